@@ -1,0 +1,25 @@
+/**
+ * Exit codes of every command. `genesis run` has one per way it can stop, so a script can tell
+ * "done" from "blocked" without parsing output.
+ */
+export const EXIT = {
+  /** Success; for `run`: every task is done. */
+  ok: 0,
+  /** A GenesisError: bad input, a broken machine, a world that cannot be read. */
+  error: 1,
+  /** Wrong command-line usage. */
+  usage: 2,
+  /** `run`: stopped because tasks are blocked (they used up their attempts). */
+  blocked: 3,
+  /** `run`: stopped because a budget (episodes, time) ran out. */
+  budget: 4,
+  /** `run`: stopped by the user (SIGINT/SIGTERM); run again to resume. */
+  interrupted: 5,
+  /** `run`: the goal's evidence command passes on the accepted head. */
+  evidence: 0,
+  /** An unexpected internal error (a bug). */
+  internal: 70,
+} as const;
+
+/** The exit code of `genesis run` for each way it can stop. */
+export const STOP_EXIT = { done: EXIT.ok, evidence: EXIT.evidence, blocked: EXIT.blocked, budget: EXIT.budget, interrupted: EXIT.interrupted } as const;
