@@ -1,0 +1,178 @@
+/**
+ * The checks a candidate's change must pass before any sandbox runs. They read only the change
+ * listing (paths, modes, sizes, link targets), so they are cheap, pure and run first; a failed
+ * check is a verdict, not an exception.
+ */
+import { CONTROL_CHARACTER, isGitDirName, matchesAny } from '../world/path-patterns.js';
+
+/** One path of a candidate's change, as git's diff of base and candidate reports it. */
+export interface ChangedEntry {
+  /** Repo-relative, '/'-separated, already unquoted. */
+  path: string;
+  change: 'added' | 'modified' | 'deleted' | 'type-changed';
+  /** The new git mode ('100644', '100755', '120000' symlink, '160000' gitlink); '' when deleted. */
+  mode: string;
+  /** The new blob's size in bytes; 0 when deleted. */
+  size: number;
+  /** For mode 120000: the link's target text. */
+  symlinkTarget?: string;
+}
+
+/** What the pre-gate enforces; `protected` comes from the accepted head, never the candidate. */
+export interface PreGateRules {
+  protected: readonly string[];
+  /** The task's `paths`: every changed path must match one. */
+  taskPaths: readonly string[];
+  maxFileBytes: number;
+  maxChangeBytes: number;
+  maxFiles: number;
+}
+
+export type PreGateReason =
+  | 'empty-change'
+  | 'unsafe-path'
+  | 'git-metadata'
+  | 'protected-path'
+  | 'outside-paths'
+  | 'symlink-escape'
+  | 'size-limit';
+
+export type PreGateVerdict =
+  | { ok: true; files: number; bytes: number }
+  | { ok: false; reason: PreGateReason; message: string; paths: string[] };
+
+/** Limits used when a manifest sets none. */
+export const DEFAULT_PRE_GATE_LIMITS: Readonly<{ maxFileBytes: number; maxChangeBytes: number; maxFiles: number }> =
+  Object.freeze({ maxFileBytes: 1024 * 1024, maxChangeBytes: 10 * 1024 * 1024, maxFiles: 500 });
+
+const SYMLINK_MODE = '120000';
+const GITLINK_MODE = '160000';
+const SHOWN_PATHS = 3;
+
+// Git and git-lfs read these from the checked-out tree: filters and submodules can run code or
+// pull content from outside the world.
+const GIT_METADATA_FILES = new Set(['.gitattributes', '.gitmodules', '.lfsconfig']);
+
+/** A path as a reader sees it: JSON-quoted when it holds spaces, quotes or control characters. */
+function showPath(path: string): string {
+  return /^[\w./@+=,~-]+$/.test(path) ? path : JSON.stringify(path);
+}
+
+/** The first few items, then a count of the rest, so a message stays one readable line. */
+function listFew(items: readonly string[]): string {
+  const shown = items.slice(0, SHOWN_PATHS);
+  const more = items.length - shown.length;
+  return more > 0 ? `${shown.join(', ')} and ${more} more` : shown.join(', ');
+}
+
+function listPaths(paths: readonly string[]): string {
+  return listFew(paths.map(showPath));
+}
+
+function plural(count: number, word: string): string {
+  return count === 1 ? word : `${word}s`;
+}
+
+function isUnsafePath(path: string): boolean {
+  if (path === '' || path.startsWith('/') || path.includes('\\') || CONTROL_CHARACTER.test(path)) return true;
+  return path.split('/').some((segment) => segment === '' || segment === '.' || segment === '..' || isGitDirName(segment));
+}
+
+function isGitMetadata(entry: ChangedEntry): boolean {
+  const name = entry.path.slice(entry.path.lastIndexOf('/') + 1).toLowerCase();
+  return GIT_METADATA_FILES.has(name) || entry.mode === GITLINK_MODE;
+}
+
+/**
+ * Whether a link's target may leave the tree or reach into `.git`. Only leading '..' segments are
+ * accepted: a '..' after a name could climb out through another symlink (`d -> ..`, `e -> d/../..`),
+ * which a lexical resolution would not see.
+ */
+function symlinkEscapes(entry: ChangedEntry): boolean {
+  const target = entry.symlinkTarget;
+  if (target === undefined || target === '' || target.startsWith('/') || CONTROL_CHARACTER.test(target)) return true;
+  let depth = entry.path.split('/').length - 1;
+  let seenName = false;
+  for (const segment of target.split('/')) {
+    if (segment === '' || segment === '.') continue;
+    if (segment === '..') {
+      if (seenName) return true;
+      depth -= 1;
+      if (depth < 0) return true;
+    } else {
+      if (isGitDirName(segment)) return true;
+      seenName = true;
+    }
+  }
+  return false;
+}
+
+function reject(reason: PreGateReason, paths: string[], message: string): PreGateVerdict {
+  return { ok: false, reason, message, paths };
+}
+
+function listPatterns(patterns: readonly string[]): string {
+  return patterns.length === 0 ? 'none' : patterns.join(', ');
+}
+
+/**
+ * Checks a change against the rules, in a fixed order so the reason is predictable: empty change,
+ * unsafe paths, git metadata, protected paths, paths outside the task, escaping symlinks, sizes.
+ * The first rule broken decides the verdict; its message names the offending paths and what is allowed.
+ */
+export function checkChange(entries: readonly ChangedEntry[], rules: PreGateRules): PreGateVerdict {
+  if (entries.length === 0) {
+    return reject('empty-change', [], 'the change is empty; an episode must leave at least one changed file');
+  }
+  const live = entries.filter((e) => e.change !== 'deleted');
+  const bytes = live.reduce((sum, e) => sum + e.size, 0);
+
+  const unsafe = entries.filter((e) => isUnsafePath(e.path)).map((e) => e.path);
+  if (unsafe.length > 0) {
+    return reject('unsafe-path', unsafe,
+      `changes unsafe ${plural(unsafe.length, 'path')} ${listPaths(unsafe)}; paths must be relative, use "/", ` +
+      'and have no empty, ".", ".." or .git segments and no control characters');
+  }
+  const metadata = entries.filter(isGitMetadata).map((e) => e.path);
+  if (metadata.length > 0) {
+    return reject('git-metadata', metadata,
+      `changes git metadata ${listPaths(metadata)}; .gitattributes, .gitmodules, .lfsconfig and submodules ` +
+      '(gitlinks) can run code or pull content from outside the world, so an episode may not change them');
+  }
+  const prot = entries.filter((e) => matchesAny(e.path, rules.protected)).map((e) => e.path);
+  if (prot.length > 0) {
+    return reject('protected-path', prot,
+      `changes protected ${plural(prot.length, 'path')} ${listPaths(prot)} (protected: ${listPatterns(rules.protected)}); ` +
+      'an episode may not edit acceptance tests or the manifest');
+  }
+  const outside = entries.filter((e) => !matchesAny(e.path, rules.taskPaths)).map((e) => e.path);
+  if (outside.length > 0) {
+    return reject('outside-paths', outside,
+      `changes ${plural(outside.length, 'path')} ${listPaths(outside)} outside the task's paths ` +
+      `(allowed: ${listPatterns(rules.taskPaths)})`);
+  }
+  const escaping = live.filter((e) => e.mode === SYMLINK_MODE && symlinkEscapes(e));
+  if (escaping.length > 0) {
+    const shown = escaping.map((e) => `${showPath(e.path)} -> ${e.symlinkTarget === undefined ? '(unknown)' : showPath(e.symlinkTarget)}`);
+    return reject('symlink-escape', escaping.map((e) => e.path),
+      `adds ${plural(escaping.length, 'symlink')} leaving the tree: ${listFew(shown)}; a symlink must be relative, ` +
+      'stay inside the world and not point into .git (".." only at the start of the target)');
+  }
+  const large = live.filter((e) => e.size > rules.maxFileBytes);
+  if (large.length > 0) {
+    const shown = large.map((e) => `${showPath(e.path)} (${e.size} bytes)`);
+    return reject('size-limit', large.map((e) => e.path),
+      `${large.length} ${plural(large.length, 'file')} over the limit of ${rules.maxFileBytes} bytes per file: ` +
+      `${listFew(shown)}; keep generated or binary artefacts out of the world`);
+  }
+  if (bytes > rules.maxChangeBytes) {
+    return reject('size-limit', live.map((e) => e.path),
+      `the change writes ${bytes} bytes in total, over the limit of ${rules.maxChangeBytes}; ` +
+      'split the task or leave generated files out');
+  }
+  if (entries.length > rules.maxFiles) {
+    return reject('size-limit', entries.map((e) => e.path),
+      `the change touches ${entries.length} files, over the limit of ${rules.maxFiles}; split the task into smaller ones`);
+  }
+  return { ok: true, files: entries.length, bytes };
+}

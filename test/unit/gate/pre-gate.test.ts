@@ -1,0 +1,186 @@
+import { describe, expect, it } from 'vitest';
+import { checkChange, DEFAULT_PRE_GATE_LIMITS } from '../../../src/gate/pre-gate.js';
+import type { ChangedEntry, PreGateRules, PreGateVerdict } from '../../../src/gate/pre-gate.js';
+
+const rules: PreGateRules = {
+  protected: ['test/**', 'world.yaml'],
+  taskPaths: ['src/add.js', 'src/lib'],
+  ...DEFAULT_PRE_GATE_LIMITS,
+};
+
+function file(path: string, overrides: Partial<ChangedEntry> = {}): ChangedEntry {
+  return { path, change: 'modified', mode: '100644', size: 100, ...overrides };
+}
+
+function deleted(path: string): ChangedEntry {
+  return { path, change: 'deleted', mode: '', size: 0 };
+}
+
+function symlink(path: string, target: string | undefined): ChangedEntry {
+  return { path, change: 'added', mode: '120000', size: target?.length ?? 0, ...(target === undefined ? {} : { symlinkTarget: target }) };
+}
+
+function rejection(verdict: PreGateVerdict): Extract<PreGateVerdict, { ok: false }> {
+  if (verdict.ok) throw new Error('expected the change to be rejected');
+  return verdict;
+}
+
+describe('checkChange', () => {
+  it('accepts a change inside the task paths and counts files and bytes written', () => {
+    const verdict = checkChange([file('src/add.js', { size: 120 }), file('src/lib/util.js', { change: 'added' }), deleted('src/lib/old.js')], rules);
+    expect(verdict).toEqual({ ok: true, files: 3, bytes: 220 });
+  });
+
+  it('rejects an empty change', () => {
+    const verdict = rejection(checkChange([], rules));
+    expect(verdict.reason).toBe('empty-change');
+    expect(verdict.message).toMatch(/the change is empty/);
+  });
+
+  describe('when an episode attacks the acceptance tests or the manifest', () => {
+    it('rejects a change to a protected test', () => {
+      const verdict = rejection(checkChange([file('src/add.js'), file('test/add.test.js')], rules));
+      expect(verdict).toMatchObject({ reason: 'protected-path', paths: ['test/add.test.js'] });
+      expect(verdict.message).toBe(
+        'changes protected path test/add.test.js (protected: test/**, world.yaml); an episode may not edit acceptance tests or the manifest',
+      );
+    });
+
+    it('rejects the deletion of a protected test', () => {
+      const verdict = rejection(checkChange([file('src/add.js'), deleted('test/add.test.js')], rules));
+      expect(verdict).toMatchObject({ reason: 'protected-path', paths: ['test/add.test.js'] });
+    });
+
+    it("rejects an edit of world.yaml's verify commands", () => {
+      const verdict = rejection(checkChange([file('world.yaml')], rules));
+      expect(verdict).toMatchObject({ reason: 'protected-path', paths: ['world.yaml'] });
+      expect(verdict.message).toContain('changes protected path world.yaml');
+    });
+
+    it('says protected before outside when a path is both', () => {
+      expect(rejection(checkChange([file('test/helper.js', { change: 'added' })], rules)).reason).toBe('protected-path');
+    });
+  });
+
+  describe('when a path is unsafe', () => {
+    const unsafe: [string, string][] = [
+      ['a traversal out of the tree', '../outside.js'],
+      ['a traversal in the middle', 'src/../../etc/passwd'],
+      ['an absolute path', '/etc/passwd'],
+      ['a backslash', 'src\\add.js'],
+      ['a control character', 'src/add.js\nworld.yaml'],
+      ['an empty segment', 'src//add.js'],
+      ['a "." segment', 'src/./add.js'],
+      ['a git hook', '.git/hooks/pre-commit'],
+      ['a nested .git directory', 'src/lib/.git/config'],
+      ['a case-folded .git directory', '.GIT/config'],
+    ];
+
+    it.each(unsafe)('rejects %s', (_, path) => {
+      const verdict = rejection(checkChange([file(path)], rules));
+      expect(verdict).toMatchObject({ reason: 'unsafe-path', paths: [path] });
+      expect(verdict.message).toMatch(/paths must be relative, use "\/", and have no empty, "\.", "\.\." or \.git segments/);
+    });
+
+    it('quotes a path with control characters so the message stays one line', () => {
+      const verdict = rejection(checkChange([file('src/a\nb.js')], rules));
+      expect(verdict.message).toContain('"src/a\\nb.js"');
+      expect(verdict.message).not.toContain('\n');
+    });
+  });
+
+  describe('when the change touches git metadata', () => {
+    it.each(['.gitattributes', 'src/lib/.gitattributes', '.gitmodules', '.lfsconfig'])('rejects %s', (path) => {
+      const verdict = rejection(checkChange([file(path, { change: 'added' })], { ...rules, taskPaths: ['**'] }));
+      expect(verdict).toMatchObject({ reason: 'git-metadata', paths: [path] });
+      expect(verdict.message).toMatch(/can run code or pull content from outside the world/);
+    });
+
+    it('rejects a submodule (gitlink) even inside the task paths', () => {
+      const verdict = rejection(checkChange([file('src/lib/vendor', { change: 'added', mode: '160000', size: 0 })], rules));
+      expect(verdict).toMatchObject({ reason: 'git-metadata', paths: ['src/lib/vendor'] });
+    });
+  });
+
+  describe('when the change leaves the task paths', () => {
+    it("rejects a file outside the task's paths and names what is allowed", () => {
+      const verdict = rejection(checkChange([file('src/add.js'), file('src/sub.js', { change: 'added' })], rules));
+      expect(verdict).toMatchObject({ reason: 'outside-paths', paths: ['src/sub.js'] });
+      expect(verdict.message).toBe("changes path src/sub.js outside the task's paths (allowed: src/add.js, src/lib)");
+    });
+
+    it('counts a deletion outside the task paths', () => {
+      expect(rejection(checkChange([deleted('README.md')], rules)).reason).toBe('outside-paths');
+    });
+
+    it('names the first few paths and counts the rest', () => {
+      const paths = ['a.js', 'b.js', 'c.js', 'd.js', 'e.js'];
+      const verdict = rejection(checkChange(paths.map((p) => file(p)), rules));
+      expect(verdict.paths).toEqual(paths);
+      expect(verdict.message).toContain('changes paths a.js, b.js, c.js and 2 more outside');
+    });
+
+    it('says so when the task lists no paths at all', () => {
+      expect(rejection(checkChange([file('src/add.js')], { ...rules, taskPaths: [] })).message).toContain('(allowed: none)');
+    });
+  });
+
+  describe('when the change adds a symlink', () => {
+    it.each([
+      ['src/lib/link.js', 'util.js'],
+      ['src/lib/deep/link.js', '../util.js'],
+      ['src/lib/to-root', '../..'],
+      ['src/lib/to-test', '../../test/add.test.js'],
+    ])('accepts %s -> %s, which stays inside the tree', (path, target) => {
+      expect(checkChange([symlink(path, target)], rules).ok).toBe(true);
+    });
+
+    it.each([
+      ['an absolute target', 'src/lib/passwd', '/etc/passwd'],
+      ['a target above the root', 'src/lib/up', '../../../outside'],
+      ['a ".." after a name, which can climb through another link', 'src/lib/sneaky', 'd/../../../..'],
+      ['a target inside .git', 'src/lib/hooks', '../../.git/hooks'],
+      ['an empty target', 'src/lib/empty', ''],
+      ['an unknown target', 'src/lib/unknown', undefined],
+    ])('rejects %s', (_, path, target) => {
+      const verdict = rejection(checkChange([symlink(path, target)], rules));
+      expect(verdict).toMatchObject({ reason: 'symlink-escape', paths: [path] });
+      expect(verdict.message).toContain(`leaving the tree: ${path} -> `);
+    });
+
+    it('rejects a file turned into a symlink that points outside', () => {
+      const verdict = rejection(checkChange([{ ...symlink('src/add.js', '/etc/shadow'), change: 'type-changed' }], rules));
+      expect(verdict.message).toContain('src/add.js -> /etc/shadow');
+    });
+  });
+
+  describe('when the change is too large', () => {
+    it('rejects a file over the size limit', () => {
+      const verdict = rejection(checkChange([file('src/add.js', { size: DEFAULT_PRE_GATE_LIMITS.maxFileBytes + 1 })], rules));
+      expect(verdict).toMatchObject({ reason: 'size-limit', paths: ['src/add.js'] });
+      expect(verdict.message).toContain(`1 file over the limit of ${DEFAULT_PRE_GATE_LIMITS.maxFileBytes} bytes per file: src/add.js (1048577 bytes)`);
+    });
+
+    it('rejects a change whose files together exceed the change limit', () => {
+      const entries = [1, 2, 3].map((i) => file(`src/lib/f${i}.js`, { size: 400 }));
+      const verdict = rejection(checkChange(entries, { ...rules, maxFileBytes: 500, maxChangeBytes: 1000 }));
+      expect(verdict.reason).toBe('size-limit');
+      expect(verdict.message).toContain('writes 1200 bytes in total, over the limit of 1000');
+    });
+
+    it('rejects a change with more files than allowed', () => {
+      const entries = [1, 2, 3].map((i) => file(`src/lib/f${i}.js`));
+      const verdict = rejection(checkChange(entries, { ...rules, maxFiles: 2 }));
+      expect(verdict.reason).toBe('size-limit');
+      expect(verdict.message).toContain('touches 3 files, over the limit of 2');
+    });
+
+    it('does not count deleted files against the byte limits', () => {
+      expect(checkChange([deleted('src/lib/huge.bin')], { ...rules, maxFileBytes: 0, maxChangeBytes: 0 }).ok).toBe(true);
+    });
+  });
+
+  it('has defaults of 1 MiB per file, 10 MiB per change and 500 files', () => {
+    expect(DEFAULT_PRE_GATE_LIMITS).toEqual({ maxFileBytes: 1_048_576, maxChangeBytes: 10_485_760, maxFiles: 500 });
+  });
+});
