@@ -1,0 +1,40 @@
+/**
+ * The Agent port: one fresh attempt at one task, in one workspace.
+ *
+ * Contract:
+ * - The agent sees only its workspace (its working directory), its prompt (a file and stdin) and
+ *   the environment it is given; nothing of an earlier episode survives except what is in the
+ *   world or the prompt.
+ * - Whatever it leaves changed in the workspace, committed or not, is its candidate; the agent
+ *   never decides whether its change lands.
+ * - `run` resolves for every way the agent can end (exit code, timeout, abort); it rejects only
+ *   when the agent cannot be started at all, with a GenesisError whose `retryable` says whether
+ *   another episode could do better (a missing binary cannot).
+ * - At the end, nothing the agent started is left running.
+ */
+export interface AgentRunInput {
+  workspace: string;
+  promptFile: string;
+  prompt: string;
+  /** GENESIS_* variables plus those the manifest allows. */
+  env: Record<string, string>;
+  timeoutMs: number;
+  taskId: string;
+  attempt: number;
+  signal?: AbortSignal;
+}
+
+export interface AgentRunResult {
+  exitCode: number;
+  timedOut: boolean;
+  aborted: boolean;
+  /** Combined stdout and stderr (the tail, if long). */
+  log: string;
+  durationMs: number;
+}
+
+export interface Agent {
+  /** How the ledger and the Genesis-Agent trailer name this agent. */
+  readonly label: string;
+  run(input: AgentRunInput): Promise<AgentRunResult>;
+}

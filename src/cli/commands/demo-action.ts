@@ -1,0 +1,38 @@
+import { rm, stat } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { GenesisError } from '../../errors.js';
+import { createSandbox } from '../../sandbox/create-sandbox.js';
+import { initWorld } from '../../world/init-world.js';
+import { STOP_EXIT } from '../exit-codes.js';
+import { formatSummary } from '../run-reporter.js';
+import { runWithSignals } from './run-action.js';
+
+/** src/cli/commands and dist/cli/commands both sit three levels below the package root. */
+const CALC = fileURLToPath(new URL('../../../worlds/calc', import.meta.url));
+
+export async function runDemo(opts: { world: string; force?: boolean; sandbox?: 'auto' | 'docker' | 'bwrap' | 'none'; json?: boolean }): Promise<number> {
+  if (await stat(opts.world).catch(() => null)) {
+    if (!opts.force) throw new GenesisError('world-exists', `${opts.world} already exists`, { hint: 'pass --force to replace it, or --world <other path>' });
+    await rm(opts.world, { recursive: true, force: true });
+  }
+  const say = (line: string) => !opts.json && process.stdout.write(`${line}\n`);
+  say(`genesis demo: creating the world "calc" at ${opts.world} from ${CALC}`);
+  const init = await initWorld({
+    worldPath: opts.world,
+    from: CALC,
+    sandbox: (m) => createSandbox(opts.sandbox ?? m.verify.sandbox, { image: m.verify.image }),
+  });
+  say(`first commit ${init.commit.slice(0, 12)} verified (${init.gate.record.summary})\n`);
+  const summary = await runWithSignals({ world: init.world.path, sandbox: opts.sandbox, json: Boolean(opts.json) });
+  if (opts.json) {
+    process.stdout.write(`${JSON.stringify({ type: 'summary', ...summary })}\n`);
+  } else {
+    say(`\n${formatSummary(summary)}\n`);
+    say('Look at what happened:');
+    say(`  genesis log --world ${opts.world}          # the accepted history and its evidence`);
+    say(`  genesis episodes --world ${opts.world}     # every episode, rejected ones too`);
+    say(`  genesis show --world ${opts.world} <id>    # one episode: prompt, agent log, diff, gate log`);
+    say(`  git --git-dir ${opts.world} log --format=%B -1 main   # the trailers on a commit`);
+  }
+  return STOP_EXIT[summary.stop.kind];
+}

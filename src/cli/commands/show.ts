@@ -1,0 +1,46 @@
+import type { Command } from 'commander';
+import { GenesisError } from '../../errors.js';
+import { printJson } from '../output.js';
+import { requireWorld, worldOption } from '../world-option.js';
+
+export function define(program: Command): void {
+  program
+    .command('show')
+    .description('one episode in full: record, prompt, agent log, diff and gate log (by episode id, or by an accepted commit)')
+    .argument('<episode-or-commit>', 'an episode id, or a commit of the accepted history')
+    .addOption(worldOption())
+    .option('--json', 'print the record and the logs as one JSON object')
+    .action(async (ref: string, opts: { world?: string; json?: boolean }) => {
+      const { WorldRepo } = await import('../../world/world-repo.js');
+      const { Ledger } = await import('../../world/ledger.js');
+      const { readAcceptedHistory } = await import('../../world/accepted-history.js');
+      const world = await WorldRepo.open(requireWorld(opts));
+      const ledger = new Ledger(world.path);
+      let id = ref;
+      if (!(await ledger.read(ref))) {
+        const commit = await world.resolveRef(ref);
+        const manifest = await world.manifestAt('HEAD');
+        const entry = commit ? (await readAcceptedHistory(world.path, manifest.branch)).find((c) => c.commit === commit) : undefined;
+        if (!entry?.episode) {
+          throw new GenesisError('episode-not-found', `no episode or accepted commit "${ref}" in this world`, { hint: 'list them with genesis episodes or genesis log' });
+        }
+        id = entry.episode;
+      }
+      const record = (await ledger.read(id))!;
+      const artifacts = await ledger.readArtifacts(id);
+      if (opts.json) return printJson({ record, ...artifacts });
+      const section = (title: string, text: string | undefined) => `\n── ${title} ${'─'.repeat(Math.max(0, 60 - title.length))}\n${text?.trimEnd() || '(none)'}\n`;
+      process.stdout.write(
+        [
+          `episode ${record.id}: task ${record.task}, attempt ${record.attempt}, ${record.outcome ?? record.status}${record.reason ? ` (${record.reason})` : ''}`,
+          `  agent ${record.agent} on ${record.worker}; base ${record.base.slice(0, 12)}; candidate ${record.candidate?.slice(0, 12) ?? '-'}; commit ${record.commit?.slice(0, 12) ?? '-'}`,
+          `  ${record.message ?? ''}`,
+          `  phases: ${Object.entries(record.phases).map(([k, v]) => `${k} ${v}ms`).join(', ')}`,
+          section('prompt', artifacts.prompt),
+          section('agent log', artifacts.agentLog),
+          section('diff', artifacts.diff),
+          section('gate log', artifacts.gateLog),
+        ].join('\n'),
+      );
+    });
+}

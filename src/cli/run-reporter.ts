@@ -1,0 +1,50 @@
+import type { RunEvent, RunSummary } from '../schedule/run-events.js';
+import type { StopReason } from '../schedule/scheduler.js';
+
+const time = () => new Date().toISOString().slice(11, 19);
+
+/** One plain line per event: readable on a terminal and in a CI log alike. */
+export function formatRunEvent(event: RunEvent): string | null {
+  switch (event.type) {
+    case 'start':
+      return `${time()} world ${event.world} at ${event.head.slice(0, 12)}: ${event.done}/${event.tasks} tasks done; sandbox ${event.sandbox}, agent ${event.agent}, parallelism ${event.parallelism}${event.recovered ? `; closed ${event.recovered} episodes left running by an earlier run` : ''}`;
+    case 'episode-start':
+      return `${time()} ▶ ${event.task} attempt ${event.attempt}  (episode ${event.id})`;
+    case 'episode-phase':
+      return null;
+    case 'episode-end': {
+      const mark = event.outcome === 'accepted' ? '✓' : event.outcome === 'abandoned' ? '–' : '✗';
+      const what = event.outcome === 'accepted' ? `accepted as ${event.commit!.slice(0, 12)}${event.reason === 'replayed' ? ' (replayed on a newer head)' : ''}` : `${event.outcome}: ${event.reason}: ${event.message ?? ''}`;
+      return `${time()} ${mark} ${event.task} attempt ${event.attempt} ${what}  [${(event.durationMs / 1000).toFixed(1)}s]`;
+    }
+    case 'evidence':
+      return `${time()} evidence "${event.command}" on ${event.commit.slice(0, 12)}: ${event.passed ? 'passes' : 'not yet'}`;
+    case 'progress':
+      return `${time()}   tasks ${event.done}/${event.tasks} done · accepted ${event.accepted} · rejected ${event.rejected} · failed ${event.failed} · running: ${event.running.join(', ') || '-'}`;
+    case 'stop':
+      return null;
+  }
+}
+
+export function describeStop(stop: StopReason): string {
+  switch (stop.kind) {
+    case 'done':
+      return 'stopped: all tasks are done';
+    case 'evidence':
+      return `stopped: the goal's evidence passes (${stop.command})`;
+    case 'budget':
+      return `stopped: budget ${stop.budget} spent (${stop.used} of ${stop.limit}); raise goal.stop.${stop.budget} in world.yaml to go on`;
+    case 'interrupted':
+      return 'stopped by the user; run again to resume';
+    case 'blocked': {
+      const lines = ['stopped: the remaining tasks are blocked'];
+      for (const b of stop.blocked) lines.push(`  ${b.task}: used its attempts; last: ${b.reason}: ${b.message ?? ''}`);
+      for (const w of stop.waiting) lines.push(`  ${w.task}: waits for ${w.on}`);
+      return lines.join('\n');
+    }
+  }
+}
+
+export function formatSummary(summary: RunSummary): string {
+  return `${describeStop(summary.stop)}\n${summary.episodes} episodes this run: ${summary.accepted} accepted, ${summary.rejected} rejected by the gate, ${summary.failed} failed, ${summary.abandoned} abandoned; head ${summary.head.slice(0, 12)}; ${(summary.durationMs / 1000).toFixed(1)}s`;
+}

@@ -1,0 +1,44 @@
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+
+const sha = z.string().regex(/^[0-9a-f]{40}$/, 'a full commit id');
+
+/** What a worker needs to run one episode. Validated when enqueued and again when taken. */
+export const episodeJobSchema = z
+  .object({
+    episodeId: z.string().regex(/^[0-9]{8}-[0-9]{6}-[0-9]{3}-[0-9a-f]{6}$/),
+    world: z.string().min(1),
+    task: z.string().min(1),
+    attempt: z.number().int().min(1),
+    base: sha,
+  })
+  .strict();
+
+export type EpisodeJob = z.output<typeof episodeJobSchema>;
+
+/**
+ * What a worker hands to the integrator. `passed` means the gate accepted the candidate at its
+ * base; only the integrator decides whether it lands.
+ */
+export const episodeResultSchema = z
+  .object({
+    episodeId: z.string(),
+    task: z.string(),
+    attempt: z.number().int(),
+    base: sha,
+    candidate: sha.nullable(),
+    verdict: z.enum(['passed', 'rejected', 'failed', 'abandoned']),
+    reason: z.string().nullable(),
+    message: z.string().nullable(),
+    signature: z.string().nullable(),
+  })
+  .strict();
+
+export type EpisodeResult = z.output<typeof episodeResultSchema>;
+
+/** Ids sort by start time (the ledger lists oldest first) and are valid in git ref names. */
+export function newEpisodeId(now = new Date()): string {
+  const iso = now.toISOString(); // 2026-11-29T14:40:12.123Z
+  const stamp = `${iso.slice(0, 10).replaceAll('-', '')}-${iso.slice(11, 19).replaceAll(':', '')}-${iso.slice(20, 23)}`;
+  return `${stamp}-${randomBytes(3).toString('hex')}`;
+}

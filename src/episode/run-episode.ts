@@ -1,0 +1,145 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Agent } from '../agents/agent.js';
+import { GenesisError, isGenesisError } from '../errors.js';
+import { failureSignature } from '../gate/test-report.js';
+import { verifyCandidate, type CandidateVerdict } from '../gate/verify-candidate.js';
+import type { Sandbox } from '../sandbox/sandbox.js';
+import { readAcceptedHistory } from '../world/accepted-history.js';
+import type { EpisodeRecord } from '../world/episode-record.js';
+import type { Ledger } from '../world/ledger.js';
+import type { WorldRepo } from '../world/world-repo.js';
+import { diffText } from '../world/tree-diff.js';
+import type { EpisodeJob, EpisodeResult } from './episode-job.js';
+import { composePrompt } from './prompt.js';
+import { collectCandidateTree, createWorkspace, removeWorkspace, type Workspace } from './workspace.js';
+
+export interface EpisodeDeps {
+  world: WorldRepo;
+  ledger: Ledger;
+  sandbox: Sandbox;
+  agent: Agent;
+  /** Who runs it (host:pid), for the ledger. */
+  worker: string;
+  /** Aborting it stops the agent; the episode then ends as abandoned. */
+  signal?: AbortSignal;
+  /** Called when a phase starts, for progress displays. */
+  onPhase?: (job: EpisodeJob, phase: string) => void;
+}
+
+/**
+ * One episode end to end on a worker: a fresh workspace at the base commit, the agent, the
+ * candidate, the gate. The result says whether the gate passed it at its base; the integrator
+ * decides whether it lands. The workspace is gone afterwards whatever happened.
+ */
+export async function runEpisode(job: EpisodeJob, deps: EpisodeDeps): Promise<EpisodeResult> {
+  const { world, ledger } = deps;
+  const record = await ledger.read(job.episodeId);
+  if (!record) throw new GenesisError('episode-unknown', `episode ${job.episodeId} has no ledger record`, { hint: 'episodes are created by genesis run' });
+  const manifest = await world.manifestAt(job.base);
+  const task = manifest.tasks.find((t) => t.id === job.task);
+  if (!task) throw new GenesisError('task-unknown', `task ${job.task} is not in world.yaml at ${job.base.slice(0, 12)}`);
+  const phases: Record<string, number> = {};
+  const timed = async <T>(phase: string, work: () => Promise<T>): Promise<T> => {
+    deps.onPhase?.(job, phase);
+    const t0 = performance.now();
+    try {
+      return await work();
+    } finally {
+      phases[phase] = Math.round(performance.now() - t0);
+    }
+  };
+  const earlier = (await ledger.readAll()).filter((e) => e.task === job.task && e.id !== job.episodeId);
+  const lastFailed = earlier.filter((e) => e.outcome === 'rejected' || e.outcome === 'failed').at(-1);
+  const lastGateLog = lastFailed ? (await ledger.readArtifacts(lastFailed.id)).gateLog : undefined;
+  const prompt = composePrompt({ manifest, task, attempt: job.attempt, earlier, lastGateLog });
+
+  let workspace: Workspace | null = null;
+  try {
+    workspace = await timed('workspace', () => createWorkspace(world, job.episodeId, job.base));
+    const ws = workspace;
+    const promptFile = join(ws.episodeDir, 'prompt.md');
+    await writeFile(promptFile, prompt);
+    const run = await timed('agent', () =>
+      deps.agent.run({
+        workspace: ws.dir,
+        promptFile,
+        prompt,
+        env: agentEnv(manifest.agent.env, job, manifest.name, promptFile),
+        timeoutMs: manifest.agent.timeoutSec * 1000,
+        taskId: job.task,
+        attempt: job.attempt,
+        signal: deps.signal,
+      }),
+    );
+    const baseTree = await world.treeOf(job.base);
+    const tree = await timed('collect', () => collectCandidateTree(world, ws, job.base).catch((e: unknown) => (isGenesisError(e) ? null : Promise.reject(e))));
+    const changed = tree !== null && tree !== baseTree;
+    const candidate = changed ? await world.commitTree(tree, [job.base], `candidate of episode ${job.episodeId} (task ${job.task})\n`) : null;
+    const diff = changed ? await diffText(world.path, baseTree, tree) : '';
+    const failure = agentFailure(run, tree, changed);
+    let verdict: CandidateVerdict | null = null;
+    if (!failure && tree) {
+      const done = new Set((await readAcceptedHistory(world.path, manifest.branch)).flatMap((c) => (c.task ? [c.task] : [])));
+      verdict = await timed('gate', () =>
+        verifyCandidate({ world, sandbox: deps.sandbox, head: job.base, headManifest: manifest, fromTree: baseTree, candidateTree: tree, task, doneTasks: done, name: job.episodeId }),
+      );
+    }
+    const result = toResult(job, candidate, failure, verdict, run.log);
+    const updated: EpisodeRecord = {
+      ...record,
+      agent: deps.agent.label,
+      candidate,
+      reason: result.reason,
+      message: result.message,
+      signature: result.signature,
+      phases: { ...record.phases, ...phases },
+      gate: verdict?.gate ?? null,
+      changedFiles: verdict?.changedFiles ?? [],
+      worker: deps.worker,
+    };
+    await ledger.write(updated, { prompt, agentLog: run.log, diff, gateLog: verdict?.log ?? '' });
+    return result;
+  } finally {
+    if (workspace) await removeWorkspace(workspace);
+  }
+}
+
+interface AgentFailure {
+  verdict: 'failed' | 'abandoned';
+  reason: string;
+  message: string;
+}
+
+function agentFailure(run: { exitCode: number; timedOut: boolean; aborted: boolean; durationMs: number }, tree: string | null, changed: boolean): AgentFailure | null {
+  if (run.aborted) return { verdict: 'abandoned', reason: 'aborted', message: 'the run was stopped while the agent worked' };
+  if (run.timedOut) return { verdict: 'failed', reason: 'agent-timeout', message: `the agent ran out of its time (${(run.durationMs / 1000).toFixed(0)}s) and was killed` };
+  if (run.exitCode !== 0) return { verdict: 'failed', reason: 'agent-exit', message: `the agent exited with code ${run.exitCode}` };
+  if (tree === null) return { verdict: 'failed', reason: 'unreadable-change', message: 'the workspace could not be read as a git tree (a nested repository?)' };
+  if (!changed) return { verdict: 'failed', reason: 'empty-change', message: 'the agent left no change in the workspace' };
+  return null;
+}
+
+function toResult(job: EpisodeJob, candidate: string | null, failure: AgentFailure | null, verdict: CandidateVerdict | null, agentLog: string): EpisodeResult {
+  const base = { episodeId: job.episodeId, task: job.task, attempt: job.attempt, base: job.base, candidate };
+  if (failure) return { ...base, ...failure, signature: failureSignature(failure.reason, null, agentLog.slice(-2000)) };
+  if (verdict && !verdict.ok) return { ...base, verdict: 'rejected', reason: verdict.reason, message: verdict.message, signature: verdict.signature };
+  return { ...base, verdict: 'passed', reason: null, message: verdict?.gate.summary ?? null, signature: null };
+}
+
+function agentEnv(allowed: readonly string[], job: EpisodeJob, worldName: string, promptFile: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of ['PATH', 'LANG', 'LC_ALL', 'TERM', 'TZ', ...allowed]) {
+    const value = process.env[name];
+    if (value !== undefined) env[name] = value;
+  }
+  env.HOME ??= join(promptFile, '..', 'home');
+  return {
+    ...env,
+    GENESIS_PROMPT_FILE: promptFile,
+    GENESIS_TASK_ID: job.task,
+    GENESIS_ATTEMPT: String(job.attempt),
+    GENESIS_EPISODE_ID: job.episodeId,
+    GENESIS_WORLD_NAME: worldName,
+  };
+}

@@ -1,0 +1,84 @@
+import type { EpisodeResult } from '../episode/episode-job.js';
+import { verifyCandidate } from '../gate/verify-candidate.js';
+import type { Sandbox } from '../sandbox/sandbox.js';
+import { acceptedCommitMessage, readAcceptedHistory } from '../world/accepted-history.js';
+import type { GateRecord } from '../world/episode-record.js';
+import { mergeTrees } from '../world/merge-tree.js';
+import type { WorldRepo } from '../world/world-repo.js';
+
+export type IntegrationOutcome =
+  | { outcome: 'accepted'; commit: string; replayed: boolean; gate: GateRecord | null }
+  | { outcome: 'rejected'; reason: string; message: string; signature: string | null; gate: GateRecord | null; gateLog: string | null };
+
+export interface IntegrationInput {
+  result: EpisodeResult;
+  title: string;
+  agent: string;
+  /** The gate summary from the worker, used when the head has not moved. */
+  verified: string;
+}
+
+const MAX_SWAP_TRIES = 3;
+
+/**
+ * The only writer of the accepted branch. A candidate whose base is still the head lands by a
+ * compare-and-swap fast-forward; when the head has moved, the change is replayed on the new head,
+ * verified again, and only then swapped in. A conflict rejects the episode.
+ */
+export class Integrator {
+  constructor(
+    private readonly world: WorldRepo,
+    private readonly sandbox: Sandbox,
+    private readonly branch: string,
+  ) {}
+
+  async integrate(input: IntegrationInput): Promise<IntegrationOutcome> {
+    const { result } = input;
+    const ref = `refs/heads/${this.branch}`;
+    for (let i = 0; i < MAX_SWAP_TRIES; i++) {
+      const head = await this.world.head(this.branch);
+      if (head === result.base) {
+        const tree = await this.world.treeOf(result.candidate!);
+        const commit = await this.world.commitTree(tree, [head], this.message(input, input.verified));
+        if (await this.world.compareAndSwap(ref, commit, head)) return { outcome: 'accepted', commit, replayed: false, gate: null };
+        continue;
+      }
+      const replay = await this.replay(input, head);
+      if (replay.outcome === 'rejected') return replay;
+      if (await this.world.compareAndSwap(ref, replay.commit, head)) return replay;
+    }
+    return { outcome: 'rejected', reason: 'head-contention', message: `the accepted branch kept moving during ${MAX_SWAP_TRIES} tries`, signature: null, gate: null, gateLog: null };
+  }
+
+  private async replay(input: IntegrationInput, head: string): Promise<IntegrationOutcome & { commit: string } | Extract<IntegrationOutcome, { outcome: 'rejected' }>> {
+    const { result } = input;
+    const merged = await mergeTrees(this.world.path, head, result.candidate!);
+    if (!merged.clean) {
+      return { outcome: 'rejected', reason: 'replay-conflict', message: `the change conflicts with the accepted head in ${merged.conflicts.join(', ')}`, signature: `replay-conflict:${merged.conflicts.sort().join(',')}`, gate: null, gateLog: null };
+    }
+    const headTree = await this.world.treeOf(head);
+    if (merged.tree === headTree) {
+      return { outcome: 'rejected', reason: 'replay-empty', message: 'the accepted head already contains this change', signature: 'replay-empty', gate: null, gateLog: null };
+    }
+    const manifest = await this.world.manifestAt(head);
+    const task = manifest.tasks.find((t) => t.id === result.task);
+    if (!task) {
+      return { outcome: 'rejected', reason: 'task-removed', message: `task ${result.task} is no longer in world.yaml`, signature: 'task-removed', gate: null, gateLog: null };
+    }
+    const done = new Set((await readAcceptedHistory(this.world.path, this.branch)).flatMap((c) => (c.task ? [c.task] : [])));
+    const verdict = await verifyCandidate({
+      world: this.world, sandbox: this.sandbox, head, headManifest: manifest, fromTree: headTree,
+      candidateTree: merged.tree, task, doneTasks: done, name: `${result.episodeId}-replay`,
+    });
+    if (!verdict.ok) {
+      return { outcome: 'rejected', reason: `replay-${verdict.reason}`, message: `replayed on the new head: ${verdict.message}`, signature: verdict.signature, gate: verdict.gate, gateLog: verdict.log };
+    }
+    const commit = await this.world.commitTree(merged.tree, [head], this.message(input, `${verdict.gate.summary} (replayed on ${head.slice(0, 12)})`));
+    return { outcome: 'accepted', commit, replayed: true, gate: verdict.gate };
+  }
+
+  private message(input: IntegrationInput, verified: string): string {
+    const { result } = input;
+    return acceptedCommitMessage({ title: input.title, episode: result.episodeId, task: result.task, attempt: result.attempt, agent: input.agent, verified });
+  }
+}

@@ -1,0 +1,75 @@
+import { episodeJobSchema, episodeResultSchema, type EpisodeJob, type EpisodeResult } from '../episode/episode-job.js';
+import type { EpisodeHandler, EpisodeQueue } from './episode-queue.js';
+
+/**
+ * The embedded single-process queue: jobs run in this process with a fixed concurrency. It is the
+ * default for one machine, not a test double; its contract is the same as the BullMQ adapter's.
+ */
+export class MemoryEpisodeQueue implements EpisodeQueue {
+  private readonly waiting: EpisodeJob[] = [];
+  private readonly seen = new Set<string>();
+  private readonly finished: EpisodeResult[] = [];
+  private readonly takers: Array<(result: EpisodeResult) => void> = [];
+  private readonly running = new Map<string, Promise<void>>();
+  private readonly abort = new AbortController();
+
+  constructor(
+    private readonly handler: EpisodeHandler,
+    private readonly concurrency: number,
+  ) {}
+
+  async submit(job: EpisodeJob): Promise<void> {
+    const valid = episodeJobSchema.parse(job);
+    if (this.seen.has(valid.episodeId)) return;
+    this.seen.add(valid.episodeId);
+    this.waiting.push(valid);
+    this.pump();
+  }
+
+  nextResult(): Promise<EpisodeResult> {
+    const ready = this.finished.shift();
+    if (ready) return Promise.resolve(ready);
+    return new Promise((resolve) => this.takers.push(resolve));
+  }
+
+  counts(): { waiting: number; active: number } {
+    return { waiting: this.waiting.length, active: this.running.size };
+  }
+
+  async close(): Promise<void> {
+    this.abort.abort();
+    for (const job of this.waiting.splice(0)) this.deliver(abandoned(job, 'the queue closed before the episode started'));
+    await Promise.all(this.running.values());
+  }
+
+  private pump(): void {
+    while (this.running.size < this.concurrency && this.waiting.length > 0 && !this.abort.signal.aborted) {
+      const job = this.waiting.shift()!;
+      const work = this.handler(job, this.abort.signal)
+        .then((result) => episodeResultSchema.parse(result))
+        .catch((error: unknown) => workerError(job, error))
+        .then((result) => {
+          this.running.delete(job.episodeId);
+          this.deliver(result);
+          this.pump();
+        });
+      this.running.set(job.episodeId, work);
+    }
+  }
+
+  private deliver(result: EpisodeResult): void {
+    const taker = this.takers.shift();
+    if (taker) taker(result);
+    else this.finished.push(result);
+  }
+}
+
+function abandoned(job: EpisodeJob, message: string): EpisodeResult {
+  return { episodeId: job.episodeId, task: job.task, attempt: job.attempt, base: job.base, candidate: null, verdict: 'abandoned', reason: 'aborted', message, signature: null };
+}
+
+function workerError(job: EpisodeJob, error: unknown): EpisodeResult {
+  const message = error instanceof Error ? error.message : String(error);
+  const code = error instanceof Error && 'code' in error ? String((error as { code: unknown }).code) : 'worker-error';
+  return { episodeId: job.episodeId, task: job.task, attempt: job.attempt, base: job.base, candidate: null, verdict: 'failed', reason: code, message, signature: `worker-error:${code}` };
+}

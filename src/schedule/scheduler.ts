@@ -1,0 +1,61 @@
+import type { TaskSpec } from '../world/manifest-schema.js';
+import type { TaskStatus } from './task-status.js';
+import { tasksWaitingOnBlocked } from './task-status.js';
+
+export type StopReason =
+  | { kind: 'done' }
+  | { kind: 'evidence'; command: string }
+  | { kind: 'blocked'; blocked: Array<{ task: string; reason: string | null; message: string | null }>; waiting: Array<{ task: string; on: string }> }
+  | { kind: 'budget'; budget: 'maxEpisodes' | 'maxHours'; limit: number; used: number }
+  | { kind: 'interrupted' };
+
+/**
+ * Tasks to start now, in manifest order: pending, every dependency done, and no path overlap with
+ * a running episode (`canLease` decides) or with each other.
+ */
+export function pickReadyTasks(
+  tasks: readonly TaskSpec[],
+  statuses: ReadonlyMap<string, TaskStatus>,
+  slots: number,
+  canLease: (task: TaskSpec) => boolean,
+): TaskSpec[] {
+  const picked: TaskSpec[] = [];
+  for (const task of tasks) {
+    if (picked.length >= slots) break;
+    if (statuses.get(task.id)?.state !== 'pending') continue;
+    if (!task.dependsOn.every((dep) => statuses.get(dep)?.state === 'done')) continue;
+    if (canLease(task)) picked.push(task);
+  }
+  return picked;
+}
+
+export interface Budgets {
+  maxEpisodes?: number;
+  maxHours?: number;
+}
+
+/** Whether one more episode may start without any budget being crossed. */
+export function budgetStop(budgets: Budgets, startedEpisodes: number, hoursUsed: number): StopReason | null {
+  if (budgets.maxEpisodes !== undefined && startedEpisodes >= budgets.maxEpisodes) {
+    return { kind: 'budget', budget: 'maxEpisodes', limit: budgets.maxEpisodes, used: startedEpisodes };
+  }
+  if (budgets.maxHours !== undefined && hoursUsed >= budgets.maxHours) {
+    return { kind: 'budget', budget: 'maxHours', limit: budgets.maxHours, used: Math.round(hoursUsed * 100) / 100 };
+  }
+  return null;
+}
+
+/** Why the run must stop when nothing is running and nothing can start, or null to go on. */
+export function idleStop(tasks: readonly TaskSpec[], statuses: ReadonlyMap<string, TaskStatus>): StopReason | null {
+  const all = [...statuses.values()];
+  if (all.every((s) => s.state === 'done')) return { kind: 'done' };
+  const blocked = all.filter((s) => s.state === 'blocked');
+  const waiting = tasksWaitingOnBlocked(tasks, statuses);
+  const stuck = all.filter((s) => s.state === 'pending' && !waiting.has(s.id));
+  if (stuck.length > 0 || all.some((s) => s.state === 'running')) return null;
+  return {
+    kind: 'blocked',
+    blocked: blocked.map((s) => ({ task: s.id, reason: s.lastReason, message: s.lastMessage })),
+    waiting: [...waiting].map(([task, on]) => ({ task, on })),
+  };
+}

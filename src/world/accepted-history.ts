@@ -1,0 +1,68 @@
+import { git } from './git.js';
+
+export const TRAILERS = {
+  episode: 'Genesis-Episode',
+  task: 'Genesis-Task',
+  attempt: 'Genesis-Attempt',
+  agent: 'Genesis-Agent',
+  verified: 'Genesis-Verified',
+} as const;
+
+export interface AcceptedCommit {
+  commit: string;
+  parents: string[];
+  date: string;
+  subject: string;
+  /** Null for commits that did not come from an episode (the world's first commit). */
+  episode: string | null;
+  task: string | null;
+  attempt: number | null;
+  agent: string | null;
+  verified: string | null;
+}
+
+/** The accepted branch, newest first, with each commit's Genesis trailers. */
+export async function readAcceptedHistory(repo: string, branch: string): Promise<AcceptedCommit[]> {
+  const format = '%H%x1f%P%x1f%cI%x1f%s%x1f%(trailers:only,unfold)%x1e';
+  const out = (await git(['log', '--first-parent', `--format=${format}`, `refs/heads/${branch}`, '--'], { cwd: repo })).stdout;
+  return out
+    .split('\x1e')
+    .map((chunk) => chunk.replace(/^\n/, ''))
+    .filter((chunk) => chunk.length > 0)
+    .map(parseCommit);
+}
+
+function parseCommit(chunk: string): AcceptedCommit {
+  const [commit = '', parents = '', date = '', subject = '', trailerText = ''] = chunk.split('\x1f');
+  const trailers = new Map<string, string>();
+  for (const line of trailerText.split('\n')) {
+    const at = line.indexOf(': ');
+    if (at > 0) trailers.set(line.slice(0, at), line.slice(at + 2).trim());
+  }
+  const attempt = trailers.get(TRAILERS.attempt);
+  return {
+    commit,
+    parents: parents.split(' ').filter(Boolean),
+    date,
+    subject,
+    episode: trailers.get(TRAILERS.episode) ?? null,
+    task: trailers.get(TRAILERS.task) ?? null,
+    attempt: attempt === undefined ? null : Number(attempt),
+    agent: trailers.get(TRAILERS.agent) ?? null,
+    verified: trailers.get(TRAILERS.verified) ?? null,
+  };
+}
+
+/** Formats the commit message of an accepted change, trailers last so `git log` shows them. */
+export function acceptedCommitMessage(fields: { title: string; episode: string; task: string; attempt: number; agent: string; verified: string }): string {
+  return [
+    `${fields.task}: ${fields.title}`,
+    '',
+    `${TRAILERS.episode}: ${fields.episode}`,
+    `${TRAILERS.task}: ${fields.task}`,
+    `${TRAILERS.attempt}: ${fields.attempt}`,
+    `${TRAILERS.agent}: ${fields.agent.replace(/\s+/g, ' ')}`,
+    `${TRAILERS.verified}: ${fields.verified.replace(/\s+/g, ' ')}`,
+    '',
+  ].join('\n');
+}

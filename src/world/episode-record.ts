@@ -1,0 +1,70 @@
+/**
+ * The durable record of one episode, kept in the world under `refs/genesis/episodes/<id>`.
+ * Written when the episode starts (status `running`) and again when it ends (status `final`);
+ * a record still `running` after its orchestrator died is closed as `abandoned` on the next start.
+ */
+export type EpisodeOutcome = 'accepted' | 'rejected' | 'failed' | 'abandoned';
+
+export interface GateStepRecord {
+  name: string;
+  command: string;
+  exitCode: number;
+  timedOut: boolean;
+  oomKilled: boolean;
+  durationMs: number;
+  tests: { format: string; passed: number; failed: number; skipped: number } | null;
+}
+
+export interface GateRecord {
+  ok: boolean;
+  sandbox: string;
+  summary: string;
+  steps: GateStepRecord[];
+  durationMs: number;
+}
+
+export interface EpisodeRecord {
+  version: 1;
+  id: string;
+  world: string;
+  task: string;
+  attempt: number;
+  agent: string;
+  /** The accepted head the episode started from. */
+  base: string;
+  /** Commit holding base + the episode's change, or null when the agent produced none. */
+  candidate: string | null;
+  /** The accepted commit that carries this change, when accepted. */
+  commit: string | null;
+  status: 'running' | 'final';
+  outcome: EpisodeOutcome | null;
+  /** Stable code of why it ended this way: `test-failed`, `protected-path`, `agent-exit`, … */
+  reason: string | null;
+  /** The reason in words, for a person. */
+  message: string | null;
+  /** Normalized failure signature: equal signatures mean "failed the same way". */
+  signature: string | null;
+  startedAt: string;
+  endedAt: string | null;
+  /** Milliseconds spent in each phase: workspace, agent, collect, gate, integrate. */
+  phases: Record<string, number>;
+  gate: GateRecord | null;
+  changedFiles: string[];
+  usage: { inputTokens: number | null; outputTokens: number | null; costUsd: number | null } | null;
+  worker: string;
+}
+
+/** The logs stored next to record.json in the episode's ledger tree. */
+export interface EpisodeArtifacts {
+  prompt?: string;
+  agentLog?: string;
+  diff?: string;
+  gateLog?: string;
+}
+
+export const ARTIFACT_FILES: Record<keyof EpisodeArtifacts, string> = {
+  prompt: 'prompt.md',
+  agentLog: 'agent.log',
+  diff: 'diff.patch',
+  gateLog: 'gate.log',
+};

@@ -1,0 +1,58 @@
+import { mkdir } from 'node:fs/promises';
+import { execa } from 'execa';
+import { GenesisError } from '../errors.js';
+import { git, gitValue } from './git.js';
+import { matchesAny } from './path-patterns.js';
+
+/**
+ * Writes a tree's tracked content into `dir`, and nothing else: no .git, no ignored files an
+ * agent may have left beside its change. This is what the gate's sandbox sees.
+ */
+export async function exportTree(repo: string, tree: string, dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  const result = await execa('git', ['archive', '--format=tar', tree], { cwd: repo, reject: false })
+    .pipe('tar', ['-x', '-f', '-', '-C', dir, '--no-same-owner'], { reject: false });
+  if (result.exitCode !== 0) {
+    throw new GenesisError('export-failed', `could not write tree ${tree.slice(0, 12)} to ${dir}: ${String(result.stderr).slice(-400)}`, {
+      hint: 'check free disk space and permissions of the world directory',
+    });
+  }
+}
+
+interface TreeEntry {
+  mode: string;
+  sha: string;
+  path: string;
+}
+
+async function listTree(repo: string, treeish: string): Promise<TreeEntry[]> {
+  const out = (await git(['ls-tree', '-r', '-z', '--full-tree', treeish], { cwd: repo })).stdout;
+  return out
+    .split('\0')
+    .filter(Boolean)
+    .map((line) => {
+      const tab = line.indexOf('\t');
+      const [mode = '', , sha = ''] = line.slice(0, tab).split(' ');
+      return { mode, sha, path: line.slice(tab + 1) };
+    });
+}
+
+/**
+ * The tree the gate verifies: the candidate's files, with every protected path taken from the
+ * accepted head (acceptance tests and the manifest can never come from a candidate).
+ */
+export async function withProtectedFrom(repo: string, candidateTree: string, head: string, protectedPaths: readonly string[], indexFile: string): Promise<string> {
+  const [cand, accepted] = await Promise.all([listTree(repo, candidateTree), listTree(repo, head)]);
+  const isProtected = (e: TreeEntry) => matchesAny(e.path, protectedPaths);
+  const key = (entries: TreeEntry[]) => entries.filter(isProtected).map((e) => `${e.mode} ${e.sha} ${e.path}`).sort().join('\n');
+  if (key(cand) === key(accepted)) return candidateTree;
+  const entries = [...cand.filter((e) => !isProtected(e)), ...accepted.filter(isProtected)];
+  const env = { GIT_INDEX_FILE: indexFile };
+  await git(['read-tree', '--empty'], { cwd: repo, env });
+  await git(['update-index', '-z', '--index-info'], {
+    cwd: repo,
+    env,
+    input: entries.map((e) => `${e.mode} ${e.sha}\t${e.path}\0`).join(''),
+  });
+  return gitValue(['write-tree'], { cwd: repo, env });
+}

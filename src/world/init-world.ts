@@ -1,0 +1,66 @@
+import { readdir, readFile, rm, stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { GenesisError } from '../errors.js';
+import { planGate } from '../gate/gate-plan.js';
+import { runGate, type GateRunVerdict } from '../gate/gate.js';
+import type { Sandbox } from '../sandbox/sandbox.js';
+import { TRAILERS } from './accepted-history.js';
+import { git, gitValue } from './git.js';
+import { readManifest } from './manifest.js';
+import type { WorldManifest } from './manifest-schema.js';
+import { WorldRepo } from './world-repo.js';
+
+export interface InitWorldResult {
+  world: WorldRepo;
+  manifest: WorldManifest;
+  commit: string;
+  gate: GateRunVerdict;
+}
+
+/**
+ * Creates a world from a directory: a bare repository whose first accepted commit is the
+ * directory's content, verified by the gate before the branch exists. On any failure nothing is
+ * left behind.
+ */
+export async function initWorld(opts: { worldPath: string; from: string; sandbox: (m: WorldManifest) => Promise<Sandbox> }): Promise<InitWorldResult> {
+  const from = resolve(opts.from);
+  const manifestText = await readFile(join(from, 'world.yaml'), 'utf8').catch(() => {
+    throw new GenesisError('manifest-missing', `${from} has no world.yaml`, { hint: 'point --from at a directory with a world.yaml (see worlds/calc for an example)' });
+  });
+  const manifest = readManifest(manifestText, join(from, 'world.yaml'));
+  const path = resolve(opts.worldPath);
+  await refuseExisting(path);
+  const sandbox = await opts.sandbox(manifest);
+  await sandbox.check();
+  try {
+    await git(['init', '--quiet', '--bare', `--initial-branch=${manifest.branch}`, path], { cwd: from });
+    const world = WorldRepo.at(path);
+    const env = { GIT_INDEX_FILE: join(path, 'genesis-init.index') };
+    const ctx = ['--git-dir', path, '--work-tree', from];
+    await git([...ctx, 'add', '--all', '--', '.'], { cwd: from, env });
+    const tree = await gitValue([...ctx, 'write-tree'], { cwd: from, env });
+    await rm(env.GIT_INDEX_FILE, { force: true });
+    const gate = await runGate({ repo: path, tree, steps: planGate(manifest, null, new Set()), manifest, sandbox, workDir: join(world.scratchDir, 'gates', 'init') });
+    if (!gate.ok) {
+      throw new GenesisError('initial-commit-failed', `the world's first commit does not pass its own gate: ${gate.message}\n${gate.log.slice(-2000)}`, {
+        hint: 'verify.test must pass on the starting content (task checks only run once their task is done)',
+      });
+    }
+    const message = `world ${manifest.name}: initial content\n\n${TRAILERS.verified}: ${gate.record.summary}\n`;
+    const commit = await world.commitTree(tree, [], message);
+    await world.compareAndSwap(`refs/heads/${manifest.branch}`, commit, null);
+    return { world, manifest, commit, gate };
+  } catch (error) {
+    await rm(path, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+async function refuseExisting(path: string): Promise<void> {
+  const info = await stat(path).catch(() => null);
+  if (!info) return;
+  const empty = info.isDirectory() && (await readdir(path)).length === 0;
+  if (!empty) {
+    throw new GenesisError('world-exists', `${path} already exists`, { hint: 'choose a new --world directory, or remove the old one if you no longer need it' });
+  }
+}

@@ -1,0 +1,90 @@
+import { git, gitValue } from './git.js';
+import { ARTIFACT_FILES, type EpisodeArtifacts, type EpisodeRecord } from './episode-record.js';
+
+export const EPISODE_REF_PREFIX = 'refs/genesis/episodes/';
+
+/**
+ * The ledger: one ref per episode, each pointing at a commit whose tree holds `record.json` and
+ * the episode's logs. One ref per episode means no global lock and no lost update between
+ * parallel episodes; a `git clone --mirror` carries the whole ledger. The record commit's parent
+ * is the candidate commit, which keeps a rejected change reachable as evidence.
+ */
+export class Ledger {
+  constructor(private readonly repo: string) {}
+
+  async write(record: EpisodeRecord, artifacts: EpisodeArtifacts = {}): Promise<void> {
+    const files = new Map<string, string>(); // name -> blob sha
+    for (const line of await this.previousEntries(record.id)) {
+      const [meta = '', name = ''] = line.split('\t');
+      if (name !== 'record.json') files.set(name, meta.split(' ')[2] ?? '');
+    }
+    const texts: Array<[string, string]> = [['record.json', `${JSON.stringify(record, null, 2)}\n`]];
+    for (const [key, file] of Object.entries(ARTIFACT_FILES) as Array<[keyof EpisodeArtifacts, string]>) {
+      const content = artifacts[key];
+      if (content !== undefined) texts.push([file, content]);
+    }
+    const shas = await Promise.all(texts.map(([, content]) => gitValue(['hash-object', '-w', '--stdin'], { cwd: this.repo, input: content })));
+    texts.forEach(([name], i) => files.set(name, shas[i]!));
+    const tree = await gitValue(['mktree'], {
+      cwd: this.repo,
+      input: [...files].map(([name, sha]) => `100644 blob ${sha}\t${name}`).join('\n') + '\n',
+    });
+    const parents = record.candidate ? ['-p', record.candidate] : [];
+    const message = `episode ${record.id}: ${record.task} attempt ${record.attempt} ${record.outcome ?? record.status}\n`;
+    const commit = await gitValue(['commit-tree', tree, ...parents], { cwd: this.repo, input: message });
+    await git(['update-ref', `${EPISODE_REF_PREFIX}${record.id}`, commit], { cwd: this.repo });
+  }
+
+  /** A later write of a record keeps the logs an earlier write stored, without reading them. */
+  private async previousEntries(id: string): Promise<string[]> {
+    const r = await git(['ls-tree', `${EPISODE_REF_PREFIX}${id}`], { cwd: this.repo, okExitCodes: [128] });
+    return r.exitCode === 0 ? r.stdout.split('\n').filter(Boolean) : [];
+  }
+
+  /** Every record, oldest first (episode ids sort by start time). Two git processes in all. */
+  async readAll(): Promise<EpisodeRecord[]> {
+    const refs = (await git(['for-each-ref', '--format=%(refname)', EPISODE_REF_PREFIX], { cwd: this.repo })).stdout
+      .split('\n')
+      .filter(Boolean);
+    if (refs.length === 0) return [];
+    const out = (await git(['cat-file', '--batch'], { cwd: this.repo, input: refs.map((r) => `${r}:record.json`).join('\n') + '\n' })).stdout;
+    return parseBatch(out).map((text) => JSON.parse(text) as EpisodeRecord).sort((a, b) => a.id.localeCompare(b.id));
+  }
+
+  async read(id: string): Promise<EpisodeRecord | null> {
+    const text = await this.readFile(id, 'record.json');
+    return text === null ? null : (JSON.parse(text) as EpisodeRecord);
+  }
+
+  async readArtifacts(id: string): Promise<EpisodeArtifacts> {
+    const result: EpisodeArtifacts = {};
+    for (const [key, file] of Object.entries(ARTIFACT_FILES) as Array<[keyof EpisodeArtifacts, string]>) {
+      const text = await this.readFile(id, file);
+      if (text !== null) result[key] = text;
+    }
+    return result;
+  }
+
+  private async readFile(id: string, file: string): Promise<string | null> {
+    const r = await git(['cat-file', 'blob', `${EPISODE_REF_PREFIX}${id}:${file}`], { cwd: this.repo, okExitCodes: [128] });
+    return r.exitCode === 0 ? r.stdout : null;
+  }
+}
+
+/** Splits `git cat-file --batch` output ("<sha> <type> <size>\n<content>\n" per object). */
+function parseBatch(out: string): string[] {
+  const buf = Buffer.from(out, 'utf8');
+  const texts: string[] = [];
+  let pos = 0;
+  while (pos < buf.length) {
+    const eol = buf.indexOf(0x0a, pos);
+    if (eol < 0) break;
+    const header = buf.subarray(pos, eol).toString('utf8').split(' ');
+    pos = eol + 1;
+    if (header[1] === 'missing' || header.length < 3) continue;
+    const size = Number(header[2]);
+    texts.push(buf.subarray(pos, pos + size).toString('utf8'));
+    pos += size + 1;
+  }
+  return texts;
+}

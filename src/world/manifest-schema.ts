@@ -1,0 +1,105 @@
+import { z } from 'zod';
+
+/**
+ * The schema of world.yaml. Every field has a description (shown in errors and the README) and,
+ * where it is optional, a default, so the parsed manifest is complete.
+ */
+const limits = z
+  .object({
+    cpus: z.number().positive().default(1).describe('CPUs a gate command may use'),
+    memoryMb: z.number().int().min(64).default(2048).describe('memory limit of a gate command, MiB'),
+    pids: z.number().int().min(16).default(256).describe('process limit of a gate command'),
+  })
+  .strict();
+
+const goal = z
+  .object({
+    outcome: z.string().min(1).describe('what the finished world does, in words the agents read'),
+    evidence: z
+      .string()
+      .optional()
+      .describe('command whose success on the accepted head means the world is done'),
+    constraints: z.array(z.string()).default([]).describe('rules every episode is told to keep'),
+    stop: z
+      .object({
+        maxEpisodes: z.number().int().positive().optional().describe('stop after this many episodes'),
+        maxHours: z.number().positive().optional().describe('stop after this much wall time'),
+      })
+      .strict()
+      .default({})
+      .describe('budgets: the run stops when one is spent'),
+  })
+  .strict();
+
+const verify = z
+  .object({
+    sandbox: z.enum(['auto', 'docker', 'bwrap', 'none']).default('auto').describe('where gate commands run'),
+    image: z.string().default('genesis/node:20').describe('docker image for gate commands (built locally)'),
+    setup: z.string().default('').describe('command run first, e.g. "npm ci --offline"'),
+    build: z.string().default('').describe('build command, run after setup'),
+    test: z.string().min(1).describe('test command every candidate must pass'),
+    timeoutSec: z.number().int().positive().default(600).describe('time for all gate commands of one candidate'),
+    limits: limits.default({ cpus: 1, memoryMb: 2048, pids: 256 }),
+    maxFileKb: z.number().int().positive().default(1024).describe('largest file an episode may write'),
+    maxChangeKb: z.number().int().positive().default(10240).describe('largest total change of one episode'),
+    maxFiles: z.number().int().positive().default(500).describe('most files one episode may change'),
+  })
+  .strict();
+
+const agent = z
+  .object({
+    kind: z.enum(['command', 'script']).describe('command: any CLI agent; script: replays recorded changes'),
+    command: z
+      .array(z.string())
+      .min(1)
+      .optional()
+      .describe('argv of the agent (kind command); {promptFile} is replaced by the prompt file path'),
+    script: z
+      .string()
+      .optional()
+      .describe('recording the script agent replays (kind script), a path in the accepted tree'),
+    timeoutSec: z.number().int().positive().default(1800).describe('wall time of one episode\'s agent'),
+    env: z.array(z.string()).default([]).describe('names of environment variables passed to the agent'),
+  })
+  .strict();
+
+export const taskSchema = z
+  .object({
+    id: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9._-]*$/, 'use lowercase letters, digits, ".", "_" and "-", starting with a letter or digit'),
+    title: z.string().min(1).describe('one line saying what the task delivers'),
+    description: z.string().default('').describe('what to build, for the agent'),
+    acceptance: z.string().default('').describe('how the result is judged, for the agent'),
+    paths: z.array(z.string()).min(1).describe('files, directories or globs the task may change'),
+    dependsOn: z.array(z.string()).default([]).describe('ids of tasks that must be done first'),
+    check: z.string().optional().describe("the task's acceptance command, run by the gate"),
+    humanMinutes: z.number().positive().optional().describe('how long a person would take'),
+  })
+  .strict();
+
+export const manifestSchema = z
+  .object({
+    name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'use letters, digits, ".", "_" and "-"'),
+    branch: z.string().default('main').describe('the accepted branch'),
+    goal,
+    verify,
+    protected: z
+      .array(z.string())
+      .default(['world.yaml'])
+      .describe('paths no episode may change; restored from the accepted head before the gate'),
+    agent,
+    retry: z
+      .object({ maxAttempts: z.number().int().min(1).default(3).describe('episodes per task before it is blocked') })
+      .strict()
+      .default({ maxAttempts: 3 }),
+    parallelism: z.number().int().min(1).max(64).default(2).describe('episodes running at once'),
+    tasks: z.array(taskSchema).default([]),
+  })
+  .strict();
+
+/** world.yaml as the user wrote it. */
+export type WorldManifestInput = z.input<typeof manifestSchema>;
+/** world.yaml with every default filled in and every cross-field rule checked. */
+export type WorldManifest = z.output<typeof manifestSchema>;
+export type TaskSpec = z.output<typeof taskSchema>;

@@ -1,0 +1,130 @@
+import { parse as parseYaml, YAMLParseError } from 'yaml';
+import type { z } from 'zod';
+import { GenesisError } from '../errors.js';
+import { describePatternProblem, patternSetsOverlap } from './path-patterns.js';
+import { manifestSchema, type WorldManifest } from './manifest-schema.js';
+
+export interface ManifestParseResult {
+  manifest: WorldManifest | null;
+  errors: string[];
+  warnings: string[];
+}
+
+/**
+ * Parses world.yaml text into a complete manifest. Never throws: a malformed manifest comes back
+ * as `errors`, each `path: what is wrong`, the way the CLI prints them.
+ */
+export function parseManifest(text: string): ManifestParseResult {
+  let raw: unknown;
+  try {
+    raw = parseYaml(text);
+  } catch (error) {
+    const where = error instanceof YAMLParseError && error.linePos ? ` (line ${error.linePos[0].line})` : '';
+    return { manifest: null, errors: [`world.yaml is not valid YAML${where}: ${(error as Error).message.split('\n')[0]}`], warnings: [] };
+  }
+  const parsed = manifestSchema.safeParse(raw ?? {});
+  if (!parsed.success) return { manifest: null, errors: parsed.error.issues.map(formatIssue), warnings: [] };
+  const errors: string[] = [];
+  const warnings: string[] = [];
+  for (const rule of CROSS_FIELD_RULES) rule(parsed.data, errors, warnings);
+  return { manifest: errors.length === 0 ? parsed.data : null, errors, warnings };
+}
+
+/** Parses world.yaml or throws one GenesisError listing every problem. */
+export function readManifest(text: string, source = 'world.yaml'): WorldManifest {
+  const { manifest, errors } = parseManifest(text);
+  if (manifest) return manifest;
+  throw new GenesisError('manifest-invalid', `Found issues in ${source}:\n${errors.map((e) => `  - ${e}`).join('\n')}`, {
+    hint: 'fix the fields named above; the README lists every field of world.yaml with its type and default',
+  });
+}
+
+function formatIssue(issue: z.core.$ZodIssue): string {
+  const path = formatPath(issue.path);
+  if (issue.code === 'unrecognized_keys') {
+    return `${path || '(top level)'}: unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}; remove it or check its spelling`;
+  }
+  return `${path || '(top level)'}: ${issue.message}`;
+}
+
+function formatPath(path: readonly PropertyKey[]): string {
+  return path
+    .map((part, i) => (typeof part === 'number' ? `[${part}]` : `${i === 0 ? '' : '.'}${String(part)}`))
+    .join('');
+}
+
+type Rule = (m: WorldManifest, errors: string[], warnings: string[]) => void;
+
+const CROSS_FIELD_RULES: Rule[] = [
+  function agentHasWhatItsKindNeeds(m, errors) {
+    if (m.agent.kind === 'command' && !m.agent.command) errors.push('agent.command: required when agent.kind is "command" (an argv list, e.g. ["bash", "agent.sh"])');
+    if (m.agent.kind === 'script' && !m.agent.script) errors.push('agent.script: required when agent.kind is "script" (the path of a recording in the world)');
+  },
+  function taskIdsAreUnique(m, errors) {
+    const seen = new Set<string>();
+    m.tasks.forEach((task, i) => {
+      if (seen.has(task.id)) errors.push(`tasks[${i}].id: "${task.id}" is used by an earlier task; task ids must be unique`);
+      seen.add(task.id);
+    });
+  },
+  function pathsAreSafePatterns(m, errors) {
+    m.tasks.forEach((task, i) =>
+      task.paths.forEach((pattern, j) => {
+        const problem = describePatternProblem(pattern);
+        if (problem) errors.push(`tasks[${i}].paths[${j}]: ${problem}`);
+      }),
+    );
+    m.protected.forEach((pattern, j) => {
+      const problem = describePatternProblem(pattern);
+      if (problem) errors.push(`protected[${j}]: ${problem}`);
+    });
+  },
+  function dependenciesExist(m, errors) {
+    const ids = new Set(m.tasks.map((t) => t.id));
+    m.tasks.forEach((task, i) =>
+      task.dependsOn.forEach((dep, j) => {
+        if (!ids.has(dep)) errors.push(`tasks[${i}].dependsOn[${j}]: no task has id "${dep}"`);
+        if (dep === task.id) errors.push(`tasks[${i}].dependsOn[${j}]: a task cannot depend on itself`);
+      }),
+    );
+  },
+  function dependenciesHaveNoCycle(m, errors) {
+    const cycle = findCycle(m.tasks.map((t) => ({ id: t.id, deps: t.dependsOn })));
+    if (cycle) errors.push(`tasks: dependency cycle ${cycle.join(' -> ')}; remove one of these dependsOn entries`);
+  },
+  function overlappingTasksAreSerialised(m, _errors, warnings) {
+    for (let i = 0; i < m.tasks.length; i++) {
+      for (let j = i + 1; j < m.tasks.length; j++) {
+        const a = m.tasks[i]!;
+        const b = m.tasks[j]!;
+        if (patternSetsOverlap(a.paths, b.paths)) {
+          warnings.push(`tasks "${a.id}" and "${b.id}" have overlapping paths; they will never run at the same time`);
+        }
+      }
+    }
+  },
+];
+
+function findCycle(nodes: Array<{ id: string; deps: string[] }>): string[] | null {
+  const deps = new Map(nodes.map((n) => [n.id, n.deps]));
+  const state = new Map<string, 'visiting' | 'done'>();
+  const stack: string[] = [];
+  const visit = (id: string): string[] | null => {
+    if (state.get(id) === 'done') return null;
+    if (state.get(id) === 'visiting') return [...stack.slice(stack.indexOf(id)), id];
+    state.set(id, 'visiting');
+    stack.push(id);
+    for (const dep of deps.get(id) ?? []) {
+      const found = deps.has(dep) ? visit(dep) : null;
+      if (found) return found;
+    }
+    stack.pop();
+    state.set(id, 'done');
+    return null;
+  };
+  for (const node of nodes) {
+    const found = visit(node.id);
+    if (found) return found;
+  }
+  return null;
+}

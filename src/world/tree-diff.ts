@@ -1,0 +1,39 @@
+import type { ChangedEntry } from '../gate/pre-gate.js';
+import { git } from './git.js';
+
+const STATUS: Record<string, ChangedEntry['change']> = { A: 'added', M: 'modified', D: 'deleted', T: 'type-changed' };
+
+/** What changed between two trees, with each new blob's mode, size and (for symlinks) target. */
+export async function listChanges(repo: string, fromTree: string, toTree: string): Promise<ChangedEntry[]> {
+  const raw = (await git(['diff-tree', '-r', '-z', '--no-renames', '--raw', fromTree, toTree], { cwd: repo })).stdout;
+  const parts = raw.split('\0');
+  const entries: Array<ChangedEntry & { sha: string }> = [];
+  for (let i = 0; i + 1 < parts.length; i += 2) {
+    const meta = parts[i]!.replace(/^:/, '').split(' ');
+    const [, newMode = '', , newSha = '', status = 'M'] = meta;
+    const change = STATUS[status.charAt(0)] ?? 'modified';
+    entries.push({ path: parts[i + 1]!, change, mode: change === 'deleted' ? '' : newMode, size: 0, sha: newSha });
+  }
+  await fillSizesAndTargets(repo, entries);
+  return entries.map(({ sha: _sha, ...entry }) => entry);
+}
+
+async function fillSizesAndTargets(repo: string, entries: Array<ChangedEntry & { sha: string }>): Promise<void> {
+  const blobs = entries.filter((e) => e.change !== 'deleted' && e.mode !== '160000');
+  if (blobs.length === 0) return;
+  const sizes = (await git(['cat-file', '--batch-check=%(objectsize)'], { cwd: repo, input: blobs.map((e) => e.sha).join('\n') + '\n' })).stdout
+    .trim()
+    .split('\n');
+  blobs.forEach((entry, i) => {
+    entry.size = Number(sizes[i] ?? 0);
+  });
+  for (const link of blobs.filter((e) => e.mode === '120000')) {
+    link.symlinkTarget = (await git(['cat-file', 'blob', link.sha], { cwd: repo })).stdout;
+  }
+}
+
+/** A unified diff between two trees, cut at `maxBytes` so a huge change cannot bloat the ledger. */
+export async function diffText(repo: string, fromTree: string, toTree: string, maxBytes = 2 * 1024 * 1024): Promise<string> {
+  const text = (await git(['diff', '--no-color', '--no-ext-diff', '--binary', '--no-renames', fromTree, toTree], { cwd: repo })).stdout;
+  return text.length <= maxBytes ? text : `${text.slice(0, maxBytes)}\n[diff cut at ${maxBytes} bytes of ${text.length}]\n`;
+}

@@ -1,0 +1,100 @@
+import { stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { GenesisError } from '../errors.js';
+import { git, gitValue } from './git.js';
+import { readManifest } from './manifest.js';
+import type { WorldManifest } from './manifest-schema.js';
+
+/**
+ * A world: a bare git repository whose branch (default `main`) is the accepted history. Genesis
+ * keeps its scratch space (workspaces, gate directories) in `<world>/genesis/`, which git ignores
+ * and a mirror clone does not carry; everything durable lives in refs.
+ */
+export class WorldRepo {
+  readonly path: string;
+
+  private constructor(path: string) {
+    this.path = path;
+  }
+
+  /** Opens an existing world; says how to create one when the path is not a world. */
+  static async open(path: string): Promise<WorldRepo> {
+    const abs = resolve(path);
+    const isDir = await stat(abs).then((s) => s.isDirectory(), () => false);
+    if (!isDir) {
+      throw new GenesisError('world-not-found', `no world at ${abs}`, {
+        hint: `create one with: genesis init --world ${path} --from <directory with world.yaml>`,
+      });
+    }
+    const bare = await git(['rev-parse', '--is-bare-repository'], { cwd: abs, okExitCodes: [128] });
+    if (bare.exitCode !== 0 || bare.stdout.trim() !== 'true') {
+      throw new GenesisError('world-not-a-repo', `${abs} is not a world (a bare git repository made by genesis init)`, {
+        hint: `create one with: genesis init --world <new dir> --from ${path}`,
+      });
+    }
+    return new WorldRepo(abs);
+  }
+
+  /** Wraps a path already known to be a bare repository (used by init). */
+  static at(path: string): WorldRepo {
+    return new WorldRepo(resolve(path));
+  }
+
+  get scratchDir(): string {
+    return join(this.path, 'genesis');
+  }
+
+  /** The commit a ref points at, or null when it does not exist. */
+  async resolveRef(ref: string): Promise<string | null> {
+    const r = await git(['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], { cwd: this.path, okExitCodes: [1, 128] });
+    return r.exitCode === 0 ? r.stdout.trim() : null;
+  }
+
+  async head(branch: string): Promise<string> {
+    const commit = await this.resolveRef(`refs/heads/${branch}`);
+    if (!commit) {
+      throw new GenesisError('world-no-branch', `the world has no branch "${branch}"`, {
+        hint: 'check `branch:` in world.yaml, or re-create the world with genesis init',
+      });
+    }
+    return commit;
+  }
+
+  /** A file's text at a commit, or null when the commit has no such file. */
+  async readFile(commit: string, path: string): Promise<string | null> {
+    const r = await git(['cat-file', 'blob', `${commit}:${path}`], { cwd: this.path, okExitCodes: [128] });
+    return r.exitCode === 0 ? r.stdout : null;
+  }
+
+  async manifestAt(commit: string): Promise<WorldManifest> {
+    const text = await this.readFile(commit, 'world.yaml');
+    if (text === null) {
+      throw new GenesisError('manifest-missing', `commit ${commit.slice(0, 12)} has no world.yaml`, {
+        hint: 'a world keeps its manifest at the repository root',
+      });
+    }
+    return readManifest(text, `world.yaml at ${commit.slice(0, 12)}`);
+  }
+
+  async treeOf(commit: string): Promise<string> {
+    return gitValue(['rev-parse', `${commit}^{tree}`], { cwd: this.path });
+  }
+
+  async commitTree(tree: string, parents: string[], message: string): Promise<string> {
+    const args = ['commit-tree', tree, ...parents.flatMap((p) => ['-p', p])];
+    return gitValue(args, { cwd: this.path, input: message });
+  }
+
+  /**
+   * Moves `ref` from `expected` to `next` only if it still points at `expected` (null: only if it
+   * does not exist yet). Returns false when someone else moved it first.
+   */
+  async compareAndSwap(ref: string, next: string, expected: string | null): Promise<boolean> {
+    const r = await git(['update-ref', ref, next, expected ?? '0'.repeat(40)], { cwd: this.path, okExitCodes: [1, 128] });
+    return r.exitCode === 0;
+  }
+
+  async setRef(ref: string, commit: string): Promise<void> {
+    await git(['update-ref', ref, commit], { cwd: this.path });
+  }
+}
