@@ -1,0 +1,137 @@
+import { statSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GenesisError } from '../errors.js';
+import { runProcessTree } from './run-process.js';
+import type { ProcessTreeOutcome } from './run-process.js';
+import type { Sandbox, SandboxKind, SandboxRunResult, SandboxRunSpec } from './sandbox.js';
+import { prepareWorkDir, SANDBOX_UID } from './work-dir.js';
+import type { SandboxUser } from './work-dir.js';
+
+const SETUP_HINT = 'Run `bash scripts/setup-services.sh`; it installs bubblewrap and says what blocks it.';
+const REACH_HINT =
+  `The sandbox runs as uid ${SANDBOX_UID}: make every parent directory searchable by it ` +
+  '(or keep work dirs under /tmp or /var/tmp):';
+
+/**
+ * Runs commands under bubblewrap: the host's root filesystem read-only, private /tmp, no network
+ * (a new network namespace, which also cuts abstract Unix sockets), own PID, IPC and UTS
+ * namespaces, and tmpfs over /run, /root and /home so the Docker socket and users' files are out
+ * of sight. As root, bwrap itself runs as root (so it can bind a work dir under a private
+ * directory such as /root) and the command drops to uid 1000 inside with `setpriv`: no
+ * capabilities, an empty bounding set and no-new-privs. bwrap's own `--uid` in a user namespace
+ * would still write files as root.
+ *
+ * Limits are rlimits, set with `prlimit` around bwrap, and are weaker than docker's cgroups:
+ * - memory: RLIMIT_DATA per process (RLIMIT_AS would stop Node at start: V8 reserves gigabytes
+ *   of address space); a tree of n processes may use n times the limit; `oomKilled` stays false,
+ *   the command sees failed allocations instead.
+ * - pids: RLIMIT_NPROC, only when dropping to uid 1000; the kernel counts every process and thread
+ *   of that uid on the host (other sandboxes, containers running as 1000), so it contains fork bombs
+ *   rather than enforcing an exact budget. Not set for a non-root orchestrator, whose own
+ *   processes would count against it.
+ * - cpus: not enforced.
+ *
+ * The work dir is bound at /work when the host has a /work directory to mount over; bwrap cannot
+ * create mount points on a read-only root, so elsewhere it stays at its host path (and then
+ * every ancestor of the work dir must be searchable by the sandbox user).
+ */
+export class BwrapSandbox implements Sandbox {
+  readonly kind: SandboxKind = 'bwrap';
+
+  /** Resolves when bubblewrap can start a sandbox here; rejects with `bwrap-unavailable` if not. */
+  async check(): Promise<void> {
+    const workDir = await mkdtemp(join(tmpdir(), 'genesis-bwrap-check-'));
+    try {
+      const result = await this.run({
+        command: 'true',
+        workDir,
+        timeoutMs: 10_000,
+        limits: { cpus: 1, memoryMb: 256, pids: 64 },
+      });
+      if (result.exitCode !== 0) throw new Error(result.output.trim() || `exit code ${result.exitCode}`);
+    } catch (cause) {
+      if (cause instanceof GenesisError && cause.code === 'bwrap-unavailable') throw cause;
+      throw unavailable(cause);
+    } finally {
+      await rm(workDir, { recursive: true, force: true });
+    }
+  }
+
+  async run(spec: SandboxRunSpec): Promise<SandboxRunResult> {
+    const { path, user } = await prepareWorkDir(spec.workDir);
+    const asRoot = process.getuid?.() === 0;
+    // The first shell reports on fd 3 that the sandbox is up, closes it and becomes the command's
+    // shell; bwrap's own --json-status-fd reports the child before its mounts, too early to tell
+    // bwrap's failures from the command's.
+    const started = 'printf started >&3 && exec 3>&- && exec /bin/sh -c "$0"';
+    const [file = 'bwrap', ...args] = [
+      ...limitArgs(spec, asRoot),
+      ...['bwrap', ...bwrapArgs(path, spec.env)],
+      ...dropArgs(user, asRoot),
+      ...['/bin/sh', '-c', started, spec.command],
+    ];
+    let outcome: ProcessTreeOutcome;
+    try {
+      outcome = await runProcessTree(file, args, {
+        cwd: path,
+        env: { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8' },
+        timeoutMs: spec.timeoutMs,
+        maxOutputBytes: spec.maxOutputBytes,
+        captureFd3: true,
+      });
+    } catch (cause) {
+      throw unavailable(cause);
+    }
+    // Without the report the failure is bwrap's (a mount source out of reach, no user
+    // namespaces), not the command's.
+    if (!outcome.timedOut && outcome.fd3 !== 'started') {
+      const reason = outcome.output.trim() || `bwrap exited with ${outcome.exitCode}`;
+      const denied = asRoot && reason.includes('Permission denied');
+      throw unavailable(new Error(reason), denied ? `${REACH_HINT} ${path}` : SETUP_HINT);
+    }
+    const { fd3: _status, ...result } = outcome;
+    return { ...result, oomKilled: false };
+  }
+}
+
+function unavailable(cause: unknown, hint = SETUP_HINT): GenesisError {
+  const reason = cause instanceof Error ? cause.message : String(cause);
+  return new GenesisError('bwrap-unavailable', `bubblewrap cannot run a sandbox here: ${reason}`, {
+    hint,
+    cause,
+  });
+}
+
+/** prlimit, which execs bwrap with the rlimits the command inherits. */
+function limitArgs(spec: SandboxRunSpec, asRoot: boolean): string[] {
+  const data = Math.max(1, Math.floor(spec.limits.memoryMb)) * 1024 * 1024;
+  return ['prlimit', `--data=${data}`, '--core=0', ...(asRoot ? [`--nproc=${spec.limits.pids}`] : []), '--'];
+}
+
+/** Inside the sandbox, as root: become the sandbox user with no way back to privileges. */
+function dropArgs(user: SandboxUser, asRoot: boolean): string[] {
+  if (!asRoot) return [];
+  return ['setpriv', `--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--no-new-privs', '--inh-caps=-all', '--bounding-set=-all'];
+}
+
+function bwrapArgs(workDir: string, env: Record<string, string> | undefined): string[] {
+  const mount = hostHasWorkDir() ? '/work' : workDir;
+  const setenv = Object.entries({ ...env, HOME: '/tmp' }).flatMap(([k, v]) => ['--setenv', k, v]);
+  return [
+    ...['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc'],
+    // A root-run bwrap makes its tmpfs root's; the command's user needs a sticky, writable /tmp.
+    ...['--perms', '1777', '--tmpfs', '/tmp', '--tmpfs', '/run', '--tmpfs', '/root', '--tmpfs', '/home'],
+    ...['--bind', workDir, mount, '--chdir', mount],
+    ...['--unshare-net', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--hostname', 'sandbox'],
+    ...['--die-with-parent', '--new-session'],
+    ...setenv,
+  ];
+}
+
+let workMountPoint: boolean | undefined;
+function hostHasWorkDir(): boolean {
+  workMountPoint ??= statSync('/work', { throwIfNoEntry: false })?.isDirectory() ?? false;
+  return workMountPoint;
+}

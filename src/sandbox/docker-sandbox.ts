@@ -1,0 +1,199 @@
+import { existsSync, realpathSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { Readable } from 'node:stream';
+import Docker from 'dockerode';
+import type { Container, ContainerCreateOptions, ImageInspectInfo } from 'dockerode';
+import { GenesisError } from '../errors.js';
+import { readFrames } from './docker-frames.js';
+import { OutputTail } from './output-tail.js';
+import type { Sandbox, SandboxKind, SandboxRunResult, SandboxRunSpec } from './sandbox.js';
+import { prepareWorkDir } from './work-dir.js';
+import type { SandboxUser } from './work-dir.js';
+
+/** Label on every container Genesis starts, so leftovers can be found (`docker ps -a --filter`). */
+export const SANDBOX_CONTAINER_LABEL = 'genesis.sandbox';
+/** Image label set by sandboxes/node/build.sh: a skeleton rootfs that needs the host's /usr. */
+export const BIND_HOST_USR_LABEL = 'genesis.bind-host-usr';
+
+export interface DockerSandboxOptions {
+  /** Image for runs whose spec names none, e.g. `genesis/node:20`. */
+  image: string;
+  /** Client to use. @default new Docker() (DOCKER_HOST, else /var/run/docker.sock) */
+  docker?: Docker;
+}
+
+const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+const SETUP_HINT = 'Run `bash scripts/setup-services.sh` to install and start Docker.';
+const GROUP_HINT = 'Add your user to the docker group: `sudo usermod -aG docker $USER`, then log in again.';
+const IMAGE_HINT = 'Run `bash sandboxes/build-images.sh` (or `bash scripts/setup-services.sh`) to build it.';
+
+/**
+ * Runs each command in a fresh container: no network, read-only root, private /tmp, all
+ * capabilities dropped, no-new-privileges, memory (without swap), pids and CPU limits from the
+ * spec, and the work dir bound read-write at /work. The container is removed after every run,
+ * whatever happened; at the timeout it is killed (exit code 137).
+ */
+export class DockerSandbox implements Sandbox {
+  readonly kind: SandboxKind = 'docker';
+  private readonly docker: Docker;
+  private readonly image: string;
+
+  constructor(options: DockerSandboxOptions) {
+    this.docker = options.docker ?? new Docker();
+    this.image = options.image;
+  }
+
+  async check(): Promise<void> {
+    try {
+      // dockerode takes an abort signal here though its types don't say so; a hung daemon must
+      // not hang the probe.
+      type Ping = (options: { abortSignal: AbortSignal }) => Promise<unknown>;
+      const ping = this.docker.ping.bind(this.docker) as unknown as Ping;
+      await ping({ abortSignal: AbortSignal.timeout(5_000) });
+    } catch (cause) {
+      throw toGenesisError(cause);
+    }
+    await this.inspectImage(this.image);
+  }
+
+  async run(spec: SandboxRunSpec): Promise<SandboxRunResult> {
+    const image = spec.image ?? this.image;
+    const info = await this.inspectImage(image);
+    const { path, user } = await prepareWorkDir(spec.workDir);
+    const tail = new OutputTail(spec.maxOutputBytes);
+    const started = performance.now();
+    let container: Container | undefined;
+    let stream: Readable | undefined;
+    try {
+      container = await this.docker.createContainer(containerOptions(spec, image, info, path, user));
+      stream = (await container.attach({ stream: true, stdout: true, stderr: true })) as unknown as Readable;
+      const drained = readFrames(stream, (chunk) => tail.push(chunk));
+      await container.start();
+      let timedOut = false;
+      const running = container;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        running.kill().catch(() => undefined); // it may have exited in the meantime
+      }, spec.timeoutMs);
+      let status: { StatusCode: number };
+      try {
+        status = (await container.wait()) as { StatusCode: number };
+      } finally {
+        clearTimeout(timer);
+      }
+      // The attach stream ends just after the container; don't let a stuck one hang the run.
+      await Promise.race([drained, new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
+      const state = (await container.inspect()).State;
+      return {
+        exitCode: timedOut ? 137 : status.StatusCode,
+        timedOut,
+        oomKilled: state.OOMKilled,
+        output: tail.text(),
+        outputBytes: tail.totalBytes,
+        truncated: tail.truncated,
+        durationMs: Math.round(performance.now() - started),
+      };
+    } catch (cause) {
+      throw toGenesisError(cause);
+    } finally {
+      stream?.destroy();
+      await container?.remove({ force: true }).catch(() => undefined);
+    }
+  }
+
+  private async inspectImage(image: string): Promise<ImageInspectInfo> {
+    try {
+      return await this.docker.getImage(image).inspect();
+    } catch (cause) {
+      if (statusOf(cause) === 404) {
+        throw new GenesisError('sandbox-image-missing', `The sandbox image ${image} does not exist.`, {
+          hint: IMAGE_HINT,
+          cause,
+        });
+      }
+      throw toGenesisError(cause);
+    }
+  }
+}
+
+function containerOptions(
+  spec: SandboxRunSpec,
+  image: string,
+  info: ImageInspectInfo,
+  workDir: string,
+  user: SandboxUser,
+): ContainerCreateOptions {
+  const host = info.Config?.Labels?.[BIND_HOST_USR_LABEL] === '1' ? hostBinds() : { binds: [], path: undefined };
+  const env = { ...spec.env, ...(host.path ? { PATH: host.path } : {}), HOME: '/tmp' };
+  const cpus = Math.max(0.01, spec.limits.cpus);
+  const memory = Math.floor(spec.limits.memoryMb * 1024 * 1024);
+  return {
+    Image: image,
+    Cmd: ['/bin/sh', '-c', spec.command],
+    WorkingDir: '/work',
+    User: `${user.uid}:${user.gid}`,
+    Env: Object.entries(env).map(([k, v]) => `${k}=${v}`),
+    Labels: { [SANDBOX_CONTAINER_LABEL]: 'docker' },
+    Hostname: 'sandbox',
+    AttachStdout: true,
+    AttachStderr: true,
+    HostConfig: {
+      NetworkMode: 'none',
+      ReadonlyRootfs: true,
+      Tmpfs: { '/tmp': 'rw,nosuid,nodev,size=256m' },
+      Binds: [...host.binds, `${workDir}:/work:rw`],
+      Memory: memory,
+      MemorySwap: memory,
+      PidsLimit: spec.limits.pids,
+      CpuPeriod: 100_000,
+      CpuQuota: Math.round(cpus * 100_000),
+      CapDrop: ['ALL'],
+      SecurityOpt: ['no-new-privileges'],
+      Ulimits: [{ Name: 'core', Soft: 0, Hard: 0 }],
+      // We read the output from the attach stream; a log driver would also write it all to disk.
+      LogConfig: { Type: 'none', Config: {} },
+    },
+  };
+}
+
+let cachedHostBinds: { binds: string[]; path: string | undefined } | undefined;
+
+/**
+ * The host's /usr and /etc/alternatives, read-only. When the running Node lives outside /usr (a
+ * version manager, CI's tool cache), its prefix is bound too and put first on PATH, so `node`
+ * inside is the orchestrator's own.
+ */
+function hostBinds(): { binds: string[]; path: string | undefined } {
+  if (cachedHostBinds) return cachedHostBinds;
+  const binds = ['/usr:/usr:ro'];
+  if (existsSync('/etc/alternatives')) binds.push('/etc/alternatives:/etc/alternatives:ro');
+  const prefix = dirname(dirname(realpathSync(process.execPath)));
+  const outsideUsr = prefix !== '/' && prefix !== '/usr' && !prefix.startsWith('/usr/');
+  if (outsideUsr) binds.push(`${prefix}:${prefix}:ro`);
+  cachedHostBinds = { binds, path: outsideUsr ? `${prefix}/bin:${DEFAULT_PATH}` : undefined };
+  return cachedHostBinds;
+}
+
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOENT', 'EACCES', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
+
+function statusOf(error: unknown): number | undefined {
+  const status = (error as { statusCode?: unknown } | null)?.statusCode;
+  return typeof status === 'number' ? status : undefined;
+}
+
+function toGenesisError(cause: unknown): GenesisError {
+  if (cause instanceof GenesisError) return cause;
+  const message = cause instanceof Error ? cause.message : String(cause);
+  const code = (cause as { code?: unknown } | null)?.code;
+  const name = cause instanceof Error ? cause.name : '';
+  if (UNREACHABLE.has(String(code)) || name === 'AbortError' || name === 'TimeoutError') {
+    const denied = code === 'EACCES';
+    return new GenesisError('docker-unavailable', `The Docker daemon does not answer: ${message}`, {
+      hint: denied ? GROUP_HINT : SETUP_HINT,
+      cause,
+      retryable: true,
+    });
+  }
+  return new GenesisError('sandbox-failed', `Docker could not run the sandbox: ${message}`, { cause, retryable: true });
+}

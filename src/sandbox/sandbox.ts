@@ -1,0 +1,63 @@
+/**
+ * The Sandbox port: run one shell command against a host directory, isolated from the network
+ * and from everything on the host that the command has no business touching.
+ *
+ * Contract every adapter keeps:
+ * - `command` runs as `/bin/sh -c command` with its working directory at the mounted `workDir`
+ *   (seen inside as `/work` where the adapter can remap it); `workDir` is the only writable place
+ *   besides a private `/tmp`, and what the command writes there stays in `workDir` after the run
+ *   (setup, build and test share one work dir across runs).
+ * - No network at all: not the host's loopback, not the outside, no DNS. (`none` is the exception
+ *   and says so when created.)
+ * - Never root: the command runs as an unprivileged user that owns `workDir` for the run.
+ * - `limits` are enforced where the adapter can (docker: all three; bwrap: by rlimits).
+ * - The whole process tree dies at `timeoutMs`; the result then has `timedOut: true`.
+ * - `run` resolves with a result for every outcome of the command (failing, killed, timed out);
+ *   it rejects only when the sandbox itself cannot be used (no daemon, no image), with a
+ *   GenesisError whose hint says how to fix the machine.
+ */
+export type SandboxKind = 'docker' | 'bwrap' | 'none';
+
+export interface SandboxLimits {
+  /** CPUs the command may use (fractions allowed). */
+  cpus: number;
+  /** Memory limit in MiB; a command over it is killed. */
+  memoryMb: number;
+  /** Maximum number of processes/threads. */
+  pids: number;
+}
+
+export interface SandboxRunSpec {
+  /** Shell command, run with /bin/sh -c. */
+  command: string;
+  /** Host directory mounted read-write as the working directory. */
+  workDir: string;
+  timeoutMs: number;
+  limits: SandboxLimits;
+  /** Extra environment; HOME is always a private temporary directory. */
+  env?: Record<string, string>;
+  /** Docker image to run in (docker adapter only). */
+  image?: string;
+  /** How many bytes of combined output to keep (the tail). @default 65536 */
+  maxOutputBytes?: number;
+}
+
+export interface SandboxRunResult {
+  /** Exit code of the command; 137 when killed (timeout, out of memory). */
+  exitCode: number;
+  timedOut: boolean;
+  oomKilled: boolean;
+  /** Combined stdout and stderr, the last `maxOutputBytes` bytes. */
+  output: string;
+  /** Bytes of output the command produced in all, kept or not. */
+  outputBytes: number;
+  truncated: boolean;
+  durationMs: number;
+}
+
+export interface Sandbox {
+  readonly kind: SandboxKind;
+  /** Resolves when the sandbox can run commands; rejects with a GenesisError and a hint if not. */
+  check(): Promise<void>;
+  run(spec: SandboxRunSpec): Promise<SandboxRunResult>;
+}

@@ -1,0 +1,46 @@
+import { execFile } from 'node:child_process';
+import { realpath, stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { GenesisError } from '../errors.js';
+
+/** The unprivileged user a sandboxed command runs as when Genesis itself runs as root. */
+export const SANDBOX_UID = 1000;
+export const SANDBOX_GID = 1000;
+
+export interface SandboxUser {
+  uid: number;
+  gid: number;
+}
+
+const execFileAsync = promisify(execFile);
+
+/**
+ * Makes `workDir` writable by the user the command will run as, and returns that user with the
+ * directory's absolute path.
+ *
+ * As root we never run the command as root, and a bind mount keeps host ownership, so uid 1000
+ * could not write the root-owned tree Genesis checked out: the tree is handed to 1000:1000 for the
+ * run (root can still read and delete it afterwards). Only files not yet owned are changed, since
+ * a chown bumps ctime and git would then re-hash the whole tree. `find` does not follow links and
+ * `chown -h` changes links, never their targets, so a symlink in a candidate cannot make us chown
+ * a file outside the tree. As any other user the command runs as that user, who owns the tree.
+ */
+export async function prepareWorkDir(workDir: string): Promise<{ path: string; user: SandboxUser }> {
+  // Resolved, so neither find nor a bind mount acts on a symlink instead of the directory.
+  const path = await realpath(resolve(workDir)).catch(() => resolve(workDir));
+  const info = await stat(path).catch(() => undefined);
+  if (!info?.isDirectory()) {
+    throw new GenesisError('sandbox-workdir-missing', `The sandbox work dir ${path} is not a directory.`);
+  }
+  const uid = process.getuid?.() ?? SANDBOX_UID;
+  if (uid !== 0) return { path, user: { uid, gid: process.getgid?.() ?? uid } };
+  try {
+    const owner = `${SANDBOX_UID}:${SANDBOX_GID}`;
+    const notOurs = ['(', '!', '-uid', `${SANDBOX_UID}`, '-o', '!', '-gid', `${SANDBOX_GID}`, ')'];
+    await execFileAsync('find', [path, ...notOurs, '-exec', 'chown', '-h', owner, '--', '{}', '+']);
+  } catch (cause) {
+    throw new GenesisError('sandbox-workdir-chown', `Could not hand ${path} to uid ${SANDBOX_UID}.`, { cause });
+  }
+  return { path, user: { uid: SANDBOX_UID, gid: SANDBOX_GID } };
+}

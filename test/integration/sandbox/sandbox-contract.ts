@@ -1,0 +1,121 @@
+import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { readFile, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import type { AddressInfo, Server } from 'node:net';
+import { join } from 'node:path';
+import { afterEach, describe, expect } from 'vitest';
+import type { Sandbox, SandboxRunSpec } from '../../../src/sandbox/index.js';
+import { itWith } from '../../helpers/services.js';
+import { tempDir } from '../../helpers/temp-dir.js';
+
+export const limits = { cpus: 1, memoryMb: 256, pids: 128 };
+
+/** A run spec in a fresh work dir, with room for Node to start. */
+export async function specFor(command: string, extra: Partial<SandboxRunSpec> = {}): Promise<SandboxRunSpec> {
+  return { command, workDir: await tempDir('genesis-sandbox-'), timeoutMs: 15_000, limits, ...extra };
+}
+
+/** Whether any host process (containers' included) still has `marker` on its command line. */
+export function processesWith(marker: string): string {
+  try {
+    return execFileSync('pgrep', ['-af', marker], { encoding: 'utf8' }).trim();
+  } catch {
+    return ''; // pgrep exits 1 when nothing matches
+  }
+}
+
+const PROBE = `
+const net = require('node:net');
+const dns = require('node:dns');
+const connect = (host, port) => new Promise((done) => {
+  const socket = net.connect({ host, port, timeout: 3000 });
+  socket.on('connect', () => { socket.destroy(); done('connected'); });
+  socket.on('timeout', () => { socket.destroy(); done('timeout'); });
+  socket.on('error', (error) => done(error.code));
+});
+(async () => {
+  const loopback = await connect('127.0.0.1', Number(process.argv[2]));
+  const outside = await connect('1.1.1.1', 443);
+  const name = await new Promise((done) => dns.lookup('example.com', (error) => done(error ? error.code : 'resolved')));
+  console.log(JSON.stringify({ loopback, outside, name }));
+})();
+`;
+
+/** The behaviour every isolating adapter promises (sandbox.ts), run against the real thing. */
+export function describeSandboxContract(service: 'docker' | 'bwrap', make: () => Sandbox): void {
+  const it = itWith(service);
+
+  describe(`the ${service} sandbox contract`, () => {
+    let server: Server | undefined;
+    afterEach(() => {
+      server?.close();
+      server = undefined;
+    });
+
+    it('keeps what the command writes in the work dir after the run', async () => {
+      const spec = await specFor('mkdir -p out && echo built > out/result.txt');
+      const result = await make().run(spec);
+      expect(result.exitCode).toBe(0);
+      expect(await readFile(join(spec.workDir, 'out/result.txt'), 'utf8')).toBe('built\n');
+    });
+
+    it('passes the exit code of the command through', async () => {
+      const result = await make().run(await specFor('echo failing; exit 7'));
+      expect(result).toMatchObject({ exitCode: 7, timedOut: false, output: 'failing\n' });
+    });
+
+    it('cannot reach a server on the host loopback, the outside or DNS', async () => {
+      let connections = 0;
+      server = createServer((socket) => {
+        connections++;
+        socket.destroy();
+      });
+      await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
+      const port = (server.address() as AddressInfo).port;
+      const spec = await specFor(`node probe.cjs ${port}`);
+      await writeFile(join(spec.workDir, 'probe.cjs'), PROBE);
+      const result = await make().run(spec);
+      expect(result.exitCode, result.output).toBe(0);
+      const seen = JSON.parse(result.output) as Record<string, string>;
+      expect(seen.loopback).not.toBe('connected');
+      expect(seen.outside).not.toBe('connected');
+      expect(seen.name).not.toBe('resolved');
+      expect(connections).toBe(0);
+    });
+
+    it('cannot write outside the work dir and a private /tmp', async () => {
+      const tryWrite = 'for p in / /usr /etc /var; do touch $p/genesis-x 2>/dev/null && echo wrote $p; done';
+      const result = await make().run(await specFor(`${tryWrite}; echo ok > /tmp/t && cat /tmp/t`));
+      expect(result.output).toBe('ok\n');
+    });
+
+    it('runs the command as a user other than root, with HOME in the private /tmp', async () => {
+      const result = await make().run(await specFor('id -u; echo $HOME'));
+      const [uid, home] = result.output.trim().split('\n');
+      expect(Number(uid)).not.toBe(0);
+      expect(home).toBe('/tmp');
+    });
+
+    it('kills the whole process tree at the timeout, detached children included', async () => {
+      const marker = `genesis-forever-${randomUUID()}`;
+      const forever = `node -e "setInterval(() => {}, 1000)" ${marker}`;
+      const spec = await specFor(`${forever} & setsid ${forever} & sleep 1000`, { timeoutMs: 1_500 });
+      const result = await make().run(spec);
+      expect(result).toMatchObject({ exitCode: 137, timedOut: true });
+      expect(result.durationMs).toBeLessThan(5_000);
+      for (let i = 0; i < 20 && processesWith(marker); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(processesWith(marker)).toBe('');
+    });
+
+    it('keeps only the tail of output over the cap while counting every byte', async () => {
+      const bytes = 8 * 1024 * 1024;
+      const print = `node -e "process.stdout.write('x'.repeat(${bytes}) + 'TAIL-END')"`;
+      const result = await make().run(await specFor(print, { maxOutputBytes: 1024 }));
+      expect(result.exitCode).toBe(0);
+      expect(result).toMatchObject({ truncated: true, outputBytes: bytes + 8 });
+      expect(result.output).toHaveLength(1024);
+      expect(result.output.endsWith('xxTAIL-END')).toBe(true);
+    });
+  });
+}
