@@ -5,7 +5,7 @@ import { GenesisError, isGenesisError } from '../errors.js';
 import { failureSignature } from '../gate/test-report.js';
 import { verifyCandidate, type CandidateVerdict } from '../gate/verify-candidate.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
-import { readAcceptedHistory } from '../world/accepted-history.js';
+import { readDoneTasks } from '../world/accepted-history.js';
 import type { EpisodeRecord } from '../world/episode-record.js';
 import type { Ledger } from '../world/ledger.js';
 import type { WorldRepo } from '../world/world-repo.js';
@@ -80,7 +80,8 @@ export async function runEpisode(job: EpisodeJob, deps: EpisodeDeps): Promise<Ep
     const failure = agentFailure(run, tree, changed);
     let verdict: CandidateVerdict | null = null;
     if (!failure && tree) {
-      const done = new Set((await readAcceptedHistory(world.path, manifest.branch)).flatMap((c) => (c.task ? [c.task] : [])));
+      // Checks of the tasks done at the base, not at today's head: the candidate's tree is base + change.
+      const done = await readDoneTasks(world.path, manifest.branch, job.base);
       verdict = await timed('gate', () =>
         verifyCandidate({ world, sandbox: deps.sandbox, head: job.base, headManifest: manifest, fromTree: baseTree, candidateTree: tree, task, doneTasks: done, name: job.episodeId }),
       );

@@ -1,7 +1,7 @@
 import type { EpisodeResult } from '../episode/episode-job.js';
 import { verifyCandidate } from '../gate/verify-candidate.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
-import { acceptedCommitMessage, readAcceptedHistory } from '../world/accepted-history.js';
+import { acceptedCommitMessage, readDoneTasks } from '../world/accepted-history.js';
 import type { GateRecord } from '../world/episode-record.js';
 import { mergeTrees } from '../world/merge-tree.js';
 import type { WorldRepo } from '../world/world-repo.js';
@@ -65,7 +65,7 @@ export class Integrator {
     if (!task) {
       return { outcome: 'rejected', reason: 'task-removed', message: `task ${result.task} is no longer in world.yaml`, signature: 'task-removed', gate: null, gateLog: null };
     }
-    const done = new Set((await readAcceptedHistory(this.world.path, this.branch)).flatMap((c) => (c.task ? [c.task] : [])));
+    const done = await readDoneTasks(this.world.path, this.branch, head);
     const verdict = await verifyCandidate({
       world: this.world, sandbox: this.sandbox, head, headManifest: manifest, fromTree: headTree,
       candidateTree: merged.tree, task, doneTasks: done, name: `${result.episodeId}-replay`,

@@ -8,7 +8,7 @@ import { Integrator } from '../integrate/integrator.js';
 import { MemoryEpisodeQueue } from '../queue/memory-queue.js';
 import { createSandbox } from '../sandbox/create-sandbox.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
-import { readAcceptedHistory } from '../world/accepted-history.js';
+import { readDoneTasks } from '../world/accepted-history.js';
 import type { EpisodeRecord } from '../world/episode-record.js';
 import { Ledger } from '../world/ledger.js';
 import type { TaskSpec, WorldManifest } from '../world/manifest-schema.js';
@@ -44,7 +44,7 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
   const records = new Map((await ledger.readAll()).map((r) => [r.id, r]));
   const recovered = await closeAbandoned(ledger, records);
   await removeStaleWorkspaces(world);
-  const done = new Set((await readAcceptedHistory(world.path, manifest.branch)).flatMap((c) => (c.task ? [c.task] : [])));
+  const done = await readDoneTasks(world.path, manifest.branch);
   emit({ type: 'start', world: world.path, head, sandbox: sandbox.kind, agent: agent.label, tasks: manifest.tasks.length, done: done.size, recovered, parallelism: manifest.parallelism });
 
   const worker = `${hostname()}:${process.pid}`;

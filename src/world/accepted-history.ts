@@ -21,10 +21,13 @@ export interface AcceptedCommit {
   verified: string | null;
 }
 
-/** The accepted branch, newest first, with each commit's Genesis trailers. */
-export async function readAcceptedHistory(repo: string, branch: string): Promise<AcceptedCommit[]> {
+/**
+ * The accepted branch, newest first, with each commit's Genesis trailers. `at` reads the history
+ * as it was at an earlier accepted commit instead of the branch's tip.
+ */
+export async function readAcceptedHistory(repo: string, branch: string, at?: string): Promise<AcceptedCommit[]> {
   const format = '%H%x1f%P%x1f%cI%x1f%s%x1f%(trailers:only,unfold)%x1e';
-  const out = (await git(['log', '--first-parent', `--format=${format}`, `refs/heads/${branch}`, '--'], { cwd: repo })).stdout;
+  const out = (await git(['log', '--first-parent', `--format=${format}`, at ?? `refs/heads/${branch}`, '--'], { cwd: repo })).stdout;
   return out
     .split('\x1e')
     .map((chunk) => chunk.replace(/^\n/, ''))
@@ -65,4 +68,9 @@ export function acceptedCommitMessage(fields: { title: string; episode: string; 
     `${TRAILERS.verified}: ${fields.verified.replace(/\s+/g, ' ')}`,
     '',
   ].join('\n');
+}
+
+/** Ids of the tasks done at a commit of the accepted history (or at the branch's tip). */
+export async function readDoneTasks(repo: string, branch: string, at?: string): Promise<Set<string>> {
+  return new Set((await readAcceptedHistory(repo, branch, at)).flatMap((c) => (c.task ? [c.task] : [])));
 }

@@ -46,9 +46,31 @@ const verify = z
   })
   .strict();
 
+/**
+ * The `sim` calibration agent's draws (see src/agents/sim-agent.ts). Each attempt draws from
+ * (seed, task, attempt): a visible error with e, a plausible wrong solution with w, else a right
+ * one. The world's false-rejection rate f is not here: it belongs to the world's check, which the
+ * gate runs (worlds/sim-chain passes it to checks/steps.sh), not to the agent being judged.
+ */
+const simAgent = z
+  .object({
+    e: z.number().min(0).max(1).default(0.1).describe('probability that an attempt exits with an error (a visible error)'),
+    w: z.number().min(0).max(1).default(0.05).describe('probability that an attempt writes a plausible wrong solution (a silent error)'),
+    d: z
+      .number()
+      .min(0)
+      .max(1)
+      .default(0.8)
+      .describe("probability that a wrong solution is of the kind the world's visible check catches"),
+    seed: z.number().int().min(0).max(4294967295).default(1).describe('seed of the draws, an integer in [0, 2^32 - 1]'),
+  })
+  .strict();
+
 const agent = z
   .object({
-    kind: z.enum(['command', 'script']).describe('command: any CLI agent; script: replays recorded changes'),
+    kind: z
+      .enum(['command', 'script', 'sim'])
+      .describe('command: any CLI agent; script: replays recorded changes; sim: stochastic calibration agent'),
     command: z
       .array(z.string())
       .min(1)
@@ -58,6 +80,7 @@ const agent = z
       .string()
       .optional()
       .describe('recording the script agent replays (kind script), a path in the accepted tree'),
+    sim: simAgent.optional().describe('error rates and seed of the calibration agent (kind sim)'),
     timeoutSec: z.number().int().positive().default(1800).describe('wall time of one episode\'s agent'),
     env: z.array(z.string()).default([]).describe('names of environment variables passed to the agent'),
   })

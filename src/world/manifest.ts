@@ -59,6 +59,11 @@ const CROSS_FIELD_RULES: Rule[] = [
   function agentHasWhatItsKindNeeds(m, errors) {
     if (m.agent.kind === 'command' && !m.agent.command) errors.push('agent.command: required when agent.kind is "command" (an argv list, e.g. ["bash", "agent.sh"])');
     if (m.agent.kind === 'script' && !m.agent.script) errors.push('agent.script: required when agent.kind is "script" (the path of a recording in the world)');
+    if (m.agent.kind === 'sim' && !m.agent.sim) errors.push('agent.sim: required when agent.kind is "sim" (its rates e, w, d and a seed, e.g. { e: 0.1, w: 0.05, d: 0.8, seed: 1 })');
+    // A tolerance so that e = 0.1 + 0.2 (0.30000000000000004) with w = 0.7 is accepted.
+    if (m.agent.kind === 'sim' && m.agent.sim && m.agent.sim.e + m.agent.sim.w > 1 + 1e-12) {
+      errors.push(`agent.sim: e + w must be at most 1 (they share one draw), got ${m.agent.sim.e} + ${m.agent.sim.w}`);
+    }
   },
   function taskIdsAreUnique(m, errors) {
     const seen = new Set<string>();
