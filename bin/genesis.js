@@ -1,15 +1,16 @@
 #!/usr/bin/env node
-// Runs the compiled CLI when it exists (fast start), else the TypeScript source through tsx.
+// In a checkout (src/ present) the CLI runs from the TypeScript source through tsx, so it can never
+// be stale; an installed package ships only the compiled dist/.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-const compiled = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+const source = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
 let entry;
-if (existsSync(compiled) && !process.env.GENESIS_FROM_SOURCE) {
-  entry = await import(compiled);
-} else {
+if (existsSync(source)) {
   const { register } = await import('tsx/esm/api');
   register();
-  entry = await import('../src/cli/main.ts');
+  entry = await import(source);
+} else {
+  entry = await import('../dist/cli/main.js');
 }
 process.exitCode = await entry.main(process.argv);

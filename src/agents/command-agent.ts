@@ -49,14 +49,14 @@ export class CommandAgent implements Agent {
       killGroup('SIGTERM');
       setTimeout(() => killGroup('SIGKILL'), KILL_GRACE_MS).unref();
     };
+    // Daemons the agent left in its group must not outlive it, nor hold its output pipe open.
+    child.once('exit', () => killGroup('SIGKILL'));
     const timer = setTimeout(() => stop('timeout'), input.timeoutMs);
     const onAbort = () => stop('abort');
     input.signal?.addEventListener('abort', onAbort, { once: true });
     const result = await child;
     clearTimeout(timer);
     input.signal?.removeEventListener('abort', onAbort);
-    // Daemons the agent left behind in its group must not outlive the episode.
-    killGroup('SIGKILL');
     if (result.failed && result.exitCode === undefined && !timedOut && !aborted && result.code === 'ENOENT') {
       throw new GenesisError('agent-not-found', `the agent command "${argv[0]}" was not found`, {
         hint: 'install it or fix agent.command in world.yaml; retrying cannot help',

@@ -24,7 +24,16 @@ export const recordingSchema = z
 export type Recording = z.output<typeof recordingSchema>;
 
 export function parseRecording(text: string, source: string): Recording {
-  const parsed = recordingSchema.safeParse(parseYaml(text));
+  let raw: unknown;
+  try {
+    raw = parseYaml(text);
+  } catch (error) {
+    throw new GenesisError('recording-invalid', `the script agent's recording ${source} is not valid YAML: ${(error as Error).message.split('\n')[0]}`, {
+      hint: 'fix the YAML syntax of the recording',
+      cause: error,
+    });
+  }
+  const parsed = recordingSchema.safeParse(raw);
   if (parsed.success) return parsed.data;
   const problems = parsed.error.issues.map((i) => `  - ${i.path.join('.')}: ${i.message}`).join('\n');
   throw new GenesisError('recording-invalid', `Found issues in the script agent's recording ${source}:\n${problems}`, {

@@ -39,7 +39,8 @@ export function describeStop(stop: StopReason): string {
     case 'blocked': {
       const lines = ['stopped: the remaining tasks are blocked'];
       for (const b of stop.blocked) lines.push(`  ${b.task}: used its attempts; last: ${b.reason}: ${b.message ?? ''}`);
-      for (const w of stop.waiting) lines.push(`  ${w.task}: waits for ${w.on}`);
+      for (const w of stop.waiting) lines.push(w.on === 'unschedulable' ? `  ${w.task}: cannot be scheduled` : `  ${w.task}: waits for ${w.on}, which is blocked`);
+      lines.push('  next: read the failed attempts (genesis episodes --outcome rejected, genesis show <id>), fix the task or its check, or raise retry.maxAttempts, then run again');
       return lines.join('\n');
     }
   }

@@ -1,3 +1,4 @@
+import { ZodError } from 'zod';
 import { episodeJobSchema, episodeResultSchema, type EpisodeJob, type EpisodeResult } from '../episode/episode-job.js';
 import type { EpisodeHandler, EpisodeQueue } from './episode-queue.js';
 
@@ -21,6 +22,11 @@ export class MemoryEpisodeQueue implements EpisodeQueue {
   async submit(job: EpisodeJob): Promise<void> {
     const valid = episodeJobSchema.parse(job);
     if (this.seen.has(valid.episodeId)) return;
+    if (this.abort.signal.aborted) {
+      this.seen.add(valid.episodeId);
+      this.deliver(abandoned(valid, 'the queue was closed when the episode was submitted'));
+      return;
+    }
     this.seen.add(valid.episodeId);
     this.waiting.push(valid);
     this.pump();
@@ -45,7 +51,9 @@ export class MemoryEpisodeQueue implements EpisodeQueue {
   private pump(): void {
     while (this.running.size < this.concurrency && this.waiting.length > 0 && !this.abort.signal.aborted) {
       const job = this.waiting.shift()!;
-      const work = this.handler(job, this.abort.signal)
+      // A handler that throws before returning a promise still yields exactly one result.
+      const work = Promise.resolve()
+        .then(() => this.handler(job, this.abort.signal))
         .then((result) => episodeResultSchema.parse(result))
         .catch((error: unknown) => workerError(job, error))
         .then((result) => {
@@ -69,7 +77,7 @@ function abandoned(job: EpisodeJob, message: string): EpisodeResult {
 }
 
 function workerError(job: EpisodeJob, error: unknown): EpisodeResult {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = error instanceof ZodError ? `the worker returned a malformed result: ${error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).slice(0, 3).join('; ')}` : error instanceof Error ? error.message : String(error);
   const code = error instanceof Error && 'code' in error ? String((error as { code: unknown }).code) : 'worker-error';
   return { episodeId: job.episodeId, task: job.task, attempt: job.attempt, base: job.base, candidate: null, verdict: 'failed', reason: code, message, signature: `worker-error:${code}` };
 }

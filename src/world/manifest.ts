@@ -120,7 +120,8 @@ function findCycle(nodes: Array<{ id: string; deps: string[] }>): string[] | nul
     state.set(id, 'visiting');
     stack.push(id);
     for (const dep of deps.get(id) ?? []) {
-      const found = deps.has(dep) ? visit(dep) : null;
+      // A self-dependency is reported on its own by dependenciesExist.
+      const found = deps.has(dep) && dep !== id ? visit(dep) : null;
       if (found) return found;
     }
     stack.pop();

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The whole test suite, as `npm test` and CI run it: bring up the services the tests talk to
+# (Redis, Docker, bubblewrap, the sandbox image), typecheck, then run every test.
+# Extra arguments go to vitest (e.g. `npm test -- test/unit`).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+bash scripts/setup-services.sh
+if [ ! -d node_modules ]; then
+  echo "node_modules is missing; run: npm ci" >&2
+  exit 1
+fi
+echo "typecheck: tsc --noEmit"
+npx tsc --noEmit -p tsconfig.json
+exec npx vitest run "$@"

@@ -1,0 +1,103 @@
+import { describe, expect, it } from 'vitest';
+import { planGate, summarizeGate } from '../../../src/gate/gate-plan.js';
+import { manifestSchema, type TaskSpec, type WorldManifest } from '../../../src/world/manifest-schema.js';
+
+function world(verify: Record<string, unknown> = {}, tasks: Array<Record<string, unknown>> = []): WorldManifest {
+  return manifestSchema.parse({
+    name: 'calc',
+    goal: { outcome: 'a calculator' },
+    verify: { test: 'node --test test/world.test.js', ...verify },
+    agent: { kind: 'script', script: 'rec.yaml' },
+    tasks,
+  });
+}
+
+const tasks = [
+  { id: 'add', title: 'add', paths: ['src/add.js'], check: 'node --test test/add.test.js' },
+  { id: 'mul', title: 'mul', paths: ['src/mul.js'], check: 'node --test test/mul.test.js' },
+  { id: 'docs', title: 'docs', paths: ['docs'] },
+  { id: 'eval', title: 'eval', paths: ['src/eval.js'], check: 'node --test test/eval.test.js' },
+];
+
+function taskOf(m: WorldManifest, id: string): TaskSpec {
+  return m.tasks.find((t) => t.id === id)!;
+}
+
+const none = new Set<string>();
+
+describe('planGate', () => {
+  it('runs only the world test when setup and build are not set', () => {
+    expect(planGate(world(), null, none)).toEqual([{ name: 'test', command: 'node --test test/world.test.js' }]);
+  });
+
+  it('runs setup, then build, then the test when they are set', () => {
+    expect(planGate(world({ setup: 'npm ci --offline', build: 'npm run build' }), null, none)).toEqual([
+      { name: 'setup', command: 'npm ci --offline' },
+      { name: 'build', command: 'npm run build' },
+      { name: 'test', command: 'node --test test/world.test.js' },
+    ]);
+  });
+
+  it('leaves out a setup or build that is only whitespace', () => {
+    expect(planGate(world({ setup: '  ', build: '\n' }), null, none).map((s) => s.name)).toEqual(['test']);
+  });
+
+  it("adds the episode's own task check", () => {
+    const m = world({}, tasks);
+    expect(planGate(m, taskOf(m, 'mul'), none)).toEqual([
+      { name: 'test', command: 'node --test test/world.test.js' },
+      { name: 'check:mul', command: 'node --test test/mul.test.js' },
+    ]);
+  });
+
+  it('adds the checks of done tasks but not of pending ones, in manifest order', () => {
+    const m = world({}, tasks);
+    expect(planGate(m, taskOf(m, 'eval'), new Set(['mul', 'add'])).map((s) => s.name)).toEqual(['test', 'check:add', 'check:mul', 'check:eval']);
+  });
+
+  it('runs the checks of done tasks for a commit without a task (the first commit, a replay)', () => {
+    const m = world({}, tasks);
+    expect(planGate(m, null, new Set(['add'])).map((s) => s.name)).toEqual(['test', 'check:add']);
+  });
+
+  it('skips tasks without a check', () => {
+    const m = world({}, tasks);
+    expect(planGate(m, taskOf(m, 'docs'), new Set(['docs'])).map((s) => s.name)).toEqual(['test']);
+  });
+
+  it('ignores done ids that are not tasks of the manifest', () => {
+    const m = world({}, tasks);
+    expect(planGate(m, null, new Set(['removed-task'])).map((s) => s.name)).toEqual(['test']);
+  });
+
+  it('runs a command shared by several steps once', () => {
+    const m = world({}, [
+      { id: 'a', title: 'a', paths: ['a'], check: 'node --test test/world.test.js' },
+      { id: 'b', title: 'b', paths: ['b'], check: 'npm run check' },
+      { id: 'c', title: 'c', paths: ['c'], check: 'npm run check' },
+    ]);
+    expect(planGate(m, taskOf(m, 'c'), new Set(['a', 'b']))).toEqual([
+      { name: 'test', command: 'node --test test/world.test.js' },
+      { name: 'check:b', command: 'npm run check' },
+    ]);
+  });
+});
+
+describe('summarizeGate', () => {
+  it('summarizes each step with its test counts and the total time on one line', () => {
+    const summary = summarizeGate('docker', [
+      { name: 'setup', exitCode: 0, durationMs: 1200, tests: null },
+      { name: 'test', exitCode: 0, durationMs: 800, tests: { passed: 12, failed: 0 } },
+      { name: 'check:add', exitCode: 0, durationMs: 100, tests: { passed: 3, failed: 0 } },
+    ]);
+    expect(summary).toBe('docker: setup ok; test ok 12 passed 0 failed; check:add ok 3 passed 0 failed (2.1s)');
+  });
+
+  it('shows the exit code of a failing step', () => {
+    expect(summarizeGate('bwrap', [{ name: 'test', exitCode: 1, durationMs: 349, tests: { passed: 2, failed: 1 } }])).toBe('bwrap: test exit 1 2 passed 1 failed (0.3s)');
+  });
+
+  it('handles a gate without steps', () => {
+    expect(summarizeGate('none', [])).toBe('none:  (0.0s)');
+  });
+});
