@@ -1,7 +1,7 @@
 import { execa } from 'execa';
 import { GenesisError } from '../errors.js';
 import type { Agent, AgentRunInput, AgentRunResult } from './agent.js';
-import { TailBuffer } from './tail-buffer.js';
+import { OutputTail } from '../sandbox/output-tail.js';
 
 const KILL_GRACE_MS = 2_000;
 
@@ -19,7 +19,7 @@ export class CommandAgent implements Agent {
   async run(input: AgentRunInput): Promise<AgentRunResult> {
     const argv = this.argv.map((arg) => arg.replaceAll('{promptFile}', input.promptFile));
     const started = Date.now();
-    const log = new TailBuffer(1024 * 1024);
+    const log = new OutputTail(1024 * 1024);
     const child = execa(argv[0]!, argv.slice(1), {
       cwd: input.workspace,
       env: input.env,
@@ -67,7 +67,7 @@ export class CommandAgent implements Agent {
       exitCode: result.exitCode ?? (timedOut || aborted ? 137 : 1),
       timedOut,
       aborted,
-      log: log.text() + (result.code === 'ENOENT' ? `\n${result.shortMessage}\n` : ''),
+      log: (log.truncated ? `[${log.totalBytes - log.capacity} earlier bytes not kept]\n` : '') + log.text() + (result.code === 'ENOENT' ? `\n${result.shortMessage}\n` : ''),
       durationMs: Date.now() - started,
     };
   }
