@@ -5,8 +5,22 @@
 # fresh machine (CI) has none of it, so this script installs what is missing too. When it lacks
 # the rights to fix something, it prints the command to run and exits 1 after checking the rest.
 #
+# Usage: setup-services.sh [redis] [docker] [bwrap]   (default: all three; `bwrap` alone is what
+# the embedded defaults of `genesis demo` need)
 # Environment: GENESIS_STATE_DIR (default /var/tmp/genesis) holds logs, pid files and Redis's dir.
 set -euo pipefail
+
+WANT=" ${*:-redis docker bwrap} "
+for arg in $WANT; do
+  case "$arg" in
+  redis | docker | bwrap) ;;
+  *)
+    echo "setup-services.sh: unknown service '$arg' (choose from: redis docker bwrap)" >&2
+    exit 2
+    ;;
+  esac
+done
+wants() { [[ "$WANT" == *" $1 "* ]]; }
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 STATE_DIR="${GENESIS_STATE_DIR:-/var/tmp/genesis}"
@@ -39,10 +53,12 @@ as_root() { "${SUDO[@]}" "$@"; }
 # Packages are judged by the commands they provide, so a docker-ce install counts as Docker.
 setup_packages() {
   local missing=()
-  command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
-  command -v redis-cli >/dev/null 2>&1 || missing+=(redis-tools)
-  command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
-  command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
+  if wants redis; then
+    command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+    command -v redis-cli >/dev/null 2>&1 || missing+=(redis-tools)
+  fi
+  wants docker && ! command -v dockerd >/dev/null 2>&1 && missing+=(docker.io)
+  wants bwrap && ! command -v bwrap >/dev/null 2>&1 && missing+=(bubblewrap)
   command -v git >/dev/null 2>&1 || missing+=(git)
   if [ "${#missing[@]}" -eq 0 ]; then
     say packages "all present"
@@ -130,10 +146,10 @@ setup_bwrap() {
 }
 
 setup_packages
-setup_redis
-setup_docker
-setup_bwrap
-if docker_up; then
+if wants redis; then setup_redis; fi
+if wants docker; then setup_docker; fi
+if wants bwrap; then setup_bwrap; fi
+if wants docker && docker_up; then
   bash "$ROOT/sandboxes/build-images.sh" || failed=1
 fi
 exit "$failed"

@@ -42,7 +42,8 @@ function reportError(error: unknown): number {
     return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
   }
   if (isGenesisError(error)) {
-    process.stderr.write(`genesis: ${error.message} [${error.code}]\n`);
+    const [first, ...rest] = error.message.split('\n');
+    process.stderr.write(`genesis: ${first} [${error.code}]\n${rest.map((line) => `${line}\n`).join('')}`);
     if (error.hint) process.stderr.write(`  what to do: ${error.hint}\n`);
     return EXIT.error;
   }

@@ -23,7 +23,7 @@ export function parseManifest(text: string): ManifestParseResult {
     return { manifest: null, errors: [`world.yaml is not valid YAML${where}: ${(error as Error).message.split('\n')[0]}`], warnings: [] };
   }
   const parsed = manifestSchema.safeParse(raw ?? {});
-  if (!parsed.success) return { manifest: null, errors: parsed.error.issues.map(formatIssue), warnings: [] };
+  if (!parsed.success) return { manifest: null, errors: parsed.error.issues.flatMap(formatIssue), warnings: [] };
   const errors: string[] = [];
   const warnings: string[] = [];
   for (const rule of CROSS_FIELD_RULES) rule(parsed.data, errors, warnings);
@@ -39,12 +39,11 @@ export function readManifest(text: string, source = 'world.yaml'): WorldManifest
   });
 }
 
-function formatIssue(issue: z.core.$ZodIssue): string {
-  const path = formatPath(issue.path);
+function formatIssue(issue: z.core.$ZodIssue): string[] {
   if (issue.code === 'unrecognized_keys') {
-    return `${path || '(top level)'}: unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}; remove it or check its spelling`;
+    return issue.keys.map((key) => `${formatPath([...issue.path, key])}: unknown field; remove it or check its spelling`);
   }
-  return `${path || '(top level)'}: ${issue.message}`;
+  return [`${formatPath(issue.path) || '(top level)'}: ${issue.message}`];
 }
 
 function formatPath(path: readonly PropertyKey[]): string {

@@ -167,27 +167,30 @@ describe('parseManifest', () => {
   describe('when a field is unknown', () => {
     it('names an unknown top-level field and says to remove it', () => {
       const error = onlyError(parse(minimal({ colour: 'red' })));
-      expect(error).toBe('(top level): unknown field "colour"; remove it or check its spelling');
+      expect(error).toBe('colour: unknown field; remove it or check its spelling');
     });
 
     it('names the object holding a misspelled nested field, and the field', () => {
       const error = onlyError(parse(minimal({ verify: { test: 'node --test', tset: 'npm test' } })));
-      expect(error).toBe('verify: unknown field "tset"; remove it or check its spelling');
+      expect(error).toBe('verify.tset: unknown field; remove it or check its spelling');
     });
 
-    it('lists several unknown fields of one object in one error', () => {
-      const error = onlyError(parse(minimal({ verify: { test: 'node --test', tset: 'x', biuld: 'y' } })));
-      expect(error).toBe('verify: unknown fields "tset", "biuld"; remove it or check its spelling');
+    it('names each unknown field of one object with its own path', () => {
+      const { errors } = parse(minimal({ verify: { test: 'node --test', tset: 'x', biuld: 'y' } }));
+      expect(errors).toEqual([
+        'verify.tset: unknown field; remove it or check its spelling',
+        'verify.biuld: unknown field; remove it or check its spelling',
+      ]);
     });
 
     it('names a misspelled task field with the index of the task', () => {
       const error = onlyError(parse(minimal({ tasks: [task('a', ['a'], { depends: ['b'] })] })));
-      expect(error).toBe('tasks[0]: unknown field "depends"; remove it or check its spelling');
+      expect(error).toBe('tasks[0].depends: unknown field; remove it or check its spelling');
     });
 
     it('refuses an unknown field inside verify.limits', () => {
       const error = onlyError(parse(minimal({ verify: { test: 'x', limits: { disk: 3 } } })));
-      expect(error).toBe('verify.limits: unknown field "disk"; remove it or check its spelling');
+      expect(error).toBe('verify.limits.disk: unknown field; remove it or check its spelling');
     });
   });
 
@@ -404,7 +407,7 @@ describe('readManifest', () => {
       [
         'Found issues in world.yaml:',
         '  - parallelism: Invalid input: expected number, received string',
-        '  - (top level): unknown field "colour"; remove it or check its spelling',
+        '  - colour: unknown field; remove it or check its spelling',
       ].join('\n'),
     );
     expect(error.hint).toMatch(/README/);
