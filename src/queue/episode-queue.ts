@@ -9,14 +9,19 @@ import type { EpisodeJob, EpisodeResult } from '../episode/episode-job.js';
  * - Jobs and results are validated against their schemas on both sides of the queue.
  * - Every submitted job yields exactly one result from `nextResult`, also when its worker failed
  *   (verdict `failed`, reason `worker-error`) or the queue was closed under it (`abandoned`).
- * - `close` stops taking jobs, aborts running ones, and resolves when they have returned.
+ * - A result stays owed until `acknowledge` is called for it: a durable adapter delivers it again
+ *   after a crash of the consumer, so the integrator must treat results idempotently.
+ * - `ensureSubmitted` puts a job back when the queue lost it (a Redis restart without persistence);
+ *   a job the queue still holds, or whose result is owed, is left alone.
+ * - `close` stops taking jobs, aborts running ones (in-process) or leaves them to the workers
+ *   (distributed), and resolves when nothing more will be delivered.
  */
 export interface EpisodeQueue {
   submit(job: EpisodeJob): Promise<void>;
   /** The next finished episode, in completion order. */
   nextResult(): Promise<EpisodeResult>;
-  /** Jobs waiting and running. */
-  counts(): { waiting: number; active: number };
+  acknowledge(episodeId: string): Promise<void>;
+  ensureSubmitted(job: EpisodeJob): Promise<boolean>;
   close(): Promise<void>;
 }
 

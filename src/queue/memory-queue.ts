@@ -42,6 +42,14 @@ export class MemoryEpisodeQueue implements EpisodeQueue {
     return { waiting: this.waiting.length, active: this.running.size };
   }
 
+  /** In process, a delivered result is never owed again. */
+  async acknowledge(_episodeId: string): Promise<void> {}
+
+  /** An in-process queue cannot lose a job it was given. */
+  async ensureSubmitted(_job: EpisodeJob): Promise<boolean> {
+    return false;
+  }
+
   async close(): Promise<void> {
     this.abort.abort();
     for (const job of this.waiting.splice(0)) this.deliver(abandoned(job, 'the queue closed before the episode started'));

@@ -5,6 +5,7 @@ import { runEpisode } from '../episode/run-episode.js';
 import { removeStaleWorkspaces } from '../episode/workspace.js';
 import { checkEvidence } from '../gate/evidence.js';
 import { Integrator } from '../integrate/integrator.js';
+import type { EpisodeQueue } from '../queue/episode-queue.js';
 import { MemoryEpisodeQueue } from '../queue/memory-queue.js';
 import { createSandbox } from '../sandbox/create-sandbox.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
@@ -13,10 +14,19 @@ import type { EpisodeRecord } from '../world/episode-record.js';
 import { Ledger } from '../world/ledger.js';
 import type { TaskSpec, WorldManifest } from '../world/manifest-schema.js';
 import type { WorldRepo } from '../world/world-repo.js';
-import { PathLeases } from './path-leases.js';
+import { finishEpisode } from './finish-episode.js';
+import { MemoryLeaseStore, type LeaseStore } from './lease-store.js';
 import type { RunEvent, RunSummary } from './run-events.js';
 import { budgetStop, idleStop, pickReadyTasks, type StopReason } from './scheduler.js';
 import { deriveTaskStatuses } from './task-status.js';
+
+/** Where episodes run when they do not run in this process. */
+export interface DistributedRun {
+  queue: EpisodeQueue;
+  leases: LeaseStore;
+  /** How often to check that the queue still holds every running episode. @default 5000 */
+  reconcileMs?: number;
+}
 
 export interface RunOptions {
   world: WorldRepo;
@@ -24,12 +34,14 @@ export interface RunOptions {
   sandbox?: Sandbox;
   signal?: AbortSignal;
   onEvent?: (event: RunEvent) => void;
+  /** Workers elsewhere, through a shared queue; without it episodes run in this process. */
+  distributed?: DistributedRun;
 }
 
 /**
- * `genesis run` on one machine: keeps up to `parallelism` episodes running on ready tasks, hands
- * each result to the integrator, records every episode in the ledger, and stops for a reason it
- * names. Everything it needs to resume is in the world, so running it again carries on.
+ * `genesis run`: keeps up to `parallelism` episodes running on ready tasks, hands each result to
+ * the integrator, records every episode in the ledger, and stops for a reason it names.
+ * Everything it needs to resume is in the world, so running it again carries on.
  */
 export async function runWorld(options: RunOptions): Promise<RunSummary> {
   const started = Date.now();
@@ -42,19 +54,21 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
   const agent = await createAgent(manifest, world, head);
   const ledger = new Ledger(world.path);
   const records = new Map((await ledger.readAll()).map((r) => [r.id, r]));
-  const recovered = await closeAbandoned(ledger, records);
-  await removeStaleWorkspaces(world);
-  const done = await readDoneTasks(world.path, manifest.branch);
-  emit({ type: 'start', world: world.path, head, sandbox: sandbox.kind, agent: agent.label, tasks: manifest.tasks.length, done: done.size, recovered, parallelism: manifest.parallelism });
-
   const worker = `${hostname()}:${process.pid}`;
-  const queue = new MemoryEpisodeQueue(
+  const queue = options.distributed?.queue ?? new MemoryEpisodeQueue(
     (job, signal) => runEpisode(job, { world, ledger, sandbox, agent, worker, signal, onPhase: (j, phase) => emit({ type: 'episode-phase', id: j.episodeId, task: j.task, phase }) }),
     manifest.parallelism,
   );
+  const leases = options.distributed?.leases ?? new MemoryLeaseStore();
   const integrator = new Integrator(world, sandbox, manifest.branch);
-  const leases = new PathLeases();
-  const running = new Map<string, TaskSpec>();
+  const running = new Map<string, { task: TaskSpec; job: EpisodeJob }>();
+  // Distributed: records left running may belong to episodes workers still run; their results
+  // are owed by the queue. In process, nothing can still be running them.
+  const recovered = options.distributed ? adoptRunning(records, running, manifest) : await closeAbandoned(ledger, records);
+  if (!options.distributed) await removeStaleWorkspaces(world);
+  const done = await readDoneTasks(world.path, manifest.branch);
+  emit({ type: 'start', world: world.path, head, sandbox: sandbox.kind, agent: agent.label, tasks: manifest.tasks.length, done: done.size, recovered, parallelism: manifest.parallelism });
+
   const tally = { accepted: 0, rejected: 0, failed: 0, abandoned: 0, episodes: 0 };
   let evidence: RunSummary['evidence'] = null;
   let stop: StopReason | null = null;
@@ -63,7 +77,6 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
     if (options.signal?.aborted) resolve('aborted');
     options.signal?.addEventListener('abort', () => resolve('aborted'), { once: true });
   });
-
   const evidenceMet = async (): Promise<boolean> => {
     const verdict = await checkEvidence(world, sandbox, manifest, head);
     if (!verdict) return false;
@@ -73,56 +86,65 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
   };
   if (await evidenceMet()) stop = { kind: 'evidence', command: manifest.goal.evidence! };
 
+  const maxEpisodes = manifest.goal.stop.maxEpisodes ?? Infinity;
+  const startEpisodes = async (statuses: ReturnType<typeof deriveTaskStatuses>): Promise<void> => {
+    for (const task of pickReadyTasks(manifest.tasks, statuses, Infinity, () => true)) {
+      // No episode starts that could cross the episode budget, counted across runs.
+      if (running.size >= manifest.parallelism || records.size >= maxEpisodes) break;
+      const id = newEpisodeId();
+      if (!(await leases.tryAcquire(id, task.paths))) continue;
+      const attempt = (statuses.get(task.id)?.failures ?? 0) + 1;
+      const record = newRecord(id, manifest, task, attempt, head, agent.label, worker);
+      await ledger.write(record);
+      records.set(id, record);
+      const job: EpisodeJob = { episodeId: id, world: manifest.name, task: task.id, attempt, base: head };
+      running.set(id, { task, job });
+      tally.episodes++;
+      emit({ type: 'episode-start', id, task: task.id, attempt });
+      await queue.submit(job);
+    }
+  };
+
   try {
     while (true) {
       if (options.signal?.aborted && !stop) {
         stop = { kind: 'interrupted' };
         await queue.close();
       }
-      const statuses = deriveTaskStatuses(manifest.tasks, done, [...records.values()], new Set([...running.values()].map((t) => t.id)), manifest.retry.maxAttempts);
+      const statuses = deriveTaskStatuses(manifest.tasks, done, [...records.values()], new Set([...running.values()].map((r) => r.task.id)), manifest.retry.maxAttempts);
       if (!stop) {
         const budget = budgetStop(manifest.goal.stop, records.size, hoursSince(records));
         const idle = running.size === 0 ? idleStop(manifest.tasks, statuses) : null;
         if (idle) stop = idle;
         else if (budget && running.size === 0) stop = budget;
         else if (!budget) {
-          const ids = new Map<string, string>();
-          const picks = pickReadyTasks(manifest.tasks, statuses, manifest.parallelism - running.size, (task) => {
-            const id = newEpisodeId();
-            const ok = leases.tryAcquire(id, task.paths);
-            if (ok) ids.set(task.id, id);
-            return ok;
-          });
-          const allowed = manifest.goal.stop.maxEpisodes === undefined ? picks : picks.slice(0, manifest.goal.stop.maxEpisodes - records.size);
-          for (const task of picks.filter((t) => !allowed.includes(t))) leases.release(ids.get(task.id)!);
-          for (const task of allowed) {
-            const id = ids.get(task.id)!;
-            const attempt = (statuses.get(task.id)?.failures ?? 0) + 1;
-            const record = newRecord(id, manifest, task, attempt, head, agent.label, worker);
-            await ledger.write(record);
-            records.set(id, record);
-            running.set(id, task);
-            tally.episodes++;
-            emit({ type: 'episode-start', id, task: task.id, attempt });
-            const job: EpisodeJob = { episodeId: id, world: manifest.name, task: task.id, attempt, base: head };
-            await queue.submit(job);
-          }
+          await startEpisodes(statuses);
           if (running.size === 0) stop = { kind: 'blocked', blocked: [], waiting: manifest.tasks.filter((t) => statuses.get(t.id)?.state === 'pending').map((t) => ({ task: t.id, on: 'unschedulable' })) };
         }
       }
       if (running.size === 0) break;
-      emit({ type: 'progress', done: done.size, tasks: manifest.tasks.length, running: [...running.values()].map((t) => t.id), ...pick(tally) });
+      emit({ type: 'progress', done: done.size, tasks: manifest.tasks.length, running: [...running.values()].map((r) => r.task.id), accepted: tally.accepted, rejected: tally.rejected, failed: tally.failed });
       pendingResult ??= queue.nextResult();
-      const next = await Promise.race([pendingResult, stop ? new Promise<never>(() => undefined) : aborted]);
+      const next = await Promise.race([pendingResult, stop ? new Promise<never>(() => undefined) : aborted, reconcileTick(options.distributed?.reconcileMs)]);
       if (next === 'aborted') continue;
+      if (next === 'tick') {
+        for (const { job } of running.values()) await queue.ensureSubmitted(job);
+        continue;
+      }
       pendingResult = null;
-      const final = await finish(next);
+      if (!running.has(next.episodeId)) {
+        await queue.acknowledge(next.episodeId); // a result delivered twice, already handled
+        continue;
+      }
+      const final = await finishEpisode({ world, ledger, integrator, manifest }, next, records.get(next.episodeId));
+      records.set(final.id, final);
       running.delete(next.episodeId);
-      leases.release(next.episodeId);
+      await leases.release(next.episodeId);
+      await queue.acknowledge(next.episodeId);
       tally[final.outcome!]++;
       emit({ type: 'episode-end', id: final.id, task: final.task, attempt: final.attempt, outcome: final.outcome!, reason: final.reason, message: final.message, commit: final.commit, durationMs: Date.parse(final.endedAt!) - Date.parse(final.startedAt) });
       if (final.outcome === 'accepted') {
-        head = final.commit!;
+        head = await world.head(manifest.branch);
         done.add(final.task);
         if (!stop && (await evidenceMet())) stop = { kind: 'evidence', command: manifest.goal.evidence! };
       }
@@ -132,32 +154,11 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
   }
   emit({ type: 'stop', reason: stop! });
   return { stop: stop!, head, ...tally, durationMs: Date.now() - started, evidence };
-
-  async function finish(result: EpisodeResult): Promise<EpisodeRecord> {
-    const record = (await ledger.read(result.episodeId)) ?? records.get(result.episodeId)!;
-    const t0 = performance.now();
-    let final: EpisodeRecord;
-    if (result.verdict === 'passed') {
-      const task = manifest.tasks.find((t) => t.id === result.task)!;
-      const outcome = await integrator.integrate({ result, title: task.title, agent: record.agent, verified: record.gate?.summary ?? 'passed' });
-      final = outcome.outcome === 'accepted'
-        ? { ...record, outcome: 'accepted', commit: outcome.commit, reason: outcome.replayed ? 'replayed' : null, message: outcome.replayed ? `replayed on a newer head and verified again: ${outcome.gate?.summary ?? ''}` : record.message }
-        : { ...record, outcome: 'rejected', reason: outcome.reason, message: outcome.message, signature: outcome.signature, gate: outcome.gate ?? record.gate };
-      final.phases = { ...final.phases, integrate: Math.round(performance.now() - t0) };
-      const gateLog = outcome.outcome === 'rejected' && outcome.gateLog ? { gateLog: outcome.gateLog } : {};
-      final = { ...final, status: 'final', endedAt: new Date().toISOString() };
-      await ledger.write(final, gateLog);
-    } else {
-      final = { ...record, status: 'final', outcome: result.verdict, reason: result.reason, message: result.message, signature: result.signature, endedAt: new Date().toISOString() };
-      await ledger.write(final);
-    }
-    records.set(final.id, final);
-    return final;
-  }
 }
 
-function pick(t: { accepted: number; rejected: number; failed: number }) {
-  return { accepted: t.accepted, rejected: t.rejected, failed: t.failed };
+function reconcileTick(ms: number | undefined): Promise<'tick'> {
+  if (ms === undefined) return new Promise(() => undefined);
+  return new Promise((resolve) => setTimeout(() => resolve('tick'), ms).unref());
 }
 
 function hoursSince(records: Map<string, EpisodeRecord>): number {
@@ -185,4 +186,14 @@ async function closeAbandoned(ledger: Ledger, records: Map<string, EpisodeRecord
     count++;
   }
   return count;
+}
+
+/** A restarted distributed scheduler takes back the episodes its workers are still running. */
+function adoptRunning(records: Map<string, EpisodeRecord>, running: Map<string, { task: TaskSpec; job: EpisodeJob }>, manifest: WorldManifest): number {
+  for (const r of records.values()) {
+    const task = manifest.tasks.find((t) => t.id === r.task);
+    if (r.status !== 'running' || !task) continue;
+    running.set(r.id, { task, job: { episodeId: r.id, world: manifest.name, task: r.task, attempt: r.attempt, base: r.base } });
+  }
+  return running.size;
 }
