@@ -7,6 +7,8 @@ import { PathLeases } from './path-leases.js';
  */
 export interface LeaseStore {
   tryAcquire(holder: string, paths: readonly string[]): Promise<boolean>;
+  /** Keeps a lease alive (leases in Redis expire unless renewed); false when it was lost. */
+  renew(holder: string): Promise<boolean>;
   release(holder: string): Promise<void>;
 }
 
@@ -16,6 +18,10 @@ export class MemoryLeaseStore implements LeaseStore {
 
   async tryAcquire(holder: string, paths: readonly string[]): Promise<boolean> {
     return this.leases.tryAcquire(holder, paths);
+  }
+
+  async renew(holder: string): Promise<boolean> {
+    return this.leases.holders().includes(holder);
   }
 
   async release(holder: string): Promise<void> {

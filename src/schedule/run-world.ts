@@ -128,7 +128,10 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
       const next = await Promise.race([pendingResult, stop ? new Promise<never>(() => undefined) : aborted, reconcileTick(options.distributed?.reconcileMs)]);
       if (next === 'aborted') continue;
       if (next === 'tick') {
-        for (const { job } of running.values()) await queue.ensureSubmitted(job);
+        for (const { job } of running.values()) {
+          await leases.renew(job.episodeId);
+          await queue.ensureSubmitted(job);
+        }
         continue;
       }
       pendingResult = null;

@@ -1,20 +1,30 @@
 import { createSandbox } from '../../sandbox/create-sandbox.js';
 import { NONE_SANDBOX_WARNING } from '../../sandbox/none-sandbox.js';
 import type { RunSummary } from '../../schedule/run-events.js';
-import { runWorld } from '../../schedule/run-world.js';
+import { runWorld, type DistributedRun } from '../../schedule/run-world.js';
+import { acquireRunLock } from '../../world/run-lock.js';
 import { WorldRepo } from '../../world/world-repo.js';
-import { formatRunEvent, formatSummary } from '../run-reporter.js';
 import { STOP_EXIT } from '../exit-codes.js';
+import { formatRunEvent, formatSummary } from '../run-reporter.js';
 
-/** Runs a world with signals wired: the first Ctrl-C stops cleanly, a second one exits at once. */
-export async function runCommand(opts: { world: string; sandbox?: 'auto' | 'docker' | 'bwrap' | 'none'; json: boolean }): Promise<number> {
+export interface RunCommandOptions {
+  world: string;
+  sandbox?: 'auto' | 'docker' | 'bwrap' | 'none';
+  json: boolean;
+  redis?: string;
+  /** Where workers find the world, when not at the same path (a git URL). */
+  remote?: string;
+}
+
+export async function runCommand(opts: RunCommandOptions): Promise<number> {
   const summary = await runWithSignals(opts);
   if (opts.json) process.stdout.write(`${JSON.stringify({ type: 'summary', ...summary })}\n`);
   else process.stdout.write(`${formatSummary(summary)}\n`);
   return STOP_EXIT[summary.stop.kind];
 }
 
-export async function runWithSignals(opts: { world: string; sandbox?: 'auto' | 'docker' | 'bwrap' | 'none'; json: boolean }): Promise<RunSummary> {
+/** Runs a world with signals wired: the first Ctrl-C stops cleanly, a second one exits at once. */
+export async function runWithSignals(opts: RunCommandOptions): Promise<RunSummary> {
   const world = await WorldRepo.open(opts.world);
   const controller = new AbortController();
   const onSignal = () => {
@@ -24,17 +34,17 @@ export async function runWithSignals(opts: { world: string; sandbox?: 'auto' | '
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  const manifest = await world.manifestAt('HEAD');
+  const sandbox = opts.sandbox ? await createSandbox(opts.sandbox, { image: manifest.verify.image }) : undefined;
+  if (sandbox?.kind === 'none') process.stderr.write(`warning: ${NONE_SANDBOX_WARNING}\n`);
+  const cluster = opts.redis ? await import('./run-distributed.js').then((m) => m.joinCluster(opts.redis!, world, manifest.name, opts.remote ?? world.path, () => controller.abort())) : null;
+  const lock = cluster ? null : await acquireRunLock(world.scratchDir);
   try {
-    let sandbox;
-    if (opts.sandbox) {
-      const manifest = await world.manifestAt('HEAD');
-      sandbox = await createSandbox(opts.sandbox, { image: manifest.verify.image });
-    }
-    if (sandbox?.kind === 'none') process.stderr.write(`warning: ${NONE_SANDBOX_WARNING}\n`);
     return await runWorld({
       world,
       sandbox,
       signal: controller.signal,
+      distributed: cluster?.distributed,
       onEvent: (event) => {
         if (opts.json) return process.stdout.write(`${JSON.stringify(event)}\n`);
         const line = formatRunEvent(event);
@@ -42,7 +52,11 @@ export async function runWithSignals(opts: { world: string; sandbox?: 'auto' | '
       },
     });
   } finally {
+    await lock?.release();
+    await cluster?.leave();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
 }
+
+export type { DistributedRun };

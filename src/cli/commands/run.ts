@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
+import { redisOption } from '../redis-option.js';
 import { requireWorld, sandboxOption, worldOption } from '../world-option.js';
 
-interface RunCliOptions { world?: string; sandbox?: 'auto' | 'docker' | 'bwrap' | 'none'; json?: boolean }
+interface RunCliOptions { world?: string; sandbox?: 'auto' | 'docker' | 'bwrap' | 'none'; json?: boolean; redis?: string; remote?: string }
 
 export function define(program: Command): void {
   program
@@ -9,10 +10,12 @@ export function define(program: Command): void {
     .description('run episodes on the ready tasks until all are done, the goal\'s evidence passes, a budget is spent, or what is left is blocked; run again to resume')
     .addOption(worldOption())
     .addOption(sandboxOption())
+    .addOption(redisOption())
+    .option('--remote <location>', 'where workers find the world (a git URL or a path on shared storage); default: --world')
     .option('--json', 'print one JSON event per line, and the summary last')
     .addHelpText('after', '\nExit codes: 0 done or evidence met, 1 error, 3 blocked, 4 budget spent, 5 interrupted.')
     .action(async (opts: RunCliOptions) => {
       const { runCommand } = await import('./run-action.js');
-      process.exitCode = await runCommand({ world: requireWorld(opts), sandbox: opts.sandbox, json: Boolean(opts.json) });
+      process.exitCode = await runCommand({ world: requireWorld(opts), sandbox: opts.sandbox, json: Boolean(opts.json), redis: opts.redis, remote: opts.remote });
     });
 }

@@ -1,0 +1,42 @@
+import { hostname } from 'node:os';
+import { BullmqEpisodeQueue } from '../../queue/bullmq-episode-queue.js';
+import { worldKeyOf } from '../../queue/distributed-job.js';
+import { IntegratorLock } from '../../queue/integrator-lock.js';
+import { connectRedis } from '../../queue/redis-connection.js';
+import { RedisPathLeases } from '../../queue/redis-path-leases.js';
+import type { DistributedRun } from '../../schedule/run-world.js';
+import type { WorldRepo } from '../../world/world-repo.js';
+
+/**
+ * The composition root of a distributed run: the integrator lock (exactly one scheduler per
+ * world), the BullMQ queue and the Redis path leases. Losing the lock stops the run.
+ */
+export async function joinCluster(url: string, world: WorldRepo, name: string, remote: string, onLockLost: () => void): Promise<{ distributed: DistributedRun; leave(): Promise<void> }> {
+  const redis = await connectRedis(url, { name: 'genesis-scheduler' });
+  const worldKey = worldKeyOf(name, world.path);
+  let lock: IntegratorLock;
+  try {
+    lock = await IntegratorLock.acquire(redis, worldKey, { owner: { host: hostname(), pid: process.pid } });
+  } catch (error) {
+    redis.disconnect();
+    throw error;
+  }
+  lock.onLost(() => {
+    process.stderr.write('genesis: the integrator lock was lost (another scheduler took over?); stopping\n');
+    onLockLost();
+  });
+  const queue = new BullmqEpisodeQueue(redis, { remote, worldKey }, { lockDurationMs: envMs('GENESIS_LOCK_MS'), stalledIntervalMs: envMs('GENESIS_STALLED_MS') });
+  const leases = new RedisPathLeases(redis, worldKey);
+  return {
+    distributed: { queue, leases: { tryAcquire: (h, p) => leases.tryAcquire(h, p), renew: (h) => leases.extend(h), release: (h) => leases.release(h) }, reconcileMs: envMs('GENESIS_RECONCILE_MS') ?? 5_000 },
+    async leave() {
+      await lock.release();
+      redis.disconnect();
+    },
+  };
+}
+
+function envMs(name: string): number | undefined {
+  const value = process.env[name];
+  return value === undefined ? undefined : Number(value);
+}

@@ -1,0 +1,107 @@
+import { hostname } from 'node:os';
+import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { createAgent } from '../agents/create-agent.js';
+import type { EpisodeResult } from '../episode/episode-job.js';
+import { runEpisode } from '../episode/run-episode.js';
+import { createSandbox } from '../sandbox/create-sandbox.js';
+import { Ledger } from '../world/ledger.js';
+import { openWorkerWorld } from '../world/worker-world.js';
+import { distributedJobSchema, EPISODE_QUEUE, queuePrefix, RETENTION, type DistributedJob } from './distributed-job.js';
+import { RedisPathLeases } from './redis-path-leases.js';
+import { startHeartbeat } from './worker-registry.js';
+
+export interface EpisodeWorkerOptions {
+  redis: Redis;
+  concurrency: number;
+  /** Where mirrors of worlds behind git URLs are kept. */
+  cacheDir: string;
+  /** How long a job stays locked without renewal: a killed worker's job restarts after about this. @default 30 s */
+  lockDurationMs?: number;
+  stalledIntervalMs?: number;
+  onEvent?: (event: { type: 'start' | 'end'; episodeId: string; task: string; verdict?: string }) => void;
+}
+
+export interface EpisodeWorker {
+  readonly id: string;
+  /** Finishes the running episodes, then stops; with `force`, aborts them and hands their jobs back. */
+  close(force?: boolean): Promise<void>;
+}
+
+/**
+ * `genesis worker`: takes episode jobs of any world from the shared queue, runs each end to end
+ * (workspace, agent, gate) and sends the result to the world's results queue. It needs only Redis
+ * and the world's location. It holds the task's path lease while it runs, renewing it, so a dead
+ * worker's lease expires on its own.
+ */
+export async function startEpisodeWorker(options: EpisodeWorkerOptions): Promise<EpisodeWorker> {
+  const id = `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
+  const running = new Map<string, AbortController>();
+  const heartbeat = await startHeartbeat(options.redis, { id, host: hostname(), pid: process.pid, concurrency: options.concurrency, queue: EPISODE_QUEUE });
+  const resultQueues = new Map<string, Queue>();
+  const resultQueue = (name: string) => {
+    let q = resultQueues.get(name);
+    if (!q) resultQueues.set(name, (q = new Queue(name, { connection: options.redis, prefix: queuePrefix() })));
+    return q;
+  };
+  const process_ = async (job: Job): Promise<EpisodeResult> => {
+    const parsed = distributedJobSchema.safeParse(job.data);
+    if (!parsed.success) throw new UnrecoverableError(`malformed episode job ${job.id}: ${parsed.error.issues[0]?.message ?? ''}`);
+    const controller = new AbortController();
+    running.set(parsed.data.job.episodeId, controller);
+    heartbeat.setEpisodes([...running.keys()]);
+    options.onEvent?.({ type: 'start', episodeId: parsed.data.job.episodeId, task: parsed.data.job.task });
+    try {
+      const result = await runLeased(parsed.data, options, id, controller.signal);
+      await resultQueue(parsed.data.resultQueue).add('result', result, { jobId: result.episodeId, ...RETENTION });
+      options.onEvent?.({ type: 'end', episodeId: result.episodeId, task: result.task, verdict: result.verdict });
+      return result;
+    } finally {
+      running.delete(parsed.data.job.episodeId);
+      heartbeat.setEpisodes([...running.keys()]);
+    }
+  };
+  const worker = new Worker(EPISODE_QUEUE, process_, {
+    connection: options.redis.duplicate(),
+    prefix: queuePrefix(),
+    concurrency: options.concurrency,
+    lockDuration: options.lockDurationMs ?? 30_000,
+    stalledInterval: options.stalledIntervalMs ?? 30_000,
+    maxStalledCount: 2,
+    ...RETENTION,
+  });
+  worker.on('error', () => undefined); // connection errors while Redis restarts; BullMQ reconnects
+  return {
+    id,
+    async close(force = false) {
+      if (force) for (const c of running.values()) c.abort();
+      await worker.close(force);
+      await heartbeat.stop();
+      await Promise.all([...resultQueues.values()].map((q) => q.close()));
+    },
+  };
+}
+
+async function runLeased(data: DistributedJob, options: EpisodeWorkerOptions, workerId: string, signal: AbortSignal): Promise<EpisodeResult> {
+  const { job } = data;
+  const world = await openWorkerWorld(data.remote, options.cacheDir);
+  await world.sync();
+  const manifest = await world.repo.manifestAt(job.base);
+  const task = manifest.tasks.find((t) => t.id === job.task);
+  const leases = new RedisPathLeases(options.redis, data.worldKey);
+  // A restarted job re-takes its lease: if another episode took overlapping paths meanwhile, this one yields.
+  if (!task || !(await leases.tryAcquire(job.episodeId, task.paths))) {
+    return { episodeId: job.episodeId, task: job.task, attempt: job.attempt, base: job.base, candidate: null, verdict: 'abandoned', reason: 'lease-lost', message: 'the path lease of this episode was lost before it ran', signature: null };
+  }
+  const renew = setInterval(() => void leases.extend(job.episodeId), 5_000);
+  try {
+    const agent = await createAgent(manifest, world.repo, job.base);
+    const sandbox = await createSandbox(manifest.verify.sandbox, { image: manifest.verify.image });
+    const result = await runEpisode(job, { world: world.repo, ledger: new Ledger(world.repo.path), sandbox, agent, worker: workerId, signal });
+    await world.publish(job.episodeId);
+    return result;
+  } finally {
+    clearInterval(renew);
+    await leases.release(job.episodeId);
+  }
+}

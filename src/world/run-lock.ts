@@ -1,0 +1,48 @@
+import { mkdir, open, readFile, rm } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { GenesisError } from '../errors.js';
+
+/**
+ * One embedded `genesis run` per world on a machine: a lock file holding the runner's host and
+ * pid. A lock left by a process that no longer exists is taken over, so a crash never needs a
+ * manual clean-up. (Distributed runs use the integrator lock in Redis instead.)
+ */
+export async function acquireRunLock(scratchDir: string): Promise<{ release(): Promise<void> }> {
+  await mkdir(scratchDir, { recursive: true });
+  const path = join(scratchDir, 'run.lock');
+  const me = `${hostname()} ${process.pid}`;
+  for (let tries = 0; tries < 3; tries++) {
+    try {
+      const handle = await open(path, 'wx');
+      await handle.writeFile(`${me}\n`);
+      await handle.close();
+      return { release: () => rm(path, { force: true }) };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    const [host = '', pid = ''] = (await readFile(path, 'utf8').catch(() => '')).trim().split(' ');
+    if (host === hostname() && isAlive(Number(pid))) {
+      throw new GenesisError('run-in-progress', `another genesis run (pid ${pid}) is running this world`, {
+        hint: `stop it first (kill -INT ${pid}); a world has one scheduler at a time`,
+      });
+    }
+    if (host !== hostname() && host !== '') {
+      throw new GenesisError('run-in-progress', `a genesis run on ${host} (pid ${pid}) holds this world`, {
+        hint: `stop it there, or remove ${path} if that machine is gone`,
+      });
+    }
+    await rm(path, { force: true });
+  }
+  throw new GenesisError('run-lock', `could not take the run lock ${path}`, { hint: 'try again' });
+}
+
+function isAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
