@@ -61,8 +61,9 @@ export async function startEpisodeWorker(options: EpisodeWorkerOptions): Promise
       heartbeat.setEpisodes([...running.keys()]);
     }
   };
+  const blocking = options.redis.duplicate();
   const worker = new Worker(EPISODE_QUEUE, process_, {
-    connection: options.redis.duplicate(),
+    connection: blocking,
     prefix: queuePrefix(),
     concurrency: options.concurrency,
     lockDuration: options.lockDurationMs ?? 30_000,
@@ -78,6 +79,8 @@ export async function startEpisodeWorker(options: EpisodeWorkerOptions): Promise
       await worker.close(force);
       await heartbeat.stop();
       await Promise.all([...resultQueues.values()].map((q) => q.close()));
+      // BullMQ leaves a connection it was given open; this one is ours to close.
+      blocking.disconnect();
     },
   };
 }

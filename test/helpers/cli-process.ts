@@ -16,6 +16,7 @@ export interface CliProcess {
   /** Resolves with the first line matching `pattern`. */
   waitFor(pattern: RegExp, timeoutMs?: number): Promise<string>;
   exited: Promise<number | null>;
+  stderr(): string;
 }
 
 /** `genesis <args>` as a real child process, killed when the test ends. */
@@ -44,6 +45,7 @@ export function startCli(args: string[], env: Record<string, string> = {}): CliP
     child,
     lines,
     exited,
+    stderr: () => stderr,
     waitFor(pattern, timeoutMs = 60_000) {
       const seen = lines.find((l) => pattern.test(l));
       if (seen) return Promise.resolve(seen);

@@ -16,7 +16,7 @@ export async function joinCluster(url: string, world: WorldRepo, name: string, r
   const worldKey = worldKeyOf(name, world.path);
   let lock: IntegratorLock;
   try {
-    lock = await IntegratorLock.acquire(redis, worldKey, { owner: { host: hostname(), pid: process.pid } });
+    lock = await IntegratorLock.acquire(redis, worldKey, { owner: { host: hostname(), pid: process.pid }, ttlMs: envMs('GENESIS_INTEGRATOR_TTL_MS') });
   } catch (error) {
     redis.disconnect();
     throw error;
