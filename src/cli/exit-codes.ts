@@ -15,6 +15,8 @@ export const EXIT = {
   budget: 4,
   /** `run`: stopped by the user (SIGINT/SIGTERM); run again to resume. */
   interrupted: 5,
+  /** `run`: stopped because the agent cannot work at all (circuit breaker); fix it and run again. */
+  circuitOpen: 6,
   /** `run`: the goal's evidence command passes on the accepted head. */
   evidence: 0,
   /** An unexpected internal error (a bug). */
@@ -22,4 +24,4 @@ export const EXIT = {
 } as const;
 
 /** The exit code of `genesis run` for each way it can stop. */
-export const STOP_EXIT = { done: EXIT.ok, evidence: EXIT.evidence, blocked: EXIT.blocked, budget: EXIT.budget, interrupted: EXIT.interrupted } as const;
+export const STOP_EXIT = { done: EXIT.ok, evidence: EXIT.evidence, blocked: EXIT.blocked, budget: EXIT.budget, interrupted: EXIT.interrupted, 'circuit-open': EXIT.circuitOpen } as const;

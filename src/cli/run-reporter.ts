@@ -36,6 +36,8 @@ export function describeStop(stop: StopReason): string {
       return `stopped: budget ${stop.budget} spent (${stop.used} of ${stop.limit}); raise goal.stop.${stop.budget} in world.yaml to go on`;
     case 'interrupted':
       return 'stopped by the user; run again to resume';
+    case 'circuit-open':
+      return `stopped: the agent cannot work (${stop.reason}: ${stop.message}); no new episodes were started. Fix the agent, then run again`;
     case 'blocked': {
       const lines = ['stopped: the remaining tasks are blocked'];
       for (const b of stop.blocked) lines.push(`  ${b.task}: used its attempts; last: ${b.reason}: ${b.message ?? ''}`);

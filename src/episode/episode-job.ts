@@ -31,6 +31,8 @@ export const episodeResultSchema = z
     reason: z.string().nullable(),
     message: z.string().nullable(),
     signature: z.string().nullable(),
+    /** The failure cannot be cured by another episode (a missing agent binary, bad credentials). */
+    fatal: z.boolean().optional(),
   })
   .strict();
 

@@ -48,6 +48,7 @@ function reflect(earlier: readonly EpisodeRecord[], lastGateLog: string | undefi
   return failed.flatMap((e, i) => {
     const out = [`- attempt ${e.attempt}: ${e.outcome} (${e.reason}): ${e.message ?? ''}`];
     if (e.changedFiles.length > 0) out.push(`  changed: ${e.changedFiles.slice(0, 10).join(', ')}`);
+    if (e.quarantine) out.push(`  its unfinished work is kept: git fetch origin ${e.quarantine} && git diff HEAD FETCH_HEAD`);
     if (i === 0 && lastGateLog) out.push('  gate log (tail):', ...indent(lastGateLog.slice(-MAX_REFLECTION_CHARS)));
     return out;
   });

@@ -9,7 +9,13 @@ import { readDoneTasks } from '../world/accepted-history.js';
 import type { EpisodeRecord } from '../world/episode-record.js';
 import type { Ledger } from '../world/ledger.js';
 import type { WorldRepo } from '../world/world-repo.js';
-import { diffText } from '../world/tree-diff.js';
+import { diffText, listChanges } from '../world/tree-diff.js';
+
+export const QUARANTINE_REF_PREFIX = 'refs/genesis/quarantine/';
+
+async function listChangedPaths(repo: string, from: string, to: string): Promise<string[]> {
+  return (await listChanges(repo, from, to)).map((c) => c.path);
+}
 import type { EpisodeJob, EpisodeResult } from './episode-job.js';
 import { composePrompt } from './prompt.js';
 import { collectCandidateTree, createWorkspace, removeWorkspace, type Workspace } from './workspace.js';
@@ -83,10 +89,13 @@ export async function runEpisode(job: EpisodeJob, deps: EpisodeDeps): Promise<Ep
       // Checks of the tasks done at the base, not at today's head: the candidate's tree is base + change.
       const done = await readDoneTasks(world.path, manifest.branch, job.base);
       verdict = await timed('gate', () =>
-        verifyCandidate({ world, sandbox: deps.sandbox, head: job.base, headManifest: manifest, fromTree: baseTree, candidateTree: tree, task, doneTasks: done, name: job.episodeId }),
+        verifyCandidate({ world, sandbox: deps.sandbox, head: job.base, headManifest: manifest, fromTree: baseTree, candidateTree: tree, task, doneTasks: done, name: job.episodeId, baseTree }),
       );
     }
     const result = toResult(job, candidate, failure, verdict, run.log);
+    // Work cut short (a timeout, a stopped run) is kept, never on the accepted branch.
+    const quarantine = candidate && (failure?.reason === 'agent-timeout' || failure?.reason === 'aborted') ? `${QUARANTINE_REF_PREFIX}${job.episodeId}` : null;
+    if (quarantine) await world.setRef(quarantine, candidate!);
     const updated: EpisodeRecord = {
       ...record,
       agent: deps.agent.label,
@@ -96,7 +105,8 @@ export async function runEpisode(job: EpisodeJob, deps: EpisodeDeps): Promise<Ep
       signature: result.signature,
       phases: { ...record.phases, ...phases },
       gate: verdict?.gate ?? null,
-      changedFiles: verdict?.changedFiles ?? [],
+      changedFiles: verdict?.changedFiles ?? (changed ? await listChangedPaths(world.path, baseTree, tree!) : []),
+      quarantine,
       worker: deps.worker,
     };
     await ledger.write(updated, { prompt, agentLog: run.log, diff, gateLog: verdict?.log ?? '' });
@@ -124,6 +134,8 @@ function agentFailure(run: { exitCode: number; timedOut: boolean; aborted: boole
 function toResult(job: EpisodeJob, candidate: string | null, failure: AgentFailure | null, verdict: CandidateVerdict | null, agentLog: string): EpisodeResult {
   const base = { episodeId: job.episodeId, task: job.task, attempt: job.attempt, base: job.base, candidate };
   if (failure) return { ...base, ...failure, signature: failureSignature(failure.reason, null, agentLog.slice(-2000)) };
+  // A failure the base has too is not this change's: not charged to the episode's task.
+  if (verdict && !verdict.ok && verdict.reason === 'broken-base') return { ...base, verdict: 'abandoned', reason: verdict.reason, message: verdict.message, signature: verdict.signature };
   if (verdict && !verdict.ok) return { ...base, verdict: 'rejected', reason: verdict.reason, message: verdict.message, signature: verdict.signature };
   return { ...base, verdict: 'passed', reason: null, message: verdict?.gate.summary ?? null, signature: null };
 }

@@ -1,16 +1,30 @@
 import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
-import type { Sandbox } from '../sandbox/sandbox.js';
+import type { Sandbox, SandboxRunResult } from '../sandbox/sandbox.js';
 import type { GateRecord, GateStepRecord } from '../world/episode-record.js';
 import { exportTree } from '../world/export-tree.js';
 import type { WorldManifest } from '../world/manifest-schema.js';
 import type { GateStep } from './gate-plan.js';
 import { summarizeGate } from './gate-plan.js';
-import { failureSignature, parseTestOutput } from './test-report.js';
+import { failureSignature, parseTestOutput, type TestReport } from './test-report.js';
 
 export type GateRunVerdict =
   | { ok: true; record: GateRecord; log: string }
   | { ok: false; reason: string; message: string; signature: string; record: GateRecord; log: string };
+
+export interface GateRunInput {
+  repo: string;
+  tree: string;
+  steps: GateStep[];
+  manifest: WorldManifest;
+  sandbox: Sandbox;
+  workDir: string;
+  /**
+   * Tell flaky tests and a broken base from a bad change: a failing step runs once more on the
+   * candidate and, if it fails again and `base` is given and the step is not `ownCheck`, on the
+   * base. Omitted, the first failure decides.
+   */
+  flaky?: { base: string | null; ownCheck: string | null };
+}
 
 const LOG_PER_STEP = 64 * 1024;
 
@@ -19,63 +33,86 @@ const LOG_PER_STEP = 64 * 1024;
  * dir, within one overall time budget; stops at the first failing step. A failure is a verdict,
  * not an exception.
  */
-export async function runGate(opts: {
-  repo: string;
-  tree: string;
-  steps: GateStep[];
-  manifest: WorldManifest;
-  sandbox: Sandbox;
-  workDir: string;
-}): Promise<GateRunVerdict> {
+export async function runGate(input: GateRunInput): Promise<GateRunVerdict> {
   const started = Date.now();
-  const deadline = started + opts.manifest.verify.timeoutSec * 1000;
+  const deadline = started + input.manifest.verify.timeoutSec * 1000;
   const records: GateStepRecord[] = [];
   const logs: string[] = [];
-  await rm(opts.workDir, { recursive: true, force: true });
-  await exportTree(opts.repo, opts.tree, opts.workDir);
+  const flaky: string[] = [];
+  const run = (step: GateStep, workDir: string, note = '') => runStep(input, step, workDir, deadline, records, logs, note);
+  await rm(input.workDir, { recursive: true, force: true });
+  await exportTree(input.repo, input.tree, input.workDir);
   try {
-    for (const step of opts.steps) {
-      const remaining = deadline - Date.now();
-      const result = await opts.sandbox.run({
-        command: step.command,
-        workDir: opts.workDir,
-        timeoutMs: Math.max(remaining, 1),
-        limits: opts.manifest.verify.limits,
-        image: opts.manifest.verify.image,
-        maxOutputBytes: LOG_PER_STEP,
-        env: { CI: 'true', GENESIS_GATE: '1' },
-      });
-      const report = parseTestOutput(result.output);
-      records.push({
-        name: step.name,
-        command: step.command,
-        exitCode: result.exitCode,
-        timedOut: result.timedOut,
-        oomKilled: result.oomKilled,
-        durationMs: result.durationMs,
-        tests: report ? { format: report.format, passed: report.passed, failed: report.failed, skipped: report.skipped } : null,
-      });
-      logs.push(`$ ${step.command}   [${step.name}]\n${result.output}${result.output.endsWith('\n') ? '' : '\n'}[exit ${result.exitCode}${result.timedOut ? ', timed out' : ''}${result.oomKilled ? ', out of memory' : ''} after ${(result.durationMs / 1000).toFixed(2)}s]\n`);
-      if (result.exitCode !== 0) {
-        const reason = result.timedOut ? 'gate-timeout' : result.oomKilled ? 'gate-oom' : `${step.name.split(':')[0]}-failed`;
-        const failing = report?.failures.map((f) => f.name).slice(0, 5).join(', ');
-        const message = result.timedOut
-          ? `${step.name} ran out of the gate's ${opts.manifest.verify.timeoutSec}s`
-          : `${step.name} failed (exit ${result.exitCode})${failing ? `: ${failing}` : ''}`;
-        const record = gateRecord(opts.sandbox.kind, records, started, false);
-        return { ok: false, reason, message, signature: failureSignature(`${reason}:${step.name}`, report, result.output), record, log: logs.join('\n') };
+    for (const [index, step] of input.steps.entries()) {
+      let { result, report } = await run(step, input.workDir);
+      if (result.exitCode === 0) continue;
+      if (input.flaky && !result.timedOut && !result.oomKilled) {
+        ({ result, report } = await run(step, input.workDir, ' (run again)'));
+        if (result.exitCode === 0) {
+          flaky.push(step.name);
+          continue;
+        }
+        if (input.flaky.base && step.name !== input.flaky.ownCheck && (await failsOnBase(input, index, input.flaky.base, deadline, records, logs))) {
+          const record = gateRecord(input.sandbox.kind, records, started, false, flaky);
+          const message = `${step.name} fails on the base commit too: the accepted head is broken or the test is flaky, not this change`;
+          return { ok: false, reason: 'broken-base', message, signature: `broken-base:${step.name}`, record, log: logs.join('\n') };
+        }
       }
+      const reason = result.timedOut ? 'gate-timeout' : result.oomKilled ? 'gate-oom' : `${step.name.split(':')[0]}-failed`;
+      const failing = report?.failures.map((f) => f.name).slice(0, 5).join(', ');
+      const message = result.timedOut
+        ? `${step.name} ran out of the gate's ${input.manifest.verify.timeoutSec}s`
+        : `${step.name} failed (exit ${result.exitCode})${failing ? `: ${failing}` : ''}`;
+      const record = gateRecord(input.sandbox.kind, records, started, false, flaky);
+      return { ok: false, reason, message, signature: failureSignature(`${reason}:${step.name}`, report, result.output), record, log: logs.join('\n') };
     }
-    return { ok: true, record: gateRecord(opts.sandbox.kind, records, started, true), log: logs.join('\n') };
+    return { ok: true, record: gateRecord(input.sandbox.kind, records, started, true, flaky), log: logs.join('\n') };
   } finally {
-    await rm(opts.workDir, { recursive: true, force: true }).catch(() => undefined);
+    await rm(input.workDir, { recursive: true, force: true }).catch(() => undefined);
   }
 }
 
-function gateRecord(sandbox: string, steps: GateStepRecord[], started: number, ok: boolean): GateRecord {
-  return { ok, sandbox, summary: summarizeGate(sandbox, steps), steps, durationMs: Date.now() - started };
+async function runStep(input: GateRunInput, step: GateStep, workDir: string, deadline: number, records: GateStepRecord[], logs: string[], note: string): Promise<{ result: SandboxRunResult; report: TestReport | null }> {
+  const result = await input.sandbox.run({
+    command: step.command,
+    workDir,
+    timeoutMs: Math.max(deadline - Date.now(), 1),
+    limits: input.manifest.verify.limits,
+    image: input.manifest.verify.image,
+    maxOutputBytes: LOG_PER_STEP,
+    env: { CI: 'true', GENESIS_GATE: '1' },
+  });
+  const report = parseTestOutput(result.output);
+  records.push({
+    name: `${step.name}${note}`,
+    command: step.command,
+    exitCode: result.exitCode,
+    timedOut: result.timedOut,
+    oomKilled: result.oomKilled,
+    durationMs: result.durationMs,
+    tests: report ? { format: report.format, passed: report.passed, failed: report.failed, skipped: report.skipped } : null,
+  });
+  const end = `[exit ${result.exitCode}${result.timedOut ? ', timed out' : ''}${result.oomKilled ? ', out of memory' : ''} after ${(result.durationMs / 1000).toFixed(2)}s]`;
+  logs.push(`$ ${step.command}   [${step.name}${note}]\n${result.output}${result.output.endsWith('\n') ? '' : '\n'}${end}\n`);
+  return { result, report };
 }
 
-export function gateWorkDir(scratch: string, name: string): string {
-  return join(scratch, 'gates', name);
+/** Runs the steps up to and including `index` on the base tree; true when that step fails there too. */
+async function failsOnBase(input: GateRunInput, index: number, base: string, deadline: number, records: GateStepRecord[], logs: string[]): Promise<boolean> {
+  const workDir = `${input.workDir}-base`;
+  await rm(workDir, { recursive: true, force: true });
+  await exportTree(input.repo, base, workDir);
+  try {
+    for (const step of input.steps.slice(0, index + 1)) {
+      const { result } = await runStep(input, step, workDir, deadline, records, logs, ' (on the base)');
+      if (result.exitCode !== 0) return true;
+    }
+    return false;
+  } finally {
+    await rm(workDir, { recursive: true, force: true }).catch(() => undefined);
+  }
+}
+
+function gateRecord(sandbox: string, steps: GateStepRecord[], started: number, ok: boolean, flaky: string[]): GateRecord {
+  return { ok, sandbox, summary: summarizeGate(sandbox, steps) + (flaky.length ? `; flaky: ${flaky.join(', ')}` : ''), steps, durationMs: Date.now() - started, flaky };
 }

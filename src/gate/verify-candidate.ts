@@ -28,6 +28,8 @@ export interface VerifyCandidateInput {
   doneTasks: ReadonlySet<string>;
   /** Unique name for the gate's scratch directory. */
   name: string;
+  /** The tree of the accepted head before this change: a failure that happens there too is not the change's. */
+  baseTree?: string;
 }
 
 /** The whole gate for one candidate: the checks on the change itself, then the sandboxed run. */
@@ -57,6 +59,7 @@ export async function verifyCandidate(input: VerifyCandidateInput): Promise<Cand
     manifest,
     sandbox: input.sandbox,
     workDir: scratch,
+    flaky: { base: input.baseTree ?? null, ownCheck: `check:${input.task.id}` },
   });
   if (verdict.ok) return { ok: true, gate: verdict.record, log: verdict.log, changedFiles };
   return { ok: false, reason: verdict.reason, message: verdict.message, signature: verdict.signature, gate: verdict.record, log: verdict.log, changedFiles };

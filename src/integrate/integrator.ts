@@ -68,7 +68,7 @@ export class Integrator {
     const done = await readDoneTasks(this.world.path, this.branch, head);
     const verdict = await verifyCandidate({
       world: this.world, sandbox: this.sandbox, head, headManifest: manifest, fromTree: headTree,
-      candidateTree: merged.tree, task, doneTasks: done, name: `${result.episodeId}-replay`,
+      candidateTree: merged.tree, task, doneTasks: done, name: `${result.episodeId}-replay`, baseTree: headTree,
     });
     if (!verdict.ok) {
       return { outcome: 'rejected', reason: `replay-${verdict.reason}`, message: `replayed on the new head: ${verdict.message}`, signature: verdict.signature, gate: verdict.gate, gateLog: verdict.log };

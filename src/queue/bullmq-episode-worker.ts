@@ -9,6 +9,7 @@ import { Ledger } from '../world/ledger.js';
 import { openWorkerWorld } from '../world/worker-world.js';
 import { distributedJobSchema, EPISODE_QUEUE, queuePrefix, RETENTION, type DistributedJob } from './distributed-job.js';
 import { RedisPathLeases } from './redis-path-leases.js';
+import { workerError } from './memory-queue.js';
 import { startHeartbeat } from './worker-registry.js';
 
 export interface EpisodeWorkerOptions {
@@ -52,7 +53,8 @@ export async function startEpisodeWorker(options: EpisodeWorkerOptions): Promise
     heartbeat.setEpisodes([...running.keys()]);
     options.onEvent?.({ type: 'start', episodeId: parsed.data.job.episodeId, task: parsed.data.job.task });
     try {
-      const result = await runLeased(parsed.data, options, id, controller.signal);
+      // Failures of the episode itself are results the scheduler must see (and, when fatal, stop on).
+      const result = await runLeased(parsed.data, options, id, controller.signal).catch((error: unknown) => workerError(parsed.data.job, error));
       await resultQueue(parsed.data.resultQueue).add('result', result, { jobId: result.episodeId, ...RETENTION });
       options.onEvent?.({ type: 'end', episodeId: result.episodeId, task: result.task, verdict: result.verdict });
       return result;

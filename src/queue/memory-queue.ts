@@ -1,4 +1,5 @@
 import { ZodError } from 'zod';
+import { isGenesisError } from '../errors.js';
 import { episodeJobSchema, episodeResultSchema, type EpisodeJob, type EpisodeResult } from '../episode/episode-job.js';
 import type { EpisodeHandler, EpisodeQueue } from './episode-queue.js';
 
@@ -84,8 +85,10 @@ function abandoned(job: EpisodeJob, message: string): EpisodeResult {
   return { episodeId: job.episodeId, task: job.task, attempt: job.attempt, base: job.base, candidate: null, verdict: 'abandoned', reason: 'aborted', message, signature: null };
 }
 
-function workerError(job: EpisodeJob, error: unknown): EpisodeResult {
+export function workerError(job: EpisodeJob, error: unknown): EpisodeResult {
   const message = error instanceof ZodError ? `the worker returned a malformed result: ${error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).slice(0, 3).join('; ')}` : error instanceof Error ? error.message : String(error);
   const code = error instanceof Error && 'code' in error ? String((error as { code: unknown }).code) : 'worker-error';
-  return { episodeId: job.episodeId, task: job.task, attempt: job.attempt, base: job.base, candidate: null, verdict: 'failed', reason: code, message, signature: `worker-error:${code}` };
+  // The circuit breaker's input: an agent that cannot start will not start for the next episode either.
+  const fatal = isGenesisError(error) && !error.retryable && error.code.startsWith('agent-');
+  return { episodeId: job.episodeId, task: job.task, attempt: job.attempt, base: job.base, candidate: null, verdict: 'failed', reason: code, message, signature: `worker-error:${code}`, fatal };
 }

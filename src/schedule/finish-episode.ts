@@ -39,7 +39,9 @@ export async function finishEpisode(deps: { world: WorldRepo; ledger: Ledger; in
     await ledger.write(final);
     return final;
   }
-  const final: EpisodeRecord = { ...record, status: 'final', outcome: 'rejected', reason: outcome.reason, message: outcome.message, signature: outcome.signature, gate: outcome.gate ?? record.gate, phases, endedAt: endedAt() };
+  // A replay that fails on the new head as it already does without the change is not charged.
+  const charged = outcome.reason === 'replay-broken-base' ? 'abandoned' : 'rejected';
+  const final: EpisodeRecord = { ...record, status: 'final', outcome: charged, reason: outcome.reason, message: outcome.message, signature: outcome.signature, gate: outcome.gate ?? record.gate, phases, endedAt: endedAt() };
   await ledger.write(final, outcome.gateLog ? { gateLog: outcome.gateLog } : {});
   return final;
 }

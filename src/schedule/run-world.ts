@@ -62,6 +62,8 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
   const leases = options.distributed?.leases ?? new MemoryLeaseStore();
   const integrator = new Integrator(world, sandbox, manifest.branch);
   const running = new Map<string, { task: TaskSpec; job: EpisodeJob }>();
+  // Tasks whose gate found the accepted head itself failing: not retried again in this run.
+  const held = new Map<string, string>();
   // Distributed: records left running may belong to episodes workers still run; their results
   // are owed by the queue. In process, nothing can still be running them.
   const recovered = options.distributed ? adoptRunning(records, running, manifest) : await closeAbandoned(ledger, records);
@@ -112,6 +114,7 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
         await queue.close();
       }
       const statuses = deriveTaskStatuses(manifest.tasks, done, [...records.values()], new Set([...running.values()].map((r) => r.task.id)), manifest.retry.maxAttempts);
+      for (const [task, why] of held) statuses.set(task, { ...statuses.get(task)!, state: 'blocked', lastReason: 'broken-base', lastMessage: why });
       if (!stop) {
         const budget = budgetStop(manifest.goal.stop, records.size, hoursSince(records));
         const idle = running.size === 0 ? idleStop(manifest.tasks, statuses) : null;
@@ -145,6 +148,8 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
       await leases.release(next.episodeId);
       await queue.acknowledge(next.episodeId);
       tally[final.outcome!]++;
+      if (final.reason === 'broken-base' || final.reason === 'replay-broken-base') held.set(final.task, final.message ?? '');
+      if (next.fatal && !stop) stop = { kind: 'circuit-open', reason: next.reason ?? 'agent-broken', message: next.message ?? '' };
       emit({ type: 'episode-end', id: final.id, task: final.task, attempt: final.attempt, outcome: final.outcome!, reason: final.reason, message: final.message, commit: final.commit, durationMs: Date.parse(final.endedAt!) - Date.parse(final.startedAt) });
       if (final.outcome === 'accepted') {
         head = await world.head(manifest.branch);

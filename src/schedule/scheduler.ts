@@ -7,7 +7,9 @@ export type StopReason =
   | { kind: 'evidence'; command: string }
   | { kind: 'blocked'; blocked: Array<{ task: string; reason: string | null; message: string | null }>; waiting: Array<{ task: string; on: string }> }
   | { kind: 'budget'; budget: 'maxEpisodes' | 'maxHours'; limit: number; used: number }
-  | { kind: 'interrupted' };
+  | { kind: 'interrupted' }
+  /** An agent failure no retry can cure (a missing binary, bad credentials): no new episodes. */
+  | { kind: 'circuit-open'; reason: string; message: string };
 
 /**
  * Tasks to start now, in manifest order: pending, every dependency done, and no path overlap with

@@ -21,6 +21,8 @@ export interface GateRecord {
   summary: string;
   steps: GateStepRecord[];
   durationMs: number;
+  /** Steps that failed once and passed when run again: reported, not charged to the episode. */
+  flaky?: string[];
 }
 
 export interface EpisodeRecord {
@@ -51,6 +53,8 @@ export interface EpisodeRecord {
   gate: GateRecord | null;
   changedFiles: string[];
   usage: { inputTokens: number | null; outputTokens: number | null; costUsd: number | null } | null;
+  /** A ref holding the partial change of an episode cut short (timeout, stopped run), or null. */
+  quarantine?: string | null;
   worker: string;
 }
 

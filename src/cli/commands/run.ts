@@ -13,7 +13,7 @@ export function define(program: Command): void {
     .addOption(redisOption())
     .option('--remote <location>', 'where workers find the world (a git URL or a path on shared storage); default: --world')
     .option('--json', 'print one JSON event per line, and the summary last')
-    .addHelpText('after', '\nExit codes: 0 done or evidence met, 1 error, 3 blocked, 4 budget spent, 5 interrupted.')
+    .addHelpText('after', '\nExit codes: 0 done or evidence met, 1 error, 2 usage, 3 blocked, 4 budget spent, 5 interrupted, 6 agent broken (circuit open).')
     .action(async (opts: RunCliOptions) => {
       const { runCommand } = await import('./run-action.js');
       process.exitCode = await runCommand({ world: requireWorld(opts), sandbox: opts.sandbox, json: Boolean(opts.json), redis: opts.redis, remote: opts.remote });

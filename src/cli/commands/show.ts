@@ -35,6 +35,7 @@ export function define(program: Command): void {
           `episode ${record.id}: task ${record.task}, attempt ${record.attempt}, ${record.outcome ?? record.status}${record.reason ? ` (${record.reason})` : ''}`,
           `  agent ${record.agent} on ${record.worker}; base ${record.base.slice(0, 12)}; candidate ${record.candidate?.slice(0, 12) ?? '-'}; commit ${record.commit?.slice(0, 12) ?? '-'}`,
           `  ${record.message ?? ''}`,
+          ...(record.quarantine ? [`  unfinished work kept at ${record.quarantine} (git --git-dir <world> diff ${record.base.slice(0, 12)} ${record.quarantine})`] : []),
           `  phases: ${Object.entries(record.phases).map(([k, v]) => `${k} ${v}ms`).join(', ')}`,
           section('prompt', artifacts.prompt),
           section('agent log', artifacts.agentLog),

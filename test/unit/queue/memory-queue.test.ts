@@ -120,6 +120,7 @@ describe('MemoryEpisodeQueue', () => {
         reason: 'workspace-failed',
         message: 'git clone failed: disk full',
         signature: 'worker-error:workspace-failed',
+        fatal: false,
       });
       await queue.close();
     });
