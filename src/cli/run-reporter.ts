@@ -40,7 +40,10 @@ export function describeStop(stop: StopReason): string {
       return `stopped: the agent cannot work (${stop.reason}: ${stop.message}); no new episodes were started. Fix the agent, then run again`;
     case 'blocked': {
       const lines = ['stopped: the remaining tasks are blocked'];
-      for (const b of stop.blocked) lines.push(`  ${b.task}: used its attempts; last: ${b.reason}: ${b.message ?? ''}`);
+      for (const b of stop.blocked) {
+        const why = b.repeated ? `failed the same way twice in a row (signature ${b.repeated})` : 'used its attempts';
+        lines.push(`  ${b.task}: ${why}; last: ${b.reason}: ${b.message ?? ''}`);
+      }
       for (const w of stop.waiting) lines.push(w.on === 'unschedulable' ? `  ${w.task}: cannot be scheduled` : `  ${w.task}: waits for ${w.on}, which is blocked`);
       lines.push('  next: read the failed attempts (genesis episodes --outcome rejected, genesis show <id>), fix the task or its check, or raise retry.maxAttempts, then run again');
       return lines.join('\n');

@@ -35,6 +35,9 @@ export function composePrompt(input: PromptInput): string {
   lines.push(`- Every change must pass: ${manifest.verify.test}${task.check ? ` and ${task.check}` : ''}`);
   for (const constraint of manifest.goal.constraints) lines.push(`- ${constraint}`);
   lines.push('- Leave your change in the working tree (committing is optional); an empty change counts as a failure.');
+  if (manifest.goal.progressFile) {
+    lines.push('', '## Handoff notes', `Read ${manifest.goal.progressFile} first: it holds what earlier episodes learned. Before you finish, append a few lines on what you did and what the next episode should know (you may always change that file).`);
+  }
   const reflections = reflect(input.earlier, input.lastGateLog);
   if (reflections.length > 0) lines.push('', '## Earlier attempts at this task (newest first)', ...reflections);
   return `${lines.join('\n')}\n`;
@@ -49,7 +52,8 @@ function reflect(earlier: readonly EpisodeRecord[], lastGateLog: string | undefi
     const out = [`- attempt ${e.attempt}: ${e.outcome} (${e.reason}): ${e.message ?? ''}`];
     if (e.changedFiles.length > 0) out.push(`  changed: ${e.changedFiles.slice(0, 10).join(', ')}`);
     if (e.quarantine) out.push(`  its unfinished work is kept: git fetch origin ${e.quarantine} && git diff HEAD FETCH_HEAD`);
-    if (i === 0 && lastGateLog) out.push('  gate log (tail):', ...indent(lastGateLog.slice(-MAX_REFLECTION_CHARS)));
+    // Hidden checks stay hidden: their output never reaches an agent.
+    if (i === 0 && lastGateLog && e.reason !== 'holdout-failed') out.push('  gate log (tail):', ...indent(lastGateLog.slice(-MAX_REFLECTION_CHARS)));
     return out;
   });
 }

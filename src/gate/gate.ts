@@ -1,4 +1,5 @@
-import { rm } from 'node:fs/promises';
+import { cp, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Sandbox, SandboxRunResult } from '../sandbox/sandbox.js';
 import type { GateRecord, GateStepRecord } from '../world/episode-record.js';
 import { exportTree } from '../world/export-tree.js';
@@ -24,7 +25,14 @@ export interface GateRunInput {
    * base. Omitted, the first failure decides.
    */
   flaky?: { base: string | null; ownCheck: string | null };
+  /** Ratchet mode: the `test` step may fail, but its count of passing tests may not fall below this. */
+  ratchet?: { minScore: number };
+  /** Hidden tests copied into the work dir only after every visible step passed, then run. */
+  holdout?: { dir: string; command: string };
 }
+
+/** Where hidden holdout tests are put in the gate's work dir (never in the world). */
+export const HOLDOUT_DIR = '.genesis-holdout';
 
 const LOG_PER_STEP = 64 * 1024;
 
@@ -39,12 +47,19 @@ export async function runGate(input: GateRunInput): Promise<GateRunVerdict> {
   const records: GateStepRecord[] = [];
   const logs: string[] = [];
   const flaky: string[] = [];
+  let score: number | null = null;
   const run = (step: GateStep, workDir: string, note = '') => runStep(input, step, workDir, deadline, records, logs, note);
   await rm(input.workDir, { recursive: true, force: true });
   await exportTree(input.repo, input.tree, input.workDir);
   try {
     for (const [index, step] of input.steps.entries()) {
       let { result, report } = await run(step, input.workDir);
+      if (step.name === 'test') score = report?.passed ?? null;
+      if (input.ratchet && step.name === 'test' && !result.timedOut && !result.oomKilled) {
+        const verdict = judgeRatchet(score, input.ratchet.minScore);
+        if (verdict) return { ok: false, ...verdict, record: gateRecord(input.sandbox.kind, records, started, false, flaky, score), log: logs.join('\n') };
+        continue;
+      }
       if (result.exitCode === 0) continue;
       if (input.flaky && !result.timedOut && !result.oomKilled) {
         ({ result, report } = await run(step, input.workDir, ' (run again)'));
@@ -53,7 +68,7 @@ export async function runGate(input: GateRunInput): Promise<GateRunVerdict> {
           continue;
         }
         if (input.flaky.base && step.name !== input.flaky.ownCheck && (await failsOnBase(input, index, input.flaky.base, deadline, records, logs))) {
-          const record = gateRecord(input.sandbox.kind, records, started, false, flaky);
+          const record = gateRecord(input.sandbox.kind, records, started, false, flaky, score);
           const message = `${step.name} fails on the base commit too: the accepted head is broken or the test is flaky, not this change`;
           return { ok: false, reason: 'broken-base', message, signature: `broken-base:${step.name}`, record, log: logs.join('\n') };
         }
@@ -63,10 +78,19 @@ export async function runGate(input: GateRunInput): Promise<GateRunVerdict> {
       const message = result.timedOut
         ? `${step.name} ran out of the gate's ${input.manifest.verify.timeoutSec}s`
         : `${step.name} failed (exit ${result.exitCode})${failing ? `: ${failing}` : ''}`;
-      const record = gateRecord(input.sandbox.kind, records, started, false, flaky);
+      const record = gateRecord(input.sandbox.kind, records, started, false, flaky, score);
       return { ok: false, reason, message, signature: failureSignature(`${reason}:${step.name}`, report, result.output), record, log: logs.join('\n') };
     }
-    return { ok: true, record: gateRecord(input.sandbox.kind, records, started, true, flaky), log: logs.join('\n') };
+    if (input.holdout) {
+      await cp(input.holdout.dir, join(input.workDir, HOLDOUT_DIR), { recursive: true });
+      const { result } = await run({ name: 'holdout', command: input.holdout.command }, input.workDir);
+      if (result.exitCode !== 0) {
+        // Caught silent error. The message names no hidden test: it reaches the next attempt's prompt.
+        const message = result.timedOut ? 'the hidden acceptance checks ran out of time' : 'a hidden acceptance check failed';
+        return { ok: false, reason: 'holdout-failed', message, signature: failureSignature('holdout-failed', parseTestOutput(result.output), result.output), record: gateRecord(input.sandbox.kind, records, started, false, flaky, score), log: logs.join('\n') };
+      }
+    }
+    return { ok: true, record: gateRecord(input.sandbox.kind, records, started, true, flaky, score), log: logs.join('\n') };
   } finally {
     await rm(input.workDir, { recursive: true, force: true }).catch(() => undefined);
   }
@@ -113,6 +137,14 @@ async function failsOnBase(input: GateRunInput, index: number, base: string, dea
   }
 }
 
-function gateRecord(sandbox: string, steps: GateStepRecord[], started: number, ok: boolean, flaky: string[]): GateRecord {
-  return { ok, sandbox, summary: summarizeGate(sandbox, steps) + (flaky.length ? `; flaky: ${flaky.join(', ')}` : ''), steps, durationMs: Date.now() - started, flaky };
+function gateRecord(sandbox: string, steps: GateStepRecord[], started: number, ok: boolean, flaky: string[], score: number | null): GateRecord {
+  const summary = summarizeGate(sandbox, steps) + (flaky.length ? `; flaky: ${flaky.join(', ')}` : '');
+  return { ok, sandbox, summary, steps, durationMs: Date.now() - started, flaky, score };
+}
+
+/** Ratchet mode's rule: progress may be slow, but it may never go backwards. */
+function judgeRatchet(score: number | null, minScore: number): { reason: string; message: string; signature: string } | null {
+  if (score === null) return { reason: 'no-score', message: 'ratchet mode needs a count of passing tests, and the test output had none (TAP, JUnit or node --test)', signature: 'no-score' };
+  if (score < minScore) return { reason: 'score-fell', message: `${score} tests pass, fewer than the ${minScore} that pass on the accepted head`, signature: `score-fell:${minScore - score}` };
+  return null;
 }

@@ -1,6 +1,8 @@
-import { mkdir, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, rm, stat } from 'node:fs/promises';
+import { isAbsolute, join } from 'node:path';
+import { GenesisError } from '../errors.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
+import { readHeadScore } from '../world/accepted-history.js';
 import type { GateRecord } from '../world/episode-record.js';
 import { withProtectedFrom } from '../world/export-tree.js';
 import type { TaskSpec, WorldManifest } from '../world/manifest-schema.js';
@@ -32,14 +34,16 @@ export interface VerifyCandidateInput {
   baseTree?: string;
 }
 
-/** The whole gate for one candidate: the checks on the change itself, then the sandboxed run. */
+/** The whole gate for one candidate: checks on the change itself, a fail-to-pass witness, then the sandboxed run. */
 export async function verifyCandidate(input: VerifyCandidateInput): Promise<CandidateVerdict> {
   const { world, headManifest: manifest } = input;
   const changes = await listChanges(world.path, input.fromTree, input.candidateTree);
   const changedFiles = changes.map((c) => c.path);
+  const progress = manifest.goal.progressFile ? [manifest.goal.progressFile] : [];
   const pre = checkChange(changes, {
     protected: manifest.protected,
-    taskPaths: input.task.paths,
+    // The handoff file is every episode's to append to, whatever its task.
+    taskPaths: [...input.task.paths, ...progress],
     maxFileBytes: manifest.verify.maxFileKb * 1024 || DEFAULT_PRE_GATE_LIMITS.maxFileBytes,
     maxChangeBytes: manifest.verify.maxChangeKb * 1024 || DEFAULT_PRE_GATE_LIMITS.maxChangeBytes,
     maxFiles: manifest.verify.maxFiles || DEFAULT_PRE_GATE_LIMITS.maxFiles,
@@ -50,6 +54,13 @@ export async function verifyCandidate(input: VerifyCandidateInput): Promise<Cand
   }
   const scratch = join(world.scratchDir, 'gates', input.name);
   await mkdir(join(world.scratchDir, 'gates'), { recursive: true });
+  if (input.task.witness && input.task.check) {
+    const witness = await runGate({ repo: world.path, tree: input.fromTree, steps: planGate(manifest, null, new Set()).filter((s) => s.name !== 'test').concat({ name: `check:${input.task.id}`, command: input.task.check }), manifest, sandbox: input.sandbox, workDir: `${scratch}-witness` });
+    if (witness.ok) {
+      const message = `the task's check already passes without the change, so it witnesses nothing (witness: true asks for a check that fails first)`;
+      return { ok: false, reason: 'no-witness', message, signature: 'no-witness', gate: witness.record, log: witness.log, changedFiles };
+    }
+  }
   const tree = await withProtectedFrom(world.path, input.candidateTree, input.head, manifest.protected, `${scratch}.index`);
   await rm(`${scratch}.index`, { force: true });
   const verdict = await runGate({
@@ -60,7 +71,19 @@ export async function verifyCandidate(input: VerifyCandidateInput): Promise<Cand
     sandbox: input.sandbox,
     workDir: scratch,
     flaky: { base: input.baseTree ?? null, ownCheck: `check:${input.task.id}` },
+    ratchet: manifest.verify.mode === 'ratchet' ? { minScore: await readHeadScore(world.path, manifest.branch, input.head) } : undefined,
+    holdout: manifest.verify.holdout ? { dir: await holdoutDir(world, manifest.verify.holdout.dir), command: manifest.verify.holdout.command } : undefined,
   });
   if (verdict.ok) return { ok: true, gate: verdict.record, log: verdict.log, changedFiles };
   return { ok: false, reason: verdict.reason, message: verdict.message, signature: verdict.signature, gate: verdict.record, log: verdict.log, changedFiles };
+}
+
+async function holdoutDir(world: WorldRepo, dir: string): Promise<string> {
+  const path = isAbsolute(dir) ? dir : join(world.path, dir);
+  if (!(await stat(path).then((s) => s.isDirectory(), () => false))) {
+    throw new GenesisError('holdout-missing', `the holdout directory ${path} does not exist on this machine`, {
+      hint: 'create it (hidden tests live outside the repository, next to the world), or fix verify.holdout.dir; a worker needs it at the same path',
+    });
+  }
+  return path;
 }

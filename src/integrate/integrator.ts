@@ -16,6 +16,8 @@ export interface IntegrationInput {
   agent: string;
   /** The gate summary from the worker, used when the head has not moved. */
   verified: string;
+  /** Tests passing on the candidate (ratchet worlds), from the worker's gate. */
+  score?: number | null;
 }
 
 const MAX_SWAP_TRIES = 3;
@@ -39,7 +41,7 @@ export class Integrator {
       const head = await this.world.head(this.branch);
       if (head === result.base) {
         const tree = await this.world.treeOf(result.candidate!);
-        const commit = await this.world.commitTree(tree, [head], this.message(input, input.verified));
+        const commit = await this.world.commitTree(tree, [head], this.message(input, input.verified, input.score));
         if (await this.world.compareAndSwap(ref, commit, head)) return { outcome: 'accepted', commit, replayed: false, gate: null };
         continue;
       }
@@ -52,7 +54,8 @@ export class Integrator {
 
   private async replay(input: IntegrationInput, head: string): Promise<IntegrationOutcome & { commit: string } | Extract<IntegrationOutcome, { outcome: 'rejected' }>> {
     const { result } = input;
-    const merged = await mergeTrees(this.world.path, head, result.candidate!);
+    const manifest = await this.world.manifestAt(head);
+    const merged = await mergeTrees(this.world.path, head, result.candidate!, manifest.goal.progressFile);
     if (!merged.clean) {
       return { outcome: 'rejected', reason: 'replay-conflict', message: `the change conflicts with the accepted head in ${merged.conflicts.join(', ')}`, signature: `replay-conflict:${merged.conflicts.sort().join(',')}`, gate: null, gateLog: null };
     }
@@ -60,7 +63,6 @@ export class Integrator {
     if (merged.tree === headTree) {
       return { outcome: 'rejected', reason: 'replay-empty', message: 'the accepted head already contains this change', signature: 'replay-empty', gate: null, gateLog: null };
     }
-    const manifest = await this.world.manifestAt(head);
     const task = manifest.tasks.find((t) => t.id === result.task);
     if (!task) {
       return { outcome: 'rejected', reason: 'task-removed', message: `task ${result.task} is no longer in world.yaml`, signature: 'task-removed', gate: null, gateLog: null };
@@ -73,12 +75,12 @@ export class Integrator {
     if (!verdict.ok) {
       return { outcome: 'rejected', reason: `replay-${verdict.reason}`, message: `replayed on the new head: ${verdict.message}`, signature: verdict.signature, gate: verdict.gate, gateLog: verdict.log };
     }
-    const commit = await this.world.commitTree(merged.tree, [head], this.message(input, `${verdict.gate.summary} (replayed on ${head.slice(0, 12)})`));
+    const commit = await this.world.commitTree(merged.tree, [head], this.message(input, `${verdict.gate.summary} (replayed on ${head.slice(0, 12)})`, verdict.gate.score));
     return { outcome: 'accepted', commit, replayed: true, gate: verdict.gate };
   }
 
-  private message(input: IntegrationInput, verified: string): string {
+  private message(input: IntegrationInput, verified: string, score: number | null | undefined): string {
     const { result } = input;
-    return acceptedCommitMessage({ title: input.title, episode: result.episodeId, task: result.task, attempt: result.attempt, agent: input.agent, verified });
+    return acceptedCommitMessage({ title: input.title, episode: result.episodeId, task: result.task, attempt: result.attempt, agent: input.agent, verified, score });
   }
 }

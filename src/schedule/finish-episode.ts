@@ -31,7 +31,7 @@ export async function finishEpisode(deps: { world: WorldRepo; ledger: Ledger; in
   }
   const t0 = performance.now();
   const task = manifest.tasks.find((t) => t.id === result.task);
-  const outcome = await deps.integrator.integrate({ result, title: task?.title ?? result.task, agent: record.agent, verified: record.gate?.summary ?? 'passed' });
+  const outcome = await deps.integrator.integrate({ result, title: task?.title ?? result.task, agent: record.agent, verified: record.gate?.summary ?? 'passed', score: record.gate?.score ?? null });
   const phases = { ...record.phases, integrate: Math.round(performance.now() - t0) };
   if (outcome.outcome === 'accepted') {
     const message = outcome.replayed ? `replayed on a newer head and verified again: ${outcome.gate?.summary ?? ''}` : record.message;

@@ -113,13 +113,18 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
         stop = { kind: 'interrupted' };
         await queue.close();
       }
-      const statuses = deriveTaskStatuses(manifest.tasks, done, [...records.values()], new Set([...running.values()].map((r) => r.task.id)), manifest.retry.maxAttempts);
+      const statuses = deriveTaskStatuses(manifest.tasks, done, [...records.values()], new Set([...running.values()].map((r) => r.task.id)), manifest.retry.maxAttempts, manifest.retry.blockOnRepeat);
       for (const [task, why] of held) statuses.set(task, { ...statuses.get(task)!, state: 'blocked', lastReason: 'broken-base', lastMessage: why });
       if (!stop) {
-        const budget = budgetStop(manifest.goal.stop, records.size, hoursSince(records));
+        const budget = budgetStop(manifest.goal.stop, records.size, hoursSince(records), spentBy(records));
         const idle = running.size === 0 ? idleStop(manifest.tasks, statuses) : null;
         if (idle) stop = idle;
         else if (budget && running.size === 0) stop = budget;
+        else if (budget?.kind === 'budget' && budget.budget !== 'maxEpisodes' && !options.distributed) {
+          // Budgets are hard: episodes still running when one is crossed are stopped (their work is quarantined).
+          stop = budget;
+          await queue.close();
+        }
         else if (!budget) {
           await startEpisodes(statuses);
           if (running.size === 0) stop = { kind: 'blocked', blocked: [], waiting: manifest.tasks.filter((t) => statuses.get(t.id)?.state === 'pending').map((t) => ({ task: t.id, on: 'unschedulable' })) };
@@ -128,7 +133,7 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
       if (running.size === 0) break;
       emit({ type: 'progress', done: done.size, tasks: manifest.tasks.length, running: [...running.values()].map((r) => r.task.id), accepted: tally.accepted, rejected: tally.rejected, failed: tally.failed });
       pendingResult ??= queue.nextResult();
-      const next = await Promise.race([pendingResult, stop ? new Promise<never>(() => undefined) : aborted, reconcileTick(options.distributed?.reconcileMs)]);
+      const next = await Promise.race([pendingResult, stop ? new Promise<never>(() => undefined) : aborted, reconcileTick(options.distributed?.reconcileMs), hoursDeadline(manifest.goal.stop.maxHours, records)]);
       if (next === 'aborted') continue;
       if (next === 'tick') {
         for (const { job } of running.values()) {
@@ -164,9 +169,26 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
   return { stop: stop!, head, ...tally, durationMs: Date.now() - started, evidence };
 }
 
+/** Wakes the loop when the hours budget runs out, so running episodes are stopped on time. */
+function hoursDeadline(maxHours: number | undefined, records: Map<string, EpisodeRecord>): Promise<'tick'> {
+  if (maxHours === undefined || records.size === 0) return new Promise(() => undefined);
+  const left = (maxHours - hoursSince(records)) * 3_600_000;
+  return new Promise((resolve) => setTimeout(() => resolve('tick'), Math.max(0, Math.min(left + 50, 2 ** 31 - 1))).unref());
+}
+
 function reconcileTick(ms: number | undefined): Promise<'tick'> {
   if (ms === undefined) return new Promise(() => undefined);
   return new Promise((resolve) => setTimeout(() => resolve('tick'), ms).unref());
+}
+
+function spentBy(records: Map<string, EpisodeRecord>): { costUsd: number; tokens: number } {
+  let costUsd = 0;
+  let tokens = 0;
+  for (const r of records.values()) {
+    costUsd += r.usage?.costUsd ?? 0;
+    tokens += (r.usage?.inputTokens ?? 0) + (r.usage?.outputTokens ?? 0);
+  }
+  return { costUsd, tokens };
 }
 
 function hoursSince(records: Map<string, EpisodeRecord>): number {

@@ -5,8 +5,8 @@ import { tasksWaitingOnBlocked } from './task-status.js';
 export type StopReason =
   | { kind: 'done' }
   | { kind: 'evidence'; command: string }
-  | { kind: 'blocked'; blocked: Array<{ task: string; reason: string | null; message: string | null }>; waiting: Array<{ task: string; on: string }> }
-  | { kind: 'budget'; budget: 'maxEpisodes' | 'maxHours'; limit: number; used: number }
+  | { kind: 'blocked'; blocked: Array<{ task: string; reason: string | null; message: string | null; repeated?: string | null }>; waiting: Array<{ task: string; on: string }> }
+  | { kind: 'budget'; budget: 'maxEpisodes' | 'maxHours' | 'maxCostUsd' | 'maxTokens'; limit: number; used: number }
   | { kind: 'interrupted' }
   /** An agent failure no retry can cure (a missing binary, bad credentials): no new episodes. */
   | { kind: 'circuit-open'; reason: string; message: string };
@@ -34,15 +34,29 @@ export function pickReadyTasks(
 export interface Budgets {
   maxEpisodes?: number;
   maxHours?: number;
+  maxCostUsd?: number;
+  maxTokens?: number;
+}
+
+/** What has been spent; cost and tokens count only what agents reported (unknown is not zero, it is absent). */
+export interface Spent {
+  costUsd?: number;
+  tokens?: number;
 }
 
 /** Whether one more episode may start without any budget being crossed. */
-export function budgetStop(budgets: Budgets, startedEpisodes: number, hoursUsed: number): StopReason | null {
+export function budgetStop(budgets: Budgets, startedEpisodes: number, hoursUsed: number, spent: Spent = {}): StopReason | null {
   if (budgets.maxEpisodes !== undefined && startedEpisodes >= budgets.maxEpisodes) {
     return { kind: 'budget', budget: 'maxEpisodes', limit: budgets.maxEpisodes, used: startedEpisodes };
   }
   if (budgets.maxHours !== undefined && hoursUsed >= budgets.maxHours) {
     return { kind: 'budget', budget: 'maxHours', limit: budgets.maxHours, used: Math.round(hoursUsed * 100) / 100 };
+  }
+  if (budgets.maxCostUsd !== undefined && (spent.costUsd ?? 0) >= budgets.maxCostUsd) {
+    return { kind: 'budget', budget: 'maxCostUsd', limit: budgets.maxCostUsd, used: Math.round((spent.costUsd ?? 0) * 10000) / 10000 };
+  }
+  if (budgets.maxTokens !== undefined && (spent.tokens ?? 0) >= budgets.maxTokens) {
+    return { kind: 'budget', budget: 'maxTokens', limit: budgets.maxTokens, used: spent.tokens ?? 0 };
   }
   return null;
 }
@@ -57,7 +71,7 @@ export function idleStop(tasks: readonly TaskSpec[], statuses: ReadonlyMap<strin
   if (stuck.length > 0 || all.some((s) => s.state === 'running')) return null;
   return {
     kind: 'blocked',
-    blocked: blocked.map((s) => ({ task: s.id, reason: s.lastReason, message: s.lastMessage })),
+    blocked: blocked.map((s) => ({ task: s.id, reason: s.lastReason, message: s.lastMessage, ...(s.repeated ? { repeated: s.repeated } : {}) })),
     waiting: [...waiting].map(([task, on]) => ({ task, on })),
   };
 }

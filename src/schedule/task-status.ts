@@ -9,6 +9,8 @@ export interface TaskStatus {
   failures: number;
   lastReason: string | null;
   lastMessage: string | null;
+  /** The failure signature that repeated on consecutive attempts, when that blocked the task early. */
+  repeated?: string | null;
 }
 
 /** The fields of an episode record the scheduler reads. */
@@ -18,6 +20,7 @@ export interface EpisodeFacts {
   outcome: 'accepted' | 'rejected' | 'failed' | 'abandoned' | null;
   reason: string | null;
   message: string | null;
+  signature?: string | null;
 }
 
 /**
@@ -30,19 +33,23 @@ export function deriveTaskStatuses(
   episodes: readonly EpisodeFacts[],
   runningTasks: ReadonlySet<string>,
   maxAttempts: number,
+  /** Block early when the last two failures have the same signature: a deterministic failure. */
+  blockOnRepeat = false,
 ): Map<string, TaskStatus> {
   const statuses = new Map<string, TaskStatus>();
   for (const task of tasks) {
     const finished = episodes.filter((e) => e.task === task.id && e.status === 'final' && (e.outcome === 'rejected' || e.outcome === 'failed'));
     const last = finished.at(-1);
+    const before = finished.at(-2);
+    const repeated = blockOnRepeat && last?.signature && before?.signature === last.signature ? last.signature : null;
     const state: TaskState = done.has(task.id)
       ? 'done'
       : runningTasks.has(task.id)
         ? 'running'
-        : finished.length >= maxAttempts
+        : finished.length >= maxAttempts || repeated
           ? 'blocked'
           : 'pending';
-    statuses.set(task.id, { id: task.id, state, failures: finished.length, lastReason: last?.reason ?? null, lastMessage: last?.message ?? null });
+    statuses.set(task.id, { id: task.id, state, failures: finished.length, lastReason: last?.reason ?? null, lastMessage: last?.message ?? null, ...(repeated ? { repeated } : {}) });
   }
   return statuses;
 }

@@ -6,6 +6,7 @@ export const TRAILERS = {
   attempt: 'Genesis-Attempt',
   agent: 'Genesis-Agent',
   verified: 'Genesis-Verified',
+  score: 'Genesis-Score',
 } as const;
 
 export interface AcceptedCommit {
@@ -19,6 +20,8 @@ export interface AcceptedCommit {
   attempt: number | null;
   agent: string | null;
   verified: string | null;
+  /** Tests passing at this commit, where the gate could count them (ratchet worlds always). */
+  score: number | null;
 }
 
 /**
@@ -43,6 +46,7 @@ function parseCommit(chunk: string): AcceptedCommit {
     if (at > 0) trailers.set(line.slice(0, at), line.slice(at + 2).trim());
   }
   const attempt = trailers.get(TRAILERS.attempt);
+  const score = trailers.get(TRAILERS.score);
   return {
     commit,
     parents: parents.split(' ').filter(Boolean),
@@ -53,11 +57,12 @@ function parseCommit(chunk: string): AcceptedCommit {
     attempt: attempt === undefined ? null : Number(attempt),
     agent: trailers.get(TRAILERS.agent) ?? null,
     verified: trailers.get(TRAILERS.verified) ?? null,
+    score: score === undefined ? null : Number(score),
   };
 }
 
 /** Formats the commit message of an accepted change, trailers last so `git log` shows them. */
-export function acceptedCommitMessage(fields: { title: string; episode: string; task: string; attempt: number; agent: string; verified: string }): string {
+export function acceptedCommitMessage(fields: { title: string; episode: string; task: string; attempt: number; agent: string; verified: string; score?: number | null }): string {
   return [
     `${fields.task}: ${fields.title}`,
     '',
@@ -66,8 +71,14 @@ export function acceptedCommitMessage(fields: { title: string; episode: string; 
     `${TRAILERS.attempt}: ${fields.attempt}`,
     `${TRAILERS.agent}: ${fields.agent.replace(/\s+/g, ' ')}`,
     `${TRAILERS.verified}: ${fields.verified.replace(/\s+/g, ' ')}`,
+    ...(fields.score === undefined || fields.score === null ? [] : [`${TRAILERS.score}: ${fields.score}`]),
     '',
   ].join('\n');
+}
+
+/** The score recorded on the newest accepted commit at `at` that has one (0 when none has). */
+export async function readHeadScore(repo: string, branch: string, at?: string): Promise<number> {
+  return (await readAcceptedHistory(repo, branch, at)).find((c) => c.score !== null)?.score ?? 0;
 }
 
 /** Ids of the tasks done at a commit of the accepted history (or at the branch's tip). */

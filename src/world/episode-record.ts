@@ -23,6 +23,8 @@ export interface GateRecord {
   durationMs: number;
   /** Steps that failed once and passed when run again: reported, not charged to the episode. */
   flaky?: string[];
+  /** Tests passed in the `test` step, when its output could be read (the ratchet's measure). */
+  score?: number | null;
 }
 
 export interface EpisodeRecord {

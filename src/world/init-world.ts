@@ -40,13 +40,16 @@ export async function initWorld(opts: { worldPath: string; from: string; sandbox
     await git([...ctx, 'add', '--all', '--', '.'], { cwd: from, env });
     const tree = await gitValue([...ctx, 'write-tree'], { cwd: from, env });
     await rm(env.GIT_INDEX_FILE, { force: true });
-    const gate = await runGate({ repo: path, tree, steps: planGate(manifest, null, new Set()), manifest, sandbox, workDir: join(world.scratchDir, 'gates', 'init') });
+    // A ratchet world starts wherever its suite stands: the first commit sets the score to beat.
+    const ratchet = manifest.verify.mode === 'ratchet' ? { minScore: 0 } : undefined;
+    const gate = await runGate({ repo: path, tree, steps: planGate(manifest, null, new Set()), manifest, sandbox, workDir: join(world.scratchDir, 'gates', 'init'), ratchet });
     if (!gate.ok) {
       throw new GenesisError('initial-commit-failed', `the world's first commit does not pass its own gate: ${gate.message}\n${gate.log.slice(-2000)}`, {
         hint: 'verify.test must pass on the starting content (task checks only run once their task is done)',
       });
     }
-    const message = `world ${manifest.name}: initial content\n\n${TRAILERS.verified}: ${gate.record.summary}\n`;
+    const score = gate.record.score === undefined || gate.record.score === null ? '' : `${TRAILERS.score}: ${gate.record.score}\n`;
+    const message = `world ${manifest.name}: initial content\n\n${TRAILERS.verified}: ${gate.record.summary}\n${score}`;
     const commit = await world.commitTree(tree, [], message);
     await world.compareAndSwap(`refs/heads/${manifest.branch}`, commit, null);
     return { world, manifest, commit, gate };

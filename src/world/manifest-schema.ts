@@ -14,16 +14,24 @@ const limits = z
 
 const goal = z
   .object({
-    outcome: z.string().min(1).describe('what the finished world does, in words the agents read'),
+    outcome: z.string().trim().min(1).describe('what the finished world does, in words the agents read'),
     evidence: z
       .string()
+      .trim()
+      .min(1, 'an empty evidence command would declare the world done at once; remove the field instead')
       .optional()
       .describe('command whose success on the accepted head means the world is done'),
     constraints: z.array(z.string()).default([]).describe('rules every episode is told to keep'),
+    progressFile: z
+      .string()
+      .optional()
+      .describe('a handoff file (e.g. PROGRESS.md) every episode reads and may append to, whatever its task'),
     stop: z
       .object({
         maxEpisodes: z.number().int().positive().optional().describe('stop after this many episodes'),
-        maxHours: z.number().positive().optional().describe('stop after this much wall time'),
+        maxHours: z.number().positive().optional().describe('stop after this much wall time, counted from the first episode, across restarts'),
+        maxCostUsd: z.number().positive().optional().describe('stop once the recorded agent cost reaches this many US dollars'),
+        maxTokens: z.number().int().positive().optional().describe('stop once the recorded agent tokens (input + output) reach this many'),
       })
       .strict()
       .default({})
@@ -37,9 +45,21 @@ const verify = z
     image: z.string().default('genesis/node:20').describe('docker image for gate commands (built locally)'),
     setup: z.string().default('').describe('command run first, e.g. "npm ci --offline"'),
     build: z.string().default('').describe('build command, run after setup'),
-    test: z.string().min(1).describe('test command every candidate must pass'),
+    test: z.string().trim().min(1, 'a test command is required: a blank one would verify nothing').describe('test command every candidate must pass'),
     timeoutSec: z.number().int().positive().default(600).describe('time for all gate commands of one candidate'),
     limits: limits.default({ cpus: 1, memoryMb: 2048, pids: 256 }),
+    mode: z
+      .enum(['all-pass', 'ratchet'])
+      .default('all-pass')
+      .describe('all-pass: every test passes; ratchet: the build passes and the count of passing tests may not fall'),
+    holdout: z
+      .object({
+        dir: z.string().min(1).describe("directory of hidden tests on the orchestrator's side, relative to the world directory or absolute"),
+        command: z.string().trim().min(1).describe('command that runs them; they are copied to .genesis-holdout/ in the gate work dir'),
+      })
+      .strict()
+      .optional()
+      .describe('acceptance tests the agents never see, run by the gate after the visible ones'),
     maxFileKb: z.number().int().positive().default(1024).describe('largest file an episode may write'),
     maxChangeKb: z.number().int().positive().default(10240).describe('largest total change of one episode'),
     maxFiles: z.number().int().positive().default(500).describe('most files one episode may change'),
@@ -98,13 +118,21 @@ export const taskSchema = z
     dependsOn: z.array(z.string()).default([]).describe('ids of tasks that must be done first'),
     check: z.string().optional().describe("the task's acceptance command, run by the gate"),
     humanMinutes: z.number().positive().optional().describe('how long a person would take'),
+    witness: z
+      .boolean()
+      .default(false)
+      .describe("fail-to-pass: the task's check must fail on the base commit and pass on the candidate"),
   })
   .strict();
 
 export const manifestSchema = z
   .object({
     name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'use letters, digits, ".", "_" and "-"'),
-    branch: z.string().default('main').describe('the accepted branch'),
+    branch: z
+      .string()
+      .regex(/^(?!-)(?!.*\.\.)[A-Za-z0-9._\/-]+(?<![./])$/, 'use a git branch name such as "main"')
+      .default('main')
+      .describe('the accepted branch'),
     goal,
     verify,
     protected: z
@@ -113,9 +141,15 @@ export const manifestSchema = z
       .describe('paths no episode may change; restored from the accepted head before the gate'),
     agent,
     retry: z
-      .object({ maxAttempts: z.number().int().min(1).default(3).describe('episodes per task before it is blocked') })
+      .object({
+        maxAttempts: z.number().int().min(1).default(3).describe('episodes per task before it is blocked'),
+        blockOnRepeat: z
+          .boolean()
+          .default(true)
+          .describe('block a task early when two attempts in a row fail with the same signature (retrying the same way is waste)'),
+      })
       .strict()
-      .default({ maxAttempts: 3 }),
+      .default({ maxAttempts: 3, blockOnRepeat: true }),
     parallelism: z.number().int().min(1).max(64).default(2).describe('episodes running at once'),
     tasks: z.array(taskSchema).default([]),
   })

@@ -16,9 +16,10 @@ export function define(program: Command): void {
       const manifest = await world.manifestAt('HEAD');
       const history = (await readAcceptedHistory(world.path, manifest.branch)).slice(0, opts.limit ?? Infinity);
       if (opts.json) {
-        return printJson(history.map((c) => ({ commit: c.commit, task: c.task, episode: c.episode, attempt: c.attempt, agent: c.agent, verified: c.verified, date: c.date, subject: c.subject })));
+        return printJson(history.map((c) => ({ commit: c.commit, task: c.task, episode: c.episode, attempt: c.attempt, agent: c.agent, verified: c.verified, score: c.score, date: c.date, subject: c.subject })));
       }
-      const rows = history.map((c) => [c.commit.slice(0, 12), c.date.slice(0, 19).replace('T', ' '), c.task ?? '(initial)', c.attempt ?? '', c.episode ?? '', c.verified ?? '']);
-      process.stdout.write(`${formatTable(['commit', 'date', 'task', 'attempt', 'episode', 'verified'], rows)}\n`);
+      const scored = history.some((c) => c.score !== null);
+      const rows = history.map((c) => [c.commit.slice(0, 12), c.date.slice(0, 19).replace('T', ' '), c.task ?? '(initial)', c.attempt ?? '', c.episode ?? '', ...(scored ? [c.score ?? ''] : []), c.verified ?? '']);
+      process.stdout.write(`${formatTable(['commit', 'date', 'task', 'attempt', 'episode', ...(scored ? ['score'] : []), 'verified'], rows)}\n`);
     });
 }

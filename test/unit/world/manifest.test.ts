@@ -50,13 +50,14 @@ describe('parseManifest', () => {
           test: 'node --test',
           timeoutSec: 600,
           limits: { cpus: 1, memoryMb: 2048, pids: 256 },
+          mode: 'all-pass',
           maxFileKb: 1024,
           maxChangeKb: 10240,
           maxFiles: 500,
         },
         protected: ['world.yaml'],
         agent: { kind: 'command', command: ['bash', 'agent.sh'], timeoutSec: 1800, env: [] },
-        retry: { maxAttempts: 3 },
+        retry: { maxAttempts: 3, blockOnRepeat: true },
         parallelism: 2,
         tasks: [],
       });
@@ -70,7 +71,7 @@ describe('parseManifest', () => {
       );
       expect(result.errors).toEqual([]);
       expect(result.manifest!.tasks).toEqual([
-        { id: 'add', title: 'task add', description: '', acceptance: '', paths: ['src/add.js'], dependsOn: [] },
+        { id: 'add', title: 'task add', description: '', acceptance: '', paths: ['src/add.js'], dependsOn: [], witness: false },
         {
           id: 'cli',
           title: 'task cli',
@@ -80,6 +81,7 @@ describe('parseManifest', () => {
           dependsOn: ['add'],
           check: 'node --test test/cli.test.js',
           humanMinutes: 10,
+          witness: false,
         },
       ]);
     });
