@@ -5,6 +5,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/setup-services.sh
+bash scripts/setup-browser.sh
 if [ ! -d node_modules ]; then
   echo "node_modules is missing; run: npm ci" >&2
   exit 1

@@ -1,0 +1,142 @@
+import { Hono, type Context } from 'hono';
+import { streamSSE } from 'hono/streaming';
+import { z } from 'zod';
+import { GenesisError } from '../errors.js';
+import { Ledger } from '../world/ledger.js';
+import type { WorldRepo } from '../world/world-repo.js';
+import type { ChangeFeed } from './change-feed.js';
+import { listEpisodeRows } from './episode-rows.js';
+import { errorResponse, jsonResponse } from './http-json.js';
+import { buildOverview } from './overview.js';
+import { buildReliabilityReport, type ReliabilityReport } from './reliability-report.js';
+import { MAX_RETRY_NOTE, retryTask } from './retry-task.js';
+import { buildTaskBoard } from './task-board.js';
+import type { ClusterWorker, LivenessProbe } from './worker-liveness.js';
+import type { WorldSnapshots } from './world-snapshot.js';
+
+/** What the API routes read from and write to. */
+export interface ApiContext {
+  world: WorldRepo;
+  snapshots: WorldSnapshots;
+  feed: ChangeFeed;
+  probe: LivenessProbe;
+  now: () => Date;
+  /** Names the requester in a retry marker (`dashboard 127.0.0.1`). */
+  requester: (c: Context) => string;
+  /** Workers alive in the distributed queue's registry; absent without Redis. */
+  listWorkers?: (() => Promise<ClusterWorker[]>) | undefined;
+  /** Where the BullMQ board is mounted, or null (it is mounted after the API, if at all). */
+  queueBoardPath: () => string | null;
+  /** Milliseconds between keep-alive comments on the event stream. @default 15000 */
+  keepAliveMs?: number;
+}
+
+const retryBody = z.object({ note: z.string().max(MAX_RETRY_NOTE).nullish() }).strict();
+const OUTCOMES = ['accepted', 'rejected', 'failed', 'abandoned', 'running'];
+
+/** The JSON API under /api; src/server/README.md documents every route. */
+export function createApiRoutes(ctx: ApiContext): Hono {
+  const api = new Hono();
+  let reliability: { stamp: string; report: ReliabilityReport } | null = null;
+
+  api.onError((error) => errorResponse(error));
+  api.notFound((c) => jsonResponse({ error: { code: 'not-found', message: `no API route ${c.req.method} ${c.req.path}`, hint: 'see src/server/README.md for the routes' } }, 404));
+
+  api.get('/health', async () => {
+    const snapshot = await ctx.snapshots.current();
+    return jsonResponse({ ok: true, world: snapshot.path, name: snapshot.manifest.name, stamp: snapshot.stamp, queueBoard: ctx.queueBoardPath() });
+  });
+
+  api.get('/overview', async () => {
+    const snapshot = await ctx.snapshots.current();
+    const overview = buildOverview(snapshot, buildTaskBoard(snapshot, ctx.probe), ctx.probe, ctx.now());
+    return jsonResponse({ ...overview, cluster: ctx.listWorkers ? await readCluster(ctx.listWorkers) : null });
+  });
+
+  api.get('/history', async (c) => {
+    const snapshot = await ctx.snapshots.current();
+    const limit = positiveInt(c.req.query('limit'));
+    const commits = snapshot.history.slice(0, limit ?? undefined);
+    return jsonResponse({ branch: snapshot.manifest.branch, head: snapshot.head, total: snapshot.history.length, commits });
+  });
+
+  api.get('/episodes', async (c) => {
+    const snapshot = await ctx.snapshots.current();
+    const outcome = c.req.query('outcome') || undefined;
+    if (outcome && !OUTCOMES.includes(outcome)) throw new GenesisError('bad-request', `unknown outcome "${outcome}"`, { hint: `use one of ${OUTCOMES.join(', ')}` });
+    const rows = listEpisodeRows(snapshot.records, { task: c.req.query('task') || undefined, outcome });
+    const limit = positiveInt(c.req.query('limit'));
+    return jsonResponse({
+      total: rows.length,
+      episodes: rows.slice(0, limit ?? undefined),
+      tasks: snapshot.manifest.tasks.map((t) => t.id),
+      outcomes: OUTCOMES,
+    });
+  });
+
+  api.get('/episodes/:id', async (c) => {
+    const id = c.req.param('id');
+    // Episode ids are ref names; anything else cannot be one, and must not reach git as a revision.
+    if (!/^[0-9A-Za-z._-]+$/.test(id)) throw new GenesisError('episode-not-found', `no episode "${id}"`);
+    const ledger = new Ledger(ctx.world.path);
+    const record = await ledger.read(id);
+    if (!record) throw new GenesisError('episode-not-found', `no episode "${id}" in this world`, { hint: 'GET /api/episodes lists them' });
+    const snapshot = await ctx.snapshots.current();
+    const task = snapshot.manifest.tasks.find((t) => t.id === record.task);
+    return jsonResponse({ record, task: task ? { id: task.id, title: task.title } : null, artifacts: await ledger.readArtifacts(id) });
+  });
+
+  api.get('/tasks', async () => jsonResponse(buildTaskBoard(await ctx.snapshots.current(), ctx.probe)));
+
+  api.post('/tasks/:id/retry', async (c) => {
+    const parsed = retryBody.safeParse(await c.req.json().catch(() => undefined));
+    if (!parsed.success) {
+      throw new GenesisError('bad-request', `the body must be {"note": "<optional text, at most ${MAX_RETRY_NOTE} characters>"}`, { hint: parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ') });
+    }
+    const result = await retryTask(ctx.world, { task: c.req.param('id'), note: parsed.data.note ?? null, by: ctx.requester(c) }, { snapshots: ctx.snapshots, probe: ctx.probe });
+    return jsonResponse(result, 201);
+  });
+
+  api.get('/reliability', async () => {
+    const snapshot = await ctx.snapshots.current();
+    // The METR-style fit bootstraps; compute once per change of the world, not per poll.
+    if (reliability?.stamp !== snapshot.stamp) {
+      const done = new Set(snapshot.history.flatMap((h) => (h.task ? [h.task] : [])));
+      reliability = { stamp: snapshot.stamp, report: buildReliabilityReport(snapshot.records, snapshot.manifest.tasks, done, snapshot.manifest.retry.maxAttempts) };
+    }
+    return jsonResponse({ ...reliability.report, maxAttempts: snapshot.manifest.retry.maxAttempts, stamp: snapshot.stamp });
+  });
+
+  api.get('/events', (c) =>
+    streamSSE(c, async (stream) => {
+      const seen = await ctx.snapshots.stamp();
+      await stream.writeSSE({ event: 'hello', data: JSON.stringify({ stamp: seen }) });
+      const unsubscribe = ctx.feed.subscribe((stamp) => void stream.writeSSE({ event: 'change', data: JSON.stringify({ stamp }) }).catch(() => undefined), seen);
+      stream.onAbort(unsubscribe);
+      // Comments keep proxies from closing an idle stream; the loop ends when the client leaves.
+      while (!stream.aborted && !stream.closed) {
+        await stream.sleep(ctx.keepAliveMs ?? 15_000);
+        if (!stream.aborted) await stream.write(': keep-alive\n\n').catch(() => stream.abort());
+      }
+      unsubscribe();
+    }),
+  );
+
+  return api;
+}
+
+// Redis being down must not take the overview with it: the world is still readable.
+async function readCluster(list: () => Promise<ClusterWorker[]>): Promise<{ workers: ClusterWorker[]; error: string | null }> {
+  try {
+    return { workers: await list(), error: null };
+  } catch (error) {
+    return { workers: [], error: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+function positiveInt(text: string | undefined): number | null {
+  if (text === undefined || text === '') return null;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) throw new GenesisError('bad-request', `limit must be a positive integer, got "${text}"`);
+  return n;
+}

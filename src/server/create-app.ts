@@ -1,0 +1,74 @@
+import { getConnInfo } from '@hono/node-server/conninfo';
+import { Hono, type Context } from 'hono';
+import type { WorldRepo } from '../world/world-repo.js';
+import { createApiRoutes } from './api-routes.js';
+import { ChangeFeed } from './change-feed.js';
+import { hostGuard, jsonBodyGuard, writeGuard } from './http-guards.js';
+import { resolveServeSecurity, type ServeSecurity } from './serve-security.js';
+import { createUiRoutes } from './static-ui.js';
+import { probeLocalWorker, type ClusterWorker, type LivenessProbe } from './worker-liveness.js';
+import { WorldSnapshots } from './world-snapshot.js';
+
+/** Settings of {@link createServerApp}. */
+export interface ServerAppOptions {
+  world: WorldRepo;
+  /** How the app protects itself. @default loopback, no token */
+  security?: ServeSecurity;
+  /** How often the live feed looks for changes while a dashboard is open. @default 1000 */
+  pollMs?: number;
+  /** Keep-alive interval of the event stream. @default 15000 */
+  keepAliveMs?: number;
+  /** Workers alive in the distributed queue (`genesis serve --redis`). */
+  listWorkers?: () => Promise<ClusterWorker[]>;
+  /** Whether a worker holding an episode is alive. @default probes pids on this host */
+  probe?: LivenessProbe;
+  now?: () => Date;
+}
+
+/** The server's Hono app and the parts that outlive a request. */
+export interface ServerApp {
+  app: Hono;
+  snapshots: WorldSnapshots;
+  feed: ChangeFeed;
+}
+
+/**
+ * Builds the whole HTTP app of `genesis serve`: host and write guards first, then the JSON API
+ * under /api and the dashboard at /. The queue board is mounted separately (`mountQueueBoard`).
+ */
+export function createServerApp(options: ServerAppOptions): ServerApp {
+  const security = options.security ?? resolveServeSecurity('127.0.0.1', undefined);
+  const snapshots = new WorldSnapshots(options.world);
+  const feed = new ChangeFeed(() => snapshots.stamp(), options.pollMs);
+  const probe = options.probe ?? ((worker: string) => probeLocalWorker(worker));
+  const app = new Hono();
+  app.use('*', hostGuard(security));
+  app.use('*', writeGuard(security));
+  app.use('/api/*', jsonBodyGuard());
+  app.route(
+    '/api',
+    createApiRoutes({
+      world: options.world,
+      snapshots,
+      feed,
+      probe,
+      now: options.now ?? (() => new Date()),
+      requester,
+      listWorkers: options.listWorkers,
+      queueBoardPath: () => (app.routes.some((r) => r.path === '/queues' || r.path.startsWith('/queues/')) ? '/queues' : null),
+      ...(options.keepAliveMs === undefined ? {} : { keepAliveMs: options.keepAliveMs }),
+    }),
+  );
+  app.route('/', createUiRoutes());
+  return { app, snapshots, feed };
+}
+
+// In-process requests (tests through app.request) have no socket to name.
+function requester(c: Context): string {
+  try {
+    const address = getConnInfo(c).remote.address;
+    return address ? `dashboard ${address}` : 'dashboard';
+  } catch {
+    return 'dashboard';
+  }
+}

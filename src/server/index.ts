@@ -1,0 +1,13 @@
+/**
+ * `genesis serve`: the dashboard, its JSON API (documented in README.md next to this file), the
+ * retry of blocked tasks, and the hook that mounts the BullMQ board.
+ */
+export { createServerApp, type ServerApp, type ServerAppOptions } from './create-app.js';
+export { startServer, type RunningServer, type StartServerOptions } from './start-server.js';
+export { mountQueueBoard, type MountedQueueBoard, type QueueBoardOptions } from './queue-board.js';
+export { isLoopbackHost, resolveServeSecurity, MIN_TOKEN_LENGTH, type ServeSecurity } from './serve-security.js';
+export { retryTask, MAX_RETRY_NOTE, type RetryTaskInput } from './retry-task.js';
+export { buildTaskBoard, type BoardTask, type TaskBoard } from './task-board.js';
+export { buildOverview, type Overview, type RunState } from './overview.js';
+export { buildReliabilityReport, type ReliabilityReport } from './reliability-report.js';
+export { WorldSnapshots, type WorldSnapshot } from './world-snapshot.js';

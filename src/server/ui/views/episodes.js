@@ -1,0 +1,67 @@
+// Episodes: every attempt, accepted or not, filterable by task and outcome.
+import { getJson } from '../api.js';
+import { badge, fmtCost, fmtDuration, fmtTime, h, link, panel, shortSha, table } from '../dom.js';
+
+export const name = 'episodes';
+export const title = () => 'Episodes';
+
+export async function render({ params, navigate }) {
+  const task = params.get('task') ?? '';
+  const outcome = params.get('outcome') ?? '';
+  const query = new URLSearchParams();
+  if (task) query.set('task', task);
+  if (outcome) query.set('outcome', outcome);
+  const data = await getJson(`/api/episodes?${query}`);
+
+  const select = (label, name, value, options) =>
+    h(
+      'label',
+      null,
+      label,
+      h(
+        'select',
+        {
+          name,
+          onchange: (event) => {
+            const next = new URLSearchParams(query);
+            if (event.target.value) next.set(name, event.target.value);
+            else next.delete(name);
+            navigate('/episodes', next);
+          },
+        },
+        h('option', { value: '' }, 'all'),
+        options.map((o) => h('option', { value: o, selected: o === value }, o)),
+      ),
+    );
+
+  const rows = data.episodes.map((e) => ({
+    attrs: { 'data-episode': e.id, 'data-outcome': e.outcome },
+    cells: [
+      link(`#/episodes/${e.id}`, e.id, { class: 'mono' }),
+      fmtTime(e.startedAt),
+      link(`#/episodes?task=${encodeURIComponent(e.task)}`, e.task),
+      e.attempt,
+      badge(e.outcome),
+      e.reason ? h('div', null, h('code', null, e.reason), e.message ? h('div', { class: 'msg', title: e.message }, e.message) : null) : '',
+      e.agent,
+      fmtDuration(e.durationMs),
+      fmtCost(e.costUsd),
+      e.commit ? h('span', { class: 'mono' }, shortSha(e.commit)) : '',
+    ],
+  }));
+
+  return h(
+    'div',
+    null,
+    h('div', { class: 'page-head' }, h('h1', null, 'Episodes'), h('p', { class: 'muted' }, `${data.total} shown${task || outcome ? ' (filtered)' : ''}, newest first.`)),
+    h('div', { class: 'filters' }, select('Task', 'task', task, data.tasks), select('Outcome', 'outcome', outcome, data.outcomes), task || outcome ? h('button', { class: 'secondary', onclick: () => navigate('/episodes') }, 'Clear filters') : null),
+    panel(
+      null,
+      table(
+        ['Episode', 'Started', 'Task', { label: 'Attempt', class: 'num' }, 'Outcome', { label: 'Reason', class: 'reason' }, 'Agent', { label: 'Duration', class: 'num' }, { label: 'Cost', class: 'num' }, 'Commit'],
+        rows,
+        'No episode matches.',
+      ),
+    ),
+  );
+}

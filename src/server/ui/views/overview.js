@@ -1,0 +1,102 @@
+// Overview: is the run going, why (not), how far it got, and what it has spent.
+import { getJson } from '../api.js';
+import { badge, fmtAgo, fmtCost, fmtNumber, fmtTime, h, kv, link, panel, shortSha, table } from '../dom.js';
+
+export const name = 'overview';
+export const title = () => 'Overview';
+
+export async function render() {
+  const [o, recent] = await Promise.all([getJson('/api/overview'), getJson('/api/history?limit=5')]);
+  const t = o.tasks;
+  const share = (n) => `${t.total === 0 ? 0 : (n / t.total) * 100}%`;
+  return h(
+    'div',
+    null,
+    h('div', { class: 'page-head' }, h('h1', null, o.world.name), h('p', { class: 'muted' }, o.world.outcome)),
+    h('div', { class: 'banner', 'data-run-state': o.run.state }, badge(o.run.state), h('span', { class: 'why' }, o.run.why)),
+    h(
+      'div',
+      { class: 'grid' },
+      panel(
+        'Tasks',
+        h('div', { class: 'stat' }, `${t.done}`, h('small', null, ` of ${t.total} done`)),
+        h('div', { class: 'bar', title: 'done · running · blocked' }, h('span', { class: 'done', 'data-w': share(t.done) }), h('span', { class: 'running', 'data-w': share(t.running) }), h('span', { class: 'blocked', 'data-w': share(t.blocked) })),
+        h('div', { class: 'counts' }, h('span', null, badge('running'), ` ${t.running}`), h('span', null, badge('pending'), ` ${t.pending}`), h('span', null, badge('blocked'), ` ${t.blocked}`), t.queuedForRetry ? h('span', null, badge('queued', 'queued for retry'), ` ${t.queuedForRetry}`) : null),
+      ),
+      panel(
+        'Episodes',
+        h('div', { class: 'stat' }, `${o.episodes.total}`, h('small', null, ' episodes')),
+        h(
+          'div',
+          { class: 'counts' },
+          ['accepted', 'rejected', 'failed', 'abandoned', 'running'].map((k) => h('span', null, link(`#/episodes?outcome=${k}`, badge(k)), ` ${o.episodes[k]}`)),
+        ),
+      ),
+      panel(
+        'Budgets',
+        o.budgets.length === 0
+          ? h('p', { class: 'muted' }, 'No budget set (goal.stop in world.yaml).')
+          : o.budgets.map((b) => {
+              const fraction = Math.min(1, b.used / b.limit);
+              return h(
+                'div',
+                null,
+                h('div', null, h('strong', null, b.name), ` ${fmtNumber(b.used, 2)} of ${fmtNumber(b.limit, 2)} ${b.unit}`),
+                h('div', { class: `meter${fraction >= 1 ? ' full' : ''}` }, h('span', { 'data-w': `${fraction * 100}%` })),
+              );
+            }),
+        kv([
+          ['cost', fmtCost(o.usage.costUsd)],
+          ['tokens', o.usage.inputTokens === null ? '–' : `${fmtNumber(o.usage.inputTokens, 0)} in · ${fmtNumber(o.usage.outputTokens, 0)} out`],
+        ]),
+      ),
+    ),
+    h(
+      'div',
+      { class: 'two' },
+      panel(
+        'Running now',
+        table(
+          ['Episode', 'Task', 'Attempt', 'Worker', 'Started'],
+          o.running.map((r) => [link(`#/episodes/${r.id}`, r.id, { class: 'mono' }), r.task, r.attempt, h('span', null, `${r.worker} `, badge(r.liveness)), fmtAgo(r.startedAt)]),
+          'No episode is running.',
+        ),
+      ),
+      panel(
+        'Recently accepted',
+        table(
+          ['Commit', 'Task', 'When'],
+          recent.commits.filter((c) => c.task).map((c) => [c.episode ? link(`#/episodes/${c.episode}`, shortSha(c.commit), { class: 'mono' }) : shortSha(c.commit), c.task, fmtTime(c.date)]),
+          'Nothing accepted yet.',
+        ),
+        h('p', { class: 'note' }, link('#/history', 'Whole history →')),
+      ),
+    ),
+    o.cluster ? workersPanel(o.cluster) : null,
+    panel(
+      'World',
+      kv([
+        ['path', h('span', { class: 'mono' }, o.world.path)],
+        ['branch', `${o.world.branch} at ${shortSha(o.world.head)}`],
+        ['evidence', o.world.evidence ? h('code', null, o.world.evidence) : 'none (done when every task is)'],
+        ['sandbox', o.world.sandbox],
+        ['agent', o.world.agent],
+        ['parallelism', o.world.parallelism],
+        ['attempts per task', o.world.maxAttempts],
+      ]),
+    ),
+  );
+}
+
+// Only with `genesis serve --redis`: the workers whose heartbeat the queue's registry holds.
+function workersPanel(cluster) {
+  return panel(
+    `Workers alive (${cluster.workers.length})`,
+    cluster.error ? h('p', { class: 'error-box' }, `Redis does not answer: ${cluster.error}`) : null,
+    table(
+      ['Worker', 'Host', 'PID', { label: 'Slots', class: 'num' }, 'Running', 'Last heartbeat'],
+      cluster.workers.map((w) => [h('span', { class: 'mono' }, w.id), w.host, w.pid, w.concurrency, w.episodes.length ? w.episodes.map((id) => link(`#/episodes/${id}`, id, { class: 'mono' })) : 'idle', fmtAgo(new Date(w.lastSeen).toISOString())]),
+      cluster.error ? '' : 'No worker is alive: start one with genesis worker --redis <url>.',
+    ),
+  );
+}

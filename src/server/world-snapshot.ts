@@ -1,0 +1,71 @@
+import { createHash } from 'node:crypto';
+import { readAcceptedHistory, type AcceptedCommit } from '../world/accepted-history.js';
+import type { EpisodeRecord } from '../world/episode-record.js';
+import { git } from '../world/git.js';
+import { Ledger } from '../world/ledger.js';
+import type { WorldManifest } from '../world/manifest-schema.js';
+import { readTaskRetries, type StoredTaskRetry } from '../world/task-retries.js';
+import type { WorldRepo } from '../world/world-repo.js';
+
+/** Everything the dashboard shows, read from the world at one moment. */
+export interface WorldSnapshot {
+  /** Changes whenever any branch, episode or retry ref moves; equal stamps mean equal snapshots. */
+  stamp: string;
+  path: string;
+  manifest: WorldManifest;
+  /** The accepted head. */
+  head: string;
+  /** The accepted history, newest first. */
+  history: AcceptedCommit[];
+  /** Every episode record, oldest first. */
+  records: EpisodeRecord[];
+  /** Every retry marker, oldest first. */
+  retries: StoredTaskRetry[];
+  readAt: Date;
+}
+
+/**
+ * Reads snapshots of a world for the server, at most once per change: each call costs one
+ * `git for-each-ref` to compute the stamp, and the full read (history, ledger, retries) happens
+ * only when the stamp moved. Concurrent callers share one read.
+ */
+export class WorldSnapshots {
+  private cached: Promise<WorldSnapshot> | null = null;
+  private cachedStamp: string | null = null;
+
+  constructor(private readonly world: WorldRepo) {}
+
+  /** The stamp of the world's refs now: a hash of every branch, episode and retry ref. */
+  async stamp(): Promise<string> {
+    const refs = await git(['for-each-ref', '--format=%(objectname) %(refname)', 'refs/heads/', 'refs/genesis/'], { cwd: this.world.path });
+    return createHash('sha1').update(refs.stdout).digest('hex').slice(0, 16);
+  }
+
+  /** The current snapshot, read again only if the stamp changed. */
+  async current(): Promise<WorldSnapshot> {
+    const stamp = await this.stamp();
+    if (this.cached && this.cachedStamp === stamp) return this.cached;
+    const reading = this.read(stamp);
+    this.cached = reading;
+    this.cachedStamp = stamp;
+    // A failed read is not cached: the next call tries again.
+    reading.catch(() => {
+      if (this.cached === reading) {
+        this.cached = null;
+        this.cachedStamp = null;
+      }
+    });
+    return reading;
+  }
+
+  private async read(stamp: string): Promise<WorldSnapshot> {
+    const manifest = await this.world.manifestAt('HEAD');
+    const head = await this.world.head(manifest.branch);
+    const [history, records, retries] = await Promise.all([
+      readAcceptedHistory(this.world.path, manifest.branch),
+      new Ledger(this.world.path).readAll(),
+      readTaskRetries(this.world.path),
+    ]);
+    return { stamp, path: this.world.path, manifest, head, history, records, retries, readAt: new Date() };
+  }
+}

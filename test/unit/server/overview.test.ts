@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { buildOverview } from '../../../src/server/overview.js';
+import { buildTaskBoard } from '../../../src/server/task-board.js';
+import type { WorkerLiveness } from '../../../src/server/worker-liveness.js';
+import type { WorldSnapshot } from '../../../src/server/world-snapshot.js';
+import type { EpisodeRecord } from '../../../src/world/episode-record.js';
+import { readManifest } from '../../../src/world/manifest.js';
+
+const manifest = readManifest(`
+name: w
+goal: { outcome: two modules, stop: { maxEpisodes: 3, maxHours: 10 } }
+verify: { test: "true" }
+agent: { kind: script, script: r.yaml }
+retry: { maxAttempts: 2 }
+tasks:
+  - { id: a, title: module a, paths: [a.js] }
+  - { id: b, title: module b, paths: [b.js] }
+`);
+
+function record(id: string, task: string, outcome: EpisodeRecord['outcome'], worker = 'elsewhere:1'): EpisodeRecord {
+  return {
+    version: 1, id, world: 'w', task, attempt: 1, agent: 'script', base: '0'.repeat(40), candidate: null, commit: null,
+    status: outcome ? 'final' : 'running', outcome, reason: outcome === 'rejected' ? 'check-failed' : null, message: null, signature: null,
+    startedAt: '2026-01-01T10:00:00.000Z', endedAt: outcome ? '2026-01-01T10:01:00.000Z' : null, phases: {}, gate: null, changedFiles: [],
+    usage: outcome ? { inputTokens: 100, outputTokens: 10, costUsd: 0.5 } : null, worker,
+  };
+}
+
+function snapshot(records: EpisodeRecord[]): WorldSnapshot {
+  return { stamp: 's', path: '/w', manifest, head: '1'.repeat(40), history: [], records, retries: [], readAt: new Date() };
+}
+
+const overviewOf = (records: EpisodeRecord[], liveness: WorkerLiveness = 'unknown') => {
+  const probe = () => liveness;
+  const s = snapshot(records);
+  return buildOverview(s, buildTaskBoard(s, probe), probe, new Date('2026-01-01T12:00:00.000Z'));
+};
+
+describe('the overview', () => {
+  it('is running while an episode runs, and names its task', () => {
+    const o = overviewOf([record('1', 'a', null)]);
+    expect(o.run).toEqual({ state: 'running', why: '1 episode running: a' });
+    expect(o.workers).toEqual([{ worker: 'elsewhere:1', liveness: 'unknown', episodes: 1 }]);
+  });
+
+  it('does not count an episode whose worker is gone as running, and says the next run closes it', () => {
+    const o = overviewOf([record('1', 'a', null, 'here:42')], 'gone');
+    expect(o.run.state).toBe('stale');
+    expect(o.episodes.running).toBe(0);
+    expect(o.tasks.running).toBe(0);
+  });
+
+  it('reports a spent episode budget with the field to raise, and the hours used', () => {
+    const o = overviewOf([record('1', 'a', 'rejected'), record('2', 'b', 'rejected'), record('3', 'a', 'accepted')]);
+    expect(o.run.state).toBe('budget');
+    expect(o.run.why).toContain('goal.stop.maxEpisodes');
+    expect(o.budgets).toEqual([
+      { name: 'maxEpisodes', limit: 3, used: 3, unit: 'episodes' },
+      { name: 'maxHours', limit: 10, used: 2, unit: 'hours' },
+    ]);
+    expect(o.usage).toEqual({ costUsd: 1.5, inputTokens: 300, outputTokens: 30 });
+  });
+
+  it('is idle when tasks could start but no run is going', () => {
+    expect(overviewOf([]).run).toEqual({ state: 'idle', why: 'no run is going; 2 tasks can start: genesis run --world /w' });
+  });
+});
