@@ -14,6 +14,13 @@ const COMMAND_MODULES = [
   'episodes',
   'show',
   'model',
+  'worker',
+  'task',
+  'status',
+  'stats',
+  'serve',
+  'doctor',
+  'audit',
 ] as const;
 
 export async function main(argv: string[]): Promise<number> {

@@ -12,6 +12,8 @@ export interface PromptInput {
   earlier: readonly EpisodeRecord[];
   /** Tail of the gate log of the latest failed attempt, if any. */
   lastGateLog?: string;
+  /** What a person said when they gave the blocked task new attempts. */
+  retryNote?: string | null;
 }
 
 /**
@@ -38,6 +40,7 @@ export function composePrompt(input: PromptInput): string {
   if (manifest.goal.progressFile) {
     lines.push('', '## Handoff notes', `Read ${manifest.goal.progressFile} first: it holds what earlier episodes learned. Before you finish, append a few lines on what you did and what the next episode should know (you may always change that file).`);
   }
+  if (input.retryNote) lines.push('', '## A note from the person who asked for this retry', input.retryNote);
   const reflections = reflect(input.earlier, input.lastGateLog);
   if (reflections.length > 0) lines.push('', '## Earlier attempts at this task (newest first)', ...reflections);
   return `${lines.join('\n')}\n`;

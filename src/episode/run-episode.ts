@@ -6,6 +6,7 @@ import { failureSignature } from '../gate/test-report.js';
 import { verifyCandidate, type CandidateVerdict } from '../gate/verify-candidate.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { readDoneTasks } from '../world/accepted-history.js';
+import { readTaskRetries } from '../world/task-retries.js';
 import type { EpisodeRecord } from '../world/episode-record.js';
 import type { Ledger } from '../world/ledger.js';
 import type { WorldRepo } from '../world/world-repo.js';
@@ -58,7 +59,8 @@ export async function runEpisode(job: EpisodeJob, deps: EpisodeDeps): Promise<Ep
   const earlier = (await ledger.readAll()).filter((e) => e.task === job.task && e.id !== job.episodeId);
   const lastFailed = earlier.filter((e) => e.outcome === 'rejected' || e.outcome === 'failed').at(-1);
   const lastGateLog = lastFailed ? (await ledger.readArtifacts(lastFailed.id)).gateLog : undefined;
-  const prompt = composePrompt({ manifest, task, attempt: job.attempt, earlier, lastGateLog });
+  const retryNote = (await readTaskRetries(world.path)).filter((r) => r.task === job.task).at(-1)?.note ?? null;
+  const prompt = composePrompt({ manifest, task, attempt: job.attempt, earlier, lastGateLog, retryNote });
 
   let workspace: Workspace | null = null;
   try {

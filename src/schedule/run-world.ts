@@ -18,7 +18,9 @@ import { finishEpisode } from './finish-episode.js';
 import { MemoryLeaseStore, type LeaseStore } from './lease-store.js';
 import type { RunEvent, RunSummary } from './run-events.js';
 import { budgetStop, idleStop, pickReadyTasks, type StopReason } from './scheduler.js';
-import { deriveTaskStatuses } from './task-status.js';
+import { deriveTaskStatusesWithRetries } from './task-retry-status.js';
+import type { TaskStatus } from './task-status.js';
+import { readTaskRetries } from '../world/task-retries.js';
 
 /** Where episodes run when they do not run in this process. */
 export interface DistributedRun {
@@ -89,7 +91,7 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
   if (await evidenceMet()) stop = { kind: 'evidence', command: manifest.goal.evidence! };
 
   const maxEpisodes = manifest.goal.stop.maxEpisodes ?? Infinity;
-  const startEpisodes = async (statuses: ReturnType<typeof deriveTaskStatuses>): Promise<void> => {
+  const startEpisodes = async (statuses: Map<string, TaskStatus>): Promise<void> => {
     for (const task of pickReadyTasks(manifest.tasks, statuses, Infinity, () => true)) {
       // No episode starts that could cross the episode budget, counted across runs.
       if (running.size >= manifest.parallelism || records.size >= maxEpisodes) break;
@@ -113,7 +115,9 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
         stop = { kind: 'interrupted' };
         await queue.close();
       }
-      const statuses = deriveTaskStatuses(manifest.tasks, done, [...records.values()], new Set([...running.values()].map((r) => r.task.id)), manifest.retry.maxAttempts, manifest.retry.blockOnRepeat);
+      // A person's `genesis task retry` (or the dashboard's button) gives a blocked task fresh attempts.
+      const retries = await readTaskRetries(world.path);
+      const statuses: Map<string, TaskStatus> = deriveTaskStatusesWithRetries(manifest.tasks, done, [...records.values()], new Set([...running.values()].map((r) => r.task.id)), manifest.retry.maxAttempts, retries, manifest.retry.blockOnRepeat);
       for (const [task, why] of held) statuses.set(task, { ...statuses.get(task)!, state: 'blocked', lastReason: 'broken-base', lastMessage: why });
       if (!stop) {
         const budget = budgetStop(manifest.goal.stop, records.size, hoursSince(records), spentBy(records));

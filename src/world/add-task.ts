@@ -1,0 +1,44 @@
+import { parseDocument } from 'yaml';
+import { GenesisError } from '../errors.js';
+import { planGate } from '../gate/gate-plan.js';
+import { runGate } from '../gate/gate.js';
+import type { Sandbox } from '../sandbox/sandbox.js';
+import { readDoneTasks, TRAILERS } from './accepted-history.js';
+import { git, gitValue } from './git.js';
+import { readManifest } from './manifest.js';
+import type { WorldManifest } from './manifest-schema.js';
+import type { WorldRepo } from './world-repo.js';
+
+/**
+ * Adds a task to world.yaml on the accepted branch. The manifest is protected from episodes, so
+ * this is the person's way to grow the task list: the new manifest is validated, the new tree is
+ * verified like any accepted tree, and the branch moves by compare-and-swap. Comments and layout
+ * of world.yaml are kept.
+ */
+export async function addTask(world: WorldRepo, task: Record<string, unknown>, sandboxFor: (m: WorldManifest) => Promise<Sandbox>): Promise<string> {
+  const current = await world.manifestAt('HEAD');
+  const head = await world.head(current.branch);
+  const doc = parseDocument((await world.readFile(head, 'world.yaml')) ?? '');
+  if (current.tasks.some((t) => t.id === task.id)) {
+    throw new GenesisError('task-exists', `the world already has a task "${String(task.id)}"`, { hint: 'choose another id' });
+  }
+  if (!doc.has('tasks')) doc.set('tasks', doc.createNode([]));
+  doc.addIn(['tasks'], doc.createNode(task));
+  const text = doc.toString();
+  const manifest = readManifest(text, 'world.yaml with the new task');
+  const blob = await gitValue(['hash-object', '-w', '--stdin'], { cwd: world.path, input: text });
+  const env = { GIT_INDEX_FILE: `${world.path}/genesis-add-task-${process.pid}.index` };
+  await git(['read-tree', head], { cwd: world.path, env });
+  await git(['update-index', '--cacheinfo', `100644,${blob},world.yaml`], { cwd: world.path, env });
+  const tree = await gitValue(['write-tree'], { cwd: world.path, env });
+  const sandbox = await sandboxFor(manifest);
+  const gate = await runGate({ repo: world.path, tree, steps: planGate(manifest, null, await readDoneTasks(world.path, manifest.branch, head)), manifest, sandbox, workDir: `${world.scratchDir}/gates/add-task` });
+  if (!gate.ok) {
+    throw new GenesisError('task-add-failed', `the world with the new task does not pass its gate: ${gate.message}`, { hint: 'the accepted history is unchanged; fix the world first' });
+  }
+  const commit = await world.commitTree(tree, [head], `world: add task ${String(task.id)}\n\n${TRAILERS.verified}: ${gate.record.summary}\n`);
+  if (!(await world.compareAndSwap(`refs/heads/${manifest.branch}`, commit, head))) {
+    throw new GenesisError('head-moved', 'the accepted branch moved while the task was being added', { hint: 'run the command again', retryable: true });
+  }
+  return commit;
+}
