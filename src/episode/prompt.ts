@@ -37,6 +37,9 @@ export function composePrompt(input: PromptInput): string {
   lines.push(`- Every change must pass: ${manifest.verify.test}${task.check ? ` and ${task.check}` : ''}`);
   for (const constraint of manifest.goal.constraints) lines.push(`- ${constraint}`);
   lines.push('- Leave your change in the working tree (committing is optional); an empty change counts as a failure.');
+  if (task.kind === 'planner') {
+    lines.push('', '## You are planning', `Propose the next tasks: write a new YAML file in ${manifest.tasksDir ?? '(no tasksDir set)'}/ holding { tasks: [...] }, each task with id, title, description, acceptance, paths, dependsOn and check, as in world.yaml. Existing tasks: ${manifest.tasks.map((t) => t.id).join(', ')}. The gate accepts only a plan that validates and leaves existing tasks unchanged.`);
+  }
   if (manifest.goal.progressFile) {
     lines.push('', '## Handoff notes', `Read ${manifest.goal.progressFile} first: it holds what earlier episodes learned. Before you finish, append a few lines on what you did and what the next episode should know (you may always change that file).`);
   }

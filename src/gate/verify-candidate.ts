@@ -52,6 +52,10 @@ export async function verifyCandidate(input: VerifyCandidateInput): Promise<Cand
     const log = `pre-gate: ${pre.reason}: ${pre.message}\n`;
     return { ok: false, reason: pre.reason, message: pre.message, signature: failureSignature(pre.reason, null, pre.paths.join('\n')), gate: null, log, changedFiles };
   }
+  if (input.task.kind === 'planner') {
+    const problem = await checkPlan(world, manifest, input.candidateTree);
+    if (problem) return { ok: false, reason: 'invalid-plan', message: problem, signature: failureSignature('invalid-plan', null, problem), gate: null, log: `pre-gate: invalid-plan: ${problem}\n`, changedFiles };
+  }
   const scratch = join(world.scratchDir, 'gates', input.name);
   await mkdir(join(world.scratchDir, 'gates'), { recursive: true });
   if (input.task.witness && input.task.check) {
@@ -76,6 +80,25 @@ export async function verifyCandidate(input: VerifyCandidateInput): Promise<Cand
   });
   if (verdict.ok) return { ok: true, gate: verdict.record, log: verdict.log, changedFiles };
   return { ok: false, reason: verdict.reason, message: verdict.message, signature: verdict.signature, gate: verdict.record, log: verdict.log, changedFiles };
+}
+
+/**
+ * A planner's change must leave a valid manifest in which every existing task is as it was: it may
+ * add tasks, never rewrite or remove the ones that exist (that is the person's call).
+ */
+async function checkPlan(world: WorldRepo, manifest: WorldManifest, candidateTree: string): Promise<string | null> {
+  if (!manifest.tasksDir) return 'this world has no tasksDir, so a planner has nowhere to write its tasks';
+  let planned: WorldManifest;
+  try {
+    planned = await world.manifestAt(candidateTree);
+  } catch (error) {
+    return `the proposed tasks do not make a valid manifest: ${(error as Error).message}`;
+  }
+  const after = new Map(planned.tasks.map((t) => [t.id, JSON.stringify(t)]));
+  const changed = manifest.tasks.filter((t) => after.get(t.id) !== JSON.stringify(t)).map((t) => t.id);
+  if (changed.length > 0) return `a planner may only add tasks; it changed or removed ${changed.join(', ')}`;
+  if (planned.tasks.length === manifest.tasks.length) return `the plan adds no task (write { tasks: [...] } to a new file in ${manifest.tasksDir}/)`;
+  return null;
 }
 
 async function holdoutDir(world: WorldRepo, dir: string): Promise<string> {

@@ -49,7 +49,8 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
   const started = Date.now();
   const { world } = options;
   const emit = options.onEvent ?? (() => undefined);
-  const manifest = await world.manifestAt('HEAD');
+  // Reloaded after every accepted change: a planner may have added tasks.
+  let manifest = await world.manifestAt('HEAD');
   let head = await world.head(manifest.branch);
   const sandbox = options.sandbox ?? (await createSandbox(manifest.verify.sandbox, { image: manifest.verify.image }));
   await sandbox.check();
@@ -163,6 +164,7 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
       if (final.outcome === 'accepted') {
         head = await world.head(manifest.branch);
         done.add(final.task);
+        manifest = await world.manifestAt(head);
         if (!stop && (await evidenceMet())) stop = { kind: 'evidence', command: manifest.goal.evidence! };
       }
     }

@@ -112,6 +112,10 @@ export const taskSchema = z
       .string()
       .regex(/^[a-z0-9][a-z0-9._-]*$/, 'use lowercase letters, digits, ".", "_" and "-", starting with a letter or digit'),
     title: z.string().min(1).describe('one line saying what the task delivers'),
+    kind: z
+      .enum(['build', 'planner'])
+      .default('build')
+      .describe('build: changes the world; planner: proposes new tasks as a file in tasksDir, validated by the gate'),
     description: z.string().default('').describe('what to build, for the agent'),
     acceptance: z.string().default('').describe('how the result is judged, for the agent'),
     paths: z.array(z.string()).min(1).describe('files, directories or globs the task may change'),
@@ -152,6 +156,10 @@ export const manifestSchema = z
       .default({ maxAttempts: 3, blockOnRepeat: true }),
     parallelism: z.number().int().min(1).max(64).default(2).describe('episodes running at once'),
     tasks: z.array(taskSchema).default([]),
+    tasksDir: z
+      .string()
+      .optional()
+      .describe('a directory of YAML files ({ tasks: [...] }) whose tasks join those of world.yaml; planner tasks write here'),
   })
   .strict();
 

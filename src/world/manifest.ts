@@ -14,13 +14,19 @@ export interface ManifestParseResult {
  * Parses world.yaml text into a complete manifest. Never throws: a malformed manifest comes back
  * as `errors`, each `path: what is wrong`, the way the CLI prints them.
  */
-export function parseManifest(text: string): ManifestParseResult {
+export function parseManifest(text: string, taskFiles: ReadonlyArray<{ path: string; text: string }> = []): ManifestParseResult {
   let raw: unknown;
   try {
     raw = parseYaml(text);
   } catch (error) {
     const where = error instanceof YAMLParseError && error.linePos ? ` (line ${error.linePos[0].line})` : '';
     return { manifest: null, errors: [`world.yaml is not valid YAML${where}: ${(error as Error).message.split('\n')[0]}`], warnings: [] };
+  }
+  const extra = readTaskFiles(taskFiles);
+  if (extra.errors.length > 0) return { manifest: null, errors: extra.errors, warnings: [] };
+  if (extra.tasks.length > 0 && raw && typeof raw === 'object') {
+    const doc = raw as { tasks?: unknown };
+    doc.tasks = [...(Array.isArray(doc.tasks) ? doc.tasks : []), ...extra.tasks];
   }
   const parsed = manifestSchema.safeParse(raw ?? {});
   if (!parsed.success) return { manifest: null, errors: parsed.error.issues.flatMap(formatIssue), warnings: [] };
@@ -30,9 +36,28 @@ export function parseManifest(text: string): ManifestParseResult {
   return { manifest: errors.length === 0 ? parsed.data : null, errors, warnings };
 }
 
-/** Parses world.yaml or throws one GenesisError listing every problem. */
-export function readManifest(text: string, source = 'world.yaml'): WorldManifest {
-  const { manifest, errors } = parseManifest(text);
+/** The tasks of the files in `tasksDir`: each file is `{ tasks: [...] }`, appended in name order. */
+function readTaskFiles(files: ReadonlyArray<{ path: string; text: string }>): { tasks: unknown[]; errors: string[] } {
+  const tasks: unknown[] = [];
+  const errors: string[] = [];
+  for (const file of [...files].sort((a, b) => a.path.localeCompare(b.path))) {
+    let doc: unknown;
+    try {
+      doc = parseYaml(file.text);
+    } catch (error) {
+      errors.push(`${file.path}: not valid YAML: ${(error as Error).message.split('\n')[0]}`);
+      continue;
+    }
+    const list = (doc as { tasks?: unknown } | null)?.tasks;
+    if (!Array.isArray(list)) errors.push(`${file.path}: expected a list under "tasks:"`);
+    else tasks.push(...list);
+  }
+  return { tasks, errors };
+}
+
+/** Parses world.yaml (and the task files of its tasksDir) or throws one GenesisError listing every problem. */
+export function readManifest(text: string, source = 'world.yaml', taskFiles: ReadonlyArray<{ path: string; text: string }> = []): WorldManifest {
+  const { manifest, errors } = parseManifest(text, taskFiles);
   if (manifest) return manifest;
   throw new GenesisError('manifest-invalid', `Found issues in ${source}:\n${errors.map((e) => `  - ${e}`).join('\n')}`, {
     hint: 'fix the fields named above; the README lists every field of world.yaml with its type and default',

@@ -1,5 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { parse as parseYaml } from 'yaml';
 import { GenesisError } from '../errors.js';
 import { git, gitValue } from './git.js';
 import { readManifest } from './manifest.js';
@@ -73,7 +74,22 @@ export class WorldRepo {
         hint: 'a world keeps its manifest at the repository root',
       });
     }
-    return readManifest(text, `world.yaml at ${commit.slice(0, 12)}`);
+    return readManifest(text, `world.yaml at ${commit.slice(0, 12)}`, await this.readTaskFiles(commit, text));
+  }
+
+  /** The YAML files of the manifest's tasksDir at a commit (or tree), if it names one. */
+  private async readTaskFiles(commit: string, manifestText: string): Promise<Array<{ path: string; text: string }>> {
+    let dir: unknown;
+    try {
+      dir = (parseYaml(manifestText) as { tasksDir?: unknown } | null)?.tasksDir;
+    } catch {
+      return []; // readManifest reports the YAML error itself
+    }
+    if (typeof dir !== 'string' || dir.trim() === '') return [];
+    dir = dir.trim().replace(/\/+$/, '');
+    const listed = await git(['ls-tree', '-r', '--name-only', commit, '--', `${dir}/`], { cwd: this.path });
+    const paths = listed.stdout.split('\n').filter((p) => /\.ya?ml$/.test(p));
+    return Promise.all(paths.map(async (path) => ({ path, text: (await this.readFile(commit, path)) ?? '' })));
   }
 
   async treeOf(commit: string): Promise<string> {

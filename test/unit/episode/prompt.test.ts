@@ -15,6 +15,7 @@ const manifest: WorldManifest = manifestSchema.parse({
 
 const task: TaskSpec = {
   witness: false,
+  kind: 'build',
   id: 'add',
   title: 'add(a, b) and sub(a, b)',
   description: 'Export add(a, b) and sub(a, b) from src/arith.js.',

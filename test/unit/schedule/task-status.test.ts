@@ -3,7 +3,7 @@ import type { TaskSpec } from '../../../src/world/manifest-schema.js';
 import { deriveTaskStatuses, tasksWaitingOnBlocked, type EpisodeFacts, type TaskStatus } from '../../../src/schedule/task-status.js';
 
 function task(id: string, dependsOn: string[] = [], paths = [`src/${id}.js`]): TaskSpec {
-  return { id, title: id, description: '', acceptance: '', paths, dependsOn, witness: false };
+  return { id, title: id, description: '', acceptance: '', paths, dependsOn, witness: false, kind: 'build' };
 }
 
 function ended(taskId: string, outcome: NonNullable<EpisodeFacts['outcome']>, reason: string | null = `${outcome}-reason`, message: string | null = null): EpisodeFacts {

@@ -71,7 +71,7 @@ describe('parseManifest', () => {
       );
       expect(result.errors).toEqual([]);
       expect(result.manifest!.tasks).toEqual([
-        { id: 'add', title: 'task add', description: '', acceptance: '', paths: ['src/add.js'], dependsOn: [], witness: false },
+        { id: 'add', title: 'task add', description: '', acceptance: '', paths: ['src/add.js'], dependsOn: [], witness: false, kind: 'build' },
         {
           id: 'cli',
           title: 'task cli',
@@ -82,6 +82,7 @@ describe('parseManifest', () => {
           check: 'node --test test/cli.test.js',
           humanMinutes: 10,
           witness: false,
+          kind: 'build',
         },
       ]);
     });
