@@ -4,10 +4,12 @@ import type { WorldRepo } from '../world/world-repo.js';
 import type { Agent } from './agent.js';
 import { CommandAgent } from './command-agent.js';
 import { parseRecording, ScriptAgent } from './script-agent.js';
+import { SimAgent } from './sim-agent.js';
 
 /** The agent a manifest asks for. A script recording is read from the accepted head, like every rule. */
 export async function createAgent(manifest: WorldManifest, world: WorldRepo, head: string): Promise<Agent> {
   if (manifest.agent.kind === 'command') return new CommandAgent(manifest.agent.command!);
+  if (manifest.agent.kind === 'sim') return new SimAgent(manifest.agent.sim!);
   const path = manifest.agent.script!;
   const text = await world.readFile(head, path);
   if (text === null) {

@@ -15,7 +15,7 @@ describe('renderSimWorld', () => {
   it('writes a valid manifest of chained tasks worked by the sim agent', () => {
     const manifest = readManifest(renderSimWorld({ steps: 4, e: 0.25, w: 0.125, d: 0.5, f: 0.1, seed: 42, attempts: 2 }).get('world.yaml')!);
     expect(manifest.agent).toMatchObject({ kind: 'sim', sim: { e: 0.25, w: 0.125, d: 0.5, seed: 42 } });
-    expect(manifest.retry.maxAttempts).toBe(2);
+    expect(manifest.retry).toMatchObject({ maxAttempts: 2, blockOnRepeat: false });
     expect(manifest.verify.test).toBe('sh checks/steps.sh 0.1');
     expect(manifest.tasks.map((t) => [t.id, t.paths, t.dependsOn])).toEqual([
       ['t01', ['steps/t01.txt'], []],
