@@ -1,3 +1,6 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { git, gitValue } from './git.js';
 import { ARTIFACT_FILES, type EpisodeArtifacts, type EpisodeRecord } from './episode-record.js';
 
@@ -23,7 +26,7 @@ export class Ledger {
       const content = artifacts[key];
       if (content !== undefined) texts.push([file, content]);
     }
-    const shas = await Promise.all(texts.map(([, content]) => gitValue(['hash-object', '-w', '--stdin'], { cwd: this.repo, input: content })));
+    const shas = await this.hashAll(texts.map(([, content]) => content));
     texts.forEach(([name], i) => files.set(name, shas[i]!));
     const tree = await gitValue(['mktree'], {
       cwd: this.repo,
@@ -33,6 +36,22 @@ export class Ledger {
     const message = `episode ${record.id}: ${record.task} attempt ${record.attempt} ${record.outcome ?? record.status}\n`;
     const commit = await gitValue(['commit-tree', tree, ...parents], { cwd: this.repo, input: message });
     await git(['update-ref', `${EPISODE_REF_PREFIX}${record.id}`, commit], { cwd: this.repo });
+  }
+
+  /** One git process for all of a record's files instead of one each: the ledger is written three times per episode. */
+  private async hashAll(contents: string[]): Promise<string[]> {
+    if (contents.length === 1) return [await gitValue(['hash-object', '-w', '--stdin'], { cwd: this.repo, input: contents[0] })];
+    const dir = await mkdtemp(join(tmpdir(), 'genesis-ledger-'));
+    try {
+      const paths = await Promise.all(contents.map(async (content, i) => {
+        const path = join(dir, String(i));
+        await writeFile(path, content);
+        return path;
+      }));
+      return (await gitValue(['hash-object', '-w', '--no-filters', '--', ...paths], { cwd: this.repo })).split('\n');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   }
 
   /** A later write of a record keeps the logs an earlier write stored, without reading them. */
