@@ -1,0 +1,59 @@
+import type { Sandbox } from '../../src/sandbox/sandbox.js';
+import { runWorld } from '../../src/schedule/run-world.js';
+import { Ledger } from '../../src/world/ledger.js';
+import type { WorldRepo } from '../../src/world/world-repo.js';
+import type { EpisodeTiming } from './episode-timing.js';
+import { traceGit, type GitStart } from './git-trace.js';
+
+/** An episode's timing and, when traced, the git processes started from its start on. */
+export interface GenesisEpisode extends EpisodeTiming {
+  gitProcesses?: GitStart[];
+}
+
+/**
+ * Runs `count` episodes of a world through `runWorld` (the in-process queue, parallelism 1 from
+ * the bench manifest, so phases never overlap) and reads their phases back from the ledger.
+ * The run is stopped through its abort signal after the count-th episode ends, which lets a
+ * benchmark interleave Genesis episodes with the naive loop's, so background load on the machine
+ * hits every column alike. Throws unless every episode was accepted: timing failures would
+ * measure something else.
+ *
+ * With `trace`, git's trace2 log is on during the run (slower: count with it, don't time) and
+ * each episode gets the git processes started from its startedAt until the next episode's (or
+ * the run's end: runWorld starts no git process after its last episode's final ledger write).
+ */
+export async function runGenesisEpisodes(world: WorldRepo, sandbox: Sandbox, count: number, opts: { trace?: boolean } = {}): Promise<GenesisEpisode[]> {
+  const ledger = new Ledger(world.path);
+  const before = new Set((await ledger.readAll()).map((r) => r.id));
+  const stop = new AbortController();
+  let ended = 0;
+  const run = () =>
+    runWorld({
+      world,
+      sandbox,
+      signal: stop.signal,
+      onEvent: (event) => {
+        // Aborting here, before the scheduler's next turn, stops it from starting another episode.
+        if (event.type === 'episode-end' && ++ended >= count) stop.abort();
+      },
+    });
+  const { result: summary, starts } = opts.trace ? await traceGit(run) : { result: await run(), starts: undefined };
+  const records = (await ledger.readAll()).filter((r) => !before.has(r.id));
+  const bad = records.filter((r) => r.outcome !== 'accepted');
+  if (bad.length > 0 || records.length !== count) {
+    const first = bad[0];
+    const why = first ? `${first.task} ${first.outcome} ${first.reason}: ${first.message}` : `${records.length} of ${count} ran`;
+    throw new Error(`benchmark episodes did not all land (stop: ${summary.stop.kind}): ${why}`);
+  }
+  return records.map((r, i) => {
+    const p = r.phases;
+    const named = { workspace: p.workspace ?? 0, agent: p.agent ?? 0, collect: p.collect ?? 0, gate: p.gate ?? 0, integrate: p.integrate ?? 0 };
+    const startedAt = Date.parse(r.startedAt);
+    const total = Date.parse(r.endedAt ?? r.startedAt) - startedAt;
+    const sum = Object.values(named).reduce((a, b) => a + b, 0);
+    const sandboxMs = (r.gate?.steps ?? []).reduce((a, step) => a + step.durationMs, 0);
+    const next = records[i + 1] ? Date.parse(records[i + 1]!.startedAt) : Infinity;
+    const gitProcesses = starts?.filter((s) => s.time >= startedAt && s.time < next);
+    return { ...named, other: total - sum, total, sandbox: sandboxMs, ...(gitProcesses ? { gitProcesses } : {}) };
+  });
+}
