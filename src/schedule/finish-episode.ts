@@ -1,6 +1,6 @@
 import type { EpisodeResult } from '../episode/episode-job.js';
 import type { Integrator } from '../integrate/integrator.js';
-import { readAcceptedHistory } from '../world/accepted-history.js';
+import { readAcceptedSince } from '../world/accepted-history.js';
 import type { EpisodeRecord } from '../world/episode-record.js';
 import type { Ledger } from '../world/ledger.js';
 import type { WorldManifest } from '../world/manifest-schema.js';
@@ -23,7 +23,7 @@ export async function finishEpisode(deps: { world: WorldRepo; ledger: Ledger; in
     await ledger.write(final);
     return final;
   }
-  const landed = (await readAcceptedHistory(deps.world.path, manifest.branch)).find((c) => c.episode === result.episodeId);
+  const landed = (await readAcceptedSince(deps.world.path, manifest.branch, result.base)).find((c) => c.episode === result.episodeId);
   if (landed) {
     const final: EpisodeRecord = { ...record, status: 'final', outcome: 'accepted', commit: landed.commit, endedAt: endedAt() };
     await ledger.write(final);

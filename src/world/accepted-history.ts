@@ -83,5 +83,21 @@ export async function readHeadScore(repo: string, branch: string, at?: string): 
 
 /** Ids of the tasks done at a commit of the accepted history (or at the branch's tip). */
 export async function readDoneTasks(repo: string, branch: string, at?: string): Promise<Set<string>> {
-  return new Set((await readAcceptedHistory(repo, branch, at)).flatMap((c) => (c.task ? [c.task] : [])));
+  // What was done at a given commit never changes: remembered, so episodes don't each walk the history.
+  const key = at && /^[0-9a-f]{40}$/.test(at) ? `${repo}\0${at}` : null;
+  const known = key ? doneAt.get(key) : undefined;
+  if (known) return new Set(known);
+  const done = new Set((await readAcceptedHistory(repo, branch, at)).flatMap((c) => (c.task ? [c.task] : [])));
+  if (key) {
+    if (doneAt.size > 1000) doneAt.clear();
+    doneAt.set(key, done);
+  }
+  return new Set(done);
+}
+
+const doneAt = new Map<string, ReadonlySet<string>>();
+
+/** Accepted commits after `since` (exclusive), newest first: the only place a change based on it can have landed. */
+export async function readAcceptedSince(repo: string, branch: string, since: string): Promise<AcceptedCommit[]> {
+  return readAcceptedHistory(repo, branch, `${since}..refs/heads/${branch}`);
 }

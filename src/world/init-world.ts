@@ -5,6 +5,7 @@ import { planGate } from '../gate/gate-plan.js';
 import { runGate, type GateRunVerdict } from '../gate/gate.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { TRAILERS } from './accepted-history.js';
+import { simpleGit } from 'simple-git';
 import { git, gitValue } from './git.js';
 import { readManifest } from './manifest.js';
 import type { WorldManifest } from './manifest-schema.js';
@@ -33,7 +34,8 @@ export async function initWorld(opts: { worldPath: string; from: string; sandbox
   const sandbox = await opts.sandbox(manifest);
   await sandbox.check();
   try {
-    await git(['init', '--quiet', '--bare', `--initial-branch=${manifest.branch}`, path], { cwd: from });
+    // simple-git for the one-time porcelain; the hot paths use the hardened runner in git.ts.
+    await simpleGit({ baseDir: from }).init(true, [`--initial-branch=${manifest.branch}`, path]);
     const world = WorldRepo.at(path);
     const env = { GIT_INDEX_FILE: join(path, 'genesis-init.index') };
     const ctx = ['--git-dir', path, '--work-tree', from];
