@@ -1,3 +1,5 @@
+import type { AgentUsage } from './usage.js';
+
 /**
  * The Agent port: one fresh attempt at one task, in one workspace.
  *
@@ -31,6 +33,12 @@ export interface AgentRunResult {
   /** Combined stdout and stderr (the tail, if long). */
   log: string;
   durationMs: number;
+  /** Tokens and cost, when the agent reported any; absent when nothing is known. */
+  usage?: AgentUsage;
+  /** The conversation with the model (JSON), for agents that hold one (the `openai` adapter). */
+  transcript?: string;
+  /** Why the agent gave up, when it can say better than an exit code (a context-length error). */
+  failure?: { reason: string; message: string };
 }
 
 export interface Agent {

@@ -1,28 +1,87 @@
+import { randomBytes } from 'node:crypto';
+import { dirname, join } from 'node:path';
 import { execa } from 'execa';
 import { GenesisError } from '../errors.js';
 import type { Agent, AgentRunInput, AgentRunResult } from './agent.js';
+import type { AgentSandbox } from './agent-sandbox.js';
+import { resolveOnPath } from './agent-sandbox-binary.js';
+import { dockerRunFailure } from './agent-sandbox-docker.js';
+import { NoneAgentSandbox } from './agent-sandbox-none.js';
+import type { UsageReader } from './presets/preset.js';
+import { isUnknownUsage, withCost, type ModelPrice } from './usage.js';
 import { OutputTail } from '../sandbox/output-tail.js';
 
 const KILL_GRACE_MS = 2_000;
 
+export interface CommandAgentOptions {
+  /** How the ledger names the agent. @default `command:<argv joined by spaces>` */
+  label?: string;
+  /** Reads token usage and cost from the agent's stdout (a preset's reader). */
+  usageReader?: () => UsageReader;
+  /** Variables passed through when set, on top of those the episode allows (a preset's credentials). */
+  passEnv?: readonly string[];
+  /** Where the agent runs. @default a local process (NoneAgentSandbox) */
+  sandbox?: AgentSandbox;
+  /** Prices the tokens when the agent reports no cost of its own. */
+  price?: ModelPrice | null;
+  /** How to install the binary, for the message when it is missing. */
+  install?: string;
+}
+
 /**
  * Runs any CLI agent as a child process. The process gets its own process group so that the
  * whole tree (the agent and whatever it spawned) can be killed at the timeout and at the end.
+ * With an agent sandbox the child is the sandbox's launcher (bwrap, docker run), and the sandbox
+ * cleans up after it.
  */
 export class CommandAgent implements Agent {
   readonly label: string;
+  private readonly sandbox: AgentSandbox;
 
-  constructor(private readonly argv: readonly string[]) {
-    this.label = `command:${argv.join(' ')}`;
+  constructor(private readonly argv: readonly string[], private readonly options: CommandAgentOptions = {}) {
+    this.label = options.label ?? `command:${argv.join(' ')}`;
+    this.sandbox = options.sandbox ?? new NoneAgentSandbox();
   }
 
   async run(input: AgentRunInput): Promise<AgentRunResult> {
     const argv = this.argv.map((arg) => arg.replaceAll('{promptFile}', input.promptFile));
+    const env = { ...input.env };
+    for (const name of this.options.passEnv ?? []) {
+      const value = process.env[name];
+      if (value !== undefined && env[name] === undefined) env[name] = value;
+    }
+    // Found before anything starts: inside a sandbox a missing binary is only an exit code.
+    if (this.sandbox.hostBinaries && (await resolveOnPath(argv[0]!, env.PATH, input.workspace)) === null) throw this.notFound(argv[0]!);
+    const privateHome = join(dirname(input.promptFile), 'home');
+    const launch = await this.sandbox.launch(argv, {
+      workspace: input.workspace,
+      home: this.sandbox.kind === 'none' ? (env.HOME ?? privateHome) : privateHome,
+      env,
+      readOnly: [input.promptFile],
+      name: `${env.GENESIS_EPISODE_ID ?? 'run'}-${randomBytes(3).toString('hex')}`,
+    });
+    try {
+      return await this.runLaunched(launch, argv[0]!, input);
+    } finally {
+      await launch.dispose();
+    }
+  }
+
+  private notFound(program: string): GenesisError {
+    const install = this.options.install ? ` (${this.options.install})` : '';
+    return new GenesisError('agent-not-found', `the agent command "${program}" was not found${this.options.label ? ` (agent ${this.options.label})` : ''}`, {
+      hint: `install it${install} or fix agent.command in world.yaml; retrying cannot help`,
+      retryable: false,
+    });
+  }
+
+  private async runLaunched(launch: { file: string; args: string[]; env: Record<string, string> }, program: string, input: AgentRunInput): Promise<AgentRunResult> {
     const started = Date.now();
     const log = new OutputTail(1024 * 1024);
-    const child = execa(argv[0]!, argv.slice(1), {
+    const usage = this.options.usageReader?.();
+    const child = execa(launch.file, launch.args, {
       cwd: input.workspace,
-      env: input.env,
+      env: launch.env,
       extendEnv: false,
       input: input.prompt,
       detached: true,
@@ -32,6 +91,8 @@ export class CommandAgent implements Agent {
       stdin: 'pipe',
     });
     child.all?.on('data', (chunk: Buffer) => log.push(chunk));
+    // stdout alone: stderr chunks could fall in the middle of a usage line.
+    if (usage) child.stdout?.on('data', (chunk: Buffer) => usage.push(chunk.toString('utf8')));
     let timedOut = false;
     let aborted = false;
     const killGroup = (signal: NodeJS.Signals) => {
@@ -57,18 +118,18 @@ export class CommandAgent implements Agent {
     const result = await child;
     clearTimeout(timer);
     input.signal?.removeEventListener('abort', onAbort);
-    if (result.failed && result.exitCode === undefined && !timedOut && !aborted && result.code === 'ENOENT') {
-      throw new GenesisError('agent-not-found', `the agent command "${argv[0]}" was not found`, {
-        hint: 'install it or fix agent.command in world.yaml; retrying cannot help',
-        retryable: false,
-      });
-    }
+    if (result.failed && result.exitCode === undefined && !timedOut && !aborted && result.code === 'ENOENT') throw this.notFound(program);
+    const exitCode = result.exitCode ?? (timedOut || aborted ? 137 : 1);
+    const sandboxFailure = this.sandbox.kind === 'docker' && !timedOut && !aborted ? dockerRunFailure(exitCode, log.text().slice(-4000), program) : null;
+    if (sandboxFailure) throw sandboxFailure;
+    const reported = usage ? withCost(usage.usage(), this.options.price ?? null) : null;
     return {
-      exitCode: result.exitCode ?? (timedOut || aborted ? 137 : 1),
+      exitCode,
       timedOut,
       aborted,
       log: (log.truncated ? `[${log.totalBytes - log.capacity} earlier bytes not kept]\n` : '') + log.text() + (result.code === 'ENOENT' ? `\n${result.shortMessage}\n` : ''),
       durationMs: Date.now() - started,
+      ...(reported && !isUnknownUsage(reported) ? { usage: reported } : {}),
     };
   }
 }

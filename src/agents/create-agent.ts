@@ -2,15 +2,27 @@ import { GenesisError } from '../errors.js';
 import type { WorldManifest } from '../world/manifest-schema.js';
 import type { WorldRepo } from '../world/world-repo.js';
 import type { Agent } from './agent.js';
-import { CommandAgent } from './command-agent.js';
+import { createOpenAIAgent } from './openai/create-openai-agent.js';
+import { createCommandAgent } from './presets/create-command-agent.js';
+import { createRotatingAgent, type AgentConfig } from './rotation.js';
 import { parseRecording, ScriptAgent } from './script-agent.js';
 import { SimAgent } from './sim-agent.js';
 
-/** The agent a manifest asks for. A script recording is read from the accepted head, like every rule. */
+/**
+ * The agent a manifest asks for; with `agent.rotation`, one agent per entry, picked per attempt.
+ * A script recording is read from the accepted head, like every rule.
+ */
 export async function createAgent(manifest: WorldManifest, world: WorldRepo, head: string): Promise<Agent> {
-  if (manifest.agent.kind === 'command') return new CommandAgent(manifest.agent.command!);
-  if (manifest.agent.kind === 'sim') return new SimAgent(manifest.agent.sim!);
-  const path = manifest.agent.script!;
+  const create = (config: AgentConfig) => createConfiguredAgent(config, manifest, world, head);
+  if (manifest.agent.rotation.length > 0) return createRotatingAgent(manifest.agent, create);
+  return create(manifest.agent);
+}
+
+async function createConfiguredAgent(config: AgentConfig, manifest: WorldManifest, world: WorldRepo, head: string): Promise<Agent> {
+  if (config.kind === 'command') return createCommandAgent(config, manifest.verify.image);
+  if (config.kind === 'openai') return createOpenAIAgent(config, manifest.verify.image);
+  if (config.kind === 'sim') return new SimAgent(config.sim!);
+  const path = config.script!;
   const text = await world.readFile(head, path);
   if (text === null) {
     throw new GenesisError('recording-missing', `the script agent's recording ${path} is not in the accepted head`, {

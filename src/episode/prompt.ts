@@ -1,3 +1,5 @@
+import { DEFAULT_PROMPT_TEMPLATE } from '../agents/prompt-template-default.js';
+import { renderPromptTemplate, type TemplateValues } from '../agents/prompt-template.js';
 import type { EpisodeRecord } from '../world/episode-record.js';
 import type { TaskSpec, WorldManifest } from '../world/manifest-schema.js';
 
@@ -19,34 +21,38 @@ export interface PromptInput {
 /**
  * The prompt a fresh episode starts from. It is the only memory an episode has of the world's
  * past, so it carries the goal, the task, the rules the gate will enforce and what went wrong in
- * earlier attempts, newest first and bounded in size.
+ * earlier attempts, newest first and bounded in size. It is `agent.promptTemplate` rendered with
+ * {@link promptValues}, or the built-in DEFAULT_PROMPT_TEMPLATE.
  */
 export function composePrompt(input: PromptInput): string {
+  return renderPromptTemplate(input.manifest.agent.promptTemplate ?? DEFAULT_PROMPT_TEMPLATE, promptValues(input));
+}
+
+/** What each placeholder of a prompt template stands for (see PROMPT_PLACEHOLDERS). */
+export function promptValues(input: PromptInput): TemplateValues {
   const { manifest, task } = input;
-  const lines: string[] = [
-    `# World "${manifest.name}": task ${task.id} (attempt ${input.attempt} of ${manifest.retry.maxAttempts})`,
-    '',
-    '## Goal',
-    manifest.goal.outcome,
-    '',
-    `## Task: ${task.title}`,
-    task.description || '(no further description)',
-  ];
-  if (task.acceptance) lines.push('', '## Acceptance', task.acceptance);
-  lines.push('', '## Rules the gate enforces', `- Change only: ${task.paths.join(', ')}`, `- Never change: ${manifest.protected.join(', ')}`);
-  lines.push(`- Every change must pass: ${manifest.verify.test}${task.check ? ` and ${task.check}` : ''}`);
-  for (const constraint of manifest.goal.constraints) lines.push(`- ${constraint}`);
-  lines.push('- Leave your change in the working tree (committing is optional); an empty change counts as a failure.');
-  if (task.kind === 'planner') {
-    lines.push('', '## You are planning', `Propose the next tasks: write a new YAML file in ${manifest.tasksDir ?? '(no tasksDir set)'}/ holding { tasks: [...] }, each task with id, title, description, acceptance, paths, dependsOn and check, as in world.yaml. Existing tasks: ${manifest.tasks.map((t) => t.id).join(', ')}. The gate accepts only a plan that validates and leaves existing tasks unchanged.`);
-  }
-  if (manifest.goal.progressFile) {
-    lines.push('', '## Handoff notes', `Read ${manifest.goal.progressFile} first: it holds what earlier episodes learned. Before you finish, append a few lines on what you did and what the next episode should know (you may always change that file).`);
-  }
-  if (input.retryNote) lines.push('', '## A note from the person who asked for this retry', input.retryNote);
-  const reflections = reflect(input.earlier, input.lastGateLog);
-  if (reflections.length > 0) lines.push('', '## Earlier attempts at this task (newest first)', ...reflections);
-  return `${lines.join('\n')}\n`;
+  return {
+    world: manifest.name,
+    taskId: task.id,
+    attempt: String(input.attempt),
+    maxAttempts: String(manifest.retry.maxAttempts),
+    goal: manifest.goal.outcome,
+    title: task.title,
+    description: task.description,
+    acceptance: task.acceptance,
+    paths: task.paths,
+    protected: manifest.protected,
+    test: manifest.verify.test,
+    check: task.check ?? '',
+    testCommands: `${manifest.verify.test}${task.check ? ` and ${task.check}` : ''}`,
+    constraints: manifest.goal.constraints,
+    planner: task.kind === 'planner',
+    tasksDir: manifest.tasksDir ?? '(no tasksDir set)',
+    taskIds: manifest.tasks.map((t) => t.id),
+    progressFile: manifest.goal.progressFile ?? '',
+    retryNote: input.retryNote ?? '',
+    reflections: reflect(input.earlier, input.lastGateLog).join('\n'),
+  };
 }
 
 function reflect(earlier: readonly EpisodeRecord[], lastGateLog: string | undefined): string[] {

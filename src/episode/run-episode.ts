@@ -1,6 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Agent } from '../agents/agent.js';
+import { agentForAttempt } from '../agents/rotation.js';
 import { GenesisError, isGenesisError } from '../errors.js';
 import { failureSignature } from '../gate/test-report.js';
 import { verifyCandidate, type CandidateVerdict } from '../gate/verify-candidate.js';
@@ -68,8 +69,10 @@ export async function runEpisode(job: EpisodeJob, deps: EpisodeDeps): Promise<Ep
     const ws = workspace;
     const promptFile = join(ws.episodeDir, 'prompt.md');
     await writeFile(promptFile, prompt);
+    // With agent.rotation, each attempt of a task runs the agent its turn names.
+    const agent = agentForAttempt(deps.agent, job.attempt);
     const run = await timed('agent', () =>
-      deps.agent.run({
+      agent.run({
         workspace: ws.dir,
         promptFile,
         prompt,
@@ -100,7 +103,8 @@ export async function runEpisode(job: EpisodeJob, deps: EpisodeDeps): Promise<Ep
     if (quarantine) await world.setRef(quarantine, candidate!);
     const updated: EpisodeRecord = {
       ...record,
-      agent: deps.agent.label,
+      agent: agent.label,
+      usage: run.usage ?? record.usage,
       candidate,
       reason: result.reason,
       message: result.message,
@@ -111,7 +115,7 @@ export async function runEpisode(job: EpisodeJob, deps: EpisodeDeps): Promise<Ep
       quarantine,
       worker: deps.worker,
     };
-    await ledger.write(updated, { prompt, agentLog: run.log, diff, gateLog: verdict?.log ?? '' });
+    await ledger.write(updated, { prompt, agentLog: run.log, diff, gateLog: verdict?.log ?? '', ...(run.transcript === undefined ? {} : { transcript: run.transcript }) });
     return result;
   } finally {
     if (workspace) await removeWorkspace(workspace);
@@ -124,9 +128,11 @@ interface AgentFailure {
   message: string;
 }
 
-function agentFailure(run: { exitCode: number; timedOut: boolean; aborted: boolean; durationMs: number }, tree: string | null, changed: boolean): AgentFailure | null {
+function agentFailure(run: { exitCode: number; timedOut: boolean; aborted: boolean; durationMs: number; failure?: { reason: string; message: string } }, tree: string | null, changed: boolean): AgentFailure | null {
   if (run.aborted) return { verdict: 'abandoned', reason: 'aborted', message: 'the run was stopped while the agent worked' };
   if (run.timedOut) return { verdict: 'failed', reason: 'agent-timeout', message: `the agent ran out of its time (${(run.durationMs / 1000).toFixed(0)}s) and was killed` };
+  // The agent's own account (a context-length error, a spent turn budget) says more than its exit code.
+  if (run.failure) return { verdict: 'failed', reason: run.failure.reason, message: run.failure.message };
   if (run.exitCode !== 0) return { verdict: 'failed', reason: 'agent-exit', message: `the agent exited with code ${run.exitCode}` };
   if (tree === null) return { verdict: 'failed', reason: 'unreadable-change', message: 'the workspace could not be read as a git tree (a nested repository?)' };
   if (!changed) return { verdict: 'failed', reason: 'empty-change', message: 'the agent left no change in the workspace' };

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { createAgent } from '../agents/create-agent.js';
+import { agentForAttempt } from '../agents/rotation.js';
 import { newEpisodeId, type EpisodeJob, type EpisodeResult } from '../episode/episode-job.js';
 import { runEpisode } from '../episode/run-episode.js';
 import { removeStaleWorkspaces } from '../episode/workspace.js';
@@ -99,7 +100,7 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
       const id = newEpisodeId();
       if (!(await leases.tryAcquire(id, task.paths))) continue;
       const attempt = (statuses.get(task.id)?.failures ?? 0) + 1;
-      const record = newRecord(id, manifest, task, attempt, head, agent.label, worker);
+      const record = newRecord(id, manifest, task, attempt, head, agentForAttempt(agent, attempt).label, worker);
       await ledger.write(record);
       records.set(id, record);
       const job: EpisodeJob = { episodeId: id, world: manifest.name, task: task.id, attempt, base: head };

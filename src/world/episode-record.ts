@@ -54,7 +54,12 @@ export interface EpisodeRecord {
   phases: Record<string, number>;
   gate: GateRecord | null;
   changedFiles: string[];
-  usage: { inputTokens: number | null; outputTokens: number | null; costUsd: number | null } | null;
+  /**
+   * Tokens and cost the agent reported, or null when it reported nothing. Input tokens include
+   * cached ones; `cachedTokens` is their cached share (absent in records written before it existed).
+   * A figure the agent did not report is null, never 0.
+   */
+  usage: { inputTokens: number | null; outputTokens: number | null; cachedTokens?: number | null; costUsd: number | null } | null;
   /** A ref holding the partial change of an episode cut short (timeout, stopped run), or null. */
   quarantine?: string | null;
   worker: string;
@@ -66,6 +71,8 @@ export interface EpisodeArtifacts {
   agentLog?: string;
   diff?: string;
   gateLog?: string;
+  /** The conversation of an agent that holds one (the `openai` adapter), as JSON. */
+  transcript?: string;
 }
 
 export const ARTIFACT_FILES: Record<keyof EpisodeArtifacts, string> = {
@@ -73,4 +80,5 @@ export const ARTIFACT_FILES: Record<keyof EpisodeArtifacts, string> = {
   agentLog: 'agent.log',
   diff: 'diff.patch',
   gateLog: 'gate.log',
+  transcript: 'transcript.json',
 };

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { PRESET_NAMES } from '../agents/presets/preset.js';
 
 /**
  * The schema of world.yaml. Every field has a description (shown in errors and the README) and,
@@ -86,23 +87,62 @@ const simAgent = z
   })
   .strict();
 
+const price = z
+  .object({
+    inputPerMTok: z.number().min(0).describe('US dollars per million input tokens'),
+    outputPerMTok: z.number().min(0).describe('US dollars per million output tokens'),
+    cachedInputPerMTok: z.number().min(0).optional().describe('US dollars per million cached input tokens; default: the input price'),
+  })
+  .strict();
+
+/** The fields that choose an agent and its model: all of them in `agent`, any of them in a rotation entry. */
+const agentChoice = {
+  kind: z
+    .enum(['command', 'script', 'sim', 'openai'])
+    .describe('command: any CLI agent; script: replays recorded changes; sim: stochastic calibration agent; openai: the built-in agent for any OpenAI-compatible endpoint'),
+  preset: z.enum(PRESET_NAMES).optional().describe('a known CLI agent for kind command: claude-code, codex, aider, opencode or gemini'),
+  command: z
+    .array(z.string())
+    .min(1)
+    .optional()
+    .describe('argv of the agent (kind command); {promptFile} is replaced by the prompt file path'),
+  args: z.array(z.string()).optional().describe("arguments appended to a preset's command"),
+  script: z
+    .string()
+    .optional()
+    .describe('recording the script agent replays (kind script), a path in the accepted tree'),
+  sim: simAgent.optional().describe('error rates and seed of the calibration agent (kind sim)'),
+  model: z.string().min(1).optional().describe("the model: required for kind openai; a preset passes it to its CLI's --model"),
+  baseUrl: z.url({ protocol: /^https?$/ }).optional().describe('API root of an OpenAI-compatible endpoint (kind openai), e.g. https://api.openai.com/v1'),
+  apiKeyEnv: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'the name of an environment variable')
+    .optional()
+    .describe('variable holding the API key (kind openai); read by Genesis, never passed to the agent'),
+  price: price.optional().describe('prices of the model, overriding the built-in table; used when the agent reports no cost'),
+};
+
 const agent = z
   .object({
-    kind: z
-      .enum(['command', 'script', 'sim'])
-      .describe('command: any CLI agent; script: replays recorded changes; sim: stochastic calibration agent'),
-    command: z
-      .array(z.string())
-      .min(1)
-      .optional()
-      .describe('argv of the agent (kind command); {promptFile} is replaced by the prompt file path'),
-    script: z
-      .string()
-      .optional()
-      .describe('recording the script agent replays (kind script), a path in the accepted tree'),
-    sim: simAgent.optional().describe('error rates and seed of the calibration agent (kind sim)'),
+    ...agentChoice,
     timeoutSec: z.number().int().positive().default(1800).describe('wall time of one episode\'s agent'),
     env: z.array(z.string()).default([]).describe('names of environment variables passed to the agent'),
+    maxTurns: z.number().int().positive().default(50).describe('model calls per episode (kind openai)'),
+    maxTokens: z.number().int().positive().optional().describe('input + output tokens per episode (kind openai)'),
+    requestTimeoutSec: z.number().int().positive().default(300).describe('time for one model call (kind openai)'),
+    commandTimeoutSec: z.number().int().positive().default(300).describe('time for one run_command (kind openai)'),
+    commandOutputKb: z.number().int().positive().default(32).describe('output of one run_command shown to the model, KiB (kind openai)'),
+    sandbox: z
+      .enum(['docker', 'bwrap', 'none'])
+      .default('none')
+      .describe("where the agent's processes run: docker (own container and network), bwrap, or none (a local process)"),
+    image: z.string().optional().describe('docker image of the agent sandbox; default: verify.image'),
+    network: z.string().default('genesis-agents').describe("docker network of the agent sandbox; created when missing"),
+    promptTemplate: z.string().min(1).optional().describe('the prompt as a template with {{placeholders}}; default: the built-in prompt'),
+    rotation: z
+      .array(z.object({ ...agentChoice, env: z.array(z.string()).optional().describe('more variables passed to this agent, besides agent.env') }).partial().strict())
+      .default([])
+      .describe('agents or models for successive attempts: attempt n uses entry (n-1) mod length, merged over this agent'),
   })
   .strict();
 

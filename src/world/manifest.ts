@@ -3,6 +3,9 @@ import type { z } from 'zod';
 import { GenesisError } from '../errors.js';
 import { describePatternProblem, patternSetsOverlap } from './path-patterns.js';
 import { manifestSchema, type WorldManifest } from './manifest-schema.js';
+import { PROMPT_PLACEHOLDERS } from '../agents/prompt-template-default.js';
+import { checkPromptTemplate } from '../agents/prompt-template.js';
+import { agentConfigForAttempt, type AgentConfig } from '../agents/rotation.js';
 
 export interface ManifestParseResult {
   manifest: WorldManifest | null;
@@ -81,12 +84,21 @@ type Rule = (m: WorldManifest, errors: string[], warnings: string[]) => void;
 
 const CROSS_FIELD_RULES: Rule[] = [
   function agentHasWhatItsKindNeeds(m, errors) {
-    if (m.agent.kind === 'command' && !m.agent.command) errors.push('agent.command: required when agent.kind is "command" (an argv list, e.g. ["bash", "agent.sh"])');
-    if (m.agent.kind === 'script' && !m.agent.script) errors.push('agent.script: required when agent.kind is "script" (the path of a recording in the world)');
-    if (m.agent.kind === 'sim' && !m.agent.sim) errors.push('agent.sim: required when agent.kind is "sim" (its rates e, w, d and a seed, e.g. { e: 0.1, w: 0.05, d: 0.8, seed: 1 })');
-    // A tolerance so that e = 0.1 + 0.2 (0.30000000000000004) with w = 0.7 is accepted.
-    if (m.agent.kind === 'sim' && m.agent.sim && m.agent.sim.e + m.agent.sim.w > 1 + 1e-12) {
-      errors.push(`agent.sim: e + w must be at most 1 (they share one draw), got ${m.agent.sim.e} + ${m.agent.sim.w}`);
+    agentConfigProblems(m.agent, 'agent', errors);
+    // Each rotation entry is checked as the agent it becomes once merged over the base.
+    m.agent.rotation.forEach((_, i) => agentConfigProblems(agentConfigForAttempt(m.agent, i + 1), `agent.rotation[${i}]`, errors));
+  },
+  function agentPromptTemplateIsReadable(m, errors) {
+    if (m.agent.promptTemplate === undefined) return;
+    for (const problem of checkPromptTemplate(m.agent.promptTemplate, Object.keys(PROMPT_PLACEHOLDERS))) errors.push(`agent.promptTemplate: ${problem}`);
+  },
+  function agentSandboxFitsItsKind(m, _errors, warnings) {
+    const kinds = new Set([m.agent.kind, ...m.agent.rotation.map((_, i) => agentConfigForAttempt(m.agent, i + 1).kind)]);
+    if (m.agent.sandbox !== 'none' && ![...kinds].some((k) => k === 'command' || k === 'openai')) {
+      warnings.push(`agent.sandbox: ${m.agent.sandbox} has no effect on a ${m.agent.kind} agent, which runs inside Genesis`);
+    }
+    if (m.agent.apiKeyEnv && m.agent.env.includes(m.agent.apiKeyEnv)) {
+      warnings.push(`agent.env: lists ${m.agent.apiKeyEnv}, the API key, so the commands the agent runs can read it too`);
     }
   },
   function taskIdsAreUnique(m, errors) {
@@ -133,6 +145,20 @@ const CROSS_FIELD_RULES: Rule[] = [
     }
   },
 ];
+
+/** What an agent of this configuration lacks, as `<prefix>.<field>: problem` lines. */
+function agentConfigProblems(a: AgentConfig, prefix: string, errors: string[]): void {
+  if (a.kind === 'command' && !a.command && !a.preset) errors.push(`${prefix}.command: required when agent.kind is "command" (an argv list, e.g. ["bash", "agent.sh"])`);
+  if (a.preset && a.kind !== 'command') errors.push(`${prefix}.preset: a preset is a command agent; set kind: command or remove preset`);
+  if (a.kind === 'script' && !a.script) errors.push(`${prefix}.script: required when agent.kind is "script" (the path of a recording in the world)`);
+  if (a.kind === 'sim' && !a.sim) errors.push(`${prefix}.sim: required when agent.kind is "sim" (its rates e, w, d and a seed, e.g. { e: 0.1, w: 0.05, d: 0.8, seed: 1 })`);
+  // A tolerance so that e = 0.1 + 0.2 (0.30000000000000004) with w = 0.7 is accepted.
+  if (a.kind === 'sim' && a.sim && a.sim.e + a.sim.w > 1 + 1e-12) {
+    errors.push(`${prefix}.sim: e + w must be at most 1 (they share one draw), got ${a.sim.e} + ${a.sim.w}`);
+  }
+  if (a.kind === 'openai' && !a.baseUrl) errors.push(`${prefix}.baseUrl: required when agent.kind is "openai" (the API root, e.g. https://api.openai.com/v1 or http://localhost:11434/v1)`);
+  if (a.kind === 'openai' && !a.model) errors.push(`${prefix}.model: required when agent.kind is "openai" (the model name the endpoint serves)`);
+}
 
 function findCycle(nodes: Array<{ id: string; deps: string[] }>): string[] | null {
   const deps = new Map(nodes.map((n) => [n.id, n.deps]));

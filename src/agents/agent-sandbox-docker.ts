@@ -1,0 +1,121 @@
+import { mkdir } from 'node:fs/promises';
+import { execa } from 'execa';
+import { GenesisError } from '../errors.js';
+import { BIND_HOST_USR_LABEL } from '../sandbox/docker-sandbox.js';
+import { prepareWorkDir, SANDBOX_GID, SANDBOX_UID } from '../sandbox/work-dir.js';
+import { agentReadOnlyPaths, parentsFirst } from './agent-sandbox-mounts.js';
+import type { AgentLaunch, AgentSandbox, AgentSandboxKind, AgentSandboxSpec } from './agent-sandbox.js';
+import { ensureAgentNetwork } from './agent-sandbox-network.js';
+
+export interface DockerAgentSandboxOptions {
+  /** Image the agent runs in. A skeleton image labelled genesis.bind-host-usr=1 gets the host's /usr. */
+  image: string;
+  /** Docker network of the agents; created when missing. @default 'genesis-agents' */
+  network: string;
+}
+
+/** Host paths a skeleton image needs for the host's programs and for TLS to a hosted model. */
+const HOST_SYSTEM = ['/usr', '/etc/alternatives', '/etc/ssl', '/etc/ca-certificates'];
+const LABEL = 'genesis.sandbox';
+
+/**
+ * Runs the agent in a container of its own (the `docker` CLI, so the agent's stdin, output and
+ * process group work as for a local process): on the agents' network, which reaches the model and
+ * not the gate (gate containers have no network at all) nor this host's loopback services;
+ * read-only root, private /tmp, all capabilities dropped, no-new-privileges, uid 1000 (or the
+ * orchestrator's own uid), and only the workspace and HOME writable. Variables are passed by name
+ * (`-e NAME`), so their values never appear in a process list.
+ *
+ * Killing the `docker run` client does not stop its container, so `dispose` removes it by name.
+ */
+export class DockerAgentSandbox implements AgentSandbox {
+  readonly kind: AgentSandboxKind = 'docker';
+  private hostUsr: boolean | null = null;
+
+  constructor(private readonly options: DockerAgentSandboxOptions) {}
+
+  get hostBinaries(): boolean {
+    return this.hostUsr ?? false;
+  }
+
+  async check(): Promise<void> {
+    const labels = await execa('docker', ['image', 'inspect', '--format', '{{json .Config.Labels}}', this.options.image], { reject: false, timeout: 30_000 });
+    if (labels.failed) {
+      const missing = /no such image/i.test(labels.stderr);
+      throw new GenesisError('agent-sandbox-unavailable', missing ? `the agent image ${this.options.image} does not exist` : `docker cannot run agents here: ${labels.stderr || labels.shortMessage}`, {
+        hint: missing ? 'build it (`bash sandboxes/build-images.sh`) or set agent.image' : 'Run `bash scripts/setup-services.sh` to start Docker, or set agent.sandbox to bwrap or none.',
+      });
+    }
+    this.hostUsr = (JSON.parse(labels.stdout || 'null') as Record<string, string> | null)?.[BIND_HOST_USR_LABEL] === '1';
+    await ensureAgentNetwork(this.options.network);
+  }
+
+  async launch(argv: readonly string[], spec: AgentSandboxSpec): Promise<AgentLaunch> {
+    if (this.hostUsr === null) await this.check();
+    await mkdir(spec.home, { recursive: true });
+    const asRoot = process.getuid?.() === 0;
+    if (asRoot) {
+      await prepareWorkDir(spec.workspace);
+      await prepareWorkDir(spec.home);
+    }
+    const user = asRoot ? `${SANDBOX_UID}:${SANDBOX_GID}` : `${process.getuid?.() ?? SANDBOX_UID}:${process.getgid?.() ?? SANDBOX_GID}`;
+    const readOnly = await agentReadOnlyPaths(argv[0]!, spec, this.hostUsr!);
+    const binds = parentsFirst([
+      ...(this.hostUsr ? HOST_SYSTEM : []).map((target) => ({ target, mode: 'ro' })),
+      ...readOnly.map((target) => ({ target, mode: 'ro' })),
+      ...[spec.workspace, spec.home].map((target) => ({ target, mode: 'rw' })),
+    ]);
+    const env: Record<string, string> = { ...spec.env, HOME: spec.home };
+    // An image with programs of its own has its own PATH.
+    if (!this.hostUsr) delete env.PATH;
+    const name = `genesis-agent-${spec.name}`.replace(/[^a-zA-Z0-9_.-]/g, '-');
+    const args = [
+      'run', '--rm', '-i', '--name', name, '--label', `${LABEL}=agent`,
+      '--network', this.options.network, '--hostname', 'agent', '--user', user,
+      '--read-only', '--tmpfs', '/tmp:rw,nosuid,nodev,exec,size=1g',
+      '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges',
+      ...binds.flatMap((b) => ['-v', `${b.target}:${b.target}:${b.mode}`]),
+      '-w', spec.workspace,
+      ...Object.keys(env).flatMap((key) => ['-e', key]),
+      this.options.image,
+      ...argv,
+    ];
+    // The client reads the values of `-e NAME` from its own environment, and finds the daemon there.
+    const client = { ...env, PATH: process.env.PATH ?? '/usr/bin:/bin', ...dockerClientEnv() };
+    return {
+      file: 'docker',
+      args,
+      env: client,
+      dispose: async () => {
+        await execa('docker', ['rm', '--force', name], { reject: false, timeout: 30_000, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...dockerClientEnv() }, extendEnv: false });
+      },
+    };
+  }
+}
+
+/** Where the docker client finds its daemon: the orchestrator's own settings. */
+function dockerClientEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of ['DOCKER_HOST', 'DOCKER_CONTEXT', 'DOCKER_CERT_PATH', 'DOCKER_TLS_VERIFY', 'DOCKER_CONFIG']) {
+    const value = process.env[name];
+    if (value !== undefined) env[name] = value;
+  }
+  return env;
+}
+
+/** How a `docker run` exit code reads: 125 the daemon refused to start it, 127 no such program in the image. */
+export function dockerRunFailure(exitCode: number, log: string, program: string): GenesisError | null {
+  if (exitCode === 127 && log.includes(`exec: "${program}"`) && /executable file not found|no such file or directory/i.test(log)) {
+    return new GenesisError('agent-not-found', `the agent command "${program}" was not found in the agent's docker image`, {
+      hint: 'install it in the image named by agent.image (or verify.image), or use the skeleton image that binds the host /usr',
+      retryable: false,
+    });
+  }
+  if (exitCode === 125) {
+    return new GenesisError('agent-sandbox-failed', `docker could not start the agent's container: ${log.trim().split('\n').slice(-3).join(' ')}`, {
+      hint: 'check agent.image and agent.network; `docker network ls` lists the networks',
+      retryable: true,
+    });
+  }
+  return null;
+}

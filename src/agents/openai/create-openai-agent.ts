@@ -1,0 +1,21 @@
+import { createAgentSandbox } from '../agent-sandbox-create.js';
+import type { AgentConfig } from '../rotation.js';
+import { priceOf } from '../usage-prices.js';
+import { OpenAIAgent } from './openai-agent.js';
+
+/** The built-in `openai` agent from its configuration, with `run_command` in the agent sandbox. */
+export async function createOpenAIAgent(config: AgentConfig, defaultImage: string): Promise<OpenAIAgent> {
+  const sandbox = await createAgentSandbox({ kind: config.sandbox, image: config.image ?? defaultImage, network: config.network });
+  return new OpenAIAgent({
+    baseUrl: config.baseUrl!,
+    model: config.model!,
+    ...(config.apiKeyEnv ? { apiKeyEnv: config.apiKeyEnv } : {}),
+    maxTurns: config.maxTurns,
+    ...(config.maxTokens ? { maxTokens: config.maxTokens } : {}),
+    requestTimeoutMs: config.requestTimeoutSec * 1000,
+    commandTimeoutMs: config.commandTimeoutSec * 1000,
+    commandOutputBytes: config.commandOutputKb * 1024,
+    price: priceOf(config.model, config.price),
+    sandbox,
+  });
+}

@@ -1,0 +1,18 @@
+import { aiderPreset } from './aider.js';
+import { claudeCodePreset } from './claude-code.js';
+import { codexPreset } from './codex.js';
+import { geminiPreset } from './gemini.js';
+import { opencodePreset } from './opencode.js';
+import type { CommandPreset, PresetName } from './preset.js';
+
+export { PRESET_NAMES } from './preset.js';
+export type { CommandPreset, PresetName, PresetOptions, UsageReader } from './preset.js';
+
+/** Every preset of the `command` adapter, by its `agent.preset` name. */
+export const PRESETS: Readonly<Record<PresetName, CommandPreset>> = {
+  'claude-code': claudeCodePreset,
+  codex: codexPreset,
+  aider: aiderPreset,
+  opencode: opencodePreset,
+  gemini: geminiPreset,
+};

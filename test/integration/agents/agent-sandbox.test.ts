@@ -1,0 +1,216 @@
+import { execFileSync } from 'node:child_process';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { homedir } from 'node:os';
+import { join, relative, sep } from 'node:path';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
+import type { AgentRunInput } from '../../../src/agents/agent.js';
+import { createAgentSandbox } from '../../../src/agents/agent-sandbox-create.js';
+import { CommandAgent } from '../../../src/agents/command-agent.js';
+import { OpenAIAgent } from '../../../src/agents/openai/openai-agent.js';
+import { BwrapSandbox } from '../../../src/sandbox/bwrap-sandbox.js';
+import { DockerSandbox } from '../../../src/sandbox/docker-sandbox.js';
+import { itWith } from '../../helpers/services.js';
+import { tempDir } from '../../helpers/temp-dir.js';
+import { loadRecording, startReplayServer } from './replay-server.js';
+
+/**
+ * What an agent sees from inside its sandbox, one `name=value` line per fact. MODEL_URL is a
+ * server standing in for the model endpoint; HOST_LOOPBACK_URL the same server on the host's
+ * loopback (where Redis and the dashboard listen).
+ */
+const PROBE = [
+  'echo "uid=$(id -u)"',
+  'test -e /var/run/docker.sock && echo docker-socket=visible || echo docker-socket=hidden',
+  'echo "home-entries=$(ls -A "$HOST_HOME" 2>/dev/null | tr "\\n" " ")"',
+  'test -e "$PROBE_LEDGER" && echo world-refs=visible || echo world-refs=hidden',
+  'test -e "$PROBE_GATE" && echo gate-dir=visible || echo gate-dir=hidden',
+  'echo "leak=${GENESIS_TEST_LEAK:-none}"',
+  'echo "git=$(git log --format=%s -1 2>&1)"',
+  'echo change > made-by-agent.txt && echo workspace=writable',
+  'touch "$HOME/x" 2>/dev/null && echo home=writable || echo home=readonly',
+  'touch /usr/genesis-probe 2>/dev/null && echo usr=writable || echo usr=readonly',
+  `node -e "fetch(process.env.MODEL_URL).then(r=>r.text()).then(t=>console.log('model='+t),e=>console.log('model=unreachable'))"`,
+  `node -e "fetch(process.env.HOST_LOOPBACK_URL).then(r=>r.text()).then(t=>console.log('host-loopback='+t),e=>console.log('host-loopback=unreachable'))"`,
+].join('; ');
+
+let model: Server;
+let port: number;
+beforeAll(async () => {
+  model = createServer((_req, res) => res.end('answers'));
+  await new Promise<void>((resolve) => model.listen(0, '0.0.0.0', resolve));
+  port = (model.address() as AddressInfo).port;
+});
+afterAll(() => new Promise<void>((resolve) => model.close(() => resolve())));
+
+/** A world-like layout: a bare repo, a shared-clone workspace, a gate work dir beside them. */
+async function layout(modelHost: string): Promise<{ run: AgentRunInput; gateDir: string }> {
+  const root = await tempDir('genesis-agent-sandbox-');
+  const world = join(root, 'w.world');
+  const source = join(root, 'source');
+  await mkdir(source);
+  execFileSync('git', ['init', '--quiet', source]);
+  await writeFile(join(source, 'README.md'), 'hello\n');
+  execFileSync('git', ['-C', source, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '--quiet', '-m', 'first commit', '--allow-empty']);
+  execFileSync('git', ['clone', '--quiet', '--bare', source, world]);
+  const episodeDir = join(world, 'genesis', 'episodes', 'e1');
+  const gateDir = join(world, 'genesis', 'gates', 'e1');
+  await mkdir(gateDir, { recursive: true });
+  await mkdir(join(episodeDir, 'home'), { recursive: true });
+  const workspace = join(episodeDir, 'ws');
+  execFileSync('git', ['clone', '--quiet', '--shared', world, workspace]);
+  const promptFile = join(episodeDir, 'prompt.md');
+  await writeFile(promptFile, 'probe\n');
+  const env = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    GENESIS_EPISODE_ID: 'e1',
+    PROBE_LEDGER: join(world, 'refs'),
+    PROBE_GATE: gateDir,
+    MODEL_URL: `http://${modelHost}:${port}/`,
+    HOST_LOOPBACK_URL: `http://127.0.0.1:${port}/`,
+    HOME: join(episodeDir, 'home'),
+    HOST_HOME: homedir(),
+  };
+  return { run: { workspace, promptFile, prompt: 'probe\n', env, timeoutMs: 60_000, taskId: 't', attempt: 1 }, gateDir };
+}
+
+/**
+ * What of the host's home the agent may see: only the way to PATH directories there (a
+ * version manager's bin, ~/.cargo/bin), never the rest of it.
+ */
+function expectHomeHidden(entries: string | undefined): void {
+  expect(entries, 'the probe listed the host home').toBeDefined();
+  const onPath = new Set((process.env.PATH ?? '').split(':').filter((d) => d.startsWith(homedir() + sep)).map((d) => relative(homedir(), d).split(sep)[0]));
+  for (const entry of (entries ?? '').split(' ').filter(Boolean)) expect(onPath, `~/${entry} is visible`).toContain(entry);
+}
+
+function facts(log: string): Record<string, string> {
+  return Object.fromEntries(log.split('\n').filter((l) => /^[a-z-]+=/.test(l)).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+}
+
+async function probe(kind: 'docker' | 'bwrap', modelHost: string) {
+  const sandbox = await createAgentSandbox({ kind, image: 'genesis/node:20', network: 'genesis-agents' });
+  const { run } = await layout(modelHost);
+  process.env.GENESIS_TEST_LEAK = 'orchestrator-secret';
+  try {
+    const result = await new CommandAgent(['sh', '-c', PROBE], { sandbox }).run(run);
+    return { result, seen: facts(result.log), run };
+  } finally {
+    delete process.env.GENESIS_TEST_LEAK;
+  }
+}
+
+/** The gateway address of the agents' network: how a container reaches a server on this host. */
+function agentsGateway(): string {
+  return execFileSync('docker', ['network', 'inspect', 'genesis-agents', '--format', '{{(index .IPAM.Config 0).Gateway}}'], { encoding: 'utf8' }).trim();
+}
+
+describe('an agent sandboxed with docker', () => {
+  itWith('docker')('sees only its workspace, its HOME and the system, with only the variables it is given', async () => {
+    await createAgentSandbox({ kind: 'docker', image: 'genesis/node:20', network: 'genesis-agents' });
+    const { result, seen, run } = await probe('docker', agentsGateway());
+    expect(result.exitCode).toBe(0);
+    expect(seen).toMatchObject({
+      'docker-socket': 'hidden',
+      'world-refs': 'hidden',
+      'gate-dir': 'hidden',
+      leak: 'none',
+      git: 'first commit',
+      workspace: 'writable',
+      home: 'writable',
+      usr: 'readonly',
+    });
+    expectHomeHidden(seen['home-entries']);
+    if (process.getuid?.() === 0) expect(seen.uid).toBe('1000');
+    expect(await readFile(join(run.workspace, 'made-by-agent.txt'), 'utf8')).toBe('change\n');
+  });
+
+  itWith('docker')("reaches its model through its own network, and not this host's loopback services", async () => {
+    await createAgentSandbox({ kind: 'docker', image: 'genesis/node:20', network: 'genesis-agents' });
+    const { seen } = await probe('docker', agentsGateway());
+    expect(seen.model).toBe('answers');
+    expect(seen['host-loopback']).toBe('unreachable');
+  });
+
+  itWith('docker')('leaves no container behind when the agent is killed at its timeout', async () => {
+    const sandbox = await createAgentSandbox({ kind: 'docker', image: 'genesis/node:20', network: 'genesis-agents' });
+    const { run } = await layout('127.0.0.1');
+    const result = await new CommandAgent(['sleep', '60'], { sandbox }).run({ ...run, timeoutMs: 1_500 });
+    expect(result.timedOut).toBe(true);
+    const left = execFileSync('docker', ['ps', '-a', '--filter', 'label=genesis.sandbox=agent', '--filter', 'name=genesis-agent-e1-', '--format', '{{.Names}}'], { encoding: 'utf8' }).trim();
+    expect(left).toBe('');
+  });
+
+  itWith('docker')('fails with agent-not-found when the program is not in the image', async () => {
+    const sandbox = await createAgentSandbox({ kind: 'docker', image: 'genesis/node:20', network: 'genesis-agents' });
+    const { run } = await layout('127.0.0.1');
+    const error = await new CommandAgent(['genesis-no-such-agent'], { sandbox }).run(run).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'agent-not-found', retryable: false });
+  });
+
+  itWith('docker')("cannot reach the gate: the gate's container has no network interface but loopback", async () => {
+    const dir = await tempDir('genesis-gate-net-');
+    const gate = await new DockerSandbox({ image: 'genesis/node:20' }).run({ command: 'cat /proc/net/dev', workDir: dir, timeoutMs: 30_000, limits: { cpus: 1, memoryMb: 256, pids: 64 } });
+    const interfaces = gate.output.split('\n').slice(2).map((l) => l.trim().split(':')[0]).filter(Boolean);
+    expect(interfaces).toEqual(['lo']);
+  });
+});
+
+describe("the openai agent's commands", () => {
+  for (const kind of ['docker', 'bwrap'] as const) {
+    itWith(kind)(`run in its ${kind} sandbox, in the workspace`, async () => {
+      const replay = await startReplayServer(await loadRecording('tool-calls'));
+      try {
+        const sandbox = await createAgentSandbox({ kind, image: 'genesis/node:20', network: 'genesis-agents' });
+        const { run } = await layout('127.0.0.1');
+        await mkdir(join(run.workspace, 'test'), { recursive: true });
+        await writeFile(join(run.workspace, 'test/a.test.js'), "import test from 'node:test';\nimport assert from 'node:assert';\nimport { a } from '../src/a.js';\ntest('a says a', () => assert.equal(a(), 'a'));\n");
+        await writeFile(join(run.workspace, 'package.json'), '{ "type": "module" }\n');
+        const agent = new OpenAIAgent({ baseUrl: replay.baseUrl, model: 'gpt-4.1-mini', maxTurns: 10, requestTimeoutMs: 10_000, commandTimeoutMs: 30_000, commandOutputBytes: 16_384, price: null, sandbox });
+        const result = await agent.run({ ...run, prompt: 'Make module a.\n' });
+        expect(replay.mismatches).toEqual([]);
+        expect(result.exitCode).toBe(0);
+        expect(result.log).toContain('exit code 0');
+      } finally {
+        await replay.close();
+      }
+    });
+  }
+});
+
+describe('an agent sandboxed with bubblewrap', () => {
+  itWith('bwrap')('sees only its workspace, its HOME and the system, with only the variables it is given', async () => {
+    const { result, seen, run } = await probe('bwrap', '127.0.0.1');
+    expect(result.exitCode).toBe(0);
+    expect(seen).toMatchObject({
+      'docker-socket': 'hidden',
+      'world-refs': 'hidden',
+      'gate-dir': 'hidden',
+      leak: 'none',
+      git: 'first commit',
+      workspace: 'writable',
+      home: 'writable',
+      usr: 'readonly',
+      // bubblewrap cannot give the agent a network of its own: it shares this host's.
+      model: 'answers',
+    });
+    expectHomeHidden(seen['home-entries']);
+    if (process.getuid?.() === 0) expect(seen.uid).toBe('1000');
+    expect(await readFile(join(run.workspace, 'made-by-agent.txt'), 'utf8')).toBe('change\n');
+  });
+
+  itWith('bwrap')("cannot reach the gate: the gate's sandbox has no network interface but loopback", async () => {
+    const dir = await tempDir('genesis-gate-net-');
+    const gate = await new BwrapSandbox().run({ command: 'cat /proc/net/dev', workDir: dir, timeoutMs: 30_000, limits: { cpus: 1, memoryMb: 256, pids: 64 } });
+    const interfaces = gate.output.split('\n').slice(2).map((l) => l.trim().split(':')[0]).filter(Boolean);
+    expect(interfaces).toEqual(['lo']);
+  });
+
+  itWith('bwrap')('fails with agent-not-found before starting when the program is missing', async () => {
+    const sandbox = await createAgentSandbox({ kind: 'bwrap', image: 'genesis/node:20', network: 'genesis-agents' });
+    const { run } = await layout('127.0.0.1');
+    const error = await new CommandAgent(['genesis-no-such-agent'], { sandbox }).run(run).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'agent-not-found', retryable: false });
+  });
+});

@@ -1,0 +1,125 @@
+import { execFileSync } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { AgentRunInput } from '../../../src/agents/agent.js';
+import { createCommandAgent } from '../../../src/agents/presets/create-command-agent.js';
+import { isGenesisError } from '../../../src/errors.js';
+import { manifestSchema } from '../../../src/world/manifest-schema.js';
+import { tempDir } from '../../helpers/temp-dir.js';
+
+/** Stand-ins for the real CLIs: they parse flags and print output in the real formats. */
+const STANDIN_BIN = join(import.meta.dirname, '..', '..', 'fixtures', 'agents', 'bin');
+const PLAN = JSON.stringify({ '*': { write: { 'src/a.js': "export const a = () => 'a';\n" } } });
+
+function config(agent: Record<string, unknown>) {
+  return manifestSchema.parse({ name: 'w', goal: { outcome: 'x' }, verify: { test: 'true' }, agent: { kind: 'command', ...agent } }).agent;
+}
+
+async function input(more: Partial<AgentRunInput> = {}): Promise<AgentRunInput> {
+  const episodeDir = await tempDir('genesis-preset-');
+  const workspace = join(episodeDir, 'ws');
+  execFileSync('git', ['init', '--quiet', workspace]);
+  const promptFile = join(episodeDir, 'prompt.md');
+  const prompt = '# World "w": task a (attempt 1 of 3)\n\nMake module a.\n';
+  await writeFile(promptFile, prompt);
+  const env = { PATH: `${STANDIN_BIN}:${process.env.PATH}`, GENESIS_STANDIN_PLAN: PLAN, GENESIS_EPISODE_ID: 'e1', GENESIS_PROMPT_FILE: promptFile };
+  return { workspace, promptFile, prompt, env, timeoutMs: 30_000, taskId: 'a', attempt: 1, ...more };
+}
+
+let savedSandboxFlag: string | undefined;
+beforeEach(() => {
+  savedSandboxFlag = process.env.IS_SANDBOX;
+  // The claude stand-in refuses --dangerously-skip-permissions as root, like Claude Code itself.
+  process.env.IS_SANDBOX = '1';
+});
+afterEach(() => {
+  if (savedSandboxFlag === undefined) delete process.env.IS_SANDBOX;
+  else process.env.IS_SANDBOX = savedSandboxFlag;
+});
+
+describe('the command presets, against stand-in CLIs on PATH', () => {
+  const cases = [
+    { preset: 'claude-code', label: 'claude-code', usage: { inputTokens: 12 + 3456 + 7890, outputTokens: 234, cachedTokens: 7890, costUsd: 0.0421 }, logs: '"type":"result"' },
+    { preset: 'codex', label: 'codex', usage: { inputTokens: 24763, outputTokens: 122, cachedTokens: 24448, costUsd: null }, logs: '"type":"turn.completed"' },
+    { preset: 'aider', label: 'aider', usage: { inputTokens: 12950, outputTokens: 180, cachedTokens: 10000, costUsd: 0.01 }, logs: 'Applied edit to src/a.js' },
+    { preset: 'opencode', label: 'opencode', usage: { inputTokens: 1200 + 3000 + 500 + 300 + 4200, outputTokens: 80 + 16 + 20, cachedTokens: 7200, costUsd: 0.0163 }, logs: '"type":"step_finish"' },
+    { preset: 'gemini', label: 'gemini', usage: { inputTokens: 24939 + 800, outputTokens: 20 + 154 + 10, cachedTokens: 21263, costUsd: null }, logs: '"response": "Done."' },
+  ] as const;
+
+  for (const c of cases) {
+    it(`runs ${c.preset} with the prompt, leaves its change and reads its usage from the output`, async () => {
+      const agent = await createCommandAgent(config({ preset: c.preset }), 'genesis/node:20');
+      const run = await input();
+      const result = await agent.run(run);
+      expect(result.log).toContain(c.logs);
+      expect(result).toMatchObject({ exitCode: 0, timedOut: false });
+      expect(agent.label).toBe(c.label);
+      expect(await readFile(join(run.workspace, 'src/a.js'), 'utf8')).toBe("export const a = () => 'a';\n");
+      expect({ ...result.usage, costUsd: result.usage?.costUsd === null ? null : Number(result.usage?.costUsd.toFixed(6)) }).toEqual(c.usage);
+    });
+  }
+
+  it('passes agent.model to the CLI and names it in the label', async () => {
+    const agent = await createCommandAgent(config({ preset: 'aider', model: 'gpt-4.1' }), 'genesis/node:20');
+    const result = await agent.run(await input());
+    expect(agent.label).toBe('aider:gpt-4.1');
+    expect(result.log).toContain('Main model: gpt-4.1 with diff edit format');
+  });
+
+  it('prices the tokens of an agent that reports no cost from the price table, for a known model', async () => {
+    const agent = await createCommandAgent(config({ preset: 'codex', model: 'gpt-4.1' }), 'genesis/node:20');
+    const result = await agent.run(await input());
+    // (315 uncached × $2 + 24448 cached × $0.50 + 122 out × $8) per million
+    expect(result.usage?.costUsd).toBeCloseTo(0.01383, 6);
+  });
+
+  it('appends agent.args to the preset command, where a wrong flag fails like the real CLI', async () => {
+    const agent = await createCommandAgent(config({ preset: 'claude-code', args: ['--no-such-flag'] }), 'genesis/node:20');
+    const result = await agent.run(await input());
+    expect(result.exitCode).toBe(2);
+    expect(result.log).toContain("claude: error: unknown option '--no-such-flag'");
+    expect(result.usage).toBeUndefined();
+  });
+
+  it('keeps usage unknown, not 0, when the agent prints none', async () => {
+    const agent = await createCommandAgent(config({ preset: 'codex', args: [] }), 'genesis/node:20');
+    const plan = JSON.stringify({ codex: { write: { 'x.txt': 'x' }, exit: 1 } });
+    const run = await input();
+    const result = await agent.run({ ...run, env: { ...run.env, GENESIS_STANDIN_PLAN: plan } });
+    expect(result.exitCode).toBe(1);
+    expect(result.log).toContain('"type":"turn.failed"');
+    expect(result.usage).toBeUndefined();
+  });
+
+  it('passes the variables a preset names through, and no others', async () => {
+    process.env.ANTHROPIC_API_KEY = 'sk-ant-test';
+    process.env.GENESIS_TEST_UNLISTED = 'secret';
+    try {
+      const agent = await createCommandAgent(config({ preset: 'claude-code', command: ['sh', '-c', 'echo "key=$ANTHROPIC_API_KEY unlisted=${GENESIS_TEST_UNLISTED:-none}"; echo changed > f.txt'] }), 'genesis/node:20');
+      const result = await agent.run(await input());
+      expect(result.log).toContain('key=sk-ant-test unlisted=none');
+    } finally {
+      delete process.env.ANTHROPIC_API_KEY;
+      delete process.env.GENESIS_TEST_UNLISTED;
+    }
+  });
+
+  it('fails like Claude Code when asked to skip permissions as root without IS_SANDBOX', async () => {
+    if (process.getuid?.() !== 0) return;
+    delete process.env.IS_SANDBOX;
+    const agent = await createCommandAgent(config({ preset: 'claude-code' }), 'genesis/node:20');
+    const result = await agent.run(await input());
+    expect(result.exitCode).toBe(1);
+    expect(result.log).toContain('cannot be used with root/sudo privileges');
+  });
+
+  it('fails with a non-retryable agent-not-found naming the preset and how to install it when the binary is missing', async () => {
+    const agent = await createCommandAgent(config({ preset: 'gemini' }), 'genesis/node:20');
+    const run = await input();
+    const error = await agent.run({ ...run, env: { ...run.env, PATH: '/usr/bin:/bin' } }).catch((e: unknown) => e);
+    expect(isGenesisError(error)).toBe(true);
+    expect(error).toMatchObject({ code: 'agent-not-found', retryable: false, message: 'the agent command "gemini" was not found (agent gemini)' });
+    expect((error as { hint: string }).hint).toContain('npm install -g @google/gemini-cli');
+  });
+});
