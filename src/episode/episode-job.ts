@@ -11,6 +11,8 @@ export const episodeJobSchema = z
     task: z.string().min(1),
     attempt: z.number().int().min(1),
     base: sha,
+    /** Ids of this task's earlier finished attempts, oldest first: the worker reads just these for reflections. */
+    earlier: z.array(z.string()).max(50).optional(),
   })
   .strict();
 

@@ -57,7 +57,10 @@ export async function runEpisode(job: EpisodeJob, deps: EpisodeDeps): Promise<Ep
       phases[phase] = Math.round(performance.now() - t0);
     }
   };
-  const earlier = (await ledger.readAll()).filter((e) => e.task === job.task && e.id !== job.episodeId);
+  // The scheduler names the earlier attempts; reading the whole ledger per episode grows with the world.
+  const earlier = job.earlier
+    ? (await Promise.all(job.earlier.map((id) => ledger.read(id)))).filter((e): e is EpisodeRecord => e !== null)
+    : (await ledger.readAll()).filter((e) => e.task === job.task && e.id !== job.episodeId);
   const lastFailed = earlier.filter((e) => e.outcome === 'rejected' || e.outcome === 'failed').at(-1);
   const lastGateLog = lastFailed ? (await ledger.readArtifacts(lastFailed.id)).gateLog : undefined;
   const retryNote = (await readTaskRetries(world.path)).filter((r) => r.task === job.task).at(-1)?.note ?? null;

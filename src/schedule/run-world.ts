@@ -103,7 +103,8 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
       const record = newRecord(id, manifest, task, attempt, head, agentForAttempt(agent, attempt).label, worker);
       await ledger.write(record);
       records.set(id, record);
-      const job: EpisodeJob = { episodeId: id, world: manifest.name, task: task.id, attempt, base: head };
+      const earlier = [...records.values()].filter((r) => r.task === task.id && r.id !== id && r.status === 'final' && r.outcome !== 'accepted').map((r) => r.id).slice(-10);
+      const job: EpisodeJob = { episodeId: id, world: manifest.name, task: task.id, attempt, base: head, earlier };
       running.set(id, { task, job });
       tally.episodes++;
       emit({ type: 'episode-start', id, task: task.id, attempt });
