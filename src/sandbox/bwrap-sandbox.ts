@@ -6,7 +6,7 @@ import { GenesisError } from '../errors.js';
 import { runProcessTree } from './run-process.js';
 import type { ProcessTreeOutcome } from './run-process.js';
 import type { Sandbox, SandboxKind, SandboxRunResult, SandboxRunSpec } from './sandbox.js';
-import { prepareWorkDir, SANDBOX_UID } from './work-dir.js';
+import { isolatedUserFor, prepareWorkDir, SANDBOX_UID } from './work-dir.js';
 import type { SandboxUser } from './work-dir.js';
 
 const SETUP_HINT = 'Run `bash scripts/setup-services.sh`; it installs bubblewrap and says what blocks it.';
@@ -60,7 +60,7 @@ export class BwrapSandbox implements Sandbox {
   }
 
   async run(spec: SandboxRunSpec): Promise<SandboxRunResult> {
-    const { path, user } = await prepareWorkDir(spec.workDir);
+    const { path, user } = await prepareWorkDir(spec.workDir, isolatedUserFor(spec.workDir));
     const asRoot = process.getuid?.() === 0;
     // The first shell reports on fd 3 that the sandbox is up, closes it and becomes the command's
     // shell; bwrap's own --json-status-fd reports the child before its mounts, too early to tell

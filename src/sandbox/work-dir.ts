@@ -26,7 +26,7 @@ const execFileAsync = promisify(execFile);
  * `chown -h` changes links, never their targets, so a symlink in a candidate cannot make us chown
  * a file outside the tree. As any other user the command runs as that user, who owns the tree.
  */
-export async function prepareWorkDir(workDir: string): Promise<{ path: string; user: SandboxUser }> {
+export async function prepareWorkDir(workDir: string, as: SandboxUser = { uid: SANDBOX_UID, gid: SANDBOX_GID }): Promise<{ path: string; user: SandboxUser }> {
   // Resolved, so neither find nor a bind mount acts on a symlink instead of the directory.
   const path = await realpath(resolve(workDir)).catch(() => resolve(workDir));
   const info = await stat(path).catch(() => undefined);
@@ -36,11 +36,23 @@ export async function prepareWorkDir(workDir: string): Promise<{ path: string; u
   const uid = process.getuid?.() ?? SANDBOX_UID;
   if (uid !== 0) return { path, user: { uid, gid: process.getgid?.() ?? uid } };
   try {
-    const owner = `${SANDBOX_UID}:${SANDBOX_GID}`;
-    const notOurs = ['(', '!', '-uid', `${SANDBOX_UID}`, '-o', '!', '-gid', `${SANDBOX_GID}`, ')'];
+    const owner = `${as.uid}:${as.gid}`;
+    const notOurs = ['(', '!', '-uid', `${as.uid}`, '-o', '!', '-gid', `${as.gid}`, ')'];
     await execFileAsync('find', [path, ...notOurs, '-exec', 'chown', '-h', owner, '--', '{}', '+']);
   } catch (cause) {
-    throw new GenesisError('sandbox-workdir-chown', `Could not hand ${path} to uid ${SANDBOX_UID}.`, { cause });
+    throw new GenesisError('sandbox-workdir-chown', `Could not hand ${path} to uid ${as.uid}.`, { cause });
   }
-  return { path, user: { uid: SANDBOX_UID, gid: SANDBOX_GID } };
+  return { path, user: as };
+}
+
+/**
+ * A user of its own for each work dir (100000–159999), stable across the steps of one gate. The
+ * kernel counts RLIMIT_NPROC per user, so under bubblewrap (which has no pids cgroup) a fork bomb
+ * in one gate exhausts only its own user's processes, not those of every gate running beside it.
+ */
+export function isolatedUserFor(workDir: string): SandboxUser {
+  let hash = 2166136261;
+  for (const char of resolve(workDir)) hash = Math.imul(hash ^ char.charCodeAt(0), 16777619) >>> 0;
+  const uid = 100000 + (hash % 60000);
+  return { uid, gid: uid };
 }

@@ -2,6 +2,7 @@ import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { BwrapSandbox } from '../../../src/sandbox/index.js';
+import { isolatedUserFor } from '../../../src/sandbox/work-dir.js';
 import { itWith } from '../../helpers/services.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 import { describeSandboxContract, specFor } from './sandbox-contract.js';
@@ -35,14 +36,21 @@ describe('BwrapSandbox', () => {
     expect(result.output).not.toContain('forked all');
   });
 
-  withBwrap.runIf(asRoot)('runs as uid 1000 in a work dir under a directory only root can enter', async () => {
+  withBwrap.runIf(asRoot)('runs as an unprivileged user of its own in a work dir under a directory only root can enter', async () => {
     // tempDir is root's and private (0700): bwrap binds it as root, then the command drops to uid 1000.
     const workDir = join(await tempDir(), 'work');
     await mkdir(workDir);
     const result = await new BwrapSandbox().run(await specFor('id -u > who && cat who', { workDir }));
     expect(result.exitCode).toBe(0);
-    expect(result.output.trim()).toBe('1000');
-    expect((await stat(join(workDir, 'who'))).uid).toBe(1000);
+    const uid = Number(result.output.trim());
+    expect(uid).toBe(isolatedUserFor(workDir).uid);
+    expect(uid).toBeGreaterThanOrEqual(100000);
+    expect((await stat(join(workDir, 'who'))).uid).toBe(uid);
+  });
+
+  withBwrap.runIf(asRoot)('gives different work dirs different users, so one gate cannot use up another gate\'s processes', async () => {
+    const [a, b] = [await tempDir(), await tempDir()];
+    expect(isolatedUserFor(a).uid).not.toBe(isolatedUserFor(b).uid);
   });
 
   withBwrap('rejects with sandbox-workdir-missing when the work dir does not exist', async () => {
