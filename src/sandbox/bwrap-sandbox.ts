@@ -19,7 +19,8 @@ const REACH_HINT =
  * (a new network namespace, which also cuts abstract Unix sockets), own PID, IPC and UTS
  * namespaces, and tmpfs over /run, /root and /home so the Docker socket and users' files are out
  * of sight. As root, bwrap itself runs as root (so it can bind a work dir under a private
- * directory such as /root) and the command drops to uid 1000 inside with `setpriv`: no
+ * directory such as /root) and the command drops to a user of its own (isolatedUserFor: one per
+ * work dir) inside with `setpriv`: no
  * capabilities, an empty bounding set and no-new-privs. bwrap's own `--uid` in a user namespace
  * would still write files as root.
  *
@@ -27,10 +28,9 @@ const REACH_HINT =
  * - memory: RLIMIT_DATA per process (RLIMIT_AS would stop Node at start: V8 reserves gigabytes
  *   of address space); a tree of n processes may use n times the limit; `oomKilled` stays false,
  *   the command sees failed allocations instead.
- * - pids: RLIMIT_NPROC, only when dropping to uid 1000; the kernel counts every process and thread
- *   of that uid on the host (other sandboxes, containers running as 1000), so it contains fork bombs
- *   rather than enforcing an exact budget. Not set for a non-root orchestrator, whose own
- *   processes would count against it.
+ * - pids: RLIMIT_NPROC, only when dropping privileges as root; the kernel counts every process of
+ *   that uid on the host, which is why each work dir gets a uid of its own. Not set for a non-root
+ *   orchestrator, whose own processes would count against it.
  * - cpus: not enforced.
  *
  * The work dir is bound at /work when the host has a /work directory to mount over; bwrap cannot
