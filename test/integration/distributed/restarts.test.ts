@@ -21,7 +21,9 @@ describe('a distributed run survives restarts', () => {
     await first.exited;
     // Its integrator lock expires (3 s here); until then a second scheduler is refused, clearly.
     let second = startCli(['run', '--world', f.world.path, '--redis', REDIS, '--json'], env);
-    for (let i = 0; i < 10 && (await within(second.exited, 1500)) === 1; i++) {
+    // Either it starts (its first event) or it is refused (exit 1) and is tried again a second later.
+    for (let i = 0; i < 15 && (await Promise.race([second.exited, second.waitFor(/"type":"start"/, 60_000).then(() => 'started')])) === 1; i++) {
+      expect(second.stderr()).toMatch(/integrator-running/);
       await new Promise((r) => setTimeout(r, 1000));
       second = startCli(['run', '--world', f.world.path, '--redis', REDIS, '--json'], env);
     }
