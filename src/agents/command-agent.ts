@@ -8,10 +8,13 @@ import { resolveOnPath } from './agent-sandbox-binary.js';
 import { dockerRunFailure } from './agent-sandbox-docker.js';
 import { NoneAgentSandbox } from './agent-sandbox-none.js';
 import type { UsageReader } from './presets/preset.js';
+import { createProcessTracker, type ProcessTracker } from './process-tracker.js';
 import { isUnknownUsage, withCost, type ModelPrice } from './usage.js';
 import { OutputTail } from '../sandbox/output-tail.js';
 
 const KILL_GRACE_MS = 2_000;
+/** How long output may still arrive after the agent exited (a daemon may hold the pipe open forever). */
+const OUTPUT_GRACE_MS = 500;
 
 export interface CommandAgentOptions {
   /** How the ledger names the agent. @default `command:<argv joined by spaces>` */
@@ -79,9 +82,20 @@ export class CommandAgent implements Agent {
     const started = Date.now();
     const log = new OutputTail(1024 * 1024);
     const usage = this.options.usageReader?.();
-    const child = execa(launch.file, launch.args, {
+    // A sandbox cleans up after its launcher; a local process is tracked, setsid daemons included.
+    const tracker = this.sandbox.kind === 'none' ? await createProcessTracker() : null;
+    const [file, ...args] = tracker ? tracker.wrap([launch.file, ...launch.args]) : [launch.file, ...launch.args];
+    try {
+      return await this.runTracked(file!, args, launch.env, tracker, started, log, usage, program, input);
+    } finally {
+      await tracker?.dispose();
+    }
+  }
+
+  private async runTracked(file: string, args: string[], env: Record<string, string>, tracker: ProcessTracker | null, started: number, log: OutputTail, usage: UsageReader | undefined, program: string, input: AgentRunInput): Promise<AgentRunResult> {
+    const child = execa(file, args, {
       cwd: input.workspace,
-      env: launch.env,
+      env: { ...env, ...tracker?.env },
       extendEnv: false,
       input: input.prompt,
       detached: true,
@@ -110,8 +124,16 @@ export class CommandAgent implements Agent {
       killGroup('SIGTERM');
       setTimeout(() => killGroup('SIGKILL'), KILL_GRACE_MS).unref();
     };
-    // Daemons the agent left in its group must not outlive it, nor hold its output pipe open.
-    child.once('exit', () => killGroup('SIGKILL'));
+    // Daemons the agent left behind must not outlive it, nor keep the episode waiting on its output.
+    child.once('exit', () => {
+      killGroup('SIGKILL');
+      void tracker?.killAll();
+      setTimeout(() => {
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+        child.all?.destroy();
+      }, OUTPUT_GRACE_MS).unref();
+    });
     const timer = setTimeout(() => stop('timeout'), input.timeoutMs);
     const onAbort = () => stop('abort');
     input.signal?.addEventListener('abort', onAbort, { once: true });

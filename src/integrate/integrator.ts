@@ -28,26 +28,54 @@ const MAX_SWAP_TRIES = 3;
  * verified again, and only then swapped in. A conflict rejects the episode.
  */
 export class Integrator {
+  /** The head this integrator last saw or wrote: while it runs, nobody else may move the branch. */
+  private expected: string | null;
+
   constructor(
     private readonly world: WorldRepo,
     private readonly sandbox: Sandbox,
     private readonly branch: string,
-  ) {}
+    startHead: string | null = null,
+  ) {
+    this.expected = startHead;
+  }
+
+  /**
+   * Puts the branch back if something other than this integrator moved it (an unsandboxed agent
+   * writing the world's refs, a stray push): the foreign commit is kept under a quarantine ref,
+   * never left on the accepted history. Returns that ref, or null when all was well.
+   */
+  async guard(): Promise<string | null> {
+    if (this.expected === null) return null;
+    const head = await this.world.head(this.branch);
+    if (head === this.expected) return null;
+    const quarantine = `refs/genesis/quarantine/foreign-${new Date().toISOString().replace(/[-:.]/g, '')}-${head.slice(0, 12)}`;
+    await this.world.setRef(quarantine, head);
+    if (!(await this.world.compareAndSwap(`refs/heads/${this.branch}`, this.expected, head))) return this.guard();
+    return quarantine;
+  }
 
   async integrate(input: IntegrationInput): Promise<IntegrationOutcome> {
     const { result } = input;
     const ref = `refs/heads/${this.branch}`;
     for (let i = 0; i < MAX_SWAP_TRIES; i++) {
+      await this.guard();
       const head = await this.world.head(this.branch);
       if (head === result.base) {
         const tree = await this.world.treeOf(result.candidate!);
         const commit = await this.world.commitTree(tree, [head], this.message(input, input.verified, input.score));
-        if (await this.world.compareAndSwap(ref, commit, head)) return { outcome: 'accepted', commit, replayed: false, gate: null };
+        if (await this.world.compareAndSwap(ref, commit, head)) {
+          this.expected = commit;
+          return { outcome: 'accepted', commit, replayed: false, gate: null };
+        }
         continue;
       }
       const replay = await this.replay(input, head);
       if (replay.outcome === 'rejected') return replay;
-      if (await this.world.compareAndSwap(ref, replay.commit, head)) return replay;
+      if (await this.world.compareAndSwap(ref, replay.commit, head)) {
+        this.expected = replay.commit;
+        return replay;
+      }
     }
     return { outcome: 'rejected', reason: 'head-contention', message: `the accepted branch kept moving during ${MAX_SWAP_TRIES} tries`, signature: null, gate: null, gateLog: null };
   }

@@ -18,6 +18,8 @@ export type RunEvent =
       durationMs: number;
     }
   | { type: 'evidence'; commit: string; passed: boolean; command: string }
+  /** The accepted branch was moved by something other than the integrator, and put back. */
+  | { type: 'foreign-move'; commit: string; quarantine: string }
   | { type: 'progress'; done: number; tasks: number; running: string[]; accepted: number; rejected: number; failed: number }
   | { type: 'stop'; reason: StopReason };
 

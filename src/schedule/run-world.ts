@@ -64,7 +64,12 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
     manifest.parallelism,
   );
   const leases = options.distributed?.leases ?? new MemoryLeaseStore();
-  const integrator = new Integrator(world, sandbox, manifest.branch);
+  const integrator = new Integrator(world, sandbox, manifest.branch, head);
+  const guard = async () => {
+    const foreign = await world.head(manifest.branch);
+    const quarantine = await integrator.guard();
+    if (quarantine) emit({ type: 'foreign-move', commit: foreign, quarantine });
+  };
   const running = new Map<string, { task: TaskSpec; job: EpisodeJob }>();
   // Tasks whose gate found the accepted head itself failing: not retried again in this run.
   const held = new Map<string, string>();
@@ -114,6 +119,7 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
 
   try {
     while (true) {
+      await guard();
       if (options.signal?.aborted && !stop) {
         stop = { kind: 'interrupted' };
         await queue.close();
@@ -173,6 +179,7 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
   } finally {
     await queue.close();
   }
+  await guard();
   emit({ type: 'stop', reason: stop! });
   return { stop: stop!, head, ...tally, durationMs: Date.now() - started, evidence };
 }

@@ -7,6 +7,7 @@ import { readDoneTasks, TRAILERS } from './accepted-history.js';
 import { git, gitValue } from './git.js';
 import { readManifest } from './manifest.js';
 import type { WorldManifest } from './manifest-schema.js';
+import { acquireRunLock } from './run-lock.js';
 import type { WorldRepo } from './world-repo.js';
 
 /**
@@ -16,6 +17,16 @@ import type { WorldRepo } from './world-repo.js';
  * of world.yaml are kept.
  */
 export async function addTask(world: WorldRepo, task: Record<string, unknown>, sandboxFor: (m: WorldManifest) => Promise<Sandbox>): Promise<string> {
+  // A running integrator puts back any branch move it did not make: add tasks between runs.
+  const lock = await acquireRunLock(world.scratchDir);
+  try {
+    return await addTaskUnlocked(world, task, sandboxFor);
+  } finally {
+    await lock.release();
+  }
+}
+
+async function addTaskUnlocked(world: WorldRepo, task: Record<string, unknown>, sandboxFor: (m: WorldManifest) => Promise<Sandbox>): Promise<string> {
   const current = await world.manifestAt('HEAD');
   const head = await world.head(current.branch);
   const doc = parseDocument((await world.readFile(head, 'world.yaml')) ?? '');
