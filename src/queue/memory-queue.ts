@@ -90,5 +90,7 @@ export function workerError(job: EpisodeJob, error: unknown): EpisodeResult {
   const code = error instanceof Error && 'code' in error ? String((error as { code: unknown }).code) : 'worker-error';
   // The circuit breaker's input: an agent that cannot start will not start for the next episode either.
   const fatal = isGenesisError(error) && !error.retryable && error.code.startsWith('agent-');
-  return { episodeId: job.episodeId, task: job.task, attempt: job.attempt, base: job.base, candidate: null, verdict: 'failed', reason: code, message, signature: `worker-error:${code}`, fatal };
+  // An outage of the machine (Docker down, Redis gone) is not the task's failure: not charged to it.
+  const verdict = isGenesisError(error) && error.retryable ? 'abandoned' : 'failed';
+  return { episodeId: job.episodeId, task: job.task, attempt: job.attempt, base: job.base, candidate: null, verdict, reason: code, message, signature: `worker-error:${code}`, fatal };
 }

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { createAgent } from '../agents/create-agent.js';
+import { isGenesisError } from '../errors.js';
 import { agentForAttempt } from '../agents/rotation.js';
 import { newEpisodeId, type EpisodeJob, type EpisodeResult } from '../episode/episode-job.js';
 import { runEpisode } from '../episode/run-episode.js';
@@ -73,6 +74,8 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
   const running = new Map<string, { task: TaskSpec; job: EpisodeJob }>();
   // Tasks whose gate found the accepted head itself failing: not retried again in this run.
   const held = new Map<string, string>();
+  // Tasks whose last episode met an outage of the machine (Docker down, …) wait a little before the next.
+  const cooldown = new Map<string, number>();
   // Distributed: records left running may belong to episodes workers still run; their results
   // are owed by the queue. In process, nothing can still be running them.
   const recovered = options.distributed ? adoptRunning(records, running, manifest) : await closeAbandoned(ledger, records);
@@ -99,7 +102,7 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
 
   const maxEpisodes = manifest.goal.stop.maxEpisodes ?? Infinity;
   const startEpisodes = async (statuses: Map<string, TaskStatus>): Promise<void> => {
-    for (const task of pickReadyTasks(manifest.tasks, statuses, Infinity, () => true)) {
+    for (const task of pickReadyTasks(manifest.tasks, statuses, Infinity, (t) => (cooldown.get(t.id) ?? 0) <= Date.now())) {
       // No episode starts that could cross the episode budget, counted across runs.
       if (running.size >= manifest.parallelism || records.size >= maxEpisodes) break;
       const id = newEpisodeId();
@@ -146,7 +149,8 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
       if (running.size === 0) break;
       emit({ type: 'progress', done: done.size, tasks: manifest.tasks.length, running: [...running.values()].map((r) => r.task.id), accepted: tally.accepted, rejected: tally.rejected, failed: tally.failed });
       pendingResult ??= queue.nextResult();
-      const next = await Promise.race([pendingResult, stop ? new Promise<never>(() => undefined) : aborted, reconcileTick(options.distributed?.reconcileMs), hoursDeadline(manifest.goal.stop.maxHours, records)]);
+      const wake = options.distributed?.reconcileMs ?? ([...cooldown.values()].some((t) => t > Date.now()) ? OUTAGE_COOLDOWN_MS : undefined);
+      const next = await Promise.race([pendingResult, stop ? new Promise<never>(() => undefined) : aborted, reconcileTick(wake), hoursDeadline(manifest.goal.stop.maxHours, records)]);
       if (next === 'aborted') continue;
       if (next === 'tick') {
         for (const { job } of running.values()) {
@@ -160,13 +164,14 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
         await queue.acknowledge(next.episodeId); // a result delivered twice, already handled
         continue;
       }
-      const final = await finishEpisode({ world, ledger, integrator, manifest }, next, records.get(next.episodeId));
+      const final = await finishWithRetries(() => finishEpisode({ world, ledger, integrator, manifest }, next, records.get(next.episodeId)));
       records.set(final.id, final);
       running.delete(next.episodeId);
       await leases.release(next.episodeId);
       await queue.acknowledge(next.episodeId);
       tally[final.outcome!]++;
       if (final.reason === 'broken-base' || final.reason === 'replay-broken-base') held.set(final.task, final.message ?? '');
+      if (final.outcome === 'abandoned' && final.reason !== 'aborted') cooldown.set(final.task, Date.now() + OUTAGE_COOLDOWN_MS);
       if (next.fatal && !stop) stop = { kind: 'circuit-open', reason: next.reason ?? 'agent-broken', message: next.message ?? '' };
       emit({ type: 'episode-end', id: final.id, task: final.task, attempt: final.attempt, outcome: final.outcome!, reason: final.reason, message: final.message, commit: final.commit, durationMs: Date.parse(final.endedAt!) - Date.parse(final.startedAt) });
       if (final.outcome === 'accepted') {
@@ -182,6 +187,23 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
   await guard();
   emit({ type: 'stop', reason: stop! });
   return { stop: stop!, head, ...tally, durationMs: Date.now() - started, evidence };
+}
+
+const OUTAGE_COOLDOWN_MS = 2_000;
+
+/**
+ * Integrating needs the sandbox (a replay is verified again) and git: an outage there is waited
+ * out with a backoff instead of ending the run; the result stays owed until it is integrated.
+ */
+async function finishWithRetries(finish: () => Promise<EpisodeRecord>): Promise<EpisodeRecord> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await finish();
+    } catch (error) {
+      if (!isGenesisError(error) || !error.retryable || attempt >= 8) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(500 * 2 ** attempt, 30_000)));
+    }
+  }
 }
 
 /** Wakes the loop when the hours budget runs out, so running episodes are stopped on time. */

@@ -33,7 +33,8 @@ export async function git(args: string[], options: GitOptions): Promise<GitResul
     {
       cwd: options.cwd,
       input: options.input,
-      env: { ...IDENTITY, GIT_TERMINAL_PROMPT: '0', ...options.env },
+      // No system or user config: an unsandboxed agent could have written ~/.gitconfig (hooks, fsmonitor).
+      env: { ...IDENTITY, GIT_TERMINAL_PROMPT: '0', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', ...options.env },
       reject: false,
       stripFinalNewline: false,
       maxBuffer: 512 * 1024 * 1024,

@@ -7,13 +7,15 @@ import type { Sandbox } from '../sandbox/sandbox.js';
 import { TRAILERS } from './accepted-history.js';
 import { simpleGit } from 'simple-git';
 import { git, gitValue } from './git.js';
-import { readManifest } from './manifest.js';
+import { parseManifest, readManifest } from './manifest.js';
 import type { WorldManifest } from './manifest-schema.js';
 import { WorldRepo } from './world-repo.js';
 
 export interface InitWorldResult {
   world: WorldRepo;
   manifest: WorldManifest;
+  /** What the manifest allows but a person may not have meant (overlapping task paths, …). */
+  warnings: string[];
   commit: string;
   gate: GateRunVerdict;
 }
@@ -29,6 +31,7 @@ export async function initWorld(opts: { worldPath: string; from: string; sandbox
     throw new GenesisError('manifest-missing', `${from} has no world.yaml`, { hint: 'point --from at a directory with a world.yaml (see worlds/calc for an example)' });
   });
   const manifest = readManifest(manifestText, join(from, 'world.yaml'));
+  const { warnings } = parseManifest(manifestText);
   const path = resolve(opts.worldPath);
   await refuseExisting(path);
   const sandbox = await opts.sandbox(manifest);
@@ -54,7 +57,7 @@ export async function initWorld(opts: { worldPath: string; from: string; sandbox
     const message = `world ${manifest.name}: initial content\n\n${TRAILERS.verified}: ${gate.record.summary}\n${score}`;
     const commit = await world.commitTree(tree, [], message);
     await world.compareAndSwap(`refs/heads/${manifest.branch}`, commit, null);
-    return { world, manifest, commit, gate };
+    return { world, manifest, commit, gate, warnings };
   } catch (error) {
     await rm(path, { recursive: true, force: true });
     throw error;

@@ -158,7 +158,7 @@ export const taskSchema = z
       .describe('build: changes the world; planner: proposes new tasks as a file in tasksDir, validated by the gate'),
     description: z.string().default('').describe('what to build, for the agent'),
     acceptance: z.string().default('').describe('how the result is judged, for the agent'),
-    paths: z.array(z.string()).min(1).describe('files, directories or globs the task may change'),
+    paths: z.array(z.string()).min(1, 'a task needs at least one path it may change, e.g. ["src/add.js"]').describe('files, directories or globs the task may change'),
     dependsOn: z.array(z.string()).default([]).describe('ids of tasks that must be done first'),
     check: z.string().optional().describe("the task's acceptance command, run by the gate"),
     humanMinutes: z.number().positive().optional().describe('how long a person would take'),

@@ -6,6 +6,8 @@ import { git, gitValue } from './git.js';
 import { readManifest } from './manifest.js';
 import type { WorldManifest } from './manifest-schema.js';
 
+const manifestCache = new Map<string, WorldManifest>();
+
 /**
  * A world: a bare git repository whose branch (default `main`) is the accepted history. Genesis
  * keeps its scratch space (workspaces, gate directories) in `<world>/genesis/`, which git ignores
@@ -68,6 +70,23 @@ export class WorldRepo {
   }
 
   async manifestAt(commit: string): Promise<WorldManifest> {
+    // Parsing is costly for big task lists and happens several times per episode; the same
+    // world.yaml blob (with the same `tasks/` tree, where a tasksDir lives) gives the same manifest.
+    const ids = await git(['rev-parse', `${commit}:world.yaml`, `${commit}:tasks`], { cwd: this.path, okExitCodes: [128] });
+    const [blob = '', tasksTree = ''] = ids.stdout.split('\n').map((line) => (/^[0-9a-f]{40}$/.test(line) ? line : ''));
+    const key = blob ? `${this.path}\0${blob}\0${tasksTree}` : null;
+    const known = key ? manifestCache.get(key) : undefined;
+    if (known) return known;
+    const manifest = await this.parseManifestAt(commit);
+    const cacheable = !manifest.tasksDir || manifest.tasksDir.replace(/\/+$/, '') === 'tasks';
+    if (key && cacheable) {
+      if (manifestCache.size >= 500) manifestCache.delete(manifestCache.keys().next().value!);
+      manifestCache.set(key, manifest);
+    }
+    return manifest;
+  }
+
+  private async parseManifestAt(commit: string): Promise<WorldManifest> {
     const text = await this.readFile(commit, 'world.yaml');
     if (text === null) {
       throw new GenesisError('manifest-missing', `commit ${commit.slice(0, 12)} has no world.yaml`, {

@@ -1,0 +1,100 @@
+import { createSandbox } from '../sandbox/create-sandbox.js';
+import type { Sandbox, SandboxKind } from '../sandbox/sandbox.js';
+import type { EpisodeRecord } from '../world/episode-record.js';
+import type { WorldRepo } from '../world/world-repo.js';
+import type { AuditFinding } from './audit-finding.js';
+import { checkChangesAgainstRules } from './change-checks.js';
+import { checkHistoryShape } from './history-checks.js';
+import { checkCommitsAgainstLedger, checkLedgerOutcomes } from './ledger-checks.js';
+import { readAuditedHistory, type AuditedCommit } from './read-history.js';
+import { readCandidateTrees, readLedgerEntries } from './read-ledger.js';
+import { reverifyCommits } from './reverify-commits.js';
+import { sampleItems } from './sample-commits.js';
+
+export interface AuditOptions {
+  world: WorldRepo;
+  /** Verify again a seeded random sample of this many accepted commits; 0 verifies none. @default every commit */
+  sample?: number;
+  /** Seed of the sample. @default 1 */
+  seed?: number;
+  /** Where the trees are verified again. @default the head manifest's verify.sandbox */
+  sandbox?: Sandbox | SandboxKind | 'auto';
+  /** Gates run at once while verifying again. @default 1 */
+  jobs?: number;
+  /** Who runs the world now (see findRunHolder), or null: decides whether running episodes are a warning. @default null */
+  runHolder?: string | null;
+  /** Called after each commit verified again. */
+  onVerified?: (commit: AuditedCommit, ok: boolean) => void;
+}
+
+/** What an audit found, in the shape `genesis audit --json` prints. */
+export interface AuditReport {
+  world: string;
+  branch: string;
+  head: string;
+  /** Accepted commits on the branch. */
+  commits: number;
+  /** Ledger records. */
+  episodes: number;
+  /** Episodes recorded as still running. */
+  running: number;
+  runHolder: string | null;
+  /** How many commits were verified again, which, and how they were picked. */
+  reverified: { commits: number; of: number; seed: number | null; sandbox: string | null; list: string[] };
+  findings: AuditFinding[];
+  violations: number;
+  warnings: number;
+  durationMs: number;
+}
+
+/**
+ * `genesis audit`: checks a world's invariants from what it holds: a linear accepted history
+ * brought only by episodes, each commit matching a final, accepted ledger record with a passing
+ * gate and changing only what its task allowed, every ledger record closed, and (for every commit
+ * or a seeded sample) each tree passing its gate again in a fresh sandbox. Reads the world and
+ * never writes it. The structural checks cost a fixed number of git processes; re-verification
+ * costs a gate per commit, which `sample` bounds.
+ */
+export async function auditWorld(options: AuditOptions): Promise<AuditReport> {
+  const started = Date.now();
+  const { world } = options;
+  const manifest = await world.manifestAt('HEAD');
+  const head = await world.head(manifest.branch);
+  const [history, entries] = await Promise.all([readAuditedHistory(world, manifest.branch), readLedgerEntries(world.path)]);
+  const records = new Map(entries.flatMap((e): Array<[string, EpisodeRecord]> => (e.record ? [[e.id, e.record]] : [])));
+  const candidates = [...records.values()].flatMap((r) => (r.outcome === 'accepted' && r.candidate ? [r.candidate] : []));
+  const candidateTrees = await readCandidateTrees(world.path, candidates);
+  const onBranch = new Set(history.commits.map((c) => c.commit));
+  const runHolder = options.runHolder ?? null;
+
+  const findings: AuditFinding[] = [
+    ...checkHistoryShape(history.commits),
+    ...checkChangesAgainstRules(history.commits, history.manifests),
+    ...checkCommitsAgainstLedger(history.commits, records, candidateTrees),
+    ...checkLedgerOutcomes(entries, onBranch, runHolder),
+  ];
+
+  const seed = options.seed ?? 1;
+  const targets = sampleItems(history.commits, options.sample, seed);
+  let sandboxKind: string | null = null;
+  if (targets.length > 0) {
+    const sandbox = typeof options.sandbox === 'object' ? options.sandbox : await createSandbox(options.sandbox ?? manifest.verify.sandbox, { image: manifest.verify.image });
+    sandboxKind = sandbox.kind;
+    findings.push(...(await reverifyCommits({ repo: world.path, history: history.commits, targets, manifests: history.manifests, sandbox, jobs: options.jobs, onVerified: options.onVerified })));
+  }
+  const violations = findings.filter((f) => f.severity === 'violation').length;
+  return {
+    world: world.path,
+    branch: manifest.branch,
+    head,
+    commits: history.commits.length,
+    episodes: entries.length,
+    running: entries.filter((e) => e.record?.status === 'running').length,
+    runHolder,
+    reverified: { commits: targets.length, of: history.commits.length, seed: options.sample === undefined ? null : seed, sandbox: sandboxKind, list: targets.map((c) => c.commit) },
+    findings,
+    violations,
+    warnings: findings.length - violations,
+    durationMs: Date.now() - started,
+  };
+}

@@ -1,0 +1,95 @@
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { isAbsolute, join } from 'node:path';
+import { planGate } from '../gate/gate-plan.js';
+import { runGate, type GateRunVerdict } from '../gate/gate.js';
+import type { Sandbox } from '../sandbox/sandbox.js';
+import type { WorldManifest } from '../world/manifest-schema.js';
+import { short, violation, warning, type AuditFinding } from './audit-finding.js';
+import type { AuditedCommit } from './read-history.js';
+
+export interface ReverifyOptions {
+  /** The world's directory (its git dir; holdout directories are resolved against it). */
+  repo: string;
+  /** The whole accepted history, newest first: what is done at a commit is read from it. */
+  history: readonly AuditedCommit[];
+  /** The commits to verify again (all of them, or a sample). */
+  targets: readonly AuditedCommit[];
+  manifests: ReadonlyMap<string, WorldManifest | string[]>;
+  sandbox: Sandbox;
+  /** Gates run at once. @default 1 */
+  jobs?: number;
+  /** Called after each commit, for a progress line. */
+  onVerified?: (commit: AuditedCommit, ok: boolean) => void;
+}
+
+/**
+ * Checks every target tree out afresh and runs, in a new sandbox work dir, what the gate runs for
+ * a tree of that commit: its manifest's setup, build and test (in a ratchet world: at least the
+ * score of the commit before it), the check of every task done at that commit, and the hidden
+ * holdout tests when this machine has them. A failing step runs once more, so a flaky test is
+ * told apart from a tree that does not pass (a warning, not a violation). Work dirs live under the
+ * system's temp dir: an audit writes nothing into the world.
+ */
+export async function reverifyCommits(options: ReverifyOptions): Promise<AuditFinding[]> {
+  const position = new Map(options.history.map((c, i) => [c.commit, i]));
+  const root = await mkdtemp(join(tmpdir(), 'genesis-audit-'));
+  const findings: AuditFinding[] = [];
+  const missingHoldouts = new Set<string>();
+  const queue = [...options.targets];
+  const verify = async (c: AuditedCommit, manifest: WorldManifest): Promise<GateRunVerdict> => {
+    const at = position.get(c.commit) ?? 0;
+    const older = options.history.slice(at);
+    const holdout = manifest.verify.holdout;
+    const holdoutDir = holdout ? (isAbsolute(holdout.dir) ? holdout.dir : join(options.repo, holdout.dir)) : null;
+    const holdoutHere = holdoutDir !== null && (await stat(holdoutDir).then((s) => s.isDirectory(), () => false));
+    if (holdoutDir && !holdoutHere) missingHoldouts.add(holdoutDir);
+    return runGate({
+      repo: options.repo,
+      tree: c.tree,
+      steps: planGate(manifest, null, new Set(older.flatMap((o) => (o.task ? [o.task] : [])))),
+      manifest,
+      sandbox: options.sandbox,
+      workDir: join(root, short(c.commit)),
+      flaky: { base: null, ownCheck: null },
+      ratchet: manifest.verify.mode === 'ratchet' ? { minScore: older.slice(1).find((o) => o.score !== null)?.score ?? 0 } : undefined,
+      holdout: holdoutHere ? { dir: holdoutDir!, command: holdout!.command } : undefined,
+    });
+  };
+  const worker = async (): Promise<void> => {
+    for (let c = queue.shift(); c; c = queue.shift()) {
+      const manifest = c.manifestKey ? options.manifests.get(c.manifestKey) : undefined;
+      if (manifest === undefined || Array.isArray(manifest)) continue; // reported as manifest-unreadable
+      const verdict = await verify(c, manifest);
+      options.onVerified?.(c, verdict.ok);
+      if (!verdict.ok) findings.push(failed(c, verdict));
+      else if (verdict.record.flaky?.length) findings.push(flaky(c, verdict.record.flaky));
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: Math.max(1, options.jobs ?? 1) }, worker));
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+  for (const dir of missingHoldouts) {
+    findings.push(warning('holdout-missing', `the hidden tests in ${dir} are not on this machine, so they were not run again`, { hint: 'audit where the holdout directory lives to run them too' }));
+  }
+  // Workers finish in any order; report in history order.
+  return findings.sort((a, b) => (position.get(a.commit ?? '') ?? -1) - (position.get(b.commit ?? '') ?? -1));
+}
+
+function failed(c: AuditedCommit, verdict: Extract<GateRunVerdict, { ok: false }>): AuditFinding {
+  return violation('reverify-failed', `commit ${short(c.commit)}${c.task ? ` (task ${c.task})` : ''} fails its gate when verified again: ${verdict.reason}: ${verdict.message}`, {
+    commit: c.commit,
+    ...(c.episode ? { episode: c.episode } : {}),
+    detail: verdict.log.slice(-1500),
+    hint: 'a tree on the accepted branch must pass its tests; if the sandbox changed since (image, limits), check that first',
+  });
+}
+
+function flaky(c: AuditedCommit, steps: readonly string[]): AuditFinding {
+  return warning('reverify-flaky', `commit ${short(c.commit)}: ${steps.join(', ')} failed once and passed when run again: a flaky test`, {
+    commit: c.commit,
+    hint: 'flaky tests let wrong changes through and reject right ones; make them deterministic',
+  });
+}
