@@ -5,7 +5,8 @@ import { runWorld, type DistributedRun } from '../../schedule/run-world.js';
 import { acquireRunLock } from '../../world/run-lock.js';
 import { WorldRepo } from '../../world/world-repo.js';
 import { STOP_EXIT } from '../exit-codes.js';
-import { formatRunEvent, formatSummary } from '../run-reporter.js';
+import { createRunPrinter } from '../live-status.js';
+import { formatSummary } from '../run-reporter.js';
 
 export interface RunCommandOptions {
   world: string;
@@ -39,6 +40,7 @@ export async function runWithSignals(opts: RunCommandOptions): Promise<RunSummar
   if (sandbox?.kind === 'none') process.stderr.write(`warning: ${NONE_SANDBOX_WARNING}\n`);
   const cluster = opts.redis ? await import('./run-distributed.js').then((m) => m.joinCluster(opts.redis!, world, manifest.name, opts.remote ?? world.path, () => controller.abort())) : null;
   const lock = cluster ? null : await acquireRunLock(world.scratchDir);
+  const printer = createRunPrinter(process.stdout);
   try {
     return await runWorld({
       world,
@@ -47,11 +49,11 @@ export async function runWithSignals(opts: RunCommandOptions): Promise<RunSummar
       distributed: cluster?.distributed,
       onEvent: (event) => {
         if (opts.json) return process.stdout.write(`${JSON.stringify(event)}\n`);
-        const line = formatRunEvent(event);
-        if (line) process.stdout.write(`${line}\n`);
+        printer.print(event);
       },
     });
   } finally {
+    printer.finish();
     await lock?.release();
     await cluster?.leave();
     process.off('SIGINT', onSignal);
