@@ -1,5 +1,6 @@
 // Accepted history: every commit on the accepted branch, newest first, with its evidence.
 import { getJson } from '../api.js';
+import { timeTicks, xyChart } from '../charts.js';
 import { fmtTime, h, link, panel, shortSha } from '../dom.js';
 
 export const name = 'history';
@@ -16,6 +17,7 @@ export async function render() {
       h('h1', null, 'Accepted history'),
       h('p', { class: 'muted' }, `${history.total} commits on ${history.branch}; every one passed the gate.`),
     ),
+    scoreChart(history.commits),
     panel(
       null,
       h(
@@ -43,5 +45,26 @@ export async function render() {
         ),
       ),
     ),
+  );
+}
+
+/** Ratchet worlds: tests passing after every accepted commit, oldest first (none when no commit has a score). */
+function scoreChart(commits) {
+  const scored = commits.filter((c) => c.score !== null && c.score !== undefined).map((c) => [Date.parse(c.date), c.score]).reverse();
+  if (scored.length === 0) return null;
+  const xs = scored.map(([x]) => x);
+  const ys = scored.map(([, y]) => y);
+  const min = Math.min(...xs);
+  const max = Math.max(...xs, min + 1000);
+  const ticks = timeTicks(min, max);
+  return panel(
+    'Score over time (tests passing at each accepted commit)',
+    xyChart({
+      ariaLabel: 'score over time',
+      x: { min, max, ticks: ticks.ticks, format: (v) => new Date(v).toISOString().slice(11, 16), label: 'time' },
+      y: { min: 0, max: Math.max(1, ...ys), label: 'tests passing' },
+      lines: [{ points: scored, class: 's-cumulative' }],
+      dots: scored.map(([x, y]) => ({ x, y, title: `${y} passing` })),
+    }),
   );
 }
