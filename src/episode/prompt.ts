@@ -55,6 +55,14 @@ export function promptValues(input: PromptInput): TemplateValues {
   };
 }
 
+/**
+ * What a finished, failed episode tells the next attempt at its task: the exact lines the next
+ * prompt carries (empty for an accepted or abandoned episode, which leave no reflection).
+ */
+export function reflectionOf(episode: EpisodeRecord, gateLog?: string): string {
+  return reflect([episode], gateLog).join('\n');
+}
+
 function reflect(earlier: readonly EpisodeRecord[], lastGateLog: string | undefined): string[] {
   const failed = earlier
     .filter((e) => e.status === 'final' && e.outcome !== 'accepted' && e.outcome !== 'abandoned')

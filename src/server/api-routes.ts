@@ -1,3 +1,4 @@
+import { reflectionOf } from '../episode/prompt.js';
 import { Hono, type Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { z } from 'zod';
@@ -83,7 +84,10 @@ export function createApiRoutes(ctx: ApiContext): Hono {
     if (!record) throw new GenesisError('episode-not-found', `no episode "${id}" in this world`, { hint: 'GET /api/episodes lists them' });
     const snapshot = await ctx.snapshots.current();
     const task = snapshot.manifest.tasks.find((t) => t.id === record.task);
-    return jsonResponse({ record, task: task ? { id: task.id, title: task.title } : null, artifacts: await ledger.readArtifacts(id) });
+    const artifacts = await ledger.readArtifacts(id);
+    // The lines this episode left for the next attempt's prompt (empty when it left none).
+    const reflection = reflectionOf(record, artifacts.gateLog);
+    return jsonResponse({ record, task: task ? { id: task.id, title: task.title } : null, artifacts, reflection });
   });
 
   api.get('/tasks', async () => jsonResponse(buildTaskBoard(await ctx.snapshots.current(), ctx.probe)));

@@ -104,6 +104,9 @@ describeWithDocker('the dashboard API on a world after a real run', () => {
     expect(e.artifacts.agentLog).toContain('writing a (wrongly)');
     expect(e.artifacts.diff).toContain("+export const a = () => 'not a';");
     expect(e.artifacts.gateLog).toContain('a says a');
+    // The reflection it left is what the next attempt's prompt says about it.
+    expect(e.reflection).toContain(`attempt ${e.record.attempt}: rejected (check-failed)`);
+    expect(e.reflection).toContain('gate log (tail):');
   });
 
   it('answers an unknown episode with 404 and a hint', async () => {

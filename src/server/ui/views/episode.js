@@ -9,7 +9,7 @@ const TONE = { accepted: 'ok', rejected: 'warn', failed: 'bad' };
 
 export async function render({ match }) {
   const id = decodeURIComponent(match[1]);
-  const { record: r, task, artifacts } = await getJson(`/api/episodes/${encodeURIComponent(id)}`);
+  const { record: r, task, artifacts, reflection } = await getJson(`/api/episodes/${encodeURIComponent(id)}`);
   const outcome = r.outcome ?? 'running';
   const duration = r.endedAt ? Date.parse(r.endedAt) - Date.parse(r.startedAt) : null;
   return h(
@@ -64,6 +64,7 @@ export async function render({ match }) {
           ),
         )
       : null,
+    reflection ? logSection('Reflection it left', reflection, 'what the next attempt at this task is told about this one') : null,
     logSection('Prompt', artifacts.prompt, 'what the agent was told'),
     logSection('Agent log', artifacts.agentLog, 'what the agent printed'),
     logSection('Diff', artifacts.diff, 'the change against its base', true),
