@@ -9,6 +9,7 @@ import type { Sandbox, SandboxKind, SandboxRunResult, SandboxRunSpec } from './s
 import { isolatedUserFor, prepareWorkDir, SANDBOX_UID } from './work-dir.js';
 import type { SandboxUser } from './work-dir.js';
 
+const MOUNT_RACE = /Can't bind mount \/oldroot|Unable to apply mount flags|Unable to remount/;
 const SETUP_HINT = 'Run `bash scripts/setup-services.sh`; it installs bubblewrap and says what blocks it.';
 const REACH_HINT =
   `The sandbox runs as uid ${SANDBOX_UID}: make every parent directory searchable by it ` +
@@ -73,16 +74,23 @@ export class BwrapSandbox implements Sandbox {
       ...['/bin/sh', '-c', started, spec.command],
     ];
     let outcome: ProcessTreeOutcome;
-    try {
-      outcome = await runProcessTree(file, args, {
-        cwd: path,
-        env: { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8' },
-        timeoutMs: spec.timeoutMs,
-        maxOutputBytes: spec.maxOutputBytes,
-        captureFd3: true,
-      });
-    } catch (cause) {
-      throw unavailable(cause);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        outcome = await runProcessTree(file, args, {
+          cwd: path,
+          env: { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8' },
+          timeoutMs: spec.timeoutMs,
+          maxOutputBytes: spec.maxOutputBytes,
+          captureFd3: true,
+        });
+      } catch (cause) {
+        throw unavailable(cause);
+      }
+      // `--ro-bind / /` copies every mount of the host; one that vanishes meanwhile (a container
+      // Docker is creating or removing) makes bwrap fail before the command starts. Try again.
+      const raced = !outcome.timedOut && outcome.fd3 !== 'started' && MOUNT_RACE.test(outcome.output);
+      if (!raced || attempt >= 5) break;
+      await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
     }
     // Without the report the failure is bwrap's (a mount source out of reach, no user
     // namespaces), not the command's.
