@@ -1,3 +1,4 @@
+import { isAlive } from '../world/run-lock.js';
 import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -34,14 +35,4 @@ async function localHolder(world: WorldRepo): Promise<string | null> {
   // A lock file left by a dead process on this machine holds nothing; one from elsewhere we cannot test.
   if (host === hostname() && !isAlive(Number(pid))) return null;
   return `genesis run on ${host} (pid ${pid})`;
-}
-
-function isAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

@@ -1,3 +1,4 @@
+import { splitCatFileBatch } from './cat-file-batch.js';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -68,7 +69,7 @@ export class Ledger {
       .filter(Boolean);
     if (commits.length === 0) return [];
     const out = (await git(['cat-file', '--batch'], { cwd: this.repo, input: commits.map((c) => `${c}:record.json`).join('\n') + '\n' })).stdout;
-    return parseBatch(out).map((text) => JSON.parse(text) as EpisodeRecord).sort((a, b) => a.id.localeCompare(b.id));
+    return splitCatFileBatch(out).filter((text): text is string => text !== null).map((text) => JSON.parse(text) as EpisodeRecord).sort((a, b) => a.id.localeCompare(b.id));
   }
 
   async read(id: string): Promise<EpisodeRecord | null> {
@@ -89,22 +90,4 @@ export class Ledger {
     const r = await git(['cat-file', 'blob', `${EPISODE_REF_PREFIX}${id}:${file}`], { cwd: this.repo, okExitCodes: [128] });
     return r.exitCode === 0 ? r.stdout : null;
   }
-}
-
-/** Splits `git cat-file --batch` output ("<sha> <type> <size>\n<content>\n" per object). */
-function parseBatch(out: string): string[] {
-  const buf = Buffer.from(out, 'utf8');
-  const texts: string[] = [];
-  let pos = 0;
-  while (pos < buf.length) {
-    const eol = buf.indexOf(0x0a, pos);
-    if (eol < 0) break;
-    const header = buf.subarray(pos, eol).toString('utf8').split(' ');
-    pos = eol + 1;
-    if (header[1] === 'missing' || header.length < 3) continue;
-    const size = Number(header[2]);
-    texts.push(buf.subarray(pos, pos + size).toString('utf8'));
-    pos += size + 1;
-  }
-  return texts;
 }

@@ -37,7 +37,8 @@ export async function acquireRunLock(scratchDir: string): Promise<{ release(): P
   throw new GenesisError('run-lock', `could not take the run lock ${path}`, { hint: 'try again' });
 }
 
-function isAlive(pid: number): boolean {
+/** Whether a process of this machine exists (EPERM: it does, as another user). */
+export function isAlive(pid: number): boolean {
   if (!Number.isInteger(pid) || pid <= 0) return false;
   try {
     process.kill(pid, 0);

@@ -1,3 +1,4 @@
+import { splitCatFileBatch } from './cat-file-batch.js';
 import { randomBytes } from 'node:crypto';
 import { git, gitValue } from './git.js';
 
@@ -47,7 +48,7 @@ export async function readTaskRetries(repo: string): Promise<StoredTaskRetry[]> 
   const refs = (await git(['for-each-ref', '--format=%(refname)', TASK_RETRY_REF_PREFIX], { cwd: repo })).stdout.split('\n').filter(Boolean);
   if (refs.length === 0) return [];
   const out = (await git(['cat-file', '--batch'], { cwd: repo, input: refs.map((r) => `${r}:retry.json`).join('\n') + '\n' })).stdout;
-  const texts = splitBatch(out);
+  const texts = splitCatFileBatch(out);
   const retries: StoredTaskRetry[] = [];
   refs.forEach((ref, i) => {
     const text = texts[i];
@@ -68,25 +69,4 @@ export async function readTaskRetries(repo: string): Promise<StoredTaskRetry[]> 
 /** `20261129-145433-796`: sorts by time and is valid in a ref name (an ISO time's colons are not). */
 function stampOf(date: Date): string {
   return date.toISOString().replace(/[-:]/g, '').replace('T', '-').replace('.', '-').replace('Z', '');
-}
-
-/** Splits `git cat-file --batch` output into one entry per request, null for a missing object. */
-function splitBatch(out: string): Array<string | null> {
-  const buf = Buffer.from(out, 'utf8');
-  const texts: Array<string | null> = [];
-  let pos = 0;
-  while (pos < buf.length) {
-    const eol = buf.indexOf(0x0a, pos);
-    if (eol < 0) break;
-    const header = buf.subarray(pos, eol).toString('utf8').split(' ');
-    pos = eol + 1;
-    if (header.length < 3) {
-      texts.push(null); // "<name> missing"
-      continue;
-    }
-    const size = Number(header[2]);
-    texts.push(buf.subarray(pos, pos + size).toString('utf8'));
-    pos += size + 1;
-  }
-  return texts;
 }
