@@ -3,6 +3,20 @@ export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
+/**
+ * Numbers as JSON should carry them: twelve significant digits drop float noise
+ * (0.12000000000000001) and keep every digit that means something, and an infinite value (a
+ * horizon when nothing fails) becomes null, as JSON has no Infinity.
+ */
+export function jsonNumbers(value: unknown): unknown {
+  if (typeof value === 'number') return Number.isFinite(value) ? Number(value.toPrecision(12)) : null;
+  if (Array.isArray(value)) return value.map(jsonNumbers);
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, jsonNumbers(item)]));
+  }
+  return value;
+}
+
 /** Renders rows as an aligned text table with a header line. */
 export function formatTable(headers: string[], rows: Array<Array<string | number>>): string {
   const cells = rows.map((row) => row.map((cell) => String(cell)));

@@ -1,5 +1,5 @@
 import type { ChainLength, ChainModel, SimulatedLength, StepOutcome } from '../../reliability/index.js';
-import { formatTable } from '../output.js';
+import { formatTable, jsonNumbers } from '../output.js';
 
 /** Everything `genesis model chain` computed, before it is printed. */
 export interface ChainReport {
@@ -22,20 +22,9 @@ export interface HorizonReport {
   horizons: Array<{ threshold: number; steps: number }>;
 }
 
-// Twelve significant digits drop float noise (0.12000000000000001) and keep every digit that
-// means something; an infinite horizon becomes null, as JSON has no Infinity.
-function clean(value: unknown): unknown {
-  if (typeof value === 'number') return Number.isFinite(value) ? Number(value.toPrecision(12)) : null;
-  if (Array.isArray(value)) return value.map(clean);
-  if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, clean(item)]));
-  }
-  return value;
-}
-
 /** The JSON of `genesis model chain` (field names fixed by issue 4; fields may be added). */
 export function toChainJson(report: ChainReport): unknown {
-  return clean({
+  return jsonNumbers({
     model: report.model,
     step: report.step,
     horizons: report.horizons,
@@ -60,7 +49,7 @@ export function toChainJson(report: ChainReport): unknown {
 
 /** The JSON of `genesis model horizon`; an infinite horizon (p_eff = 1) is null. */
 export function toHorizonJson(report: HorizonReport): unknown {
-  return clean({
+  return jsonNumbers({
     ...report,
     horizons: report.horizons.map((h) => ({
       ...h,

@@ -1,5 +1,5 @@
 import type { LedgerStats, Proportion } from '../../reliability/index.js';
-import { formatTable } from '../output.js';
+import { formatTable, jsonNumbers } from '../output.js';
 
 /** Everything `genesis stats` prints: which world, and what its ledger measures. */
 export interface StatsReport {
@@ -17,19 +17,9 @@ export interface StatsReport {
   stats: LedgerStats;
 }
 
-// Twelve significant digits drop float noise; JSON has no Infinity, so an infinite horizon is null.
-function clean(value: unknown): unknown {
-  if (typeof value === 'number') return Number.isFinite(value) ? Number(value.toPrecision(12)) : null;
-  if (Array.isArray(value)) return value.map(clean);
-  if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, clean(item)]));
-  }
-  return value;
-}
-
 /** The JSON of `genesis stats`: `world`, then every field of the reliability module's LedgerStats. */
 export function toStatsJson(report: StatsReport): unknown {
-  return clean({ world: report.world, ...report.stats });
+  return jsonNumbers({ world: report.world, ...report.stats });
 }
 
 const percent = (value: number | null): string => (value === null ? '-' : `${(value * 100).toFixed(1)}%`);
