@@ -12,21 +12,22 @@ export type StopReason =
   | { kind: 'circuit-open'; reason: string; message: string };
 
 /**
- * Tasks to start now, in manifest order: pending, every dependency done, and no path overlap with
- * a running episode (`canLease` decides) or with each other.
+ * Tasks that may start now, in manifest order: pending, every dependency done, and accepted by
+ * `eligible` (the run loop passes its cooldown rule; path overlap is then settled by taking the
+ * task's lease, which the in-process and Redis lease stores both refuse on overlap).
  */
 export function pickReadyTasks(
   tasks: readonly TaskSpec[],
   statuses: ReadonlyMap<string, TaskStatus>,
   slots: number,
-  canLease: (task: TaskSpec) => boolean,
+  eligible: (task: TaskSpec) => boolean,
 ): TaskSpec[] {
   const picked: TaskSpec[] = [];
   for (const task of tasks) {
     if (picked.length >= slots) break;
     if (statuses.get(task.id)?.state !== 'pending') continue;
     if (!task.dependsOn.every((dep) => statuses.get(dep)?.state === 'done')) continue;
-    if (canLease(task)) picked.push(task);
+    if (eligible(task)) picked.push(task);
   }
   return picked;
 }
