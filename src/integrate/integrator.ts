@@ -43,16 +43,16 @@ export class Integrator {
   /**
    * Puts the branch back if something other than this integrator moved it (an unsandboxed agent
    * writing the world's refs, a stray push): the foreign commit is kept under a quarantine ref,
-   * never left on the accepted history. Returns that ref, or null when all was well.
+   * never left on the accepted history. Returns the foreign commit and that ref, or null when all was well.
    */
-  async guard(): Promise<string | null> {
+  async guard(): Promise<{ foreign: string; quarantine: string } | null> {
     if (this.expected === null) return null;
     const head = await this.world.head(this.branch);
     if (head === this.expected) return null;
     const quarantine = `refs/genesis/quarantine/foreign-${new Date().toISOString().replace(/[-:.]/g, '')}-${head.slice(0, 12)}`;
     await this.world.setRef(quarantine, head);
     if (!(await this.world.compareAndSwap(`refs/heads/${this.branch}`, this.expected, head))) return this.guard();
-    return quarantine;
+    return { foreign: head, quarantine };
   }
 
   async integrate(input: IntegrationInput): Promise<IntegrationOutcome> {

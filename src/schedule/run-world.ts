@@ -67,9 +67,8 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
   const leases = options.distributed?.leases ?? new MemoryLeaseStore();
   const integrator = new Integrator(world, sandbox, manifest.branch, head);
   const guard = async () => {
-    const foreign = await world.head(manifest.branch);
-    const quarantine = await integrator.guard();
-    if (quarantine) emit({ type: 'foreign-move', commit: foreign, quarantine });
+    const moved = await integrator.guard();
+    if (moved) emit({ type: 'foreign-move', commit: moved.foreign, quarantine: moved.quarantine });
   };
   const running = new Map<string, { task: TaskSpec; job: EpisodeJob }>();
   // Tasks whose gate found the accepted head itself failing: not retried again in this run.
