@@ -110,10 +110,13 @@ setup_docker() {
     fail docker "not running; run: sudo bash $ROOT/scripts/setup-services.sh"
     return
   fi
-  # Gates use NetworkMode none, so no bridge, NAT or iptables rules are needed (and the project's
-  # machines cannot create them). /run/docker is never removed: another daemon may own it.
+  # Default networking: gates still run with NetworkMode none, but dependency installs, agents on
+  # a network of their own and compose services reach each other only through a bridge.
+  # GENESIS_DOCKERD_FLAGS adds flags (e.g. "--bridge none --iptables=false" where bridges cannot be made).
+  # /run/docker is never removed: another daemon may own it.
+  # shellcheck disable=SC2086
   as_root setsid -f dockerd --host unix:///var/run/docker.sock --data-root /var/lib/docker \
-    --exec-root /var/run/docker --bridge none --iptables=false --ip-forward=false \
+    --exec-root /var/run/docker ${GENESIS_DOCKERD_FLAGS:-} \
     </dev/null >>"$STATE_DIR/dockerd.log" 2>&1
   for _ in $(seq 300); do docker_up && break; sleep 0.1; done
   if docker_up; then
