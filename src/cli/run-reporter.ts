@@ -43,11 +43,11 @@ export function describeStop(stop: StopReason): string {
     case 'blocked': {
       const lines = ['stopped: the remaining tasks are blocked'];
       for (const b of stop.blocked) {
-        const why = b.repeated ? `failed the same way twice in a row (signature ${b.repeated})` : 'used its attempts';
+        const why = b.reason === 'broken-base' ? "found the accepted head failing its own gate (a broken base)" : b.repeated ? `failed the same way twice in a row (signature ${b.repeated})` : 'used its attempts';
         lines.push(`  ${b.task}: ${why}; last: ${b.reason}: ${b.message ?? ''}`);
       }
       for (const w of stop.waiting) lines.push(w.on === 'unschedulable' ? `  ${w.task}: cannot be scheduled` : `  ${w.task}: waits for ${w.on}, which is blocked`);
-      lines.push('  next: read the failed attempts (genesis episodes --outcome rejected, genesis show <id>), fix the task or its check, or raise retry.maxAttempts, then run again');
+      lines.push('  next: read the failed attempts (genesis episodes --outcome rejected, genesis show <id>), fix what failed (genesis amend changes tests, tasks and world.yaml), then genesis task retry <task> and run again');
       return lines.join('\n');
     }
   }

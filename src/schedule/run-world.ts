@@ -20,7 +20,7 @@ import { finishEpisode } from './finish-episode.js';
 import { MemoryLeaseStore, type LeaseStore } from './lease-store.js';
 import type { RunEvent, RunSummary } from './run-events.js';
 import { budgetStop, idleStop, pickReadyTasks, type StopReason } from './scheduler.js';
-import { deriveTaskStatusesWithRetries } from './task-retry-status.js';
+import { deriveWorldTaskStatuses } from './world-task-status.js';
 import type { TaskStatus } from './task-status.js';
 import { readTaskRetries } from '../world/task-retries.js';
 
@@ -71,8 +71,6 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
     if (moved) emit({ type: 'foreign-move', commit: moved.foreign, quarantine: moved.quarantine });
   };
   const running = new Map<string, { task: TaskSpec; job: EpisodeJob }>();
-  // Tasks whose gate found the accepted head itself failing: not retried again in this run.
-  const held = new Map<string, string>();
   // Tasks whose last episode met an outage of the machine (Docker down, …) wait a little before the next.
   const cooldown = new Map<string, number>();
   // Distributed: records left running may belong to episodes workers still run; their results
@@ -128,8 +126,7 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
       }
       // A person's `genesis task retry` (or the dashboard's button) gives a blocked task fresh attempts.
       const retries = await readTaskRetries(world.path);
-      const statuses: Map<string, TaskStatus> = deriveTaskStatusesWithRetries(manifest.tasks, done, [...records.values()], new Set([...running.values()].map((r) => r.task.id)), manifest.retry.maxAttempts, retries, manifest.retry.blockOnRepeat);
-      for (const [task, why] of held) statuses.set(task, { ...statuses.get(task)!, state: 'blocked', lastReason: 'broken-base', lastMessage: why });
+      const statuses: Map<string, TaskStatus> = deriveWorldTaskStatuses({ manifest, done, episodes: [...records.values()], running: new Set([...running.values()].map((r) => r.task.id)), retries });
       if (!stop) {
         const budget = budgetStop(manifest.goal.stop, records.size, hoursSince(records), spentBy(records));
         const idle = running.size === 0 ? idleStop(manifest.tasks, statuses) : null;
@@ -169,7 +166,6 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
       await leases.release(next.episodeId);
       await queue.acknowledge(next.episodeId);
       tally[final.outcome!]++;
-      if (final.reason === 'broken-base' || final.reason === 'replay-broken-base') held.set(final.task, final.message ?? '');
       if (final.outcome === 'abandoned' && final.reason !== 'aborted') cooldown.set(final.task, Date.now() + OUTAGE_COOLDOWN_MS);
       if (next.fatal && !stop) stop = { kind: 'circuit-open', reason: next.reason ?? 'agent-broken', message: next.message ?? '' };
       emit({ type: 'episode-end', id: final.id, task: final.task, attempt: final.attempt, outcome: final.outcome!, reason: final.reason, message: final.message, commit: final.commit, durationMs: Date.parse(final.endedAt!) - Date.parse(final.startedAt) });

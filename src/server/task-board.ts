@@ -1,6 +1,7 @@
 import { tasksWaitingOnBlocked, type TaskState } from '../schedule/task-status.js';
 import type { EpisodeOutcome } from '../world/episode-record.js';
-import { deriveTaskStatusesWithRetries, type RetriedTaskStatus } from '../schedule/task-retry-status.js';
+import type { RetriedTaskStatus } from '../schedule/task-retry-status.js';
+import { deriveWorldTaskStatuses } from '../schedule/world-task-status.js';
 import type { LivenessProbe, WorkerLiveness } from './worker-liveness.js';
 import type { WorldSnapshot } from './world-snapshot.js';
 
@@ -19,6 +20,8 @@ export interface BoardTask {
   attemptsLeft: number;
   /** The latest finished attempt that did not land: what to read before retrying. */
   lastFailure: { episode: string; attempt: number; outcome: EpisodeOutcome; reason: string | null; message: string | null; signature: string | null; endedAt: string | null } | null;
+  /** What blocked the task (null unless it is blocked): its attempts used, the same failure twice, or a broken base. */
+  blockedBy: 'attempts' | 'repeat' | 'broken-base' | null;
   /** A pending task that cannot start because this (blocked) task is upstream of it. */
   waitingOn: string | null;
   /** Set when a person retried the task and it has not landed since. */
@@ -44,7 +47,8 @@ export function buildTaskBoard(snapshot: WorldSnapshot, probe: LivenessProbe): T
   const maxAttempts = manifest.retry.maxAttempts;
   const runningRecords = records.filter((r) => r.status === 'running' && probe(r.worker) !== 'gone');
   const done = new Set(history.flatMap((c) => (c.task ? [c.task] : [])));
-  const statuses = deriveTaskStatusesWithRetries(manifest.tasks, done, records, new Set(runningRecords.map((r) => r.task)), maxAttempts, retries);
+  // The same derivation as the run loop's: the board and `task retry` can never disagree with `genesis run`.
+  const statuses = deriveWorldTaskStatuses({ manifest, done, episodes: records, running: new Set(runningRecords.map((r) => r.task)), retries });
   const waiting = tasksWaitingOnBlocked(manifest.tasks, statuses);
   const latestRetry = new Map(retries.map((r) => [r.task, r])); // oldest first, so the latest wins
 
@@ -68,6 +72,7 @@ export function buildTaskBoard(snapshot: WorldSnapshot, probe: LivenessProbe): T
       lastFailure: last
         ? { episode: last.id, attempt: last.attempt, outcome: last.outcome!, reason: last.reason, message: last.message, signature: last.signature, endedAt: last.endedAt }
         : null,
+      blockedBy: status.state !== 'blocked' ? null : status.lastReason === 'broken-base' ? 'broken-base' : status.repeated ? 'repeat' : 'attempts',
       waitingOn: waiting.get(task.id) ?? null,
       queuedForRetry: retry && isQueued(status) ? { at: retry.at, note: retry.note, by: retry.by } : null,
       accepted: accepted ? { commit: accepted.commit, episode: accepted.episode, attempt: accepted.attempt, date: accepted.date } : null,

@@ -5,7 +5,7 @@ export function define(program: Command): void {
   const task = program.command('task').description("change a world's tasks: give a blocked task new attempts, or add a task");
   task
     .command('retry')
-    .description('give a blocked task a fresh set of attempts (earlier failures stop counting); the next genesis run picks it up')
+    .description('unblock a task, whatever blocked it (attempts used, the same failure twice, a broken base): earlier failures stop counting; the next genesis run, or the one in progress, tries it again')
     .argument('<id>', 'the blocked task')
     .addOption(worldOption())
     .option('--note <text>', 'a note for the next attempt\'s prompt: what changed, or a hint')
@@ -14,13 +14,14 @@ export function define(program: Command): void {
       const { WorldRepo } = await import('../../world/world-repo.js');
       const { retryTask } = await import('../../server/retry-task.js');
       const { userInfo, hostname } = await import('node:os');
-      const world = await WorldRepo.open(requireWorld(opts));
+      const worldPath = requireWorld(opts);
+      const world = await WorldRepo.open(worldPath);
       const { retry } = await retryTask(world, { task: id, note: opts.note ?? null, by: `cli ${userInfo().username}@${hostname()}` });
       if (opts.json) {
         process.stdout.write(`${JSON.stringify(retry, null, 2)}\n`);
         return;
       }
-      process.stdout.write(`task ${id} gets new attempts (marker ${retry.ref}); run genesis run --world ${opts.world} to go on\n`);
+      process.stdout.write(`task ${id} gets new attempts (marker ${retry.ref}); run genesis run --world ${worldPath} to go on (a run in progress picks it up at its next step)\n`);
     });
   task
     .command('add')

@@ -39,6 +39,12 @@ export async function render({ refresh }) {
   );
 }
 
+const BLOCKED_BY = {
+  attempts: 'its attempts are used',
+  repeat: 'it failed the same way twice in a row',
+  'broken-base': 'the accepted head fails its own gate (fix it with genesis amend)',
+};
+
 function card(t, maxAttempts, refresh) {
   const queued = t.queuedForRetry !== null;
   return h(
@@ -56,6 +62,7 @@ function card(t, maxAttempts, refresh) {
     t.waitingOn ? h('div', { class: 'line' }, 'waiting on blocked task ', h('strong', null, t.waitingOn)) : null,
     t.dependsOn.length && t.state === 'pending' && !t.waitingOn ? h('div', { class: 'line' }, `after ${t.dependsOn.join(', ')}`) : null,
     queued ? h('div', { class: 'line' }, `retried ${fmtAgo(t.queuedForRetry.at)}${t.queuedForRetry.note ? `: “${t.queuedForRetry.note}”` : ''}`) : null,
+    t.blockedBy ? h('div', { class: 'line' }, `blocked: ${BLOCKED_BY[t.blockedBy] ?? t.blockedBy}`) : null,
     t.state === 'blocked' && t.lastFailure ? lastFailure(t.lastFailure) : null,
     t.state === 'blocked' ? retryForm(t, refresh) : null,
   );
