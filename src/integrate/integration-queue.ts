@@ -1,0 +1,177 @@
+/**
+ * The integration queue, as a pure state machine: changes that passed their own gate wait here in
+ * order, each built as a speculative commit on top of the one ahead of it (the first on the
+ * accepted head). Each speculative commit is verified in parallel, up to `slots` at a time; when
+ * those ahead have landed, a verified commit lands by compare-and-swap as it is, with no further
+ * gate, so every accepted commit is exactly a tree that passed the gate. A failure rejects that
+ * change alone and rebuilds those behind it on the commit it would have extended. A textual
+ * conflict is found when a change is built on its tip, without a gate.
+ *
+ * `advance(state, event) → { state, commands }`: the loop carries out the commands (build a
+ * commit with git, run a verification on a worker, compare-and-swap the branch) and feeds back
+ * what happened. Results of a superseded build (an older `generation`) are ignored.
+ */
+export interface QueuedChange {
+  /** The episode whose change this is. */
+  id: string;
+  task: string;
+  /** The episode's candidate commit, whose parent is its base. */
+  candidate: string;
+  base: string;
+}
+
+export type EntryStage =
+  /** Waiting to be built on the commit ahead of it (that commit may not exist yet). */
+  | 'waiting'
+  /** A build command is out. */
+  | 'building'
+  /** Built; waits for a verification slot. */
+  | 'built'
+  | 'verifying'
+  /** Passed on its tip; lands once every change ahead has. */
+  | 'verified'
+  | 'landing';
+
+export interface QueueEntry extends QueuedChange {
+  stage: EntryStage;
+  /** Bumped whenever the entry is rebuilt: results of an older generation are stale. */
+  generation: number;
+  /** The commit it is built on (the accepted head or the speculative commit ahead). */
+  onto: string | null;
+  /** Its speculative commit: `onto` plus this change. */
+  commit: string | null;
+  /** Whether the commit still needs a gate: false when it is exactly the candidate its episode's gate passed. */
+  needsGate: boolean;
+}
+
+export interface IntegrationState {
+  /** The accepted head as this queue last moved it (or saw it moved). */
+  head: string;
+  entries: readonly QueueEntry[];
+  /** How many verifications may run at once. */
+  slots: number;
+}
+
+export type IntegrationEvent =
+  | { type: 'join'; change: QueuedChange }
+  | { type: 'built'; id: string; generation: number; commit: string; needsGate: boolean }
+  /** The build found the change cannot go on its tip (a conflict, nothing left to change, its task gone). */
+  | { type: 'build-rejected'; id: string; generation: number; reason: string; message: string }
+  | { type: 'verified'; id: string; generation: number }
+  | { type: 'verify-failed'; id: string; generation: number; reason: string; message: string }
+  | { type: 'landed'; id: string; commit: string }
+  /** The compare-and-swap lost: the accepted head is now `head`, which none of these commits extends. */
+  | { type: 'head-moved'; head: string }
+  /** Drop a change without a verdict (the run is stopping; its record stays open for the next run). */
+  | { type: 'withdraw'; id: string };
+
+export type IntegrationCommand =
+  | { type: 'build'; id: string; generation: number; change: QueuedChange; onto: string }
+  | { type: 'verify'; id: string; generation: number; change: QueuedChange; commit: string; onto: string }
+  | { type: 'land'; id: string; change: QueuedChange; commit: string; expected: string; verifiedOn: string | null }
+  | { type: 'reject'; id: string; change: QueuedChange; reason: string; message: string }
+  /** Verifications of these stale generations may be cancelled: their results will be ignored. */
+  | { type: 'cancel'; ids: string[] };
+
+export interface IntegrationStep {
+  state: IntegrationState;
+  commands: IntegrationCommand[];
+}
+
+export function emptyIntegration(head: string, slots: number): IntegrationState {
+  return { head, entries: [], slots: Math.max(1, slots) };
+}
+
+export function advance(state: IntegrationState, event: IntegrationEvent): IntegrationStep {
+  switch (event.type) {
+    case 'join': {
+      if (state.entries.some((e) => e.id === event.change.id)) return { state, commands: [] };
+      const entry: QueueEntry = { ...event.change, stage: 'waiting', generation: 1, onto: null, commit: null, needsGate: true };
+      return pump({ ...state, entries: [...state.entries, entry] }, []);
+    }
+    case 'built':
+      return current(state, event, ['building'], (e) => ({ ...e, stage: event.needsGate ? 'built' : 'verified', commit: event.commit, needsGate: event.needsGate }));
+    case 'verified':
+      return current(state, event, ['verifying'], (e) => ({ ...e, stage: 'verified' }));
+    case 'build-rejected':
+    case 'verify-failed': {
+      const at = state.entries.findIndex((e) => e.id === event.id && e.generation === event.generation);
+      if (at < 0) return { state, commands: [] };
+      const entry = state.entries[at]!;
+      return removeAt(state, at, [{ type: 'reject', id: entry.id, change: change(entry), reason: event.reason, message: event.message }]);
+    }
+    case 'landed': {
+      const at = state.entries.findIndex((e) => e.id === event.id);
+      if (at !== 0) return { state, commands: [] };
+      return pump({ ...state, head: event.commit, entries: state.entries.slice(1) }, []);
+    }
+    case 'head-moved':
+      return rebuildFrom({ ...state, head: event.head }, 0, []);
+    case 'withdraw': {
+      const at = state.entries.findIndex((e) => e.id === event.id);
+      return at < 0 ? { state, commands: [] } : removeAt(state, at, []);
+    }
+  }
+}
+
+/** What the queue holds, front first, for status displays. */
+export function describeQueue(state: IntegrationState): Array<{ id: string; task: string; stage: EntryStage; onto: string | null; commit: string | null }> {
+  return state.entries.map((e) => ({ id: e.id, task: e.task, stage: e.stage, onto: e.onto, commit: e.commit }));
+}
+
+function current(state: IntegrationState, event: { id: string; generation: number }, stages: EntryStage[], update: (e: QueueEntry) => QueueEntry): IntegrationStep {
+  const at = state.entries.findIndex((e) => e.id === event.id && e.generation === event.generation && stages.includes(e.stage));
+  if (at < 0) return { state, commands: [] };
+  const entries = [...state.entries];
+  entries[at] = update(entries[at]!);
+  return pump({ ...state, entries }, []);
+}
+
+/** Removes an entry; those behind it were built on its commit, so they are rebuilt. */
+function removeAt(state: IntegrationState, at: number, commands: IntegrationCommand[]): IntegrationStep {
+  const entries = state.entries.filter((_, i) => i !== at);
+  return rebuildFrom({ ...state, entries }, at, commands);
+}
+
+function rebuildFrom(state: IntegrationState, from: number, commands: IntegrationCommand[]): IntegrationStep {
+  const stale: string[] = [];
+  const entries = state.entries.map((e, i) => {
+    if (i < from || e.stage === 'waiting') return e;
+    if (e.stage === 'verifying' || e.stage === 'building') stale.push(e.id);
+    return { ...e, stage: 'waiting' as const, generation: e.generation + 1, onto: null, commit: null, needsGate: true };
+  });
+  return pump({ ...state, entries }, stale.length > 0 ? [...commands, { type: 'cancel', ids: stale }] : commands);
+}
+
+/** Issues every build, verification and landing the state allows now. */
+function pump(state: IntegrationState, commands: IntegrationCommand[]): IntegrationStep {
+  const entries = [...state.entries];
+  const out = [...commands];
+  // Builds go in order: each needs the commit of the one ahead.
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i]!;
+    if (e.stage !== 'waiting') continue;
+    const onto = i === 0 ? state.head : entries[i - 1]!.commit;
+    if (onto === null) break;
+    entries[i] = { ...e, stage: 'building', onto };
+    out.push({ type: 'build', id: e.id, generation: e.generation, change: change(e), onto });
+  }
+  let verifying = entries.filter((e) => e.stage === 'verifying').length;
+  for (let i = 0; i < entries.length && verifying < state.slots; i++) {
+    const e = entries[i]!;
+    if (e.stage !== 'built') continue;
+    entries[i] = { ...e, stage: 'verifying' };
+    verifying++;
+    out.push({ type: 'verify', id: e.id, generation: e.generation, change: change(e), commit: e.commit!, onto: e.onto! });
+  }
+  const front = entries[0];
+  if (front?.stage === 'verified' && front.onto === state.head) {
+    entries[0] = { ...front, stage: 'landing' };
+    out.push({ type: 'land', id: front.id, change: change(front), commit: front.commit!, expected: state.head, verifiedOn: front.needsGate ? front.onto : null });
+  }
+  return { state: { ...state, entries }, commands: out };
+}
+
+function change(e: QueueEntry): QueuedChange {
+  return { id: e.id, task: e.task, candidate: e.candidate, base: e.base };
+}

@@ -1,0 +1,256 @@
+import type { EpisodeRecord } from '../world/episode-record.js';
+import type { TaskSpec, WorldManifest } from '../world/manifest-schema.js';
+import { budgetStop, idleStop, pickReadyTasks, type StopReason } from './scheduler.js';
+import { deriveTaskStatusesWithRetries, type RetryFacts } from './task-retry-status.js';
+import type { TaskStatus } from './task-status.js';
+
+/**
+ * The run policy: every decision of `genesis run` as a pure state machine,
+ * `decide(state, event) → { state, commands }`. It holds the budgets, cooldowns, holds, the
+ * circuit breaker, retries, stop reasons and which tasks are ready; the run loop only feeds it
+ * events and carries out its commands against the ports (queue, leases, world, integration).
+ * Nothing here reads a clock, git or Redis: time arrives in events.
+ */
+export interface PolicyState {
+  readonly config: PolicyConfig;
+  readonly tasks: readonly TaskSpec[];
+  readonly done: ReadonlySet<string>;
+  /** Every episode of the world, by id, as the ledger has it (the loop keeps it current). */
+  readonly records: ReadonlyMap<string, EpisodeRecord>;
+  /** Episodes whose agent or own gate is still working: they hold an episode slot. */
+  readonly running: ReadonlyMap<string, string>;
+  /** Episodes whose change passed its own gate and waits in the integration queue: no slot, but the task is busy. */
+  readonly integrating: ReadonlyMap<string, string>;
+  /** Tasks whose gate found the accepted head itself failing: not tried again in this run. */
+  readonly held: ReadonlyMap<string, string>;
+  /** Tasks whose last episode met an outage of the machine, and the time (ms) before which none starts. */
+  readonly cooldown: ReadonlyMap<string, number>;
+  readonly retries: readonly RetryFacts[];
+  readonly stop: StopReason | null;
+  /** The episodes were told to stop (a hard budget, an interrupt): nothing more starts. */
+  readonly closing: boolean;
+  readonly now: number;
+  readonly tally: Readonly<Tally>;
+}
+
+export interface Tally {
+  accepted: number;
+  rejected: number;
+  failed: number;
+  abandoned: number;
+  episodes: number;
+}
+
+export interface PolicyConfig {
+  parallelism: number;
+  maxAttempts: number;
+  blockOnRepeat: boolean;
+  budgets: WorldManifest['goal']['stop'];
+  /** Episodes run on workers elsewhere: a hard budget leaves them to finish (their results are owed). */
+  distributed: boolean;
+  /** How long a task waits after an outage (Docker down, …) before its next episode. @default 2000 */
+  cooldownMs: number;
+  /** When the goal's evidence passes, run on anyway (the tasks still pending are wanted). */
+  pastEvidence: boolean;
+}
+
+export type PolicyEvent =
+  /** Time passed or the world changed: decide what starts, or why the run stops. */
+  | { type: 'tick'; now: number; retries?: readonly RetryFacts[] }
+  /** The loop took the task's lease and wrote the record: the episode runs. */
+  | { type: 'started'; record: EpisodeRecord }
+  /** The loop tried every start it was given. */
+  | { type: 'starts-done'; now: number }
+  /** The episode's own gate passed: its change joined the integration queue. */
+  | { type: 'passed'; id: string }
+  /** An episode ended for good (failed, rejected, abandoned, or landed), with its final record. */
+  | { type: 'finished'; record: EpisodeRecord; fatal?: { reason: string; message: string } | null; now: number }
+  /** A change landed: the task is done and the manifest at the new head may list new tasks. */
+  | { type: 'landed'; task: string; tasks: readonly TaskSpec[] }
+  | { type: 'evidence'; passed: boolean; command: string }
+  | { type: 'aborted' };
+
+export type PolicyCommand =
+  /** Start episodes for these tasks, in order, until `limit` of them started (a lease may refuse one). */
+  | { type: 'start'; tasks: Array<{ task: TaskSpec; attempt: number }>; limit: number }
+  /** Stop the running episodes (their work is quarantined) and the integration stage's verifications. */
+  | { type: 'stop-episodes' }
+  /** Run the goal's evidence command on the new head and report it. */
+  | { type: 'check-evidence' }
+  /** Nothing is running or integrating and the run has its stop reason: end. */
+  | { type: 'finish'; reason: StopReason };
+
+export interface Decision {
+  state: PolicyState;
+  commands: PolicyCommand[];
+}
+
+const NO_TALLY: Tally = { accepted: 0, rejected: 0, failed: 0, abandoned: 0, episodes: 0 };
+
+export function initialPolicyState(input: {
+  config: Omit<PolicyConfig, 'cooldownMs' | 'pastEvidence'> & Partial<Pick<PolicyConfig, 'cooldownMs' | 'pastEvidence'>>;
+  tasks: readonly TaskSpec[];
+  done: ReadonlySet<string>;
+  records: ReadonlyMap<string, EpisodeRecord>;
+  /** Episodes the run takes over (running on workers, or waiting for integration after a restart). */
+  running?: ReadonlyMap<string, string>;
+  integrating?: ReadonlyMap<string, string>;
+  retries?: readonly RetryFacts[];
+  now: number;
+}): PolicyState {
+  return {
+    config: { cooldownMs: 2_000, pastEvidence: false, ...input.config },
+    tasks: input.tasks,
+    done: input.done,
+    records: input.records,
+    running: input.running ?? new Map(),
+    integrating: input.integrating ?? new Map(),
+    held: new Map(),
+    cooldown: new Map(),
+    retries: input.retries ?? [],
+    stop: null,
+    closing: false,
+    now: input.now,
+    tally: NO_TALLY,
+  };
+}
+
+/** One step of the policy. Pure: the same state and event always give the same decision. */
+export function decide(state: PolicyState, event: PolicyEvent): Decision {
+  switch (event.type) {
+    case 'tick':
+      return plan({ ...state, now: event.now, retries: event.retries ?? state.retries });
+    case 'started': {
+      const records = new Map(state.records).set(event.record.id, event.record);
+      const running = new Map(state.running).set(event.record.id, event.record.task);
+      return { state: { ...state, records, running, tally: { ...state.tally, episodes: state.tally.episodes + 1 } }, commands: [] };
+    }
+    case 'starts-done':
+      return afterStarts({ ...state, now: event.now });
+    case 'passed': {
+      const task = state.running.get(event.id);
+      if (task === undefined) return { state, commands: [] };
+      const running = new Map(state.running);
+      running.delete(event.id);
+      return plan({ ...state, running, integrating: new Map(state.integrating).set(event.id, task) });
+    }
+    case 'finished':
+      return finished(state, event);
+    case 'landed': {
+      const done = new Set(state.done).add(event.task);
+      const commands: PolicyCommand[] = state.stop ? [] : [{ type: 'check-evidence' }];
+      return { state: { ...state, done, tasks: event.tasks }, commands };
+    }
+    case 'evidence':
+      if (!event.passed || state.stop || state.config.pastEvidence) return settle(state);
+      return settle({ ...state, stop: { kind: 'evidence', command: event.command, ...pendingAfterEvidence(state) } });
+    case 'aborted':
+      if (state.stop) return settle(state);
+      return settle({ ...state, stop: { kind: 'interrupted' }, closing: true }, [{ type: 'stop-episodes' }]);
+  }
+}
+
+/** The statuses the policy decides on: the ledger's, with held tasks blocked. */
+export function taskStatuses(state: PolicyState): Map<string, TaskStatus> {
+  const busy = new Set([...state.running.values(), ...state.integrating.values()]);
+  const { maxAttempts, blockOnRepeat } = state.config;
+  const statuses: Map<string, TaskStatus> = deriveTaskStatusesWithRetries(state.tasks, state.done, [...state.records.values()], busy, maxAttempts, state.retries, blockOnRepeat);
+  for (const [task, why] of state.held) {
+    const status = statuses.get(task);
+    if (status) statuses.set(task, { ...status, state: 'blocked', lastReason: 'broken-base', lastMessage: why });
+  }
+  return statuses;
+}
+
+/** When the loop must wake up by itself: the end of a cooldown or of the hours budget (ms), or null. */
+export function nextWake(state: PolicyState): number | null {
+  let wake = Infinity;
+  for (const until of state.cooldown.values()) if (until > state.now) wake = Math.min(wake, until);
+  const first = firstStart(state.records);
+  if (state.config.budgets.maxHours !== undefined && first !== null) wake = Math.min(wake, first + state.config.budgets.maxHours * 3_600_000 + 50);
+  return Number.isFinite(wake) ? wake : null;
+}
+
+function plan(state: PolicyState): Decision {
+  if (state.stop) return settle(state);
+  const statuses = taskStatuses(state);
+  const busy = state.running.size + state.integrating.size;
+  const idle = busy === 0 ? idleStop(state.tasks, statuses) : null;
+  if (idle) return settle({ ...state, stop: idle });
+  const budget = budgetStop(state.config.budgets, state.records.size, hoursUsed(state), spentBy(state.records));
+  if (budget && busy === 0) return settle({ ...state, stop: budget });
+  if (budget?.kind === 'budget' && budget.budget !== 'maxEpisodes' && !state.config.distributed) {
+    // Budgets are hard: episodes still running when one is crossed are stopped (their work is quarantined).
+    return settle({ ...state, stop: budget, closing: true }, [{ type: 'stop-episodes' }]);
+  }
+  if (budget || state.closing) return settle(state);
+  const free = state.config.parallelism - state.running.size;
+  const left = (state.config.budgets.maxEpisodes ?? Infinity) - state.records.size;
+  const limit = Math.min(free, left);
+  if (limit <= 0) return settle(state);
+  const ready = pickReadyTasks(state.tasks, statuses, Infinity, (t) => (state.cooldown.get(t.id) ?? 0) <= state.now);
+  if (ready.length === 0) return afterStarts(state);
+  const tasks = ready.map((task) => ({ task, attempt: (statuses.get(task.id)?.failures ?? 0) + 1 }));
+  return { state, commands: [{ type: 'start', tasks, limit }] };
+}
+
+/** After starting what it could: with nothing running, nothing integrating and nothing cooling down, the run is stuck. */
+function afterStarts(state: PolicyState): Decision {
+  if (state.stop || state.running.size + state.integrating.size > 0) return settle(state);
+  if ([...state.cooldown.values()].some((until) => until > state.now)) return settle(state);
+  const statuses = taskStatuses(state);
+  const waiting = state.tasks.filter((t) => statuses.get(t.id)?.state === 'pending').map((t) => ({ task: t.id, on: 'unschedulable' }));
+  return settle({ ...state, stop: { kind: 'blocked', blocked: [], waiting } });
+}
+
+function finished(state: PolicyState, event: Extract<PolicyEvent, { type: 'finished' }>): Decision {
+  const { record } = event;
+  if (!state.running.has(record.id) && !state.integrating.has(record.id)) return { state, commands: [] };
+  const running = new Map(state.running);
+  const integrating = new Map(state.integrating);
+  running.delete(record.id);
+  integrating.delete(record.id);
+  const outcome = record.outcome ?? 'abandoned';
+  const tally = { ...state.tally, [outcome]: state.tally[outcome] + 1 };
+  let held = state.held;
+  if (record.reason === 'broken-base' || record.reason === 'replay-broken-base') held = new Map(held).set(record.task, record.message ?? '');
+  let cooldown = state.cooldown;
+  if (outcome === 'abandoned' && record.reason !== 'aborted') cooldown = new Map(cooldown).set(record.task, event.now + state.config.cooldownMs);
+  const stop = !state.stop && event.fatal ? { kind: 'circuit-open' as const, reason: event.fatal.reason, message: event.fatal.message } : state.stop;
+  const records = new Map(state.records).set(record.id, record);
+  return plan({ ...state, now: event.now, records, running, integrating, tally, held, cooldown, stop });
+}
+
+/** With a stop reason and nothing left running or integrating, the run ends. */
+function settle(state: PolicyState, commands: PolicyCommand[] = []): Decision {
+  if (state.stop && state.running.size === 0 && state.integrating.size === 0) return { state, commands: [...commands, { type: 'finish', reason: state.stop }] };
+  return { state, commands };
+}
+
+/** Tasks the evidence leaves undone, so `run` can say why they did not run and how to run them. */
+function pendingAfterEvidence(state: PolicyState): { pending?: string[] } {
+  const statuses = taskStatuses(state);
+  const pending = state.tasks.filter((t) => ['pending', 'running'].includes(statuses.get(t.id)?.state ?? '')).map((t) => t.id);
+  return pending.length > 0 ? { pending } : {};
+}
+
+function firstStart(records: ReadonlyMap<string, EpisodeRecord>): number | null {
+  let first = Infinity;
+  for (const r of records.values()) first = Math.min(first, Date.parse(r.startedAt));
+  return Number.isFinite(first) ? first : null;
+}
+
+function hoursUsed(state: PolicyState): number {
+  const first = firstStart(state.records);
+  return first === null ? 0 : (state.now - first) / 3_600_000;
+}
+
+function spentBy(records: ReadonlyMap<string, EpisodeRecord>): { costUsd: number; tokens: number } {
+  let costUsd = 0;
+  let tokens = 0;
+  for (const r of records.values()) {
+    costUsd += r.usage?.costUsd ?? 0;
+    tokens += (r.usage?.inputTokens ?? 0) + (r.usage?.outputTokens ?? 0);
+  }
+  return { costUsd, tokens };
+}

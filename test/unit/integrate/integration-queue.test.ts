@@ -1,0 +1,151 @@
+import { describe, expect, it } from 'vitest';
+import { advance, emptyIntegration, type IntegrationCommand, type IntegrationEvent, type IntegrationState } from '../../../src/integrate/integration-queue.js';
+
+const HEAD = 'h0';
+
+function change(id: string, base = HEAD) {
+  return { id, task: `t-${id}`, candidate: `cand-${id}`, base };
+}
+
+/** Feeds events one after another, keeping every command issued. */
+function run(events: IntegrationEvent[], slots = 4, start: IntegrationState = emptyIntegration(HEAD, slots)) {
+  let state = start;
+  const commands: IntegrationCommand[] = [];
+  for (const event of events) {
+    const step = advance(state, event);
+    state = step.state;
+    commands.push(...step.commands);
+  }
+  return { state, commands };
+}
+
+const of = <T extends IntegrationCommand['type']>(commands: IntegrationCommand[], type: T) => commands.filter((c): c is Extract<IntegrationCommand, { type: T }> => c.type === type);
+
+describe('the integration queue', () => {
+  it('builds each change on the commit of the one ahead, the first on the accepted head', () => {
+    const { commands } = run([
+      { type: 'join', change: change('a') },
+      { type: 'join', change: change('b') },
+      { type: 'built', id: 'a', generation: 1, commit: 'sa', needsGate: true },
+      { type: 'join', change: change('c') },
+      { type: 'built', id: 'b', generation: 1, commit: 'sb', needsGate: true },
+    ]);
+    expect(of(commands, 'build').map((c) => [c.id, c.onto])).toEqual([['a', HEAD], ['b', 'sa'], ['c', 'sb']]);
+  });
+
+  it('verifies the speculative commits in parallel up to its slots, front first', () => {
+    const events: IntegrationEvent[] = ['a', 'b', 'c'].flatMap((id) => [{ type: 'join', change: change(id) } as IntegrationEvent]);
+    const built: IntegrationEvent[] = [
+      { type: 'built', id: 'a', generation: 1, commit: 'sa', needsGate: true },
+      { type: 'built', id: 'b', generation: 1, commit: 'sb', needsGate: true },
+      { type: 'built', id: 'c', generation: 1, commit: 'sc', needsGate: true },
+    ];
+    const { state, commands } = run([...events, ...built], 2);
+    expect(of(commands, 'verify').map((c) => [c.id, c.commit, c.onto])).toEqual([['a', 'sa', HEAD], ['b', 'sb', 'sa']]);
+    expect(state.entries.map((e) => e.stage)).toEqual(['verifying', 'verifying', 'built']);
+    const next = run([{ type: 'verified', id: 'b', generation: 1 }], 2, state);
+    expect(of(next.commands, 'verify').map((c) => c.id)).toEqual(['c']);
+    // b passed, but a (ahead of it) has not landed: nothing lands yet.
+    expect(of(next.commands, 'land')).toEqual([]);
+  });
+
+  it('lands a verified commit as it is, once those ahead have landed, with no further gate', () => {
+    const { commands } = run([
+      { type: 'join', change: change('a') },
+      { type: 'join', change: change('b') },
+      { type: 'built', id: 'a', generation: 1, commit: 'sa', needsGate: true },
+      { type: 'built', id: 'b', generation: 1, commit: 'sb', needsGate: true },
+      { type: 'verified', id: 'b', generation: 1 },
+      { type: 'verified', id: 'a', generation: 1 },
+      { type: 'landed', id: 'a', commit: 'sa' },
+    ]);
+    expect(of(commands, 'land').map((c) => [c.id, c.commit, c.expected, c.verifiedOn])).toEqual([['a', 'sa', HEAD, HEAD], ['b', 'sb', 'sa', 'sa']]);
+    expect(of(commands, 'verify')).toHaveLength(2);
+  });
+
+  it('lands a change built on its own base at once: its episode already gated exactly that tree', () => {
+    const { commands } = run([
+      { type: 'join', change: change('a') },
+      { type: 'built', id: 'a', generation: 1, commit: 'sa', needsGate: false },
+    ]);
+    expect(of(commands, 'verify')).toEqual([]);
+    expect(of(commands, 'land')).toMatchObject([{ id: 'a', commit: 'sa', expected: HEAD, verifiedOn: null }]);
+  });
+
+  describe('when a verification fails', () => {
+    it('rejects that change alone and rebuilds those behind it on the commit it would have extended', () => {
+      const { state, commands } = run([
+        { type: 'join', change: change('a') },
+        { type: 'join', change: change('b') },
+        { type: 'join', change: change('c') },
+        { type: 'built', id: 'a', generation: 1, commit: 'sa', needsGate: true },
+        { type: 'built', id: 'b', generation: 1, commit: 'sb', needsGate: true },
+        { type: 'built', id: 'c', generation: 1, commit: 'sc', needsGate: true },
+        { type: 'verified', id: 'c', generation: 1 },
+        { type: 'verify-failed', id: 'b', generation: 1, reason: 'test-failed', message: '1 test failed' },
+      ]);
+      expect(of(commands, 'reject')).toMatchObject([{ id: 'b', reason: 'test-failed' }]);
+      expect(of(commands, 'build').filter((c) => c.generation === 2).map((c) => [c.id, c.onto])).toEqual([['c', 'sa']]);
+      expect(state.entries.map((e) => [e.id, e.stage])).toEqual([['a', 'verifying'], ['c', 'building']]);
+      // c's earlier pass was on a tree holding b: it counts for nothing now.
+      const late = run([{ type: 'built', id: 'c', generation: 1, commit: 'old', needsGate: true }, { type: 'verified', id: 'c', generation: 1 }], 4, state);
+      expect(late.state).toEqual(state);
+    });
+
+    it('cancels the verifications made stale by the rebuild', () => {
+      const { commands } = run([
+        { type: 'join', change: change('a') },
+        { type: 'join', change: change('b') },
+        { type: 'built', id: 'a', generation: 1, commit: 'sa', needsGate: true },
+        { type: 'built', id: 'b', generation: 1, commit: 'sb', needsGate: true },
+        { type: 'verify-failed', id: 'a', generation: 1, reason: 'check-failed', message: 'x' },
+      ]);
+      expect(of(commands, 'cancel')).toEqual([{ type: 'cancel', ids: ['b'] }]);
+      expect(of(commands, 'build').at(-1)).toMatchObject({ id: 'b', generation: 2, onto: HEAD });
+    });
+  });
+
+  it('rejects a change that conflicts with its tip when it is built, without a verification', () => {
+    const { state, commands } = run([
+      { type: 'join', change: change('a') },
+      { type: 'join', change: change('b') },
+      { type: 'built', id: 'a', generation: 1, commit: 'sa', needsGate: true },
+      { type: 'build-rejected', id: 'b', generation: 1, reason: 'replay-conflict', message: 'src/x.js' },
+    ]);
+    expect(of(commands, 'reject')).toMatchObject([{ id: 'b', reason: 'replay-conflict' }]);
+    expect(of(commands, 'verify').map((c) => c.id)).toEqual(['a']);
+    expect(state.entries.map((e) => e.id)).toEqual(['a']);
+  });
+
+  it('rebuilds everything on a head that moved under it, and ignores a change joining twice', () => {
+    const { state, commands } = run([
+      { type: 'join', change: change('a') },
+      { type: 'join', change: change('a') },
+      { type: 'built', id: 'a', generation: 1, commit: 'sa', needsGate: false },
+      { type: 'head-moved', head: 'h1' },
+    ]);
+    expect(of(commands, 'build').map((c) => [c.generation, c.onto])).toEqual([[1, HEAD], [2, 'h1']]);
+    expect(state).toMatchObject({ head: 'h1', entries: [{ id: 'a', stage: 'building', generation: 2 }] });
+  });
+
+  it('never issues more verifications than its slots, whatever the order of events', () => {
+    const ids = ['a', 'b', 'c', 'd', 'e', 'f'];
+    let state = emptyIntegration(HEAD, 3);
+    let active = 0;
+    let peak = 0;
+    const apply = (event: IntegrationEvent) => {
+      const step = advance(state, event);
+      state = step.state;
+      active += of(step.commands, 'verify').length;
+      peak = Math.max(peak, active);
+    };
+    for (const id of ids) apply({ type: 'join', change: change(id) });
+    for (const id of ids) apply({ type: 'built', id, generation: 1, commit: `s${id}`, needsGate: true });
+    for (const id of ['c', 'a', 'b']) {
+      active--;
+      apply({ type: 'verified', id, generation: 1 });
+    }
+    expect(peak).toBe(3);
+    expect(state.entries.filter((e) => e.stage === 'verifying').map((e) => e.id)).toEqual(['d', 'e', 'f']);
+  });
+});

@@ -1,0 +1,206 @@
+import { describe, expect, it } from 'vitest';
+import { decide, initialPolicyState, nextWake, type PolicyCommand, type PolicyEvent, type PolicyState } from '../../../src/schedule/run-policy.js';
+import type { EpisodeRecord } from '../../../src/world/episode-record.js';
+import type { TaskSpec } from '../../../src/world/manifest-schema.js';
+
+function task(id: string, dependsOn: string[] = []): TaskSpec {
+  return { id, title: id, description: '', acceptance: '', paths: [`src/${id}.js`], dependsOn, witness: false, kind: 'build' };
+}
+
+const T0 = Date.parse('2026-12-01T08:00:00Z');
+
+function record(id: string, taskId: string, fields: Partial<EpisodeRecord> = {}): EpisodeRecord {
+  return {
+    version: 1, id, world: 'w', task: taskId, attempt: 1, agent: 'a', base: 'b'.repeat(40), candidate: null, commit: null,
+    status: 'running', outcome: null, reason: null, message: null, signature: null, startedAt: new Date(T0).toISOString(),
+    endedAt: null, phases: {}, gate: null, changedFiles: [], usage: null, worker: 'w', ...fields,
+  };
+}
+
+function final(r: EpisodeRecord, outcome: EpisodeRecord['outcome'], reason: string | null = null, extra: Partial<EpisodeRecord> = {}): EpisodeRecord {
+  return { ...r, status: 'final', outcome, reason, message: reason, signature: reason, endedAt: new Date(T0 + 1000).toISOString(), ...extra };
+}
+
+function policy(tasks: TaskSpec[], config: Partial<Parameters<typeof initialPolicyState>[0]['config']> = {}, records: EpisodeRecord[] = []): PolicyState {
+  return initialPolicyState({
+    config: { parallelism: 2, maxAttempts: 2, blockOnRepeat: true, budgets: {}, distributed: false, ...config },
+    tasks, done: new Set(), records: new Map(records.map((r) => [r.id, r])), now: T0,
+  });
+}
+
+/** Plays events through the policy, starting every task it asks for (as the loop does when leases are free). */
+class Harness {
+  commands: PolicyCommand[] = [];
+  private n = 0;
+  constructor(public state: PolicyState) {}
+  feed(event: PolicyEvent): PolicyCommand[] {
+    const { state, commands } = decide(this.state, event);
+    this.state = state;
+    this.commands.push(...commands);
+    for (const c of commands) if (c.type === 'start') this.start(c);
+    return commands;
+  }
+  private start(c: Extract<PolicyCommand, { type: 'start' }>): void {
+    for (const { task: t, attempt } of c.tasks.slice(0, c.limit)) this.feed({ type: 'started', record: record(`e${++this.n}`, t.id, { attempt }) });
+    this.feed({ type: 'starts-done', now: this.state.now });
+  }
+  running(): string[] {
+    return [...this.state.running.values()];
+  }
+  recordOf(taskId: string): EpisodeRecord {
+    const id = [...this.state.running].find(([, t]) => t === taskId)?.[0] ?? [...this.state.integrating].find(([, t]) => t === taskId)?.[0];
+    return this.state.records.get(id!)!;
+  }
+  stop() {
+    return this.commands.find((c) => c.type === 'finish');
+  }
+}
+
+describe('the run policy', () => {
+  it('starts ready tasks up to its parallelism, in manifest order, and none whose dependency is not done', () => {
+    const h = new Harness(policy([task('a'), task('b', ['a']), task('c'), task('d')]));
+    h.feed({ type: 'tick', now: T0 });
+    expect(h.running()).toEqual(['a', 'c']);
+  });
+
+  it('frees an episode slot when a change joins the integration queue, while its task stays busy', () => {
+    const h = new Harness(policy([task('a'), task('b'), task('c')]));
+    h.feed({ type: 'tick', now: T0 });
+    const a = h.recordOf('a');
+    h.feed({ type: 'passed', id: a.id });
+    expect(h.running()).toEqual(['b', 'c']);
+    expect([...h.state.integrating.values()]).toEqual(['a']);
+    // No second episode for a while its change is being integrated.
+    h.feed({ type: 'tick', now: T0 + 10 });
+    expect(h.running()).toEqual(['b', 'c']);
+  });
+
+  it('stops done when every task landed, and only once nothing is integrating', () => {
+    const h = new Harness(policy([task('a')]));
+    h.feed({ type: 'tick', now: T0 });
+    const a = h.recordOf('a');
+    h.feed({ type: 'passed', id: a.id });
+    expect(h.stop()).toBeUndefined();
+    h.feed({ type: 'landed', task: 'a', tasks: h.state.tasks });
+    h.feed({ type: 'finished', record: final(a, 'accepted'), now: T0 + 5 });
+    expect(h.stop()).toEqual({ type: 'finish', reason: { kind: 'done' } });
+    expect(h.state.tally).toMatchObject({ accepted: 1, episodes: 1 });
+  });
+
+  it('retries a rejected task and blocks it after its attempts, then stops blocked naming the reason', () => {
+    const h = new Harness(policy([task('a')]));
+    h.feed({ type: 'tick', now: T0 });
+    h.feed({ type: 'finished', record: final(h.recordOf('a'), 'rejected', 'check-failed', { signature: 's1' }), now: T0 + 1 });
+    expect(h.recordOf('a').attempt).toBe(2);
+    h.feed({ type: 'finished', record: final(h.recordOf('a'), 'rejected', 'test-failed', { signature: 's2' }), now: T0 + 2 });
+    expect(h.stop()).toMatchObject({ reason: { kind: 'blocked', blocked: [{ task: 'a', reason: 'test-failed' }] } });
+  });
+
+  it('holds a task whose gate found the head itself broken, and does not charge it', () => {
+    const h = new Harness(policy([task('a'), task('b')], { parallelism: 1 }));
+    h.feed({ type: 'tick', now: T0 });
+    h.feed({ type: 'finished', record: final(h.recordOf('a'), 'abandoned', 'broken-base'), now: T0 + 1 });
+    expect(h.running()).toEqual(['b']);
+    h.feed({ type: 'finished', record: final(h.recordOf('b'), 'rejected', 'x'), now: T0 + 2 });
+    expect(h.running()).toEqual(['b']);
+  });
+
+  it('cools a task down after an outage and wakes when the cooldown ends', () => {
+    const h = new Harness(policy([task('a')], { cooldownMs: 2000 }));
+    h.feed({ type: 'tick', now: T0 });
+    h.feed({ type: 'finished', record: final(h.recordOf('a'), 'abandoned', 'docker-unavailable'), now: T0 + 100 });
+    expect(h.running()).toEqual([]);
+    expect(h.stop()).toBeUndefined();
+    expect(nextWake(h.state)).toBe(T0 + 2100);
+    h.feed({ type: 'tick', now: T0 + 2100 });
+    expect(h.running()).toEqual(['a']);
+  });
+
+  it('opens the circuit on a fatal agent failure: nothing new starts, the run stops when the rest ended', () => {
+    const h = new Harness(policy([task('a'), task('b'), task('c')]));
+    h.feed({ type: 'tick', now: T0 });
+    h.feed({ type: 'finished', record: final(h.recordOf('a'), 'failed', 'agent-missing'), fatal: { reason: 'agent-missing', message: 'no such binary' }, now: T0 + 1 });
+    expect(h.running()).toEqual(['b']);
+    expect(h.stop()).toBeUndefined();
+    h.feed({ type: 'finished', record: final(h.recordOf('b'), 'failed', 'agent-missing'), now: T0 + 2 });
+    expect(h.stop()).toMatchObject({ reason: { kind: 'circuit-open', reason: 'agent-missing' } });
+  });
+
+  describe('budgets', () => {
+    it('starts no episode that would cross maxEpisodes, counted across runs', () => {
+      const earlier = final(record('e0', 'a'), 'rejected', 'x');
+      const h = new Harness(policy([task('a'), task('b'), task('c')], { budgets: { maxEpisodes: 2 }, parallelism: 3 }, [earlier]));
+      h.feed({ type: 'tick', now: T0 });
+      expect(h.running()).toHaveLength(1);
+      h.feed({ type: 'finished', record: final(h.recordOf(h.running()[0]!), 'rejected', 'y'), now: T0 + 1 });
+      expect(h.stop()).toMatchObject({ reason: { kind: 'budget', budget: 'maxEpisodes', limit: 2, used: 2 } });
+    });
+
+    it('stops the running episodes at once when the hours budget runs out in process', () => {
+      const h = new Harness(policy([task('a')], { budgets: { maxHours: 1 } }));
+      h.feed({ type: 'tick', now: T0 });
+      expect(nextWake(h.state)).toBe(T0 + 3_600_050);
+      const commands = h.feed({ type: 'tick', now: T0 + 3_600_050 });
+      expect(commands).toEqual([{ type: 'stop-episodes' }]);
+      h.feed({ type: 'finished', record: final(h.recordOf('a'), 'abandoned', 'aborted'), now: T0 + 3_600_100 });
+      expect(h.stop()).toMatchObject({ reason: { kind: 'budget', budget: 'maxHours' } });
+    });
+
+    it('lets distributed workers finish what they run when a hard budget is crossed', () => {
+      const h = new Harness(policy([task('a'), task('b')], { budgets: { maxCostUsd: 1 }, distributed: true, parallelism: 1 }));
+      h.feed({ type: 'tick', now: T0 });
+      const spent = final(h.recordOf('a'), 'rejected', 'x', { usage: { inputTokens: 1, outputTokens: 1, costUsd: 2 } });
+      const commands = h.feed({ type: 'finished', record: spent, now: T0 + 1 });
+      expect(commands).toContainEqual({ type: 'finish', reason: { kind: 'budget', budget: 'maxCostUsd', limit: 1, used: 2 } });
+      expect(h.running()).toEqual([]);
+    });
+  });
+
+  describe('the goal\'s evidence', () => {
+    it('stops the run when it passes after a landing, naming the tasks left pending', () => {
+      const h = new Harness(policy([task('a'), task('b')], { parallelism: 1 }));
+      h.feed({ type: 'tick', now: T0 });
+      const a = h.recordOf('a');
+      h.feed({ type: 'passed', id: a.id });
+      const commands = h.feed({ type: 'landed', task: 'a', tasks: h.state.tasks });
+      expect(commands).toEqual([{ type: 'check-evidence' }]);
+      h.feed({ type: 'evidence', passed: true, command: 'npm test' });
+      h.feed({ type: 'finished', record: final(a, 'accepted'), now: T0 + 1 });
+      // b started when a's slot freed; the run stops once it ends.
+      h.feed({ type: 'finished', record: final(h.recordOf('b'), 'rejected', 'x'), now: T0 + 2 });
+      expect(h.stop()).toMatchObject({ reason: { kind: 'evidence', command: 'npm test', pending: ['b'] } });
+    });
+
+    it('runs on past it when asked to, so tasks added or retried after it passed still run', () => {
+      const h = new Harness(policy([task('a')], { pastEvidence: true }));
+      h.feed({ type: 'evidence', passed: true, command: 'npm test' });
+      h.feed({ type: 'tick', now: T0 });
+      expect(h.running()).toEqual(['a']);
+    });
+  });
+
+  it('stops interrupted and tells the episodes to stop, finishing once they have', () => {
+    const h = new Harness(policy([task('a')]));
+    h.feed({ type: 'tick', now: T0 });
+    expect(h.feed({ type: 'aborted' })).toEqual([{ type: 'stop-episodes' }]);
+    h.feed({ type: 'tick', now: T0 + 1 });
+    expect(h.running()).toEqual(['a']);
+    h.feed({ type: 'finished', record: final(h.recordOf('a'), 'abandoned', 'aborted'), now: T0 + 2 });
+    expect(h.stop()).toEqual({ type: 'finish', reason: { kind: 'interrupted' } });
+  });
+
+  it('stops blocked when the ready tasks cannot be started at all (their paths are leased elsewhere)', () => {
+    let state = policy([task('a')]);
+    const started = decide(state, { type: 'tick', now: T0 });
+    expect(started.commands).toMatchObject([{ type: 'start', limit: 2 }]);
+    state = started.state;
+    const { commands } = decide(state, { type: 'starts-done', now: T0 });
+    expect(commands).toEqual([{ type: 'finish', reason: { kind: 'blocked', blocked: [], waiting: [{ task: 'a', on: 'unschedulable' }] } }]);
+  });
+
+  it('ignores the end of an episode it does not know (a result delivered twice)', () => {
+    const state = policy([task('a')]);
+    const stray = final(record('zz', 'a'), 'accepted');
+    expect(decide(state, { type: 'finished', record: stray, now: T0 })).toEqual({ state, commands: [] });
+  });
+});
