@@ -24,6 +24,8 @@ export type AuditCode =
   | 'accepted-not-on-branch'
   | 'episode-not-final'
   | 'episode-open'
+  // The object store.
+  | 'replace-ref'
   // Verifying the trees again.
   | 'reverify-failed'
   | 'reverify-flaky'

@@ -8,6 +8,7 @@ import { checkHistoryShape } from './history-checks.js';
 import { checkCommitsAgainstLedger, checkLedgerOutcomes } from './ledger-checks.js';
 import { readAuditedHistory, type AuditedCommit } from './read-history.js';
 import { readCandidateTrees, readLedgerEntries } from './read-ledger.js';
+import { checkReplaceRefs } from './replace-refs.js';
 import { reverifyCommits } from './reverify-commits.js';
 import { sampleItems } from './sample-commits.js';
 
@@ -72,6 +73,7 @@ export async function auditWorld(options: AuditOptions): Promise<AuditReport> {
     ...checkChangesAgainstRules(history.commits, history.manifests),
     ...checkCommitsAgainstLedger(history.commits, records, candidateTrees),
     ...checkLedgerOutcomes(entries, onBranch, runHolder),
+    ...(await checkReplaceRefs(world.path)),
   ];
 
   const seed = options.seed ?? 1;

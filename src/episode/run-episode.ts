@@ -2,6 +2,8 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Agent } from '../agents/agent.js';
 import { agentForAttempt } from '../agents/rotation.js';
+import { checkUsage } from '../agents/usage-check.js';
+import type { AgentUsage } from '../agents/usage.js';
 import { GenesisError, isGenesisError } from '../errors.js';
 import { failureSignature } from '../gate/test-report.js';
 import { verifyCandidate, type CandidateVerdict } from '../gate/verify-candidate.js';
@@ -107,7 +109,7 @@ export async function runEpisode(job: EpisodeJob, deps: EpisodeDeps): Promise<Ep
     const updated: EpisodeRecord = {
       ...record,
       agent: agent.label,
-      usage: run.usage ?? record.usage,
+      ...recordedUsage(run.usage, record.usage),
       candidate,
       reason: result.reason,
       message: result.message,
@@ -123,6 +125,13 @@ export async function runEpisode(job: EpisodeJob, deps: EpisodeDeps): Promise<Ep
   } finally {
     if (workspace) await removeWorkspace(workspace);
   }
+}
+
+/** The usage the ledger records: checked (never below zero), with what was wrong with it flagged. */
+function recordedUsage(reported: AgentUsage | undefined, earlier: EpisodeRecord['usage']): Pick<EpisodeRecord, 'usage' | 'usageProblems'> {
+  if (!reported) return { usage: earlier };
+  const { usage, problems } = checkUsage(reported);
+  return problems.length > 0 ? { usage, usageProblems: problems } : { usage };
 }
 
 interface AgentFailure {

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { createAgent } from '../agents/create-agent.js';
+import { spendOf } from '../agents/usage-check.js';
 import { isGenesisError } from '../errors.js';
 import { agentForAttempt } from '../agents/rotation.js';
 import { newEpisodeId, type EpisodeJob, type EpisodeResult } from '../episode/episode-job.js';
@@ -217,8 +218,10 @@ function spentBy(records: Map<string, EpisodeRecord>): { costUsd: number; tokens
   let costUsd = 0;
   let tokens = 0;
   for (const r of records.values()) {
-    costUsd += r.usage?.costUsd ?? 0;
-    tokens += (r.usage?.inputTokens ?? 0) + (r.usage?.outputTokens ?? 0);
+    // Clamped again: a record written before usage was checked may hold a negative cost.
+    const spent = spendOf(r.usage);
+    costUsd += spent.costUsd;
+    tokens += spent.tokens;
   }
   return { costUsd, tokens };
 }

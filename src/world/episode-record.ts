@@ -60,6 +60,8 @@ export interface EpisodeRecord {
    * A figure the agent did not report is null, never 0.
    */
   usage: { inputTokens: number | null; outputTokens: number | null; cachedTokens?: number | null; costUsd: number | null } | null;
+  /** What was wrong with the usage the agent reported (negative, not a number, absurd); absent when nothing was. */
+  usageProblems?: string[];
   /** A ref holding the partial change of an episode cut short (timeout, stopped run), or null. */
   quarantine?: string | null;
   worker: string;

@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { execa } from 'execa';
 import { GenesisError } from '../errors.js';
-import { git, gitValue } from './git.js';
+import { git, gitValue, SAFE_GIT_ENV } from './git.js';
 import { matchesAny } from './path-patterns.js';
 
 /**
@@ -10,7 +10,7 @@ import { matchesAny } from './path-patterns.js';
  */
 export async function exportTree(repo: string, tree: string, dir: string): Promise<void> {
   await mkdir(dir, { recursive: true });
-  const result = await execa('git', ['archive', '--format=tar', tree], { cwd: repo, reject: false })
+  const result = await execa('git', ['archive', '--format=tar', tree], { cwd: repo, env: SAFE_GIT_ENV, reject: false })
     .pipe('tar', ['-x', '-f', '-', '-C', dir, '--no-same-owner'], { reject: false });
   if (result.exitCode !== 0) {
     throw new GenesisError('export-failed', `could not write tree ${tree.slice(0, 12)} to ${dir}: ${String(result.stderr).slice(-400)}`, {

@@ -15,6 +15,19 @@ export interface GitResult {
   exitCode: number;
 }
 
+/**
+ * What every git Genesis runs gets, whatever it reads: no system or user config (an unsandboxed
+ * agent could have written ~/.gitconfig: hooks, fsmonitor), no terminal prompt, and no replace
+ * refs: `refs/replace/<blob>` would make git show one object's content under another's name, so
+ * a protected test could read differently from what its id says. Use it for every git process.
+ */
+export const SAFE_GIT_ENV: Readonly<Record<string, string>> = Object.freeze({
+  GIT_TERMINAL_PROMPT: '0',
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: '/dev/null',
+  GIT_NO_REPLACE_OBJECTS: '1',
+});
+
 const IDENTITY = {
   GIT_AUTHOR_NAME: 'Genesis',
   GIT_AUTHOR_EMAIL: 'genesis@localhost',
@@ -33,8 +46,7 @@ export async function git(args: string[], options: GitOptions): Promise<GitResul
     {
       cwd: options.cwd,
       input: options.input,
-      // No system or user config: an unsandboxed agent could have written ~/.gitconfig (hooks, fsmonitor).
-      env: { ...IDENTITY, GIT_TERMINAL_PROMPT: '0', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', ...options.env },
+      env: { ...IDENTITY, ...options.env, ...SAFE_GIT_ENV },
       reject: false,
       stripFinalNewline: false,
       maxBuffer: 512 * 1024 * 1024,
