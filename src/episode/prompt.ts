@@ -1,5 +1,6 @@
 import { DEFAULT_PROMPT_TEMPLATE } from '../agents/prompt-template-default.js';
 import { renderPromptTemplate, type TemplateValues } from '../agents/prompt-template.js';
+import { isHoldoutDerived } from '../gate/hidden-checks.js';
 import type { EpisodeRecord } from '../world/episode-record.js';
 import type { TaskSpec, WorldManifest } from '../world/manifest-schema.js';
 
@@ -72,8 +73,8 @@ function reflect(earlier: readonly EpisodeRecord[], lastGateLog: string | undefi
     const out = [`- attempt ${e.attempt}: ${e.outcome} (${e.reason}): ${e.message ?? ''}`];
     if (e.changedFiles.length > 0) out.push(`  changed: ${e.changedFiles.slice(0, 10).join(', ')}`);
     if (e.quarantine) out.push(`  its unfinished work is kept: git fetch origin ${e.quarantine} && git diff HEAD FETCH_HEAD`);
-    // Hidden checks stay hidden: their output never reaches an agent.
-    if (i === 0 && lastGateLog && e.reason !== 'holdout-failed') out.push('  gate log (tail):', ...indent(lastGateLog.slice(-MAX_REFLECTION_CHARS)));
+    // Hidden checks stay hidden: no log of a gate that ran them reaches an agent.
+    if (i === 0 && lastGateLog && !isHoldoutDerived(e)) out.push('  gate log (tail):', ...indent(lastGateLog.slice(-MAX_REFLECTION_CHARS)));
     return out;
   });
 }

@@ -1,6 +1,7 @@
-import { mkdir, readdir, rm } from 'node:fs/promises';
+import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { git, gitValue } from '../world/git.js';
+import { discardTree } from '../world/remove-tree.js';
 import type { WorldRepo } from '../world/world-repo.js';
 
 /**
@@ -22,7 +23,7 @@ export function episodeDirOf(world: WorldRepo, episodeId: string): string {
 export async function createWorkspace(world: WorldRepo, episodeId: string, base: string): Promise<Workspace> {
   const episodeDir = episodeDirOf(world, episodeId);
   const dir = join(episodeDir, 'ws');
-  await rm(episodeDir, { recursive: true, force: true });
+  await discardTree(episodeDir);
   // home/ is the agent's private HOME unless the manifest passes the real one through.
   await mkdir(join(episodeDir, 'home'), { recursive: true });
   // Plain git, not simple-git: its completion wait adds ~50 ms to each silent command (bench/README.md).
@@ -31,8 +32,13 @@ export async function createWorkspace(world: WorldRepo, episodeId: string, base:
   return { episodeDir, dir };
 }
 
-export async function removeWorkspace(workspace: Workspace): Promise<void> {
-  await rm(workspace.episodeDir, { recursive: true, force: true });
+/**
+ * Removes the episode's directory, whatever depth or permissions the agent left in it; never
+ * throws (see discardTree): the episode's verdict is reached before and does not depend on it.
+ * Resolves to false when something was left on disk.
+ */
+export async function removeWorkspace(workspace: Workspace): Promise<boolean> {
+  return discardTree(workspace.episodeDir);
 }
 
 /**
@@ -40,11 +46,15 @@ export async function removeWorkspace(workspace: Workspace): Promise<void> {
  * can be running on this machine (at the start of `genesis run`).
  */
 export async function removeStaleWorkspaces(world: WorldRepo, keep: ReadonlySet<string> = new Set()): Promise<number> {
-  const root = join(world.scratchDir, 'episodes');
-  const names = await readdir(root).catch(() => [] as string[]);
-  const stale = names.filter((name) => !keep.has(name));
-  await Promise.all(stale.map((name) => rm(join(root, name), { recursive: true, force: true })));
-  return stale.length;
+  let removed = 0;
+  // Gate dirs too: a gate cut short by the same crash leaves one, and a tree moved aside waits in .trash.
+  for (const root of [join(world.scratchDir, 'episodes'), join(world.scratchDir, 'gates')]) {
+    const names = await readdir(root).catch(() => [] as string[]);
+    const stale = names.filter((name) => !keep.has(name));
+    // One at a time: each may be a deep tree handed to `rm -rf`, and a machine has few cores.
+    for (const name of stale) if (await discardTree(join(root, name))) removed += 1;
+  }
+  return removed;
 }
 
 /**

@@ -1,16 +1,23 @@
-import { cp, rm } from 'node:fs/promises';
+import { cp } from 'node:fs/promises';
 import { join } from 'node:path';
+import { GenesisError } from '../errors.js';
 import type { Sandbox, SandboxRunResult } from '../sandbox/sandbox.js';
+import { discardTree, removeTree } from '../world/remove-tree.js';
 import type { GateRecord, GateStepRecord } from '../world/episode-record.js';
 import { exportTree } from '../world/export-tree.js';
 import type { WorldManifest } from '../world/manifest-schema.js';
 import type { GateStep } from './gate-plan.js';
 import { summarizeGate } from './gate-plan.js';
+import { HOLDOUT_STEP } from './hidden-checks.js';
 import { failureSignature, parseTestOutput, type TestReport } from './test-report.js';
 
+/**
+ * `log` holds the visible steps' output; the hidden checks' output is `hiddenLog` alone, so whoever
+ * stores a gate log (the ledger, which agents can read) cannot carry it by mistake.
+ */
 export type GateRunVerdict =
-  | { ok: true; record: GateRecord; log: string }
-  | { ok: false; reason: string; message: string; signature: string; record: GateRecord; log: string };
+  | { ok: true; record: GateRecord; log: string; hiddenLog?: string }
+  | { ok: false; reason: string; message: string; signature: string; record: GateRecord; log: string; hiddenLog?: string };
 
 export interface GateRunInput {
   repo: string;
@@ -49,7 +56,7 @@ export async function runGate(input: GateRunInput): Promise<GateRunVerdict> {
   const flaky: string[] = [];
   let score: number | null = null;
   const run = (step: GateStep, workDir: string, note = '') => runStep(input, step, workDir, deadline, records, logs, note);
-  await rm(input.workDir, { recursive: true, force: true });
+  await discardTree(input.workDir);
   await exportTree(input.repo, input.tree, input.workDir);
   try {
     for (const [index, step] of input.steps.entries()) {
@@ -82,17 +89,17 @@ export async function runGate(input: GateRunInput): Promise<GateRunVerdict> {
       return { ok: false, reason, message, signature: failureSignature(`${reason}:${step.name}`, report, result.output), record, log: logs.join('\n') };
     }
     if (input.holdout) {
-      await cp(input.holdout.dir, join(input.workDir, HOLDOUT_DIR), { recursive: true });
-      const { result } = await run({ name: 'holdout', command: input.holdout.command }, input.workDir);
-      if (result.exitCode !== 0) {
+      const hidden = await runHoldout(input, input.holdout, deadline, records);
+      if (hidden.result.exitCode !== 0) {
         // Caught silent error. The message names no hidden test: it reaches the next attempt's prompt.
-        const message = result.timedOut ? 'the hidden acceptance checks ran out of time' : 'a hidden acceptance check failed';
-        return { ok: false, reason: 'holdout-failed', message, signature: failureSignature('holdout-failed', parseTestOutput(result.output), result.output), record: gateRecord(input.sandbox.kind, records, started, false, flaky, score), log: logs.join('\n') };
+        const message = hidden.result.timedOut ? 'the hidden acceptance checks ran out of time' : 'a hidden acceptance check failed';
+        return { ok: false, reason: 'holdout-failed', message, signature: failureSignature('holdout-failed', parseTestOutput(hidden.result.output), hidden.result.output), record: gateRecord(input.sandbox.kind, records, started, false, flaky, score), log: logs.join('\n'), hiddenLog: hidden.log };
       }
+      return { ok: true, record: gateRecord(input.sandbox.kind, records, started, true, flaky, score), log: logs.join('\n'), hiddenLog: hidden.log };
     }
     return { ok: true, record: gateRecord(input.sandbox.kind, records, started, true, flaky, score), log: logs.join('\n') };
   } finally {
-    await rm(input.workDir, { recursive: true, force: true }).catch(() => undefined);
+    await discardTree(input.workDir);
   }
 }
 
@@ -121,10 +128,32 @@ async function runStep(input: GateRunInput, step: GateStep, workDir: string, dea
   return { result, report };
 }
 
+/**
+ * Copies the hidden tests in and runs them. Whatever the visible steps left at HOLDOUT_DIR (a
+ * file, a symlink out of the tree) is removed first, never followed. Their output goes to a log of
+ * its own, and their step is marked hidden in the record.
+ */
+async function runHoldout(input: GateRunInput, holdout: { dir: string; command: string }, deadline: number, records: GateStepRecord[]): Promise<{ result: SandboxRunResult; log: string }> {
+  const target = join(input.workDir, HOLDOUT_DIR);
+  try {
+    await removeTree(target);
+    await cp(holdout.dir, target, { recursive: true, errorOnExist: true, force: false });
+  } catch (cause) {
+    // No path in the message: it may reach a prompt, and the holdout's host path is a secret too.
+    throw new GenesisError('holdout-copy-failed', `the hidden tests could not be put into the gate's work dir (${(cause as NodeJS.ErrnoException).code ?? 'error'})`, {
+      hint: 'check free disk space and that the holdout directory is readable', cause,
+    });
+  }
+  const logs: string[] = [];
+  const { result } = await runStep(input, { name: HOLDOUT_STEP, command: holdout.command }, input.workDir, deadline, records, logs, '');
+  records[records.length - 1]!.hidden = true;
+  return { result, log: logs.join('\n') };
+}
+
 /** Runs the steps up to and including `index` on the base tree; true when that step fails there too. */
 async function failsOnBase(input: GateRunInput, index: number, base: string, deadline: number, records: GateStepRecord[], logs: string[]): Promise<boolean> {
   const workDir = `${input.workDir}-base`;
-  await rm(workDir, { recursive: true, force: true });
+  await discardTree(workDir);
   await exportTree(input.repo, base, workDir);
   try {
     for (const step of input.steps.slice(0, index + 1)) {
@@ -133,7 +162,7 @@ async function failsOnBase(input: GateRunInput, index: number, base: string, dea
     }
     return false;
   } finally {
-    await rm(workDir, { recursive: true, force: true }).catch(() => undefined);
+    await discardTree(workDir);
   }
 }
 

@@ -5,6 +5,7 @@ import type { Sandbox } from '../sandbox/sandbox.js';
 import { readHeadScore } from '../world/accepted-history.js';
 import type { GateRecord } from '../world/episode-record.js';
 import { withProtectedFrom } from '../world/export-tree.js';
+import { writeHiddenLog } from '../world/hidden-logs.js';
 import type { TaskSpec, WorldManifest } from '../world/manifest-schema.js';
 import { listChanges } from '../world/tree-diff.js';
 import type { WorldRepo } from '../world/world-repo.js';
@@ -78,6 +79,8 @@ export async function verifyCandidate(input: VerifyCandidateInput): Promise<Cand
     ratchet: manifest.verify.mode === 'ratchet' ? { minScore: await readHeadScore(world.path, manifest.branch, input.head) } : undefined,
     holdout: manifest.verify.holdout ? { dir: await holdoutDir(world, manifest.verify.holdout.dir), command: manifest.verify.holdout.command } : undefined,
   });
+  // Kept where no workspace reaches, never in the verdict's log (the ledger's gate.log, a prompt).
+  if (verdict.hiddenLog !== undefined) await writeHiddenLog(world, input.name, verdict.hiddenLog);
   if (verdict.ok) return { ok: true, gate: verdict.record, log: verdict.log, changedFiles };
   return { ok: false, reason: verdict.reason, message: verdict.message, signature: verdict.signature, gate: verdict.record, log: verdict.log, changedFiles };
 }

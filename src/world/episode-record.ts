@@ -13,6 +13,8 @@ export interface GateStepRecord {
   oomKilled: boolean;
   durationMs: number;
   tests: { format: string; passed: number; failed: number; skipped: number } | null;
+  /** A hidden (holdout) check: its output is kept out of the ledger and out of every prompt. */
+  hidden?: boolean;
 }
 
 export interface GateRecord {

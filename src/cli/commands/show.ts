@@ -28,7 +28,11 @@ export function define(program: Command): void {
       }
       const record = (await ledger.read(id))!;
       const artifacts = await ledger.readArtifacts(id);
-      if (opts.json) return printJson({ record, ...artifacts });
+      // The hidden checks' output lives outside the ledger (agents can read the ledger's objects); a person may see it here.
+      const { readHiddenLog } = await import('../../world/hidden-logs.js');
+      const hidden = [await readHiddenLog(world, id), await readHiddenLog(world, `${id}-replay`)].filter((t): t is string => t !== null);
+      const hiddenLog = hidden.length > 0 ? hidden.join('\n') : undefined;
+      if (opts.json) return printJson({ record, ...artifacts, ...(hiddenLog === undefined ? {} : { hiddenLog }) });
       const section = (title: string, text: string | undefined) => `\n── ${title} ${'─'.repeat(Math.max(0, 60 - title.length))}\n${text?.trimEnd() || '(none)'}\n`;
       process.stdout.write(
         [
@@ -41,6 +45,7 @@ export function define(program: Command): void {
           section('agent log', artifacts.agentLog),
           section('diff', artifacts.diff),
           section('gate log', artifacts.gateLog),
+          ...(hiddenLog === undefined ? [] : [section('hidden checks (never shown to agents)', hiddenLog)]),
         ].join('\n'),
       );
     });

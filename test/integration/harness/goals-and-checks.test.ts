@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { runWorld } from '../../../src/schedule/run-world.js';
 import { readAcceptedHistory } from '../../../src/world/accepted-history.js';
+import { git } from '../../../src/world/git.js';
+import { readHiddenLog } from '../../../src/world/hidden-logs.js';
 import { Ledger } from '../../../src/world/ledger.js';
 import { itWith } from '../../helpers/services.js';
 import { BAD_A, baseManifest, GOOD_A, GOOD_B, makeWorld } from '../../helpers/world-fixture.js';
@@ -27,6 +29,11 @@ describe('goals, checks and budgets', () => {
     expect(prompt).toContain('holdout-failed');
     expect(prompt).not.toContain('a with an argument');
     expect(await f.world.readFile('main', '.genesis-holdout/a.test.js')).toBeNull();
+    // The hidden output is kept, but outside the object store every workspace borrows.
+    expect((await ledger.readArtifacts(first!.id)).gateLog).not.toContain('a with an argument');
+    expect(await readHiddenLog(f.world, first!.id)).toContain('a with an argument');
+    const everyObject = (await git(['cat-file', '--batch-all-objects', '--batch'], { cwd: f.world.path })).stdout;
+    expect(everyObject).not.toContain('a with an argument');
   });
 
   itWith('bwrap')('blocks a task after two attempts that fail the same way, before using all its attempts', async () => {

@@ -154,6 +154,29 @@ describe('composePrompt', () => {
       expect(text.length).toBeLessThan(prompt().length + 2_500);
     });
 
+    describe('when an attempt met hidden checks', () => {
+      const step = (name: string, exitCode: number, hidden?: boolean) => ({ name, command: 'c', exitCode, timedOut: false, oomKilled: false, durationMs: 1, tests: null, ...(hidden === undefined ? {} : { hidden }) });
+      const gate = (...steps: ReturnType<typeof step>[]) => ({ ok: false, sandbox: 'bwrap', summary: '', steps, durationMs: 1 });
+      const secret = 'not ok 1 - hidden: parse("x") should be 42';
+
+      it('shows no gate log for any reason of the holdout family, whatever stage prefixed it', () => {
+        for (const reason of ['holdout-failed', 'replay-holdout-failed', 'integrate-replay-holdout-failed', 'holdout-copy-failed', 'HOLDOUT_TIMEOUT']) {
+          expect(prompt({ attempt: 2, earlier: [episode(1, 'rejected', { reason })], lastGateLog: secret })).not.toContain('parse("x")');
+        }
+      });
+
+      it('shows no gate log of a gate that ran a hidden step, whatever its reason says', () => {
+        for (const g of [gate(step('test', 0), step('holdout', 1)), gate(step('test', 0), step('acceptance', 1, true)), gate(step('holdout (run again)', 1))]) {
+          expect(prompt({ attempt: 2, earlier: [episode(1, 'rejected', { reason: 'replay-test-failed', gate: g })], lastGateLog: secret })).not.toContain('parse("x")');
+        }
+      });
+
+      it('still shows the log of a gate that failed before reaching them', () => {
+        const text = prompt({ attempt: 2, earlier: [episode(1, 'rejected', { reason: 'test-failed', gate: gate(step('test', 1)) })], lastGateLog: 'not ok 2 - visible' });
+        expect(text).toContain('not ok 2 - visible');
+      });
+    });
+
     it('shows no gate log when there is no failed attempt to attach it to', () => {
       expect(prompt({ earlier: [episode(1, 'abandoned')], lastGateLog: 'noise' })).not.toContain('noise');
     });
