@@ -21,7 +21,8 @@ export async function removeTree(path: string): Promise<void> {
   const rmRf = () => execa('rm', ['-rf', '--one-file-system', '--', path], { reject: false });
   let result = await rmRf();
   if (result.exitCode !== 0 && (await exists(path))) {
-    await execa('chmod', ['-R', 'u+rwx', '--', path], { reject: false });
+    // Directories only, on this filesystem only: nothing outside the tree changes mode.
+    await execa('find', [path, '-xdev', '-type', 'd', '!', '-perm', '-u=rwx', '-exec', 'chmod', 'u+rwx', '--', '{}', '+'], { reject: false });
     result = await rmRf();
   }
   if (await exists(path)) {
