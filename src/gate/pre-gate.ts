@@ -26,11 +26,18 @@ export interface PreGateRules {
   maxFileBytes: number;
   maxChangeBytes: number;
   maxFiles: number;
+  /**
+   * Paths that must stay one regular file (the handoff file): not a directory with files under it,
+   * not a symlink, not deleted. Allowed to every task, but only as that file.
+   */
+  regularFiles?: readonly string[];
 }
 
 export type PreGateReason =
   | 'empty-change'
   | 'unsafe-path'
+  | 'reserved-name'
+  | 'not-a-regular-file'
   | 'git-metadata'
   | 'protected-path'
   | 'outside-paths'
@@ -45,7 +52,17 @@ export type PreGateVerdict =
 export const DEFAULT_PRE_GATE_LIMITS: Readonly<{ maxFileBytes: number; maxChangeBytes: number; maxFiles: number }> =
   Object.freeze({ maxFileBytes: 1024 * 1024, maxChangeBytes: 10 * 1024 * 1024, maxFiles: 500 });
 
+/**
+ * Names Genesis itself uses inside a gate's work dir or a workspace (`.genesis-holdout`, where the
+ * hidden tests are put): any path segment starting so, in any case, is Genesis's, not a candidate's.
+ */
+export const RESERVED_NAME_PREFIX = '.genesis-';
+
+/** Longer paths or deeper trees than any source tree needs; past them tools fail (PATH_MAX is 4096). */
+export const PATH_LIMITS: Readonly<{ chars: number; depth: number }> = Object.freeze({ chars: 1024, depth: 64 });
+
 const SYMLINK_MODE = '120000';
+const REGULAR_MODES = new Set(['100644', '100755']);
 const GITLINK_MODE = '160000';
 const SHOWN_PATHS = 3;
 
@@ -75,7 +92,17 @@ function plural(count: number, word: string): string {
 
 function isUnsafePath(path: string): boolean {
   if (path === '' || path.startsWith('/') || path.includes('\\') || CONTROL_CHARACTER.test(path)) return true;
+  if (Buffer.byteLength(path) > PATH_LIMITS.chars || path.split('/').length > PATH_LIMITS.depth) return true;
   return path.split('/').some((segment) => segment === '' || segment === '.' || segment === '..' || isGitDirName(segment));
+}
+
+function isReserved(path: string): boolean {
+  return path.split('/').some((segment) => segment.toLowerCase().startsWith(RESERVED_NAME_PREFIX));
+}
+
+/** An entry at or under a must-be-regular file that leaves it anything but one regular file. */
+function breaksRegularFile(entry: ChangedEntry, files: readonly string[]): boolean {
+  return files.some((file) => entry.path.startsWith(`${file}/`) || (entry.path === file && !REGULAR_MODES.has(entry.mode)));
 }
 
 function isGitMetadata(entry: ChangedEntry): boolean {
@@ -117,7 +144,7 @@ function listPatterns(patterns: readonly string[]): string {
 
 /**
  * Checks a change against the rules, in a fixed order so the reason is predictable: empty change,
- * unsafe paths, git metadata, protected paths, paths outside the task, escaping symlinks, sizes.
+ * unsafe paths, reserved names, files that must stay regular, git metadata, protected paths, paths outside the task, escaping symlinks, sizes.
  * The first rule broken decides the verdict; its message names the offending paths and what is allowed.
  */
 export function checkChange(entries: readonly ChangedEntry[], rules: PreGateRules): PreGateVerdict {
@@ -131,7 +158,20 @@ export function checkChange(entries: readonly ChangedEntry[], rules: PreGateRule
   if (unsafe.length > 0) {
     return reject('unsafe-path', unsafe,
       `changes unsafe ${plural(unsafe.length, 'path')} ${listPaths(unsafe)}; paths must be relative, use "/", ` +
-      'and have no empty, ".", ".." or .git segments and no control characters');
+      `and have no empty, ".", ".." or .git segments and no control characters, and stay under ${PATH_LIMITS.chars} bytes and ${PATH_LIMITS.depth} levels`);
+  }
+  const reserved = entries.filter((e) => isReserved(e.path)).map((e) => e.path);
+  if (reserved.length > 0) {
+    return reject('reserved-name', reserved,
+      `changes ${plural(reserved.length, 'path')} ${listPaths(reserved)} with a name Genesis reserves for itself ` +
+      `(anything starting with "${RESERVED_NAME_PREFIX}", such as the gate's .genesis-holdout); rename it`);
+  }
+  const regular = rules.regularFiles ?? [];
+  const irregular = entries.filter((e) => breaksRegularFile(e, regular)).map((e) => e.path);
+  if (irregular.length > 0) {
+    return reject('not-a-regular-file', irregular,
+      `changes ${listPaths(irregular)}, but ${listPaths([...regular])} must stay a regular file ` +
+      '(append to it; never delete it or make it a directory or a symlink)');
   }
   const metadata = entries.filter(isGitMetadata).map((e) => e.path);
   if (metadata.length > 0) {

@@ -40,11 +40,12 @@ export async function verifyCandidate(input: VerifyCandidateInput): Promise<Cand
   const { world, headManifest: manifest } = input;
   const changes = await listChanges(world.path, input.fromTree, input.candidateTree);
   const changedFiles = changes.map((c) => c.path);
-  const progress = manifest.goal.progressFile ? [manifest.goal.progressFile] : [];
+  const progress = manifest.goal.progressFile ? [normalizeFilePath(manifest.goal.progressFile)] : [];
   const pre = checkChange(changes, {
-    protected: manifest.protected,
-    // The handoff file is every episode's to append to, whatever its task.
+    protected: [...manifest.protected, ...manifestInputs(manifest, input.task)],
+    // The handoff file is every episode's to append to, whatever its task, as one regular file.
     taskPaths: [...input.task.paths, ...progress],
+    regularFiles: progress,
     maxFileBytes: manifest.verify.maxFileKb * 1024 || DEFAULT_PRE_GATE_LIMITS.maxFileBytes,
     maxChangeBytes: manifest.verify.maxChangeKb * 1024 || DEFAULT_PRE_GATE_LIMITS.maxChangeBytes,
     maxFiles: manifest.verify.maxFiles || DEFAULT_PRE_GATE_LIMITS.maxFiles,
@@ -83,6 +84,22 @@ export async function verifyCandidate(input: VerifyCandidateInput): Promise<Cand
   if (verdict.hiddenLog !== undefined) await writeHiddenLog(world, input.name, verdict.hiddenLog);
   if (verdict.ok) return { ok: true, gate: verdict.record, log: verdict.log, changedFiles };
   return { ok: false, reason: verdict.reason, message: verdict.message, signature: verdict.signature, gate: verdict.record, log: verdict.log, changedFiles };
+}
+
+/**
+ * What the manifest is read from, which no task's `paths` can open up: world.yaml always, and the
+ * task files of `tasksDir` for every task but a planner (whose change checkPlan validates). A
+ * planner could otherwise add a task whose paths cover `tasks/**`, and that task land a task file
+ * that breaks `run` and `audit` on the accepted head.
+ */
+function manifestInputs(manifest: WorldManifest, task: TaskSpec): string[] {
+  const tasksDir = manifest.tasksDir ? normalizeFilePath(manifest.tasksDir) : '';
+  return ['world.yaml', ...(tasksDir !== '' && task.kind !== 'planner' ? [tasksDir] : [])];
+}
+
+/** A path as git lists it: no leading './', no trailing '/'. */
+function normalizeFilePath(path: string): string {
+  return path.trim().replace(/^(\.\/)+/, '').replace(/\/+$/, '');
 }
 
 /**

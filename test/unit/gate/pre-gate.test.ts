@@ -183,4 +183,51 @@ describe('checkChange', () => {
   it('has defaults of 1 MiB per file, 10 MiB per change and 500 files', () => {
     expect(DEFAULT_PRE_GATE_LIMITS).toEqual({ maxFileBytes: 1_048_576, maxChangeBytes: 10_485_760, maxFiles: 500 });
   });
+
+  describe('when a change uses a name Genesis reserves', () => {
+    it.each(['.genesis-holdout', '.genesis-holdout/a.test.js', 'src/lib/.genesis-holdout', 'src/lib/.GENESIS-Report.xml', 'src/lib/.genesis-anything/x'])('rejects %s, naming it', (path) => {
+      const verdict = rejection(checkChange([file(path, { change: 'added' })], { ...rules, taskPaths: ['**'] }));
+      expect(verdict).toMatchObject({ reason: 'reserved-name', paths: [path] });
+      expect(verdict.message).toContain('.genesis-');
+    });
+
+    it('leaves other dot names alone', () => {
+      expect(checkChange([file('src/lib/.genesis', { change: 'added' }), file('src/lib/.genesisrc', { change: 'added' })], rules).ok).toBe(true);
+    });
+  });
+
+  describe('when a path is longer or deeper than any source tree needs', () => {
+    it('rejects it as unsafe before any tool has to handle it', () => {
+      const deep = `src/lib/${'d/'.repeat(70)}f.js`;
+      const long = `src/lib/${'x'.repeat(1100)}.js`;
+      for (const path of [deep, long]) expect(rejection(checkChange([file(path, { change: 'added' })], rules)).reason).toBe('unsafe-path');
+      expect(checkChange([file(`src/lib/${'d/'.repeat(50)}f.js`, { change: 'added' })], rules).ok).toBe(true);
+    });
+  });
+
+  describe('when the handoff file must stay a regular file', () => {
+    const handoff = { ...rules, taskPaths: [...rules.taskPaths, 'PROGRESS.md'], regularFiles: ['PROGRESS.md'] };
+
+    it('accepts appending to it, by any task', () => {
+      expect(checkChange([file('src/add.js'), file('PROGRESS.md')], handoff).ok).toBe(true);
+    });
+
+    it('rejects a directory at its path with files under it, a symlink there, or deleting it', () => {
+      const cases: ChangedEntry[][] = [
+        [deleted('PROGRESS.md'), file('PROGRESS.md/notes.md', { change: 'added' })],
+        [file('PROGRESS.md/a/b.js', { change: 'added' })],
+        [{ ...symlink('PROGRESS.md', 'src/add.js'), change: 'type-changed' }],
+        [deleted('PROGRESS.md')],
+      ];
+      for (const entries of cases) {
+        const verdict = rejection(checkChange(entries, handoff));
+        expect(verdict.reason).toBe('not-a-regular-file');
+        expect(verdict.message).toContain('PROGRESS.md must stay a regular file');
+      }
+    });
+
+    it('holds even when the task paths would cover a directory there', () => {
+      expect(rejection(checkChange([file('PROGRESS.md/x', { change: 'added' })], { ...handoff, taskPaths: ['**'] })).reason).toBe('not-a-regular-file');
+    });
+  });
 });
