@@ -1,3 +1,4 @@
+import { spendOf } from '../agents/usage-check.js';
 import type { EpisodeRecord } from '../world/episode-record.js';
 import type { TaskSpec, WorldManifest } from '../world/manifest-schema.js';
 import { budgetStop, idleStop, pickReadyTasks, type StopReason } from './scheduler.js';
@@ -249,8 +250,10 @@ function spentBy(records: ReadonlyMap<string, EpisodeRecord>): { costUsd: number
   let costUsd = 0;
   let tokens = 0;
   for (const r of records.values()) {
-    costUsd += r.usage?.costUsd ?? 0;
-    tokens += (r.usage?.inputTokens ?? 0) + (r.usage?.outputTokens ?? 0);
+    // Never below zero: a negative cost an agent reported must not buy more budget.
+    const spent = spendOf(r.usage);
+    costUsd += spent.costUsd;
+    tokens += spent.tokens;
   }
   return { costUsd, tokens };
 }
