@@ -58,6 +58,12 @@ setup_packages() {
     command -v redis-cli >/dev/null 2>&1 || missing+=(redis-tools)
   fi
   wants docker && ! command -v dockerd >/dev/null 2>&1 && missing+=(docker.io)
+  # The offline images start from a Debian root filesystem (sandboxes/debian/build.sh), and the
+  # fleet test runs docker-compose.yml with whichever compose is here (Debian's 1.29 or the plugin).
+  wants docker && ! command -v debootstrap >/dev/null 2>&1 && ! PATH="$PATH:/usr/sbin:/sbin" command -v debootstrap >/dev/null 2>&1 && missing+=(debootstrap)
+  if wants docker && ! command -v docker-compose >/dev/null 2>&1 && ! docker compose version >/dev/null 2>&1; then
+    missing+=(docker-compose)
+  fi
   wants bwrap && ! command -v bwrap >/dev/null 2>&1 && missing+=(bubblewrap)
   command -v git >/dev/null 2>&1 || missing+=(git)
   if [ "${#missing[@]}" -eq 0 ]; then
