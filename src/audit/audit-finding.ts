@@ -29,7 +29,8 @@ export type AuditCode =
   // Verifying the trees again.
   | 'reverify-failed'
   | 'reverify-flaky'
-  | 'holdout-missing';
+  | 'holdout-missing'
+  | 'image-missing';
 
 /** One thing the audit found. */
 export interface AuditFinding {

@@ -11,6 +11,7 @@ import { readCandidateTrees, readLedgerEntries } from './read-ledger.js';
 import { checkReplaceRefs } from './replace-refs.js';
 import { reverifyCommits } from './reverify-commits.js';
 import { sampleItems } from './sample-commits.js';
+import { imageIdOfSummary } from '../gate/gate-image.js';
 
 export interface AuditOptions {
   world: WorldRepo;
@@ -41,7 +42,7 @@ export interface AuditReport {
   running: number;
   runHolder: string | null;
   /** How many commits were verified again, which, and how they were picked. */
-  reverified: { commits: number; of: number; seed: number | null; sandbox: string | null; list: string[] };
+  reverified: { commits: number; of: number; seed: number | null; sandbox: string | null; list: string[]; images?: string[] };
   findings: AuditFinding[];
   violations: number;
   warnings: number;
@@ -79,10 +80,15 @@ export async function auditWorld(options: AuditOptions): Promise<AuditReport> {
   const seed = options.seed ?? 1;
   const targets = sampleItems(history.commits, options.sample, seed);
   let sandboxKind: string | null = null;
+  let images: string[] = [];
   if (targets.length > 0) {
     const sandbox = typeof options.sandbox === 'object' ? options.sandbox : await createSandbox(options.sandbox ?? manifest.verify.sandbox, { image: manifest.verify.image });
     sandboxKind = sandbox.kind;
-    findings.push(...(await reverifyCommits({ repo: world.path, history: history.commits, targets, manifests: history.manifests, sandbox, jobs: options.jobs, onVerified: options.onVerified })));
+    // The trailer names the image of the gate that accepted the commit (a replay's, when replayed); older commits only in the ledger.
+    const recordedImage = (c: AuditedCommit) => imageIdOfSummary(c.verified) ?? (c.episode ? (records.get(c.episode)?.gate?.image?.id ?? null) : null);
+    const reverified = await reverifyCommits({ repo: world.path, history: history.commits, targets, manifests: history.manifests, sandbox, jobs: options.jobs, onVerified: options.onVerified, recordedImage });
+    findings.push(...reverified.findings);
+    images = reverified.images;
   }
   const violations = findings.filter((f) => f.severity === 'violation').length;
   return {
@@ -93,7 +99,7 @@ export async function auditWorld(options: AuditOptions): Promise<AuditReport> {
     episodes: entries.length,
     running: entries.filter((e) => e.record?.status === 'running').length,
     runHolder,
-    reverified: { commits: targets.length, of: history.commits.length, seed: options.sample === undefined ? null : seed, sandbox: sandboxKind, list: targets.map((c) => c.commit) },
+    reverified: { commits: targets.length, of: history.commits.length, seed: options.sample === undefined ? null : seed, sandbox: sandboxKind, list: targets.map((c) => c.commit), images },
     findings,
     violations,
     warnings: findings.length - violations,

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { GenesisError } from '../errors.js';
 import type { Sandbox, SandboxRunResult } from '../sandbox/sandbox.js';
 import { discardTree, removeTree } from '../world/remove-tree.js';
+import { recordImage, withImageInSummary } from './gate-image.js';
 import type { GateRecord, GateStepRecord } from '../world/episode-record.js';
 import { exportTree } from '../world/export-tree.js';
 import type { WorldManifest } from '../world/manifest-schema.js';
@@ -36,6 +37,8 @@ export interface GateRunInput {
   ratchet?: { minScore: number };
   /** Hidden tests copied into the work dir only after every visible step passed, then run. */
   holdout?: { dir: string; command: string };
+  /** Run every step in this image (a name or an id) instead of verify.image: an audit judging again in the image that judged first. */
+  image?: string;
 }
 
 /** Where hidden holdout tests are put in the gate's work dir (never in the world). */
@@ -46,9 +49,21 @@ const LOG_PER_STEP = 64 * 1024;
 /**
  * Runs a gate plan on a tree in a fresh sandbox directory: every step in order, sharing one work
  * dir, within one overall time budget; stops at the first failing step. A failure is a verdict,
- * not an exception.
+ * not an exception. The record names the image that judged (by id), and so does its summary, which
+ * becomes the accepted commit's Genesis-Verified trailer.
  */
 export async function runGate(input: GateRunInput): Promise<GateRunVerdict> {
+  const recording = recordImage(input.sandbox, input.image);
+  const verdict = await runGateSteps({ ...input, sandbox: recording.sandbox });
+  const image = recording.image();
+  if (image) {
+    verdict.record.image = image;
+    verdict.record.summary = withImageInSummary(verdict.record.summary, input.sandbox.kind, image);
+  }
+  return verdict;
+}
+
+async function runGateSteps(input: GateRunInput): Promise<GateRunVerdict> {
   const started = Date.now();
   const deadline = started + input.manifest.verify.timeoutSec * 1000;
   const records: GateStepRecord[] = [];

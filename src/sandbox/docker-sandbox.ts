@@ -1,5 +1,3 @@
-import { existsSync, realpathSync } from 'node:fs';
-import { dirname } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
 import Docker from 'dockerode';
@@ -13,7 +11,11 @@ import type { SandboxUser } from './work-dir.js';
 
 /** Label on every container Genesis starts, so leftovers can be found (`docker ps -a --filter`). */
 export const SANDBOX_CONTAINER_LABEL = 'genesis.sandbox';
-/** Image label set by sandboxes/node/build.sh: a skeleton rootfs that needs the host's /usr. */
+/**
+ * Image label of the skeleton images older versions of sandboxes/node/build.sh made: a root
+ * filesystem that needs the host's /usr. A gate refuses them (the host's toolchain would judge the
+ * change, so two hosts could judge it differently); agent sandboxes may still use them.
+ */
 export const BIND_HOST_USR_LABEL = 'genesis.bind-host-usr';
 
 export interface DockerSandboxOptions {
@@ -26,7 +28,13 @@ export interface DockerSandboxOptions {
 const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 const SETUP_HINT = 'Run `bash scripts/setup-services.sh` to install and start Docker.';
 const GROUP_HINT = 'Add your user to the docker group: `sudo usermod -aG docker $USER`, then log in again.';
-const IMAGE_HINT = 'Run `bash sandboxes/build-images.sh` (or `bash scripts/setup-services.sh`) to build it.';
+const BUILD_HINT = 'Run `bash sandboxes/build-images.sh` (or `bash scripts/setup-services.sh`) to build it.';
+
+/** How to get a missing image: Genesis builds its own; any other a world names is pulled or built by its owner. */
+export function missingImageHint(image: string): string {
+  if (image.startsWith('genesis/')) return BUILD_HINT;
+  return `Pull it (\`docker pull ${image}\`) or build it on this host (\`docker build -t ${image} <dir with its Dockerfile>\`), or name another image in verify.image in world.yaml.`;
+}
 
 /**
  * Runs each command in a fresh container: no network, read-only root, private /tmp, all
@@ -54,19 +62,26 @@ export class DockerSandbox implements Sandbox {
     } catch (cause) {
       throw toGenesisError(cause);
     }
-    await this.inspectImage(this.image);
+    refuseHostToolchain(this.image, await this.inspectImage(this.image));
+  }
+
+  /** The default image's content id and what its `genesis.toolchain` label says it carries. */
+  async describeImage(): Promise<{ id: string; toolchain: string | null }> {
+    const info = await this.inspectImage(this.image);
+    return { id: info.Id, toolchain: info.Config?.Labels?.['genesis.toolchain'] ?? null };
   }
 
   async run(spec: SandboxRunSpec): Promise<SandboxRunResult> {
     const image = spec.image ?? this.image;
     const info = await this.inspectImage(image);
+    refuseHostToolchain(image, info);
     const { path, user } = await prepareWorkDir(spec.workDir);
     const tail = new OutputTail(spec.maxOutputBytes);
     const started = performance.now();
     let container: Container | undefined;
     let stream: Readable | undefined;
     try {
-      container = await this.docker.createContainer(containerOptions(spec, image, info, path, user));
+      container = await this.docker.createContainer(containerOptions(spec, image, path, user));
       stream = (await container.attach({ stream: true, stdout: true, stderr: true })) as unknown as Readable;
       const drained = readFrames(stream, (chunk) => tail.push(chunk));
       await container.start();
@@ -93,6 +108,7 @@ export class DockerSandbox implements Sandbox {
         outputBytes: tail.totalBytes,
         truncated: tail.truncated,
         durationMs: Math.round(performance.now() - started),
+        image: { name: image, id: info.Id },
       };
     } catch (cause) {
       throw toGenesisError(cause);
@@ -108,7 +124,7 @@ export class DockerSandbox implements Sandbox {
     } catch (cause) {
       if (statusOf(cause) === 404) {
         throw new GenesisError('sandbox-image-missing', `The sandbox image ${image} does not exist.`, {
-          hint: IMAGE_HINT,
+          hint: missingImageHint(image),
           cause,
         });
       }
@@ -120,12 +136,10 @@ export class DockerSandbox implements Sandbox {
 function containerOptions(
   spec: SandboxRunSpec,
   image: string,
-  info: ImageInspectInfo,
   workDir: string,
   user: SandboxUser,
 ): ContainerCreateOptions {
-  const host = info.Config?.Labels?.[BIND_HOST_USR_LABEL] === '1' ? hostBinds() : { binds: [], path: undefined };
-  const env = { ...spec.env, ...(host.path ? { PATH: host.path } : {}), HOME: '/tmp' };
+  const env = { ...spec.env, HOME: '/tmp' };
   const cpus = Math.max(0.01, spec.limits.cpus);
   const memory = Math.floor(spec.limits.memoryMb * 1024 * 1024);
   return {
@@ -142,7 +156,7 @@ function containerOptions(
       NetworkMode: 'none',
       ReadonlyRootfs: true,
       Tmpfs: { '/tmp': 'rw,nosuid,nodev,size=256m' },
-      Binds: [...host.binds, `${workDir}:/work:rw`],
+      Binds: [`${workDir}:/work:rw`],
       Memory: memory,
       MemorySwap: memory,
       PidsLimit: spec.limits.pids,
@@ -157,22 +171,12 @@ function containerOptions(
   };
 }
 
-let cachedHostBinds: { binds: string[]; path: string | undefined } | undefined;
-
-/**
- * The host's /usr and /etc/alternatives, read-only. When the running Node lives outside /usr (a
- * version manager, CI's tool cache), its prefix is bound too and put first on PATH, so `node`
- * inside is the orchestrator's own.
- */
-function hostBinds(): { binds: string[]; path: string | undefined } {
-  if (cachedHostBinds) return cachedHostBinds;
-  const binds = ['/usr:/usr:ro'];
-  if (existsSync('/etc/alternatives')) binds.push('/etc/alternatives:/etc/alternatives:ro');
-  const prefix = dirname(dirname(realpathSync(process.execPath)));
-  const outsideUsr = prefix !== '/' && prefix !== '/usr' && !prefix.startsWith('/usr/');
-  if (outsideUsr) binds.push(`${prefix}:${prefix}:ro`);
-  cachedHostBinds = { binds, path: outsideUsr ? `${prefix}/bin:${DEFAULT_PATH}` : undefined };
-  return cachedHostBinds;
+/** A gate runs only in an image that carries its own toolchain: the same programs judge on every host. */
+function refuseHostToolchain(image: string, info: ImageInspectInfo): void {
+  if (info.Config?.Labels?.[BIND_HOST_USR_LABEL] !== '1') return;
+  throw new GenesisError('sandbox-image-host-toolchain', `The sandbox image ${image} is a skeleton that would run the host's /usr: a gate must judge with a toolchain of its own.`, {
+    hint: 'Rebuild it with its own toolchain: `bash sandboxes/build-images.sh --force` (or name another image in verify.image).',
+  });
 }
 
 const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOENT', 'EACCES', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT']);

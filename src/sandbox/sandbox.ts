@@ -53,6 +53,15 @@ export interface SandboxRunResult {
   outputBytes: number;
   truncated: boolean;
   durationMs: number;
+  /** The image the command ran in, by name and by content id (docker adapter only). */
+  image?: SandboxImage;
+}
+
+/** An image as a gate records it: the name it was asked for and the id it resolved to then. */
+export interface SandboxImage {
+  name: string;
+  /** Docker's image id (`sha256:…`), which names the exact content. */
+  id: string;
 }
 
 export interface Sandbox {

@@ -27,6 +27,8 @@ export interface GateRecord {
   flaky?: string[];
   /** Tests passed in the `test` step, when its output could be read (the ratchet's measure). */
   score?: number | null;
+  /** The image that judged (docker gates): the name asked for and the content id it resolved to. */
+  image?: { name: string; id: string } | null;
 }
 
 export interface EpisodeRecord {

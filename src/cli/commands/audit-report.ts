@@ -8,7 +8,7 @@ export function renderAudit(report: AuditReport): string {
   const lines = [
     `audit of ${report.world}`,
     `  branch ${report.branch} @ ${report.head.slice(0, 12)}: ${report.commits} accepted commits; ledger: ${report.episodes} episodes${report.running ? `, ${report.running} running` : ''}`,
-    `  verified again: ${r.commits} of ${r.of} commits${sample}${r.sandbox ? ` in ${r.sandbox}` : ''}`,
+    `  verified again: ${r.commits} of ${r.of} commits${sample}${r.sandbox ? ` in ${r.sandbox}` : ''}${r.images?.length ? ` (image ${r.images.map((id) => id.slice(0, 19)).join(', ')})` : ''}`,
   ];
   if (report.runHolder) lines.push(`  held by: ${report.runHolder} (episodes recorded as running are expected)`);
   if (report.findings.length > 0) lines.push('');

@@ -83,11 +83,17 @@ interface Probe { ok: boolean; detail: string; hint: string | null }
 
 async function probeDocker(image: string): Promise<{ daemon: Probe; image: Probe }> {
   try {
-    await new DockerSandbox({ image }).check();
-    return { daemon: { ok: true, detail: 'the daemon answers', hint: null }, image: { ok: true, detail: `${image} is present`, hint: null } };
+    const sandbox = new DockerSandbox({ image });
+    await sandbox.check();
+    const { id, toolchain } = await sandbox.describeImage();
+    const detail = `${image} is present (${id.slice(0, 19)}${toolchain ? `, ${toolchain}` : ''})`;
+    return { daemon: { ok: true, detail: 'the daemon answers', hint: null }, image: { ok: true, detail, hint: null } };
   } catch (error) {
     if (isGenesisError(error) && error.code === 'sandbox-image-missing') {
       return { daemon: { ok: true, detail: 'the daemon answers', hint: null }, image: { ok: false, detail: `${image} is not built`, hint: hintOf(error, SETUP) } };
+    }
+    if (isGenesisError(error) && error.code === 'sandbox-image-host-toolchain') {
+      return { daemon: { ok: true, detail: 'the daemon answers', hint: null }, image: { ok: false, detail: error.message, hint: hintOf(error, SETUP) } };
     }
     return {
       daemon: { ok: false, detail: messageOf(error), hint: hintOf(error, SETUP) },
