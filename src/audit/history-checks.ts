@@ -2,12 +2,14 @@ import { short, violation, warning, type AuditFinding } from './audit-finding.js
 import type { AuditedCommit } from './read-history.js';
 
 /**
- * Besides the integrator, only `genesis task add` writes the branch: a commit with a
- * Genesis-Verified trailer that changes world.yaml alone. Anything else without a
- * Genesis-Episode trailer came from outside.
+ * Besides the integrator, only `genesis task add` (a commit with a Genesis-Verified trailer that
+ * changes world.yaml alone) and `genesis amend` (Genesis-Amend and Genesis-Verified trailers, any
+ * change: a person's) write the branch. Anything else without a Genesis-Episode trailer came from
+ * outside. Whether such a tree really passes its gate is what `--reverify` checks.
  */
 function unattributedProblem(c: AuditedCommit): string | null {
   if (c.verified === null) return 'has no Genesis-Episode or Genesis-Verified trailer';
+  if (c.amend) return null;
   const others = c.changed.filter((p) => p !== 'world.yaml');
   if (others.length > 0) return `has no Genesis-Episode trailer and changes ${others.slice(0, 3).map((p) => JSON.stringify(p)).join(', ')}${others.length > 3 ? ' and more' : ''}, not only world.yaml`;
   return null;
@@ -33,7 +35,7 @@ export function checkHistoryShape(commits: readonly AuditedCommit[]): AuditFindi
     if (unattributed) {
       findings.push(violation('unattributed-commit', `commit ${short(c.commit)} ("${c.subject}") ${unattributed}: it did not come through the gate`, {
         commit: c.commit,
-        hint: 'only genesis moves the accepted branch; find who pushed this commit (server logs, git reflog)',
+        hint: 'only genesis moves the accepted branch; find who pushed this commit (server logs, git reflog). A person changes the world with genesis amend',
       }));
     }
     if (c.episode) byEpisode.set(c.episode, [...(byEpisode.get(c.episode) ?? []), c.commit]);

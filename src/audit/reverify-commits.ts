@@ -69,7 +69,8 @@ export async function reverifyCommits(options: ReverifyOptions): Promise<Reverif
       sandbox: options.sandbox,
       workDir: join(root, short(c.commit)),
       flaky: { base: null, ownCheck: null },
-      ratchet: manifest.verify.mode === 'ratchet' ? { minScore: older.slice(1).find((o) => o.score !== null)?.score ?? 0 } : undefined,
+      // An amendment may change the suite itself, so its score starts a new baseline (as genesis amend judged it).
+      ratchet: manifest.verify.mode === 'ratchet' ? { minScore: c.amend ? 0 : (older.slice(1).find((o) => o.score !== null)?.score ?? 0) } : undefined,
       holdout: holdoutHere ? { dir: holdoutDir!, command: holdout!.command } : undefined,
       image,
     });

@@ -16,6 +16,7 @@ const COMMAND_MODULES = [
   'model',
   'worker',
   'task',
+  'amend',
   'status',
   'stats',
   'serve',

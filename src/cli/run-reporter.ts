@@ -20,7 +20,7 @@ export function formatRunEvent(event: RunEvent): string | null {
     case 'evidence':
       return `${time()} evidence "${event.command}" on ${event.commit.slice(0, 12)}: ${event.passed ? 'passes' : 'not yet'}`;
     case 'foreign-move':
-      return `${time()} ! the accepted branch was moved outside Genesis to ${event.commit.slice(0, 12)}; put back, the commit is kept at ${event.quarantine}`;
+      return `${time()} ! the accepted branch was moved outside Genesis to ${event.commit.slice(0, 12)}; put back, the commit is kept at ${event.quarantine}. To change the world by hand, land the change with genesis amend (see genesis amend --help), which verifies it`;
     case 'progress':
       return `${time()}   tasks ${event.done}/${event.tasks} done · accepted ${event.accepted} · rejected ${event.rejected} · failed ${event.failed} · running: ${event.running.join(', ') || '-'}`;
     case 'stop':

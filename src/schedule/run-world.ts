@@ -161,6 +161,7 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
         await queue.acknowledge(next.episodeId); // a result delivered twice, already handled
         continue;
       }
+      await guard(); // a foreign move is reported here, not only put back silently inside integrate
       const final = await finishWithRetries(() => finishEpisode({ world, ledger, integrator, manifest }, next, records.get(next.episodeId)));
       records.set(final.id, final);
       running.delete(next.episodeId);

@@ -7,6 +7,8 @@ export const TRAILERS = {
   agent: 'Genesis-Agent',
   verified: 'Genesis-Verified',
   score: 'Genesis-Score',
+  /** A person's change made with `genesis amend`: names what the person changed. */
+  amend: 'Genesis-Amend',
 } as const;
 
 export interface AcceptedCommit {
@@ -22,6 +24,8 @@ export interface AcceptedCommit {
   verified: string | null;
   /** Tests passing at this commit, where the gate could count them (ratchet worlds always). */
   score: number | null;
+  /** The Genesis-Amend trailer of a commit made by `genesis amend` (absent or null otherwise). */
+  amend?: string | null;
 }
 
 /**
@@ -58,6 +62,7 @@ function parseCommit(chunk: string): AcceptedCommit {
     agent: trailers.get(TRAILERS.agent) ?? null,
     verified: trailers.get(TRAILERS.verified) ?? null,
     score: score === undefined ? null : Number(score),
+    amend: trailers.get(TRAILERS.amend) ?? null,
   };
 }
 

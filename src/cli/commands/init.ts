@@ -20,9 +20,11 @@ export function define(program: Command): void {
         from: opts.from,
         sandbox: (m) => createSandbox(opts.sandbox ?? m.verify.sandbox, { image: m.verify.image }),
       });
+      // `genesis run` uses the same sandbox unless world.yaml or its own --sandbox says otherwise.
+      if (opts.sandbox) await import('../../world/world-settings.js').then((m) => m.writeInitSandbox(result.world.path, opts.sandbox!));
       for (const warning of result.warnings) process.stderr.write(`warning: ${warning}\n`);
       const out = { world: result.world.path, name: result.manifest.name, branch: result.manifest.branch, commit: result.commit, tasks: result.manifest.tasks.length, verified: result.gate.record.summary };
       if (opts.json) return printJson(out);
-      process.stdout.write(`created world "${out.name}" at ${out.world}\n  ${out.branch} @ ${out.commit.slice(0, 12)}  verified: ${out.verified}\n  ${out.tasks} tasks; next: genesis run --world ${out.world}\n`);
+      process.stdout.write(`created world "${out.name}" at ${out.world}\n  ${out.branch} @ ${out.commit.slice(0, 12)}  verified: ${out.verified}\n  ${out.tasks} tasks; next: genesis run --world ${out.world}${opts.sandbox ? ` (it gates with --sandbox ${opts.sandbox} too)` : ''}\n`);
     });
 }
