@@ -65,6 +65,10 @@ setup_packages() {
     missing+=(docker-compose)
   fi
   wants bwrap && ! command -v bwrap >/dev/null 2>&1 && missing+=(bubblewrap)
+  # Agents under bubblewrap get a network namespace of their own, joined to the outside by slirp4netns;
+  # the tests stand up "the outside" in a namespace with iproute2.
+  wants bwrap && ! command -v slirp4netns >/dev/null 2>&1 && missing+=(slirp4netns)
+  wants bwrap && ! command -v ip >/dev/null 2>&1 && missing+=(iproute2)
   command -v git >/dev/null 2>&1 || missing+=(git)
   if [ "${#missing[@]}" -eq 0 ]; then
     say packages "all present"

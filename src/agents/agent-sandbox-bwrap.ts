@@ -1,13 +1,16 @@
-import { lstat, mkdir, readlink } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { lstat, mkdir, mkdtemp, readlink, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { execa } from 'execa';
 import { GenesisError } from '../errors.js';
 import { prepareWorkDir, SANDBOX_GID, SANDBOX_UID } from '../sandbox/work-dir.js';
 import { resolveOnPath, SYSTEM_DIRS, underSystemDirs } from './agent-sandbox-binary.js';
 import { agentReadOnlyPaths, parentsFirst } from './agent-sandbox-mounts.js';
+import { findNetnsTools, inNetworkNamespace, netnsResolvConf, type NetnsTools } from './agent-netns.js';
 import type { AgentLaunch, AgentSandbox, AgentSandboxKind, AgentSandboxSpec } from './agent-sandbox.js';
 
 const HINT = 'Run `bash scripts/setup-services.sh bwrap` to install bubblewrap, or set agent.sandbox to docker or none.';
+const NET_HINT = 'Run `bash scripts/setup-services.sh bwrap` (it installs slirp4netns); where namespaces cannot be made, set agent.sandbox to docker or none.';
 
 /**
  * Runs the agent under bubblewrap on an empty root: the system dirs (/usr, /etc, the /bin and
@@ -16,15 +19,16 @@ const HINT = 'Run `bash scripts/setup-services.sh bwrap` to install bubblewrap, 
  * /var and every other world stay out of sight. Own PID, IPC and UTS namespaces; as root it drops
  * to uid 1000 with no capabilities and no-new-privs.
  *
- * The network is the host's: bubblewrap cannot give a process a network of its own without a
- * helper (slirp4netns, pasta), and the agent must reach its model. So the agent reaches what this
- * machine reaches, host loopback services included; the gate, which has no network at all, stays
- * unreachable. Use `agent.sandbox: docker` for a network of the agent's own.
+ * The network is a namespace of the agent's own, joined to the outside by slirp4netns with the
+ * host's loopback cut off (see agent-netns.ts): the agent reaches its model and what this machine
+ * reaches outside, not Redis, the dashboard or anything else on this host's 127.0.0.1, and not the
+ * gate, which has no network at all. Its /etc/resolv.conf names slirp4netns's DNS forwarder.
  */
 export class BwrapAgentSandbox implements AgentSandbox {
   readonly kind: AgentSandboxKind = 'bwrap';
   readonly hostBinaries = true;
   private bwrap: string | null = null;
+  private tools: NetnsTools | null = null;
 
   async check(): Promise<void> {
     this.bwrap ??= await resolveOnPath('bwrap', process.env.PATH, '/');
@@ -33,10 +37,21 @@ export class BwrapAgentSandbox implements AgentSandbox {
     if (probe.exitCode !== 0) {
       throw new GenesisError('agent-sandbox-unavailable', `bubblewrap cannot start an agent sandbox here: ${probe.stderr || probe.stdout || `exit code ${probe.exitCode}`}`.trim(), { hint: HINT });
     }
+    this.tools = await findNetnsTools();
+    const dir = await mkdtemp(join(tmpdir(), 'genesis-agent-net-'));
+    try {
+      const [file, ...args] = inNetworkNamespace([this.bwrap, ...(await systemArgs()), '--unshare-pid', 'true'], dir, this.tools);
+      const net = await execa(file!, args, { reject: false, timeout: 10_000 });
+      if (net.exitCode !== 0) {
+        throw new GenesisError('agent-sandbox-unavailable', `an agent cannot get a network namespace of its own here: ${net.stderr || net.stdout || `exit code ${net.exitCode}`}`.trim(), { hint: NET_HINT });
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   }
 
   async launch(argv: readonly string[], spec: AgentSandboxSpec): Promise<AgentLaunch> {
-    if (!this.bwrap) await this.check();
+    if (!this.bwrap || !this.tools) await this.check();
     await mkdir(spec.home, { recursive: true });
     const asRoot = process.getuid?.() === 0;
     // As root the agent runs as uid 1000, which must own what it may write.
@@ -48,9 +63,15 @@ export class BwrapAgentSandbox implements AgentSandbox {
       ...(await agentReadOnlyPaths(argv[0]!, spec)).map((target) => ({ target, args: ['--ro-bind', target, target] })),
       ...[spec.workspace, spec.home].map((target) => ({ target, args: ['--bind', target, target] })),
     ]);
+    // Private to this launch and outside the sandbox's view: the FIFOs of the network's start-up.
+    const netDir = await mkdtemp(join(tmpdir(), 'genesis-agent-net-'));
+    const resolv = join(netDir, 'resolv.conf');
+    await writeFile(resolv, netnsResolvConf());
+    const dns = (await lstat('/etc/resolv.conf').catch(() => null))?.isFile() ? ['--ro-bind', resolv, '/etc/resolv.conf'] : [];
     const drop = asRoot ? ['setpriv', `--reuid=${SANDBOX_UID}`, `--regid=${SANDBOX_GID}`, '--clear-groups', '--no-new-privs', '--inh-caps=-all', '--bounding-set=-all'] : [];
     const args = [
       ...(await systemArgs()),
+      ...dns,
       ...mountPointArgs(binds.map((b) => b.target)),
       ...binds.flatMap((b) => b.args),
       ...['--chdir', spec.workspace],
@@ -59,7 +80,8 @@ export class BwrapAgentSandbox implements AgentSandbox {
       ...drop,
       ...argv,
     ];
-    return { file: this.bwrap!, args, env: { ...spec.env, HOME: spec.home }, dispose: async () => undefined };
+    const [file, ...wrapped] = inNetworkNamespace([this.bwrap!, ...args], netDir, this.tools!);
+    return { file: file!, args: wrapped, env: { ...spec.env, HOME: spec.home }, dispose: () => rm(netDir, { recursive: true, force: true }) };
   }
 }
 

@@ -3,8 +3,11 @@ import { BwrapAgentSandbox } from './agent-sandbox-bwrap.js';
 import { DockerAgentSandbox } from './agent-sandbox-docker.js';
 import { NoneAgentSandbox } from './agent-sandbox-none.js';
 
+/** What `agent.sandbox` may say: an adapter, or `auto` (the default). */
+export type AgentSandboxChoice = AgentSandboxKind | 'auto';
+
 export interface AgentSandboxOptions {
-  kind: AgentSandboxKind;
+  kind: AgentSandboxChoice;
   /** Image of the docker adapter. */
   image: string;
   /** Network of the docker adapter. */
@@ -13,16 +16,26 @@ export interface AgentSandboxOptions {
 
 /**
  * The agent sandbox a manifest asks for (`agent.sandbox`), checked to be usable: rejects with a
- * GenesisError and a hint when it is not. Unlike the gate's `auto`, there is no fallback: an agent
- * asked to run isolated never silently runs on the host.
+ * GenesisError and a hint when it is not. `auto` is bubblewrap with a network namespace of the
+ * agent's own; docker only when asked. Unlike the gate's `auto`, there is no fallback: an agent
+ * runs unconfined only when the manifest says `none`, never because confinement failed.
  */
 export async function createAgentSandbox(options: AgentSandboxOptions): Promise<AgentSandbox> {
   const sandbox =
     options.kind === 'docker'
       ? new DockerAgentSandbox({ image: options.image, network: options.network })
-      : options.kind === 'bwrap'
+      : options.kind === 'bwrap' || options.kind === 'auto'
         ? new BwrapAgentSandbox()
         : new NoneAgentSandbox();
   await sandbox.check();
   return sandbox;
+}
+
+/**
+ * Whether a world's agents start processes of their own (command and openai agents, in any
+ * rotation entry), so that where they run matters; script and sim agents only write files.
+ */
+export function agentsRunProcesses(agent: { kind: string; rotation: ReadonlyArray<{ kind?: string | undefined; preset?: unknown; command?: unknown }> }): boolean {
+  const runs = (kind: string | undefined) => kind === 'command' || kind === 'openai';
+  return runs(agent.kind) || agent.rotation.some((entry) => runs(entry.kind) || entry.preset !== undefined || entry.command !== undefined);
 }

@@ -133,9 +133,9 @@ const agent = z
     commandTimeoutSec: z.number().int().positive().default(300).describe('time for one run_command (kind openai)'),
     commandOutputKb: z.number().int().positive().default(32).describe('output of one run_command shown to the model, KiB (kind openai)'),
     sandbox: z
-      .enum(['docker', 'bwrap', 'none'])
-      .default('none')
-      .describe("where the agent's processes run: docker (own container and network), bwrap, or none (a local process)"),
+      .enum(['auto', 'docker', 'bwrap', 'none'])
+      .default('auto')
+      .describe("where the agent's processes run: auto (bwrap with a network namespace of its own), bwrap, docker (own container and network), or none (a local process, unconfined: say so only for agents you trust)"),
     image: z.string().optional().describe('docker image of the agent sandbox; default: verify.image'),
     network: z.string().default('genesis-agents').describe("docker network of the agent sandbox; created when missing"),
     promptTemplate: z.string().min(1).optional().describe('the prompt as a template with {{placeholders}}; default: the built-in prompt'),

@@ -1,4 +1,7 @@
 import { execa } from 'execa';
+import { agentsRunProcesses } from '../../agents/agent-sandbox-create.js';
+import { BwrapAgentSandbox } from '../../agents/agent-sandbox-bwrap.js';
+import { NONE_AGENT_SANDBOX_WARNING } from '../../agents/agent-sandbox-none.js';
 import { isGenesisError } from '../../errors.js';
 import { connectRedis } from '../../queue/redis-connection.js';
 import { BwrapSandbox } from '../../sandbox/bwrap-sandbox.js';
@@ -59,9 +62,22 @@ export async function runDoctorChecks(opts: DoctorOptions): Promise<DoctorCheck[
 
   const checks = [checkNode(), git, graded('docker', docker.daemon, need.docker), graded('image', docker.image, need.docker), graded('bwrap', bwrap, need.bwrap)];
   if (choice === 'none') checks.push(problem('sandbox', 'warn', 'verify.sandbox is none: gate commands run without any isolation', 'set verify.sandbox: auto in world.yaml once Docker or bubblewrap works'));
+  if (manifest && agentsRunProcesses(manifest.agent)) checks.push(await checkAgentSandbox(manifest.agent.sandbox, docker.daemon));
   checks.push(redis);
   if (world) checks.push(world.check);
   return checks;
+}
+
+/** Where the world's agents run: unconfined only when the manifest says none, and then a warning. */
+async function checkAgentSandbox(choice: WorldManifest['agent']['sandbox'], daemon: Probe): Promise<DoctorCheck> {
+  if (choice === 'none') return problem('agent-sandbox', 'warn', NONE_AGENT_SANDBOX_WARNING, 'remove agent.sandbox from world.yaml (the default, auto, confines agents with bubblewrap)');
+  if (choice === 'docker') return daemon.ok ? problem('agent-sandbox', 'ok', 'agents run in containers on a network of their own', null) : problem('agent-sandbox', 'fail', daemon.detail, daemon.hint);
+  try {
+    await new BwrapAgentSandbox().check();
+    return problem('agent-sandbox', 'ok', 'agents run under bubblewrap with a network namespace of their own (slirp4netns)', null);
+  } catch (error) {
+    return problem('agent-sandbox', 'fail', messageOf(error), hintOf(error, SETUP));
+  }
 }
 
 function checkNode(): DoctorCheck {

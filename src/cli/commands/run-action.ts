@@ -1,3 +1,5 @@
+import { agentsRunProcesses } from '../../agents/agent-sandbox-create.js';
+import { NONE_AGENT_SANDBOX_WARNING } from '../../agents/agent-sandbox-none.js';
 import { createSandbox } from '../../sandbox/create-sandbox.js';
 import { NONE_SANDBOX_WARNING } from '../../sandbox/none-sandbox.js';
 import type { RunSummary } from '../../schedule/run-events.js';
@@ -42,6 +44,7 @@ export async function runWithSignals(opts: RunCommandOptions): Promise<RunSummar
   const sandbox = await createSandbox(choice, { image: manifest.verify.image });
   (opts.json ? process.stderr : process.stdout).write(`sandbox: ${sandbox.kind} (${why})\n`);
   if (sandbox.kind === 'none') process.stderr.write(`warning: ${NONE_SANDBOX_WARNING}\n`);
+  if (manifest.agent.sandbox === 'none' && agentsRunProcesses(manifest.agent)) process.stderr.write(`warning: ${NONE_AGENT_SANDBOX_WARNING}\n`);
   const cluster = opts.redis ? await import('./run-distributed.js').then((m) => m.joinCluster(opts.redis!, world, manifest.name, opts.remote ?? world.path, () => controller.abort())) : null;
   const lock = cluster ? null : await acquireRunLock(world.scratchDir);
   const printer = createRunPrinter(process.stdout);

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { homedir } from 'node:os';
+import { homedir, networkInterfaces } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import type { AgentRunInput } from '../../../src/agents/agent.js';
@@ -11,6 +11,7 @@ import { CommandAgent } from '../../../src/agents/command-agent.js';
 import { OpenAIAgent } from '../../../src/agents/openai/openai-agent.js';
 import { BwrapSandbox } from '../../../src/sandbox/bwrap-sandbox.js';
 import { DockerSandbox } from '../../../src/sandbox/docker-sandbox.js';
+import { startOutsideServer } from '../../helpers/outside-server.js';
 import { itWith } from '../../helpers/services.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 import { loadRecording, startReplayServer } from './replay-server.js';
@@ -33,7 +34,15 @@ const PROBE = [
   'touch /usr/genesis-probe 2>/dev/null && echo usr=writable || echo usr=readonly',
   `node -e "fetch(process.env.MODEL_URL).then(r=>r.text()).then(t=>console.log('model='+t),e=>console.log('model=unreachable'))"`,
   `node -e "fetch(process.env.HOST_LOOPBACK_URL).then(r=>r.text()).then(t=>console.log('host-loopback='+t),e=>console.log('host-loopback=unreachable'))"`,
+  // Redis's port on every address of this host, loopback first, and on the namespace's gateway.
+  `node -e "${"const net=require('net');for(const a of process.env.HOST_ADDRS.split(',')){const s=net.connect(6379,a);s.setTimeout(3000,()=>{console.log('redis@'+a+'=timeout');s.destroy()});s.on('connect',()=>{console.log('redis@'+a+'=connected');s.destroy()});s.on('error',e=>console.log('redis@'+a+'='+e.code))}"}"`,
 ].join('; ');
+
+/** This host's IPv4 addresses, loopback first, and slirp4netns's gateway (which leads to the host). */
+function hostAddresses(): string[] {
+  const own = Object.values(networkInterfaces()).flat().filter((i) => i !== undefined && i.family === 'IPv4' && !i.internal).map((i) => i!.address);
+  return ['127.0.0.1', ...own, '10.0.2.2'];
+}
 
 let model: Server;
 let port: number;
@@ -45,7 +54,7 @@ beforeAll(async () => {
 afterAll(() => new Promise<void>((resolve) => model.close(() => resolve())));
 
 /** A world-like layout: a bare repo, a shared-clone workspace, a gate work dir beside them. */
-async function layout(modelHost: string): Promise<{ run: AgentRunInput; gateDir: string }> {
+async function layout(modelHost: string, modelPort = port): Promise<{ run: AgentRunInput; gateDir: string }> {
   const root = await tempDir('genesis-agent-sandbox-');
   const world = join(root, 'w.world');
   const source = join(root, 'source');
@@ -67,10 +76,11 @@ async function layout(modelHost: string): Promise<{ run: AgentRunInput; gateDir:
     GENESIS_EPISODE_ID: 'e1',
     PROBE_LEDGER: join(world, 'refs'),
     PROBE_GATE: gateDir,
-    MODEL_URL: `http://${modelHost}:${port}/`,
+    MODEL_URL: `http://${modelHost}:${modelPort}/`,
     HOST_LOOPBACK_URL: `http://127.0.0.1:${port}/`,
     HOME: join(episodeDir, 'home'),
     HOST_HOME: homedir(),
+    HOST_ADDRS: hostAddresses().join(','),
   };
   return { run: { workspace, promptFile, prompt: 'probe\n', env, timeoutMs: 60_000, taskId: 't', attempt: 1 }, gateDir };
 }
@@ -86,12 +96,12 @@ function expectHomeHidden(entries: string | undefined): void {
 }
 
 function facts(log: string): Record<string, string> {
-  return Object.fromEntries(log.split('\n').filter((l) => /^[a-z-]+=/.test(l)).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+  return Object.fromEntries(log.split('\n').filter((l) => /^[a-z-]+(@[0-9.]+)?=/.test(l)).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
 }
 
-async function probe(kind: 'docker' | 'bwrap', modelHost: string) {
+async function probe(kind: 'docker' | 'bwrap', modelHost: string, modelPort = port) {
   const sandbox = await createAgentSandbox({ kind, image: 'genesis/node:20', network: 'genesis-agents' });
-  const { run } = await layout(modelHost);
+  const { run } = await layout(modelHost, modelPort);
   process.env.GENESIS_TEST_LEAK = 'orchestrator-secret';
   try {
     const result = await new CommandAgent(['sh', '-c', PROBE], { sandbox }).run(run);
@@ -192,12 +202,25 @@ describe('an agent sandboxed with bubblewrap', () => {
       workspace: 'writable',
       home: 'writable',
       usr: 'readonly',
-      // bubblewrap cannot give the agent a network of its own: it shares this host's.
-      model: 'answers',
     });
     expectHomeHidden(seen['home-entries']);
     if (process.getuid?.() === 0) expect(seen.uid).toBe('1000');
     expect(await readFile(join(run.workspace, 'made-by-agent.txt'), 'utf8')).toBe('change\n');
+  });
+
+  itWith('bwrap')("reaches the outside through a network namespace of its own, and none of this host's loopback services", async () => {
+    const outside = await startOutsideServer('answers');
+    try {
+      const { seen } = await probe('bwrap', outside.host, outside.port);
+      expect(seen.model).toBe('answers');
+      expect(seen['host-loopback']).toBe('unreachable');
+      // Redis listens on this host's 127.0.0.1:6379; from the agent, no address leads there.
+      const addresses = hostAddresses();
+      for (const address of addresses) expect(seen[`redis@${address}`], `redis through ${address}`).toMatch(/^(ECONNREFUSED|ENETUNREACH|EHOSTUNREACH|timeout)$/);
+      expect(outside.received().length).toBe(1);
+    } finally {
+      await outside.close();
+    }
   });
 
   itWith('bwrap')("cannot reach the gate: the gate's sandbox has no network interface but loopback", async () => {

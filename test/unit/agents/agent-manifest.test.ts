@@ -7,10 +7,10 @@ function parse(agent: Record<string, unknown>) {
 }
 
 describe('the agent section of world.yaml', () => {
-  it('fills the defaults of a preset agent: no sandbox, no rotation, the default prompt', () => {
+  it('fills the defaults of a preset agent: the auto sandbox, no rotation, the default prompt', () => {
     const { manifest, errors } = parse({ kind: 'command', preset: 'claude-code' });
     expect(errors).toEqual([]);
-    expect(manifest!.agent).toMatchObject({ kind: 'command', preset: 'claude-code', sandbox: 'none', network: 'genesis-agents', rotation: [], maxTurns: 50, env: [] });
+    expect(manifest!.agent).toMatchObject({ kind: 'command', preset: 'claude-code', sandbox: 'auto', network: 'genesis-agents', rotation: [], maxTurns: 50, env: [] });
     expect(manifest!.agent.promptTemplate).toBeUndefined();
   });
 

@@ -1,0 +1,75 @@
+import { GenesisError } from '../errors.js';
+import { resolveOnPath } from './agent-sandbox-binary.js';
+
+/** The address of slirp4netns's DNS forwarder inside the namespace. */
+export const NETNS_DNS = '10.0.2.3';
+
+const HINT = 'Run `bash scripts/setup-services.sh bwrap` to install slirp4netns, or set agent.sandbox to docker (a network of its own) or none.';
+
+/**
+ * The shell that starts a command in a network namespace of its own, connected to the outside
+ * by slirp4netns (user-mode networking: the agent's connections leave from this host's network
+ * stack as ordinary sockets) with the host's loopback cut off (`--disable-host-loopback`: the
+ * gateway 10.0.2.2 does not lead to 127.0.0.1, and the namespace's own 127.0.0.1 is its own).
+ * So an agent reaches its model and the internet, and not Redis, the dashboard or anything else
+ * listening on this host's loopback; the Docker socket is a file, hidden by the mount namespace.
+ *
+ * `$1` is a private directory for the two FIFOs, `$2` `root` or `user` (an unprivileged user
+ * needs a user namespace for the network namespace), `$3` and `$4` the paths of unshare and
+ * slirp4netns (the agent's PATH need not find them), the rest the command. The command waits
+ * until its network is up; the shell then waits for it, stops slirp4netns and exits with the
+ * command's code. Everything stays in the caller's process group, so killing the group stops
+ * slirp4netns too.
+ */
+const LAUNCHER = `
+d=$1; mode=$2; unshare=$3; slirp4netns=$4; shift 4
+mkfifo "$d/ready" "$d/go" || exit 125
+if [ "$mode" = root ]; then ns="--net"; else ns="--user --map-current-user --net"; fi
+exec 3<&0
+"$unshare" $ns -- /bin/sh -c 'read _ < "$0" || exit 125; exec "$@"' "$d/go" "$@" <&3 3<&- &
+child=$!
+exec 3<&-
+if [ "$mode" = root ]; then userns=""; else userns="--userns-path=/proc/$child/ns/user"; fi
+"$slirp4netns" --configure --mtu=65520 --disable-host-loopback $userns --ready-fd=4 "$child" tap0 4>"$d/ready" >"$d/slirp.log" 2>&1 &
+slirp=$!
+# slirp4netns writes one byte when the network is up and closes the FIFO; nothing if it failed.
+if [ -z "$(head -c 1 "$d/ready")" ]; then
+  echo "genesis: the agent's network (slirp4netns) did not start: $(cat "$d/slirp.log")" >&2
+  kill -9 "$child" 2>/dev/null; exit 125
+fi
+echo go > "$d/go"
+wait "$child"; rc=$?
+kill "$slirp" 2>/dev/null
+exit $rc
+`;
+
+/**
+ * The argv that runs `argv` in a network namespace of its own (see LAUNCHER); `dir` is an empty
+ * private directory that outlives the run.
+ */
+export function inNetworkNamespace(argv: readonly string[], dir: string, tools: NetnsTools): string[] {
+  return ['/bin/sh', '-c', LAUNCHER, 'genesis-agent-net', dir, process.getuid?.() === 0 ? 'root' : 'user', tools.unshare, tools.slirp4netns, ...argv];
+}
+
+/** Where the programs of a network namespace are. */
+export interface NetnsTools {
+  unshare: string;
+  slirp4netns: string;
+}
+
+/** The resolver configuration an agent in such a namespace reads as /etc/resolv.conf. */
+export function netnsResolvConf(): string {
+  return `nameserver ${NETNS_DNS}\n`;
+}
+
+const SEARCH = `${process.env.PATH ?? ''}:/usr/local/bin:/usr/bin:/usr/sbin:/bin:/sbin`;
+
+/** Finds the programs of a network namespace; rejects with a GenesisError when one is missing. */
+export async function findNetnsTools(): Promise<NetnsTools> {
+  const find = async (tool: string) => {
+    const path = await resolveOnPath(tool, SEARCH, '/');
+    if (path === null) throw new GenesisError('agent-sandbox-unavailable', `${tool} is not installed, so an agent cannot get a network of its own`, { hint: HINT });
+    return path;
+  };
+  return { unshare: await find('unshare'), slirp4netns: await find('slirp4netns') };
+}
