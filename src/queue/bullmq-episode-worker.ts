@@ -6,6 +6,7 @@ import type { EpisodeResult } from '../episode/episode-job.js';
 import { runEpisode } from '../episode/run-episode.js';
 import { createSandbox } from '../sandbox/create-sandbox.js';
 import { Ledger } from '../world/ledger.js';
+import { secretEnvNames } from '../world/secret-env.js';
 import { openWorkerWorld } from '../world/worker-world.js';
 import { distributedJobSchema, EPISODE_QUEUE, queuePrefix, RETENTION, type DistributedJob } from './distributed-job.js';
 import { RedisPathLeases } from './redis-path-leases.js';
@@ -102,7 +103,7 @@ async function runLeased(data: DistributedJob, options: EpisodeWorkerOptions, wo
   try {
     const agent = await createAgent(manifest, world.repo, job.base);
     const sandbox = await createSandbox(manifest.verify.sandbox, { image: manifest.verify.image });
-    const result = await runEpisode(job, { world: world.repo, ledger: new Ledger(world.repo.path), sandbox, agent, worker: workerId, signal });
+    const result = await runEpisode(job, { world: world.repo, ledger: new Ledger(world.repo.path, { secretEnv: secretEnvNames(manifest.agent) }), sandbox, agent, worker: workerId, signal });
     await world.publish(job.episodeId);
     return result;
   } finally {

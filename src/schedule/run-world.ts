@@ -15,6 +15,7 @@ import type { Sandbox } from '../sandbox/sandbox.js';
 import { readDoneTasks } from '../world/accepted-history.js';
 import type { EpisodeRecord } from '../world/episode-record.js';
 import { Ledger } from '../world/ledger.js';
+import { secretEnvNames } from '../world/secret-env.js';
 import type { TaskSpec, WorldManifest } from '../world/manifest-schema.js';
 import type { WorldRepo } from '../world/world-repo.js';
 import { finishEpisode } from './finish-episode.js';
@@ -58,7 +59,7 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
   const sandbox = options.sandbox ?? (await createSandbox(manifest.verify.sandbox, { image: manifest.verify.image }));
   await sandbox.check();
   const agent = await createAgent(manifest, world, head);
-  const ledger = new Ledger(world.path);
+  const ledger = new Ledger(world.path, { secretEnv: secretEnvNames(manifest.agent) });
   const records = new Map((await ledger.readAll()).map((r) => [r.id, r]));
   const worker = `${hostname()}:${process.pid}`;
   const queue = options.distributed?.queue ?? new MemoryEpisodeQueue(

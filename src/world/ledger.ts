@@ -4,6 +4,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { git, gitValue } from './git.js';
 import { ARTIFACT_FILES, type EpisodeArtifacts, type EpisodeRecord } from './episode-record.js';
+import { secretEnvNames, secretValues } from './secret-env.js';
+import { scrubSecrets } from './secret-scrubber.js';
+
+export interface LedgerOptions {
+  /**
+   * Variables whose values never reach the ledger (the manifest's agent.env and apiKeyEnv), on
+   * top of every preset's credentials and any variable named like a key or token.
+   */
+  secretEnv?: readonly string[];
+}
 
 export const EPISODE_REF_PREFIX = 'refs/genesis/episodes/';
 
@@ -14,18 +24,24 @@ export const EPISODE_REF_PREFIX = 'refs/genesis/episodes/';
  * is the candidate commit, which keeps a rejected change reachable as evidence.
  */
 export class Ledger {
-  constructor(private readonly repo: string) {}
+  constructor(private readonly repo: string, private readonly options: LedgerOptions = {}) {}
 
+  /**
+   * Stores the record and its logs, scrubbed of secrets (see secret-scrubber.ts): this is the one
+   * place where records and logs are written, so nothing stored skips the scrubber.
+   */
   async write(record: EpisodeRecord, artifacts: EpisodeArtifacts = {}): Promise<void> {
+    const secrets = secretValues([...secretEnvNames(), ...(this.options.secretEnv ?? [])]);
+    const scrub = (text: string) => scrubSecrets(text, secrets);
     const files = new Map<string, string>(); // name -> blob sha
     for (const line of await this.previousEntries(record.id)) {
       const [meta = '', name = ''] = line.split('\t');
       if (name !== 'record.json') files.set(name, meta.split(' ')[2] ?? '');
     }
-    const texts: Array<[string, string]> = [['record.json', `${JSON.stringify(record, null, 2)}\n`]];
+    const texts: Array<[string, string]> = [['record.json', scrub(`${JSON.stringify(record, null, 2)}\n`)]];
     for (const [key, file] of Object.entries(ARTIFACT_FILES) as Array<[keyof EpisodeArtifacts, string]>) {
       const content = artifacts[key];
-      if (content !== undefined) texts.push([file, content]);
+      if (content !== undefined) texts.push([file, scrub(content)]);
     }
     const shas = await this.hashAll(texts.map(([, content]) => content));
     texts.forEach(([name], i) => files.set(name, shas[i]!));

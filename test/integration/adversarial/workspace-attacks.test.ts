@@ -81,7 +81,9 @@ beforeAll(async () => {
     goal: { outcome: 'the honest module exists' },
     verify: { sandbox: 'bwrap', test: 'node --test test/base.test.js', timeoutSec: 30, maxFileKb: 1 },
     protected: ['test/**', 'world.yaml'],
-    agent: { kind: 'command', command: ['sh', join(dirs.root, 'agent.sh')], timeoutSec: 4 },
+    // Unconfined on purpose: these attacks aim at git and the gate, and leave their proof in a
+    // markers directory a confined agent could not see (confinement-attacks.test.ts covers that).
+    agent: { kind: 'command', command: ['sh', join(dirs.root, 'agent.sh')], timeoutSec: 4, sandbox: 'none' },
     retry: { maxAttempts: 1 },
     parallelism: 4,
     tasks: [
@@ -159,7 +161,7 @@ describe('a run attacked from inside its workspaces', () => {
   });
 
   itWith('bwrap')('leaves the marker of the direct write outside as the only trace of the attacks', () => {
-    // The agent is not sandboxed (not in this issue's scope): what it writes itself is written.
+    // The agent runs with sandbox: none here: what it writes itself is written.
     expect(existsSync(join(markers, 'escaped-absolute.txt'))).toBe(true);
   });
 });

@@ -105,13 +105,22 @@ describe('the command presets, against stand-in CLIs on PATH', () => {
     }
   });
 
-  it('fails like Claude Code when asked to skip permissions as root without IS_SANDBOX', async () => {
+  it('fails like Claude Code when asked to skip permissions as root without IS_SANDBOX, unconfined', async () => {
     if (process.getuid?.() !== 0) return;
     delete process.env.IS_SANDBOX;
-    const agent = await createCommandAgent(config({ preset: 'claude-code' }), 'genesis/node:20');
+    const agent = await createCommandAgent(config({ preset: 'claude-code', sandbox: 'none' }), 'genesis/node:20');
     const result = await agent.run(await input());
     expect(result.exitCode).toBe(1);
     expect(result.log).toContain('cannot be used with root/sudo privileges');
+  });
+
+  it('runs Claude Code without IS_SANDBOX in the default sandbox, where it is not root', async () => {
+    delete process.env.IS_SANDBOX;
+    const agent = await createCommandAgent(config({ preset: 'claude-code' }), 'genesis/node:20');
+    const run = await input();
+    const result = await agent.run(run);
+    expect(result).toMatchObject({ exitCode: 0, timedOut: false });
+    expect(await readFile(join(run.workspace, 'src/a.js'), 'utf8')).toBe("export const a = () => 'a';\n");
   });
 
   it('fails with a non-retryable agent-not-found naming the preset and how to install it when the binary is missing', async () => {

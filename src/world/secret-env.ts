@@ -1,0 +1,29 @@
+import { PRESETS } from '../agents/presets/index.js';
+import type { WorldManifest } from './manifest-schema.js';
+
+/** Names that say a variable holds a credential, whether or not a manifest passes it. */
+const SECRET_NAME = /(?:^|_)(?:API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|CREDENTIALS?|AUTH)(?:_|$)/i;
+
+/**
+ * The variables whose values the ledger scrubs: those the manifest passes to agents (`agent.env`,
+ * rotation entries' `env`, `apiKeyEnv`), every preset's own, and any variable of this process
+ * whose name says it is a credential.
+ */
+export function secretEnvNames(agent?: WorldManifest['agent'], env: NodeJS.ProcessEnv = process.env): string[] {
+  const names = new Set<string>(Object.values(PRESETS).flatMap((preset) => preset.env));
+  for (const name of Object.keys(env)) if (SECRET_NAME.test(name)) names.add(name);
+  if (agent) {
+    for (const name of agent.env) names.add(name);
+    if (agent.apiKeyEnv) names.add(agent.apiKeyEnv);
+    for (const entry of agent.rotation) {
+      for (const name of entry.env ?? []) names.add(name);
+      if (entry.apiKeyEnv) names.add(entry.apiKeyEnv);
+    }
+  }
+  return [...names];
+}
+
+/** The values of `names` in `env` (unset ones left out). */
+export function secretValues(names: readonly string[], env: NodeJS.ProcessEnv = process.env): string[] {
+  return names.map((name) => env[name]).filter((value): value is string => value !== undefined && value !== '');
+}
