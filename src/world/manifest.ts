@@ -94,7 +94,7 @@ const CROSS_FIELD_RULES: Rule[] = [
   },
   function agentSandboxFitsItsKind(m, _errors, warnings) {
     const kinds = new Set([m.agent.kind, ...m.agent.rotation.map((_, i) => agentConfigForAttempt(m.agent, i + 1).kind)]);
-    if (m.agent.sandbox !== 'none' && ![...kinds].some((k) => k === 'command' || k === 'openai')) {
+    if (m.agent.sandbox !== 'none' && m.agent.sandbox !== 'auto' && ![...kinds].some((k) => k === 'command' || k === 'openai')) {
       warnings.push(`agent.sandbox: ${m.agent.sandbox} has no effect on a ${m.agent.kind} agent, which runs inside Genesis`);
     }
     if (m.agent.apiKeyEnv && m.agent.env.includes(m.agent.apiKeyEnv)) {
