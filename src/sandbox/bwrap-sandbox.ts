@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { GenesisError } from '../errors.js';
 import { runProcessTree } from './run-process.js';
 import type { ProcessTreeOutcome } from './run-process.js';
-import type { Sandbox, SandboxKind, SandboxRunResult, SandboxRunSpec } from './sandbox.js';
+import { prepareMountPoints } from './mount-points.js';
+import type { Sandbox, SandboxKind, SandboxMount, SandboxRunResult, SandboxRunSpec } from './sandbox.js';
 import { isolatedUserFor, prepareWorkDir, SANDBOX_UID } from './work-dir.js';
 import type { SandboxUser } from './work-dir.js';
 
@@ -61,6 +62,7 @@ export class BwrapSandbox implements Sandbox {
   }
 
   async run(spec: SandboxRunSpec): Promise<SandboxRunResult> {
+    if (spec.mounts?.length) await prepareMountPoints(spec.workDir, spec.mounts);
     const { path, user } = await prepareWorkDir(spec.workDir, isolatedUserFor(spec.workDir));
     const asRoot = process.getuid?.() === 0;
     // The first shell reports on fd 3 that the sandbox is up, closes it and becomes the command's
@@ -69,7 +71,7 @@ export class BwrapSandbox implements Sandbox {
     const started = 'printf started >&3 && exec 3>&- && exec /bin/sh -c "$0"';
     const [file = 'bwrap', ...args] = [
       ...limitArgs(spec, asRoot),
-      ...['bwrap', ...bwrapArgs(path, spec.env)],
+      ...['bwrap', ...bwrapArgs(path, spec.env, spec.mounts ?? [])],
       ...dropArgs(user, asRoot),
       ...['/bin/sh', '-c', started, spec.command],
     ];
@@ -124,14 +126,17 @@ function dropArgs(user: SandboxUser, asRoot: boolean): string[] {
   return ['setpriv', `--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--no-new-privs', '--inh-caps=-all', '--bounding-set=-all'];
 }
 
-function bwrapArgs(workDir: string, env: Record<string, string> | undefined): string[] {
+function bwrapArgs(workDir: string, env: Record<string, string> | undefined, mounts: readonly SandboxMount[]): string[] {
   const mount = hostHasWorkDir() ? '/work' : workDir;
+  const views = mounts.flatMap((m) => ['--ro-bind', m.source, `${mount}/${m.target}`]);
   const setenv = Object.entries({ ...env, HOME: '/tmp' }).flatMap(([k, v]) => ['--setenv', k, v]);
   return [
     ...['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc'],
     // A root-run bwrap makes its tmpfs root's; the command's user needs a sticky, writable /tmp.
     ...['--perms', '1777', '--tmpfs', '/tmp', '--tmpfs', '/run', '--tmpfs', '/root', '--tmpfs', '/home'],
-    ...['--bind', workDir, mount, '--chdir', mount],
+    ...['--bind', workDir, mount],
+    ...views,
+    ...['--chdir', mount],
     ...['--unshare-net', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--hostname', 'sandbox'],
     ...['--die-with-parent', '--new-session'],
     ...setenv,

@@ -5,6 +5,7 @@ import type { Container, ContainerCreateOptions, ImageInspectInfo } from 'docker
 import { GenesisError } from '../errors.js';
 import { readFrames } from './docker-frames.js';
 import { OutputTail } from './output-tail.js';
+import { prepareMountPoints } from './mount-points.js';
 import type { Sandbox, SandboxKind, SandboxRunResult, SandboxRunSpec } from './sandbox.js';
 import { prepareWorkDir } from './work-dir.js';
 import type { SandboxUser } from './work-dir.js';
@@ -75,6 +76,7 @@ export class DockerSandbox implements Sandbox {
     const image = spec.image ?? this.image;
     const info = await this.inspectImage(image);
     refuseHostToolchain(image, info);
+    if (spec.mounts?.length) await prepareMountPoints(spec.workDir, spec.mounts);
     const { path, user } = await prepareWorkDir(spec.workDir);
     const tail = new OutputTail(spec.maxOutputBytes);
     const started = performance.now();
@@ -156,7 +158,7 @@ function containerOptions(
       NetworkMode: 'none',
       ReadonlyRootfs: true,
       Tmpfs: { '/tmp': 'rw,nosuid,nodev,size=256m' },
-      Binds: [`${workDir}:/work:rw`],
+      Binds: [`${workDir}:/work:rw`, ...(spec.mounts ?? []).map((m) => `${m.source}:/work/${m.target}:ro`)],
       Memory: memory,
       MemorySwap: memory,
       PidsLimit: spec.limits.pids,

@@ -1,4 +1,5 @@
-export type { Sandbox, SandboxKind, SandboxLimits, SandboxRunResult, SandboxRunSpec } from './sandbox.js';
+export type { Sandbox, SandboxKind, SandboxLimits, SandboxMount, SandboxRunResult, SandboxRunSpec } from './sandbox.js';
+export { prepareMountPoints } from './mount-points.js';
 export { createSandbox } from './create-sandbox.js';
 export type { CreateSandboxOptions } from './create-sandbox.js';
 export { DockerSandbox, SANDBOX_CONTAINER_LABEL, BIND_HOST_USR_LABEL } from './docker-sandbox.js';

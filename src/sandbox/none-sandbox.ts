@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { GenesisError } from '../errors.js';
+import { prepareMountPoints } from './mount-points.js';
 import { runProcessTree } from './run-process.js';
 import type { Sandbox, SandboxKind, SandboxRunResult, SandboxRunSpec } from './sandbox.js';
 
@@ -25,6 +26,8 @@ export class NoneSandbox implements Sandbox {
   async check(): Promise<void> {}
 
   async run(spec: SandboxRunSpec): Promise<SandboxRunResult> {
+    // No mounts without isolation: the sources are linked in, and nothing keeps them read-only.
+    if (spec.mounts?.length) await prepareMountPoints(spec.workDir, spec.mounts, true);
     const home = await mkdtemp(join(tmpdir(), 'genesis-home-'));
     try {
       const path = process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin';

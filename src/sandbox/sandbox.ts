@@ -40,6 +40,21 @@ export interface SandboxRunSpec {
   image?: string;
   /** How many bytes of combined output to keep (the tail). @default 65536 */
   maxOutputBytes?: number;
+  /**
+   * Host paths the command sees read-only inside its work dir, without copying: each `source`
+   * appears at `target` (relative to the work dir, e.g. `node_modules/vitest`). docker and bwrap
+   * bind them read-only; `none` links them (not read-only there). Prepared dependency sets
+   * arrive this way. @default []
+   */
+  mounts?: readonly SandboxMount[];
+}
+
+/** A read-only view of a host path inside the work dir (see {@link SandboxRunSpec.mounts}). */
+export interface SandboxMount {
+  /** Absolute host path (a file or a directory). */
+  source: string;
+  /** Where it appears, relative to the work dir; its parents are created as directories. */
+  target: string;
 }
 
 export interface SandboxRunResult {
