@@ -1,7 +1,10 @@
 import { cp } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { DepsCache } from '../deps/deps-cache.js';
+import { depsForGate } from '../deps/gate-deps.js';
+import { describeNetworkFailure, GATE_OFFLINE_ENV } from '../deps/offline-env.js';
 import { GenesisError } from '../errors.js';
-import type { Sandbox, SandboxRunResult } from '../sandbox/sandbox.js';
+import type { Sandbox, SandboxMount, SandboxRunResult } from '../sandbox/sandbox.js';
 import { discardTree, removeTree } from '../world/remove-tree.js';
 import { recordImage, withImageInSummary } from './gate-image.js';
 import type { GateRecord, GateStepRecord } from '../world/episode-record.js';
@@ -39,6 +42,8 @@ export interface GateRunInput {
   holdout?: { dir: string; command: string };
   /** Run every step in this image (a name or an id) instead of verify.image: an audit judging again in the image that judged first. */
   image?: string;
+  /** Where verify.deps sets are prepared. @default the machine's cache (src/deps) */
+  depsCache?: DepsCache;
 }
 
 /** Where hidden holdout tests are put in the gate's work dir (never in the world). */
@@ -70,10 +75,18 @@ async function runGateSteps(input: GateRunInput): Promise<GateRunVerdict> {
   const logs: string[] = [];
   const flaky: string[] = [];
   let score: number | null = null;
-  const run = (step: GateStep, workDir: string, note = '') => runStep(input, step, workDir, deadline, records, logs, note);
+  let mounts: SandboxMount[] = [];
+  const run = (step: GateStep, workDir: string, note = '') => runStep(input, step, workDir, deadline, records, logs, note, mounts);
   await discardTree(input.workDir);
   await exportTree(input.repo, input.tree, input.workDir);
   try {
+    const deps = await depsForGate({ repo: input.repo, tree: input.tree, manifest: input.manifest, sandbox: input.sandbox, workDir: input.workDir, cache: input.depsCache, base: input.flaky?.base, image: input.image });
+    if (deps) {
+      records.push(deps.step);
+      logs.push(deps.log);
+      if (!deps.ok) return { ok: false, reason: deps.reason, message: deps.message, signature: deps.signature, record: gateRecord(input.sandbox.kind, records, started, false, flaky, score), log: logs.join('\n') };
+      mounts = deps.mounts;
+    }
     for (const [index, step] of input.steps.entries()) {
       let { result, report } = await run(step, input.workDir);
       if (step.name === 'test') score = report?.passed ?? null;
@@ -97,14 +110,15 @@ async function runGateSteps(input: GateRunInput): Promise<GateRunVerdict> {
       }
       const reason = result.timedOut ? 'gate-timeout' : result.oomKilled ? 'gate-oom' : `${step.name.split(':')[0]}-failed`;
       const failing = report?.failures.map((f) => f.name).slice(0, 5).join(', ');
+      const network = result.timedOut ? null : describeNetworkFailure(result.output);
       const message = result.timedOut
         ? `${step.name} ran out of the gate's ${input.manifest.verify.timeoutSec}s`
-        : `${step.name} failed (exit ${result.exitCode})${failing ? `: ${failing}` : ''}`;
+        : `${step.name} failed (exit ${result.exitCode})${failing ? `: ${failing}` : ''}${network ? `; ${network}` : ''}`;
       const record = gateRecord(input.sandbox.kind, records, started, false, flaky, score);
       return { ok: false, reason, message, signature: failureSignature(`${reason}:${step.name}`, report, result.output), record, log: logs.join('\n') };
     }
     if (input.holdout) {
-      const hidden = await runHoldout(input, input.holdout, deadline, records);
+      const hidden = await runHoldout(input, input.holdout, deadline, records, mounts);
       if (hidden.result.exitCode !== 0) {
         // Caught silent error. The message names no hidden test: it reaches the next attempt's prompt.
         const message = hidden.result.timedOut ? 'the hidden acceptance checks ran out of time' : 'a hidden acceptance check failed';
@@ -118,7 +132,7 @@ async function runGateSteps(input: GateRunInput): Promise<GateRunVerdict> {
   }
 }
 
-async function runStep(input: GateRunInput, step: GateStep, workDir: string, deadline: number, records: GateStepRecord[], logs: string[], note: string): Promise<{ result: SandboxRunResult; report: TestReport | null }> {
+async function runStep(input: GateRunInput, step: GateStep, workDir: string, deadline: number, records: GateStepRecord[], logs: string[], note: string, mounts: readonly SandboxMount[] = []): Promise<{ result: SandboxRunResult; report: TestReport | null }> {
   const result = await input.sandbox.run({
     command: step.command,
     workDir,
@@ -126,7 +140,8 @@ async function runStep(input: GateRunInput, step: GateStep, workDir: string, dea
     limits: input.manifest.verify.limits,
     image: input.manifest.verify.image,
     maxOutputBytes: LOG_PER_STEP,
-    env: { CI: 'true', GENESIS_GATE: '1' },
+    env: { ...GATE_OFFLINE_ENV, CI: 'true', GENESIS_GATE: '1' },
+    mounts,
   });
   const report = parseTestOutput(result.output);
   records.push({
@@ -148,7 +163,7 @@ async function runStep(input: GateRunInput, step: GateStep, workDir: string, dea
  * file, a symlink out of the tree) is removed first, never followed. Their output goes to a log of
  * its own, and their step is marked hidden in the record.
  */
-async function runHoldout(input: GateRunInput, holdout: { dir: string; command: string }, deadline: number, records: GateStepRecord[]): Promise<{ result: SandboxRunResult; log: string }> {
+async function runHoldout(input: GateRunInput, holdout: { dir: string; command: string }, deadline: number, records: GateStepRecord[], mounts: readonly SandboxMount[] = []): Promise<{ result: SandboxRunResult; log: string }> {
   const target = join(input.workDir, HOLDOUT_DIR);
   try {
     await removeTree(target);
@@ -160,7 +175,7 @@ async function runHoldout(input: GateRunInput, holdout: { dir: string; command: 
     });
   }
   const logs: string[] = [];
-  const { result } = await runStep(input, { name: HOLDOUT_STEP, command: holdout.command }, input.workDir, deadline, records, logs, '');
+  const { result } = await runStep(input, { name: HOLDOUT_STEP, command: holdout.command }, input.workDir, deadline, records, logs, '', mounts);
   records[records.length - 1]!.hidden = true;
   return { result, log: logs.join('\n') };
 }
@@ -171,8 +186,11 @@ async function failsOnBase(input: GateRunInput, index: number, base: string, dea
   await discardTree(workDir);
   await exportTree(input.repo, base, workDir);
   try {
+    const deps = await depsForGate({ repo: input.repo, tree: base, manifest: input.manifest, sandbox: input.sandbox, workDir, cache: input.depsCache, image: input.image });
+    if (deps) logs.push(deps.log);
+    if (deps && !deps.ok) return true;
     for (const step of input.steps.slice(0, index + 1)) {
-      const { result } = await runStep(input, step, workDir, deadline, records, logs, ' (on the base)');
+      const { result } = await runStep(input, step, workDir, deadline, records, logs, ' (on the base)', deps?.mounts);
       if (result.exitCode !== 0) return true;
     }
     return false;

@@ -1,5 +1,6 @@
 import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { missingDepsFilesError, readDepsFiles } from '../deps/read-deps-files.js';
 import { GenesisError } from '../errors.js';
 import { planGate } from '../gate/gate-plan.js';
 import { runGate, type GateRunVerdict } from '../gate/gate.js';
@@ -45,6 +46,7 @@ export async function initWorld(opts: { worldPath: string; from: string; sandbox
     await git([...ctx, 'add', '--all', '--', '.'], { cwd: from, env });
     const tree = await gitValue([...ctx, 'write-tree'], { cwd: from, env });
     await rm(env.GIT_INDEX_FILE, { force: true });
+    await checkDepsFilesExist(path, tree, manifest);
     // A ratchet world starts wherever its suite stands: the first commit sets the score to beat.
     const ratchet = manifest.verify.mode === 'ratchet' ? { minScore: 0 } : undefined;
     const gate = await runGate({ repo: path, tree, steps: planGate(manifest, null, new Set()), manifest, sandbox, workDir: join(world.scratchDir, 'gates', 'init'), ratchet });
@@ -62,6 +64,14 @@ export async function initWorld(opts: { worldPath: string; from: string; sandbox
     await rm(path, { recursive: true, force: true });
     throw error;
   }
+}
+
+/** verify.deps.files must name files of the starting content: the first gate keys its set on them. */
+async function checkDepsFilesExist(repo: string, tree: string, manifest: WorldManifest): Promise<void> {
+  if (!manifest.verify.deps) return;
+  const files = await readDepsFiles(repo, tree, manifest.verify.deps.files);
+  const missing = files.filter((f) => f.content === null).map((f) => f.path);
+  if (missing.length > 0) throw missingDepsFilesError(missing, 'the starting content');
 }
 
 async function refuseExisting(path: string): Promise<void> {

@@ -40,6 +40,27 @@ const goal = z
   })
   .strict();
 
+/** A world's dependency set (see src/deps): installed once per key with network, mounted read-only into gates and workspaces. */
+const deps = z
+  .object({
+    files: z
+      .array(z.string().trim().min(1))
+      .min(1, 'name at least one file that defines the dependencies, e.g. [package.json, package-lock.json]')
+      .describe('paths in the tree that define the dependencies (lockfiles); their contents make the key of the prepared set'),
+    install: z
+      .string()
+      .trim()
+      .min(1, 'an install command is required, e.g. "npm ci --ignore-scripts"')
+      .describe('command that installs the dependencies, run with network in a sandbox that sees only `files`'),
+    paths: z
+      .array(z.string().trim().min(1))
+      .min(1, 'name what the install produces, e.g. [node_modules]')
+      .describe('what the install produces, relative to the tree; mounted read-only into every gate and linked into workspaces'),
+    timeoutSec: z.number().int().positive().default(900).describe('time for the install'),
+    memoryMb: z.number().int().min(256).default(4096).describe('memory limit of the install, MiB'),
+  })
+  .strict();
+
 const verify = z
   .object({
     sandbox: z.enum(['auto', 'docker', 'bwrap', 'none']).default('auto').describe('where gate commands run'),
@@ -64,6 +85,7 @@ const verify = z
     maxFileKb: z.number().int().positive().default(1024).describe('largest file an episode may write'),
     maxChangeKb: z.number().int().positive().default(10240).describe('largest total change of one episode'),
     maxFiles: z.number().int().positive().default(500).describe('most files one episode may change'),
+    deps: deps.optional().describe('the dependency set: files that define it, the install command, the paths it produces'),
   })
   .strict();
 
@@ -208,3 +230,5 @@ export type WorldManifestInput = z.input<typeof manifestSchema>;
 /** world.yaml with every default filled in and every cross-field rule checked. */
 export type WorldManifest = z.output<typeof manifestSchema>;
 export type TaskSpec = z.output<typeof taskSchema>;
+/** verify.deps with its defaults filled in. */
+export type DepsSpec = z.output<typeof deps>;

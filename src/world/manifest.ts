@@ -6,6 +6,7 @@ import { manifestSchema, type WorldManifest } from './manifest-schema.js';
 import { PROMPT_PLACEHOLDERS } from '../agents/prompt-template-default.js';
 import { checkPromptTemplate } from '../agents/prompt-template.js';
 import { agentConfigForAttempt, type AgentConfig } from '../agents/rotation.js';
+import { depsSpecProblems } from '../deps/deps-spec-rules.js';
 
 export interface ManifestParseResult {
   manifest: WorldManifest | null;
@@ -100,6 +101,9 @@ const CROSS_FIELD_RULES: Rule[] = [
     if (m.agent.apiKeyEnv && m.agent.env.includes(m.agent.apiKeyEnv)) {
       warnings.push(`agent.env: lists ${m.agent.apiKeyEnv}, the API key, so the commands the agent runs can read it too`);
     }
+  },
+  function depsPathsStayInTheTree(m, errors) {
+    if (m.verify.deps) errors.push(...depsSpecProblems(m.verify.deps));
   },
   function taskIdsAreUnique(m, errors) {
     const seen = new Set<string>();

@@ -1,0 +1,82 @@
+import { lstat, readdir, readlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Sandbox } from '../sandbox/sandbox.js';
+import type { DepsSpec } from '../world/manifest-schema.js';
+import type { DepsCache } from './deps-cache.js';
+import { environmentId } from './deps-environment.js';
+import { computeDepsKey, depsFilesDigest } from './deps-key.js';
+import { planDepsLayout, type DepsLayout, type OutputEntry } from './deps-layout.js';
+import { normalizeTreePath } from './deps-spec-rules.js';
+import { installWithBwrap } from './install-bwrap.js';
+import { installWithDocker } from './install-docker.js';
+import { installWithoutSandbox } from './install-none.js';
+import type { InstallResult, InstallSpec } from './install-spec.js';
+import { readDepsFiles } from './read-deps-files.js';
+
+export type PreparedDeps =
+  | { ok: true; key: string; hit: boolean; durationMs: number; layout: DepsLayout; log: string; filesDigest: string }
+  | { ok: false; reason: 'deps-failed'; message: string; log: string; filesDigest: string | null };
+
+export interface PrepareDepsInput {
+  repo: string;
+  tree: string;
+  spec: DepsSpec;
+  sandbox: Sandbox;
+  /** The gate's image: the install runs in it too (docker). */
+  image: string;
+  cache: DepsCache;
+}
+
+/** The install of the sandbox kind the gate uses, so the set runs where it was built. */
+export function installerFor(sandbox: Sandbox): (spec: InstallSpec) => Promise<InstallResult> {
+  if (sandbox.kind === 'docker') return (spec) => installWithDocker(spec);
+  if (sandbox.kind === 'bwrap') return installWithBwrap;
+  return installWithoutSandbox;
+}
+
+/**
+ * The dependency set of a tree, prepared (or found) in this machine's cache, and how it is laid
+ * out in a work dir. A failure is a result: files missing from the tree, a failed install, an
+ * install that left an output missing. A cache that cannot be written throws (the machine is at
+ * fault, not the change).
+ */
+export async function prepareDeps(input: PrepareDepsInput): Promise<PreparedDeps> {
+  const files = await readDepsFiles(input.repo, input.tree, input.spec.files);
+  const filesDigest = depsFilesDigest(files);
+  const missing = files.filter((f) => f.content === null).map((f) => f.path);
+  if (missing.length > 0) {
+    const message = `verify.deps.files names ${missing.map((m) => `"${m}"`).join(', ')}, which the tree does not have; commit ${missing.length === 1 ? 'it' : 'them'} (e.g. run \`npm install\` once to write package-lock.json) or fix verify.deps.files`;
+    return { ok: false, reason: 'deps-failed', message, log: `deps: ${message}\n`, filesDigest };
+  }
+  const environment = await environmentId(input.sandbox.kind, input.image);
+  const key = computeDepsKey({ files, install: input.spec.install, paths: input.spec.paths, environment });
+  const outcome = await input.cache.ensure({
+    key,
+    files: files.map((f) => ({ path: f.path, content: f.content! })),
+    spec: input.spec,
+    environment,
+    image: input.image,
+    install: installerFor(input.sandbox),
+  });
+  if (!outcome.ok) return { ok: false, reason: outcome.reason, message: outcome.message, log: outcome.log, filesDigest };
+  const layout = planDepsLayout(outcome.dir, await readOutputs(outcome.dir, input.spec.paths));
+  return { ok: true, key, hit: outcome.hit, durationMs: outcome.durationMs, layout, log: outcome.log, filesDigest };
+}
+
+async function readOutputs(outDir: string, paths: readonly string[]): Promise<Array<{ path: string; type: 'dir' | 'file' | 'link'; entries: OutputEntry[] }>> {
+  const outputs = [];
+  for (const path of paths.map(normalizeTreePath)) {
+    const info = await lstat(join(outDir, path));
+    if (!info.isDirectory()) {
+      outputs.push({ path, type: info.isSymbolicLink() ? ('link' as const) : ('file' as const), entries: [] });
+      continue;
+    }
+    const entries: OutputEntry[] = [];
+    for (const entry of await readdir(join(outDir, path), { withFileTypes: true })) {
+      const type = entry.isSymbolicLink() ? 'link' : entry.isDirectory() ? 'dir' : 'file';
+      entries.push({ name: entry.name, type, ...(type === 'link' ? { linkTarget: await readlink(join(outDir, path, entry.name)) } : {}) });
+    }
+    outputs.push({ path, type: 'dir' as const, entries });
+  }
+  return outputs;
+}
