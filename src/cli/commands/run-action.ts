@@ -1,5 +1,6 @@
 import { agentsRunProcesses } from '../../agents/agent-sandbox-create.js';
 import { NONE_AGENT_SANDBOX_WARNING } from '../../agents/agent-sandbox-none.js';
+import { killOrphanedAgents } from '../../agents/process-tracker.js';
 import { createSandbox } from '../../sandbox/create-sandbox.js';
 import { NONE_SANDBOX_WARNING } from '../../sandbox/none-sandbox.js';
 import type { RunSummary } from '../../schedule/run-events.js';
@@ -47,6 +48,9 @@ export async function runWithSignals(opts: RunCommandOptions): Promise<RunSummar
   if (manifest.agent.sandbox === 'none' && agentsRunProcesses(manifest.agent)) process.stderr.write(`warning: ${NONE_AGENT_SANDBOX_WARNING}\n`);
   const cluster = opts.redis ? await import('./run-distributed.js').then((m) => m.joinCluster(opts.redis!, world, manifest.name, opts.remote ?? world.path, () => controller.abort())) : null;
   const lock = cluster ? null : await acquireRunLock(world.scratchDir);
+  // Before the earlier run's records are closed: its agents must not keep working (and spending) unseen.
+  const orphans = await killOrphanedAgents();
+  if (orphans > 0) (opts.json ? process.stderr : process.stdout).write(`killed ${orphans} agent process(es) an earlier genesis run left behind when it died\n`);
   const printer = createRunPrinter(process.stdout);
   try {
     return await runWorld({

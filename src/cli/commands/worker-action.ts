@@ -1,5 +1,6 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { killOrphanedAgents } from '../../agents/process-tracker.js';
 import { GenesisError } from '../../errors.js';
 import { startEpisodeWorker } from '../../queue/bullmq-episode-worker.js';
 import { connectRedis } from '../../queue/redis-connection.js';
@@ -13,6 +14,9 @@ export async function runWorkerCommand(opts: WorkerCliOptions): Promise<number> 
   const redis = await connectRedis(opts.redis, { name: 'genesis-worker' });
   const print = (event: Record<string, unknown>) =>
     process.stdout.write(opts.json ? `${JSON.stringify(event)}\n` : `${new Date().toISOString().slice(11, 19)} ${Object.values(event).join(' ')}\n`);
+  // A worker that died by kill -9 left its unsandboxed agents to the next start, which is this one.
+  const orphans = await killOrphanedAgents();
+  if (orphans > 0) print({ event: 'orphans-killed', processes: orphans });
   const worker = await startEpisodeWorker({
     redis,
     concurrency: opts.concurrency,
