@@ -15,7 +15,8 @@ export const PROMPT_PLACEHOLDERS: Readonly<Record<string, string>> = {
   protected: 'the protected paths, as a list',
   test: 'verify.test',
   check: "the task's check command (may be empty)",
-  testCommands: 'verify.test, and the check when the task has one ("A and B")',
+  testCommands: 'every command the gate runs, in order, joined by " and ": verify.setup, verify.build, verify.test, the check of this task and of every done task',
+  gateCommands: 'the same commands as a list, each as "step: command" (setup, build, test, check:<task>)',
   constraints: 'goal.constraints, as a list',
   planner: 'true for a planner task',
   tasksDir: 'tasksDir, or "(no tasksDir set)"',
@@ -50,7 +51,10 @@ export const DEFAULT_PROMPT_TEMPLATE = `# World "{{world}}": task {{taskId}} (at
 ## Rules the gate enforces
 - Change only: {{paths}}
 - Never change: {{protected}}
-- Every change must pass: {{testCommands}}
+- Every change must pass each of these commands, run in this order in a fresh sandbox without network (nothing else is run):
+{{#gateCommands}}
+  - {{.}}
+{{/gateCommands}}
 {{#constraints}}
 - {{.}}
 {{/constraints}}

@@ -1,5 +1,6 @@
 import { DEFAULT_PROMPT_TEMPLATE } from '../agents/prompt-template-default.js';
 import { renderPromptTemplate, type TemplateValues } from '../agents/prompt-template.js';
+import { planGate } from '../gate/gate-plan.js';
 import { isHoldoutDerived } from '../gate/hidden-checks.js';
 import type { EpisodeRecord } from '../world/episode-record.js';
 import type { TaskSpec, WorldManifest } from '../world/manifest-schema.js';
@@ -17,6 +18,8 @@ export interface PromptInput {
   lastGateLog?: string;
   /** What a person said when they gave the blocked task new attempts. */
   retryNote?: string | null;
+  /** Tasks done at the episode's base: the gate runs their checks too. @default none */
+  doneTasks?: ReadonlySet<string>;
 }
 
 /**
@@ -32,6 +35,8 @@ export function composePrompt(input: PromptInput): string {
 /** What each placeholder of a prompt template stands for (see PROMPT_PLACEHOLDERS). */
 export function promptValues(input: PromptInput): TemplateValues {
   const { manifest, task } = input;
+  // The very plan the gate runs (setup, build, test, this task's check, every done task's check).
+  const gate = planGate(manifest, task, input.doneTasks ?? new Set());
   return {
     world: manifest.name,
     taskId: task.id,
@@ -45,7 +50,8 @@ export function promptValues(input: PromptInput): TemplateValues {
     protected: manifest.protected,
     test: manifest.verify.test,
     check: task.check ?? '',
-    testCommands: `${manifest.verify.test}${task.check ? ` and ${task.check}` : ''}`,
+    testCommands: gate.map((step) => step.command).join(' and '),
+    gateCommands: gate.map((step) => `${step.name}: ${step.command}`),
     constraints: manifest.goal.constraints,
     planner: task.kind === 'planner',
     tasksDir: manifest.tasksDir ?? '(no tasksDir set)',

@@ -66,7 +66,10 @@ export async function runEpisode(job: EpisodeJob, deps: EpisodeDeps): Promise<Ep
   const lastFailed = earlier.filter((e) => e.outcome === 'rejected' || e.outcome === 'failed').at(-1);
   const lastGateLog = lastFailed ? (await ledger.readArtifacts(lastFailed.id)).gateLog : undefined;
   const retryNote = (await readTaskRetries(world.path)).filter((r) => r.task === job.task).at(-1)?.note ?? null;
-  const prompt = composePrompt({ manifest, task, attempt: job.attempt, earlier, lastGateLog, retryNote });
+  // Checks of the tasks done at the base, not at today's head: the candidate's tree is base + change.
+  // The prompt names the same gate plan the gate runs, so the agent is judged only by what it was told.
+  const done = await readDoneTasks(world.path, manifest.branch, job.base);
+  const prompt = composePrompt({ manifest, task, attempt: job.attempt, earlier, lastGateLog, retryNote, doneTasks: done });
 
   let workspace: Workspace | null = null;
   try {
@@ -96,8 +99,6 @@ export async function runEpisode(job: EpisodeJob, deps: EpisodeDeps): Promise<Ep
     const failure = agentFailure(run, tree, changed);
     let verdict: CandidateVerdict | null = null;
     if (!failure && tree) {
-      // Checks of the tasks done at the base, not at today's head: the candidate's tree is base + change.
-      const done = await readDoneTasks(world.path, manifest.branch, job.base);
       verdict = await timed('gate', () =>
         verifyCandidate({ world, sandbox: deps.sandbox, head: job.base, headManifest: manifest, fromTree: baseTree, candidateTree: tree, task, doneTasks: done, name: job.episodeId, baseTree }),
       );

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { composePrompt, type PromptInput } from '../../../src/episode/prompt.js';
+import { planGate } from '../../../src/gate/gate-plan.js';
 import type { EpisodeOutcome, EpisodeRecord } from '../../../src/world/episode-record.js';
 import { manifestSchema, type TaskSpec, type WorldManifest } from '../../../src/world/manifest-schema.js';
 
@@ -10,7 +11,7 @@ const manifest: WorldManifest = manifestSchema.parse({
   protected: ['test/**', 'world.yaml'],
   agent: { kind: 'script', script: '.genesis/recording.yaml' },
   retry: { maxAttempts: 4 },
-  tasks: [{ id: 'add', title: 'add(a, b)', paths: ['src/arith.js'] }],
+  tasks: [{ id: 'add', title: 'add(a, b)', paths: ['src/arith.js'], check: 'node --test test/arith.test.js' }],
 });
 
 const task: TaskSpec = {
@@ -79,7 +80,7 @@ describe('composePrompt', () => {
     const rules = section(prompt(), 'Rules the gate enforces');
     expect(rules).toContain('- Change only: src/arith.js, src/lib/**');
     expect(rules).toContain('- Never change: test/**, world.yaml');
-    expect(rules).toContain('- Every change must pass: node --test test/world.test.js and node --test test/arith.test.js');
+    expect(rules).toContain('- Every change must pass each of these commands, run in this order in a fresh sandbox without network (nothing else is run):\n  - test: node --test test/world.test.js\n  - check:add: node --test test/arith.test.js\n');
     expect(rules).toContain('- Plain JavaScript ES modules, no dependencies.');
     expect(rules).toContain('- Keep functions pure.');
     expect(rules).toMatch(/empty change counts as a failure/);
@@ -87,7 +88,24 @@ describe('composePrompt', () => {
 
   it('names only the world test when the task has no check', () => {
     const { check: _check, ...withoutCheck } = task;
-    expect(prompt({ task: withoutCheck })).toContain('- Every change must pass: node --test test/world.test.js\n');
+    const bare = { ...manifest, tasks: [{ ...manifest.tasks[0]!, check: undefined }] };
+    expect(prompt({ manifest: bare, task: withoutCheck })).toContain('(nothing else is run):\n  - test: node --test test/world.test.js\n- ');
+  });
+
+  it('lists every command the gate runs, from the same plan: setup, build, test, its own check and the checks of done tasks only', () => {
+    const world = manifestSchema.parse({
+      ...manifest,
+      verify: { ...manifest.verify, setup: 'npm ci --offline', build: 'npm run build' },
+      tasks: [
+        { id: 'add', title: 'add', paths: ['src/arith.js'], check: 'node --test test/arith.test.js' },
+        { id: 'parse', title: 'parse', paths: ['src/parse.js'], check: 'node --test test/parse.test.js' },
+        { id: 'cli', title: 'cli', paths: ['src/cli.js'], check: 'node --test test/cli.test.js' },
+      ],
+    });
+    const rules = section(prompt({ manifest: world, task: world.tasks[0]!, doneTasks: new Set(['parse']) }), 'Rules the gate enforces');
+    const listed = rules.split('\n').filter((l) => l.startsWith('  - '));
+    expect(listed).toEqual(planGate(world, world.tasks[0]!, new Set(['parse'])).map((s) => `  - ${s.name}: ${s.command}`));
+    expect(listed).toEqual(['  - setup: npm ci --offline', '  - build: npm run build', '  - test: node --test test/world.test.js', '  - check:add: node --test test/arith.test.js', '  - check:parse: node --test test/parse.test.js']);
   });
 
   it('says so when a task has no description, and leaves out an empty acceptance', () => {
