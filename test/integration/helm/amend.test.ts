@@ -59,7 +59,10 @@ describe('genesis amend', () => {
     expect(audit.status, audit.stdout + audit.stderr).toBe(0);
     const run = await genesis(['run', '--world', f.world.path, '--sandbox', 'bwrap']);
     expect(run.status, run.stdout + run.stderr).toBe(0);
-    expect((await new Ledger(f.world.path).readAll()).map((e) => [e.task, e.outcome])).toEqual([['a', 'accepted'], ['c', 'accepted']]);
+    const episodes = await new Ledger(f.world.path).readAll();
+    expect(episodes.map((e) => [e.task, e.outcome])).toEqual([['a', 'accepted'], ['c', 'accepted']]);
+    // c's agent was told every command its change would be judged by, a's check (a is done) included.
+    expect((await new Ledger(f.world.path).readArtifacts(episodes[1]!.id)).prompt).toContain('  - test: node --test test/base.test.js\n  - check:a: node --test test/a.test.js\n  - check:c: node --test test/c.test.js\n');
   });
 
   itWith('bwrap')('rejects a tree that breaks a done task\'s check or has an invalid manifest, and leaves the branch as it was', async () => {
