@@ -6,6 +6,7 @@ import { GenesisError } from '../errors.js';
 import { prepareWorkDir, SANDBOX_GID, SANDBOX_UID } from '../sandbox/work-dir.js';
 import { resolveOnPath, SYSTEM_DIRS, underSystemDirs } from './agent-sandbox-binary.js';
 import { agentReadOnlyPaths, parentsFirst } from './agent-sandbox-mounts.js';
+import { confineAgentDisk } from './agent-disk-quota.js';
 import { findNetnsTools, inNetworkNamespace, netnsResolvConf, type NetnsTools } from './agent-netns.js';
 import type { AgentLaunch, AgentSandbox, AgentSandboxKind, AgentSandboxSpec } from './agent-sandbox.js';
 
@@ -53,6 +54,7 @@ export class BwrapAgentSandbox implements AgentSandbox {
   async launch(argv: readonly string[], spec: AgentSandboxSpec): Promise<AgentLaunch> {
     if (!this.bwrap || !this.tools) await this.check();
     await mkdir(spec.home, { recursive: true });
+    const quota = await confineAgentDisk(spec);
     const asRoot = process.getuid?.() === 0;
     // As root the agent runs as uid 1000, which must own what it may write.
     if (asRoot) {
@@ -72,6 +74,8 @@ export class BwrapAgentSandbox implements AgentSandbox {
     const args = [
       ...(await systemArgs()),
       ...dns,
+      // A second, bounded /tmp over the first, so the quota has no way around it.
+      ...(spec.diskMb === undefined ? [] : ['--perms', '1777', '--size', String(spec.diskMb * 1024 * 1024), '--tmpfs', '/tmp']),
       ...mountPointArgs(binds.map((b) => b.target)),
       ...binds.flatMap((b) => b.args),
       ...['--chdir', spec.workspace],
@@ -81,7 +85,7 @@ export class BwrapAgentSandbox implements AgentSandbox {
       ...argv,
     ];
     const [file, ...wrapped] = inNetworkNamespace([this.bwrap!, ...args], netDir, this.tools!);
-    return { file: file!, args: wrapped, env: { ...spec.env, HOME: spec.home }, dispose: () => rm(netDir, { recursive: true, force: true }) };
+    return { file: file!, args: wrapped, env: { ...spec.env, HOME: spec.home }, dispose: () => rm(netDir, { recursive: true, force: true }), ...quota };
   }
 }
 

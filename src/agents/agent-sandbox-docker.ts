@@ -4,6 +4,7 @@ import { GenesisError } from '../errors.js';
 import { BIND_HOST_USR_LABEL } from '../sandbox/docker-sandbox.js';
 import { prepareWorkDir, SANDBOX_GID, SANDBOX_UID } from '../sandbox/work-dir.js';
 import { agentReadOnlyPaths, parentsFirst } from './agent-sandbox-mounts.js';
+import { confineAgentDisk } from './agent-disk-quota.js';
 import type { AgentLaunch, AgentSandbox, AgentSandboxKind, AgentSandboxSpec } from './agent-sandbox.js';
 import { ensureAgentNetwork } from './agent-sandbox-network.js';
 
@@ -53,6 +54,7 @@ export class DockerAgentSandbox implements AgentSandbox {
   async launch(argv: readonly string[], spec: AgentSandboxSpec): Promise<AgentLaunch> {
     if (this.hostUsr === null) await this.check();
     await mkdir(spec.home, { recursive: true });
+    const quota = await confineAgentDisk(spec);
     const asRoot = process.getuid?.() === 0;
     if (asRoot) {
       await prepareWorkDir(spec.workspace);
@@ -72,7 +74,7 @@ export class DockerAgentSandbox implements AgentSandbox {
     const args = [
       'run', '--rm', '-i', '--name', name, '--label', `${LABEL}=agent`,
       '--network', this.options.network, '--hostname', 'agent', '--user', user,
-      '--read-only', '--tmpfs', '/tmp:rw,nosuid,nodev,exec,size=1g',
+      '--read-only', '--tmpfs', `/tmp:rw,nosuid,nodev,exec,size=${Math.min(1024, spec.diskMb ?? 1024)}m`,
       '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges',
       ...binds.flatMap((b) => ['-v', `${b.target}:${b.target}:${b.mode}`]),
       '-w', spec.workspace,
@@ -83,6 +85,7 @@ export class DockerAgentSandbox implements AgentSandbox {
     // The client reads the values of `-e NAME` from its own environment, and finds the daemon there.
     const client = { ...env, PATH: process.env.PATH ?? '/usr/bin:/bin', ...dockerClientEnv() };
     return {
+      ...quota,
       file: 'docker',
       args,
       env: client,

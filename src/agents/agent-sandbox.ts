@@ -29,6 +29,8 @@ export interface AgentSandboxSpec {
   readOnly: readonly string[];
   /** Unique per launch: names the container. */
   name: string;
+  /** Disk quota in MiB of each of the workspace, HOME and /tmp (`agent.limits.diskMb`); none when absent. */
+  diskMb?: number;
 }
 
 /** What to spawn on the host to start the agent inside its sandbox. */
@@ -38,6 +40,8 @@ export interface AgentLaunch {
   env: Record<string, string>;
   /** Removes what the launch left behind; safe to call after any ending, and twice. */
   dispose(): Promise<void>;
+  /** Whether the agent filled its disk quota (only with `diskMb`); asked before `dispose`. */
+  diskFull?(): Promise<boolean>;
 }
 
 export interface AgentSandbox {

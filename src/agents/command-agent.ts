@@ -29,6 +29,8 @@ export interface CommandAgentOptions {
   price?: ModelPrice | null;
   /** How to install the binary, for the message when it is missing. */
   install?: string;
+  /** Disk quota of the workspace, HOME and /tmp in MiB (`agent.limits.diskMb`; sandboxed agents only). */
+  diskMb?: number;
 }
 
 /**
@@ -62,9 +64,15 @@ export class CommandAgent implements Agent {
       env,
       readOnly: [input.promptFile],
       name: `${env.GENESIS_EPISODE_ID ?? 'run'}-${randomBytes(3).toString('hex')}`,
+      ...(this.options.diskMb === undefined ? {} : { diskMb: this.options.diskMb }),
     });
     try {
-      return await this.runLaunched(launch, argv[0]!, input);
+      const result = await this.runLaunched(launch, argv[0]!, input);
+      // A full disk says more than the exit code it caused (ENOSPC, or a hang until the timeout).
+      if (!result.aborted && (await launch.diskFull?.())) {
+        return { ...result, failure: { reason: 'disk-quota', message: `the agent filled its disk quota (agent.limits.diskMb: ${this.options.diskMb} MiB)` } };
+      }
+      return result;
     } finally {
       await launch.dispose();
     }

@@ -108,7 +108,7 @@ async function runGateSteps(input: GateRunInput): Promise<GateRunVerdict> {
           return { ok: false, reason: 'broken-base', message, signature: `broken-base:${step.name}`, record, log: logs.join('\n') };
         }
       }
-      const reason = result.timedOut ? 'gate-timeout' : result.oomKilled ? 'gate-oom' : `${step.name.split(':')[0]}-failed`;
+      const reason = result.timedOut ? 'gate-timeout' : result.oomKilled ? 'gate-oom' : result.diskFull ? 'disk-quota' : `${step.name.split(':')[0]}-failed`;
       const failing = report?.failures.map((f) => f.name).slice(0, 5).join(', ');
       const network = result.timedOut ? null : describeNetworkFailure(result.output);
       const message = result.timedOut

@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GenesisError } from '../errors.js';
+import { confineDisk, isDiskFull } from './disk-quota.js';
 import { runProcessTree } from './run-process.js';
 import type { ProcessTreeOutcome } from './run-process.js';
 import { prepareMountPoints } from './mount-points.js';
@@ -62,6 +63,7 @@ export class BwrapSandbox implements Sandbox {
   }
 
   async run(spec: SandboxRunSpec): Promise<SandboxRunResult> {
+    if (spec.limits.diskMb !== undefined) await confineDisk(spec.workDir, spec.limits.diskMb);
     if (spec.mounts?.length) await prepareMountPoints(spec.workDir, spec.mounts);
     const { path, user } = await prepareWorkDir(spec.workDir, isolatedUserFor(spec.workDir));
     const asRoot = process.getuid?.() === 0;
@@ -71,7 +73,7 @@ export class BwrapSandbox implements Sandbox {
     const started = 'printf started >&3 && exec 3>&- && exec /bin/sh -c "$0"';
     const [file = 'bwrap', ...args] = [
       ...limitArgs(spec, asRoot),
-      ...['bwrap', ...bwrapArgs(path, spec.env, spec.mounts ?? [])],
+      ...['bwrap', ...bwrapArgs(path, spec.env, spec.mounts ?? [], spec.limits.diskMb)],
       ...dropArgs(user, asRoot),
       ...['/bin/sh', '-c', started, spec.command],
     ];
@@ -102,7 +104,7 @@ export class BwrapSandbox implements Sandbox {
       throw unavailable(new Error(reason), denied ? `${REACH_HINT} ${path}` : SETUP_HINT);
     }
     const { fd3: _status, ...result } = outcome;
-    return { ...result, oomKilled: false };
+    return { ...result, oomKilled: false, ...(spec.limits.diskMb !== undefined ? { diskFull: await isDiskFull(path) } : {}) };
   }
 }
 
@@ -126,14 +128,15 @@ function dropArgs(user: SandboxUser, asRoot: boolean): string[] {
   return ['setpriv', `--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--no-new-privs', '--inh-caps=-all', '--bounding-set=-all'];
 }
 
-function bwrapArgs(workDir: string, env: Record<string, string> | undefined, mounts: readonly SandboxMount[]): string[] {
+function bwrapArgs(workDir: string, env: Record<string, string> | undefined, mounts: readonly SandboxMount[], diskMb?: number): string[] {
   const mount = hostHasWorkDir() ? '/work' : workDir;
   const views = mounts.flatMap((m) => ['--ro-bind', m.source, `${mount}/${m.target}`]);
   const setenv = Object.entries({ ...env, HOME: '/tmp' }).flatMap(([k, v]) => ['--setenv', k, v]);
   return [
     ...['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc'],
     // A root-run bwrap makes its tmpfs root's; the command's user needs a sticky, writable /tmp.
-    ...['--perms', '1777', '--tmpfs', '/tmp', '--tmpfs', '/run', '--tmpfs', '/root', '--tmpfs', '/home'],
+    // With a disk quota, /tmp gets the same bound: it would otherwise be the way around it.
+    ...['--perms', '1777', ...(diskMb === undefined ? [] : ['--size', String(diskMb * 1024 * 1024)]), '--tmpfs', '/tmp', '--tmpfs', '/run', '--tmpfs', '/root', '--tmpfs', '/home'],
     ...['--bind', workDir, mount],
     ...views,
     ...['--chdir', mount],

@@ -3,6 +3,7 @@ import type { Readable } from 'node:stream';
 import Docker from 'dockerode';
 import type { Container, ContainerCreateOptions, ImageInspectInfo } from 'dockerode';
 import { GenesisError } from '../errors.js';
+import { confineDisk, isDiskFull } from './disk-quota.js';
 import { readFrames } from './docker-frames.js';
 import { OutputTail } from './output-tail.js';
 import { prepareMountPoints } from './mount-points.js';
@@ -76,6 +77,7 @@ export class DockerSandbox implements Sandbox {
     const image = spec.image ?? this.image;
     const info = await this.inspectImage(image);
     refuseHostToolchain(image, info);
+    if (spec.limits.diskMb !== undefined) await confineDisk(spec.workDir, spec.limits.diskMb);
     if (spec.mounts?.length) await prepareMountPoints(spec.workDir, spec.mounts);
     const { path, user } = await prepareWorkDir(spec.workDir);
     const tail = new OutputTail(spec.maxOutputBytes);
@@ -111,6 +113,7 @@ export class DockerSandbox implements Sandbox {
         truncated: tail.truncated,
         durationMs: Math.round(performance.now() - started),
         image: { name: image, id: info.Id },
+        ...(spec.limits.diskMb !== undefined ? { diskFull: await isDiskFull(path) } : {}),
       };
     } catch (cause) {
       throw toGenesisError(cause);
@@ -157,7 +160,7 @@ function containerOptions(
     HostConfig: {
       NetworkMode: 'none',
       ReadonlyRootfs: true,
-      Tmpfs: { '/tmp': 'rw,nosuid,nodev,size=256m' },
+      Tmpfs: { '/tmp': `rw,nosuid,nodev,size=${Math.min(256, spec.limits.diskMb ?? 256)}m` },
       Binds: [`${workDir}:/work:rw`, ...(spec.mounts ?? []).map((m) => `${m.source}:/work/${m.target}:ro`)],
       Memory: memory,
       MemorySwap: memory,

@@ -25,6 +25,11 @@ export interface SandboxLimits {
   memoryMb: number;
   /** Maximum number of processes/threads. */
   pids: number;
+  /**
+   * Disk quota of the work dir in MiB (a size-limited tmpfs, see disk-quota.ts); unlimited when
+   * absent. Filling it sets `diskFull` on the result.
+   */
+  diskMb?: number;
 }
 
 export interface SandboxRunSpec {
@@ -70,6 +75,8 @@ export interface SandboxRunResult {
   durationMs: number;
   /** The image the command ran in, by name and by content id (docker adapter only). */
   image?: SandboxImage;
+  /** The work dir's disk quota was full when the command ended (only with `limits.diskMb`). */
+  diskFull?: boolean;
 }
 
 /** An image as a gate records it: the name it was asked for and the id it resolved to then. */

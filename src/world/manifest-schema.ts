@@ -10,6 +10,12 @@ const limits = z
     cpus: z.number().positive().default(1).describe('CPUs a gate command may use'),
     memoryMb: z.number().int().min(64).default(2048).describe('memory limit of a gate command, MiB'),
     pids: z.number().int().min(16).default(256).describe('process limit of a gate command'),
+    diskMb: z
+      .number()
+      .int()
+      .min(16)
+      .optional()
+      .describe("disk quota of the gate's work dir, MiB (a size-limited tmpfs: counts toward memory; needs root); filling it rejects with disk-quota"),
   })
   .strict();
 
@@ -148,6 +154,18 @@ const agent = z
   .object({
     ...agentChoice,
     timeoutSec: z.number().int().positive().default(1800).describe('wall time of one episode\'s agent'),
+    limits: z
+      .object({
+        diskMb: z
+          .number()
+          .int()
+          .min(16)
+          .optional()
+          .describe("disk quota of the agent's workspace, MiB (a size-limited tmpfs: counts toward memory; needs root); filling it fails the episode with disk-quota"),
+      })
+      .strict()
+      .default({})
+      .describe("limits of the agent's sandbox"),
     env: z.array(z.string()).default([]).describe('names of environment variables passed to the agent'),
     maxTurns: z.number().int().positive().default(50).describe('model calls per episode (kind openai)'),
     maxTokens: z.number().int().positive().optional().describe('input + output tokens per episode (kind openai)'),

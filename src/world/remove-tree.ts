@@ -3,6 +3,7 @@ import { lstat, mkdir, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { execa } from 'execa';
 import { GenesisError } from '../errors.js';
+import { unmountUnder } from '../sandbox/disk-quota.js';
 
 /**
  * Removes a directory tree whatever an agent or a check made of it. Node's recursive rm builds
@@ -12,6 +13,8 @@ import { GenesisError } from '../errors.js';
  * `remove-failed` only when the tree is still there after all that.
  */
 export async function removeTree(path: string): Promise<void> {
+  // A work dir under a disk quota is a tmpfs mount (see disk-quota.ts): rm cannot remove a mount point.
+  await unmountUnder(path);
   try {
     await rm(path, { recursive: true, force: true });
     return;

@@ -19,5 +19,6 @@ export async function createCommandAgent(config: AgentConfig, defaultImage: stri
     passEnv: [...(preset?.env ?? []), ...config.env],
     sandbox,
     price: priceOf(config.model, config.price),
+    ...(config.limits.diskMb === undefined ? {} : { diskMb: config.limits.diskMb }),
   });
 }

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { rm, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { homedir, networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
@@ -56,6 +56,14 @@ read-secrets)
   report env-passed "\${GENESIS_PASSED_SECRET:-none}"
   echo "a key in the output: $(node -e "process.stdout.write('gh' + 'p_' + 'Zq8'.repeat(12))")"
   printf "export const v = 'secrets';\\n" > src/read-secrets.js ;;
+fill-disk)
+  for where in workspace home tmp; do
+    case $where in workspace) dir=. ;; home) dir=$HOME ;; tmp) dir=/tmp ;; esac
+    i=0; while [ $i -lt 128 ]; do head -c 1048576 /dev/zero > "$dir/fill-$i" 2>/dev/null || break; i=$((i+1)); done
+    report "fill@$where" "$i MiB"
+  done
+  exit 1 ;;
+fill-disk-gate) printf "export const v = 'fills';\\n" > src/fill-disk-gate.js ;;
 esac
 `;
 
@@ -87,10 +95,10 @@ beforeAll(async () => {
   const manifest = {
     name: 'confinement-attacks',
     goal: { outcome: 'the honest modules exist' },
-    verify: { sandbox: 'bwrap', test: 'node --test test/base.test.js', timeoutSec: 30 },
+    verify: { sandbox: 'bwrap', test: 'node --test test/base.test.js', timeoutSec: 30, limits: { cpus: 1, memoryMb: 512, pids: 64, diskMb: 32 } },
     protected: ['test/**', 'world.yaml', '.genesis/**'],
     // No agent.sandbox: the default must confine.
-    agent: { kind: 'command', command: ['sh', '.genesis/agent.sh'], timeoutSec: 30, env: ['GENESIS_PASSED_SECRET'] },
+    agent: { kind: 'command', command: ['sh', '.genesis/agent.sh'], timeoutSec: 30, env: ['GENESIS_PASSED_SECRET'], limits: { diskMb: 32 } },
     retry: { maxAttempts: 1 },
     parallelism: 4,
     tasks: [
@@ -103,6 +111,8 @@ beforeAll(async () => {
         // Runs only for read-secrets (the one attack that leaves a change): what a gate sees.
         check: `echo "gate-env=\${GENESIS_PASSED_SECRET:-none} \${GENESIS_PLANTED_ENV:-none}"; node -e "console.log('gate prints ' + 'sk-' + 'ant-' + 'Qw3'.repeat(10))"; exit 1`,
       })),
+      { id: 'fill-disk', title: 'fill-disk', paths: ['src/fill-disk.js'] },
+      { id: 'fill-disk-gate', title: 'fill-disk-gate', paths: ['src/fill-disk-gate.js'], check: 'i=0; while [ $i -lt 128 ]; do head -c 1048576 /dev/zero > fill-$i || exit 1; i=$((i+1)); done; exec sleep 600' },
     ],
   };
   const files = {
@@ -168,6 +178,24 @@ describe('a run whose agents attack the machine, with no agent sandbox named', (
     const seen = facts(log);
     expect(seen).toMatchObject({ 'home-file': 'stopped', 'home-ssh': 'stopped', 'env-planted': 'none', 'environ-planted': '' });
     expect(log).not.toContain(PLANTED_FILE_SECRET);
+  });
+
+  itWith('bwrap')('cannot fill the disk: its workspace, HOME and /tmp stop at agent.limits.diskMb, and the episode fails with disk-quota', async () => {
+    const seen = facts(await logOf('fill-disk'));
+    for (const where of ['fill@workspace', 'fill@home', 'fill@tmp']) expect(Number.parseInt(seen[where] ?? 'none', 10), where).toBeLessThanOrEqual(32);
+    expect(w.episodeOf('fill-disk')).toMatchObject({ outcome: 'failed', reason: 'disk-quota' });
+  });
+
+  itWith('bwrap')("a check that fills the gate's work dir is stopped at verify.limits.diskMb with disk-quota, not at the timeout", async () => {
+    const e = w.episodeOf('fill-disk-gate');
+    expect(e).toMatchObject({ outcome: 'rejected', reason: 'disk-quota' });
+    expect(e.phases.gate).toBeLessThan(25_000);
+  });
+
+  itWith('bwrap')('leaves no mount and no work dir behind', async () => {
+    const mounts = (await readFile('/proc/self/mountinfo', 'utf8')).split('\n').filter((l) => l.includes(w.root));
+    expect(mounts).toEqual([]);
+    expect(await readdir(join(w.world.scratchDir, 'gates')).catch(() => [])).toEqual([]);
   });
 
   itWith('bwrap')('leaves no secret in the ledger: a passed variable and a key printed by the agent or a gate are scrubbed', async () => {
