@@ -20,9 +20,15 @@ const HINT = 'Run `bash scripts/setup-services.sh bwrap` to install slirp4netns,
  * until its network is up; the shell then waits for it, stops slirp4netns and exits with the
  * command's code. Everything stays in the caller's process group, so killing the group stops
  * slirp4netns too.
+ *
+ * With an egress allow-list, `$5` is the port of the agent's proxy on this host's loopback: the
+ * gateway then leads to the host's loopback, and before the command starts, a packet filter in the
+ * namespace (iptables-restore, `$6`, through nsenter, `$7`; the agent, without capabilities,
+ * cannot change it) lets out only loopback and that one port of the gateway, and rejects
+ * everything else: the proxy is the only way out. Root only. `$5` is `-` without a list.
  */
 const LAUNCHER = `
-d=$1; mode=$2; unshare=$3; slirp4netns=$4; shift 4
+d=$1; mode=$2; unshare=$3; slirp4netns=$4; proxy=$5; restore=$6; nsenter=$7; shift 7
 mkfifo "$d/ready" "$d/go" || exit 125
 if [ "$mode" = root ]; then ns="--net"; else ns="--user --map-current-user --net"; fi
 exec 3<&0
@@ -30,12 +36,27 @@ exec 3<&0
 child=$!
 exec 3<&-
 if [ "$mode" = root ]; then userns=""; else userns="--userns-path=/proc/$child/ns/user"; fi
-"$slirp4netns" --configure --mtu=65520 --disable-host-loopback $userns --ready-fd=4 "$child" tap0 4>"$d/ready" >"$d/slirp.log" 2>&1 &
+if [ "$proxy" = - ]; then loopback=--disable-host-loopback; else loopback=""; fi
+"$slirp4netns" --configure --mtu=65520 $loopback $userns --ready-fd=4 "$child" tap0 4>"$d/ready" >"$d/slirp.log" 2>&1 &
 slirp=$!
 # slirp4netns writes one byte when the network is up and closes the FIFO; nothing if it failed.
 if [ -z "$(head -c 1 "$d/ready")" ]; then
   echo "genesis: the agent's network (slirp4netns) did not start: $(cat "$d/slirp.log")" >&2
   kill -9 "$child" 2>/dev/null; exit 125
+fi
+if [ "$proxy" != - ]; then
+  rules="*filter
+:INPUT ACCEPT [0:0]
+:FORWARD DROP [0:0]
+:OUTPUT ACCEPT [0:0]
+-A OUTPUT -o lo -j ACCEPT
+-A OUTPUT -d 10.0.2.2/32 -p tcp --dport $proxy -j ACCEPT
+-A OUTPUT -j REJECT
+COMMIT"
+  if ! printf '%s\n' "$rules" | "$nsenter" -t "$child" -n "$restore" 2>"$d/filter.log"; then
+    echo "genesis: the agent's egress filter could not be set: $(cat "$d/filter.log")" >&2
+    kill -9 "$child" "$slirp" 2>/dev/null; exit 125
+  fi
 fi
 echo go > "$d/go"
 wait "$child"; rc=$?
@@ -47,15 +68,21 @@ exit $rc
  * The argv that runs `argv` in a network namespace of its own (see LAUNCHER); `dir` is an empty
  * private directory that outlives the run.
  */
-export function inNetworkNamespace(argv: readonly string[], dir: string, tools: NetnsTools): string[] {
-  return ['/bin/sh', '-c', LAUNCHER, 'genesis-agent-net', dir, process.getuid?.() === 0 ? 'root' : 'user', tools.unshare, tools.slirp4netns, ...argv];
+export function inNetworkNamespace(argv: readonly string[], dir: string, tools: NetnsTools, proxyPort?: number): string[] {
+  const egress = proxyPort === undefined ? ['-', '-', '-'] : [String(proxyPort), tools.iptablesRestore ?? 'iptables-restore', tools.nsenter ?? 'nsenter'];
+  return ['/bin/sh', '-c', LAUNCHER, 'genesis-agent-net', dir, process.getuid?.() === 0 ? 'root' : 'user', tools.unshare, tools.slirp4netns, ...egress, ...argv];
 }
 
-/** Where the programs of a network namespace are. */
+/** Where the programs of a network namespace are (the last two only for an egress allow-list). */
 export interface NetnsTools {
   unshare: string;
   slirp4netns: string;
+  iptablesRestore?: string;
+  nsenter?: string;
 }
+
+/** The gateway address of the namespace, where the agent finds its proxy. */
+export const NETNS_GATEWAY = '10.0.2.2';
 
 /** The resolver configuration an agent in such a namespace reads as /etc/resolv.conf. */
 export function netnsResolvConf(): string {
@@ -72,4 +99,19 @@ export async function findNetnsTools(): Promise<NetnsTools> {
     return path;
   };
   return { unshare: await find('unshare'), slirp4netns: await find('slirp4netns') };
+}
+
+/** Finds what an egress allow-list needs besides; rejects when it cannot be had here. */
+export async function findEgressTools(): Promise<Required<Pick<NetnsTools, 'iptablesRestore' | 'nsenter'>>> {
+  if (process.getuid?.() !== 0) {
+    throw new GenesisError('agent-sandbox-unavailable', 'agent.network.allow needs Genesis to run as root: it sets a packet filter in the agent\'s network namespace', {
+      hint: 'run Genesis as root, or remove agent.network.allow (the agent then reaches any host outside, never this host\'s loopback)',
+    });
+  }
+  const find = async (tool: string, pkg: string) => {
+    const path = await resolveOnPath(tool, SEARCH, '/');
+    if (path === null) throw new GenesisError('agent-sandbox-unavailable', `${tool} is not installed, so agent.network.allow cannot be enforced`, { hint: `install ${pkg} (bash scripts/setup-services.sh bwrap does)` });
+    return path;
+  };
+  return { iptablesRestore: await find('iptables-restore', 'iptables'), nsenter: await find('nsenter', 'util-linux') };
 }

@@ -7,7 +7,8 @@ import { prepareWorkDir, SANDBOX_GID, SANDBOX_UID } from '../sandbox/work-dir.js
 import { resolveOnPath, SYSTEM_DIRS, underSystemDirs } from './agent-sandbox-binary.js';
 import { agentReadOnlyPaths, parentsFirst } from './agent-sandbox-mounts.js';
 import { confineAgentDisk } from './agent-disk-quota.js';
-import { findNetnsTools, inNetworkNamespace, netnsResolvConf, type NetnsTools } from './agent-netns.js';
+import { findEgressTools, findNetnsTools, inNetworkNamespace, NETNS_GATEWAY, netnsResolvConf, type NetnsTools } from './agent-netns.js';
+import { startEgressProxy } from './egress-proxy.js';
 import type { AgentLaunch, AgentSandbox, AgentSandboxKind, AgentSandboxSpec } from './agent-sandbox.js';
 
 const HINT = 'Run `bash scripts/setup-services.sh bwrap` to install bubblewrap, or set agent.sandbox to docker or none.';
@@ -31,6 +32,9 @@ export class BwrapAgentSandbox implements AgentSandbox {
   private bwrap: string | null = null;
   private tools: NetnsTools | null = null;
 
+  /** @param allow the egress allow-list (`agent.network.allow`); without it the network is open. */
+  constructor(private readonly allow?: readonly string[]) {}
+
   async check(): Promise<void> {
     this.bwrap ??= await resolveOnPath('bwrap', process.env.PATH, '/');
     if (!this.bwrap) throw new GenesisError('agent-sandbox-unavailable', 'bubblewrap (bwrap) is not installed, so agent.sandbox: bwrap cannot run agents', { hint: HINT });
@@ -38,7 +42,7 @@ export class BwrapAgentSandbox implements AgentSandbox {
     if (probe.exitCode !== 0) {
       throw new GenesisError('agent-sandbox-unavailable', `bubblewrap cannot start an agent sandbox here: ${probe.stderr || probe.stdout || `exit code ${probe.exitCode}`}`.trim(), { hint: HINT });
     }
-    this.tools = await findNetnsTools();
+    this.tools = { ...(await findNetnsTools()), ...(this.allow ? await findEgressTools() : {}) };
     const dir = await mkdtemp(join(tmpdir(), 'genesis-agent-net-'));
     try {
       const [file, ...args] = inNetworkNamespace([this.bwrap, ...(await systemArgs()), '--unshare-pid', 'true'], dir, this.tools);
@@ -84,8 +88,20 @@ export class BwrapAgentSandbox implements AgentSandbox {
       ...drop,
       ...argv,
     ];
-    const [file, ...wrapped] = inNetworkNamespace([this.bwrap!, ...args], netDir, this.tools!);
-    return { file: file!, args: wrapped, env: { ...spec.env, HOME: spec.home }, dispose: () => rm(netDir, { recursive: true, force: true }), ...quota };
+    const proxy = this.allow ? await startEgressProxy(this.allow) : null;
+    const [file, ...wrapped] = inNetworkNamespace([this.bwrap!, ...args], netDir, this.tools!, proxy?.port);
+    const proxyEnv = proxy ? proxyVariables(proxy.urlFrom(NETNS_GATEWAY)) : {};
+    return {
+      file: file!,
+      args: wrapped,
+      env: { ...spec.env, ...proxyEnv, HOME: spec.home },
+      dispose: async () => {
+        await proxy?.close();
+        await rm(netDir, { recursive: true, force: true });
+      },
+      ...quota,
+      ...(proxy ? { egressRefused: () => proxy.refused() } : {}),
+    };
   }
 }
 
@@ -116,4 +132,14 @@ function systemArgs(): Promise<string[]> {
     return [...args, '--proc', '/proc', '--dev', '/dev', '--perms', '1777', '--tmpfs', '/tmp'];
   })();
   return cachedSystemArgs;
+}
+
+/** The variables HTTP clients read their proxy from, in both spellings; nothing bypasses it. */
+function proxyVariables(url: string): Record<string, string> {
+  const env: Record<string, string> = { NO_PROXY: '', no_proxy: '' };
+  for (const name of ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY']) {
+    env[name] = url;
+    env[name.toLowerCase()] = url;
+  }
+  return env;
 }

@@ -1,3 +1,4 @@
+import { GenesisError } from '../errors.js';
 import type { AgentSandbox, AgentSandboxKind } from './agent-sandbox.js';
 import { BwrapAgentSandbox } from './agent-sandbox-bwrap.js';
 import { DockerAgentSandbox } from './agent-sandbox-docker.js';
@@ -10,8 +11,8 @@ export interface AgentSandboxOptions {
   kind: AgentSandboxChoice;
   /** Image of the docker adapter. */
   image: string;
-  /** Network of the docker adapter. */
-  network: string;
+  /** `agent.network`: the docker adapter's network, or an egress allow-list. */
+  network: string | { allow: readonly string[]; docker?: string | undefined };
 }
 
 /**
@@ -21,11 +22,18 @@ export interface AgentSandboxOptions {
  * runs unconfined only when the manifest says `none`, never because confinement failed.
  */
 export async function createAgentSandbox(options: AgentSandboxOptions): Promise<AgentSandbox> {
+  const allow = typeof options.network === 'string' ? undefined : options.network.allow;
+  const network = typeof options.network === 'string' ? options.network : (options.network.docker ?? 'genesis-agents');
+  if (allow && (options.kind === 'docker' || options.kind === 'none')) {
+    throw new GenesisError('agent-sandbox-unavailable', `agent.network.allow is enforced by the bubblewrap agent sandbox, not by agent.sandbox: ${options.kind}`, {
+      hint: 'remove agent.sandbox (the default, auto, enforces the list) or remove agent.network.allow',
+    });
+  }
   const sandbox =
     options.kind === 'docker'
-      ? new DockerAgentSandbox({ image: options.image, network: options.network })
+      ? new DockerAgentSandbox({ image: options.image, network })
       : options.kind === 'bwrap' || options.kind === 'auto'
-        ? new BwrapAgentSandbox()
+        ? new BwrapAgentSandbox(allow)
         : new NoneAgentSandbox();
   await sandbox.check();
   return sandbox;

@@ -42,6 +42,8 @@ export interface AgentLaunch {
   dispose(): Promise<void>;
   /** Whether the agent filled its disk quota (only with `diskMb`); asked before `dispose`. */
   diskFull?(): Promise<boolean>;
+  /** Requests the egress proxy refused (only with an allow-list); asked before `dispose`. */
+  egressRefused?(): number;
 }
 
 export interface AgentSandbox {

@@ -39,6 +39,8 @@ export interface AgentRunResult {
   transcript?: string;
   /** Why the agent gave up, when it can say better than an exit code (a context-length error). */
   failure?: { reason: string; message: string };
+  /** Requests its egress proxy refused, for an agent with an allow-list (`agent.network.allow`). */
+  egressRefused?: number;
 }
 
 export interface Agent {

@@ -67,7 +67,8 @@ export class CommandAgent implements Agent {
       ...(this.options.diskMb === undefined ? {} : { diskMb: this.options.diskMb }),
     });
     try {
-      const result = await this.runLaunched(launch, argv[0]!, input);
+      const ran = await this.runLaunched(launch, argv[0]!, input);
+      const result = launch.egressRefused ? { ...ran, egressRefused: launch.egressRefused() } : ran;
       // A full disk says more than the exit code it caused (ENOSPC, or a hang until the timeout).
       if (!result.aborted && (await launch.diskFull?.())) {
         return { ...result, failure: { reason: 'disk-quota', message: `the agent filled its disk quota (agent.limits.diskMb: ${this.options.diskMb} MiB)` } };

@@ -119,6 +119,7 @@ export async function runEpisode(job: EpisodeJob, deps: EpisodeDeps): Promise<Ep
       gate: verdict?.gate ?? null,
       changedFiles: verdict?.changedFiles ?? (changed ? await listChangedPaths(world.path, baseTree, tree!) : []),
       quarantine,
+      ...(run.egressRefused === undefined ? {} : { egressRefused: run.egressRefused }),
       worker: deps.worker,
     };
     await ledger.write(updated, { prompt, agentLog: run.log, diff, gateLog: verdict?.log ?? '', ...(run.transcript === undefined ? {} : { transcript: run.transcript }) });

@@ -68,6 +68,8 @@ export interface EpisodeRecord {
   usageProblems?: string[];
   /** A ref holding the partial change of an episode cut short (timeout, stopped run), or null. */
   quarantine?: string | null;
+  /** Requests the agent's egress proxy refused (hosts not on agent.network.allow); absent without a list. */
+  egressRefused?: number;
   worker: string;
 }
 

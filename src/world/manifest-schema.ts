@@ -177,7 +177,21 @@ const agent = z
       .default('auto')
       .describe("where the agent's processes run: auto (bwrap with a network namespace of its own), bwrap, docker (own container and network), or none (a local process, unconfined: say so only for agents you trust)"),
     image: z.string().optional().describe('docker image of the agent sandbox; default: verify.image'),
-    network: z.string().default('genesis-agents').describe("docker network of the agent sandbox; created when missing"),
+    network: z
+      .union([
+        z.string().min(1),
+        z
+          .object({
+            allow: z
+              .array(z.string().regex(/^[A-Za-z0-9*]([A-Za-z0-9*.:-]*[A-Za-z0-9*])?$/, 'a host name or address, with * for any run of characters, e.g. "*.openai.com"'))
+              .min(1, 'an empty allow-list would cut the agent off from its model; remove agent.network instead')
+              .describe('hosts the agent may reach through its egress proxy (HTTP CONNECT and plain HTTP); * matches any run of characters'),
+            docker: z.string().min(1).optional().describe('docker network of the agent sandbox'),
+          })
+          .strict(),
+      ])
+      .default('genesis-agents')
+      .describe('the docker network of the agent sandbox (a name, created when missing), or { allow: [hosts] }: an egress allow-list enforced by a proxy (sandbox auto or bwrap)'),
     promptTemplate: z.string().min(1).optional().describe('the prompt as a template with {{placeholders}}; default: the built-in prompt'),
     rotation: z
       .array(z.object({ ...agentChoice, env: z.array(z.string()).optional().describe('more variables passed to this agent, besides agent.env') }).partial().strict())
