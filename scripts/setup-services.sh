@@ -69,6 +69,8 @@ setup_packages() {
   # the tests stand up "the outside" in a namespace with iproute2.
   wants bwrap && ! command -v slirp4netns >/dev/null 2>&1 && missing+=(slirp4netns)
   wants bwrap && ! command -v ip >/dev/null 2>&1 && missing+=(iproute2)
+  # agent.network.allow: a packet filter in the agent's namespace leaves only its proxy.
+  wants bwrap && ! command -v iptables-restore >/dev/null 2>&1 && missing+=(iptables)
   command -v git >/dev/null 2>&1 || missing+=(git)
   if [ "${#missing[@]}" -eq 0 ]; then
     say packages "all present"

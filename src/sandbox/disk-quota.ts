@@ -19,6 +19,8 @@ import { GenesisError } from '../errors.js';
  */
 
 const TMPFS = 'tmpfs';
+/** The source name of a quota's tmpfs in the mount table: how unmountUnder tells it from any other mount. */
+const SOURCE = 'genesis-quota';
 
 /** Makes `dir` a tmpfs of `mb` MiB holding a copy of its files, unless it already is a tmpfs mount. */
 export async function confineDisk(dir: string, mb: number): Promise<void> {
@@ -32,7 +34,7 @@ export async function confineDisk(dir: string, mb: number): Promise<void> {
   // Mounted beside the directory, filled, then moved over it: the command never sees a half copy.
   const staging = await mkdtemp(join(dirname(path), `.${basename(path)}-quota-`));
   try {
-    await run(['mount', '-t', TMPFS, '-o', `size=${Math.floor(mb)}m,mode=0755`, TMPFS, staging]);
+    await run(['mount', '-t', TMPFS, '-o', `size=${Math.floor(mb)}m,mode=0755`, SOURCE, staging]);
     const copied = await execa('cp', ['-a', '--', `${path}/.`, staging], { reject: false });
     if (copied.exitCode !== 0) {
       await execa('umount', [staging], { reject: false });
@@ -55,11 +57,16 @@ export async function isDiskFull(dir: string): Promise<boolean> {
   return free < Math.max(64 * 1024, (info.blocks * info.bsize) / 100);
 }
 
-/** Unmounts every mount at or under `path`, deepest first (lazily: a process may still hold one). */
+/**
+ * Unmounts every disk quota at or under `path`, deepest first (lazily: a process may still hold
+ * one). Other mounts are left alone: they are not Genesis's to undo.
+ */
 export async function unmountUnder(path: string): Promise<void> {
   const root = resolve(path);
   const mounts = (await readFile('/proc/self/mountinfo', 'utf8').catch(() => ''))
     .split('\n')
+    // "id parent dev root mountpoint options … - fstype source superoptions"
+    .filter((line) => line.split(' - ')[1]?.split(' ')[1] === SOURCE)
     .map((line) => unescapeMountPath(line.split(' ')[4] ?? ''))
     .filter((point) => point === root || point.startsWith(`${root}/`))
     .sort((a, b) => b.length - a.length);
