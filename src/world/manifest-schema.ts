@@ -223,6 +223,13 @@ export const taskSchema = z
   })
   .strict();
 
+const publishTarget = z
+  .object({
+    url: z.string().min(1).describe('a git remote: URL (https, ssh, file) or path; pushed with the credentials git finds for it'),
+    ledger: z.boolean().default(false).describe('push the ledger refs (refs/genesis/*) too, so the remote carries the evidence'),
+  })
+  .strict();
+
 export const manifestSchema = z
   .object({
     name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'use letters, digits, ".", "_" and "-"'),
@@ -254,6 +261,11 @@ export const manifestSchema = z
       .string()
       .optional()
       .describe('a directory of YAML files ({ tasks: [...] }) whose tasks join those of world.yaml; planner tasks write here'),
+    publish: z
+      .union([publishTarget, z.array(publishTarget)])
+      .transform((v) => (Array.isArray(v) ? v : [v]))
+      .optional()
+      .describe('remotes that mirror the accepted branch after every accepted change (a forge, say): one { url, ledger } or a list'),
   })
   .strict();
 

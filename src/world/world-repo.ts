@@ -9,12 +9,25 @@ import type { WorldManifest } from './manifest-schema.js';
 const manifestCache = new Map<string, WorldManifest>();
 
 /**
+ * Told of every ref a WorldRepo moved by compare-and-swap: a world behind a git URL pushes the
+ * move to its server (remote-world.ts), `publish:` mirrors the accepted branch (publisher.ts).
+ */
+export interface RefMoveListener {
+  /**
+   * Called after `ref` moved locally from `expected` to `next`. Resolves false when the move must
+   * not stand (the server's ref had moved: the listener has put the local ref where the server's is).
+   */
+  moved(ref: string, next: string, expected: string | null): Promise<boolean>;
+}
+
+/**
  * A world: a bare git repository whose branch (default `main`) is the accepted history. Genesis
  * keeps its scratch space (workspaces, gate directories) in `<world>/genesis/`, which git ignores
  * and a mirror clone does not carry; everything durable lives in refs.
  */
 export class WorldRepo {
   readonly path: string;
+  private readonly listeners: RefMoveListener[] = [];
 
   private constructor(path: string) {
     this.path = path;
@@ -126,7 +139,16 @@ export class WorldRepo {
    */
   async compareAndSwap(ref: string, next: string, expected: string | null): Promise<boolean> {
     const r = await git(['update-ref', ref, next, expected ?? '0'.repeat(40)], { cwd: this.path, okExitCodes: [1, 128] });
-    return r.exitCode === 0;
+    if (r.exitCode !== 0) return false;
+    for (const listener of this.listeners) {
+      if (!(await listener.moved(ref, next, expected))) return false;
+    }
+    return true;
+  }
+
+  /** Adds a listener told of every successful compareAndSwap, in the order added. */
+  onRefMoved(listener: RefMoveListener): void {
+    this.listeners.push(listener);
   }
 
   async setRef(ref: string, commit: string): Promise<void> {

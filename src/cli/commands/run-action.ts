@@ -6,7 +6,7 @@ import { NONE_SANDBOX_WARNING } from '../../sandbox/none-sandbox.js';
 import type { RunSummary } from '../../schedule/run-events.js';
 import { runWorld, type DistributedRun } from '../../schedule/run-world.js';
 import { acquireRunLock } from '../../world/run-lock.js';
-import { WorldRepo } from '../../world/world-repo.js';
+import { finishPushing, syncingWithServer, openWorldLocation, startPublishing } from '../world-location.js';
 import { readInitSandbox } from '../../world/world-settings.js';
 import { resolveSandboxChoice } from '../sandbox-choice.js';
 import { STOP_EXIT } from '../exit-codes.js';
@@ -20,6 +20,8 @@ export interface RunCommandOptions {
   redis?: string;
   /** Where workers find the world, when not at the same path (a git URL). */
   remote?: string;
+  /** Where the mirror of a world behind a git URL is kept. @default ~/.cache/genesis/worlds */
+  cacheDir?: string;
 }
 
 export async function runCommand(opts: RunCommandOptions): Promise<number> {
@@ -31,7 +33,8 @@ export async function runCommand(opts: RunCommandOptions): Promise<number> {
 
 /** Runs a world with signals wired: the first Ctrl-C stops cleanly, a second one exits at once. */
 export async function runWithSignals(opts: RunCommandOptions): Promise<RunSummary> {
-  const world = await WorldRepo.open(opts.world);
+  const opened = await openWorldLocation(opts.world, opts.cacheDir);
+  const { world } = opened;
   const controller = new AbortController();
   const onSignal = () => {
     if (controller.signal.aborted) process.exit(130);
@@ -46,7 +49,10 @@ export async function runWithSignals(opts: RunCommandOptions): Promise<RunSummar
   (opts.json ? process.stderr : process.stdout).write(`sandbox: ${sandbox.kind} (${why})\n`);
   if (sandbox.kind === 'none') process.stderr.write(`warning: ${NONE_SANDBOX_WARNING}\n`);
   if (manifest.agent.sandbox === 'none' && agentsRunProcesses(manifest.agent)) process.stderr.write(`warning: ${NONE_AGENT_SANDBOX_WARNING}\n`);
-  const cluster = opts.redis ? await import('./run-distributed.js').then((m) => m.joinCluster(opts.redis!, world, manifest.name, opts.remote ?? world.path, () => controller.abort())) : null;
+  const cluster = opts.redis ? await import('./run-distributed.js').then((m) => m.joinCluster(opts.redis!, world, manifest.name, opts.remote ?? opened.location, () => controller.abort())) : null;
+  if (cluster && opened.remote) cluster.distributed.queue = syncingWithServer(cluster.distributed.queue, opened.remote);
+  const say = (line: string) => process.stderr.write(`${line}\n`);
+  const publisher = await startPublishing(world, manifest, say);
   const lock = cluster ? null : await acquireRunLock(world.scratchDir);
   // Before the earlier run's records are closed: its agents must not keep working (and spending) unseen.
   const orphans = await killOrphanedAgents();
@@ -65,6 +71,7 @@ export async function runWithSignals(opts: RunCommandOptions): Promise<RunSummar
     });
   } finally {
     printer.finish();
+    await finishPushing(opened, publisher, say);
     await lock?.release();
     await cluster?.leave();
     process.off('SIGINT', onSignal);

@@ -1,0 +1,129 @@
+import { readFile, rm, writeFile, mkdir } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { git } from './git.js';
+import { redactUrl } from './redact-url.js';
+import type { RefMoveListener, WorldRepo } from './world-repo.js';
+
+/** One remote of `publish:` in world.yaml. */
+export interface PublishTarget {
+  url: string;
+  /** Push the ledger refs (refs/genesis/*) too. */
+  ledger: boolean;
+}
+
+export type PublishEvent =
+  | { type: 'published'; url: string; head: string; attempt: number }
+  | { type: 'publish-failed'; url: string; attempt: number; error: string; retryInMs: number };
+
+export interface PublisherOptions {
+  /** Waits between tries of a failing push, the last one repeated. @default [1000, 2000, 5000, 15000, 60000] */
+  retryMs?: readonly number[];
+  onEvent?: (event: PublishEvent) => void;
+}
+
+const PENDING_FILE = 'publish-pending.json';
+
+/**
+ * `publish:`: after every accepted change, mirrors the accepted branch (and, if asked, the ledger)
+ * to other remotes, so people follow the world where they already look (a forge). Each push
+ * sends the branch as it is now, forced (the remote is a mirror), so one success makes up for any
+ * number of failures before it. A failed push is retried with backoff and reported through
+ * `onEvent`; remotes still behind when the run ends are written to `<world>/genesis/
+ * publish-pending.json`, and the next Publisher on that world pushes them first: never lost.
+ * Publishing never holds up or undoes an accepted change.
+ */
+export class Publisher implements RefMoveListener {
+  private readonly behind = new Map<string, { target: PublishTarget; attempt: number; timer?: NodeJS.Timeout }>();
+  private running: Promise<void> = Promise.resolve();
+  private readonly retryMs: readonly number[];
+
+  constructor(private readonly world: WorldRepo, private readonly branch: string, private readonly targets: readonly PublishTarget[], private readonly options: PublisherOptions = {}) {
+    this.retryMs = options.retryMs ?? [1000, 2000, 5000, 15000, 60000];
+  }
+
+  /** Pushes what an earlier run left behind; call once before the run. */
+  async resume(): Promise<void> {
+    const text = await readFile(this.pendingFile, 'utf8').catch(() => null);
+    const urls = new Set(text ? (JSON.parse(text) as string[]) : []);
+    for (const target of this.targets) if (urls.has(target.url)) this.markBehind(target);
+    await this.flush();
+  }
+
+  async moved(ref: string): Promise<boolean> {
+    if (ref === `refs/heads/${this.branch}`) for (const target of this.targets) this.markBehind(target);
+    return true;
+  }
+
+  /** Tries every remote still behind once more, now; resolves with the URLs still behind (also saved for the next run). */
+  async flush(): Promise<string[]> {
+    for (const entry of this.behind.values()) clearTimeout(entry.timer);
+    await this.enqueue(() => this.pushAll());
+    const left = [...this.behind.keys()];
+    await this.savePending(left);
+    return left;
+  }
+
+  /** Stops the retry timers (what is behind stays saved by flush). */
+  close(): void {
+    for (const entry of this.behind.values()) clearTimeout(entry.timer);
+  }
+
+  private get pendingFile(): string {
+    return join(this.world.scratchDir, PENDING_FILE);
+  }
+
+  private markBehind(target: PublishTarget): void {
+    const entry = this.behind.get(target.url) ?? { target, attempt: 0 };
+    clearTimeout(entry.timer);
+    entry.timer = undefined;
+    this.behind.set(target.url, entry);
+    void this.enqueue(() => this.pushOne(entry.target));
+  }
+
+  private async pushAll(): Promise<void> {
+    for (const { target } of [...this.behind.values()]) await this.pushOne(target);
+  }
+
+  private async pushOne(target: PublishTarget): Promise<void> {
+    const entry = this.behind.get(target.url);
+    if (!entry) return;
+    entry.attempt += 1;
+    const refspecs = [`+refs/heads/${this.branch}:refs/heads/${this.branch}`, ...(target.ledger ? ['+refs/genesis/*:refs/genesis/*'] : [])];
+    // git's own message (the last lines of its stderr) says why: shown, since a person must fix it.
+    const error = await git(['push', '--quiet', target.url, ...refspecs], { cwd: this.world.path }).then(
+      () => null,
+      (e: unknown) => redactAll(e instanceof Error ? e.message : String(e), target.url),
+    );
+    if (error === null) {
+      this.behind.delete(target.url);
+      const head = (await this.world.resolveRef(`refs/heads/${this.branch}`)) ?? '';
+      this.options.onEvent?.({ type: 'published', url: redactUrl(target.url), head, attempt: entry.attempt });
+      return;
+    }
+    const retryInMs = this.retryMs[Math.min(entry.attempt - 1, this.retryMs.length - 1)] ?? 60_000;
+    this.options.onEvent?.({ type: 'publish-failed', url: redactUrl(target.url), attempt: entry.attempt, error, retryInMs });
+    await this.savePending([...this.behind.keys()]);
+    entry.timer = setTimeout(() => void this.enqueue(() => this.pushOne(target)), retryInMs);
+    entry.timer.unref();
+  }
+
+  private async savePending(urls: string[]): Promise<void> {
+    if (urls.length === 0) {
+      await rm(this.pendingFile, { force: true });
+      return;
+    }
+    await mkdir(dirname(this.pendingFile), { recursive: true });
+    await writeFile(this.pendingFile, `${JSON.stringify(urls)}\n`);
+  }
+
+  /** One push at a time: pushes of one mirror to one remote must not race. */
+  private enqueue(work: () => Promise<void>): Promise<void> {
+    const next = this.running.then(work, work);
+    this.running = next.catch(() => undefined);
+    return next;
+  }
+}
+
+function redactAll(text: string, url: string): string {
+  return text.split(url).join(redactUrl(url));
+}
