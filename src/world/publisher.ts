@@ -35,6 +35,7 @@ const PENDING_FILE = 'publish-pending.json';
 export class Publisher implements RefMoveListener {
   private readonly behind = new Map<string, { target: PublishTarget; attempt: number; timer?: NodeJS.Timeout }>();
   private running: Promise<void> = Promise.resolve();
+  private closed = false;
   private readonly retryMs: readonly number[];
 
   constructor(private readonly world: WorldRepo, private readonly branch: string, private readonly targets: readonly PublishTarget[], private readonly options: PublisherOptions = {}) {
@@ -63,8 +64,9 @@ export class Publisher implements RefMoveListener {
     return left;
   }
 
-  /** Stops the retry timers (what is behind stays saved by flush). */
+  /** Stops retrying by timer (flush still tries once; what is behind stays saved). */
   close(): void {
+    this.closed = true;
     for (const entry of this.behind.values()) clearTimeout(entry.timer);
   }
 
@@ -103,6 +105,7 @@ export class Publisher implements RefMoveListener {
     const retryInMs = this.retryMs[Math.min(entry.attempt - 1, this.retryMs.length - 1)] ?? 60_000;
     this.options.onEvent?.({ type: 'publish-failed', url: redactUrl(target.url), attempt: entry.attempt, error, retryInMs });
     await this.savePending([...this.behind.keys()]);
+    if (this.closed) return;
     entry.timer = setTimeout(() => void this.enqueue(() => this.pushOne(target)), retryInMs);
     entry.timer.unref();
   }
