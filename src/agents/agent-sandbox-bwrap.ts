@@ -7,6 +7,7 @@ import { prepareWorkDir, SANDBOX_GID, SANDBOX_UID } from '../sandbox/work-dir.js
 import { resolveOnPath, SYSTEM_DIRS, underSystemDirs } from './agent-sandbox-binary.js';
 import { agentReadOnlyPaths, parentsFirst } from './agent-sandbox-mounts.js';
 import { confineAgentDisk } from './agent-disk-quota.js';
+import { homeFileBinds } from './agent-home-files.js';
 import { findEgressTools, findNetnsTools, inNetworkNamespace, NETNS_GATEWAY, netnsResolvConf, type NetnsTools } from './agent-netns.js';
 import { startEgressProxy } from './egress-proxy.js';
 import type { AgentLaunch, AgentSandbox, AgentSandboxKind, AgentSandboxSpec } from './agent-sandbox.js';
@@ -59,6 +60,7 @@ export class BwrapAgentSandbox implements AgentSandbox {
     if (!this.bwrap || !this.tools) await this.check();
     await mkdir(spec.home, { recursive: true });
     const quota = await confineAgentDisk(spec);
+    const homeFiles = await homeFileBinds(spec.homeFiles, spec.home);
     const asRoot = process.getuid?.() === 0;
     // As root the agent runs as uid 1000, which must own what it may write.
     if (asRoot) {
@@ -68,6 +70,7 @@ export class BwrapAgentSandbox implements AgentSandbox {
     const binds = parentsFirst([
       ...(await agentReadOnlyPaths(argv[0]!, spec)).map((target) => ({ target, args: ['--ro-bind', target, target] })),
       ...[spec.workspace, spec.home].map((target) => ({ target, args: ['--bind', target, target] })),
+      ...homeFiles.map((b) => ({ target: b.target, args: ['--ro-bind', b.source, b.target] })),
     ]);
     // Private to this launch and outside the sandbox's view: the FIFOs of the network's start-up.
     const netDir = await mkdtemp(join(tmpdir(), 'genesis-agent-net-'));

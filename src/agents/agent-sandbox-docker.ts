@@ -5,6 +5,7 @@ import { BIND_HOST_USR_LABEL } from '../sandbox/docker-sandbox.js';
 import { prepareWorkDir, SANDBOX_GID, SANDBOX_UID } from '../sandbox/work-dir.js';
 import { agentReadOnlyPaths, parentsFirst } from './agent-sandbox-mounts.js';
 import { confineAgentDisk } from './agent-disk-quota.js';
+import { homeFileBinds } from './agent-home-files.js';
 import type { AgentLaunch, AgentSandbox, AgentSandboxKind, AgentSandboxSpec } from './agent-sandbox.js';
 import { ensureAgentNetwork } from './agent-sandbox-network.js';
 
@@ -55,6 +56,7 @@ export class DockerAgentSandbox implements AgentSandbox {
     if (this.hostUsr === null) await this.check();
     await mkdir(spec.home, { recursive: true });
     const quota = await confineAgentDisk(spec);
+    const homeFiles = await homeFileBinds(spec.homeFiles, spec.home);
     const asRoot = process.getuid?.() === 0;
     if (asRoot) {
       await prepareWorkDir(spec.workspace);
@@ -67,6 +69,7 @@ export class DockerAgentSandbox implements AgentSandbox {
       ...readOnly.map((target) => ({ target, mode: 'ro' })),
       ...[spec.workspace, spec.home].map((target) => ({ target, mode: 'rw' })),
     ]);
+    const homeVolumes = homeFiles.flatMap((b) => ['-v', `${b.source}:${b.target}:ro`]);
     const env: Record<string, string> = { ...spec.env, HOME: spec.home };
     // An image with programs of its own has its own PATH.
     if (!this.hostUsr) delete env.PATH;
@@ -77,6 +80,7 @@ export class DockerAgentSandbox implements AgentSandbox {
       '--read-only', '--tmpfs', `/tmp:rw,nosuid,nodev,exec,size=${Math.min(1024, spec.diskMb ?? 1024)}m`,
       '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges',
       ...binds.flatMap((b) => ['-v', `${b.target}:${b.target}:${b.mode}`]),
+      ...homeVolumes,
       '-w', spec.workspace,
       ...Object.keys(env).flatMap((key) => ['-e', key]),
       this.options.image,

@@ -1,3 +1,4 @@
+import { copyHomeFiles } from './agent-home-files.js';
 import { mkdir } from 'node:fs/promises';
 import type { AgentLaunch, AgentSandbox, AgentSandboxKind, AgentSandboxSpec } from './agent-sandbox.js';
 
@@ -20,6 +21,7 @@ export class NoneAgentSandbox implements AgentSandbox {
 
   async launch(argv: readonly string[], spec: AgentSandboxSpec): Promise<AgentLaunch> {
     await mkdir(spec.home, { recursive: true });
+    await copyHomeFiles(spec.homeFiles, spec.home);
     return { file: argv[0]!, args: argv.slice(1), env: { ...spec.env, HOME: spec.home }, dispose: async () => undefined };
   }
 }

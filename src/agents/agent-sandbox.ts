@@ -31,6 +31,8 @@ export interface AgentSandboxSpec {
   name: string;
   /** Disk quota in MiB of each of the workspace, HOME and /tmp (`agent.limits.diskMb`); none when absent. */
   diskMb?: number;
+  /** Files of the host's HOME (relative to it) shown read-only at the same place in `home` (`agent.homeFiles`). */
+  homeFiles?: readonly string[];
 }
 
 /** What to spawn on the host to start the agent inside its sandbox. */

@@ -31,6 +31,8 @@ export interface CommandAgentOptions {
   install?: string;
   /** Disk quota of the workspace, HOME and /tmp in MiB (`agent.limits.diskMb`; sandboxed agents only). */
   diskMb?: number;
+  /** Files of the host's HOME passed read-only into the agent's private HOME (`agent.homeFiles`). */
+  homeFiles?: readonly string[];
 }
 
 /**
@@ -65,6 +67,7 @@ export class CommandAgent implements Agent {
       readOnly: [input.promptFile],
       name: `${env.GENESIS_EPISODE_ID ?? 'run'}-${randomBytes(3).toString('hex')}`,
       ...(this.options.diskMb === undefined ? {} : { diskMb: this.options.diskMb }),
+      ...(this.options.homeFiles ? { homeFiles: this.options.homeFiles } : {}),
     });
     try {
       const ran = await this.runLaunched(launch, argv[0]!, input);

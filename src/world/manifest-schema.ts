@@ -167,6 +167,14 @@ const agent = z
       .default({})
       .describe("limits of the agent's sandbox"),
     env: z.array(z.string()).default([]).describe('names of environment variables passed to the agent'),
+    homeFiles: z
+      .array(
+        z
+          .string()
+          .regex(/^(?!\/)(?!.*(^|\/)\.\.(\/|$)).+$/, 'a path relative to your HOME, without "..", e.g. ".codex/auth.json"'),
+      )
+      .default([])
+      .describe("files of your HOME the agent gets read-only in its private HOME (a CLI's login or configuration, e.g. .codex/auth.json); nothing else of your HOME is passed"),
     maxTurns: z.number().int().positive().default(50).describe('model calls per episode (kind openai)'),
     maxTokens: z.number().int().positive().optional().describe('input + output tokens per episode (kind openai)'),
     requestTimeoutSec: z.number().int().positive().default(300).describe('time for one model call (kind openai)'),

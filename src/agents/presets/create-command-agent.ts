@@ -20,5 +20,6 @@ export async function createCommandAgent(config: AgentConfig, defaultImage: stri
     sandbox,
     price: priceOf(config.model, config.price),
     ...(config.limits.diskMb === undefined ? {} : { diskMb: config.limits.diskMb }),
+    ...(config.homeFiles.length > 0 ? { homeFiles: config.homeFiles } : {}),
   });
 }

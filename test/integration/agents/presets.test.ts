@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AgentRunInput } from '../../../src/agents/agent.js';
@@ -121,6 +122,25 @@ describe('the command presets, against stand-in CLIs on PATH', () => {
     const result = await agent.run(run);
     expect(result).toMatchObject({ exitCode: 0, timedOut: false });
     expect(await readFile(join(run.workspace, 'src/a.js'), 'utf8')).toBe("export const a = () => 'a';\n");
+  });
+
+  it("gets the HOME files agent.homeFiles names, read-only, in the default sandbox, and nothing else of the host's HOME", async () => {
+    const dir = `.genesis-homefiles-${process.pid}-${Date.now()}`;
+    const hostDir = join(homedir(), dir);
+    await mkdir(hostDir, { recursive: true });
+    await writeFile(join(hostDir, 'auth.json'), '{"token":"from-host"}\n');
+    await writeFile(join(hostDir, 'other.json'), 'unnamed\n');
+    try {
+      const probe = `cat "$HOME/${dir}/auth.json"; echo x >> "$HOME/${dir}/auth.json" 2>/dev/null && echo auth=writable || echo auth=readonly; test -e "$HOME/${dir}/other.json" && echo other=visible || echo other=hidden; echo changed > f.txt`;
+      const agent = await createCommandAgent(config({ preset: 'codex', command: ['sh', '-c', probe], homeFiles: [`${dir}/auth.json`] }), 'genesis/node:20');
+      const result = await agent.run(await input());
+      expect(result.log).toContain('{"token":"from-host"}');
+      expect(result.log).toContain('auth=readonly');
+      expect(result.log).toContain('other=hidden');
+      expect(await readFile(join(hostDir, 'auth.json'), 'utf8')).toBe('{"token":"from-host"}\n');
+    } finally {
+      await rm(hostDir, { recursive: true, force: true });
+    }
   });
 
   it('fails with a non-retryable agent-not-found naming the preset and how to install it when the binary is missing', async () => {

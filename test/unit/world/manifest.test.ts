@@ -56,7 +56,7 @@ describe('parseManifest', () => {
           maxFiles: 500,
         },
         protected: ['world.yaml'],
-        agent: { kind: 'command', command: ['bash', 'agent.sh'], timeoutSec: 1800, env: [], maxTurns: 50, requestTimeoutSec: 300, commandTimeoutSec: 300, commandOutputKb: 32, sandbox: 'auto', network: 'genesis-agents', rotation: [], limits: {} },
+        agent: { kind: 'command', command: ['bash', 'agent.sh'], timeoutSec: 1800, env: [], maxTurns: 50, requestTimeoutSec: 300, commandTimeoutSec: 300, commandOutputKb: 32, sandbox: 'auto', network: 'genesis-agents', rotation: [], limits: {}, homeFiles: [] },
         retry: { maxAttempts: 3, blockOnRepeat: true },
         parallelism: 2,
         tasks: [],
@@ -95,7 +95,7 @@ describe('parseManifest', () => {
     it('accepts a script agent with its recording', () => {
       const result = parse(minimal({ agent: { kind: 'script', script: '.genesis/recording.yaml' } }));
       expect(result.errors).toEqual([]);
-      expect(result.manifest!.agent).toEqual({ kind: 'script', script: '.genesis/recording.yaml', timeoutSec: 1800, env: [], maxTurns: 50, requestTimeoutSec: 300, commandTimeoutSec: 300, commandOutputKb: 32, sandbox: 'auto', network: 'genesis-agents', rotation: [], limits: {} });
+      expect(result.manifest!.agent).toEqual({ kind: 'script', script: '.genesis/recording.yaml', timeoutSec: 1800, env: [], maxTurns: 50, requestTimeoutSec: 300, commandTimeoutSec: 300, commandOutputKb: 32, sandbox: 'auto', network: 'genesis-agents', rotation: [], limits: {}, homeFiles: [] });
     });
 
     it('accepts the calc example world written the way the README shows it', () => {
