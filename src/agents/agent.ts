@@ -20,6 +20,8 @@ export interface AgentRunInput {
   prompt: string;
   /** GENESIS_* variables plus those the manifest allows. */
   env: Record<string, string>;
+  /** Host paths a sandboxed agent sees read-only besides its workspace: the dependency sets its workspace links to. @default [] */
+  readOnly?: readonly string[];
   timeoutMs: number;
   taskId: string;
   attempt: number;

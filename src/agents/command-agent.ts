@@ -64,7 +64,7 @@ export class CommandAgent implements Agent {
       workspace: input.workspace,
       home: this.sandbox.kind === 'none' ? (env.HOME ?? privateHome) : privateHome,
       env,
-      readOnly: [input.promptFile],
+      readOnly: [input.promptFile, ...(input.readOnly ?? [])],
       name: `${env.GENESIS_EPISODE_ID ?? 'run'}-${randomBytes(3).toString('hex')}`,
       ...(this.options.diskMb === undefined ? {} : { diskMb: this.options.diskMb }),
       ...(this.options.homeFiles ? { homeFiles: this.options.homeFiles } : {}),

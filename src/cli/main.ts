@@ -21,6 +21,7 @@ const COMMAND_MODULES = [
   'stats',
   'serve',
   'doctor',
+  'deps',
   'audit',
 ] as const;
 

@@ -22,6 +22,7 @@ async function listChangedPaths(repo: string, from: string, to: string): Promise
 }
 import type { EpisodeJob, EpisodeResult } from './episode-job.js';
 import { composePrompt } from './prompt.js';
+import { linkWorkspaceDeps } from '../deps/workspace-deps.js';
 import { collectCandidateTree, createWorkspace, removeWorkspace, type Workspace } from './workspace.js';
 
 export interface EpisodeDeps {
@@ -75,6 +76,8 @@ export async function runEpisode(job: EpisodeJob, deps: EpisodeDeps): Promise<Ep
   try {
     workspace = await timed('workspace', () => createWorkspace(world, job.episodeId, job.base));
     const ws = workspace;
+    // The base's dependency set, the one its gate mounts, so the agent's own test runs work at once.
+    const wsDeps = await timed('deps', () => linkWorkspaceDeps({ repo: world.path, dir: ws.dir, base: job.base, manifest, sandbox: deps.sandbox }));
     const promptFile = join(ws.episodeDir, 'prompt.md');
     await writeFile(promptFile, prompt);
     // With agent.rotation, each attempt of a task runs the agent its turn names.
@@ -89,10 +92,11 @@ export async function runEpisode(job: EpisodeJob, deps: EpisodeDeps): Promise<Ep
         taskId: job.task,
         attempt: job.attempt,
         signal: deps.signal,
+        readOnly: wsDeps?.readOnly ?? [],
       }),
     );
     const baseTree = await world.treeOf(job.base);
-    const tree = await timed('collect', () => collectCandidateTree(world, ws, job.base).catch((e: unknown) => (isGenesisError(e) ? null : Promise.reject(e))));
+    const tree = await timed('collect', () => collectCandidateTree(world, ws, job.base, wsDeps?.exclude).catch((e: unknown) => (isGenesisError(e) ? null : Promise.reject(e))));
     const changed = tree !== null && tree !== baseTree;
     const candidate = changed ? await world.commitTree(tree, [job.base], `candidate of episode ${job.episodeId} (task ${job.task})\n`) : null;
     const diff = changed ? await diffText(world.path, baseTree, tree) : '';
@@ -122,7 +126,7 @@ export async function runEpisode(job: EpisodeJob, deps: EpisodeDeps): Promise<Ep
       ...(run.egressRefused === undefined ? {} : { egressRefused: run.egressRefused }),
       worker: deps.worker,
     };
-    await ledger.write(updated, { prompt, agentLog: run.log, diff, gateLog: verdict?.log ?? '', ...(run.transcript === undefined ? {} : { transcript: run.transcript }) });
+    await ledger.write(updated, { prompt, agentLog: wsDeps ? `${wsDeps.note}\n${run.log}` : run.log, diff, gateLog: verdict?.log ?? '', ...(run.transcript === undefined ? {} : { transcript: run.transcript }) });
     return result;
   } finally {
     if (workspace) await removeWorkspace(workspace);

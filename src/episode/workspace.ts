@@ -1,4 +1,4 @@
-import { mkdir, readdir } from 'node:fs/promises';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { git, gitValue } from '../world/git.js';
 import { discardTree } from '../world/remove-tree.js';
@@ -62,10 +62,17 @@ export async function removeStaleWorkspaces(world: WorldRepo, keep: ReadonlySet<
  * object store. Git runs with the world's own git dir and a private index, so nothing the agent
  * wrote into the workspace's .git (hooks, config, filters, fsmonitor) is ever read.
  */
-export async function collectCandidateTree(world: WorldRepo, workspace: Workspace, base: string): Promise<string> {
+export async function collectCandidateTree(world: WorldRepo, workspace: Workspace, base: string, exclude: readonly string[] = []): Promise<string> {
   const env = { GIT_INDEX_FILE: join(workspace.episodeDir, 'collect.index') };
   const opts = { cwd: world.path, env };
-  const ctx = ['--git-dir', world.path, '--work-tree', workspace.dir, '-c', 'core.excludesFile=/dev/null', '-c', 'core.autocrlf=false'];
+  // `exclude`: the dependency outputs Genesis linked in (verify.deps.paths), never part of a change.
+  // As ignore rules, not pathspecs: git refuses an exclude pathspec that .gitignore also names.
+  let excludesFile = '/dev/null';
+  if (exclude.length > 0) {
+    excludesFile = join(workspace.episodeDir, 'collect.exclude');
+    await writeFile(excludesFile, exclude.map((p) => `/${p}\n`).join(''));
+  }
+  const ctx = ['--git-dir', world.path, '--work-tree', workspace.dir, '-c', `core.excludesFile=${excludesFile}`, '-c', 'core.autocrlf=false'];
   await git([...ctx, 'read-tree', base], opts);
   // .gitignore is honoured on purpose: dependencies an agent installed are not part of its change.
   await git([...ctx, 'add', '--all', '--', '.'], opts);

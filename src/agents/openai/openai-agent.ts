@@ -73,7 +73,7 @@ export class OpenAIAgent implements Agent {
     const tools: ToolContext = {
       workspace: input.workspace,
       runCommand: (command, timeoutSec) =>
-        runCommand(command, { sandbox: o.sandbox, workspace: input.workspace, home, env: input.env, signal, timeoutMs: Math.min(o.commandTimeoutMs, (timeoutSec ?? Infinity) * 1000), maxOutputBytes: o.commandOutputBytes, name: input.env.GENESIS_EPISODE_ID ?? 'openai' }),
+        runCommand(command, { sandbox: o.sandbox, workspace: input.workspace, home, env: input.env, signal, timeoutMs: Math.min(o.commandTimeoutMs, (timeoutSec ?? Infinity) * 1000), maxOutputBytes: o.commandOutputBytes, name: input.env.GENESIS_EPISODE_ID ?? 'openai', readOnly: input.readOnly }),
     };
     const state: LoopState = { usage: zeroUsage(), finished: null };
     try {

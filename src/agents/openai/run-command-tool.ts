@@ -14,6 +14,8 @@ export interface RunCommandOptions {
   signal: AbortSignal;
   /** Names the launch (the container), with a random suffix. */
   name: string;
+  /** Host paths shown read-only (the dependency sets the workspace links to). @default [] */
+  readOnly?: readonly string[];
 }
 
 /**
@@ -27,7 +29,7 @@ export async function runCommand(command: string, options: RunCommandOptions): P
     workspace: options.workspace,
     home: options.home,
     env: options.env,
-    readOnly: [],
+    readOnly: [...(options.readOnly ?? [])],
     name: `${options.name}-${randomBytes(3).toString('hex')}`,
   });
   const tail = new OutputTail(options.maxOutputBytes);

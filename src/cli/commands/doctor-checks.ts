@@ -2,6 +2,8 @@ import { execa } from 'execa';
 import { agentsRunProcesses } from '../../agents/agent-sandbox-create.js';
 import { BwrapAgentSandbox } from '../../agents/agent-sandbox-bwrap.js';
 import { NONE_AGENT_SANDBOX_WARNING } from '../../agents/agent-sandbox-none.js';
+import { DepsCache } from '../../deps/deps-cache.js';
+import { formatMb, readDepsCacheStatus } from '../../deps/deps-cache-status.js';
 import { isGenesisError } from '../../errors.js';
 import { connectRedis } from '../../queue/redis-connection.js';
 import { BwrapSandbox } from '../../sandbox/bwrap-sandbox.js';
@@ -63,9 +65,19 @@ export async function runDoctorChecks(opts: DoctorOptions): Promise<DoctorCheck[
   const checks = [checkNode(), git, graded('docker', docker.daemon, need.docker), graded('image', docker.image, need.docker), graded('bwrap', bwrap, need.bwrap)];
   if (choice === 'none') checks.push(problem('sandbox', 'warn', 'verify.sandbox is none: gate commands run without any isolation', 'set verify.sandbox: auto in world.yaml once Docker or bubblewrap works'));
   if (manifest && agentsRunProcesses(manifest.agent)) checks.push(await checkAgentSandbox(manifest.agent.sandbox, docker.daemon));
+  checks.push(await checkDepsCache(manifest));
   checks.push(redis);
   if (world) checks.push(world.check);
   return checks;
+}
+
+/** The dependency cache (verify.deps): where, how full, and whether it can be written. */
+async function checkDepsCache(manifest: WorldManifest | null): Promise<DoctorCheck> {
+  const status = await readDepsCacheStatus(new DepsCache());
+  const detail = `${status.root}: ${status.sets} set(s), ${formatMb(status.bytes)} of ${formatMb(status.capBytes)}`;
+  if (status.writable) return problem('deps-cache', 'ok', detail, null);
+  const needed = manifest?.verify.deps !== undefined;
+  return problem('deps-cache', needed ? 'fail' : 'warn', `${status.root} cannot be written: ${status.problem}`, 'set GENESIS_CACHE_DIR to a directory this user can write (the cache goes to $GENESIS_CACHE_DIR/deps)');
 }
 
 /** Where the world's agents run: unconfined only when the manifest says none, and then a warning. */

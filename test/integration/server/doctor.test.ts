@@ -37,7 +37,7 @@ describe('genesis doctor', () => {
     const world = await worldWith(manifest('sandbox: auto'));
     const checks = await runDoctorChecks({ world, redis: 'redis://127.0.0.1:6379', redisNeeded: true });
     expect(checks.map((c) => [c.name, c.status])).toEqual([
-      ['node', 'ok'], ['git', 'ok'], ['docker', 'ok'], ['image', 'ok'], ['bwrap', 'ok'], ['redis', 'ok'], ['world', 'ok'],
+      ['node', 'ok'], ['git', 'ok'], ['docker', 'ok'], ['image', 'ok'], ['bwrap', 'ok'], ['deps-cache', 'ok'], ['redis', 'ok'], ['world', 'ok'],
     ]);
     expect(byName(checks).world!.detail).toContain('world.yaml is valid (1 tasks, sandbox auto, agent script)');
     expect(doctorExitCode(checks)).toBe(0);
@@ -96,6 +96,6 @@ describe('genesis doctor', () => {
     const result = await execa('node', ['bin/genesis.js', 'doctor', '--json'], { reject: false, cwd: join(import.meta.dirname, '../../..') });
     expect(result.exitCode, result.stderr).toBe(0);
     const checks = JSON.parse(result.stdout) as DoctorCheck[];
-    expect(checks.map((c) => c.name)).toEqual(['node', 'git', 'docker', 'image', 'bwrap', 'redis']);
+    expect(checks.map((c) => c.name)).toEqual(['node', 'git', 'docker', 'image', 'bwrap', 'deps-cache', 'redis']);
   });
 });

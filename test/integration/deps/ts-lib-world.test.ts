@@ -1,0 +1,49 @@
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect } from 'vitest';
+import { DepsCache } from '../../../src/deps/deps-cache.js';
+import { createSandbox } from '../../../src/sandbox/create-sandbox.js';
+import { runWorld } from '../../../src/schedule/run-world.js';
+import { readAcceptedHistory } from '../../../src/world/accepted-history.js';
+import { initWorld } from '../../../src/world/init-world.js';
+import { Ledger } from '../../../src/world/ledger.js';
+import { useTempDepsCache } from '../../helpers/deps-fixture.js';
+import { itWith } from '../../helpers/services.js';
+import { tempDir } from '../../helpers/temp-dir.js';
+
+const TS_LIB = fileURLToPath(new URL('../../../worlds/ts-lib', import.meta.url));
+const cache = useTempDepsCache();
+
+describe('worlds/ts-lib, a TypeScript library with npm dependencies', () => {
+  itWith('docker')('is built to done by the script agent, the dependency change prepared before its gate', { timeout: 600_000 }, async () => {
+    const sandbox = await createSandbox('docker', { image: 'genesis/node:20' });
+    const root = await tempDir('genesis-ts-lib-');
+    const init = await initWorld({ worldPath: join(root, 'ts-lib.world'), from: TS_LIB, sandbox: async () => sandbox });
+    expect(init.gate.record.steps.map((s) => s.name)).toEqual(['deps', 'build', 'test']);
+    const summary = await runWorld({ world: init.world, sandbox });
+    expect(summary.stop.kind).toBe('evidence');
+    expect(summary.evidence).toEqual({ command: 'npx vitest run', passed: true });
+
+    const history = await readAcceptedHistory(init.world.path, 'main');
+    expect(history.map((c) => c.task).filter(Boolean).sort()).toEqual(['case', 'index', 'slug', 'versions', 'words']);
+    expect(history[0]!.task).toBe('index');
+    expect(await init.world.readFile('main', 'package.json')).toContain('"semver": "7.6.3"');
+
+    const episodes = await new Ledger(init.world.path).readAll();
+    const versions = episodes.filter((e) => e.task === 'versions');
+    // Without the dependency tsc cannot find semver; with it, the new set is installed for the gate.
+    expect(versions.map((e) => [e.attempt, e.outcome])).toEqual([
+      [1, 'rejected'],
+      [2, 'accepted'],
+    ]);
+    expect(versions[0]).toMatchObject({ reason: 'build-failed', message: expect.stringContaining('build failed') });
+    const second = await new Ledger(init.world.path).readArtifacts(versions[1]!.id);
+    expect(second.gateLog).toMatch(/npm ci --ignore-scripts\s+\[deps [0-9a-f]{12}\]/);
+    // One set for the starting lockfile, one for the lockfile with semver: nothing else was installed.
+    const sets = await new DepsCache({ root: cache.root() }).list();
+    expect(sets).toHaveLength(2);
+    // The index task started from a base with semver: its workspace and gate found that set ready.
+    const index = episodes.find((e) => e.task === 'index' && e.outcome === 'accepted')!;
+    expect((await new Ledger(init.world.path).readArtifacts(index.id)).gateLog).toContain('already prepared on this machine');
+  });
+});
