@@ -51,6 +51,20 @@ describe('genesis doctor', () => {
     expect(checks.bwrap!.status).toBe('ok');
   });
 
+  itWith('bwrap')("checks where a world's agents run: confined by default, a warning for agent.sandbox none", async () => {
+    const world = (sandbox: string) => worldWith(`
+name: doc
+goal: { outcome: nothing }
+verify: { test: "true" }
+agent: { kind: command, command: [sh, agent.sh]${sandbox} }
+tasks: [{ id: a, title: a, paths: [a.js] }]
+`);
+    const confined = byName(await runDoctorChecks({ world: await world(''), redis: UNUSED_REDIS, redisNeeded: false }));
+    expect(confined['agent-sandbox']).toMatchObject({ status: 'ok', detail: expect.stringContaining('network namespace of their own') });
+    const open = byName(await runDoctorChecks({ world: await world(', sandbox: none'), redis: UNUSED_REDIS, redisNeeded: false }));
+    expect(open['agent-sandbox']).toMatchObject({ status: 'warn', detail: expect.stringContaining('agent.sandbox is "none"'), hint: expect.stringContaining('remove agent.sandbox') });
+  });
+
   it('lists every issue of a broken manifest and exits 1', async () => {
     const world = await worldWith('name: bad\ngoal: {}\nverify: {}\nagent: { kind: telepathy }\n');
     const checks = await runDoctorChecks({ world, redis: UNUSED_REDIS, redisNeeded: false });
