@@ -72,6 +72,8 @@ setup_packages() {
   # agent.network.allow: a packet filter in the agent's namespace leaves only its proxy.
   wants bwrap && ! command -v iptables-restore >/dev/null 2>&1 && missing+=(iptables)
   command -v git >/dev/null 2>&1 || missing+=(git)
+  # verify.deps with pip: the pip end-to-end test installs with Debian's python3 and its pip.
+  wants bwrap && ! /usr/bin/python3 -m pip --version >/dev/null 2>&1 && missing+=(python3-pip)
   if [ "${#missing[@]}" -eq 0 ]; then
     say packages "all present"
   elif ! can_root; then

@@ -50,7 +50,7 @@ export async function makeWorld(opts: {
   manifest?: Record<string, unknown>;
   files?: Record<string, string>;
   recording: RecordingSteps;
-  sandbox?: 'docker' | 'bwrap';
+  sandbox?: 'docker' | 'bwrap' | 'none';
 }): Promise<FixtureWorld> {
   const root = await tempDir('genesis-world-');
   const source = join(root, 'source');
