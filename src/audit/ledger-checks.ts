@@ -26,6 +26,10 @@ export function checkCommitsAgainstLedger(commits: readonly AuditedCommit[], rec
     if (wrong.length > 0) {
       findings.push(violation('ledger-mismatch', `commit ${short(c.commit)} and the record of episode ${c.episode} disagree: ${wrong.join('; ')}`, where));
     }
+    // A change verified again on a newer tip names the tree that verification passed: it must be this commit's.
+    if (r.verification && c.tree && r.verification.tree !== c.tree) {
+      findings.push(violation('tree-differs-from-candidate', `commit ${short(c.commit)} does not hold the tree verification ${r.verification.id} passed (${short(r.verification.tree)})`, where));
+    }
     const candidateTree = r.candidate ? candidateTrees.get(r.candidate) : null;
     if (r.reason !== 'replayed' && candidateTree && c.tree && candidateTree !== c.tree) {
       findings.push(violation('tree-differs-from-candidate', `commit ${short(c.commit)} does not hold the tree episode ${c.episode} verified (candidate ${short(r.candidate!)})`, where));

@@ -11,6 +11,7 @@ export function formatRunEvent(event: RunEvent): string | null {
     case 'episode-start':
       return `${time()} ▶ ${event.task} attempt ${event.attempt}  (episode ${event.id})`;
     case 'episode-phase':
+    case 'integration':
       return null;
     case 'episode-end': {
       const mark = event.outcome === 'accepted' ? '✓' : event.outcome === 'abandoned' ? '–' : '✗';
@@ -33,7 +34,9 @@ export function describeStop(stop: StopReason): string {
     case 'done':
       return 'stopped: all tasks are done';
     case 'evidence':
-      return `stopped: the goal's evidence passes (${stop.command})`;
+      return stop.pending?.length
+        ? `stopped: the goal's evidence passes (${stop.command}); not run because of it: ${stop.pending.join(', ')}. To run them anyway: genesis run --past-evidence`
+        : `stopped: the goal's evidence passes (${stop.command})`;
     case 'budget':
       return `stopped: budget ${stop.budget} spent (${stop.used} of ${stop.limit}); raise goal.stop.${stop.budget} in world.yaml to go on`;
     case 'interrupted':

@@ -42,6 +42,8 @@ export interface QueueEntry extends QueuedChange {
   commit: string | null;
   /** Whether the commit still needs a gate: false when it is exactly the candidate its episode's gate passed. */
   needsGate: boolean;
+  /** Its tip failed without it too: verified again only once everything ahead has landed. */
+  waitFront?: boolean;
 }
 
 export interface IntegrationState {
@@ -59,6 +61,11 @@ export type IntegrationEvent =
   | { type: 'build-rejected'; id: string; generation: number; reason: string; message: string }
   | { type: 'verified'; id: string; generation: number }
   | { type: 'verify-failed'; id: string; generation: number; reason: string; message: string }
+  /**
+   * The tip failed the gate without this change too: the fault may be a change ahead that has not
+   * landed yet, so the verdict waits until this change is at the front.
+   */
+  | { type: 'verify-inconclusive'; id: string; generation: number }
   | { type: 'landed'; id: string; commit: string }
   /** The compare-and-swap lost: the accepted head is now `head`, which none of these commits extends. */
   | { type: 'head-moved'; head: string }
@@ -69,9 +76,9 @@ export type IntegrationCommand =
   | { type: 'build'; id: string; generation: number; change: QueuedChange; onto: string }
   | { type: 'verify'; id: string; generation: number; change: QueuedChange; commit: string; onto: string }
   | { type: 'land'; id: string; change: QueuedChange; commit: string; expected: string; verifiedOn: string | null }
-  | { type: 'reject'; id: string; change: QueuedChange; reason: string; message: string }
+  | { type: 'reject'; id: string; generation: number; change: QueuedChange; reason: string; message: string }
   /** Verifications of these stale generations may be cancelled: their results will be ignored. */
-  | { type: 'cancel'; ids: string[] };
+  | { type: 'cancel'; jobs: Array<{ id: string; generation: number }> };
 
 export interface IntegrationStep {
   state: IntegrationState;
@@ -93,12 +100,20 @@ export function advance(state: IntegrationState, event: IntegrationEvent): Integ
       return current(state, event, ['building'], (e) => ({ ...e, stage: event.needsGate ? 'built' : 'verified', commit: event.commit, needsGate: event.needsGate }));
     case 'verified':
       return current(state, event, ['verifying'], (e) => ({ ...e, stage: 'verified' }));
+    case 'verify-inconclusive': {
+      const at = state.entries.findIndex((e) => e.id === event.id && e.generation === event.generation && e.stage === 'verifying');
+      if (at < 0) return { state, commands: [] };
+      const entry = state.entries[at]!;
+      // At the front, the tip is the accepted head itself: the head is broken, and that is a verdict.
+      if (entry.onto === state.head) return advance(state, { type: 'verify-failed', id: event.id, generation: event.generation, reason: 'broken-base', message: 'the accepted head fails its gate without this change' });
+      return current(state, event, ['verifying'], (e) => ({ ...e, stage: 'built', waitFront: true }));
+    }
     case 'build-rejected':
     case 'verify-failed': {
       const at = state.entries.findIndex((e) => e.id === event.id && e.generation === event.generation);
       if (at < 0) return { state, commands: [] };
       const entry = state.entries[at]!;
-      return removeAt(state, at, [{ type: 'reject', id: entry.id, change: change(entry), reason: event.reason, message: event.message }]);
+      return removeAt(state, at, [{ type: 'reject', id: entry.id, generation: entry.generation, change: change(entry), reason: event.reason, message: event.message }]);
     }
     case 'landed': {
       const at = state.entries.findIndex((e) => e.id === event.id);
@@ -134,13 +149,13 @@ function removeAt(state: IntegrationState, at: number, commands: IntegrationComm
 }
 
 function rebuildFrom(state: IntegrationState, from: number, commands: IntegrationCommand[]): IntegrationStep {
-  const stale: string[] = [];
+  const stale: Array<{ id: string; generation: number }> = [];
   const entries = state.entries.map((e, i) => {
     if (i < from || e.stage === 'waiting') return e;
-    if (e.stage === 'verifying' || e.stage === 'building') stale.push(e.id);
-    return { ...e, stage: 'waiting' as const, generation: e.generation + 1, onto: null, commit: null, needsGate: true };
+    if (e.stage === 'verifying' || e.stage === 'built') stale.push({ id: e.id, generation: e.generation });
+    return { ...e, stage: 'waiting' as const, generation: e.generation + 1, onto: null, commit: null, needsGate: true, waitFront: false };
   });
-  return pump({ ...state, entries }, stale.length > 0 ? [...commands, { type: 'cancel', ids: stale }] : commands);
+  return pump({ ...state, entries }, stale.length > 0 ? [...commands, { type: 'cancel', jobs: stale }] : commands);
 }
 
 /** Issues every build, verification and landing the state allows now. */
@@ -159,7 +174,7 @@ function pump(state: IntegrationState, commands: IntegrationCommand[]): Integrat
   let verifying = entries.filter((e) => e.stage === 'verifying').length;
   for (let i = 0; i < entries.length && verifying < state.slots; i++) {
     const e = entries[i]!;
-    if (e.stage !== 'built') continue;
+    if (e.stage !== 'built' || (e.waitFront && e.onto !== state.head)) continue;
     entries[i] = { ...e, stage: 'verifying' };
     verifying++;
     out.push({ type: 'verify', id: e.id, generation: e.generation, change: change(e), commit: e.commit!, onto: e.onto! });

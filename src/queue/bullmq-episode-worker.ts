@@ -33,8 +33,8 @@ export interface EpisodeWorker {
 /**
  * `genesis worker`: takes episode jobs of any world from the shared queue, runs each end to end
  * (workspace, agent, gate) and sends the result to the world's results queue. It needs only Redis
- * and the world's location. It holds the task's path lease while it runs, renewing it, so a dead
- * worker's lease expires on its own.
+ * and the world's location. It renews the task's path lease while it runs (the scheduler took it and
+ * releases it once the change is integrated), so a dead worker's lease expires on its own.
  */
 export async function startEpisodeWorker(options: EpisodeWorkerOptions): Promise<EpisodeWorker> {
   const id = `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
@@ -107,7 +107,7 @@ async function runLeased(data: DistributedJob, options: EpisodeWorkerOptions, wo
     await world.publish(job.episodeId);
     return result;
   } finally {
+    // The lease stays the scheduler's until the change is integrated (see LeaseStore); it renews it from here on.
     clearInterval(renew);
-    await leases.release(job.episodeId);
   }
 }

@@ -14,6 +14,7 @@
  */
 import type { Redis } from 'ioredis';
 import { GenesisError } from '../errors.js';
+import type { LeaseStore } from '../schedule/lease-store.js';
 import { staticPrefixes } from './redis-lease-prefix.js';
 import { LUA_NOW_MS, RedisScript } from './redis-script.js';
 
@@ -97,7 +98,7 @@ return out
  * Path leases of one world, kept in Redis. Every method is one atomic step on the server, so
  * any number of processes on any number of machines can share a world's leases.
  */
-export class RedisPathLeases {
+export class RedisPathLeases implements LeaseStore {
   private readonly redis: Redis;
   private readonly keys: [expiries: string, records: string];
   private readonly ttlMs: number;
@@ -129,6 +130,11 @@ export class RedisPathLeases {
   /** Pushes the holder's expiry a full ttl forward. False when its lease is gone (expired or released). */
   async extend(holder: string): Promise<boolean> {
     return (await extendScript.run(this.redis, this.keys, [holder, this.ttlMs])) === 1;
+  }
+
+  /** The LeaseStore name of `extend`: keeps the lease alive; false when it was lost. */
+  renew(holder: string): Promise<boolean> {
+    return this.extend(holder);
   }
 
   /** Frees the holder's paths; a holder without a lease is ignored. */

@@ -1,47 +1,31 @@
 import type { EpisodeResult } from '../episode/episode-job.js';
-import type { Integrator } from '../integrate/integrator.js';
-import { readAcceptedSince } from '../world/accepted-history.js';
 import type { EpisodeRecord } from '../world/episode-record.js';
 import type { Ledger } from '../world/ledger.js';
-import type { WorldManifest } from '../world/manifest-schema.js';
-import type { WorldRepo } from '../world/world-repo.js';
 
 /**
- * Turns a worker's result into the episode's final record, integrating it first when the gate
- * passed it. Safe to call twice for the same result (a durable queue redelivers results after a
- * crash): a record already final is returned as it is, and a change that already landed is found
- * by its Genesis-Episode trailer instead of being integrated again.
+ * The final record of an episode that ends without joining the integration queue (its agent
+ * failed, its gate rejected it, it was stopped). Safe to call twice: a final record is returned as it is.
  */
-export async function finishEpisode(deps: { world: WorldRepo; ledger: Ledger; integrator: Integrator; manifest: WorldManifest }, result: EpisodeResult, fallback: EpisodeRecord | undefined): Promise<EpisodeRecord> {
-  const { ledger, manifest } = deps;
+export async function finishEpisode(ledger: Ledger, result: EpisodeResult, fallback: EpisodeRecord | undefined): Promise<EpisodeRecord> {
   const record = (await ledger.read(result.episodeId)) ?? fallback;
   if (!record) throw new Error(`episode ${result.episodeId} has no ledger record`);
   if (record.status === 'final') return record;
-  const endedAt = () => new Date().toISOString();
-  if (result.verdict !== 'passed') {
-    const final: EpisodeRecord = { ...record, status: 'final', outcome: result.verdict, reason: result.reason, message: result.message, signature: result.signature, endedAt: endedAt() };
-    await ledger.write(final);
-    return final;
-  }
-  const landed = (await readAcceptedSince(deps.world.path, manifest.branch, result.base)).find((c) => c.episode === result.episodeId);
-  if (landed) {
-    const final: EpisodeRecord = { ...record, status: 'final', outcome: 'accepted', commit: landed.commit, endedAt: endedAt() };
-    await ledger.write(final);
-    return final;
-  }
-  const t0 = performance.now();
-  const task = manifest.tasks.find((t) => t.id === result.task);
-  const outcome = await deps.integrator.integrate({ result, title: task?.title ?? result.task, agent: record.agent, verified: record.gate?.summary ?? 'passed', score: record.gate?.score ?? null });
-  const phases = { ...record.phases, integrate: Math.round(performance.now() - t0) };
-  if (outcome.outcome === 'accepted') {
-    const message = outcome.replayed ? `replayed on a newer head and verified again: ${outcome.gate?.summary ?? ''}` : record.message;
-    const final: EpisodeRecord = { ...record, status: 'final', outcome: 'accepted', commit: outcome.commit, reason: outcome.replayed ? 'replayed' : null, message, phases, endedAt: endedAt() };
-    await ledger.write(final);
-    return final;
-  }
-  // A replay that fails on the new head as it already does without the change is not charged.
-  const charged = outcome.reason === 'replay-broken-base' ? 'abandoned' : 'rejected';
-  const final: EpisodeRecord = { ...record, status: 'final', outcome: charged, reason: outcome.reason, message: outcome.message, signature: outcome.signature, gate: outcome.gate ?? record.gate, phases, endedAt: endedAt() };
-  await ledger.write(final, outcome.gateLog ? { gateLog: outcome.gateLog } : {});
+  const final: EpisodeRecord = { ...record, status: 'final', outcome: result.verdict === 'passed' ? 'rejected' : result.verdict, reason: result.reason, message: result.message, signature: result.signature, endedAt: new Date().toISOString() };
+  await ledger.write(final);
   return final;
+}
+
+/**
+ * Issue 12, forged results: a result claiming `passed` counts only when the ledger the worker
+ * wrote agrees, for that exact candidate: the record is open, names this candidate and base, and
+ * holds a passing gate. Anything else (a result written into Redis by someone other than the
+ * worker, naming an old or another candidate) is refused, and nothing lands. Returns why not, or null.
+ */
+export function forgedResultProblem(record: EpisodeRecord | null, result: EpisodeResult): string | null {
+  if (!record) return `episode ${result.episodeId} has no ledger record`;
+  if (record.status !== 'running') return `episode ${result.episodeId} is already ${record.outcome}`;
+  if (record.candidate === null || record.candidate !== result.candidate) return `the result names candidate ${result.candidate?.slice(0, 12) ?? 'none'}, the ledger ${record.candidate?.slice(0, 12) ?? 'none'}`;
+  if (record.base !== result.base) return `the result names base ${result.base.slice(0, 12)}, the ledger ${record.base.slice(0, 12)}`;
+  if (record.gate?.ok !== true) return 'the ledger holds no passing gate for this candidate';
+  return null;
 }

@@ -20,6 +20,8 @@ export type RunEvent =
   | { type: 'evidence'; commit: string; passed: boolean; command: string }
   /** The accepted branch was moved by something other than the integrator, and put back. */
   | { type: 'foreign-move'; commit: string; quarantine: string }
+  /** The integration queue changed: each change, front first, with the commit it is verified on. */
+  | { type: 'integration'; entries: Array<{ id: string; task: string; stage: string; onto: string | null; commit: string | null }> }
   | { type: 'progress'; done: number; tasks: number; running: string[]; accepted: number; rejected: number; failed: number }
   | { type: 'stop'; reason: StopReason };
 

@@ -2,7 +2,8 @@ import { spendOf } from '../agents/usage-check.js';
 import type { EpisodeRecord } from '../world/episode-record.js';
 import type { TaskSpec, WorldManifest } from '../world/manifest-schema.js';
 import { budgetStop, idleStop, pickReadyTasks, type StopReason } from './scheduler.js';
-import { deriveTaskStatusesWithRetries, type RetryFacts } from './task-retry-status.js';
+import type { RetryFacts } from './task-retry-status.js';
+import { deriveWorldTaskStatuses } from './world-task-status.js';
 import type { TaskStatus } from './task-status.js';
 
 /**
@@ -69,6 +70,8 @@ export type PolicyEvent =
   /** A change landed: the task is done and the manifest at the new head may list new tasks. */
   | { type: 'landed'; task: string; tasks: readonly TaskSpec[] }
   | { type: 'evidence'; passed: boolean; command: string }
+  /** A change left the integration queue without a verdict (the run stops); its record stays open for the next run. */
+  | { type: 'withdrawn'; id: string }
   | { type: 'aborted' };
 
 export type PolicyCommand =
@@ -145,6 +148,11 @@ export function decide(state: PolicyState, event: PolicyEvent): Decision {
     case 'evidence':
       if (!event.passed || state.stop || state.config.pastEvidence) return settle(state);
       return settle({ ...state, stop: { kind: 'evidence', command: event.command, ...pendingAfterEvidence(state) } });
+    case 'withdrawn': {
+      const integrating = new Map(state.integrating);
+      integrating.delete(event.id);
+      return settle({ ...state, integrating });
+    }
     case 'aborted':
       if (state.stop) return settle(state);
       return settle({ ...state, stop: { kind: 'interrupted' }, closing: true }, [{ type: 'stop-episodes' }]);
@@ -155,7 +163,7 @@ export function decide(state: PolicyState, event: PolicyEvent): Decision {
 export function taskStatuses(state: PolicyState): Map<string, TaskStatus> {
   const busy = new Set([...state.running.values(), ...state.integrating.values()]);
   const { maxAttempts, blockOnRepeat } = state.config;
-  const statuses: Map<string, TaskStatus> = deriveTaskStatusesWithRetries(state.tasks, state.done, [...state.records.values()], busy, maxAttempts, state.retries, blockOnRepeat);
+  const statuses: Map<string, TaskStatus> = deriveWorldTaskStatuses({ manifest: { tasks: [...state.tasks], retry: { maxAttempts, blockOnRepeat } }, done: state.done, episodes: [...state.records.values()], running: busy, retries: state.retries });
   for (const [task, why] of state.held) {
     const status = statuses.get(task);
     if (status) statuses.set(task, { ...status, state: 'blocked', lastReason: 'broken-base', lastMessage: why });

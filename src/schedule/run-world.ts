@@ -1,13 +1,15 @@
 import { hostname } from 'node:os';
 import { createAgent } from '../agents/create-agent.js';
-import { spendOf } from '../agents/usage-check.js';
-import { isGenesisError } from '../errors.js';
 import { agentForAttempt } from '../agents/rotation.js';
 import { newEpisodeId, type EpisodeJob, type EpisodeResult } from '../episode/episode-job.js';
 import { runEpisode } from '../episode/run-episode.js';
 import { removeStaleWorkspaces } from '../episode/workspace.js';
 import { checkEvidence } from '../gate/evidence.js';
-import { Integrator } from '../integrate/integrator.js';
+import { IntegrationStage, type IntegrationOutcome } from '../integrate/integration-stage.js';
+import { Lander } from '../integrate/lander.js';
+import { runVerification } from '../integrate/run-verification.js';
+import type { VerificationResult } from '../integrate/verification-job.js';
+import { MemoryVerificationQueue, type VerificationQueue } from '../integrate/verification-queue.js';
 import type { EpisodeQueue } from '../queue/episode-queue.js';
 import { MemoryEpisodeQueue } from '../queue/memory-queue.js';
 import { createSandbox } from '../sandbox/create-sandbox.js';
@@ -15,21 +17,24 @@ import type { Sandbox } from '../sandbox/sandbox.js';
 import { readDoneTasks } from '../world/accepted-history.js';
 import type { EpisodeRecord } from '../world/episode-record.js';
 import { Ledger } from '../world/ledger.js';
-import { secretEnvNames } from '../world/secret-env.js';
 import type { TaskSpec, WorldManifest } from '../world/manifest-schema.js';
-import type { WorldRepo } from '../world/world-repo.js';
-import { finishEpisode } from './finish-episode.js';
-import { MemoryLeaseStore, type LeaseStore } from './lease-store.js';
-import type { RunEvent, RunSummary } from './run-events.js';
-import { budgetStop, idleStop, pickReadyTasks, type StopReason } from './scheduler.js';
-import { deriveWorldTaskStatuses } from './world-task-status.js';
-import type { TaskStatus } from './task-status.js';
 import { readTaskRetries } from '../world/task-retries.js';
+import type { WorldRepo } from '../world/world-repo.js';
+import { secretEnvNames } from '../world/secret-env.js';
+import { finishEpisode, forgedResultProblem } from './finish-episode.js';
+import { MemoryLeaseStore, type LeaseStore } from './lease-store.js';
+import { Inbox } from './inbox.js';
+import type { RunEvent, RunSummary } from './run-events.js';
+import { decide, initialPolicyState, nextWake, type PolicyCommand, type PolicyEvent, type PolicyState } from './run-policy.js';
+import { recoverOpenRecords } from './run-recovery.js';
+import type { StopReason } from './scheduler.js';
 
 /** Where episodes run when they do not run in this process. */
 export interface DistributedRun {
   queue: EpisodeQueue;
   leases: LeaseStore;
+  /** Where speculative commits are verified; without it, in this process. */
+  verifications?: VerificationQueue;
   /** How often to check that the queue still holds every running episode. @default 5000 */
   reconcileMs?: number;
 }
@@ -42,196 +47,249 @@ export interface RunOptions {
   onEvent?: (event: RunEvent) => void;
   /** Workers elsewhere, through a shared queue; without it episodes run in this process. */
   distributed?: DistributedRun;
+  /** Run the pending tasks even when the goal's evidence passes. */
+  pastEvidence?: boolean;
 }
 
+type Wake =
+  | { kind: 'episode'; result: EpisodeResult }
+  | { kind: 'verification'; result: VerificationResult }
+  | { kind: 'integrated'; outcome: IntegrationOutcome }
+  | { kind: 'aborted' }
+  | { kind: 'tick' };
+
 /**
- * `genesis run`: keeps up to `parallelism` episodes running on ready tasks, hands each result to
- * the integrator, records every episode in the ledger, and stops for a reason it names.
- * Everything it needs to resume is in the world, so running it again carries on.
+ * `genesis run` as a pipeline: schedule → episode → integrate → land. The run policy (pure)
+ * decides; this loop carries out its commands against the ports: the episode queue (agent and
+ * own gate on a worker), the integration stage (speculative commits verified on workers, landed
+ * by the lander), the lease store and the ledger. It never waits on integration: a slot freed by
+ * a change that passed its gate is refilled at once. Everything it needs to resume is in the world.
  */
 export async function runWorld(options: RunOptions): Promise<RunSummary> {
   const started = Date.now();
   const { world } = options;
   const emit = options.onEvent ?? (() => undefined);
-  // Reloaded after every accepted change: a planner may have added tasks.
   let manifest = await world.manifestAt('HEAD');
-  let head = await world.head(manifest.branch);
+  const startHead = await world.head(manifest.branch);
   const sandbox = options.sandbox ?? (await createSandbox(manifest.verify.sandbox, { image: manifest.verify.image }));
   await sandbox.check();
-  const agent = await createAgent(manifest, world, head);
+  const agent = await createAgent(manifest, world, startHead);
   const ledger = new Ledger(world.path, { secretEnv: secretEnvNames(manifest.agent) });
   const records = new Map((await ledger.readAll()).map((r) => [r.id, r]));
   const worker = `${hostname()}:${process.pid}`;
-  const queue = options.distributed?.queue ?? new MemoryEpisodeQueue(
+  const distributed = options.distributed;
+  const queue = distributed?.queue ?? new MemoryEpisodeQueue(
     (job, signal) => runEpisode(job, { world, ledger, sandbox, agent, worker, signal, onPhase: (j, phase) => emit({ type: 'episode-phase', id: j.episodeId, task: j.task, phase }) }),
     manifest.parallelism,
   );
-  const leases = options.distributed?.leases ?? new MemoryLeaseStore();
-  const integrator = new Integrator(world, sandbox, manifest.branch, head);
+  const leases = distributed?.leases ?? new MemoryLeaseStore();
+  const slots = verificationSlots(manifest);
+  const verifications = distributed?.verifications ?? new MemoryVerificationQueue((job) => runVerification(job, { world, sandbox, worker }), slots);
+  const lander = new Lander(world, ledger, manifest.branch, startHead);
+  const inbox = new Inbox<Wake>();
+  const stage = new IntegrationStage({
+    world, ledger, lander, verifications, slots, head: startHead, worldName: manifest.name,
+    onOutcome: async (outcome) => inbox.push({ kind: 'integrated', outcome }),
+    onChange: (entries) => emit({ type: 'integration', entries }),
+  });
   const guard = async () => {
-    const moved = await integrator.guard();
+    const moved = await lander.guard();
     if (moved) emit({ type: 'foreign-move', commit: moved.foreign, quarantine: moved.quarantine });
   };
-  const running = new Map<string, { task: TaskSpec; job: EpisodeJob }>();
-  // Tasks whose last episode met an outage of the machine (Docker down, …) wait a little before the next.
-  const cooldown = new Map<string, number>();
-  // Distributed: records left running may belong to episodes workers still run; their results
-  // are owed by the queue. In process, nothing can still be running them.
-  const recovered = options.distributed ? adoptRunning(records, running, manifest) : await closeAbandoned(ledger, records);
-  if (!options.distributed) await removeStaleWorkspaces(world);
+
+  const recovered = await recoverOpenRecords({ world, ledger, branch: manifest.branch, records, distributed: distributed !== undefined });
+  if (!distributed) await removeStaleWorkspaces(world);
+  const jobs = new Map<string, EpisodeJob>(recovered.running.map((r) => [r.id, { episodeId: r.id, world: manifest.name, task: r.task, attempt: r.attempt, base: r.base }]));
   const done = await readDoneTasks(world.path, manifest.branch);
-  emit({ type: 'start', world: world.path, head, sandbox: sandbox.kind, agent: agent.label, tasks: manifest.tasks.length, done: done.size, recovered, parallelism: manifest.parallelism });
-
-  const tally = { accepted: 0, rejected: 0, failed: 0, abandoned: 0, episodes: 0 };
-  let evidence: RunSummary['evidence'] = null;
-  let stop: StopReason | null = null;
-  let pendingResult: Promise<EpisodeResult> | null = null;
-  const aborted = new Promise<'aborted'>((resolve) => {
-    if (options.signal?.aborted) resolve('aborted');
-    options.signal?.addEventListener('abort', () => resolve('aborted'), { once: true });
+  let policy: PolicyState = initialPolicyState({
+    config: { parallelism: manifest.parallelism, maxAttempts: manifest.retry.maxAttempts, blockOnRepeat: manifest.retry.blockOnRepeat, budgets: manifest.goal.stop, distributed: distributed !== undefined, pastEvidence: options.pastEvidence ?? false },
+    tasks: manifest.tasks, done, records, now: Date.now(),
+    running: new Map(recovered.running.map((r) => [r.id, r.task])),
+    integrating: new Map(recovered.integrating.map((r) => [r.id, r.task])),
+    retries: await readTaskRetries(world.path),
   });
-  const evidenceMet = async (): Promise<boolean> => {
-    const verdict = await checkEvidence(world, sandbox, manifest, head);
-    if (!verdict) return false;
-    evidence = { command: manifest.goal.evidence!, passed: verdict.ok };
-    emit({ type: 'evidence', commit: head, passed: verdict.ok, command: manifest.goal.evidence! });
-    return verdict.ok;
-  };
-  if (await evidenceMet()) stop = { kind: 'evidence', command: manifest.goal.evidence! };
+  emit({ type: 'start', world: world.path, head: startHead, sandbox: sandbox.kind, agent: agent.label, tasks: manifest.tasks.length, done: done.size, recovered: recovered.closed + recovered.running.length + recovered.integrating.length, parallelism: manifest.parallelism });
 
-  const maxEpisodes = manifest.goal.stop.maxEpisodes ?? Infinity;
-  const startEpisodes = async (statuses: Map<string, TaskStatus>): Promise<void> => {
-    for (const task of pickReadyTasks(manifest.tasks, statuses, Infinity, (t) => (cooldown.get(t.id) ?? 0) <= Date.now())) {
-      // No episode starts that could cross the episode budget, counted across runs.
-      if (running.size >= manifest.parallelism || records.size >= maxEpisodes) break;
+  let finished: StopReason | null = null;
+  let evidence: RunSummary['evidence'] = null;
+  let closed = false;
+
+  const apply = async (event: PolicyEvent): Promise<void> => {
+    const decision = decide(policy, event);
+    policy = decision.state;
+    for (const command of decision.commands) await execute(command);
+  };
+
+  const execute = async (command: PolicyCommand): Promise<void> => {
+    switch (command.type) {
+      case 'start':
+        return startEpisodes(command.tasks, command.limit);
+      case 'stop-episodes':
+        if (policy.stop?.kind === 'interrupted') {
+          // Changes waiting for integration keep their passing records: the next run takes them up again.
+          for (const id of await stage.withdrawAll()) await apply({ type: 'withdrawn', id });
+        }
+        await closeEpisodes();
+        return apply({ type: 'tick', now: Date.now() });
+      case 'check-evidence': {
+        const head = lander.head!;
+        const verdict = await checkEvidence(world, sandbox, manifest, head);
+        if (!verdict) return;
+        evidence = { command: manifest.goal.evidence!, passed: verdict.ok };
+        emit({ type: 'evidence', commit: head, passed: verdict.ok, command: manifest.goal.evidence! });
+        return apply({ type: 'evidence', passed: verdict.ok, command: manifest.goal.evidence! });
+      }
+      case 'finish':
+        finished = command.reason;
+    }
+  };
+
+  const closeEpisodes = async () => {
+    if (closed) return;
+    closed = true;
+    // In process, closing aborts the agents; their results (abandoned) still arrive through the inbox.
+    if (!distributed) await queue.close();
+  };
+
+  const startEpisodes = async (tasks: Array<{ task: TaskSpec; attempt: number }>, limit: number): Promise<void> => {
+    let count = 0;
+    const head = lander.head!;
+    for (const { task, attempt } of tasks) {
+      if (count >= limit) break;
       const id = newEpisodeId();
       if (!(await leases.tryAcquire(id, task.paths))) continue;
-      const attempt = (statuses.get(task.id)?.failures ?? 0) + 1;
       const record = newRecord(id, manifest, task, attempt, head, agentForAttempt(agent, attempt).label, worker);
       await ledger.write(record);
-      records.set(id, record);
-      const earlier = [...records.values()].filter((r) => r.task === task.id && r.id !== id && r.status === 'final' && r.outcome !== 'accepted').map((r) => r.id).slice(-10);
+      const earlier = [...policy.records.values()].filter((r) => r.task === task.id && r.status === 'final' && r.outcome !== 'accepted').map((r) => r.id).slice(-10);
       const job: EpisodeJob = { episodeId: id, world: manifest.name, task: task.id, attempt, base: head, earlier };
-      running.set(id, { task, job });
-      tally.episodes++;
+      jobs.set(id, job);
+      count++;
+      await apply({ type: 'started', record });
       emit({ type: 'episode-start', id, task: task.id, attempt });
       await queue.submit(job);
     }
+    await apply({ type: 'starts-done', now: Date.now() });
   };
 
+  const onEpisodeResult = async (result: EpisodeResult): Promise<void> => {
+    if (!policy.running.has(result.episodeId)) {
+      await queue.acknowledge(result.episodeId); // delivered twice, or already integrating
+      return;
+    }
+    jobs.delete(result.episodeId);
+    if (result.verdict === 'passed') {
+      const record = await ledger.read(result.episodeId);
+      const forged = forgedResultProblem(record, result);
+      if (!forged) {
+        await apply({ type: 'passed', id: result.episodeId });
+        await stage.join({ id: result.episodeId, task: result.task, candidate: result.candidate!, base: result.base });
+        await queue.acknowledge(result.episodeId);
+        return;
+      }
+      const refused: EpisodeRecord = { ...(record ?? policy.records.get(result.episodeId)!), status: 'final', outcome: 'rejected', reason: 'unverified-result', message: `a result claimed the gate passed, but the ledger does not agree: ${forged}`, signature: 'unverified-result', endedAt: new Date().toISOString() };
+      await ledger.write(refused);
+      return ended(refused, null, result.episodeId);
+    }
+    const final = await finishEpisode(ledger, result, policy.records.get(result.episodeId));
+    return ended(final, result.fatal ? { reason: result.reason ?? 'agent-broken', message: result.message ?? '' } : null, result.episodeId);
+  };
+
+  const ended = async (final: EpisodeRecord, fatal: { reason: string; message: string } | null, ackId: string): Promise<void> => {
+    await leases.release(final.id);
+    await queue.acknowledge(ackId);
+    emitEnd(emit, final);
+    await apply({ type: 'finished', record: final, fatal, now: Date.now() });
+  };
+
+  const onIntegrated = async (outcome: IntegrationOutcome): Promise<void> => {
+    const final = outcome.record;
+    await leases.release(final.id);
+    emitEnd(emit, final);
+    if (outcome.type === 'landed') {
+      manifest = await world.manifestAt(outcome.head);
+      await apply({ type: 'landed', task: final.task, tasks: manifest.tasks });
+    }
+    await apply({ type: 'finished', record: final, now: Date.now() });
+  };
+
+  // Results of both stages arrive through one inbox, handled one at a time.
+  const pumpEpisodes = async () => {
+    while (!finished) inbox.push({ kind: 'episode', result: await queue.nextResult() });
+  };
+  const pumpVerifications = async () => {
+    while (!finished) inbox.push({ kind: 'verification', result: await verifications.nextResult() });
+  };
+  void pumpEpisodes();
+  void pumpVerifications();
+  const onAbort = () => inbox.push({ kind: 'aborted' });
+  if (options.signal?.aborted) onAbort();
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+
   try {
-    while (true) {
+    await guard();
+    const startVerdict = await checkEvidence(world, sandbox, manifest, startHead);
+    if (startVerdict) {
+      evidence = { command: manifest.goal.evidence!, passed: startVerdict.ok };
+      emit({ type: 'evidence', commit: startHead, passed: startVerdict.ok, command: manifest.goal.evidence! });
+      await apply({ type: 'evidence', passed: startVerdict.ok, command: manifest.goal.evidence! });
+    }
+    for (const r of recovered.integrating) {
+      if (!(await leases.tryAcquire(r.id, manifest.tasks.find((t) => t.id === r.task)?.paths ?? []))) continue;
+      await stage.join({ id: r.id, task: r.task, candidate: r.candidate!, base: r.base });
+    }
+    if (!finished) await apply({ type: 'tick', now: Date.now(), retries: await readTaskRetries(world.path) });
+    while (!finished) {
+      emit({ type: 'progress', done: policy.done.size, tasks: policy.tasks.length, running: [...policy.running.values()], accepted: policy.tally.accepted, rejected: policy.tally.rejected, failed: policy.tally.failed });
+      const wake = nextWake(policy);
+      const waitMs = Math.min(wake === null ? Infinity : Math.max(0, wake - Date.now()), distributed ? (distributed.reconcileMs ?? 5_000) : Infinity);
+      const next = await inbox.next(Number.isFinite(waitMs) ? waitMs : null);
       await guard();
-      if (options.signal?.aborted && !stop) {
-        stop = { kind: 'interrupted' };
-        await queue.close();
+      switch (next.kind) {
+        case 'episode':
+          await onEpisodeResult(next.result);
+          break;
+        case 'verification':
+          await stage.verified(next.result);
+          break;
+        case 'integrated':
+          await onIntegrated(next.outcome);
+          break;
+        case 'aborted':
+          await apply({ type: 'aborted' });
+          // Distributed episodes keep running on their workers; the next run takes them back.
+          if (distributed && !finished) finished = { kind: 'interrupted' };
+          break;
+        case 'tick':
+          if (distributed) await reconcile(distributed, leases, jobs, policy);
+          break;
       }
-      // A person's `genesis task retry` (or the dashboard's button) gives a blocked task fresh attempts.
-      const retries = await readTaskRetries(world.path);
-      const statuses: Map<string, TaskStatus> = deriveWorldTaskStatuses({ manifest, done, episodes: [...records.values()], running: new Set([...running.values()].map((r) => r.task.id)), retries });
-      if (!stop) {
-        const budget = budgetStop(manifest.goal.stop, records.size, hoursSince(records), spentBy(records));
-        const idle = running.size === 0 ? idleStop(manifest.tasks, statuses) : null;
-        if (idle) stop = idle;
-        else if (budget && running.size === 0) stop = budget;
-        else if (budget?.kind === 'budget' && budget.budget !== 'maxEpisodes' && !options.distributed) {
-          // Budgets are hard: episodes still running when one is crossed are stopped (their work is quarantined).
-          stop = budget;
-          await queue.close();
-        }
-        else if (!budget) {
-          await startEpisodes(statuses);
-          if (running.size === 0) stop = { kind: 'blocked', blocked: [], waiting: manifest.tasks.filter((t) => statuses.get(t.id)?.state === 'pending').map((t) => ({ task: t.id, on: 'unschedulable' })) };
-        }
-      }
-      if (running.size === 0) break;
-      emit({ type: 'progress', done: done.size, tasks: manifest.tasks.length, running: [...running.values()].map((r) => r.task.id), accepted: tally.accepted, rejected: tally.rejected, failed: tally.failed });
-      pendingResult ??= queue.nextResult();
-      const wake = options.distributed?.reconcileMs ?? ([...cooldown.values()].some((t) => t > Date.now()) ? OUTAGE_COOLDOWN_MS : undefined);
-      const next = await Promise.race([pendingResult, stop ? new Promise<never>(() => undefined) : aborted, reconcileTick(wake), hoursDeadline(manifest.goal.stop.maxHours, records)]);
-      if (next === 'aborted') continue;
-      if (next === 'tick') {
-        for (const { job } of running.values()) {
-          await leases.renew(job.episodeId);
-          await queue.ensureSubmitted(job);
-        }
-        continue;
-      }
-      pendingResult = null;
-      if (!running.has(next.episodeId)) {
-        await queue.acknowledge(next.episodeId); // a result delivered twice, already handled
-        continue;
-      }
-      await guard(); // a foreign move is reported here, not only put back silently inside integrate
-      const final = await finishWithRetries(() => finishEpisode({ world, ledger, integrator, manifest }, next, records.get(next.episodeId)));
-      records.set(final.id, final);
-      running.delete(next.episodeId);
-      await leases.release(next.episodeId);
-      await queue.acknowledge(next.episodeId);
-      tally[final.outcome!]++;
-      if (final.outcome === 'abandoned' && final.reason !== 'aborted') cooldown.set(final.task, Date.now() + OUTAGE_COOLDOWN_MS);
-      if (next.fatal && !stop) stop = { kind: 'circuit-open', reason: next.reason ?? 'agent-broken', message: next.message ?? '' };
-      emit({ type: 'episode-end', id: final.id, task: final.task, attempt: final.attempt, outcome: final.outcome!, reason: final.reason, message: final.message, commit: final.commit, durationMs: Date.parse(final.endedAt!) - Date.parse(final.startedAt) });
-      if (final.outcome === 'accepted') {
-        head = await world.head(manifest.branch);
-        done.add(final.task);
-        manifest = await world.manifestAt(head);
-        if (!stop && (await evidenceMet())) stop = { kind: 'evidence', command: manifest.goal.evidence! };
-      }
+      if (!finished) await apply({ type: 'tick', now: Date.now(), retries: await readTaskRetries(world.path) });
     }
   } finally {
+    options.signal?.removeEventListener('abort', onAbort);
+    await closeEpisodes();
     await queue.close();
+    if (!distributed) await verifications.close();
   }
   await guard();
-  emit({ type: 'stop', reason: stop! });
-  return { stop: stop!, head, ...tally, durationMs: Date.now() - started, evidence };
+  const stop = finished!;
+  emit({ type: 'stop', reason: stop });
+  return { stop, head: lander.head!, ...policy.tally, durationMs: Date.now() - started, evidence };
 }
 
-const OUTAGE_COOLDOWN_MS = 2_000;
-
-/**
- * Integrating needs the sandbox (a replay is verified again) and git: an outage there is waited
- * out with a backoff instead of ending the run; the result stays owed until it is integrated.
- */
-async function finishWithRetries(finish: () => Promise<EpisodeRecord>): Promise<EpisodeRecord> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await finish();
-    } catch (error) {
-      if (!isGenesisError(error) || !error.retryable || attempt >= 8) throw error;
-      await new Promise((resolve) => setTimeout(resolve, Math.min(500 * 2 ** attempt, 30_000)));
-    }
-  }
+/** Verification slots: `integration.slots` in world.yaml, else as many as episodes run at once. */
+function verificationSlots(manifest: WorldManifest): number {
+  return manifest.integration?.slots ?? manifest.parallelism;
 }
 
-/** Wakes the loop when the hours budget runs out, so running episodes are stopped on time. */
-function hoursDeadline(maxHours: number | undefined, records: Map<string, EpisodeRecord>): Promise<'tick'> {
-  if (maxHours === undefined || records.size === 0) return new Promise(() => undefined);
-  const left = (maxHours - hoursSince(records)) * 3_600_000;
-  return new Promise((resolve) => setTimeout(() => resolve('tick'), Math.max(0, Math.min(left + 50, 2 ** 31 - 1))).unref());
+/** Keeps every lease the scheduler holds alive (episodes and changes in integration) and every job submitted. */
+async function reconcile(distributed: DistributedRun, leases: LeaseStore, jobs: Map<string, EpisodeJob>, policy: PolicyState): Promise<void> {
+  for (const id of [...policy.running.keys(), ...policy.integrating.keys()]) await leases.renew(id);
+  for (const [id, job] of jobs) if (policy.running.has(id)) await distributed.queue.ensureSubmitted(job);
 }
 
-function reconcileTick(ms: number | undefined): Promise<'tick'> {
-  if (ms === undefined) return new Promise(() => undefined);
-  return new Promise((resolve) => setTimeout(() => resolve('tick'), ms).unref());
-}
-
-function spentBy(records: Map<string, EpisodeRecord>): { costUsd: number; tokens: number } {
-  let costUsd = 0;
-  let tokens = 0;
-  for (const r of records.values()) {
-    // Clamped again: a record written before usage was checked may hold a negative cost.
-    const spent = spendOf(r.usage);
-    costUsd += spent.costUsd;
-    tokens += spent.tokens;
-  }
-  return { costUsd, tokens };
-}
-
-function hoursSince(records: Map<string, EpisodeRecord>): number {
-  let first = Infinity;
-  for (const r of records.values()) first = Math.min(first, Date.parse(r.startedAt));
-  return Number.isFinite(first) ? (Date.now() - first) / 3_600_000 : 0;
+function emitEnd(emit: (event: RunEvent) => void, final: EpisodeRecord): void {
+  emit({ type: 'episode-end', id: final.id, task: final.task, attempt: final.attempt, outcome: final.outcome!, reason: final.reason, message: final.message, commit: final.commit, durationMs: Date.parse(final.endedAt!) - Date.parse(final.startedAt) });
 }
 
 function newRecord(id: string, manifest: WorldManifest, task: TaskSpec, attempt: number, base: string, agent: string, worker: string): EpisodeRecord {
@@ -240,27 +298,4 @@ function newRecord(id: string, manifest: WorldManifest, task: TaskSpec, attempt:
     status: 'running', outcome: null, reason: null, message: null, signature: null,
     startedAt: new Date().toISOString(), endedAt: null, phases: {}, gate: null, changedFiles: [], usage: null, worker,
   };
-}
-
-/** Records left `running` by an orchestrator that died are closed: nothing is left unaccounted. */
-async function closeAbandoned(ledger: Ledger, records: Map<string, EpisodeRecord>): Promise<number> {
-  let count = 0;
-  for (const record of records.values()) {
-    if (record.status !== 'running') continue;
-    const closed: EpisodeRecord = { ...record, status: 'final', outcome: 'abandoned', reason: 'orchestrator-stopped', message: 'the orchestrator stopped before this episode ended', endedAt: new Date().toISOString() };
-    await ledger.write(closed);
-    records.set(record.id, closed);
-    count++;
-  }
-  return count;
-}
-
-/** A restarted distributed scheduler takes back the episodes its workers are still running. */
-function adoptRunning(records: Map<string, EpisodeRecord>, running: Map<string, { task: TaskSpec; job: EpisodeJob }>, manifest: WorldManifest): number {
-  for (const r of records.values()) {
-    const task = manifest.tasks.find((t) => t.id === r.task);
-    if (r.status !== 'running' || !task) continue;
-    running.set(r.id, { task, job: { episodeId: r.id, world: manifest.name, task: r.task, attempt: r.attempt, base: r.base } });
-  }
-  return running.size;
 }

@@ -9,6 +9,8 @@ export const TRAILERS = {
   score: 'Genesis-Score',
   /** A person's change made with `genesis amend`: names what the person changed. */
   amend: 'Genesis-Amend',
+  tree: 'Genesis-Tree',
+  verification: 'Genesis-Verification',
 } as const;
 
 export interface AcceptedCommit {
@@ -26,6 +28,8 @@ export interface AcceptedCommit {
   score: number | null;
   /** The Genesis-Amend trailer of a commit made by `genesis amend` (absent or null otherwise). */
   amend?: string | null;
+  /** The verification behind the commit (the episode's id when its own gate passed this very tree), if named. */
+  verification?: string | null;
 }
 
 /**
@@ -63,11 +67,12 @@ function parseCommit(chunk: string): AcceptedCommit {
     verified: trailers.get(TRAILERS.verified) ?? null,
     score: score === undefined ? null : Number(score),
     amend: trailers.get(TRAILERS.amend) ?? null,
+    verification: trailers.get(TRAILERS.verification) ?? null,
   };
 }
 
 /** Formats the commit message of an accepted change, trailers last so `git log` shows them. */
-export function acceptedCommitMessage(fields: { title: string; episode: string; task: string; attempt: number; agent: string; verified: string; score?: number | null }): string {
+export function acceptedCommitMessage(fields: { title: string; episode: string; task: string; attempt: number; agent: string; verified: string; score?: number | null; tree?: string; verification?: string }): string {
   return [
     `${fields.task}: ${fields.title}`,
     '',
@@ -77,6 +82,9 @@ export function acceptedCommitMessage(fields: { title: string; episode: string; 
     `${TRAILERS.agent}: ${fields.agent.replace(/\s+/g, ' ')}`,
     `${TRAILERS.verified}: ${fields.verified.replace(/\s+/g, ' ')}`,
     ...(fields.score === undefined || fields.score === null ? [] : [`${TRAILERS.score}: ${fields.score}`]),
+    // The tree that passed the gate and the verification that passed it (the episode's own gate, or one on the tip).
+    ...(fields.tree ? [`${TRAILERS.tree}: ${fields.tree}`] : []),
+    ...(fields.verification ? [`${TRAILERS.verification}: ${fields.verification}`] : []),
     '',
   ].join('\n');
 }

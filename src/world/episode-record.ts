@@ -71,6 +71,12 @@ export interface EpisodeRecord {
   /** Requests the agent's egress proxy refused (hosts not on agent.network.allow); absent without a list. */
   egressRefused?: number;
   worker: string;
+  /**
+   * How the change that landed was verified, when it landed on a newer head than its base: the
+   * speculative commit's parent, its tree (exactly the accepted commit's) and that gate's record.
+   * Absent when the change landed on its own base, as the episode's gate passed it.
+   */
+  verification?: { id: string; onto: string; tree: string; gate: GateRecord } | null;
 }
 
 /** The logs stored next to record.json in the episode's ledger tree. */

@@ -264,6 +264,13 @@ export const manifestSchema = z
       .strict()
       .default({ maxAttempts: 3, blockOnRepeat: true }),
     parallelism: z.number().int().min(1).max(64).default(2).describe('episodes running at once'),
+    integration: z
+      .object({
+        slots: z.number().int().min(1).max(64).optional().describe('speculative verifications running at once; default: parallelism'),
+      })
+      .strict()
+      .optional()
+      .describe('the integration queue: changes that passed their own gate, verified on top of those ahead of them'),
     tasks: z.array(taskSchema).default([]),
     tasksDir: z
       .string()

@@ -22,6 +22,8 @@ export interface RunCommandOptions {
   remote?: string;
   /** Where the mirror of a world behind a git URL is kept. @default ~/.cache/genesis/worlds */
   cacheDir?: string;
+  /** Run pending tasks even when the goal's evidence passes. */
+  pastEvidence?: boolean;
 }
 
 export async function runCommand(opts: RunCommandOptions): Promise<number> {
@@ -64,6 +66,7 @@ export async function runWithSignals(opts: RunCommandOptions): Promise<RunSummar
       sandbox,
       signal: controller.signal,
       distributed: cluster?.distributed,
+      pastEvidence: opts.pastEvidence,
       onEvent: (event) => {
         if (opts.json) return process.stdout.write(`${JSON.stringify(event)}\n`);
         printer.print(event);

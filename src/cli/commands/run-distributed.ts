@@ -28,7 +28,7 @@ export async function joinCluster(url: string, world: WorldRepo, name: string, r
   const queue = new BullmqEpisodeQueue(redis, { remote, worldKey }, { lockDurationMs: envMs('GENESIS_LOCK_MS'), stalledIntervalMs: envMs('GENESIS_STALLED_MS') });
   const leases = new RedisPathLeases(redis, worldKey);
   return {
-    distributed: { queue, leases: { tryAcquire: (h, p) => leases.tryAcquire(h, p), renew: (h) => leases.extend(h), release: (h) => leases.release(h) }, reconcileMs: envMs('GENESIS_RECONCILE_MS') ?? 5_000 },
+    distributed: { queue, leases, reconcileMs: envMs('GENESIS_RECONCILE_MS') ?? 5_000 },
     async leave() {
       await lock.release();
       redis.disconnect();

@@ -100,9 +100,25 @@ describe('the integration queue', () => {
         { type: 'built', id: 'b', generation: 1, commit: 'sb', needsGate: true },
         { type: 'verify-failed', id: 'a', generation: 1, reason: 'check-failed', message: 'x' },
       ]);
-      expect(of(commands, 'cancel')).toEqual([{ type: 'cancel', ids: ['b'] }]);
+      expect(of(commands, 'cancel')).toEqual([{ type: 'cancel', jobs: [{ id: 'b', generation: 1 }] }]);
       expect(of(commands, 'build').at(-1)).toMatchObject({ id: 'b', generation: 2, onto: HEAD });
     });
+  });
+
+  it('does not blame a change whose tip is broken until everything ahead has landed', () => {
+    const { state, commands } = run([
+      { type: 'join', change: change('a') },
+      { type: 'join', change: change('b') },
+      { type: 'built', id: 'a', generation: 1, commit: 'sa', needsGate: true },
+      { type: 'built', id: 'b', generation: 1, commit: 'sb', needsGate: true },
+      { type: 'verify-inconclusive', id: 'b', generation: 1 },
+    ]);
+    expect(of(commands, 'reject')).toEqual([]);
+    expect(state.entries.map((e) => e.stage)).toEqual(['verifying', 'built']);
+    const after = run([{ type: 'verified', id: 'a', generation: 1 }, { type: 'landed', id: 'a', commit: 'sa' }], 4, state);
+    expect(of(after.commands, 'verify').map((c) => [c.id, c.onto])).toEqual([['b', 'sa']]);
+    const front = run([{ type: 'verify-inconclusive', id: 'b', generation: 1 }], 4, after.state);
+    expect(of(front.commands, 'reject')).toMatchObject([{ id: 'b', reason: 'broken-base' }]);
   });
 
   it('rejects a change that conflicts with its tip when it is built, without a verification', () => {

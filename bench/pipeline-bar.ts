@@ -1,0 +1,82 @@
+/**
+ * The bar of issue 18: a holdout world of independent tasks, an agent that waits 2 s (as a remote
+ * model does) and a gate of about 3 s, run with `genesis run` on the embedded defaults. Prints
+ * the makespan against the ceiling ceil(tasks / P) × (agent + gate), the gates spent per accepted
+ * change, and whether `genesis audit` passes afterwards.
+ *
+ *   node --import tsx bench/pipeline-bar.ts [--parallelism 6] [--tasks 11] [--agent-s 2] [--gate-s 3] [--json]
+ */
+import { spawn } from 'node:child_process';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { stringify } from 'yaml';
+import { Ledger } from '../src/world/ledger.js';
+import { git } from '../src/world/git.js';
+
+const BIN = fileURLToPath(new URL('../bin/genesis.js', import.meta.url));
+
+function genesis(args: string[]): Promise<{ code: number; stdout: string; ms: number }> {
+  const t0 = performance.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let stdout = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code: code ?? 1, stdout, ms: performance.now() - t0 }));
+  });
+}
+
+export async function measureBar(opts: { parallelism: number; tasks: number; agentS: number; gateS: number; slots?: number }) {
+  const root = await mkdtemp(join(tmpdir(), 'genesis-bar-'));
+  try {
+    const seed = join(root, 'seed');
+    await mkdir(join(seed, 'notes'), { recursive: true });
+    await mkdir(join(seed, 'test'), { recursive: true });
+    await mkdir(join(root, 'holdout'), { recursive: true });
+    await writeFile(join(seed, 'notes', '.keep'), '');
+    await writeFile(join(seed, 'test', 'smoke.test.js'), "const test = require('node:test');\ntest('ok', () => {});\n");
+    await writeFile(join(root, 'holdout', 'hidden.test.js'), "const test = require('node:test');\ntest('hidden', () => {});\n");
+    // The gate: the visible tests after a wait, then the hidden ones; about gateS seconds in all.
+    const wait = Math.max(0, opts.gateS - 0.8).toFixed(2);
+    await writeFile(join(seed, 'world.yaml'), stringify({
+      name: 'bar', goal: { outcome: 'every note written' },
+      verify: { test: `sleep ${wait} && node --test test/`, timeoutSec: 120, holdout: { dir: join(root, 'holdout'), command: 'node --test .genesis-holdout/' } },
+      protected: ['test/**', 'world.yaml'],
+      agent: { kind: 'command', command: ['sh', '-c', `sleep ${opts.agentS}; echo "$GENESIS_EPISODE_ID" > "notes/$GENESIS_TASK_ID.txt"`], timeoutSec: 120 },
+      retry: { maxAttempts: 1 }, parallelism: opts.parallelism,
+      ...(opts.slots ? { integration: { slots: opts.slots } } : {}),
+      tasks: Array.from({ length: opts.tasks }, (_, i) => ({ id: `t${i + 1}`, title: `note ${i + 1}`, paths: [`notes/t${i + 1}.txt`] })),
+    }));
+    const world = join(root, 'bar.world');
+    const init = await genesis(['init', '--world', world, '--from', seed, '--json']);
+    if (init.code !== 0) throw new Error(`genesis init failed (${init.code})`);
+    const run = await genesis(['run', '--world', world, '--json']);
+    const summary = JSON.parse(run.stdout.trim().split('\n').at(-1)!) as { accepted: number; stop: { kind: string }; durationMs: number };
+    const audit = await genesis(['audit', '--world', world, '--sample', '0', '--json']);
+    const records = await new Ledger(world).readAll();
+    const verifications = (await git(['for-each-ref', '--format=%(refname)', 'refs/genesis/verifications/'], { cwd: world })).stdout.split('\n').filter(Boolean).length;
+    const gates = records.filter((r) => r.gate !== null || r.phases.gate !== undefined).length + verifications;
+    const gateMs = records.map((r) => r.phases.gate ?? 0).filter((ms) => ms > 0);
+    const ceilingS = Math.ceil(opts.tasks / opts.parallelism) * (opts.agentS + opts.gateS);
+    const makespanS = summary.durationMs / 1000;
+    return {
+      parallelism: opts.parallelism, tasks: opts.tasks, accepted: summary.accepted, stop: summary.stop.kind,
+      makespanS: Math.round(makespanS * 10) / 10, ceilingS, efficiency: Math.round((ceilingS / makespanS) * 100) / 100,
+      gatesPerChange: summary.accepted ? Math.round((gates / summary.accepted) * 100) / 100 : null,
+      secondGates: verifications,
+      medianOwnGateS: gateMs.length ? Math.round(gateMs.sort((a, b) => a - b)[Math.floor(gateMs.length / 2)]! / 100) / 10 : null,
+      auditExit: audit.code,
+    };
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const { values } = parseArgs({ options: { parallelism: { type: 'string', default: '6' }, tasks: { type: 'string', default: '11' }, 'agent-s': { type: 'string', default: '2' }, 'gate-s': { type: 'string', default: '3' }, slots: { type: 'string' }, json: { type: 'boolean', default: false } } });
+  const result = await measureBar({ parallelism: Number(values.parallelism), tasks: Number(values.tasks), agentS: Number(values['agent-s']), gateS: Number(values['gate-s']), slots: values.slots ? Number(values.slots) : undefined });
+  process.stdout.write(values.json ? `${JSON.stringify(result)}\n` : `${Object.entries(result).map(([k, v]) => `${k}: ${v}`).join('\n')}\n`);
+}

@@ -1,0 +1,47 @@
+import { acceptedCommitMessage } from '../world/accepted-history.js';
+import type { EpisodeRecord } from '../world/episode-record.js';
+import { mergeTrees } from '../world/merge-tree.js';
+import type { WorldRepo } from '../world/world-repo.js';
+import type { QueuedChange } from './integration-queue.js';
+
+export type BuiltTip =
+  | { ok: true; commit: string; tree: string; needsGate: boolean }
+  | { ok: false; reason: string; message: string; signature: string };
+
+/** The id of the verification behind a speculative commit: the episode's own gate, or a gate on the tip. */
+export function verificationId(episode: string, generation: number, needsGate: boolean): string {
+  return needsGate ? `${episode}-v${generation}` : episode;
+}
+
+/**
+ * Builds a change's speculative commit on `onto` (the accepted head or the speculative commit
+ * ahead of it) without a working tree: a three-way merge in the object store. The commit is made
+ * now, with the trailers it will land with, so that once `onto` lands this very commit lands by
+ * compare-and-swap. On its own base the merge is the candidate itself, which the episode's gate
+ * already passed: no further gate is needed. A conflict, an empty result or a removed task
+ * rejects the change here, without a gate.
+ */
+export async function buildTip(world: WorldRepo, change: QueuedChange, record: EpisodeRecord, onto: string, generation: number): Promise<BuiltTip> {
+  const manifest = await world.manifestAt(onto);
+  const task = manifest.tasks.find((t) => t.id === change.task);
+  if (!task) return { ok: false, reason: 'task-removed', message: `task ${change.task} is no longer in world.yaml`, signature: 'task-removed' };
+  const onOwnBase = onto === change.base;
+  const merged = onOwnBase ? { clean: true as const, tree: await world.treeOf(change.candidate) } : await mergeTrees(world.path, onto, change.candidate, manifest.goal.progressFile);
+  if (!merged.clean) {
+    const conflicts = [...merged.conflicts].sort();
+    return { ok: false, reason: 'replay-conflict', message: `the change conflicts with the changes landed or queued ahead of it in ${conflicts.join(', ')}`, signature: `replay-conflict:${conflicts.join(',')}` };
+  }
+  if (!onOwnBase && merged.tree === (await world.treeOf(onto))) {
+    return { ok: false, reason: 'replay-empty', message: 'the accepted head (with the changes queued ahead) already contains this change', signature: 'replay-empty' };
+  }
+  const needsGate = !onOwnBase;
+  const verification = verificationId(change.id, generation, needsGate);
+  const own = record.gate?.summary ?? 'passed';
+  // The verdict on the tip is not known yet: the trailer names the verification, whose record holds it.
+  const verified = needsGate ? `${own}; verified again on ${onto.slice(0, 12)} by ${verification}` : own;
+  const message = acceptedCommitMessage({
+    title: task.title, episode: change.id, task: change.task, attempt: record.attempt, agent: record.agent, verified,
+    score: needsGate ? null : (record.gate?.score ?? null), tree: merged.tree, verification,
+  });
+  return { ok: true, commit: await world.commitTree(merged.tree, [onto], message), tree: merged.tree, needsGate };
+}

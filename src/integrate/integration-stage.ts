@@ -1,0 +1,144 @@
+import type { EpisodeRecord } from '../world/episode-record.js';
+import type { Ledger } from '../world/ledger.js';
+import type { WorldRepo } from '../world/world-repo.js';
+import { buildTip, verificationId } from './build-tip.js';
+import { advance, describeQueue, emptyIntegration, type IntegrationCommand, type IntegrationEvent, type IntegrationState, type QueuedChange } from './integration-queue.js';
+import type { Lander } from './lander.js';
+import type { VerificationResult } from './verification-job.js';
+import { VerificationLedger } from './verification-ledger.js';
+import type { VerificationQueue } from './verification-queue.js';
+
+/** What the integration stage tells the run loop: a change landed, or ended without landing. */
+export type IntegrationOutcome =
+  | { type: 'landed'; record: EpisodeRecord; head: string }
+  | { type: 'rejected'; record: EpisodeRecord };
+
+export interface IntegrationStageDeps {
+  world: WorldRepo;
+  ledger: Ledger;
+  lander: Lander;
+  verifications: VerificationQueue;
+  /** Verifications running at once. */
+  slots: number;
+  head: string;
+  worldName: string;
+  onOutcome: (outcome: IntegrationOutcome) => Promise<void>;
+  onChange?: (entries: ReturnType<typeof describeQueue>) => void;
+}
+
+/**
+ * The integration stage: carries out the pure integration queue's commands against git (builds),
+ * the verification queue (gates on workers) and the lander (compare-and-swap, ledger). Events are
+ * handled one at a time, so the queue's state is never seen half-changed.
+ */
+export class IntegrationStage {
+  private state: IntegrationState;
+  private readonly joinedAt = new Map<string, number>();
+  private readonly verificationLedger: VerificationLedger;
+  private chain: Promise<void> = Promise.resolve();
+
+  constructor(private readonly deps: IntegrationStageDeps) {
+    this.state = emptyIntegration(deps.head, deps.slots);
+    this.verificationLedger = new VerificationLedger(deps.world.path);
+  }
+
+  get size(): number {
+    return this.state.entries.length;
+  }
+
+  describe(): ReturnType<typeof describeQueue> {
+    return describeQueue(this.state);
+  }
+
+  join(change: QueuedChange): Promise<void> {
+    this.joinedAt.set(change.id, performance.now());
+    return this.handle({ type: 'join', change });
+  }
+
+  /** A verification result from a worker: only a hint until the lander finds its record in the world. */
+  verified(result: VerificationResult): Promise<void> {
+    if (result.ok) return this.handle({ type: 'verified', id: result.episodeId, generation: result.generation });
+    if (result.reason === 'broken-base') return this.handle({ type: 'verify-inconclusive', id: result.episodeId, generation: result.generation });
+    return this.handle({ type: 'verify-failed', id: result.episodeId, generation: result.generation, reason: result.reason ?? 'verification-failed', message: result.message ?? '' });
+  }
+
+  /** Drops every change without a verdict (the run is stopping); their records stay open for the next run. */
+  async withdrawAll(): Promise<string[]> {
+    // From the back: removing one ahead would rebuild (and could land) those behind it.
+    const ids = this.state.entries.map((e) => e.id).reverse();
+    for (const id of ids) await this.handle({ type: 'withdraw', id });
+    return ids;
+  }
+
+  /** Serialised: each event and the commands it causes finish before the next event is applied. */
+  private handle(event: IntegrationEvent): Promise<void> {
+    const next = this.chain.then(() => this.apply(event));
+    this.chain = next.catch(() => undefined);
+    return next;
+  }
+
+  private async apply(event: IntegrationEvent): Promise<void> {
+    const step = advance(this.state, event);
+    this.state = step.state;
+    this.deps.onChange?.(this.describe());
+    for (const command of step.commands) {
+      const follow = await this.execute(command);
+      if (follow) await this.apply(follow);
+    }
+  }
+
+  private async execute(command: IntegrationCommand): Promise<IntegrationEvent | null> {
+    switch (command.type) {
+      case 'build': {
+        const record = await this.deps.ledger.read(command.id);
+        if (!record) return { type: 'build-rejected', id: command.id, generation: command.generation, reason: 'episode-unknown', message: `episode ${command.id} has no ledger record` };
+        const built = await buildTip(this.deps.world, command.change, record, command.onto, command.generation);
+        if (!built.ok) return { type: 'build-rejected', id: command.id, generation: command.generation, reason: built.reason, message: built.message };
+        return { type: 'built', id: command.id, generation: command.generation, commit: built.commit, needsGate: built.needsGate };
+      }
+      case 'verify':
+        await this.deps.verifications.submit({
+          verificationId: verificationId(command.id, command.generation, true), episodeId: command.id, generation: command.generation,
+          world: this.deps.worldName, task: command.change.task, commit: command.commit, onto: command.onto,
+        });
+        return null;
+      case 'cancel':
+        await this.deps.verifications.cancel(command.jobs.map((j) => verificationId(j.id, j.generation, true)));
+        return null;
+      case 'land': {
+        const entry = this.state.entries.find((e) => e.id === command.id)!;
+        const landed = await this.deps.lander.land({
+          change: command.change, commit: command.commit, expected: command.expected, verifiedOn: command.verifiedOn,
+          generation: entry.generation, verificationId: verificationId(command.id, entry.generation, command.verifiedOn !== null), startedAt: this.joinedAt.get(command.id) ?? performance.now(),
+        });
+        if (landed.landed) {
+          this.joinedAt.delete(command.id);
+          await this.deps.onOutcome({ type: 'landed', record: landed.record, head: command.commit });
+          return { type: 'landed', id: command.id, commit: command.commit };
+        }
+        if (landed.moved) return { type: 'head-moved', head: landed.head };
+        return { type: 'verify-failed', id: command.id, generation: entry.generation, reason: landed.reason, message: landed.message };
+      }
+      case 'reject':
+        await this.reject(command);
+        return null;
+    }
+  }
+
+  private async reject(command: Extract<IntegrationCommand, { type: 'reject' }>): Promise<void> {
+    const record = await this.deps.ledger.read(command.id);
+    this.joinedAt.delete(command.id);
+    if (!record || record.status === 'final') return;
+    const verification = await this.verificationLedger.read(verificationId(command.id, command.generation, true));
+    const log = verification ? await this.verificationLedger.readLog(verification.verificationId) : null;
+    const reason = command.reason.startsWith('replay-') || command.reason === 'task-removed' || command.reason === 'unverified-result' ? command.reason : `replay-${command.reason}`;
+    // A tip that fails as it already does without the change is not charged to the change.
+    const outcome = reason === 'replay-broken-base' ? 'abandoned' : 'rejected';
+    const final: EpisodeRecord = {
+      ...record, status: 'final', outcome, reason, message: `verified on the changes landed or queued ahead of it: ${command.message}`,
+      signature: verification?.signature ?? reason, gate: verification?.gate ?? record.gate, endedAt: new Date().toISOString(),
+    };
+    await this.deps.ledger.write(final, log ? { gateLog: log } : {});
+    await this.deps.onOutcome({ type: 'rejected', record: final });
+  }
+}

@@ -1,0 +1,100 @@
+import type { EpisodeRecord } from '../world/episode-record.js';
+import type { Ledger } from '../world/ledger.js';
+import type { WorldRepo } from '../world/world-repo.js';
+import type { QueuedChange } from './integration-queue.js';
+import { VerificationLedger, type VerificationRecord } from './verification-ledger.js';
+
+export type LandOutcome =
+  | { landed: true; record: EpisodeRecord }
+  /** The branch is not where the queue expected it: rebuild on `head`. */
+  | { landed: false; moved: true; head: string }
+  /** The verdict behind the commit cannot be found in the world: the change must not land. */
+  | { landed: false; moved: false; reason: string; message: string };
+
+/**
+ * The only writer of the accepted branch. It moves the branch by compare-and-swap to exactly a
+ * verified commit and writes the episode's final record; it never builds or gates anything.
+ * Before it swaps, it checks the verdict in the world itself: the episode's own gate record for
+ * that exact candidate, or the verification record for that exact speculative commit.
+ * A commit that moves the branch outside Genesis is put back and kept under a quarantine ref.
+ */
+export class Lander {
+  private expected: string | null;
+  private readonly verifications: VerificationLedger;
+
+  constructor(
+    private readonly world: WorldRepo,
+    private readonly ledger: Ledger,
+    private readonly branch: string,
+    startHead: string | null,
+  ) {
+    this.expected = startHead;
+    this.verifications = new VerificationLedger(world.path);
+  }
+
+  /** The head as this lander last wrote or saw it. */
+  get head(): string | null {
+    return this.expected;
+  }
+
+  /**
+   * Puts the branch back if something other than this lander moved it. Returns the foreign commit
+   * and the ref that keeps it, or null when all was well.
+   */
+  async guard(): Promise<{ foreign: string; quarantine: string } | null> {
+    if (this.expected === null) return null;
+    const head = await this.world.head(this.branch);
+    if (head === this.expected) return null;
+    const quarantine = `refs/genesis/quarantine/foreign-${new Date().toISOString().replace(/[-:.]/g, '')}-${head.slice(0, 12)}`;
+    await this.world.setRef(quarantine, head);
+    if (!(await this.world.compareAndSwap(`refs/heads/${this.branch}`, this.expected, head))) return this.guard();
+    return { foreign: head, quarantine };
+  }
+
+  /** Moves the branch from `expected` to `commit`, nothing else; usable for any verified change. */
+  async swap(commit: string, expected: string): Promise<boolean> {
+    if (!(await this.world.compareAndSwap(`refs/heads/${this.branch}`, commit, expected))) return false;
+    this.expected = commit;
+    return true;
+  }
+
+  /** Lands one change of the integration queue and records it. */
+  async land(input: { change: QueuedChange; commit: string; expected: string; verifiedOn: string | null; generation: number; verificationId: string; startedAt: number }): Promise<LandOutcome> {
+    const record = await this.ledger.read(input.change.id);
+    const proof = await this.proof(input, record);
+    if (typeof proof === 'string') return { landed: false, moved: false, reason: 'unverified-result', message: proof };
+    await this.guard();
+    if (!(await this.swap(input.commit, input.expected))) return { landed: false, moved: true, head: await this.world.head(this.branch) };
+    const final = landedRecord(record!, input.commit, proof, Math.round(performance.now() - input.startedAt));
+    await this.ledger.write(final);
+    return { landed: true, record: final };
+  }
+
+  /** The verification behind the commit as the world holds it, or why there is none. */
+  private async proof(input: { change: QueuedChange; commit: string; verifiedOn: string | null; verificationId: string }, record: EpisodeRecord | null): Promise<VerificationRecord | null | string> {
+    if (!record || record.candidate !== input.change.candidate || record.gate?.ok !== true) {
+      return `no passing gate record of episode ${input.change.id} for candidate ${input.change.candidate.slice(0, 12)} in the ledger`;
+    }
+    if (input.verifiedOn === null) return null;
+    const v = await this.verifications.read(input.verificationId);
+    const tree = await this.world.treeOf(input.commit);
+    if (!v || !v.ok || v.commit !== input.commit || v.tree !== tree || v.onto !== input.verifiedOn || v.gate?.ok !== true) {
+      return `no passing verification record ${input.verificationId} for commit ${input.commit.slice(0, 12)} in the world`;
+    }
+    return v;
+  }
+}
+
+/** The final record of a change that landed as `commit`. */
+export function landedRecord(record: EpisodeRecord, commit: string, verification: VerificationRecord | null, integrateMs: number | null): EpisodeRecord {
+  const phases = integrateMs === null ? record.phases : { ...record.phases, integrate: integrateMs };
+  const base = { ...record, status: 'final' as const, outcome: 'accepted' as const, commit, phases, endedAt: new Date().toISOString() };
+  if (!verification) return base;
+  return {
+    ...base,
+    reason: 'replayed',
+    message: `verified again on ${verification.onto.slice(0, 12)} (the changes landed or queued ahead of it): ${verification.gate?.summary ?? ''}`,
+    gate: verification.gate,
+    verification: { id: verification.verificationId, onto: verification.onto, tree: verification.tree, gate: verification.gate! },
+  };
+}
