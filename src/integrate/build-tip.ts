@@ -4,6 +4,9 @@ import { mergeTrees } from '../world/merge-tree.js';
 import type { WorldRepo } from '../world/world-repo.js';
 import type { QueuedChange } from './integration-queue.js';
 
+/** Where each change's latest speculative commit is kept while it waits to land. */
+export const SPECULATIVE_REF_PREFIX = 'refs/genesis/speculative/';
+
 export type BuiltTip =
   | { ok: true; commit: string; tree: string; needsGate: boolean }
   | { ok: false; reason: string; message: string; signature: string };
@@ -43,5 +46,8 @@ export async function buildTip(world: WorldRepo, change: QueuedChange, record: E
     title: task.title, episode: change.id, task: change.task, attempt: record.attempt, agent: record.agent, verified,
     score: needsGate ? null : (record.gate?.score ?? null), tree: merged.tree, verification,
   });
-  return { ok: true, commit: await world.commitTree(merged.tree, [onto], message), tree: merged.tree, needsGate };
+  const commit = await world.commitTree(merged.tree, [onto], message);
+  // A ref, so workers that mirror the world (a git URL) fetch the commit they are to verify.
+  if (needsGate) await world.setRef(`${SPECULATIVE_REF_PREFIX}${change.id}`, commit);
+  return { ok: true, commit, tree: merged.tree, needsGate };
 }

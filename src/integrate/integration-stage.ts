@@ -57,6 +57,9 @@ export class IntegrationStage {
 
   /** A verification result from a worker: only a hint until the lander finds its record in the world. */
   verified(result: VerificationResult): Promise<void> {
+    // A result about another commit (an earlier run's build of the same change) says nothing about this one.
+    const entry = this.state.entries.find((e) => e.id === result.episodeId && e.generation === result.generation);
+    if (!entry || entry.commit !== result.commit) return Promise.resolve();
     if (result.ok) return this.handle({ type: 'verified', id: result.episodeId, generation: result.generation });
     if (result.reason === 'broken-base') return this.handle({ type: 'verify-inconclusive', id: result.episodeId, generation: result.generation });
     return this.handle({ type: 'verify-failed', id: result.episodeId, generation: result.generation, reason: result.reason ?? 'verification-failed', message: result.message ?? '' });
@@ -132,8 +135,8 @@ export class IntegrationStage {
     const verification = await this.verificationLedger.read(verificationId(command.id, command.generation, true));
     const log = verification ? await this.verificationLedger.readLog(verification.verificationId) : null;
     const reason = command.reason.startsWith('replay-') || command.reason === 'task-removed' || command.reason === 'unverified-result' ? command.reason : `replay-${command.reason}`;
-    // A tip that fails as it already does without the change is not charged to the change.
-    const outcome = reason === 'replay-broken-base' ? 'abandoned' : 'rejected';
+    // A tip that fails as it already does without the change, or a verifier that died, is not charged to the change.
+    const outcome = ['replay-broken-base', 'replay-worker-lost', 'replay-worker-error', 'replay-aborted'].includes(reason) ? 'abandoned' : 'rejected';
     const final: EpisodeRecord = {
       ...record, status: 'final', outcome, reason, message: `verified on the changes landed or queued ahead of it: ${command.message}`,
       signature: verification?.signature ?? reason, gate: verification?.gate ?? record.gate, endedAt: new Date().toISOString(),

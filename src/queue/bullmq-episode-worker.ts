@@ -8,7 +8,9 @@ import { createSandbox } from '../sandbox/create-sandbox.js';
 import { Ledger } from '../world/ledger.js';
 import { secretEnvNames } from '../world/secret-env.js';
 import { openWorkerWorld } from '../world/worker-world.js';
-import { distributedJobSchema, EPISODE_QUEUE, queuePrefix, RETENTION, type DistributedJob } from './distributed-job.js';
+import { distributedJobSchema, distributedVerificationSchema, EPISODE_QUEUE, queuePrefix, RETENTION, VERIFICATION_QUEUE, type DistributedJob } from './distributed-job.js';
+import { runVerification } from '../integrate/run-verification.js';
+import { VERIFICATION_REF_PREFIX } from '../integrate/verification-ledger.js';
 import { RedisPathLeases } from './redis-path-leases.js';
 import { workerError } from './memory-queue.js';
 import { startHeartbeat } from './worker-registry.js';
@@ -75,15 +77,28 @@ export async function startEpisodeWorker(options: EpisodeWorkerOptions): Promise
     ...RETENTION,
   });
   worker.on('error', () => undefined); // connection errors while Redis restarts; BullMQ reconnects
+  // Verifications of speculative commits run where episodes run, with the same concurrency.
+  const verifyBlocking = options.redis.duplicate();
+  const verifier = new Worker(VERIFICATION_QUEUE, (job: Job) => verify(job, options, id, resultQueue), {
+    connection: verifyBlocking,
+    prefix: queuePrefix(),
+    concurrency: options.concurrency,
+    lockDuration: options.lockDurationMs ?? 30_000,
+    stalledInterval: options.stalledIntervalMs ?? 30_000,
+    maxStalledCount: 2,
+    ...RETENTION,
+  });
+  verifier.on('error', () => undefined);
   return {
     id,
     async close(force = false) {
       if (force) for (const c of running.values()) c.abort();
-      await worker.close(force);
+      await Promise.all([worker.close(force), verifier.close(force)]);
       await heartbeat.stop();
       await Promise.all([...resultQueues.values()].map((q) => q.close()));
       // BullMQ leaves a connection it was given open; this one is ours to close.
       blocking.disconnect();
+      verifyBlocking.disconnect();
     },
   };
 }
@@ -110,4 +125,18 @@ async function runLeased(data: DistributedJob, options: EpisodeWorkerOptions, wo
     // The lease stays the scheduler's until the change is integrated (see LeaseStore); it renews it from here on.
     clearInterval(renew);
   }
+}
+
+/** One verification on this worker: the gate of a speculative commit, recorded in the world, then its result sent. */
+async function verify(job: Job, options: EpisodeWorkerOptions, workerId: string, resultQueue: (name: string) => Queue): Promise<void> {
+  const parsed = distributedVerificationSchema.safeParse(job.data);
+  if (!parsed.success) throw new UnrecoverableError(`malformed verification job ${job.id}: ${parsed.error.issues[0]?.message ?? ''}`);
+  const { job: v } = parsed.data;
+  const world = await openWorkerWorld(parsed.data.remote, options.cacheDir);
+  await world.sync();
+  const manifest = await world.repo.manifestAt(v.onto);
+  const sandbox = await createSandbox(manifest.verify.sandbox, { image: manifest.verify.image });
+  const result = await runVerification(v, { world: world.repo, sandbox, worker: workerId });
+  await world.publishRef?.(`${VERIFICATION_REF_PREFIX}${v.verificationId}`);
+  await resultQueue(parsed.data.resultQueue).add('result', result, { jobId: String(job.id), ...RETENTION });
 }

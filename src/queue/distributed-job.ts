@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { episodeJobSchema } from '../episode/episode-job.js';
+import { verificationJobSchema } from '../integrate/verification-job.js';
 
 /**
  * BullMQ key prefix: every queue key Genesis writes in Redis starts with `genesis:`.
@@ -10,6 +11,8 @@ export function queuePrefix(): string {
   return process.env.GENESIS_QUEUE_PREFIX ?? 'genesis';
 }
 export const EPISODE_QUEUE = 'episodes';
+/** Speculative commits to verify, taken by the same workers as episodes. */
+export const VERIFICATION_QUEUE = 'verifications';
 
 /**
  * An episode job as it travels through Redis: what to run, where the world is for the worker
@@ -41,3 +44,19 @@ export const RETENTION = {
   removeOnComplete: { age: 24 * 3600, count: 1000 },
   removeOnFail: { age: 7 * 24 * 3600, count: 1000 },
 } as const;
+
+/** A verification job as it travels through Redis, like an episode job: what, where, and where the result goes. */
+export const distributedVerificationSchema = z
+  .object({
+    job: verificationJobSchema,
+    remote: z.string().min(1),
+    worldKey: z.string().regex(/^[A-Za-z0-9._-]+$/),
+    resultQueue: z.string().min(1),
+  })
+  .strict();
+
+export type DistributedVerification = z.output<typeof distributedVerificationSchema>;
+
+export function verificationResultQueueOf(worldKey: string): string {
+  return `verification-results-${worldKey}`;
+}

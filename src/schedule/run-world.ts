@@ -269,7 +269,7 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
     options.signal?.removeEventListener('abort', onAbort);
     await closeEpisodes();
     await queue.close();
-    if (!distributed) await verifications.close();
+    await verifications.close();
   }
   await guard();
   const stop = finished!;

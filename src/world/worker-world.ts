@@ -15,6 +15,8 @@ export interface WorkerWorld {
   sync(): Promise<void>;
   /** Makes an episode's record and candidate visible where the scheduler reads them. */
   publish(episodeId: string): Promise<void>;
+  /** Makes any ref of the world's (a verification record) visible where the scheduler reads it. */
+  publishRef?(ref: string): Promise<void>;
 }
 
 const FETCH_REFSPECS = ['+refs/heads/*:refs/heads/*', '+refs/genesis/*:refs/genesis/*'];
@@ -39,6 +41,7 @@ export async function openWorkerWorld(remote: string, cacheDir: string): Promise
     repo,
     sync: () => serialized(mirror, () => git(['fetch', '--quiet', '--no-tags', remote, ...FETCH_REFSPECS], { cwd: mirror }).then(() => undefined)),
     publish: (id) => serialized(mirror, () => git(['push', '--quiet', remote, `+refs/genesis/episodes/${id}:refs/genesis/episodes/${id}`], { cwd: mirror }).then(() => undefined)),
+    publishRef: (ref) => serialized(mirror, () => git(['push', '--quiet', remote, `+${ref}:${ref}`], { cwd: mirror }).then(() => undefined)),
   };
 }
 

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { BullmqEpisodeQueue } from '../../queue/bullmq-episode-queue.js';
+import { BullmqVerificationQueue } from '../../queue/bullmq-verification-queue.js';
 import { worldKeyOf } from '../../queue/distributed-job.js';
 import { IntegratorLock } from '../../queue/integrator-lock.js';
 import { connectRedis } from '../../queue/redis-connection.js';
@@ -27,8 +28,10 @@ export async function joinCluster(url: string, world: WorldRepo, name: string, r
   });
   const queue = new BullmqEpisodeQueue(redis, { remote, worldKey }, { lockDurationMs: envMs('GENESIS_LOCK_MS'), stalledIntervalMs: envMs('GENESIS_STALLED_MS') });
   const leases = new RedisPathLeases(redis, worldKey);
+  // Gates of speculative commits run on the workers, as episodes do.
+  const verifications = new BullmqVerificationQueue(redis, { remote, worldKey }, { lockDurationMs: envMs('GENESIS_LOCK_MS'), stalledIntervalMs: envMs('GENESIS_STALLED_MS') });
   return {
-    distributed: { queue, leases, reconcileMs: envMs('GENESIS_RECONCILE_MS') ?? 5_000 },
+    distributed: { queue, leases, verifications, reconcileMs: envMs('GENESIS_RECONCILE_MS') ?? 5_000 },
     async leave() {
       await lock.release();
       redis.disconnect();

@@ -4,6 +4,8 @@ import { planGate } from '../../../src/gate/gate-plan.js';
 import { runWorld } from '../../../src/schedule/run-world.js';
 import { readAcceptedHistory } from '../../../src/world/accepted-history.js';
 import { Ledger } from '../../../src/world/ledger.js';
+import { git, gitValue } from '../../../src/world/git.js';
+import { newEpisodeId } from '../../../src/episode/episode-job.js';
 import { itWith } from '../../helpers/services.js';
 import { BAD_A, baseManifest, GOOD_A, GOOD_B, makeWorld, type FixtureWorld } from '../../helpers/world-fixture.js';
 
@@ -85,4 +87,27 @@ describe('genesis run on a real world', () => {
     expect(again.stop.kind).toBe('budget');
     expect(again.episodes).toBe(0);
   });
+
+  itWith('docker')('lands, without running its task again, a change whose gate passed before the run was killed', async () => {
+    const f = await makeWorld({ recording: { a: [{ write: { 'src/a.js': BAD_A } }], b: [{ write: { 'src/b.js': GOOD_B } }] } });
+    // What a kill -9 leaves: a's episode ran its agent and gate, wrote its record, and the run died before integrating it.
+    const env = { GIT_INDEX_FILE: `${f.world.scratchDir}-test.index` };
+    await git(['read-tree', f.commit], { cwd: f.world.path, env });
+    const blob = await gitValue(['hash-object', '-w', '--stdin'], { cwd: f.world.path, input: GOOD_A });
+    await git(['update-index', '--add', '--cacheinfo', `100644,${blob},src/a.js`], { cwd: f.world.path, env });
+    const candidate = await f.world.commitTree(await gitValue(['write-tree'], { cwd: f.world.path, env }), [f.commit], 'candidate\n');
+    const id = newEpisodeId();
+    await new Ledger(f.world.path).write({
+      version: 1, id, world: 'fixture', task: 'a', attempt: 1, agent: 'script', base: f.commit, candidate, commit: null, status: 'running', outcome: null, reason: null,
+      message: null, signature: null, startedAt: new Date().toISOString(), endedAt: null, phases: {}, changedFiles: ['src/a.js'], usage: null, worker: 'dead:1',
+      gate: { ok: true, sandbox: 'docker', summary: 'passed before the crash', steps: [], durationMs: 1 },
+    });
+    const summary = await runWorld({ world: f.world, sandbox: f.sandbox });
+    expect(summary.stop.kind).toBe('done');
+    const episodes = await new Ledger(f.world.path).readAll();
+    // The recording's a would write BAD_A: no episode of a ran again, the recovered change landed.
+    expect(episodes.filter((e) => e.task === 'a').map((e) => [e.id, e.outcome])).toEqual([[id, 'accepted']]);
+    expect(await f.world.readFile('main', 'src/a.js')).toBe(GOOD_A);
+  });
 });
+
