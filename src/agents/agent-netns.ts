@@ -1,3 +1,4 @@
+import { networkInterfaces } from 'node:os';
 import { GenesisError } from '../errors.js';
 import { resolveOnPath } from './agent-sandbox-binary.js';
 
@@ -26,9 +27,13 @@ const HINT = 'Run `bash scripts/setup-services.sh bwrap` to install slirp4netns,
  * namespace (iptables-restore, `$6`, through nsenter, `$7`; the agent, without capabilities,
  * cannot change it) lets out only loopback and that one port of the gateway, and rejects
  * everything else: the proxy is the only way out. Root only. `$5` is `-` without a list.
+ *
+ * Without a list, `$8` names this host's own addresses and its container bridges' subnets (CIDRs
+ * joined by spaces, `-` for none): the same filter rejects them, so a service listening on
+ * 0.0.0.0 of this host, or in a container on it (a compose Redis), is out of reach too.
  */
 const LAUNCHER = `
-d=$1; mode=$2; unshare=$3; slirp4netns=$4; proxy=$5; restore=$6; nsenter=$7; shift 7
+d=$1; mode=$2; unshare=$3; slirp4netns=$4; proxy=$5; restore=$6; nsenter=$7; blocked=$8; shift 8
 mkfifo "$d/ready" "$d/go" || exit 125
 if [ "$mode" = root ]; then ns="--net"; else ns="--user --map-current-user --net"; fi
 exec 3<&0
@@ -44,14 +49,19 @@ if [ -z "$(head -c 1 "$d/ready")" ]; then
   echo "genesis: the agent's network (slirp4netns) did not start: $(cat "$d/slirp.log")" >&2
   kill -9 "$child" 2>/dev/null; exit 125
 fi
-if [ "$proxy" != - ]; then
+if [ "$proxy" != - ] || [ "$blocked" != - ]; then
+  if [ "$proxy" != - ]; then
+    out="-A OUTPUT -d 10.0.2.2/32 -p tcp --dport $proxy -j ACCEPT
+-A OUTPUT -j REJECT"
+  else
+    out=$(for net in $blocked; do echo "-A OUTPUT -d $net -j REJECT"; done)
+  fi
   rules="*filter
 :INPUT ACCEPT [0:0]
 :FORWARD DROP [0:0]
 :OUTPUT ACCEPT [0:0]
 -A OUTPUT -o lo -j ACCEPT
--A OUTPUT -d 10.0.2.2/32 -p tcp --dport $proxy -j ACCEPT
--A OUTPUT -j REJECT
+$out
 COMMIT"
   if ! printf '%s\n' "$rules" | "$nsenter" -t "$child" -n "$restore" 2>"$d/filter.log"; then
     echo "genesis: the agent's egress filter could not be set: $(cat "$d/filter.log")" >&2
@@ -69,8 +79,26 @@ exit $rc
  * private directory that outlives the run.
  */
 export function inNetworkNamespace(argv: readonly string[], dir: string, tools: NetnsTools, proxyPort?: number): string[] {
-  const egress = proxyPort === undefined ? ['-', '-', '-'] : [String(proxyPort), tools.iptablesRestore ?? 'iptables-restore', tools.nsenter ?? 'nsenter'];
+  const filter = tools.iptablesRestore !== undefined && tools.nsenter !== undefined;
+  const blocked = filter && proxyPort === undefined ? hostNetworks() : [];
+  const egress = [proxyPort === undefined ? '-' : String(proxyPort), tools.iptablesRestore ?? '-', tools.nsenter ?? '-', blocked.length > 0 ? blocked.join(' ') : '-'];
   return ['/bin/sh', '-c', LAUNCHER, 'genesis-agent-net', dir, process.getuid?.() === 0 ? 'root' : 'user', tools.unshare, tools.slirp4netns, ...egress, ...argv];
+}
+
+/**
+ * What an agent must not reach besides this host's loopback: each IPv4 address of this host, and
+ * the subnets of its container bridges (docker0, br-…), read afresh at each launch.
+ */
+export function hostNetworks(interfaces = networkInterfaces()): string[] {
+  const nets = new Set<string>();
+  for (const [name, addresses] of Object.entries(interfaces)) {
+    for (const address of addresses ?? []) {
+      if (address.family !== 'IPv4' || address.internal) continue;
+      nets.add(`${address.address}/32`);
+      if ((name === 'docker0' || name.startsWith('br-')) && address.cidr) nets.add(address.cidr);
+    }
+  }
+  return [...nets];
 }
 
 /** Where the programs of a network namespace are (the last two only for an egress allow-list). */
@@ -101,6 +129,14 @@ export async function findNetnsTools(): Promise<NetnsTools> {
   return { unshare: await find('unshare'), slirp4netns: await find('slirp4netns') };
 }
 
+/**
+ * The packet filter's programs, when Genesis runs as root (a namespace's filter needs the
+ * capability an unprivileged user lacks); rejects when root lacks them.
+ */
+export async function findFilterTools(): Promise<Pick<NetnsTools, 'iptablesRestore' | 'nsenter'>> {
+  return process.getuid?.() === 0 ? findEgressTools() : {};
+}
+
 /** Finds what an egress allow-list needs besides; rejects when it cannot be had here. */
 export async function findEgressTools(): Promise<Required<Pick<NetnsTools, 'iptablesRestore' | 'nsenter'>>> {
   if (process.getuid?.() !== 0) {
@@ -110,7 +146,7 @@ export async function findEgressTools(): Promise<Required<Pick<NetnsTools, 'ipta
   }
   const find = async (tool: string, pkg: string) => {
     const path = await resolveOnPath(tool, SEARCH, '/');
-    if (path === null) throw new GenesisError('agent-sandbox-unavailable', `${tool} is not installed, so agent.network.allow cannot be enforced`, { hint: `install ${pkg} (bash scripts/setup-services.sh bwrap does)` });
+    if (path === null) throw new GenesisError('agent-sandbox-unavailable', `${tool} is not installed, so the agent's network cannot be filtered (agent.network.allow, and this host's own addresses)`, { hint: `install ${pkg} (bash scripts/setup-services.sh bwrap does)` });
     return path;
   };
   return { iptablesRestore: await find('iptables-restore', 'iptables'), nsenter: await find('nsenter', 'util-linux') };

@@ -8,7 +8,7 @@ import { resolveOnPath, SYSTEM_DIRS, underSystemDirs } from './agent-sandbox-bin
 import { agentReadOnlyPaths, parentsFirst } from './agent-sandbox-mounts.js';
 import { confineAgentDisk } from './agent-disk-quota.js';
 import { homeFileBinds } from './agent-home-files.js';
-import { findEgressTools, findNetnsTools, inNetworkNamespace, NETNS_GATEWAY, netnsResolvConf, type NetnsTools } from './agent-netns.js';
+import { findEgressTools, findFilterTools, findNetnsTools, inNetworkNamespace, NETNS_GATEWAY, netnsResolvConf, type NetnsTools } from './agent-netns.js';
 import { startEgressProxy } from './egress-proxy.js';
 import type { AgentLaunch, AgentSandbox, AgentSandboxKind, AgentSandboxSpec } from './agent-sandbox.js';
 
@@ -43,7 +43,7 @@ export class BwrapAgentSandbox implements AgentSandbox {
     if (probe.exitCode !== 0) {
       throw new GenesisError('agent-sandbox-unavailable', `bubblewrap cannot start an agent sandbox here: ${probe.stderr || probe.stdout || `exit code ${probe.exitCode}`}`.trim(), { hint: HINT });
     }
-    this.tools = { ...(await findNetnsTools()), ...(this.allow ? await findEgressTools() : {}) };
+    this.tools = { ...(await findNetnsTools()), ...(this.allow ? await findEgressTools() : await findFilterTools()) };
     const dir = await mkdtemp(join(tmpdir(), 'genesis-agent-net-'));
     try {
       const [file, ...args] = inNetworkNamespace([this.bwrap, ...(await systemArgs()), '--unshare-pid', 'true'], dir, this.tools);

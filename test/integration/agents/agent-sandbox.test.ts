@@ -34,6 +34,7 @@ const PROBE = [
   'touch /usr/genesis-probe 2>/dev/null && echo usr=writable || echo usr=readonly',
   `node -e "fetch(process.env.MODEL_URL).then(r=>r.text()).then(t=>console.log('model='+t),e=>console.log('model=unreachable'))"`,
   `node -e "fetch(process.env.HOST_LOOPBACK_URL).then(r=>r.text()).then(t=>console.log('host-loopback='+t),e=>console.log('host-loopback=unreachable'))"`,
+  `node -e "fetch(process.env.HOST_ADDRESS_URL).then(r=>r.text()).then(t=>console.log('host-address='+t),e=>console.log('host-address=unreachable'))"`,
   // Redis's port on every address of this host, loopback first, and on the namespace's gateway.
   `node -e "${"const net=require('net');for(const a of process.env.HOST_ADDRS.split(',')){const s=net.connect(6379,a);s.setTimeout(3000,()=>{console.log('redis@'+a+'=timeout');s.destroy()});s.on('connect',()=>{console.log('redis@'+a+'=connected');s.destroy()});s.on('error',e=>console.log('redis@'+a+'='+e.code))}"}"`,
 ].join('; ');
@@ -81,6 +82,8 @@ async function layout(modelHost: string, modelPort = port): Promise<{ run: Agent
     HOME: join(episodeDir, 'home'),
     HOST_HOME: homedir(),
     HOST_ADDRS: hostAddresses().join(','),
+    // The same server on this host's first non-loopback address (it listens on 0.0.0.0).
+    HOST_ADDRESS_URL: `http://${hostAddresses()[1] ?? '127.0.0.1'}:${port}/`,
   };
   return { run: { workspace, promptFile, prompt: 'probe\n', env, timeoutMs: 60_000, taskId: 't', attempt: 1 }, gateDir };
 }
@@ -214,6 +217,8 @@ describe('an agent sandboxed with bubblewrap', () => {
       const { seen, run } = await probe('bwrap', outside.host, outside.port);
       expect(seen.model).toBe('answers');
       expect(seen['host-loopback']).toBe('unreachable');
+      // A service on 0.0.0.0 of this host is out of reach through the host's own address too (root: a packet filter).
+      if (process.getuid?.() === 0) expect(seen['host-address']).toBe('unreachable');
       // Redis listens on this host's 127.0.0.1:6379; from the agent, no address leads there.
       const addresses = run.env.HOST_ADDRS!.split(',');
       expect(addresses).toContain('127.0.0.1');

@@ -39,3 +39,18 @@ describe('targetOf', () => {
     expect(targetOf('http://x/', 443)).toBeNull();
   });
 });
+
+describe('hostNetworks', () => {
+  it("names this host's own IPv4 addresses and its container bridges' subnets, never loopback or IPv6", async () => {
+    const { hostNetworks } = await import('../../../src/agents/agent-netns.js');
+    const nic = (address: string, cidr: string, internal = false, family: 'IPv4' | 'IPv6' = 'IPv4') => ({ address, cidr, internal, family, netmask: '', mac: '', scopeid: 0 });
+    expect(
+      hostNetworks({
+        lo: [nic('127.0.0.1', '127.0.0.1/8', true)],
+        eth0: [nic('192.0.2.2', '192.0.2.2/24'), nic('fe80::1', 'fe80::1/64', false, 'IPv6')],
+        docker0: [nic('172.17.0.1', '172.17.0.1/16')],
+        'br-1a2b': [nic('172.18.0.1', '172.18.0.1/16')],
+      } as never),
+    ).toEqual(['192.0.2.2/32', '172.17.0.1/32', '172.17.0.1/16', '172.18.0.1/32', '172.18.0.1/16']);
+  });
+});
