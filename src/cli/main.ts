@@ -1,3 +1,5 @@
+import { helpExamples } from './help-examples.js';
+import { withCliName } from './invocation.js';
 import { Command, CommanderError } from 'commander';
 import { isGenesisError } from '../errors.js';
 import { EXIT } from './exit-codes.js';
@@ -32,6 +34,7 @@ export async function main(argv: string[]): Promise<number> {
     )
     .version('0.1.0')
     .showHelpAfterError('(run with --help for usage)')
+    .addHelpText('after', () => helpExamples())
     .exitOverride();
   for (const name of COMMAND_MODULES) {
     const mod = (await import(`./commands/${name}.js`)) as { define(program: Command): void };
@@ -53,7 +56,7 @@ function reportError(error: unknown): number {
   if (isGenesisError(error)) {
     const [first, ...rest] = error.message.split('\n');
     process.stderr.write(`genesis: ${first} [${error.code}]\n${rest.map((line) => `${line}\n`).join('')}`);
-    if (error.hint) process.stderr.write(`  what to do: ${error.hint}\n`);
+    if (error.hint) process.stderr.write(`  what to do: ${withCliName(error.hint)}\n`);
     return EXIT.error;
   }
   process.stderr.write(`genesis: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);

@@ -1,3 +1,4 @@
+import { withCliName } from './invocation.js';
 import type { RunEvent, RunSummary } from '../schedule/run-events.js';
 import type { StopReason } from '../schedule/scheduler.js';
 
@@ -21,7 +22,7 @@ export function formatRunEvent(event: RunEvent): string | null {
     case 'evidence':
       return `${time()} evidence "${event.command}" on ${event.commit.slice(0, 12)}: ${event.passed ? 'passes' : 'not yet'}`;
     case 'foreign-move':
-      return `${time()} ! the accepted branch was moved outside Genesis to ${event.commit.slice(0, 12)}; put back, the commit is kept at ${event.quarantine}. To change the world by hand, land the change with genesis amend (see genesis amend --help), which verifies it`;
+      return `${time()} ! the accepted branch was moved outside Genesis to ${event.commit.slice(0, 12)}; put back, the commit is kept at ${event.quarantine}. To change the world by hand, land the change with ${withCliName('genesis amend')} (see ${withCliName('genesis amend --help')}), which verifies it`;
     case 'progress':
       return `${time()}   tasks ${event.done}/${event.tasks} done · accepted ${event.accepted} · rejected ${event.rejected} · failed ${event.failed} · running: ${event.running.join(', ') || '-'}`;
     case 'stop':
@@ -50,7 +51,7 @@ export function describeStop(stop: StopReason): string {
         lines.push(`  ${b.task}: ${why}; last: ${b.reason}: ${b.message ?? ''}`);
       }
       for (const w of stop.waiting) lines.push(w.on === 'unschedulable' ? `  ${w.task}: cannot be scheduled` : `  ${w.task}: waits for ${w.on}, which is blocked`);
-      lines.push('  next: read the failed attempts (genesis episodes --outcome rejected, genesis show <id>), fix what failed (genesis amend changes tests, tasks and world.yaml), then genesis task retry <task> and run again');
+      lines.push(withCliName('  next: read the failed attempts (genesis episodes --outcome rejected, genesis show <id>), fix what failed (genesis amend changes tests, tasks and world.yaml), then genesis task retry <task> and run again'));
       return lines.join('\n');
     }
   }

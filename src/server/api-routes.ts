@@ -119,7 +119,8 @@ export function createApiRoutes(ctx: ApiContext): Hono {
       stream.onAbort(unsubscribe);
       // Comments keep proxies from closing an idle stream; the loop ends when the client leaves.
       while (!stream.aborted && !stream.closed) {
-        await stream.sleep(ctx.keepAliveMs ?? 15_000);
+        // An unref'd timer: a stream waiting for its next keep-alive must not keep `genesis serve` alive after it closed.
+        await new Promise((resolve) => setTimeout(resolve, ctx.keepAliveMs ?? 15_000).unref());
         if (!stream.aborted) await stream.write(': keep-alive\n\n').catch(() => stream.abort());
       }
       unsubscribe();

@@ -1,3 +1,4 @@
+import { withCliName } from '../invocation.js';
 import { hostname, userInfo } from 'node:os';
 import { GenesisError } from '../../errors.js';
 import { createSandbox } from '../../sandbox/create-sandbox.js';
@@ -44,7 +45,7 @@ export async function amendCommand(opts: AmendCliOptions & { world: string }): P
 function printVerdict(result: AmendResult, dryRun: boolean): void {
   const { verdict, tasks } = result;
   const lines: string[] = [];
-  if (verdict.ok) lines.push(dryRun ? `gate: passes; genesis amend without --dry-run would land it on ${result.head.slice(0, 12)}` : `amended: ${result.head.slice(0, 12)} → ${result.commit!.slice(0, 12)}`);
+  if (verdict.ok) lines.push(dryRun ? `gate: passes; ${withCliName('genesis amend')} without --dry-run would land it on ${result.head.slice(0, 12)}` : `amended: ${result.head.slice(0, 12)} → ${result.commit!.slice(0, 12)}`);
   else lines.push(`gate: rejects (${verdict.reason}: ${verdict.message})${dryRun ? '; nothing would land' : ''}`);
   lines.push(`  verified: ${verdict.record.summary}`);
   if (tasks.added.length) lines.push(`  new tasks: ${tasks.added.join(', ')} (their checks run once they are done)`);

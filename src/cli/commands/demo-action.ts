@@ -4,6 +4,7 @@ import { GenesisError } from '../../errors.js';
 import { createSandbox } from '../../sandbox/create-sandbox.js';
 import { initWorld } from '../../world/init-world.js';
 import { STOP_EXIT } from '../exit-codes.js';
+import { withCliName } from '../invocation.js';
 import { formatSummary } from '../run-reporter.js';
 import { runWithSignals } from './run-action.js';
 
@@ -29,9 +30,10 @@ export async function runDemo(opts: { world: string; force?: boolean; sandbox?: 
   } else {
     say(`\n${formatSummary(summary)}\n`);
     say('Look at what happened:');
-    say(`  genesis log --world ${opts.world}          # the accepted history and its evidence`);
-    say(`  genesis episodes --world ${opts.world}     # every episode, rejected ones too`);
-    say(`  genesis show --world ${opts.world} <id>    # one episode: prompt, agent log, diff, gate log`);
+    // Printed as the user can type them: `genesis` once linked (npm link), else the path to this bin.
+    say(withCliName(`  genesis log --world ${opts.world}          # the accepted history and its evidence`));
+    say(withCliName(`  genesis episodes --world ${opts.world}     # every episode, rejected ones too`));
+    say(withCliName(`  genesis show --world ${opts.world} HEAD    # the episode behind the last accepted commit: prompt, agent log, diff, gate log`));
     say(`  git --git-dir ${opts.world} log --format=%B -1 main   # the trailers on a commit`);
   }
   return STOP_EXIT[summary.stop.kind];

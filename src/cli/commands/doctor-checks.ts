@@ -11,6 +11,7 @@ import { DockerSandbox } from '../../sandbox/docker-sandbox.js';
 import { parseManifest } from '../../world/manifest.js';
 import type { WorldManifest } from '../../world/manifest-schema.js';
 import { WorldRepo } from '../../world/world-repo.js';
+import { checkAgentBinary } from './doctor-agent.js';
 
 /** `fail`: something needed is missing (doctor exits 1); `warn`: missing but not needed here. */
 export type CheckStatus = 'ok' | 'warn' | 'fail';
@@ -68,6 +69,8 @@ export async function runDoctorChecks(opts: DoctorOptions): Promise<DoctorCheck[
   checks.push(await checkDepsCache(manifest));
   checks.push(redis);
   if (world) checks.push(world.check);
+  const agent = world?.repo && manifest ? await checkAgentBinary(world.repo, manifest) : null;
+  if (agent) checks.push(agent);
   return checks;
 }
 
@@ -152,7 +155,7 @@ async function checkRedis(opts: DoctorOptions): Promise<DoctorCheck> {
   }
 }
 
-async function checkWorld(path: string): Promise<{ manifest: WorldManifest | null; check: DoctorCheck }> {
+async function checkWorld(path: string): Promise<{ manifest: WorldManifest | null; check: DoctorCheck; repo?: WorldRepo }> {
   let world: WorldRepo;
   try {
     world = await WorldRepo.open(path);
@@ -167,6 +170,6 @@ async function checkWorld(path: string): Promise<{ manifest: WorldManifest | nul
   if (!head) return { manifest, check: problem('world', 'fail', `${world.path}: no branch "${manifest.branch}"`, 'check `branch:` in world.yaml, or re-create the world with genesis init') };
   const detail = `${world.path}: world.yaml is valid (${manifest.tasks.length} tasks, sandbox ${manifest.verify.sandbox}, agent ${manifest.agent.kind})`;
   return warnings.length === 0
-    ? { manifest, check: problem('world', 'ok', detail, null) }
-    : { manifest, check: problem('world', 'warn', `${detail}; ${warnings.join('; ')}`, 'see the warnings; the world runs as it is') };
+    ? { manifest, repo: world, check: problem('world', 'ok', detail, null) }
+    : { manifest, repo: world, check: problem('world', 'warn', `${detail}; ${warnings.join('; ')}`, 'see the warnings; the world runs as it is') };
 }

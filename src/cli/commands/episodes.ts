@@ -1,5 +1,6 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import type { EpisodeRecord } from '../../world/episode-record.js';
+import { wholeNumber } from '../option-parsers.js';
 import { formatTable, printJson } from '../output.js';
 import { requireWorld, worldOption } from '../world-option.js';
 
@@ -10,14 +11,15 @@ export function define(program: Command): void {
     .addOption(worldOption())
     .option('--json', 'print an array of episode records (id, task, attempt, outcome, reason, commit, phases, gate, …)')
     .option('--task <id>', 'only the episodes of this task')
-    .option('--outcome <outcome>', 'only accepted, rejected, failed or abandoned episodes')
-    .action(async (opts: { world?: string; json?: boolean; task?: string; outcome?: string }) => {
+    .addOption(new Option('--outcome <outcome>', 'only the episodes with this outcome').choices(['accepted', 'rejected', 'failed', 'abandoned', 'running']))
+    .option('--limit <n>', 'only the newest n episodes', wholeNumber('--limit', 1))
+    .action(async (opts: { world?: string; json?: boolean; task?: string; outcome?: string; limit?: number }) => {
       const { WorldRepo } = await import('../../world/world-repo.js');
       const { Ledger } = await import('../../world/ledger.js');
       const world = await WorldRepo.open(requireWorld(opts));
       const episodes = (await new Ledger(world.path).readAll()).filter(
-        (e) => (!opts.task || e.task === opts.task) && (!opts.outcome || e.outcome === opts.outcome),
-      );
+        (e) => (!opts.task || e.task === opts.task) && (!opts.outcome || (opts.outcome === 'running' ? e.status === 'running' : e.outcome === opts.outcome)),
+      ).slice(-(opts.limit ?? Infinity));
       if (opts.json) return printJson(episodes);
       process.stdout.write(`${formatTable(['episode', 'task', 'attempt', 'outcome', 'reason', 'commit', 'agent', 'gate', 'total'], episodes.map(row))}\n`);
     });

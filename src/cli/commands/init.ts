@@ -15,6 +15,7 @@ export function define(program: Command): void {
     .action(async (opts: InitOptions) => {
       const { initWorld } = await import('../../world/init-world.js');
       const { createSandbox } = await import('../../sandbox/create-sandbox.js');
+      const { withCliName } = await import('../invocation.js');
       const result = await initWorld({
         worldPath: requireWorld(opts),
         from: opts.from,
@@ -25,6 +26,6 @@ export function define(program: Command): void {
       for (const warning of result.warnings) process.stderr.write(`warning: ${warning}\n`);
       const out = { world: result.world.path, name: result.manifest.name, branch: result.manifest.branch, commit: result.commit, tasks: result.manifest.tasks.length, verified: result.gate.record.summary };
       if (opts.json) return printJson(out);
-      process.stdout.write(`created world "${out.name}" at ${out.world}\n  ${out.branch} @ ${out.commit.slice(0, 12)}  verified: ${out.verified}\n  ${out.tasks} tasks; next: genesis run --world ${out.world}${opts.sandbox ? ` (it gates with --sandbox ${opts.sandbox} too)` : ''}\n`);
+      process.stdout.write(withCliName(`created world "${out.name}" at ${out.world}\n  ${out.branch} @ ${out.commit.slice(0, 12)}  verified: ${out.verified}\n  ${out.tasks} tasks; next: genesis run --world ${out.world}${opts.sandbox ? ` (it gates with --sandbox ${opts.sandbox} too)` : ''}\n`));
     });
 }

@@ -48,7 +48,6 @@ export async function runWithSignals(opts: RunCommandOptions): Promise<RunSummar
   const manifest = await world.manifestAt('HEAD');
   const { choice, why } = resolveSandboxChoice({ flag: opts.sandbox, manifest: manifest.verify.sandbox, atInit: await readInitSandbox(world.path) });
   const sandbox = await createSandbox(choice, { image: manifest.verify.image });
-  (opts.json ? process.stderr : process.stdout).write(`sandbox: ${sandbox.kind} (${why})\n`);
   if (sandbox.kind === 'none') process.stderr.write(`warning: ${NONE_SANDBOX_WARNING}\n`);
   if (manifest.agent.sandbox === 'none' && agentsRunProcesses(manifest.agent)) process.stderr.write(`warning: ${NONE_AGENT_SANDBOX_WARNING}\n`);
   const cluster = opts.redis ? await import('./run-distributed.js').then((m) => m.joinCluster(opts.redis!, world, manifest.name, opts.remote ?? opened.location, () => controller.abort())) : null;
@@ -59,6 +58,8 @@ export async function runWithSignals(opts: RunCommandOptions): Promise<RunSummar
   // Before the earlier run's records are closed: its agents must not keep working (and spending) unseen.
   const orphans = await killOrphanedAgents();
   if (orphans > 0) (opts.json ? process.stderr : process.stdout).write(`killed ${orphans} agent process(es) an earlier genesis run left behind when it died\n`);
+  // Said once the run holds the world, so a run that cannot start prints only its error.
+  (opts.json ? process.stderr : process.stdout).write(`sandbox: ${sandbox.kind} (${why})\n`);
   const printer = createRunPrinter(process.stdout);
   try {
     return await runWorld({

@@ -1,31 +1,23 @@
 import type { Command } from 'commander';
-import { GenesisError } from '../../errors.js';
 import { printJson } from '../output.js';
 import { requireWorld, worldOption } from '../world-option.js';
 
 export function define(program: Command): void {
   program
     .command('show')
-    .description('one episode in full: record, prompt, agent log, diff and gate log (by episode id, or by an accepted commit)')
-    .argument('<episode-or-commit>', 'an episode id, or a commit of the accepted history')
+    .description('one episode in full: record, prompt, agent log, diff and gate log (by episode id or a unique prefix of one, or by an accepted commit); a commit no episode made (the first, an amendment, a task add) shows its trailers and diff')
+    .argument('<episode-or-commit>', 'an episode id or its prefix, or a commit of the accepted history (hash, prefix, HEAD, main~1)')
     .addOption(worldOption())
     .option('--json', 'print the record and the logs as one JSON object')
     .action(async (ref: string, opts: { world?: string; json?: boolean }) => {
       const { WorldRepo } = await import('../../world/world-repo.js');
       const { Ledger } = await import('../../world/ledger.js');
-      const { readAcceptedHistory } = await import('../../world/accepted-history.js');
+      const { resolveShowTarget, showCommit } = await import('./show-resolve.js');
       const world = await WorldRepo.open(requireWorld(opts));
       const ledger = new Ledger(world.path);
-      let id = ref;
-      if (!(await ledger.read(ref))) {
-        const commit = await world.resolveRef(ref);
-        const manifest = await world.manifestAt('HEAD');
-        const entry = commit ? (await readAcceptedHistory(world.path, manifest.branch)).find((c) => c.commit === commit) : undefined;
-        if (!entry?.episode) {
-          throw new GenesisError('episode-not-found', `no episode or accepted commit "${ref}" in this world`, { hint: 'list them with genesis episodes or genesis log' });
-        }
-        id = entry.episode;
-      }
+      const target = await resolveShowTarget(world, ledger, ref);
+      if (target.kind === 'commit') return showCommit(world.path, target.commit, Boolean(opts.json));
+      const id = target.id;
       const record = (await ledger.read(id))!;
       const artifacts = await ledger.readArtifacts(id);
       // The hidden checks' output lives outside the ledger (agents can read the ledger's objects); a person may see it here.
@@ -50,3 +42,4 @@ export function define(program: Command): void {
       );
     });
 }
+

@@ -1,3 +1,4 @@
+import { withCliName } from '../invocation.js';
 import type { LedgerStats, Proportion } from '../../reliability/index.js';
 import { formatTable, jsonNumbers } from '../output.js';
 
@@ -41,7 +42,7 @@ export function renderStats(report: StatsReport): string {
     `${c.episodes} episodes: ${c.accepted} accepted, ${c.rejected} rejected by the gate, ${c.failed} failed, ${c.abandoned} abandoned` +
       (world.running > 0 ? ` (and ${world.running} still running, not counted)` : ''),
   ];
-  if (c.episodes === 0) return [...out, '', 'No finished episodes yet: run `genesis run` first.'].join('\n');
+  if (c.episodes === 0) return [...out, '', withCliName('No finished episodes yet: run `genesis run` first.')].join('\n');
 
   const reasons = [
     ...s.rejectedByReason.map((r) => ['rejected', r.reason, r.count]),

@@ -11,6 +11,7 @@ export function define(program: Command): void {
       const { readClusterStatus } = await import('../../queue/cluster-status.js');
       const { connectRedis } = await import('../../queue/redis-connection.js');
       const { printJson, formatTable } = await import('../output.js');
+      const { withCliName } = await import('../invocation.js');
       const redis = await connectRedis(opts.redis, { name: 'genesis-status' });
       try {
         const status = await readClusterStatus(redis);
@@ -20,7 +21,7 @@ export function define(program: Command): void {
           `queue: ${q.waiting} waiting · ${q.active} running · ${q.delayed} delayed · ${q.completed} completed · ${q.failed} failed (kept for inspection)`,
           '',
           status.workers.length === 0
-            ? 'workers: none alive (start one with: genesis worker --redis <url>)'
+            ? withCliName('workers: none alive (start one with: genesis worker --redis <url>)')
             : formatTable(['worker', 'host', 'pid', 'concurrency', 'episodes', 'last seen'], status.workers.map((w) => [w.id, w.host, w.pid, w.concurrency, w.episodes.join(' ') || '-', `${Math.round((Date.now() - w.lastSeen) / 1000)}s ago`])),
           '',
           status.running.length === 0 ? 'running episodes: none' : formatTable(['episode', 'world', 'task', 'attempt', 'since'], status.running.map((r) => [r.episodeId, r.world, r.task, r.attempt, r.since])),

@@ -14,6 +14,7 @@ export function define(program: Command): void {
       const { WorldRepo } = await import('../../world/world-repo.js');
       const { retryTask } = await import('../../server/retry-task.js');
       const { userInfo, hostname } = await import('node:os');
+      const { withCliName } = await import('../invocation.js');
       const worldPath = requireWorld(opts);
       const world = await WorldRepo.open(worldPath);
       const { retry } = await retryTask(world, { task: id, note: opts.note ?? null, by: `cli ${userInfo().username}@${hostname()}` });
@@ -21,7 +22,7 @@ export function define(program: Command): void {
         process.stdout.write(`${JSON.stringify(retry, null, 2)}\n`);
         return;
       }
-      process.stdout.write(`task ${id} gets new attempts (marker ${retry.ref}); run genesis run --world ${worldPath} to go on (a run in progress picks it up at its next step)\n`);
+      process.stdout.write(withCliName(`task ${id} gets new attempts (marker ${retry.ref}); run genesis run --world ${worldPath} to go on (a run in progress picks it up at its next step)\n`));
     });
   task
     .command('add')

@@ -114,7 +114,7 @@ describe('describeStop', () => {
 
     it('says what to do next: inspect the failed episodes, fix the task, and run again', () => {
       const text = describeStop(stop);
-      expect(text).toMatch(/genesis (episodes|show)/);
+      expect(text).toMatch(/(genesis|bin\/genesis\.js) (episodes|show)/);
       expect(text).toMatch(/run again/);
     });
   });
