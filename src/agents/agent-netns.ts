@@ -17,7 +17,8 @@ const HINT = 'Run `bash scripts/setup-services.sh bwrap` to install slirp4netns,
  *
  * `$1` is a private directory for the two FIFOs, `$2` `root` or `user` (an unprivileged user
  * needs a user namespace for the network namespace), `$3` and `$4` the paths of unshare and
- * slirp4netns (the agent's PATH need not find them), the rest the command. The command waits
+ * slirp4netns (the agent's PATH need not find them), `$9` the path of setpriv (slirp4netns dies
+ * with the launcher), the rest the command. The command waits
  * until its network is up; the shell then waits for it, stops slirp4netns and exits with the
  * command's code. Everything stays in the caller's process group, so killing the group stops
  * slirp4netns too.
@@ -33,7 +34,7 @@ const HINT = 'Run `bash scripts/setup-services.sh bwrap` to install slirp4netns,
  * 0.0.0.0 of this host, or in a container on it (a compose Redis), is out of reach too.
  */
 const LAUNCHER = `
-d=$1; mode=$2; unshare=$3; slirp4netns=$4; proxy=$5; restore=$6; nsenter=$7; blocked=$8; shift 8
+d=$1; mode=$2; unshare=$3; slirp4netns=$4; proxy=$5; restore=$6; nsenter=$7; blocked=$8; setpriv=$9; shift 9
 mkfifo "$d/ready" "$d/go" || exit 125
 if [ "$mode" = root ]; then ns="--net"; else ns="--user --map-current-user --net"; fi
 exec 3<&0
@@ -42,7 +43,7 @@ child=$!
 exec 3<&-
 if [ "$mode" = root ]; then userns=""; else userns="--userns-path=/proc/$child/ns/user"; fi
 if [ "$proxy" = - ]; then loopback=--disable-host-loopback; else loopback=""; fi
-"$slirp4netns" --configure --mtu=65520 $loopback $userns --ready-fd=4 "$child" tap0 4>"$d/ready" >"$d/slirp.log" 2>&1 &
+"$setpriv" --pdeathsig KILL "$slirp4netns" --configure --mtu=65520 $loopback $userns --ready-fd=4 "$child" tap0 4>"$d/ready" >"$d/slirp.log" 2>&1 &
 slirp=$!
 # slirp4netns writes one byte when the network is up and closes the FIFO; nothing if it failed.
 if [ -z "$(head -c 1 "$d/ready")" ]; then
@@ -81,8 +82,9 @@ exit $rc
 export function inNetworkNamespace(argv: readonly string[], dir: string, tools: NetnsTools, proxyPort?: number): string[] {
   const filter = tools.iptablesRestore !== undefined && tools.nsenter !== undefined;
   const blocked = filter && proxyPort === undefined ? hostNetworks() : [];
-  const egress = [proxyPort === undefined ? '-' : String(proxyPort), tools.iptablesRestore ?? '-', tools.nsenter ?? '-', blocked.length > 0 ? blocked.join(' ') : '-'];
-  return ['/bin/sh', '-c', LAUNCHER, 'genesis-agent-net', dir, process.getuid?.() === 0 ? 'root' : 'user', tools.unshare, tools.slirp4netns, ...egress, ...argv];
+  const egress = [proxyPort === undefined ? '-' : String(proxyPort), tools.iptablesRestore ?? '-', tools.nsenter ?? '-', blocked.length > 0 ? blocked.join(' ') : '-', tools.setpriv];
+  // The launcher dies with Genesis (even at kill -9), and bwrap (--die-with-parent) and slirp4netns with it.
+  return [tools.setpriv, '--pdeathsig', 'KILL', '/bin/sh', '-c', LAUNCHER, 'genesis-agent-net', dir, process.getuid?.() === 0 ? 'root' : 'user', tools.unshare, tools.slirp4netns, ...egress, ...argv];
 }
 
 /**
@@ -105,6 +107,7 @@ export function hostNetworks(interfaces = networkInterfaces()): string[] {
 export interface NetnsTools {
   unshare: string;
   slirp4netns: string;
+  setpriv: string;
   iptablesRestore?: string;
   nsenter?: string;
 }
@@ -126,7 +129,7 @@ export async function findNetnsTools(): Promise<NetnsTools> {
     if (path === null) throw new GenesisError('agent-sandbox-unavailable', `${tool} is not installed, so an agent cannot get a network of its own`, { hint: HINT });
     return path;
   };
-  return { unshare: await find('unshare'), slirp4netns: await find('slirp4netns') };
+  return { unshare: await find('unshare'), slirp4netns: await find('slirp4netns'), setpriv: await find('setpriv') };
 }
 
 /**

@@ -1,3 +1,5 @@
+import { execFileSync } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect } from 'vitest';
 import { readAcceptedHistory } from '../../../src/world/accepted-history.js';
 import { startCli } from '../../helpers/cli-process.js';
@@ -29,5 +31,45 @@ describe('genesis run and the agent sandbox', () => {
     expect(landed).toEqual(['a', null]);
     expect(stderr).not.toContain('agent.sandbox is "none"');
     expect(stderr).not.toMatch(/^warning: agent/m);
+  });
+});
+
+/** Host processes whose command line holds `pattern`. */
+function hostProcesses(pattern: string): string[] {
+  try {
+    return execFileSync('pgrep', ['-af', pattern], { encoding: 'utf8' }).trim().split('\n').filter((l) => l && !l.includes('pgrep'));
+  } catch {
+    return [];
+  }
+}
+
+describe('a confined agent and a killed orchestrator', () => {
+  itWith('bwrap')('dies with genesis run at kill -9, its daemons and its network helper too', async () => {
+    const tag = 600 + Math.floor(Math.random() * 300);
+    const manifest = baseManifest({
+      parallelism: 1,
+      agent: { kind: 'command', command: ['sh', '-c', `sleep ${tag}.1 & setsid sleep ${tag}.2 & sleep ${tag}.3`], timeoutSec: 600 },
+      tasks: [{ id: 'a', title: 'module a', paths: ['src/a.js'] }],
+    });
+    const f = await makeWorld({ sandbox: 'bwrap', manifest, recording: {} });
+    const run = startCli(['run', '--world', f.world.path]);
+    try {
+      for (let i = 0; i < 600 && hostProcesses(`^sleep ${tag}\\.3`).length === 0; i++) await sleep(50);
+      expect(hostProcesses(`^sleep ${tag}\\.`).length).toBe(3);
+      expect(hostProcesses(`slirp4netns.*${f.world.path}`).length + hostProcesses('slirp4netns').length).toBeGreaterThan(0);
+      run.child.kill('SIGKILL');
+      await run.exited;
+      for (let i = 0; i < 60 && hostProcesses(`^sleep ${tag}\\.`).length > 0; i++) await sleep(50);
+      expect(hostProcesses(`^sleep ${tag}\\.`)).toEqual([]);
+      expect(hostProcesses(`genesis-agent-net.*${f.world.path}`)).toEqual([]);
+    } finally {
+      for (const line of hostProcesses(`^sleep ${tag}\\.`)) {
+        try {
+          process.kill(Number(line.split(' ')[0]), 'SIGKILL');
+        } catch {
+          // gone meanwhile
+        }
+      }
+    }
   });
 });
