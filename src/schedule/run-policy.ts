@@ -159,16 +159,15 @@ export function decide(state: PolicyState, event: PolicyEvent): Decision {
   }
 }
 
-/** The statuses the policy decides on: the ledger's, with held tasks blocked. */
+/**
+ * The statuses the policy decides on: the ledger's, as `task retry` and the dashboard derive them.
+ * A broken base blocks its task through its record (see deriveWorldTaskStatuses), so a person's
+ * retry lifts it in a running run too; `held` only remembers the message.
+ */
 export function taskStatuses(state: PolicyState): Map<string, TaskStatus> {
   const busy = new Set([...state.running.values(), ...state.integrating.values()]);
   const { maxAttempts, blockOnRepeat } = state.config;
-  const statuses: Map<string, TaskStatus> = deriveWorldTaskStatuses({ manifest: { tasks: [...state.tasks], retry: { maxAttempts, blockOnRepeat } }, done: state.done, episodes: [...state.records.values()], running: busy, retries: state.retries });
-  for (const [task, why] of state.held) {
-    const status = statuses.get(task);
-    if (status) statuses.set(task, { ...status, state: 'blocked', lastReason: 'broken-base', lastMessage: why });
-  }
-  return statuses;
+  return deriveWorldTaskStatuses({ manifest: { tasks: [...state.tasks], retry: { maxAttempts, blockOnRepeat } }, done: state.done, episodes: [...state.records.values()], running: busy, retries: state.retries });
 }
 
 /** When the loop must wake up by itself: the end of a cooldown or of the hours budget (ms), or null. */

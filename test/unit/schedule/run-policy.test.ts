@@ -105,6 +105,17 @@ describe('the run policy', () => {
     expect(h.running()).toEqual(['b']);
   });
 
+  it('tries a task held by a broken base again in the same run once a person retries it', () => {
+    const h = new Harness(policy([task('a'), task('b')], { parallelism: 2 }));
+    h.feed({ type: 'tick', now: T0 });
+    h.feed({ type: 'finished', record: final(h.recordOf('a'), 'abandoned', 'broken-base'), now: T0 + 1 });
+    h.feed({ type: 'tick', now: T0 + 2500 });
+    expect(h.running()).toEqual(['b']); // a is held while b still works, past its cooldown too
+    // The retry marker comes after a's broken-base episode ended (T0 + 1000 in final()).
+    h.feed({ type: 'tick', now: T0 + 2500, retries: [{ task: 'a', at: new Date(T0 + 2000).toISOString() }] }); // past the outage cooldown
+    expect(h.running().sort()).toEqual(['a', 'b']);
+  });
+
   it('cools a task down after an outage and wakes when the cooldown ends', () => {
     const h = new Harness(policy([task('a')], { cooldownMs: 2000 }));
     h.feed({ type: 'tick', now: T0 });
