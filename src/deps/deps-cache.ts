@@ -9,6 +9,7 @@ import { chooseEvictions } from './deps-evict.js';
 import { summarizeTree } from './deps-fingerprint.js';
 import { processAlive, tryLock } from './deps-lock.js';
 import { normalizeTreePath } from './deps-spec-rules.js';
+import { networkFailureKind } from './offline-env.js';
 import { defaultDepsCacheCap, defaultDepsCacheRoot } from './deps-cache-root.js';
 import type { InstallResult, InstallSpec } from './install-spec.js';
 
@@ -125,7 +126,9 @@ export class DepsCache {
       const log = `$ ${request.spec.install}   [deps ${request.key.slice(0, 12)}]\n${result.output}${result.output.endsWith('\n') ? '' : '\n'}[exit ${result.exitCode}${result.timedOut ? ', timed out' : ''} after ${(result.durationMs / 1000).toFixed(2)}s]\n`;
       if (result.exitCode !== 0) {
         const why = result.timedOut ? `ran out of verify.deps.timeoutSec (${request.spec.timeoutSec}s)` : `failed (exit ${result.exitCode})`;
-        return { ok: false, key: request.key, reason: 'deps-failed', message: `the dependency install \`${request.spec.install}\` ${why}`, log };
+        const network = networkFailureKind(result.output);
+        const where = network ? ` (${network} inside the install's sandbox: check that this machine reaches the registry, and under docker that containers on Docker's bridge network reach the outside)` : '';
+        return { ok: false, key: request.key, reason: 'deps-failed', message: `the dependency install \`${request.spec.install}\` ${why}${where}`, log };
       }
       const set = join(staging, 'set');
       const missing: string[] = [];

@@ -27,6 +27,11 @@ const NETWORK_ERRORS: ReadonlyArray<[RegExp, string]> = [
   [/failed to download|Couldn't resolve host|attempting to make an HTTP request, but --offline/i, 'cargo wanted to download'],
 ];
 
+/** What kind of network failure the output shows (a name lookup failed, …), or null. Pure. */
+export function networkFailureKind(output: string): string | null {
+  return NETWORK_ERRORS.find(([pattern]) => pattern.test(output))?.[1] ?? null;
+}
+
 /**
  * When a failed gate step's output shows it reached for the network, the sentence that says why
  * that fails and what to do; else null. Pure.

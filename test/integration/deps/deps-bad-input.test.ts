@@ -42,6 +42,15 @@ describe('bad dependency input', () => {
   });
 });
 
+describe('an install that cannot reach its registry', () => {
+  itWith('bwrap')('says the name lookup failed inside the install sandbox, and what to check', async () => {
+    const lookup = `node -e "require('dns').lookup('registry.genesis.invalid', (e) => { console.error(e.code, 'getaddrinfo'); process.exit(1); })"`;
+    const manifest = depsManifest('bwrap', { deps: { ...NPM_DEPS, install: lookup } });
+    const made = makeWorld({ sandbox: 'bwrap', manifest, files: SEMVER_FILES, recording: {} });
+    await expect(made).rejects.toMatchObject({ code: 'initial-commit-failed', message: expect.stringContaining("a name lookup failed inside the install's sandbox") });
+  });
+});
+
 describe('a gate that reaches for the network', () => {
   itWith('bwrap')('fails fast and says gates have no network, pointing at verify.deps', async () => {
     const { 'test/base.test.js': _usesSemver, ...lockfiles } = SEMVER_FILES;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeNetworkFailure, GATE_OFFLINE_ENV } from '../../../src/deps/offline-env.js';
+import { describeNetworkFailure, GATE_OFFLINE_ENV, networkFailureKind } from '../../../src/deps/offline-env.js';
 
 describe('describeNetworkFailure', () => {
   it.each([
@@ -25,5 +25,12 @@ describe('describeNetworkFailure', () => {
 describe('GATE_OFFLINE_ENV', () => {
   it('tells npm, pip and cargo to stay offline', () => {
     expect(GATE_OFFLINE_ENV).toMatchObject({ npm_config_offline: 'true', PIP_NO_INDEX: '1', CARGO_NET_OFFLINE: 'true' });
+  });
+});
+
+describe('networkFailureKind', () => {
+  it('names the kind of failure for an install that could not reach its registry', () => {
+    expect(networkFailureKind('npm error request to https://registry.npmjs.org/x failed, reason: getaddrinfo EAI_AGAIN registry.npmjs.org')).toBe('a name lookup failed');
+    expect(networkFailureKind('npm error code E404')).toBeNull();
   });
 });
