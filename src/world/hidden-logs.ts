@@ -1,5 +1,6 @@
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { scrubForStorage } from './secret-env.js';
 import type { WorldRepo } from './world-repo.js';
 
 /**
@@ -23,7 +24,7 @@ export async function writeHiddenLog(world: WorldRepo, name: string, text: strin
   await mkdir(dir, { recursive: true, mode: 0o700 });
   // mkdir leaves an existing directory's mode alone: make sure it is private.
   await chmod(dir, 0o700);
-  await writeFile(fileOf(world, name), text, { mode: 0o600 });
+  await writeFile(fileOf(world, name), scrubForStorage(text), { mode: 0o600 });
 }
 
 /** The hidden checks' output kept under `name`, or null when there is none. */

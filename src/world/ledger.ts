@@ -33,6 +33,7 @@ export class Ledger {
   async write(record: EpisodeRecord, artifacts: EpisodeArtifacts = {}): Promise<void> {
     const secrets = secretValues([...secretEnvNames(), ...(this.options.secretEnv ?? [])]);
     const scrub = (text: string) => scrubSecrets(text, secrets);
+    // (Hidden checks' logs, kept outside the ledger, go through the same scrubber: hidden-logs.ts.)
     const files = new Map<string, string>(); // name -> blob sha
     for (const line of await this.previousEntries(record.id)) {
       const [meta = '', name = ''] = line.split('\t');

@@ -1,5 +1,6 @@
 import { PRESETS } from '../agents/presets/index.js';
 import type { WorldManifest } from './manifest-schema.js';
+import { scrubSecrets } from './secret-scrubber.js';
 
 /** Names that say a variable holds a credential, whether or not a manifest passes it. */
 const SECRET_NAME = /(?:^|_)(?:API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|CREDENTIALS?|AUTH)(?:_|$)/i;
@@ -26,4 +27,12 @@ export function secretEnvNames(agent?: WorldManifest['agent'], env: NodeJS.Proce
 /** The values of `names` in `env` (unset ones left out). */
 export function secretValues(names: readonly string[], env: NodeJS.ProcessEnv = process.env): string[] {
   return names.map((name) => env[name]).filter((value): value is string => value !== undefined && value !== '');
+}
+
+/**
+ * `text` as it may be stored: scrubbed of the values of `names` and of every default secret
+ * variable (see secretEnvNames) of this process, and of well-known key formats.
+ */
+export function scrubForStorage(text: string, names: readonly string[] = []): string {
+  return scrubSecrets(text, secretValues([...secretEnvNames(), ...names]));
 }

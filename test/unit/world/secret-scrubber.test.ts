@@ -83,3 +83,18 @@ describe('secretEnvNames', () => {
     expect(secretValues(['A', 'B', 'C'], { A: 'one', C: '' })).toEqual(['one']);
   });
 });
+
+describe('scrubForStorage', () => {
+  it("scrubs this process's secret variables, the named ones and key formats", async () => {
+    const { scrubForStorage } = await import('../../../src/world/secret-env.js');
+    process.env.GENESIS_TEST_SERVICE_TOKEN = 'tok-value-1234567';
+    process.env.GENESIS_TEST_NAMED = 'named-value-7654321';
+    try {
+      expect(scrubForStorage('a tok-value-1234567 b named-value-7654321 c', ['GENESIS_TEST_NAMED'])).toBe(`a ${REDACTED} b ${REDACTED} c`);
+      expect(scrubForStorage('named-value-7654321')).toBe('named-value-7654321');
+    } finally {
+      delete process.env.GENESIS_TEST_SERVICE_TOKEN;
+      delete process.env.GENESIS_TEST_NAMED;
+    }
+  });
+});
