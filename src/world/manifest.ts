@@ -93,6 +93,15 @@ const CROSS_FIELD_RULES: Rule[] = [
     if (m.agent.promptTemplate === undefined) return;
     for (const problem of checkPromptTemplate(m.agent.promptTemplate, Object.keys(PROMPT_PLACEHOLDERS))) errors.push(`agent.promptTemplate: ${problem}`);
   },
+  function agentConfinementNeedsASandbox(m, errors, warnings) {
+    const sandboxed = m.agent.sandbox === 'auto' || m.agent.sandbox === 'bwrap';
+    if (typeof m.agent.network !== 'string' && !sandboxed) {
+      errors.push(`agent.network.allow: an allow-list is enforced by the auto (bubblewrap) agent sandbox, not by agent.sandbox: ${m.agent.sandbox}; remove agent.sandbox or the list`);
+    }
+    if (m.agent.limits.diskMb !== undefined && m.agent.sandbox === 'none') {
+      warnings.push('agent.limits.diskMb: has no effect with agent.sandbox: none (an unconfined agent can write anywhere you can)');
+    }
+  },
   function agentSandboxFitsItsKind(m, _errors, warnings) {
     const kinds = new Set([m.agent.kind, ...m.agent.rotation.map((_, i) => agentConfigForAttempt(m.agent, i + 1).kind)]);
     if (m.agent.sandbox !== 'none' && m.agent.sandbox !== 'auto' && ![...kinds].some((k) => k === 'command' || k === 'openai')) {

@@ -58,3 +58,26 @@ describe('the agent section of world.yaml', () => {
     expect(manifest!.agent.price).toEqual({ inputPerMTok: 0, outputPerMTok: 0 });
   });
 });
+
+describe('the confinement fields of the agent section', () => {
+  const parseAgent = (agent: Record<string, unknown>) => parseManifest(stringify({ name: 'w', goal: { outcome: 'x' }, verify: { test: 'true' }, agent: { kind: 'command', command: ['a'], ...agent } }));
+
+  it('accepts an allow-list with the default sandbox, and refuses it where it cannot be enforced', () => {
+    expect(parseAgent({ network: { allow: ['api.anthropic.com', '*.openai.com'] } }).errors).toEqual([]);
+    expect(parseAgent({ sandbox: 'docker', network: { allow: ['api.anthropic.com'] } }).errors).toEqual([
+      'agent.network.allow: an allow-list is enforced by the auto (bubblewrap) agent sandbox, not by agent.sandbox: docker; remove agent.sandbox or the list',
+    ]);
+    expect(parseAgent({ network: { allow: [] } }).errors).toEqual([expect.stringMatching(/^agent\.network(\.allow)?: /)]);
+    expect(parseAgent({ network: { allow: ['http://x.com/'] } }).errors).toEqual([expect.stringMatching(/^agent\.network(\.allow\[0\])?: /)]);
+  });
+
+  it('warns that a disk quota does nothing for an unconfined agent', () => {
+    expect(parseAgent({ sandbox: 'none', limits: { diskMb: 512 } }).warnings).toContain('agent.limits.diskMb: has no effect with agent.sandbox: none (an unconfined agent can write anywhere you can)');
+  });
+
+  it('refuses a HOME file outside HOME', () => {
+    expect(parseAgent({ homeFiles: ['../etc/shadow'] }).errors).toEqual([expect.stringMatching(/^agent\.homeFiles\[0\]: a path relative to your HOME/)]);
+    expect(parseAgent({ homeFiles: ['/etc/shadow'] }).errors).toEqual([expect.stringMatching(/^agent\.homeFiles\[0\]: /)]);
+    expect(parseAgent({ homeFiles: ['.codex/auth.json'] }).errors).toEqual([]);
+  });
+});
