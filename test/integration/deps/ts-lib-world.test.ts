@@ -15,8 +15,9 @@ const TS_LIB = fileURLToPath(new URL('../../../worlds/ts-lib', import.meta.url))
 const cache = useTempDepsCache();
 
 describe('worlds/ts-lib, a TypeScript library with npm dependencies', () => {
-  itWith('docker')('is built to done by the script agent, the dependency change prepared before its gate', { timeout: 600_000 }, async () => {
-    const sandbox = await createSandbox('docker', { image: 'genesis/node:20' });
+  // bwrap: the quicker of the two on a shared machine; deps-gate.test.ts runs installs and mounts under docker too.
+  itWith('bwrap')('is built to done by the script agent, the dependency change prepared before its gate', { timeout: 600_000 }, async () => {
+    const sandbox = await createSandbox('bwrap', { image: 'genesis/node:20' });
     const root = await tempDir('genesis-ts-lib-');
     const init = await initWorld({ worldPath: join(root, 'ts-lib.world'), from: TS_LIB, sandbox: async () => sandbox });
     expect(init.gate.record.steps.map((s) => s.name)).toEqual(['deps', 'build', 'test']);
