@@ -67,11 +67,13 @@ export async function measureBar(opts: { parallelism: number; tasks: number; age
       makespanS: Math.round(makespanS * 10) / 10, ceilingS, efficiency: Math.round((ceilingS / makespanS) * 100) / 100,
       gatesPerChange: summary.accepted ? Math.round((gates / summary.accepted) * 100) / 100 : null,
       secondGates: verifications,
+      gatedOnTip: records.filter((r) => r.gatedOn).length,
       medianOwnGateS: gateMs.length ? Math.round(gateMs.sort((a, b) => a - b)[Math.floor(gateMs.length / 2)]! / 100) / 10 : null,
       auditExit: audit.code,
     };
   } finally {
-    await rm(root, { recursive: true, force: true });
+    if (process.env.GENESIS_BAR_KEEP) process.stderr.write(`kept ${root}\n`);
+    else await rm(root, { recursive: true, force: true });
   }
 }
 

@@ -21,6 +21,7 @@ async function listChangedPaths(repo: string, from: string, to: string): Promise
   return (await listChanges(repo, from, to)).map((c) => c.path);
 }
 import type { EpisodeJob, EpisodeResult } from './episode-job.js';
+import { targetOnTip, type GateTarget } from './gate-on-tip.js';
 import { composePrompt } from './prompt.js';
 import { linkWorkspaceDeps } from '../deps/workspace-deps.js';
 import { collectCandidateTree, createWorkspace, removeWorkspace, type Workspace } from './workspace.js';
@@ -34,6 +35,8 @@ export interface EpisodeDeps {
   worker: string;
   /** Aborting it stops the agent; the episode then ends as abandoned. */
   signal?: AbortSignal;
+  /** The speculative tip (the accepted head plus the changes queued to land), to gate the change on; null: its base. */
+  tipOf?: () => string | null;
   /** Called when a phase starts, for progress displays. */
   onPhase?: (job: EpisodeJob, phase: string) => void;
 }
@@ -102,12 +105,17 @@ export async function runEpisode(job: EpisodeJob, deps: EpisodeDeps): Promise<Ep
     const diff = changed ? await diffText(world.path, baseTree, tree) : '';
     const failure = agentFailure(run, tree, changed);
     let verdict: CandidateVerdict | null = null;
+    let gated: GateTarget | null = null;
     if (!failure && tree) {
+      gated = candidate ? await targetOnTip(world, job.base, candidate, deps.tipOf?.() ?? null, manifest.goal.progressFile, `candidate of episode ${job.episodeId} (task ${job.task}) on the speculative tip\n`) : null;
+      const on = gated ? { head: gated.onto, manifest: await world.manifestAt(gated.onto), tree: gated.tree, from: await world.treeOf(gated.onto) } : null;
+      const gateTask = on?.manifest.tasks.find((t) => t.id === task.id) ?? task;
+      const doneOn = on ? await readDoneTasks(world.path, manifest.branch, on.head) : done;
       verdict = await timed('gate', () =>
-        verifyCandidate({ world, sandbox: deps.sandbox, head: job.base, headManifest: manifest, fromTree: baseTree, candidateTree: tree, task, doneTasks: done, name: job.episodeId, baseTree }),
+        verifyCandidate({ world, sandbox: deps.sandbox, head: on?.head ?? job.base, headManifest: on?.manifest ?? manifest, fromTree: on?.from ?? baseTree, candidateTree: on?.tree ?? tree, task: gateTask, doneTasks: doneOn, name: job.episodeId, baseTree: on?.from ?? baseTree }),
       );
     }
-    const result = toResult(job, candidate, failure, verdict, run.log);
+    const result = { ...toResult(job, gated?.commit ?? candidate, failure, verdict, run.log), ...(gated ? { gatedOn: gated.onto, source: candidate! } : {}) };
     // Work cut short (a timeout, a stopped run) is kept, never on the accepted branch.
     const quarantine = candidate && (failure?.reason === 'agent-timeout' || failure?.reason === 'aborted') ? `${QUARANTINE_REF_PREFIX}${job.episodeId}` : null;
     if (quarantine) await world.setRef(quarantine, candidate!);
@@ -115,7 +123,8 @@ export async function runEpisode(job: EpisodeJob, deps: EpisodeDeps): Promise<Ep
       ...record,
       agent: agent.label,
       ...recordedUsage(run.usage, record.usage),
-      candidate,
+      candidate: gated?.commit ?? candidate,
+      ...(gated ? { gatedOn: gated.onto, source: candidate } : {}),
       reason: result.reason,
       message: result.message,
       signature: result.signature,

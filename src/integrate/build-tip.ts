@@ -29,7 +29,7 @@ export async function buildTip(world: WorldRepo, change: QueuedChange, record: E
   const task = manifest.tasks.find((t) => t.id === change.task);
   if (!task) return { ok: false, reason: 'task-removed', message: `task ${change.task} is no longer in world.yaml`, signature: 'task-removed' };
   const onOwnBase = onto === change.base;
-  const merged = onOwnBase ? { clean: true as const, tree: await world.treeOf(change.candidate) } : await mergeTrees(world.path, onto, change.candidate, manifest.goal.progressFile);
+  const merged = onOwnBase ? { clean: true as const, tree: await world.treeOf(change.candidate) } : await mergeTrees(world.path, onto, change.source ?? change.candidate, manifest.goal.progressFile);
   if (!merged.clean) {
     const conflicts = [...merged.conflicts].sort();
     return { ok: false, reason: 'replay-conflict', message: `the change conflicts with the changes landed or queued ahead of it in ${conflicts.join(', ')}`, signature: `replay-conflict:${conflicts.join(',')}` };

@@ -18,6 +18,12 @@ export interface QueuedChange {
   /** The episode's candidate commit, whose parent is its base. */
   candidate: string;
   base: string;
+  /**
+   * When the episode gated its change on a speculative tip (`base` is that tip), the change as the
+   * agent made it on the accepted history: merged instead of `candidate` when the change must move
+   * to another tip, so that nothing of a tip that did not land comes with it.
+   */
+  source?: string;
 }
 
 export type EntryStage =
@@ -188,5 +194,5 @@ function pump(state: IntegrationState, commands: IntegrationCommand[]): Integrat
 }
 
 function change(e: QueueEntry): QueuedChange {
-  return { id: e.id, task: e.task, candidate: e.candidate, base: e.base };
+  return { id: e.id, task: e.task, candidate: e.candidate, base: e.base, ...(e.source ? { source: e.source } : {}) };
 }

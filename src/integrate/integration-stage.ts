@@ -46,6 +46,12 @@ export class IntegrationStage {
     return this.state.entries.length;
   }
 
+  /** The commit a change joining now would be built on, or null while one ahead of it is still being built. */
+  tip(): string | null {
+    const last = this.state.entries.at(-1);
+    return last ? last.commit : this.state.head;
+  }
+
   describe(): ReturnType<typeof describeQueue> {
     return describeQueue(this.state);
   }

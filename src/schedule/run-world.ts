@@ -7,6 +7,7 @@ import { removeStaleWorkspaces } from '../episode/workspace.js';
 import { checkEvidence } from '../gate/evidence.js';
 import { IntegrationStage, type IntegrationOutcome } from '../integrate/integration-stage.js';
 import { Lander } from '../integrate/lander.js';
+import { writeQueueSnapshot } from '../integrate/queue-snapshot.js';
 import { runVerification } from '../integrate/run-verification.js';
 import type { VerificationResult } from '../integrate/verification-job.js';
 import { MemoryVerificationQueue, type VerificationQueue } from '../integrate/verification-queue.js';
@@ -79,7 +80,7 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
   const worker = `${hostname()}:${process.pid}`;
   const distributed = options.distributed;
   const queue = distributed?.queue ?? new MemoryEpisodeQueue(
-    (job, signal) => runEpisode(job, { world, ledger, sandbox, agent, worker, signal, onPhase: (j, phase) => emit({ type: 'episode-phase', id: j.episodeId, task: j.task, phase }) }),
+    (job, signal) => runEpisode(job, { world, ledger, sandbox, agent, worker, signal, tipOf: () => stage.tip(), onPhase: (j, phase) => emit({ type: 'episode-phase', id: j.episodeId, task: j.task, phase }) }),
     manifest.parallelism,
   );
   const leases = distributed?.leases ?? new MemoryLeaseStore();
@@ -87,10 +88,15 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
   const verifications = distributed?.verifications ?? new MemoryVerificationQueue((job) => runVerification(job, { world, sandbox, worker }), slots);
   const lander = new Lander(world, ledger, manifest.branch, startHead);
   const inbox = new Inbox<Wake>();
+  let snapshots: Promise<void> = Promise.resolve();
   const stage = new IntegrationStage({
     world, ledger, lander, verifications, slots, head: startHead, worldName: manifest.name,
     onOutcome: async (outcome) => inbox.push({ kind: 'integrated', outcome }),
-    onChange: (entries) => emit({ type: 'integration', entries }),
+    onChange: (entries) => {
+      emit({ type: 'integration', entries });
+      // One write at a time, in order: the file always holds the latest state.
+      snapshots = snapshots.then(() => writeQueueSnapshot(world.scratchDir, lander.head, entries)).catch(() => undefined);
+    },
   });
   const guard = async () => {
     const moved = await lander.guard();
@@ -182,7 +188,7 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
       const forged = forgedResultProblem(record, result);
       if (!forged) {
         await apply({ type: 'passed', id: result.episodeId });
-        await stage.join({ id: result.episodeId, task: result.task, candidate: result.candidate!, base: result.base });
+        await stage.join({ id: result.episodeId, task: result.task, candidate: result.candidate!, base: result.gatedOn ?? result.base, ...(result.source ? { source: result.source } : {}) });
         await queue.acknowledge(result.episodeId);
         return;
       }
@@ -235,7 +241,7 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
     }
     for (const r of recovered.integrating) {
       if (!(await leases.tryAcquire(r.id, manifest.tasks.find((t) => t.id === r.task)?.paths ?? []))) continue;
-      await stage.join({ id: r.id, task: r.task, candidate: r.candidate!, base: r.base });
+      await stage.join({ id: r.id, task: r.task, candidate: r.candidate!, base: r.gatedOn ?? r.base, ...(r.source ? { source: r.source } : {}) });
     }
     if (!finished) await apply({ type: 'tick', now: Date.now(), retries: await readTaskRetries(world.path) });
     while (!finished) {

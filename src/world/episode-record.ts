@@ -77,6 +77,10 @@ export interface EpisodeRecord {
    * Absent when the change landed on its own base, as the episode's gate passed it.
    */
   verification?: { id: string; onto: string; tree: string; gate: GateRecord } | null;
+  /** The speculative tip the episode's own gate judged its change on, when not its base (the candidate's parent). */
+  gatedOn?: string | null;
+  /** With `gatedOn`: the change as the agent made it, on its base. */
+  source?: string | null;
 }
 
 /** The logs stored next to record.json in the episode's ledger tree. */

@@ -7,7 +7,15 @@ export function define(program: Command): void {
     .description('the distributed queue at a glance: jobs waiting and running, workers alive and what they run, which worlds have a scheduler')
     .addOption(redisOption('Redis holding the queue').default('redis://127.0.0.1:6379'))
     .option('--json', 'print {queue, workers, running, schedulers} as JSON')
-    .action(async (opts: { redis: string; json?: boolean }) => {
+    .option('--world <path>', "also show this world's integration queue: what is verified on top of what, and what waits")
+    .action(async (opts: { redis: string; json?: boolean; world?: string }) => {
+      if (opts.world) {
+        const { WorldRepo } = await import('../../world/world-repo.js');
+        const { readQueueSnapshot, formatQueueSnapshot } = await import('../../integrate/queue-snapshot.js');
+        const snapshot = await readQueueSnapshot((await WorldRepo.open(opts.world)).scratchDir);
+        if (opts.json) return void process.stdout.write(`${JSON.stringify({ integration: snapshot })}\n`);
+        return void process.stdout.write(`${formatQueueSnapshot(snapshot)}\n`);
+      }
       const { readClusterStatus } = await import('../../queue/cluster-status.js');
       const { connectRedis } = await import('../../queue/redis-connection.js');
       const { printJson, formatTable } = await import('../output.js');
