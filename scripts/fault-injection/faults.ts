@@ -3,11 +3,14 @@ import type { Rng } from '../../src/reliability/prng.js';
 /**
  * The faults a trial can inject. `kill-integrator` is a kill -9 of the scheduler timed to land
  * while it integrates a result (the scheduler is the world's integrator); `kill-scheduler` lands
- * at any moment. `restart-docker` restarts a private Docker daemon during a gate.
+ * at any moment. `restart-docker` restarts a private Docker daemon during a gate. The integration
+ * stage: `kill-verifier` kills a worker while it verifies a speculative commit (its verification
+ * must be retried elsewhere); `kill-lander` kills the scheduler just after a verification passed,
+ * while it lands (nothing may land unverified or unrecorded).
  */
-export type FaultKind = 'kill-worker' | 'kill-scheduler' | 'kill-integrator' | 'restart-redis' | 'restart-docker';
+export type FaultKind = 'kill-worker' | 'kill-scheduler' | 'kill-integrator' | 'restart-redis' | 'restart-docker' | 'kill-verifier' | 'kill-lander';
 
-export const FAULT_KINDS: readonly FaultKind[] = ['kill-worker', 'kill-scheduler', 'kill-integrator', 'restart-redis', 'restart-docker'];
+export const FAULT_KINDS: readonly FaultKind[] = ['kill-worker', 'kill-scheduler', 'kill-integrator', 'restart-redis', 'restart-docker', 'kill-verifier', 'kill-lander'];
 
 /** A trial's plan, drawn from the seeded stream before it starts, so a seed replays the same trials. */
 export interface FaultPlan {

@@ -108,6 +108,26 @@ async function inject(plan: FaultPlan, ctx: InjectContext): Promise<string> {
       await ctx.scheduler.current.exited;
       return `kill -9 scheduler ${plan.delayMs % 300} ms after a passing result, at ${when}`;
     }
+    case 'kill-verifier': {
+      // Wait for a worker to start verifying a speculative commit, then kill it mid-gate.
+      const started = await Promise.race(ctx.workers.map((w, i) => w.waitFor(/"type":"verify-start"/, 60_000).then(() => i)));
+      await sleep(plan.delayMs % 500);
+      const when = ctx.at();
+      ctx.workers[started]!.kill('SIGKILL');
+      await ctx.workers[started]!.exited;
+      ctx.workers[started] = ctx.startWorker();
+      await ctx.workers[started]!.waitFor(/"type":"ready"/);
+      return `kill -9 worker ${started} ${plan.delayMs % 500} ms into a verification, at ${when}`;
+    }
+    case 'kill-lander': {
+      // A verification passed: its result is on its way to the scheduler, which lands it.
+      await Promise.race(ctx.workers.map((w) => w.waitFor(/"type":"verify-end".*"verdict":"passed"/, 60_000)));
+      await sleep(plan.delayMs % 200);
+      const when = ctx.at();
+      ctx.scheduler.current.kill('SIGKILL');
+      await ctx.scheduler.current.exited;
+      return `kill -9 scheduler ${plan.delayMs % 200} ms after a passing verification, at ${when}`;
+    }
     case 'restart-redis': {
       const when = ctx.at();
       await ctx.services.redis.crash();

@@ -23,7 +23,7 @@ export interface EpisodeWorkerOptions {
   /** How long a job stays locked without renewal: a killed worker's job restarts after about this. @default 30 s */
   lockDurationMs?: number;
   stalledIntervalMs?: number;
-  onEvent?: (event: { type: 'start' | 'end'; episodeId: string; task: string; verdict?: string }) => void;
+  onEvent?: (event: { type: 'start' | 'end' | 'verify-start' | 'verify-end'; episodeId: string; task: string; verdict?: string }) => void;
 }
 
 export interface EpisodeWorker {
@@ -136,7 +136,9 @@ async function verify(job: Job, options: EpisodeWorkerOptions, workerId: string,
   await world.sync();
   const manifest = await world.repo.manifestAt(v.onto);
   const sandbox = await createSandbox(manifest.verify.sandbox, { image: manifest.verify.image });
+  options.onEvent?.({ type: 'verify-start', episodeId: v.episodeId, task: v.task });
   const result = await runVerification(v, { world: world.repo, sandbox, worker: workerId });
   await world.publishRef?.(`${VERIFICATION_REF_PREFIX}${v.verificationId}`);
   await resultQueue(parsed.data.resultQueue).add('result', result, { jobId: String(job.id), ...RETENTION });
+  options.onEvent?.({ type: 'verify-end', episodeId: v.episodeId, task: v.task, verdict: result.ok ? 'passed' : (result.reason ?? 'failed') });
 }
