@@ -70,7 +70,9 @@ describe('agents do not outlive the orchestrator', () => {
   itWith('bwrap')('kills at the next start what an earlier run left behind, before closing its records, and then goes on', async () => {
     const pidFile = join(await tempDir('genesis-orphans-'), 'pids');
     const f = await world(pidFile);
-    const first = startCli(['run', '--world', f.world.path, '--sandbox', 'bwrap']);
+    // A registry of this test's own: any other genesis starting on this machine meanwhile would clean up these orphans first.
+    const env = { GENESIS_AGENT_REGISTRY: join(pidFile, '..', 'registry') };
+    const first = startCli(['run', '--world', f.world.path, '--sandbox', 'bwrap'], env);
     const pids = await pidsIn(pidFile);
     const [agent, guard, ...children] = pids as [number, number, ...number[]];
     // The guard that would take the agent down with the run dies first (as if killed with it): the agent is orphaned for good.
@@ -80,7 +82,7 @@ describe('agents do not outlive the orchestrator', () => {
     await sleep(500);
     expect(await allDeadWithin([agent, ...children], 0)).toEqual([agent, ...children]);
 
-    const second = startCli(['run', '--world', f.world.path, '--sandbox', 'bwrap']);
+    const second = startCli(['run', '--world', f.world.path, '--sandbox', 'bwrap'], env);
     expect(await second.exited, second.stderr()).toBe(0);
     expect(await allDeadWithin([agent, ...children], 0)).toEqual([]);
     const killed = second.lines.findIndex((l) => /killed \d+ agent process\(es\) an earlier genesis run left behind/.test(l));
