@@ -6,6 +6,8 @@ import { NONE_SANDBOX_WARNING } from '../../sandbox/none-sandbox.js';
 import type { RunSummary } from '../../schedule/run-events.js';
 import { runWorld, type DistributedRun } from '../../schedule/run-world.js';
 import { acquireRunLock } from '../../world/run-lock.js';
+import { putBackForeignHead } from '../../world/put-back-foreign-head.js';
+import { withCliName } from '../invocation.js';
 import { finishPushing, syncingWithServer, openWorldLocation, startPublishing } from '../world-location.js';
 import { readInitSandbox } from '../../world/world-settings.js';
 import { resolveSandboxChoice } from '../sandbox-choice.js';
@@ -58,6 +60,13 @@ export async function runWithSignals(opts: RunCommandOptions): Promise<RunSummar
   // Before the earlier run's records are closed: its agents must not keep working (and spending) unseen.
   const orphans = await killOrphanedAgents();
   if (orphans > 0) (opts.json ? process.stderr : process.stdout).write(`killed ${orphans} agent process(es) an earlier genesis run left behind when it died\n`);
+  // A push to the accepted branch between runs is put back as a running integrator would put it back
+  // (a world on a git server is the server's to guard: its branch moves only by Genesis's pushes).
+  const putBack = opened.remote ? null : await putBackForeignHead(world, manifest.branch);
+  if (putBack) {
+    const line = `the accepted branch was moved outside Genesis to ${putBack.foreign.slice(0, 12)}; put back to ${putBack.restored.slice(0, 12)}, the commit is kept at ${putBack.quarantine}. To change the world by hand, land the change with genesis amend (see genesis amend --help), which verifies it`;
+    (opts.json ? process.stderr : process.stdout).write(`${withCliName(line)}\n`);
+  }
   // Said once the run holds the world, so a run that cannot start prints only its error.
   (opts.json ? process.stderr : process.stdout).write(`sandbox: ${sandbox.kind} (${why})\n`);
   const printer = createRunPrinter(process.stdout);

@@ -8,7 +8,7 @@ import { Ledger } from '../../../src/world/ledger.js';
 import { startCli } from '../../helpers/cli-process.js';
 import { itWith } from '../../helpers/services.js';
 import { tempDir } from '../../helpers/temp-dir.js';
-import { BAD_A, baseManifest, GOOD_A, makeWorld, type RecordingSteps } from '../../helpers/world-fixture.js';
+import { BAD_A, baseManifest, GOOD_A, GOOD_B, makeWorld, type RecordingSteps } from '../../helpers/world-fixture.js';
 import { genesis } from './genesis-cli.js';
 
 const C_TEST = "import test from 'node:test';\nimport assert from 'node:assert';\nimport { c } from '../src/c.js';\ntest('c says c', () => assert.equal(c(), 'c'));\n";
@@ -104,6 +104,23 @@ describe('genesis amend', () => {
     const landed = await genesis(['amend', '--world', f.world.path, '--from', f.clone, '--message', 'plan task c', '--sandbox', 'bwrap']);
     expect(landed.status, landed.stdout + landed.stderr).toBe(0);
     expect(landed.stdout).not.toContain('check:c');
+  });
+
+  itWith('bwrap')('puts back a commit pushed to the accepted branch between runs, keeps it in quarantine, and says to use amend', async () => {
+    const f = await doneWorld({ b: [{ write: { 'src/b.js': GOOD_B } }] });
+    const head = await f.world.head('main');
+    await writeFile(join(f.clone, 'src/a.js'), BAD_A); // pushed by hand, it would break a's check
+    execFileSync('git', ['-C', f.clone, '-c', 'user.name=p', '-c', 'user.email=p@x', 'commit', '-qam', 'by hand']);
+    execFileSync('git', ['-C', f.clone, 'push', '-q', 'origin', 'HEAD:main']);
+    const pushed = await f.world.head('main');
+    const run = await genesis(['run', '--world', f.world.path, '--sandbox', 'bwrap']);
+    expect(run.status, run.stdout + run.stderr).toBe(0);
+    expect(run.stdout).toMatch(new RegExp(`moved outside Genesis to ${pushed.slice(0, 12)}; put back to ${head.slice(0, 12)}, the commit is kept at refs/genesis/quarantine/foreign-\\S+\\. To change the world by hand, land the change with .*amend`));
+    expect((await readAcceptedHistory(f.world.path, 'main')).map((c) => c.commit)).not.toContain(pushed);
+    const kept = execFileSync('git', ['--git-dir', f.world.path, 'for-each-ref', '--format=%(objectname)', 'refs/genesis/quarantine/'], { encoding: 'utf8' });
+    expect(kept).toContain(pushed);
+    const audit = await genesis(['audit', '--world', f.world.path, '--sample', '0']);
+    expect(audit.status, audit.stdout + audit.stderr).toBe(0);
   });
 
   itWith('bwrap')('waits for a running genesis run, lands after it, and a push behind its back is put back with a hint to amend', async () => {

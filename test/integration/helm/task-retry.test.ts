@@ -39,7 +39,8 @@ describe('unblocking a task', () => {
     await git(['read-tree', 'main'], { cwd: f.world.path, env });
     const blob = await gitValue(['hash-object', '-w', '--stdin'], { cwd: f.world.path, input: "import test from 'node:test';\ntest('broken', () => { throw new Error('broken base'); });\n" });
     await git(['update-index', '--cacheinfo', `100644,${blob},test/base.test.js`], { cwd: f.world.path, env });
-    const broken = await f.world.commitTree(await gitValue(['write-tree'], { cwd: f.world.path, env }), [f.commit], 'break the base test\n');
+    // As an amendment whose new test passed when it was verified and fails now (a test that depends on the day, say).
+    const broken = await f.world.commitTree(await gitValue(['write-tree'], { cwd: f.world.path, env }), [f.commit], 'a stricter base test\n\nGenesis-Amend: alice@host: a stricter base test\nGenesis-Verified: bwrap: test ok\n');
     await f.world.setRef('refs/heads/main', broken);
 
     const first = await genesis(['run', '--world', f.world.path, '--sandbox', 'bwrap']);
