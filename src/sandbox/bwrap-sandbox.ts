@@ -1,9 +1,9 @@
-import { statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GenesisError } from '../errors.js';
 import { confineDisk, isDiskFull } from './disk-quota.js';
+import { minimalRootArgs, SANDBOX_WORK_DIR } from './bwrap-root.js';
 import { runProcessTree } from './run-process.js';
 import type { ProcessTreeOutcome } from './run-process.js';
 import { prepareMountPoints } from './mount-points.js';
@@ -18,14 +18,14 @@ const REACH_HINT =
   '(or keep work dirs under /tmp or /var/tmp):';
 
 /**
- * Runs commands under bubblewrap: the host's root filesystem read-only, private /tmp, no network
- * (a new network namespace, which also cuts abstract Unix sockets), own PID, IPC and UTS
- * namespaces, and tmpfs over /run, /root and /home so the Docker socket and users' files are out
- * of sight. As root, bwrap itself runs as root (so it can bind a work dir under a private
- * directory such as /root) and the command drops to a user of its own (isolatedUserFor: one per
- * work dir) inside with `setpriv`: no
- * capabilities, an empty bounding set and no-new-privs. bwrap's own `--uid` in a user namespace
- * would still write files as root.
+ * Runs commands under bubblewrap on a minimal root of its own (minimalRootArgs: the image's
+ * skeleton, the host's /usr read-only, a synthetic /etc/passwd, the work dir at /work, nothing of
+ * the host's state), private /tmp, no network (a new network namespace, which also cuts abstract
+ * Unix sockets), own PID, IPC and UTS namespaces. As root, bwrap itself runs as root (so it can
+ * bind a work dir under a private directory such as /root) and the command drops to a user of its
+ * own (isolatedUserFor: one per work dir) inside with `setpriv`: no capabilities, an empty
+ * bounding set and no-new-privs. bwrap's own `--uid` in a user namespace would still write files
+ * as root.
  *
  * Limits are rlimits, set with `prlimit` around bwrap, and are weaker than docker's cgroups:
  * - memory: RLIMIT_DATA per process (RLIMIT_AS would stop Node at start: V8 reserves gigabytes
@@ -35,10 +35,6 @@ const REACH_HINT =
  *   that uid on the host, which is why each work dir gets a uid of its own. Not set for a non-root
  *   orchestrator, whose own processes would count against it.
  * - cpus: not enforced.
- *
- * The work dir is bound at /work when the host has a /work directory to mount over; bwrap cannot
- * create mount points on a read-only root, so elsewhere it stays at its host path (and then
- * every ancestor of the work dir must be searchable by the sandbox user).
  */
 export class BwrapSandbox implements Sandbox {
   readonly kind: SandboxKind = 'bwrap';
@@ -73,7 +69,7 @@ export class BwrapSandbox implements Sandbox {
     const started = 'printf started >&3 && exec 3>&- && exec /bin/sh -c "$0"';
     const [file = 'bwrap', ...args] = [
       ...limitArgs(spec, asRoot),
-      ...['bwrap', ...bwrapArgs(path, spec.env, spec.mounts ?? [], spec.limits.diskMb)],
+      ...['bwrap', ...(await minimalRootArgs(path, user, spec.limits.diskMb)), ...mountArgs(spec.mounts ?? []), ...bwrapArgs(spec.env)],
       ...dropArgs(user, asRoot),
       ...['/bin/sh', '-c', started, spec.command],
     ];
@@ -90,7 +86,7 @@ export class BwrapSandbox implements Sandbox {
       } catch (cause) {
         throw unavailable(cause);
       }
-      // `--ro-bind / /` copies every mount of the host; one that vanishes meanwhile (a container
+      // A bind copies every mount below its source; one that vanishes meanwhile (a container
       // Docker is creating or removing) makes bwrap fail before the command starts. Try again.
       const raced = !outcome.timedOut && outcome.fd3 !== 'started' && MOUNT_RACE.test(outcome.output);
       if (!raced || attempt >= 5) break;
@@ -128,26 +124,17 @@ function dropArgs(user: SandboxUser, asRoot: boolean): string[] {
   return ['setpriv', `--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--no-new-privs', '--inh-caps=-all', '--bounding-set=-all'];
 }
 
-function bwrapArgs(workDir: string, env: Record<string, string> | undefined, mounts: readonly SandboxMount[], diskMb?: number): string[] {
-  const mount = hostHasWorkDir() ? '/work' : workDir;
-  const views = mounts.flatMap((m) => ['--ro-bind', m.source, `${mount}/${m.target}`]);
+/** Dependency sets, read-only at their place under the work dir (their mount points exist: prepareMountPoints). */
+function mountArgs(mounts: readonly SandboxMount[]): string[] {
+  return mounts.flatMap((m) => ['--ro-bind', m.source, `${SANDBOX_WORK_DIR}/${m.target}`]);
+}
+
+/** Namespaces and environment; the filesystem is minimalRootArgs'. */
+function bwrapArgs(env: Record<string, string> | undefined): string[] {
   const setenv = Object.entries({ ...env, HOME: '/tmp' }).flatMap(([k, v]) => ['--setenv', k, v]);
   return [
-    ...['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc'],
-    // A root-run bwrap makes its tmpfs root's; the command's user needs a sticky, writable /tmp.
-    // With a disk quota, /tmp gets the same bound: it would otherwise be the way around it.
-    ...['--perms', '1777', ...(diskMb === undefined ? [] : ['--size', String(diskMb * 1024 * 1024)]), '--tmpfs', '/tmp', '--tmpfs', '/run', '--tmpfs', '/root', '--tmpfs', '/home'],
-    ...['--bind', workDir, mount],
-    ...views,
-    ...['--chdir', mount],
     ...['--unshare-net', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--hostname', 'sandbox'],
     ...['--die-with-parent', '--new-session'],
     ...setenv,
   ];
-}
-
-let workMountPoint: boolean | undefined;
-function hostHasWorkDir(): boolean {
-  workMountPoint ??= statSync('/work', { throwIfNoEntry: false })?.isDirectory() ?? false;
-  return workMountPoint;
 }

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import type { AddressInfo, Server } from 'node:net';
 import { join } from 'node:path';
@@ -88,6 +88,23 @@ export function describeSandboxContract(service: 'docker' | 'bwrap', make: () =>
       const tryWrite = 'for p in / /usr /etc /var; do touch $p/genesis-x 2>/dev/null && echo wrote $p; done';
       const result = await make().run(await specFor(`${tryWrite}; echo ok > /tmp/t && cat /tmp/t`));
       expect(result.output).toBe('ok\n');
+    });
+
+    it("shows the command a root of its own: not the host's users, state dirs or the work dir's host path", async () => {
+      // A file only the host's /var/tmp holds: a sandbox that shows the host's root shows it too.
+      const marker = `genesis-host-marker-${randomUUID()}`;
+      await writeFile(join('/var/tmp', marker), 'host');
+      try {
+        const spec = await specFor(`pwd; test -e /var/tmp/${marker} && echo SEES-HOST-VAR; ls -A /root /home 2>/dev/null; cat /etc/passwd; env`);
+        const result = await make().run(spec);
+        const [pwd, ...rest] = result.output.split('\n');
+        expect(pwd).toBe('/work');
+        expect(result.output).not.toContain('SEES-HOST-VAR');
+        expect(result.output).not.toContain(spec.workDir);
+        expect(rest.join('\n')).not.toContain(await readFile('/etc/passwd', 'utf8'));
+      } finally {
+        await rm(join('/var/tmp', marker), { force: true });
+      }
     });
 
     it('runs the command as a user other than root, with HOME in the private /tmp', async () => {
