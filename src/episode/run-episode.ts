@@ -6,6 +6,7 @@ import { checkUsage } from '../agents/usage-check.js';
 import type { AgentUsage } from '../agents/usage.js';
 import { GenesisError, isGenesisError } from '../errors.js';
 import { failureSignature } from '../gate/test-report.js';
+import { sizeLimitsOf } from '../gate/pre-gate.js';
 import { verifyCandidate, type CandidateVerdict } from '../gate/verify-candidate.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { readDoneTasks } from '../world/accepted-history.js';
@@ -99,14 +100,19 @@ export async function runEpisode(job: EpisodeJob, deps: EpisodeDeps): Promise<Ep
       }),
     );
     const baseTree = await world.treeOf(job.base);
-    const tree = await timed('collect', () => collectCandidateTree(world, ws, job.base, wsDeps?.exclude).catch((e: unknown) => (isGenesisError(e) ? null : Promise.reject(e))));
+    // Over the size limits the workspace is not read at all: rejected as size-limit, with no candidate.
+    let oversize: CandidateVerdict | null = null;
+    const tree = await timed('collect', () => collectCandidateTree(world, ws, job.base, wsDeps?.exclude, sizeLimitsOf(manifest.verify)).catch((e: unknown) => {
+      if (isGenesisError(e) && e.code === 'size-limit') oversize = sizeLimitVerdict(e);
+      return isGenesisError(e) ? null : Promise.reject(e);
+    }));
     const changed = tree !== null && tree !== baseTree;
     const candidate = changed ? await world.commitTree(tree, [job.base], `candidate of episode ${job.episodeId} (task ${job.task})\n`) : null;
     const diff = changed ? await diffText(world.path, baseTree, tree) : '';
-    const failure = agentFailure(run, tree, changed);
-    let verdict: CandidateVerdict | null = null;
+    const failure = agentFailure(run, tree, changed, oversize !== null);
+    let verdict: CandidateVerdict | null = failure ? null : oversize;
     let gated: GateTarget | null = null;
-    if (!failure && tree) {
+    if (!failure && !verdict && tree) {
       gated = candidate ? await targetOnTip(world, job.base, candidate, deps.tipOf?.() ?? null, manifest.goal.progressFile, `candidate of episode ${job.episodeId} (task ${job.task}) on the speculative tip\n`) : null;
       const on = gated ? { head: gated.onto, manifest: await world.manifestAt(gated.onto), tree: gated.tree, from: await world.treeOf(gated.onto) } : null;
       const gateTask = on?.manifest.tasks.find((t) => t.id === task.id) ?? task;
@@ -155,12 +161,19 @@ interface AgentFailure {
   message: string;
 }
 
-function agentFailure(run: { exitCode: number; timedOut: boolean; aborted: boolean; durationMs: number; failure?: { reason: string; message: string } }, tree: string | null, changed: boolean): AgentFailure | null {
+/** The verdict on a workspace too large to read (checkWorkspaceSizes), as the pre-gate would give it. */
+function sizeLimitVerdict(error: GenesisError): CandidateVerdict {
+  const paths = (error as GenesisError & { paths?: string[] }).paths ?? [];
+  return { ok: false, reason: 'size-limit', message: error.message, signature: failureSignature('size-limit', null, paths.join('\n')), gate: null, log: `pre-gate: size-limit: ${error.message}\n`, changedFiles: paths };
+}
+
+function agentFailure(run: { exitCode: number; timedOut: boolean; aborted: boolean; durationMs: number; failure?: { reason: string; message: string } }, tree: string | null, changed: boolean, oversize = false): AgentFailure | null {
   if (run.aborted) return { verdict: 'abandoned', reason: 'aborted', message: 'the run was stopped while the agent worked' };
   if (run.timedOut) return { verdict: 'failed', reason: 'agent-timeout', message: `the agent ran out of its time (${(run.durationMs / 1000).toFixed(0)}s) and was killed` };
   // The agent's own account (a context-length error, a spent turn budget) says more than its exit code.
   if (run.failure) return { verdict: 'failed', reason: run.failure.reason, message: run.failure.message };
   if (run.exitCode !== 0) return { verdict: 'failed', reason: 'agent-exit', message: `the agent exited with code ${run.exitCode}` };
+  if (oversize) return null;
   if (tree === null) return { verdict: 'failed', reason: 'unreadable-change', message: 'the workspace could not be read as a git tree (a nested repository?)' };
   if (!changed) return { verdict: 'failed', reason: 'empty-change', message: 'the agent left no change in the workspace' };
   return null;

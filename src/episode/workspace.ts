@@ -2,6 +2,7 @@ import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { git, gitValue } from '../world/git.js';
 import { discardTree } from '../world/remove-tree.js';
+import { checkWorkspaceSizes, type SizeLimits } from './workspace-sizes.js';
 import type { WorldRepo } from '../world/world-repo.js';
 
 /**
@@ -62,7 +63,7 @@ export async function removeStaleWorkspaces(world: WorldRepo, keep: ReadonlySet<
  * object store. Git runs with the world's own git dir and a private index, so nothing the agent
  * wrote into the workspace's .git (hooks, config, filters, fsmonitor) is ever read.
  */
-export async function collectCandidateTree(world: WorldRepo, workspace: Workspace, base: string, exclude: readonly string[] = []): Promise<string> {
+export async function collectCandidateTree(world: WorldRepo, workspace: Workspace, base: string, exclude: readonly string[] = [], limits?: SizeLimits): Promise<string> {
   const env = { GIT_INDEX_FILE: join(workspace.episodeDir, 'collect.index') };
   const opts = { cwd: world.path, env };
   // `exclude`: the dependency outputs Genesis linked in (verify.deps.paths), never part of a change.
@@ -74,6 +75,8 @@ export async function collectCandidateTree(world: WorldRepo, workspace: Workspac
   }
   const ctx = ['--git-dir', world.path, '--work-tree', workspace.dir, '-c', `core.excludesFile=${excludesFile}`, '-c', 'core.autocrlf=false'];
   await git([...ctx, 'read-tree', base], opts);
+  // Sizes first, from the file system: nothing over the limits is ever read into the world.
+  if (limits) await checkWorkspaceSizes({ args: ctx, cwd: world.path, env, dir: workspace.dir, base }, limits);
   // .gitignore is honoured on purpose: dependencies an agent installed are not part of its change.
   await git([...ctx, 'add', '--all', '--', '.'], opts);
   return gitValue([...ctx, 'write-tree'], opts);

@@ -61,6 +61,15 @@ export const RESERVED_NAME_PREFIX = '.genesis-';
 /** Longer paths or deeper trees than any source tree needs; past them tools fail (PATH_MAX is 4096). */
 export const PATH_LIMITS: Readonly<{ chars: number; depth: number }> = Object.freeze({ chars: 1024, depth: 64 });
 
+/** A manifest's size limits in bytes (`verify.maxFileKb`, `maxChangeKb`, `maxFiles`), the defaults where it sets 0. */
+export function sizeLimitsOf(verify: { maxFileKb: number; maxChangeKb: number; maxFiles: number }): { maxFileBytes: number; maxChangeBytes: number; maxFiles: number } {
+  return {
+    maxFileBytes: verify.maxFileKb * 1024 || DEFAULT_PRE_GATE_LIMITS.maxFileBytes,
+    maxChangeBytes: verify.maxChangeKb * 1024 || DEFAULT_PRE_GATE_LIMITS.maxChangeBytes,
+    maxFiles: verify.maxFiles || DEFAULT_PRE_GATE_LIMITS.maxFiles,
+  };
+}
+
 const SYMLINK_MODE = '120000';
 const REGULAR_MODES = new Set(['100644', '100755']);
 const GITLINK_MODE = '160000';

@@ -11,7 +11,7 @@ import { listChanges } from '../world/tree-diff.js';
 import type { WorldRepo } from '../world/world-repo.js';
 import { planGate } from './gate-plan.js';
 import { runGate } from './gate.js';
-import { checkChange, DEFAULT_PRE_GATE_LIMITS } from './pre-gate.js';
+import { checkChange, sizeLimitsOf } from './pre-gate.js';
 import { failureSignature } from './test-report.js';
 
 export type CandidateVerdict =
@@ -46,9 +46,7 @@ export async function verifyCandidate(input: VerifyCandidateInput): Promise<Cand
     // The handoff file is every episode's to append to, whatever its task, as one regular file.
     taskPaths: [...input.task.paths, ...progress],
     regularFiles: progress,
-    maxFileBytes: manifest.verify.maxFileKb * 1024 || DEFAULT_PRE_GATE_LIMITS.maxFileBytes,
-    maxChangeBytes: manifest.verify.maxChangeKb * 1024 || DEFAULT_PRE_GATE_LIMITS.maxChangeBytes,
-    maxFiles: manifest.verify.maxFiles || DEFAULT_PRE_GATE_LIMITS.maxFiles,
+    ...sizeLimitsOf(manifest.verify),
   });
   if (!pre.ok) {
     const log = `pre-gate: ${pre.reason}: ${pre.message}\n`;

@@ -63,6 +63,37 @@ export async function git(args: string[], options: GitOptions): Promise<GitResul
   return { stdout: String(result.stdout), exitCode };
 }
 
+/**
+ * The first `maxBytes` of a git command's output, and whether it said more: git is stopped once
+ * the cut is reached, so a command that would print gigabytes costs `maxBytes` of memory.
+ */
+export async function gitHead(args: string[], options: Pick<GitOptions, 'cwd' | 'env'>, maxBytes: number): Promise<{ text: string; cut: boolean }> {
+  const child = execa('git', ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', ...args], {
+    cwd: options.cwd,
+    env: { ...IDENTITY, ...options.env, ...SAFE_GIT_ENV },
+    buffer: false,
+    reject: false,
+    stderr: 'ignore',
+  });
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  let cut = false;
+  for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
+    chunks.push(chunk);
+    bytes += chunk.length;
+    if (bytes > maxBytes) {
+      cut = true;
+      child.kill();
+      break;
+    }
+  }
+  const result = await child;
+  if (!cut && result.exitCode !== 0) {
+    throw new GenesisError('git-failed', `git ${args.slice(0, 3).join(' ')} failed (exit ${result.exitCode ?? -1})`, { hint: 'check that the world path is a git repository you can write to', cause: result });
+  }
+  return { text: Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8'), cut };
+}
+
 /** Like `git`, trimming the trailing newline: for commands that print one value. */
 export async function gitValue(args: string[], options: GitOptions): Promise<string> {
   return (await git(args, options)).stdout.trim();

@@ -1,5 +1,5 @@
 import type { ChangedEntry } from '../gate/pre-gate.js';
-import { git } from './git.js';
+import { git, gitHead } from './git.js';
 
 const STATUS: Record<string, ChangedEntry['change']> = { A: 'added', M: 'modified', D: 'deleted', T: 'type-changed' };
 
@@ -27,13 +27,24 @@ async function fillSizesAndTargets(repo: string, entries: Array<ChangedEntry & {
   blobs.forEach((entry, i) => {
     entry.size = Number(sizes[i] ?? 0);
   });
-  for (const link of blobs.filter((e) => e.mode === '120000')) {
+  // A link target longer than PATH_MAX is no path at all: left unread, the pre-gate rejects the link.
+  for (const link of blobs.filter((e) => e.mode === '120000' && e.size <= MAX_LINK_TARGET)) {
     link.symlinkTarget = (await git(['cat-file', 'blob', link.sha], { cwd: repo })).stdout;
   }
 }
 
-/** A unified diff between two trees, cut at `maxBytes` so a huge change cannot bloat the ledger. */
+const MAX_LINK_TARGET = 4096;
+
+/**
+ * A unified diff between two trees, cut at `maxBytes` so a huge change cannot bloat the ledger nor
+ * the orchestrator's memory: blobs larger than the cut are left out by pathspec (their sizes come
+ * from listChanges, without reading them), and git's output is read only up to the cut.
+ */
 export async function diffText(repo: string, fromTree: string, toTree: string, maxBytes = 2 * 1024 * 1024): Promise<string> {
-  const text = (await git(['diff', '--no-color', '--no-ext-diff', '--binary', '--no-renames', fromTree, toTree], { cwd: repo })).stdout;
-  return text.length <= maxBytes ? text : `${text.slice(0, maxBytes)}\n[diff cut at ${maxBytes} bytes of ${text.length}]\n`;
+  const large = (await listChanges(repo, fromTree, toTree)).filter((e) => e.size > maxBytes);
+  const excludes = large.map((e) => `:(exclude,literal)${e.path}`);
+  const args = ['diff', '--no-color', '--no-ext-diff', '--binary', '--no-renames', fromTree, toTree, '--', ...(excludes.length > 0 ? ['.', ...excludes] : [])];
+  const { text, cut } = await gitHead(args, { cwd: repo }, maxBytes);
+  const left = large.map((e) => `[${e.path}: ${e.size} bytes, left out of the diff]`).join('\n');
+  return `${cut ? `${text}\n[diff cut at ${maxBytes} bytes]\n` : text}${left ? `${left}\n` : ''}`;
 }
