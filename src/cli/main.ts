@@ -25,6 +25,7 @@ const COMMAND_MODULES = [
   'doctor',
   'deps',
   'audit',
+  'prune',
 ] as const;
 
 export async function main(argv: string[]): Promise<number> {

@@ -66,6 +66,8 @@ export interface EpisodeRecord {
   usage: { inputTokens: number | null; outputTokens: number | null; cachedTokens?: number | null; costUsd: number | null } | null;
   /** What was wrong with the usage the agent reported (negative, not a number, absurd); absent when nothing was. */
   usageProblems?: string[];
+  /** When `genesis prune` dropped the change of this episode (one that did not land) after the retention; absent while it is kept. */
+  candidatePrunedAt?: string;
   /** A ref holding the partial change of an episode cut short (timeout, stopped run), or null. */
   quarantine?: string | null;
   /** Requests the agent's egress proxy refused (hosts not on agent.network.allow); absent without a list. */

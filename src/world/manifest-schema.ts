@@ -281,6 +281,16 @@ export const manifestSchema = z
       .transform((v) => (Array.isArray(v) ? v : [v]))
       .optional()
       .describe('remotes that mirror the accepted branch after every accepted change (a forge, say): one { url, ledger } or a list'),
+    ledger: z
+      .object({
+        keepRejectedDays: z
+          .number()
+          .min(0)
+          .default(14)
+          .describe('days the changes of episodes that did not land stay in the world; then `genesis prune` drops them, keeping the record and a cut diff'),
+      })
+      .strict()
+      .default({ keepRejectedDays: 14 }),
   })
   .strict();
 
