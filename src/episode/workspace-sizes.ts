@@ -16,7 +16,7 @@ interface WrittenFile {
 }
 
 /**
- * Throws `size-limit` when what `git add` would take from the workspace breaks the limits, before
+ * Throws `size-limit` when what `git add` would take from the workspace is too large to read, before
  * git reads a byte of it: a 2 GB sparse file or two 300 MB files would otherwise be hashed into the
  * world's object store (and kept there through the ledger), and a diff built from them. Only sizes
  * are read: `ls-files --others` for new files (ignored ones excluded, as `git add` excludes them)
@@ -36,7 +36,10 @@ export async function checkWorkspaceSizes(ctx: { args: string[]; cwd: string; en
     const size = await sizeOf(join(ctx.dir, path));
     if (size !== null && size !== baseSize) written.push({ path, size });
   }
-  const large = written.filter((f) => f.size > limits.maxFileBytes);
+  // Only what no limit could let through stops here (a file over the whole change's limit, or a
+  // total over it); a file over the per-file limit alone is still read, so the pre-gate judges
+  // the change with its other rules first and names the reason it always names.
+  const large = written.filter((f) => f.size > Math.max(limits.maxFileBytes, limits.maxChangeBytes));
   if (large.length > 0) {
     const shown = large.slice(0, 3).map((f) => `${showPath(f.path)} (${f.size} bytes)`).join(', ');
     throw sizeLimit(large.map((f) => f.path), `${large.length} ${large.length === 1 ? 'file' : 'files'} over the limit of ${limits.maxFileBytes} bytes per file: ${shown}${large.length > 3 ? ` and ${large.length - 3} more` : ''}; keep generated or binary artefacts out of the world (or in .gitignore)`);

@@ -53,10 +53,10 @@ describe('size limits before anything is read', () => {
     expect(process.memoryUsage().rss - rss).toBeLessThan(100 * 1024 * 1024);
   });
 
-  it('counts a tracked file that grew, and the total of many files under the per-file limit', async () => {
+  it('counts a tracked file that grew past the change limit, and the total of many files under the per-file limit', async () => {
     const { world, base } = await bareWorld();
     const ws = await createWorkspace(world, 'grow', base);
-    await writeFile(join(ws.dir, 'src', 'a.js'), Buffer.alloc(2 * 1024 * 1024, 'a'));
+    await writeFile(join(ws.dir, 'src', 'a.js'), Buffer.alloc(5 * 1024 * 1024, 'a'));
     await expect(collectCandidateTree(world, ws, base, [], LIMITS)).rejects.toMatchObject({ code: 'size-limit', paths: ['src/a.js'] });
     const ws2 = await createWorkspace(world, 'many', base);
     for (let i = 0; i < 5; i++) await writeFile(join(ws2.dir, 'src', `part${i}.bin`), Buffer.alloc(1000 * 1024, i));
@@ -96,6 +96,15 @@ describe('size limits before anything is read', () => {
     expect(link?.symlinkTarget).toBeUndefined();
     const verdict = checkChange(changes, { protected: [], taskPaths: ['src'], ...DEFAULT_PRE_GATE_LIMITS });
     expect(verdict).toMatchObject({ ok: false, reason: 'symlink-escape' });
+  });
+
+  it('still reads a file over the per-file limit alone, so the pre-gate names its reason in its order', async () => {
+    const { world, base } = await bareWorld();
+    const ws = await createWorkspace(world, 'medium', base);
+    await writeFile(join(ws.dir, 'src', 'medium.bin'), Buffer.alloc(2 * 1024 * 1024, 'm'));
+    const tree = await collectCandidateTree(world, ws, base, [], LIMITS);
+    const changes = await listChanges(world.path, await world.treeOf(base), tree);
+    expect(checkChange(changes, { protected: [], taskPaths: ['src'], ...LIMITS, maxFiles: 10 })).toMatchObject({ ok: false, reason: 'size-limit' });
   });
 
   it('collects a normal change under the limits', async () => {
