@@ -102,7 +102,8 @@ describe('attacks on the integrity of a world (issue 12, classes 4 to 6)', () =>
     expect(w.summary.stop.kind).toBe('blocked');
     expect(w.history.map((c) => c.task ?? '(initial)').sort()).toEqual(['(initial)', 'deep-ignored', 'honest', 'plan']);
     expect(w.episodes.every((e) => e.status === 'final')).toBe(true);
-    for (const attack of [...ATTACKS, 'task-writer']) expect(w.episodes.filter((e) => e.task === attack && e.outcome === 'accepted')).toEqual([]);
+    // deep-ignored's change is right: only its workspace attacks (2,100 nested ignored directories).
+    for (const attack of [...ATTACKS.filter((a) => a !== 'deep-ignored'), 'task-writer']) expect(w.episodes.filter((e) => e.task === attack && e.outcome === 'accepted')).toEqual([]);
   });
 
   itWith('bwrap')('leave an accepted head that genesis audit passes', async () => {
@@ -186,4 +187,81 @@ describe('attacks on the integrity of a world (issue 12, classes 4 to 6)', () =>
       expect(w.episodes.every((e) => (e.usage?.costUsd ?? 0) >= 0 && (e.usage?.inputTokens ?? 0) >= 0)).toBe(true);
     });
   });
+});
+
+/**
+ * Class 6, last variant: an agent that is not sandboxed (`agent.sandbox: none`) writes
+ * `refs/replace/*` into the world, so that git would read a protected test, the manifest or the
+ * accepted head as something else. Genesis runs git with GIT_NO_REPLACE_OBJECTS=1, so its gate
+ * sees the real objects; audit names the replace refs, and holds once they are gone.
+ */
+const replaceScript = `#!/bin/sh
+W="$(dirname "$(cat .git/objects/info/alternates)")"
+G() { git --git-dir="$W" "$@"; }
+wrong() { printf "export const v = 'wrong';\\n" > "src/$GENESIS_TASK_ID.js"; }
+case "$GENESIS_TASK_ID" in
+honest) sleep 2; printf "export const v = 'honest';\\n" > src/honest.js ;;
+replace-test)
+  fake=$(printf "import test from 'node:test';\\ntest('fine', () => {});\\n" | G hash-object -w --stdin)
+  G replace -f "$(git rev-parse HEAD:test/replace-test.test.js)" "$fake"
+  wrong ;;
+replace-manifest)
+  orig=$(git rev-parse HEAD:world.yaml)
+  fake=$(G cat-file blob "$orig" | sed 's#check: node --test test/replace-manifest.test.js#check: "true"#' | G hash-object -w --stdin)
+  G replace -f "$orig" "$fake"
+  wrong ;;
+replace-commit)
+  export GIT_INDEX_FILE="$PWD/../forge.index" GIT_AUTHOR_NAME=m GIT_AUTHOR_EMAIL=m@x GIT_COMMITTER_NAME=m GIT_COMMITTER_EMAIL=m@x
+  head=$(G rev-parse refs/heads/main)
+  G read-tree "$head"
+  printf "import test from 'node:test';\\ntest('fine', () => {});\\n" | G hash-object -w --stdin > ../fake
+  G update-index --cacheinfo "100644,$(cat ../fake),test/replace-commit.test.js"
+  forged=$(echo forged | G commit-tree "$(G write-tree)" -p "$head^" 2>/dev/null || echo forged | G commit-tree "$(G write-tree)")
+  G replace -f "$head" "$forged"
+  unset GIT_INDEX_FILE
+  wrong ;;
+esac
+`;
+
+describe('refs/replace swaps by an agent that is not sandboxed (class 6)', () => {
+  const TASKS = ['replace-test', 'replace-manifest', 'replace-commit'];
+  let r: AttackedWorld;
+  beforeAll(async () => {
+    const dirs = await attackRoot();
+    const tasks = ['honest', ...TASKS].map((id) => honestTask(id));
+    const manifest = {
+      name: 'replace-attacks',
+      goal: { outcome: 'the honest module exists' },
+      verify: { sandbox: 'bwrap', test: 'node --test test/base.test.js', timeoutSec: 30 },
+      protected: ['test/**', 'world.yaml', '.genesis/**'],
+      agent: { kind: 'command', command: ['sh', '.genesis/agent.sh'], timeoutSec: 20, sandbox: 'none' },
+      retry: { maxAttempts: 1 },
+      parallelism: 1,
+      tasks: tasks.map((t) => t.task),
+    };
+    const files = Object.assign({ '.genesis/agent.sh': replaceScript }, ...tasks.map((t) => t.files)) as Record<string, string>;
+    r = await runAttackedWorld({ root: dirs.root, manifest, files, sandbox: 'bwrap' });
+  }, 200_000);
+  afterAll(() => r?.dispose());
+
+  itWith('bwrap')('judges the real objects: every swap is rejected by the test it tried to hide, and the honest task lands', async () => {
+    expect(r.history.map((c) => c.task)).toEqual(['honest', null]);
+    for (const task of TASKS) expect(r.episodeOf(task)).toMatchObject({ outcome: 'rejected', reason: 'check-failed' });
+    const replaced = (await git(['for-each-ref', '--format=%(refname)', 'refs/replace/'], { cwd: r.world.path })).stdout.split('\n').filter(Boolean);
+    expect(replaced).toHaveLength(3);
+  });
+
+  itWith('bwrap')('audit names every replace ref, and holds, every commit verified again, once they are deleted', async () => {
+    const report = await auditWorld({ world: r.world, sample: 0 });
+    const violations = report.findings.filter((f) => f.severity === 'violation');
+    expect(violations.map((f) => f.code)).toEqual(['replace-ref', 'replace-ref', 'replace-ref']);
+    const refs = (await git(['for-each-ref', '--format=%(refname)', 'refs/replace/'], { cwd: r.world.path })).stdout.split('\n').filter(Boolean);
+    for (const ref of refs) {
+      expect(violations.some((f) => f.message.startsWith(ref))).toBe(true);
+      await git(['update-ref', '-d', ref], { cwd: r.world.path });
+    }
+    const after = await auditWorld({ world: r.world, sandbox: r.sandbox });
+    expect(after.reverified.commits).toBe(2);
+    expect(after.violations).toBe(0);
+  }, 120_000);
 });
