@@ -60,6 +60,7 @@ describe('parseManifest', () => {
         retry: { maxAttempts: 3, blockOnRepeat: true },
         parallelism: 2,
         tasks: [],
+        ledger: { keepRejectedDays: 14 },
       });
     });
 
