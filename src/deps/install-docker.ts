@@ -59,10 +59,14 @@ export async function installWithDocker(spec: InstallSpec, docker: Docker = new 
         CapDrop: ['ALL'],
         SecurityOpt: ['no-new-privileges'],
         LogConfig: { Type: 'none', Config: {} },
+        // Removed by the daemon when it exits, even when the process that started it died.
+        AutoRemove: true,
       },
     });
     stream = (await container.attach({ stream: true, stdout: true, stderr: true })) as unknown as Readable;
     const drained = readFrames(stream, (chunk) => tail.push(chunk));
+    // Waiting from before the start: an auto-removed container may be gone by the time a later wait asks.
+    const exited = container.wait({ condition: 'next-exit' }) as Promise<{ StatusCode: number }>;
     await container.start();
     let timedOut = false;
     const running = container;
@@ -72,7 +76,7 @@ export async function installWithDocker(spec: InstallSpec, docker: Docker = new 
     }, spec.timeoutMs);
     let status: { StatusCode: number };
     try {
-      status = (await container.wait()) as { StatusCode: number };
+      status = await exited;
     } finally {
       clearTimeout(timer);
     }
