@@ -41,6 +41,14 @@ exec 3<&0
 "$unshare" $ns -- /bin/sh -c 'read _ < "$0" || exit 125; exec "$@"' "$d/go" "$@" <&3 3<&- &
 child=$!
 exec 3<&-
+# Until unshare has run, /proc/$child/ns/net is this host's own namespace: slirp4netns and the
+# filter below must never be pointed at it (a filter restored there replaces the host's firewall).
+hostns=$(readlink /proc/$$/ns/net); tries=0
+while [ "$(readlink /proc/$child/ns/net 2>/dev/null)" = "$hostns" ]; do
+  tries=$((tries + 1))
+  if [ "$tries" -gt 3000 ]; then echo "genesis: the agent's network namespace was not created" >&2; kill -9 "$child" 2>/dev/null; exit 125; fi
+  sleep 0.01
+done
 if [ "$mode" = root ]; then userns=""; else userns="--userns-path=/proc/$child/ns/user"; fi
 if [ "$proxy" = - ]; then loopback=--disable-host-loopback; else loopback=""; fi
 "$setpriv" --pdeathsig KILL "$slirp4netns" --configure --mtu=65520 $loopback $userns --ready-fd=4 "$child" tap0 4>"$d/ready" >"$d/slirp.log" 2>&1 &
@@ -64,7 +72,8 @@ if [ "$proxy" != - ] || [ "$blocked" != - ]; then
 -A OUTPUT -o lo -j ACCEPT
 $out
 COMMIT"
-  if ! printf '%s\n' "$rules" | "$nsenter" -t "$child" -n "$restore" 2>"$d/filter.log"; then
+  if [ "$(readlink /proc/$child/ns/net 2>/dev/null)" = "$hostns" ] ||
+    ! printf '%s\n' "$rules" | "$nsenter" -t "$child" -n "$restore" 2>"$d/filter.log"; then
     echo "genesis: the agent's egress filter could not be set: $(cat "$d/filter.log")" >&2
     kill -9 "$child" "$slirp" 2>/dev/null; exit 125
   fi
