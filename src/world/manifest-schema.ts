@@ -67,6 +67,12 @@ const deps = z
   })
   .strict();
 
+const reportPattern = z
+  .string()
+  .trim()
+  .min(1)
+  .refine((p) => !p.startsWith('/') && !p.split('/').includes('..'), 'a report path is relative to the work dir and stays inside it (no leading "/", no "..")');
+
 const verify = z
   .object({
     sandbox: z.enum(['auto', 'docker', 'bwrap', 'none']).default('auto').describe('where gate commands run'),
@@ -88,6 +94,16 @@ const verify = z
       .strict()
       .optional()
       .describe('acceptance tests the agents never see, run by the gate after the visible ones'),
+    report: z
+      .object({
+        junit: z
+          .union([reportPattern, z.array(reportPattern).min(1)])
+          .transform((value) => (Array.isArray(value) ? value : [value]))
+          .describe('JUnit XML files the test step writes: a path or glob, or a list of them, relative to the work dir (e.g. "reports/*.xml")'),
+      })
+      .strict()
+      .optional()
+      .describe("where the test step's report is: counts, the ratchet's score and failing tests are read from it"),
     maxFileKb: z.number().int().positive().default(1024).describe('largest file an episode may write'),
     maxChangeKb: z.number().int().positive().default(10240).describe('largest total change of one episode'),
     maxFiles: z.number().int().positive().default(500).describe('most files one episode may change'),

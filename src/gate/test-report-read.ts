@@ -1,0 +1,36 @@
+/**
+ * Which report a gate step is judged by: the JUnit files named by `verify.report.junit`, else
+ * JUnit XML printed on standard output, else TAP or node's spec reporter in the output.
+ */
+import type { TestRun } from './test-report-cases.js';
+import { readJUnitFiles, type ReportProblem } from './test-report-files.js';
+import { findJUnitInOutput } from './test-report-junit.js';
+import { parseSpec } from './test-report-spec.js';
+import { parseTap } from './test-report-tap.js';
+
+export interface StepReportInput {
+  /** The step's combined output (its tail when `truncated`). */
+  output: string;
+  truncated: boolean;
+  /** The step's work dir, where report files are looked for. */
+  workDir: string;
+  /** `verify.report.junit` patterns, relative to the work dir; null when the world names none. */
+  junit: readonly string[] | null;
+  /** The named report must exist (the test step); other steps fall back to their output. */
+  required: boolean;
+}
+
+export type StepReport = { run: TestRun | null; source: string | null } | { problem: ReportProblem };
+
+/** Reads one step's report; a named report that is missing (when required) or broken is a problem. */
+export async function readStepReport(input: StepReportInput): Promise<StepReport> {
+  if (input.junit && input.junit.length > 0) {
+    const files = await readJUnitFiles(input.workDir, input.junit);
+    if ('run' in files) return { run: files.run, source: files.files.join(', ') };
+    if (input.required || files.problem.reason === 'report-invalid') return { problem: files.problem };
+  }
+  const junit = findJUnitInOutput(input.output);
+  if (junit) return { run: { ...junit, summary: null }, source: 'JUnit XML in the output' };
+  const run = parseTap(input.output, input.truncated) ?? parseSpec(input.output);
+  return { run, source: run ? 'the output' : null };
+}
