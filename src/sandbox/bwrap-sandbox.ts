@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { GenesisError } from '../errors.js';
 import { confineDisk, isDiskFull } from './disk-quota.js';
 import { minimalRootArgs, SANDBOX_WORK_DIR } from './bwrap-root.js';
+import { planReadOnlyMounts } from './read-only-paths.js';
 import { runProcessTree } from './run-process.js';
 import type { ProcessTreeOutcome } from './run-process.js';
 import { prepareMountPoints } from './mount-points.js';
@@ -69,7 +70,7 @@ export class BwrapSandbox implements Sandbox {
     const started = 'printf started >&3 && exec 3>&- && exec /bin/sh -c "$0"';
     const [file = 'bwrap', ...args] = [
       ...limitArgs(spec, asRoot),
-      ...['bwrap', ...(await minimalRootArgs(path, user, spec.limits.diskMb)), ...mountArgs(spec.mounts ?? []), ...bwrapArgs(spec.env)],
+      ...['bwrap', ...(await minimalRootArgs(path, user, spec.limits.diskMb)), ...readOnlyArgs(path, spec.readOnlyPaths), ...mountArgs(spec.mounts ?? []), ...bwrapArgs(spec.env)],
       ...dropArgs(user, asRoot),
       ...['/bin/sh', '-c', started, spec.command],
     ];
@@ -122,6 +123,18 @@ function limitArgs(spec: SandboxRunSpec, asRoot: boolean): string[] {
 function dropArgs(user: SandboxUser, asRoot: boolean): string[] {
   if (!asRoot) return [];
   return ['setpriv', `--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--no-new-privs', '--inh-caps=-all', '--bounding-set=-all'];
+}
+
+/**
+ * Protected paths read-only over themselves, after the work dir is bound: the directories above
+ * them pinned first (bound over themselves), so none can be renamed or removed.
+ */
+function readOnlyArgs(workDir: string, paths: string[] | undefined): string[] {
+  const { pinned, readOnly } = planReadOnlyMounts(paths);
+  return [
+    ...pinned.flatMap((dir) => ['--bind', `${workDir}/${dir}`, `${SANDBOX_WORK_DIR}/${dir}`]),
+    ...readOnly.flatMap((path) => ['--ro-bind', `${workDir}/${path}`, `${SANDBOX_WORK_DIR}/${path}`]),
+  ];
 }
 
 /** Dependency sets, read-only at their place under the work dir (their mount points exist: prepareMountPoints). */

@@ -1,13 +1,14 @@
 import { performance } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
 import Docker from 'dockerode';
-import type { Container, ContainerCreateOptions, ImageInspectInfo } from 'dockerode';
+import type { Container, ContainerCreateOptions, ImageInspectInfo, MountSettings } from 'dockerode';
 import { GenesisError } from '../errors.js';
 import { confineDisk, isDiskFull } from './disk-quota.js';
 import { readFrames } from './docker-frames.js';
 import { OutputTail } from './output-tail.js';
 import { prepareMountPoints } from './mount-points.js';
 import type { Sandbox, SandboxKind, SandboxRunResult, SandboxRunSpec } from './sandbox.js';
+import { planReadOnlyMounts } from './read-only-paths.js';
 import { prepareWorkDir } from './work-dir.js';
 import type { SandboxUser } from './work-dir.js';
 
@@ -162,6 +163,8 @@ function containerOptions(
       ReadonlyRootfs: true,
       Tmpfs: { '/tmp': `rw,nosuid,nodev,size=${Math.min(256, spec.limits.diskMb ?? 256)}m` },
       Binds: [`${workDir}:/work:rw`, ...(spec.mounts ?? []).map((m) => `${m.source}:/work/${m.target}:ro`)],
+      // Docker mounts parents before children, so these land on the work dir (see SandboxRunSpec).
+      Mounts: readOnlyMounts(workDir, spec.readOnlyPaths),
       Memory: memory,
       MemorySwap: memory,
       PidsLimit: spec.limits.pids,
@@ -174,6 +177,13 @@ function containerOptions(
       LogConfig: { Type: 'none', Config: {} },
     },
   };
+}
+
+/** Pinned directories bound over themselves, then the read-only paths, as typed mounts (any name is safe). */
+function readOnlyMounts(workDir: string, paths: string[] | undefined): MountSettings[] {
+  const { pinned, readOnly } = planReadOnlyMounts(paths);
+  const bind = (path: string, ReadOnly: boolean): MountSettings => ({ Type: 'bind', Source: `${workDir}/${path}`, Target: `/work/${path}`, ReadOnly });
+  return [...pinned.map((dir) => bind(dir, false)), ...readOnly.map((path) => bind(path, true))];
 }
 
 /** A gate runs only in an image that carries its own toolchain: the same programs judge on every host. */

@@ -52,6 +52,14 @@ export interface SandboxRunSpec {
    * arrive this way. @default []
    */
   mounts?: readonly SandboxMount[];
+  /**
+   * Paths relative to `workDir` (files or directories) the command may not change: each is
+   * mounted read-only over itself, and every directory between it and `workDir` is pinned (a
+   * mount point cannot be renamed or removed, so the path cannot be swapped for another).
+   * docker and bwrap enforce it; `none` cannot and ignores it. Symlinks are not followed: pass
+   * only regular files and directories. @default []
+   */
+  readOnlyPaths?: string[];
 }
 
 /** A read-only view of a host path inside the work dir (see {@link SandboxRunSpec.mounts}). */
