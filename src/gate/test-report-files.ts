@@ -4,7 +4,7 @@
  * at a file of the host's) or anything too large is a broken report, not something to follow.
  */
 import type { Dirent } from 'node:fs';
-import { lstat, readdir, readFile, rm } from 'node:fs/promises';
+import { lstat, readdir, readFile, realpath, rm } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import picomatch from 'picomatch/posix.js';
 import { mergeRuns, type TestRun } from './test-report-cases.js';
@@ -19,7 +19,7 @@ export interface ReportProblem {
 const MAX_REPORT_BYTES = 32 * 1024 * 1024;
 const MAX_ENTRIES = 20_000;
 
-/** Work-dir-relative paths of the files under `base` (not following links), and the links met. */
+/** Work-dir-relative paths of the files under `base`, not following links to directories. */
 async function listUnder(workDir: string, base: string): Promise<string[]> {
   const found: string[] = [];
   const pending = [base];
@@ -27,6 +27,8 @@ async function listUnder(workDir: string, base: string): Promise<string[]> {
     const dir = pending.pop() as string;
     let entries: Dirent[];
     try {
+      // The static base of a glob could be a link too; entries below are checked by their type.
+      if (dir !== '' && (await lstat(join(workDir, dir))).isSymbolicLink()) continue;
       entries = await readdir(join(workDir, dir), { withFileTypes: true });
     } catch {
       continue; // absent, or not a directory
@@ -57,11 +59,13 @@ export async function findReportFiles(workDir: string, patterns: readonly string
 
 async function readOne(workDir: string, path: string): Promise<TestRun | ReportProblem> {
   const full = join(workDir, path);
-  if (relative(workDir, full).split(sep).includes('..')) return { reason: 'report-invalid', message: `${path} is outside the work dir` };
   const info = await lstat(full);
   if (!info.isFile()) {
     return { reason: 'report-invalid', message: `${path} is ${info.isSymbolicLink() ? 'a symbolic link' : 'not a regular file'}; a report must be a file the test runner wrote` };
   }
+  // A directory on the way may be a link out of the work dir even when the file itself is not one.
+  const real = await realpath(full).catch(() => full);
+  if (relative(await realpath(workDir), real).split(sep).includes('..')) return { reason: 'report-invalid', message: `${path} is outside the work dir (through a symbolic link)` };
   if (info.size > MAX_REPORT_BYTES) return { reason: 'report-invalid', message: `${path} is ${info.size} bytes, over the ${MAX_REPORT_BYTES}-byte limit for a report` };
   try {
     return parseJUnit(await readFile(full, 'utf8'));

@@ -99,20 +99,21 @@ export function parseJUnit(xml: string): TestRun {
 }
 
 /**
- * The JUnit document a runner printed on standard output (node's junit reporter), if any: the
- * last `<testsuites>` (or `<testsuite>`) element in the text, which the runner writes after
- * everything else. Text that holds none, or only a broken one, gives null.
+ * The JUnit document a runner printed on standard output (node's junit reporter), if any. It must
+ * close the output and its root must start a line: a runner writes its report last, whole, while
+ * XML that a test printed is followed by the runner's own lines (or, in node's TAP, sits inside a
+ * `#` comment). Text that holds none, or only a broken one, gives null.
  */
 export function findJUnitInOutput(output: string): TestRun | null {
-  for (const element of ['testsuites', 'testsuite']) {
-    const end = output.lastIndexOf(`</${element}>`);
-    if (end === -1) continue;
-    const start = element === 'testsuites' ? output.lastIndexOf('<testsuites', end) : output.indexOf('<testsuite');
-    if (start === -1) continue;
+  const text = output.trimEnd();
+  if (!text.endsWith('</testsuites>') && !text.endsWith('</testsuite>')) return null;
+  const starts = [...text.matchAll(/^(?:<\?xml|<testsuites?[\s>/])/gm)].map((m) => m.index);
+  // The outermost root is the earliest start whose text parses; later ones may be nested suites.
+  for (const start of starts) {
     try {
-      return parseJUnit(output.slice(start, end + element.length + 3));
+      return parseJUnit(text.slice(start));
     } catch {
-      return null;
+      continue;
     }
   }
   return null;

@@ -31,6 +31,23 @@ export async function readStepReport(input: StepReportInput): Promise<StepReport
   }
   const junit = findJUnitInOutput(input.output);
   if (junit) return { run: { ...junit, summary: null }, source: 'JUnit XML in the output' };
-  const run = parseTap(input.output, input.truncated) ?? parseSpec(input.output);
+  const run = parseOutput(input.output, input.truncated);
   return { run, source: run ? 'the output' : null };
+}
+
+// eslint-disable-next-line no-control-regex -- ANSI colour codes start with ESC
+const ANSI = /\u001b\[[0-9;?]*[A-Za-z]/g;
+const SPEC_END = /^ℹ tests \d+\s*$/;
+const TAP_LINE = /^(?:TAP version \d+|1\.\.\d+|(?:not )?ok\b|# tests \d+)/;
+
+/**
+ * TAP or node's spec output, told apart by which closes the output: the spec reporter prints
+ * what tests write untouched (TAP lines included), the tap reporter escapes it as comments.
+ */
+export function parseOutput(output: string, truncated = false): TestRun | null {
+  const lines = output.replace(ANSI, '').split(/\r?\n/);
+  const specEnd = lines.findLastIndex((l) => SPEC_END.test(l));
+  const tapEnd = lines.findLastIndex((l) => TAP_LINE.test(l));
+  if (specEnd > tapEnd) return parseSpec(output) ?? parseTap(output, truncated);
+  return parseTap(output, truncated) ?? parseSpec(output);
 }

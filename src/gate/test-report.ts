@@ -7,8 +7,7 @@
 import { createHash } from 'node:crypto';
 import { reportOf } from './test-report-cases.js';
 import { JUnitFormatError, parseJUnit } from './test-report-junit.js';
-import { parseSpec } from './test-report-spec.js';
-import { parseTap } from './test-report-tap.js';
+import { parseOutput } from './test-report-read.js';
 
 /** One failing test: its name (ancestors joined with ' > ') and the first lines of its error. */
 export interface TestFailure { name: string; message: string }
@@ -32,7 +31,7 @@ const ANSI = /\u001b\[[0-9;?]*[A-Za-z]/g;
  * @returns null when no format is recognised.
  */
 export function parseTestOutput(output: string): TestReport | null {
-  const run = parseTap(output) ?? parseSpec(output);
+  const run = parseOutput(output);
   return run ? reportOf(run) : null;
 }
 

@@ -9,7 +9,9 @@ import { writeHiddenLog } from '../world/hidden-logs.js';
 import type { TaskSpec, WorldManifest } from '../world/manifest-schema.js';
 import { listChanges } from '../world/tree-diff.js';
 import type { WorldRepo } from '../world/world-repo.js';
-import { planGate } from './gate-plan.js';
+import { planGate, type GateStep } from './gate-plan.js';
+import { PREPARING_STEPS } from './gate-tree.js';
+import { loadBaseline, saveBaseline, type TestBaseline } from './test-baseline.js';
 import { runGate } from './gate.js';
 import { checkChange, sizeLimitsOf } from './pre-gate.js';
 import { failureSignature } from './test-report.js';
@@ -67,10 +69,13 @@ export async function verifyCandidate(input: VerifyCandidateInput): Promise<Cand
   }
   const tree = await withProtectedFrom(world.path, input.candidateTree, input.head, manifest.protected, `${scratch}.index`);
   await rm(`${scratch}.index`, { force: true });
+  const steps = planGate(manifest, input.task, input.doneTasks);
+  const baseline = await headBaseline(input, steps, `${scratch}-head`);
   const verdict = await runGate({
     repo: world.path,
     tree,
-    steps: planGate(manifest, input.task, input.doneTasks),
+    steps,
+    baseline,
     manifest,
     sandbox: input.sandbox,
     workDir: scratch,
@@ -80,8 +85,34 @@ export async function verifyCandidate(input: VerifyCandidateInput): Promise<Cand
   });
   // Kept where no workspace reaches, never in the verdict's log (the ledger's gate.log, a prompt).
   if (verdict.hiddenLog !== undefined) await writeHiddenLog(world, input.name, verdict.hiddenLog);
-  if (verdict.ok) return { ok: true, gate: verdict.record, log: verdict.log, changedFiles };
+  if (verdict.ok) {
+    // This tree is what lands: the gates after it compare with what passed here.
+    await saveBaseline(world.scratchDir, tree, verdict.passing);
+    return { ok: true, gate: verdict.record, log: verdict.log, changedFiles };
+  }
   return { ok: false, reason: verdict.reason, message: verdict.message, signature: verdict.signature, gate: verdict.record, log: verdict.log, changedFiles };
+}
+
+/**
+ * The tests that pass on the accepted head for each command of the plan: stored when that head's
+ * own gate passed, else learned now by running the missing steps on the head's tree (once per
+ * head and command; later gates on the same head read it back).
+ */
+async function headBaseline(input: VerifyCandidateInput, steps: GateStep[], workDir: string): Promise<TestBaseline> {
+  const { world, headManifest: manifest } = input;
+  const headTree = await world.treeOf(input.head);
+  const known = await loadBaseline(world.scratchDir, headTree);
+  const missing = steps.filter((s) => !PREPARING_STEPS.has(s.name) && !(s.command in known));
+  if (missing.length === 0) return known;
+  const preparing = steps.filter((s) => PREPARING_STEPS.has(s.name));
+  const learned = await runGate({ repo: world.path, tree: headTree, steps: [...preparing, ...missing], manifest, sandbox: input.sandbox, workDir, allSteps: true });
+  // A head whose gate ran out of time tells nothing reliable; better no comparison than a wrong one.
+  if (learned.ok || learned.reason !== 'gate-timeout') {
+    const found = Object.fromEntries(missing.map((s) => [s.command, learned.passing[s.command] ?? []]));
+    await saveBaseline(world.scratchDir, headTree, found);
+    return { ...known, ...found };
+  }
+  return known;
 }
 
 /**

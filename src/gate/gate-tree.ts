@@ -1,0 +1,103 @@
+import { execFile } from 'node:child_process';
+import type { Dirent } from 'node:fs';
+import { readdir, rename } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { GenesisError } from '../errors.js';
+import { exportTree } from '../world/export-tree.js';
+import { matchesAny } from '../world/path-patterns.js';
+import { discardTree, removeTree } from '../world/remove-tree.js';
+
+const execFileAsync = promisify(execFile);
+
+/** Steps that prepare the tree for the ones after them: what they write is kept. */
+export const PREPARING_STEPS: ReadonlySet<string> = new Set(['setup', 'build']);
+
+/**
+ * One tree as the gate sees it. It is exported once into a pristine copy; every step run (and
+ * every re-run) gets a fresh copy of it at the gate's work dir, so nothing a test wrote survives
+ * into the next run: code that rewrites itself or its test in a first run finds the original in
+ * the "flaky" re-run. Only a preparing step that passed (setup, build) moves the pristine copy
+ * on. The protected paths present in the tree are listed once, for the sandbox to mount read-only.
+ */
+export class GateTree {
+  private constructor(
+    private readonly pristine: string,
+    /** Where each run happens: the same path every time (the sandbox user is chosen by path). */
+    readonly workDir: string,
+    /** Protected files and directories of the tree, relative to the work dir. */
+    readonly readOnlyPaths: string[],
+  ) {}
+
+  static async export(repo: string, tree: string, workDir: string, protectedPatterns: readonly string[]): Promise<GateTree> {
+    const pristine = `${workDir}.tree`;
+    await Promise.all([discardTree(pristine), discardTree(workDir)]);
+    await exportTree(repo, tree, pristine);
+    return new GateTree(pristine, workDir, await protectedPathsIn(pristine, protectedPatterns));
+  }
+
+  /** A fresh copy of the pristine tree at the work dir, for one run. */
+  async fresh(): Promise<string> {
+    await removeTree(this.workDir);
+    try {
+      // cp -a keeps modes, owners and links as they are, and is far faster than a copy in Node.
+      await execFileAsync('cp', ['-a', '--', this.pristine, this.workDir]);
+    } catch (cause) {
+      throw new GenesisError('gate-copy-failed', `could not copy the gate's tree to ${this.workDir}`, { cause, hint: 'check free disk space where the world keeps its scratch directory' });
+    }
+    return this.workDir;
+  }
+
+  /** The pristine copy, where what every run should find (a dependency layout) is put. */
+  get pristineDir(): string {
+    return this.pristine;
+  }
+
+  /** After a preparing step passed: its result is what later steps start from. */
+  async keep(): Promise<void> {
+    await removeTree(this.pristine);
+    try {
+      await rename(this.workDir, this.pristine);
+    } catch {
+      // The work dir is a mount point (a disk quota's tmpfs): copy what it holds instead.
+      await execFileAsync('cp', ['-a', '--', this.workDir, this.pristine]);
+      await removeTree(this.workDir);
+    }
+  }
+
+  /** Removes the copies, whatever a command made of them; never throws (a verdict is already reached). */
+  async dispose(): Promise<void> {
+    await Promise.all([discardTree(this.pristine), discardTree(this.workDir)]);
+  }
+}
+
+/**
+ * The protected paths of an exported tree: a directory whose every possible content is protected
+ * (`test/**`, `.genesis`) as one path, so nothing can be added in it either; else each protected
+ * file. Symlinks are left out (a mount follows them; the pre-gate keeps them inside the tree).
+ */
+export async function protectedPathsIn(root: string, patterns: readonly string[]): Promise<string[]> {
+  const found: string[] = [];
+  if (patterns.length === 0) return found;
+  const pending = [''];
+  while (pending.length > 0) {
+    const dir = pending.pop() as string;
+    let entries: Dirent[];
+    try {
+      entries = await readdir(join(root, dir), { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const entry of entries) {
+      const path = dir === '' ? entry.name : `${dir}/${entry.name}`;
+      if (entry.isDirectory()) {
+        // A name no pattern of a file would single out: matched only by a pattern covering the whole directory.
+        if (matchesAny(`${path}/\u0000any`, patterns)) found.push(path);
+        else pending.push(path);
+      } else if (entry.isFile() && matchesAny(path, patterns)) {
+        found.push(path);
+      }
+    }
+  }
+  return found.sort();
+}

@@ -1,0 +1,50 @@
+/**
+ * The tests that pass on a tree, by name, per gate command: what a change on top of that tree
+ * must still report passing. A change that makes a passing test vanish (a file that exits before
+ * its tests run, a test skipped from inside the code, a runner killed half-way) fails the gate
+ * with `tests-vanished`, whatever the exit code says.
+ *
+ * Kept per tree in the world's scratch directory (`baselines/<tree>.json`), written by every gate
+ * that passes (its tree is what lands) and computed on demand for a tree that has none (the
+ * first commit, or a worker that did not run that gate).
+ */
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+/** Passing test names per gate command. */
+export type TestBaseline = Record<string, string[]>;
+
+const fileOf = (scratchDir: string, tree: string): string => join(scratchDir, 'baselines', `${tree}.json`);
+
+/** The baseline stored for a tree, or an empty one. */
+export async function loadBaseline(scratchDir: string, tree: string): Promise<TestBaseline> {
+  try {
+    const parsed = JSON.parse(await readFile(fileOf(scratchDir, tree), 'utf8')) as unknown;
+    if (typeof parsed !== 'object' || parsed === null) return {};
+    const entries = Object.entries(parsed as Record<string, unknown>).filter((e): e is [string, string[]] => Array.isArray(e[1]) && e[1].every((n) => typeof n === 'string'));
+    return Object.fromEntries(entries);
+  } catch {
+    return {};
+  }
+}
+
+/** Adds commands to a tree's stored baseline (a write then a rename: readers never see half a file). */
+export async function saveBaseline(scratchDir: string, tree: string, baseline: TestBaseline): Promise<void> {
+  if (Object.keys(baseline).length === 0) return;
+  const merged = { ...(await loadBaseline(scratchDir, tree)), ...baseline };
+  const file = fileOf(scratchDir, tree);
+  await mkdir(join(scratchDir, 'baselines'), { recursive: true });
+  const temp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}`;
+  await writeFile(temp, JSON.stringify(merged));
+  await rename(temp, file);
+}
+
+/**
+ * Names that passed on the base and are not reported as the rule asks on the candidate.
+ * @param reported the candidate's names by outcome for the same command
+ * @param allowFailing ratchet mode's test step: a test may fail (the score judges that), not vanish
+ */
+export function vanishedTests(basePassing: readonly string[], reported: { passed: readonly string[]; failed: readonly string[] }, allowFailing: boolean): string[] {
+  const present = new Set([...reported.passed, ...(allowFailing ? reported.failed : [])]);
+  return basePassing.filter((name) => !present.has(name));
+}

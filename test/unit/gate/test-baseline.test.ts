@@ -1,0 +1,23 @@
+import { describe, expect, it } from 'vitest';
+import { loadBaseline, saveBaseline, vanishedTests } from '../../../src/gate/test-baseline.js';
+import { tempDir } from '../../helpers/temp-dir.js';
+
+describe('vanishedTests', () => {
+  it('lists tests that passed on the base and are not reported passing', () => {
+    expect(vanishedTests(['a', 'b', 'c'], { passed: ['a', 'd'], failed: ['b'] }, false)).toEqual(['b', 'c']);
+  });
+
+  it('in ratchet mode lets a test fail, never vanish', () => {
+    expect(vanishedTests(['a', 'b', 'c'], { passed: ['a'], failed: ['b'] }, true)).toEqual(['c']);
+  });
+});
+
+describe('baselines on disk', () => {
+  it('adds commands to what a tree has, and reads nothing for an unknown tree', async () => {
+    const dir = await tempDir();
+    await saveBaseline(dir, 'abc', { 'node --test': ['a'] });
+    await saveBaseline(dir, 'abc', { pytest: ['t1', 't2'] });
+    expect(await loadBaseline(dir, 'abc')).toEqual({ 'node --test': ['a'], pytest: ['t1', 't2'] });
+    expect(await loadBaseline(dir, 'def')).toEqual({});
+  });
+});
