@@ -72,7 +72,7 @@ export async function runStep(ctx: StepContext, tree: GateTree, step: GateStep, 
     mounts: ctx.mounts,
     readOnlyPaths: holdout ? [...tree.readOnlyPaths, HOLDOUT_DIR] : tree.readOnlyPaths,
   });
-  const read = preparing ? { run: null, source: null } : await readStepReport({ output: result.output, truncated: result.truncated, workDir, junit, required: step.name === 'test' });
+  const read = preparing ? { run: null, source: null } : await readStepReport({ output: result.output, truncated: result.truncated, workDir, junit, required: step.name === 'test' || step.name.startsWith('check:') });
   if (preparing && result.exitCode === 0) await tree.keep();
   const run = 'run' in read ? read.run : null;
   const problem = 'problem' in read ? read.problem : null;

@@ -30,6 +30,11 @@ export interface TestRun {
    * did not hold every case (a tail cut from a long log). Never taken from any other line.
    */
   summary: { passed: number; failed: number; skipped: number } | null;
+  /**
+   * Set when the output contradicts itself: more passing test points than the runner's own
+   * summary counts, which only lines written into the runner's output by something else make.
+   */
+  tampered?: string;
 }
 
 const MESSAGE_LIMIT = 500;
@@ -79,9 +84,11 @@ export function mergeRuns(runs: readonly (TestRun | null)[]): TestRun | null {
   if (first === undefined) return null;
   const summaries = present.map((r) => r.summary ?? { passed: countOf(r, 'passed'), failed: countOf(r, 'failed'), skipped: countOf(r, 'skipped') });
   const anySummary = present.some((r) => r.summary !== null);
+  const tampered = present.map((r) => r.tampered).find((t) => t !== undefined);
   return {
     format: first.format,
     cases: present.flatMap((r) => r.cases),
+    ...(tampered === undefined ? {} : { tampered }),
     summary: anySummary
       ? summaries.reduce((sum, s) => ({ passed: sum.passed + s.passed, failed: sum.failed + s.failed, skipped: sum.skipped + s.skipped }))
       : null,

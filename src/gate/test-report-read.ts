@@ -16,7 +16,7 @@ export interface StepReportInput {
   workDir: string;
   /** `verify.report.junit` patterns, relative to the work dir; null when the world names none. */
   junit: readonly string[] | null;
-  /** The named report must exist (the test step); other steps fall back to their output. */
+  /** The named report must exist (the test step and task checks); other steps fall back to their output. */
   required: boolean;
 }
 
@@ -32,6 +32,7 @@ export async function readStepReport(input: StepReportInput): Promise<StepReport
   const junit = findJUnitInOutput(input.output);
   if (junit) return { run: { ...junit, summary: null }, source: 'JUnit XML in the output' };
   const run = parseOutput(input.output, input.truncated);
+  if (run?.tampered) return { problem: { reason: 'report-invalid', message: run.tampered } };
   return { run, source: run ? 'the output' : null };
 }
 

@@ -87,9 +87,15 @@ function parseDocument(lines: readonly string[], truncated: boolean): TestRun | 
     cases.push({ name: '(plan)', outcome: 'failed', message: `planned ${plan.end} tests, ${plan.count} ran`, fileLevel: false });
   }
   const node = summary?.has('suites') || summary?.has('cancelled') || events.some((e) => e.kind === 'result' && e.result.diag !== null && 'duration_ms' in e.result.diag);
+  // node's summary counts every leaf it ran: more passing points than that were not its own.
+  const passingPoints = cases.filter((c) => c.outcome === 'passed' && !c.fileLevel).length;
+  const tampered = complete && node && summary?.has('pass') && passingPoints > (summary.get('pass') ?? 0)
+    ? `the output shows ${passingPoints} passing tests and the runner's summary ${summary.get('pass')}: lines were written into the runner's output`
+    : undefined;
   return {
     format: node ? 'node-test' : 'tap',
     cases,
+    ...(tampered === undefined ? {} : { tampered }),
     summary: !complete && summary?.has('pass') && summary.has('fail')
       ? {
           passed: summary.get('pass') ?? 0,

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { passingNames, reportOf, testsThatRan, type TestRun } from '../../../src/gate/test-report-cases.js';
 import { findJUnitInOutput, JUnitFormatError, parseJUnit } from '../../../src/gate/test-report-junit.js';
-import { parseOutput } from '../../../src/gate/test-report-read.js';
+import { parseOutput, readStepReport } from '../../../src/gate/test-report-read.js';
 
 /** Fixtures written by the real tools (see test/fixtures/test-reports/README.md). */
 const fixture = (name: string): string => readFileSync(new URL(`../../fixtures/test-reports/${name}`, import.meta.url), 'utf8');
@@ -89,6 +89,13 @@ describe('scores that a test cannot forge by printing', () => {
   it('node junit: what a test prints is not in the report', () => {
     const run = findJUnitInOutput(fixture('node-forged-junit.xml'));
     expect(counts(run)).toEqual({ passed: 2, failed: 0, skipped: 0 });
+  });
+
+  it('node TAP: test points written into the runner\'s own output, past its escaping, make the report invalid', async () => {
+    expect(parseOutput(fixture('node-injected-tap.txt'))?.tampered).toMatch(/shows 2 passing tests and the runner's summary 1/);
+    const read = await readStepReport({ output: fixture('node-injected-tap.txt'), truncated: false, workDir: '/nonexistent', junit: null, required: true });
+    expect(read).toMatchObject({ problem: { reason: 'report-invalid' } });
+    expect(parseOutput(fixture('node-tap.txt'))?.tampered).toBeUndefined();
   });
 
   it('a summary line a test prints before the runner ends a cut-off stream does not count', () => {

@@ -1,0 +1,1 @@
+"""textkit: small text helpers, one module per task (slug, wrap, count)."""
