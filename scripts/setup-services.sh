@@ -74,6 +74,10 @@ setup_packages() {
   command -v git >/dev/null 2>&1 || missing+=(git)
   # verify.deps with pip: the pip end-to-end test installs with Debian's python3 and its pip.
   wants bwrap && ! /usr/bin/python3 -m pip --version >/dev/null 2>&1 && missing+=(python3-pip)
+  # Gates run Debian's python3 from /usr (worlds/py-ratchet): pytest must be importable there.
+  if wants docker || wants bwrap; then
+    /usr/bin/python3 -c 'import pytest' >/dev/null 2>&1 || missing+=(python3-pytest)
+  fi
   if [ "${#missing[@]}" -eq 0 ]; then
     say packages "all present"
   elif ! can_root; then
