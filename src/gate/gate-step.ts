@@ -19,8 +19,12 @@ import type { TestReport } from './test-report.js';
 export const HOLDOUT_DIR = '.genesis-holdout';
 
 const LOG_PER_STEP = 64 * 1024;
-/** Output kept for reading a report: a long TAP stream must reach the parser whole. */
-const PARSE_BYTES = 16 * 1024 * 1024;
+/**
+ * Output kept for reading a report: a long TAP stream (thousands of tests) must reach the parser
+ * whole; past this its runner's final summary counts. Bounded: a gate that prints a gigabyte must
+ * not cost the orchestrator much more than this.
+ */
+const PARSE_BYTES = 4 * 1024 * 1024;
 
 /** What the gate's steps share: where they run and what they leave for the record. */
 export interface StepContext {
@@ -129,7 +133,7 @@ export function judgeStep(ctx: StepContext, step: GateStep, stepRun: StepRun, op
   if (problem) return { reason: problem.reason, message: `${step.name}: ${problem.message}`, rerun: false };
   const ratchet = options.ratchet && step.name === 'test' ? options.ratchet : undefined;
   const passedByExit = result.exitCode === 0 || ratchet !== undefined;
-  if (passedByExit && run && !PREPARING_STEPS.has(step.name) && testsThatRan(run) === 0) {
+  if (passedByExit && run && !run.declaredEmpty && !PREPARING_STEPS.has(step.name) && testsThatRan(run) === 0) {
     const files = run.cases.filter((c) => c.fileLevel).length;
     const what = files > 0 ? `only ${files} file-level result${files === 1 ? '' : 's'} (a file that exits before its tests run)` : 'no test case';
     return { reason: 'no-tests-ran', message: `${step.name} reported no individual test that ran: ${what}`, rerun: false };

@@ -35,6 +35,8 @@ export interface TestRun {
    * summary counts, which only lines written into the runner's output by something else make.
    */
   tampered?: string;
+  /** The runner said on purpose that it has no test to run (TAP's `1..0`): an empty suite, not a silent one. */
+  declaredEmpty?: boolean;
 }
 
 const MESSAGE_LIMIT = 500;
@@ -85,7 +87,9 @@ export function mergeRuns(runs: readonly (TestRun | null)[]): TestRun | null {
   const summaries = present.map((r) => r.summary ?? { passed: countOf(r, 'passed'), failed: countOf(r, 'failed'), skipped: countOf(r, 'skipped') });
   const anySummary = present.some((r) => r.summary !== null);
   const tampered = present.map((r) => r.tampered).find((t) => t !== undefined);
+  const declaredEmpty = present.every((r) => r.declaredEmpty === true);
   return {
+    ...(declaredEmpty ? { declaredEmpty } : {}),
     format: first.format,
     cases: present.flatMap((r) => r.cases),
     ...(tampered === undefined ? {} : { tampered }),

@@ -93,6 +93,7 @@ function parseDocument(lines: readonly string[], truncated: boolean): TestRun | 
     ? `the output shows ${passingPoints} passing tests and the runner's summary ${summary.get('pass')}: lines were written into the runner's output`
     : undefined;
   return {
+    ...(planned && plan.end === 0 && cases.length === 0 ? { declaredEmpty: true } : {}),
     format: node ? 'node-test' : 'tap',
     cases,
     ...(tampered === undefined ? {} : { tampered }),

@@ -118,6 +118,11 @@ describe('testsThatRan', () => {
     expect(testsThatRan(run!)).toBe(0);
   });
 
+  it('leaves a suite its runner declared empty (TAP 1..0) apart from a silent one', () => {
+    expect(parseOutput('TAP version 13\n1..0\n')?.declaredEmpty).toBe(true);
+    expect(parseOutput('TAP version 13\nok 1 - a # SKIP\n1..1\n')?.declaredEmpty).toBeUndefined();
+  });
+
   it('is 0 when every test was skipped, and counts failures as tests that ran', () => {
     expect(testsThatRan(parseOutput('TAP version 14\nok 1 - a # SKIP\n1..1\n')!)).toBe(0);
     expect(testsThatRan(parseOutput('TAP version 14\nnot ok 1 - a\n1..1\n')!)).toBe(1);
