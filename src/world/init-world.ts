@@ -4,6 +4,7 @@ import { missingDepsFilesError, readDepsFiles } from '../deps/read-deps-files.js
 import { GenesisError } from '../errors.js';
 import { planGate } from '../gate/gate-plan.js';
 import { runGate, type GateRunVerdict } from '../gate/gate.js';
+import { saveBaseline } from '../gate/test-baseline.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { TRAILERS } from './accepted-history.js';
 import { simpleGit } from 'simple-git';
@@ -59,6 +60,8 @@ export async function initWorld(opts: { worldPath: string; from: string; sandbox
     const message = `world ${manifest.name}: initial content\n\n${TRAILERS.verified}: ${gate.record.summary}\n${score}`;
     const commit = await world.commitTree(tree, [], message);
     await world.compareAndSwap(`refs/heads/${manifest.branch}`, commit, null);
+    // The first gates compare with what passed here (tests-vanished) without running it again.
+    await saveBaseline(world.scratchDir, tree, gate.passing);
     return { world, manifest, commit, gate, warnings };
   } catch (error) {
     await rm(path, { recursive: true, force: true });
