@@ -9,7 +9,7 @@ import type { WorldManifest } from '../world/manifest-schema.js';
 import type { GateStep } from './gate-plan.js';
 import { PREPARING_STEPS, type GateTree } from './gate-tree.js';
 import { vanishedTests } from './test-baseline.js';
-import { passingNames, reportOf, testsThatRan, type TestRun } from './test-report-cases.js';
+import { namesWith, passingNames, reportOf, testsThatRan, type TestRun } from './test-report-cases.js';
 import type { ReportProblem } from './test-report-files.js';
 import { removeReportFiles } from './test-report-files.js';
 import { readStepReport } from './test-report-read.js';
@@ -147,7 +147,7 @@ export function judgeStep(ctx: StepContext, step: GateStep, stepRun: StepRun, op
     return { reason: `${step.name.split(':')[0]}-failed`, message: `${step.name} failed (exit ${result.exitCode})${failing ? `: ${failing}` : ''}${network ? `; ${network}` : ''}`, rerun: true };
   }
   if (options.basePassing && options.basePassing.length > 0) {
-    const reported = { passed: run ? passingNames(run) : [], failed: run ? run.cases.filter((c) => c.outcome === 'failed').map((c) => c.name) : [] };
+    const reported = { passed: run ? passingNames(run) : [], failed: run ? namesWith(run, 'failed') : [] };
     const vanished = vanishedTests(options.basePassing, reported, ratchet !== undefined);
     if (vanished.length > 0) {
       const names = vanished.slice(0, 5).join(', ') + (vanished.length > 5 ? `, and ${vanished.length - 5} more` : '');

@@ -74,9 +74,22 @@ export function testsThatRan(run: TestRun): number {
   return Math.max(0, report.passed + report.failed - fileFailures);
 }
 
-/** Names of the individual tests reported passing (a set: a name reported twice counts once). */
+/**
+ * A test's name as it is compared from one run to the next: what differs between two runs of the
+ * same test (an object's address in a parameter id, a temporary directory) is blanked out.
+ */
+export function stableTestName(name: string): string {
+  return name.replace(/\b0x[0-9a-f]{4,}\b/gi, '0x…').replace(/(?:\/tmp|\/var\/tmp|\/private\/var\/folders)\/[^\s>\]'",)]+/g, '…');
+}
+
+/** Names of the individual tests reported with an outcome (a set: a name reported twice counts once). */
+export function namesWith(run: TestRun, outcome: TestOutcome): string[] {
+  return [...new Set(run.cases.filter((c) => !c.fileLevel && c.outcome === outcome).map((c) => stableTestName(c.name)))].sort();
+}
+
+/** Names of the individual tests reported passing (see {@link namesWith}). */
 export function passingNames(run: TestRun): string[] {
-  return [...new Set(run.cases.filter((c) => !c.fileLevel && c.outcome === 'passed').map((c) => c.name))].sort();
+  return namesWith(run, 'passed');
 }
 
 /** One run from several (files of one report, documents of one log); null when there is none. */

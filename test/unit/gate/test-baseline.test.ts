@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadBaseline, saveBaseline, vanishedTests } from '../../../src/gate/test-baseline.js';
+import { stableTestName } from '../../../src/gate/test-report-cases.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
 describe('vanishedTests', () => {
@@ -9,6 +10,14 @@ describe('vanishedTests', () => {
 
   it('in ratchet mode lets a test fail, never vanish', () => {
     expect(vanishedTests(['a', 'b', 'c'], { passed: ['a'], failed: ['b'] }, true)).toEqual(['c']);
+  });
+});
+
+describe('stableTestName', () => {
+  it('blanks what differs between two runs of one test, and keeps parameters apart', () => {
+    expect(stableTestName('test_obj[<Foo object at 0x7f3a2b1c4d50>]')).toBe(stableTestName('test_obj[<Foo object at 0x7fe0aa01bb10>]'));
+    expect(stableTestName('reads /tmp/pytest-of-u/pytest-3/data.txt')).toBe('reads …');
+    expect(stableTestName('test_add[1-2]')).not.toBe(stableTestName('test_add[2-3]'));
   });
 });
 
