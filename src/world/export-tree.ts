@@ -10,10 +10,13 @@ import { matchesAny } from './path-patterns.js';
  */
 export async function exportTree(repo: string, tree: string, dir: string): Promise<void> {
   await mkdir(dir, { recursive: true });
-  const result = await execa('git', ['archive', '--format=tar', tree], { cwd: repo, env: SAFE_GIT_ENV, reject: false })
+  // The archive streams from git to tar: never buffered here, whatever the size of the tree.
+  const result = await execa('git', ['archive', '--format=tar', tree], { cwd: repo, env: SAFE_GIT_ENV, reject: false, buffer: { stdout: false } })
     .pipe('tar', ['-x', '-f', '-', '-C', dir, '--no-same-owner'], { reject: false });
-  if (result.exitCode !== 0) {
-    throw new GenesisError('export-failed', `could not write tree ${tree.slice(0, 12)} to ${dir}: ${String(result.stderr).slice(-400)}`, {
+  if (result.exitCode !== 0 || (result.pipedFrom[0]?.exitCode ?? 0) !== 0) {
+    const stderr = [result.pipedFrom[0]?.stderr, result.stderr].map((e) => String(e ?? '').trim()).filter(Boolean).join('; ');
+    // No host path in the message: it reaches the ledger and the next prompt.
+    throw new GenesisError('export-failed', `could not write tree ${tree.slice(0, 12)} into the gate's work dir: ${stderr.slice(-400).replaceAll(dir, '<work dir>')}`, {
       hint: 'check free disk space and permissions of the world directory',
     });
   }

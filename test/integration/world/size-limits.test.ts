@@ -1,9 +1,11 @@
 import { execFileSync } from 'node:child_process';
-import { open, symlink, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { open, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { collectCandidateTree, createWorkspace } from '../../../src/episode/workspace.js';
 import { checkChange, DEFAULT_PRE_GATE_LIMITS } from '../../../src/gate/pre-gate.js';
+import { exportTree } from '../../../src/world/export-tree.js';
 import { git, gitValue } from '../../../src/world/git.js';
 import { diffText, listChanges } from '../../../src/world/tree-diff.js';
 import { WorldRepo } from '../../../src/world/world-repo.js';
@@ -105,6 +107,24 @@ describe('size limits before anything is read', () => {
     const tree = await collectCandidateTree(world, ws, base, [], LIMITS);
     const changes = await listChanges(world.path, await world.treeOf(base), tree);
     expect(checkChange(changes, { protected: [], taskPaths: ['src'], ...LIMITS, maxFiles: 10 })).toMatchObject({ ok: false, reason: 'size-limit' });
+  });
+
+  it('streams a large tree into a gate dir without holding it in memory, and names no host path when it fails', async () => {
+    const { world } = await bareWorld();
+    const blob = await gitValue(['hash-object', '-w', '--stdin'], { cwd: world.path, input: randomBytes(96 * 1024 * 1024) });
+    const tree = await makeTree(world.path, [['100644', blob, 'big.bin']]);
+    const out = join(await tempDir(), 'gate');
+    global.gc?.();
+    const before = process.memoryUsage().rss;
+    let peak = before;
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 10);
+    await exportTree(world.path, tree, out);
+    clearInterval(sampler);
+    expect((await stat(join(out, 'big.bin'))).size).toBe(96 * 1024 * 1024);
+    expect(peak - before).toBeLessThan(48 * 1024 * 1024);
+    const failed = exportTree(world.path, 'f'.repeat(40), join(out, 'again'));
+    await expect(failed).rejects.toMatchObject({ code: 'export-failed' });
+    await expect(failed).rejects.not.toMatchObject({ message: expect.stringContaining(out) });
   });
 
   it('collects a normal change under the limits', async () => {
