@@ -141,6 +141,8 @@ export async function runEpisode(job: EpisodeJob, deps: EpisodeDeps): Promise<Ep
       ...(run.egressRefused === undefined ? {} : { egressRefused: run.egressRefused }),
       worker: deps.worker,
     };
+    // A second run of the same episode (a job put back after Redis lost it) must not reopen a record the scheduler closed.
+    if ((await ledger.read(job.episodeId))?.status === 'final') return { ...result, verdict: 'abandoned', reason: 'episode-closed', message: 'the episode was already closed when this run of it ended', signature: null };
     await ledger.write(updated, { prompt, agentLog: wsDeps ? `${wsDeps.note}\n${run.log}` : run.log, diff, gateLog: verdict?.log ?? '', ...(run.transcript === undefined ? {} : { transcript: run.transcript }) });
     return result;
   } finally {

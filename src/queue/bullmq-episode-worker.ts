@@ -110,6 +110,11 @@ async function runLeased(data: DistributedJob, options: EpisodeWorkerOptions, wo
   const manifest = await world.repo.manifestAt(job.base);
   const task = manifest.tasks.find((t) => t.id === job.task);
   const leases = new RedisPathLeases(options.redis, data.worldKey);
+  const ledger = new Ledger(world.repo.path, { secretEnv: secretEnvNames(manifest.agent) });
+  // A job put back after Redis lost it may name an episode the scheduler already closed: nothing to run, no lease to take.
+  if ((await ledger.read(job.episodeId))?.status === 'final') {
+    return { episodeId: job.episodeId, task: job.task, attempt: job.attempt, base: job.base, candidate: null, verdict: 'abandoned', reason: 'episode-closed', message: 'the episode was already closed when this job ran', signature: null };
+  }
   // A restarted job re-takes its lease: if another episode took overlapping paths meanwhile, this one yields.
   if (!task || !(await leases.tryAcquire(job.episodeId, task.paths))) {
     return { episodeId: job.episodeId, task: job.task, attempt: job.attempt, base: job.base, candidate: null, verdict: 'abandoned', reason: 'lease-lost', message: 'the path lease of this episode was lost before it ran', signature: null };
@@ -118,8 +123,10 @@ async function runLeased(data: DistributedJob, options: EpisodeWorkerOptions, wo
   try {
     const agent = await createAgent(manifest, world.repo, job.base);
     const sandbox = await createSandbox(manifest.verify.sandbox, { image: manifest.verify.image });
-    const result = await runEpisode(job, { world: world.repo, ledger: new Ledger(world.repo.path, { secretEnv: secretEnvNames(manifest.agent) }), sandbox, agent, worker: workerId, signal });
-    await world.publish(job.episodeId);
+    const result = await runEpisode(job, { world: world.repo, ledger, sandbox, agent, worker: workerId, signal });
+    // Closed while this duplicate ran: the scheduler will not release the lease it re-took.
+    if (result.reason === 'episode-closed') await leases.release(job.episodeId);
+    else await world.publish(job.episodeId);
     return result;
   } finally {
     // The lease stays the scheduler's until the change is integrated (see LeaseStore); it renews it from here on.

@@ -179,7 +179,10 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
 
   const onEpisodeResult = async (result: EpisodeResult): Promise<void> => {
     if (!policy.running.has(result.episodeId)) {
-      await queue.acknowledge(result.episodeId); // delivered twice, or already integrating
+      // Delivered twice, or already integrating. A duplicate run may have reopened a closed record: close it again.
+      const known = policy.records.get(result.episodeId);
+      if (known?.status === 'final' && (await ledger.read(result.episodeId))?.status !== 'final') await ledger.write(known);
+      await queue.acknowledge(result.episodeId);
       return;
     }
     jobs.delete(result.episodeId);
@@ -278,6 +281,11 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
     await verifications.close();
   }
   await guard();
+  // A worker running a duplicate of a closed episode (a job put back after Redis lost it) may have reopened its record.
+  for (const r of await ledger.readAll()) {
+    const known = policy.records.get(r.id);
+    if (r.status === 'running' && known?.status === 'final') await ledger.write(known);
+  }
   const stop = finished!;
   emit({ type: 'stop', reason: stop });
   return { stop, head: lander.head!, ...policy.tally, durationMs: Date.now() - started, evidence };
