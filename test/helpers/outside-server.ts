@@ -9,7 +9,8 @@ import { once } from 'node:events';
  * loopback nor any of its addresses. This machine may send traffic nowhere else. Needs root
  * and iproute2.
  *
- * The server answers every request with `answer`, and remembers the bodies it was sent.
+ * The server answers every request with `answer` (or serves the files of `serveDir`), and remembers
+ * the requests it was sent.
  */
 export interface OutsideServer {
   /** The server's address (an IPv4 address in 10.213.0.0/16). */
@@ -21,12 +22,21 @@ export interface OutsideServer {
   close(): Promise<void>;
 }
 
+// With a directory (argv[3]), it serves that directory's files instead (a directory's index.html for a path ending in /).
 const SERVER = `
 const http = require('node:http');
+const fs = require('node:fs');
+const path = require('node:path');
+const dir = process.argv[3];
 const server = http.createServer((req, res) => {
   let body = '';
   req.on('data', (c) => (body += c));
-  req.on('end', () => { process.stdout.write(JSON.stringify({ method: req.method, url: req.url, host: req.headers.host, body }) + '\\n'); res.end(process.argv[2]); });
+  req.on('end', () => {
+    process.stdout.write(JSON.stringify({ method: req.method, url: req.url, host: req.headers.host, body }) + '\\n');
+    if (!dir) return res.end(process.argv[2]);
+    const file = path.join(dir, path.normalize(decodeURIComponent(req.url.split('?')[0])), req.url.endsWith('/') ? 'index.html' : '');
+    fs.readFile(file, (error, bytes) => { res.statusCode = error ? 404 : 200; if (file.endsWith('.html')) res.setHeader('content-type', 'text/html'); res.end(error ? '' : bytes); });
+  });
 });
 server.listen(80, process.argv[1], () => process.stdout.write('ready\\n'));
 `;
@@ -38,7 +48,7 @@ export interface OutsideRequest {
   body: string;
 }
 
-export async function startOutsideServer(answer = 'outside'): Promise<OutsideServer> {
+export async function startOutsideServer(answer = 'outside', serveDir = ''): Promise<OutsideServer> {
   const id = randomBytes(3).toString('hex');
   const ns = `genesis-outside-${id}`;
   const [near, far] = [`gno${id}`, `gnf${id}`];
@@ -62,7 +72,7 @@ export async function startOutsideServer(answer = 'outside'): Promise<OutsideSer
     execFileSync('ip', ['netns', 'del', ns], { stdio: 'ignore' });
     throw error;
   }
-  const child = spawn('ip', ['netns', 'exec', ns, process.execPath, '-e', SERVER, serverAddr, answer], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn('ip', ['netns', 'exec', ns, process.execPath, '-e', SERVER, serverAddr, answer, serveDir], { stdio: ['ignore', 'pipe', 'inherit'] });
   const lines: string[] = [];
   let buffer = '';
   let ready: () => void = () => undefined;

@@ -1,13 +1,12 @@
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { execa } from 'execa';
 import { afterEach, describe, expect } from 'vitest';
 import { runWorld } from '../../../src/schedule/run-world.js';
 import { Ledger } from '../../../src/world/ledger.js';
 import { useTempDepsCache } from '../../helpers/deps-fixture.js';
+import { startOutsideServer, type OutsideServer } from '../../helpers/outside-server.js';
 import { itWith } from '../../helpers/services.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 import { baseManifest, makeWorld } from '../../helpers/world-fixture.js';
@@ -15,36 +14,31 @@ import { baseManifest, makeWorld } from '../../helpers/world-fixture.js';
 useTempDepsCache();
 
 /**
- * A package index (PEP 503 "simple" API) over HTTP on the host's loopback, serving one wheel built
- * here: pip's real resolver and downloader at work, without depending on pypi.org, which this
+ * A package index (PEP 503 "simple" API) serving one wheel built here, on a stand-in for a host
+ * outside (a network namespace of its own: the install's sandbox reaches no service on this
+ * host): pip's real resolver and downloader at work, without depending on pypi.org, which this
  * machine cannot reach. It counts the downloads.
  */
-async function serveIndex(wheel: string): Promise<{ url: string; downloads: () => number; server: Server }> {
-  const bytes = await readFile(wheel);
+async function serveIndex(wheel: string): Promise<{ url: string; host: string; downloads: () => number; server: OutsideServer }> {
+  const root = await tempDir('genesis-index-');
   const file = basename(wheel);
-  const sha = createHash('sha256').update(bytes).digest('hex');
-  let downloads = 0;
-  const server = createServer((req, res) => {
-    if (req.url === '/simple/tinyver/') {
-      res.setHeader('content-type', 'text/html');
-      res.end(`<!DOCTYPE html><html><body><a href="/files/${file}#sha256=${sha}">${file}</a></body></html>`);
-    } else if (req.url === `/files/${file}`) {
-      downloads++;
-      res.end(bytes);
-    } else {
-      res.statusCode = 404;
-      res.end();
-    }
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/simple`, downloads: () => downloads, server };
+  const sha = createHash('sha256').update(await readFile(wheel)).digest('hex');
+  await mkdir(join(root, 'simple', 'tinyver'), { recursive: true });
+  await mkdir(join(root, 'files'));
+  await writeFile(join(root, 'simple', 'tinyver', 'index.html'), `<!DOCTYPE html><html><body><a href="/files/${file}#sha256=${sha}">${file}</a></body></html>`);
+  await copyFile(wheel, join(root, 'files', file));
+  const server = await startOutsideServer('', root);
+  return { url: `${server.url}simple`, host: server.host, downloads: () => server.received().filter((r) => r.url === `/files/${file}`).length, server };
 }
 
-let server: Server | undefined;
-afterEach(() => server?.close());
+let server: OutsideServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
 
 describe('a Python world with verify.deps and pip', () => {
-  // bwrap: its install shares the host's network, where the test's index listens (Docker's bridge would not reach it).
+  // bwrap: its install reaches the outside through a network namespace of its own, as a confined agent does.
   itWith('bwrap')('installs the requirements once with pip, and gates import them offline', { timeout: 180_000 }, async () => {
     const wheels = await tempDir('genesis-wheels-');
     const wheel = (await execa('/usr/bin/python3', [join(import.meta.dirname, '../../fixtures/deps/make-wheel.py'), wheels, 'tinyver', '1.2.0'])).stdout.trim();
@@ -53,7 +47,7 @@ describe('a Python world with verify.deps and pip', () => {
     const deps = {
       files: ['requirements.txt'],
       // PIP_CONFIG_FILE=/dev/null: this machine's pip.conf names local mirrors the sandbox cannot see.
-      install: `PIP_CONFIG_FILE=/dev/null python3 -m pip install --no-cache-dir --index-url ${index.url} --target .pydeps -r requirements.txt`,
+      install: `PIP_CONFIG_FILE=/dev/null python3 -m pip install --no-cache-dir --index-url ${index.url} --trusted-host ${index.host} --target .pydeps -r requirements.txt`,
       paths: ['.pydeps'],
     };
     const manifest = baseManifest({
