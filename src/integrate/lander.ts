@@ -1,3 +1,4 @@
+import { readHeadScore } from '../world/accepted-history.js';
 import type { EpisodeRecord } from '../world/episode-record.js';
 import type { Ledger } from '../world/ledger.js';
 import type { WorldRepo } from '../world/world-repo.js';
@@ -63,11 +64,26 @@ export class Lander {
     const record = await this.ledger.read(input.change.id);
     const proof = await this.proof(input, record);
     if (typeof proof === 'string') return { landed: false, moved: false, reason: 'unverified-result', message: proof };
+    const fell = await this.scoreFell(input.expected, proof?.gate?.score ?? record!.gate?.score ?? null);
+    if (fell) return { landed: false, moved: false, reason: 'score-fell', message: fell };
     await this.guard();
     if (!(await this.swap(input.commit, input.expected))) return { landed: false, moved: true, head: await this.world.head(this.branch) };
     const final = landedRecord(record!, input.commit, proof, Math.round(performance.now() - input.startedAt));
     await this.ledger.write(final);
     return { landed: true, record: final };
+  }
+
+  /**
+   * Ratchet worlds: a change verified on a tip whose own verification was still running met a floor
+   * older than the changes ahead of it. Landing is where the order is final, so the floor is
+   * checked again here against the head it lands on.
+   */
+  private async scoreFell(head: string, score: number | null): Promise<string | null> {
+    const manifest = await this.world.manifestAt(head);
+    if (manifest.verify.mode !== 'ratchet') return null;
+    const floor = await readHeadScore(this.world.path, this.branch, head);
+    if (score !== null && score >= floor) return null;
+    return `${score ?? 'no'} tests pass, fewer than the ${floor} that pass on the accepted head it would land on`;
   }
 
   /** The verification behind the commit as the world holds it, or why there is none. */

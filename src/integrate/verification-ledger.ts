@@ -1,7 +1,9 @@
 import { git, gitValue } from '../world/git.js';
 import type { GateRecord } from '../world/episode-record.js';
+import { VERIFICATION_REF_PREFIX } from '../world/verification-ref.js';
 
-export const VERIFICATION_REF_PREFIX = 'refs/genesis/verifications/';
+export { VERIFICATION_REF_PREFIX };
+
 
 /** What a verification found, as its verifier wrote it into the world. */
 export interface VerificationRecord {

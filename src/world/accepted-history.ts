@@ -1,4 +1,5 @@
 import { git } from './git.js';
+import { readVerifiedScore } from './verification-ref.js';
 
 export const TRAILERS = {
   episode: 'Genesis-Episode',
@@ -89,9 +90,20 @@ export function acceptedCommitMessage(fields: { title: string; episode: string; 
   ].join('\n');
 }
 
-/** The score recorded on the newest accepted commit at `at` that has one (0 when none has). */
+/**
+ * The score of the newest accepted commit at `at` that has one (0 when none has): its
+ * Genesis-Score trailer, or for a commit verified again on a speculative tip, the score its
+ * verification recorded.
+ */
 export async function readHeadScore(repo: string, branch: string, at?: string): Promise<number> {
-  return (await readAcceptedHistory(repo, branch, at)).find((c) => c.score !== null)?.score ?? 0;
+  for (const commit of await readAcceptedHistory(repo, branch, at)) {
+    if (commit.score !== null) return commit.score;
+    if (commit.verification && commit.verification !== commit.episode) {
+      const verified = await readVerifiedScore(repo, commit.verification);
+      if (verified !== null) return verified;
+    }
+  }
+  return 0;
 }
 
 /** Ids of the tasks done at a commit of the accepted history (or at the branch's tip). */

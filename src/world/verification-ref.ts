@@ -1,0 +1,20 @@
+import { git } from './git.js';
+
+/** Where a world keeps its verification records: one ref per verification of a speculative commit. */
+export const VERIFICATION_REF_PREFIX = 'refs/genesis/verifications/';
+
+/**
+ * The score a passing verification recorded for the commit it verified, or null. A commit verified
+ * on a speculative tip carries no Genesis-Score trailer (its message was written before its gate
+ * ran, so that this very commit can land), so its score lives here.
+ */
+export async function readVerifiedScore(repo: string, verificationId: string): Promise<number | null> {
+  const r = await git(['cat-file', 'blob', `${VERIFICATION_REF_PREFIX}${verificationId}:record.json`], { cwd: repo, okExitCodes: [128] });
+  if (r.exitCode !== 0) return null;
+  try {
+    const record = JSON.parse(r.stdout) as { ok?: boolean; gate?: { score?: number | null } | null };
+    return record.ok === true && typeof record.gate?.score === 'number' ? record.gate.score : null;
+  } catch {
+    return null;
+  }
+}
