@@ -13,6 +13,8 @@ export interface Recovered {
   running: EpisodeRecord[];
   /** Records closed now: landed ones recorded as accepted, the rest abandoned. */
   closed: number;
+  /** Their ids: the path leases the run before took for them are released. */
+  closedIds: string[];
 }
 
 /** An open record whose episode's gate passed its candidate: what waits for integration. */
@@ -29,7 +31,7 @@ export function passedItsGate(r: EpisodeRecord): boolean {
  */
 export async function recoverOpenRecords(input: { world: WorldRepo; ledger: Ledger; branch: string; records: Map<string, EpisodeRecord>; distributed: boolean }): Promise<Recovered> {
   const { world, ledger, records } = input;
-  const out: Recovered = { integrating: [], running: [], closed: 0 };
+  const out: Recovered = { integrating: [], running: [], closed: 0, closedIds: [] };
   const verifications = new VerificationLedger(world.path);
   for (const record of [...records.values()]) {
     if (record.status !== 'running') continue;
@@ -40,6 +42,7 @@ export async function recoverOpenRecords(input: { world: WorldRepo; ledger: Ledg
       await ledger.write(final);
       records.set(record.id, final);
       out.closed++;
+      out.closedIds.push(record.id);
     } else if (passedItsGate(record)) {
       out.integrating.push(record);
     } else if (input.distributed) {
@@ -49,6 +52,7 @@ export async function recoverOpenRecords(input: { world: WorldRepo; ledger: Ledg
       await ledger.write(closed);
       records.set(record.id, closed);
       out.closed++;
+      out.closedIds.push(record.id);
     }
   }
   return out;

@@ -105,6 +105,8 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
 
   const recovered = await recoverOpenRecords({ world, ledger, branch: manifest.branch, records, distributed: distributed !== undefined });
   if (!distributed) await removeStaleWorkspaces(world);
+  // A killed scheduler's leases outlive it (in Redis, until their ttl): those of the records closed now go at once.
+  for (const id of recovered.closedIds) await leases.release(id);
   const jobs = new Map<string, EpisodeJob>(recovered.running.map((r) => [r.id, { episodeId: r.id, world: manifest.name, task: r.task, attempt: r.attempt, base: r.base }]));
   const done = await readDoneTasks(world.path, manifest.branch);
   let policy: PolicyState = initialPolicyState({
