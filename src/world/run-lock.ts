@@ -6,7 +6,8 @@ import { GenesisError } from '../errors.js';
 /**
  * One embedded `genesis run` per world on a machine: a lock file holding the runner's host and
  * pid. A lock left by a process that no longer exists is taken over, so a crash never needs a
- * manual clean-up. (Distributed runs use the integrator lock in Redis instead.)
+ * manual clean-up. A distributed scheduler takes it as well as the integrator lock in Redis, so
+ * what waits for a run here (amend, task add) waits for it too.
  */
 export async function acquireRunLock(scratchDir: string): Promise<{ release(): Promise<void> }> {
   await mkdir(scratchDir, { recursive: true });

@@ -56,7 +56,12 @@ export async function runWithSignals(opts: RunCommandOptions): Promise<RunSummar
   if (cluster && opened.remote) cluster.distributed.queue = syncingWithServer(cluster.distributed.queue, opened.remote);
   const say = (line: string) => process.stderr.write(`${line}\n`);
   const publisher = await startPublishing(world, manifest, say);
-  const lock = cluster ? null : await acquireRunLock(world.scratchDir);
+  // Distributed runs hold it too (beside the integrator lock in Redis): a person's genesis amend
+  // or task add on this machine waits for whichever scheduler runs the world.
+  const lock = await acquireRunLock(world.scratchDir).catch(async (error: unknown) => {
+    await cluster?.leave();
+    throw error;
+  });
   // Before the earlier run's records are closed: its agents must not keep working (and spending) unseen.
   const orphans = await killOrphanedAgents();
   if (orphans > 0) (opts.json ? process.stderr : process.stdout).write(`killed ${orphans} agent process(es) an earlier genesis run left behind when it died\n`);
@@ -85,7 +90,7 @@ export async function runWithSignals(opts: RunCommandOptions): Promise<RunSummar
   } finally {
     printer.finish();
     await finishPushing(opened, publisher, say);
-    await lock?.release();
+    await lock.release();
     await cluster?.leave();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
