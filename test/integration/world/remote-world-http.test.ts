@@ -1,0 +1,82 @@
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, expect } from 'vitest';
+import { readAcceptedHistory } from '../../../src/world/accepted-history.js';
+import { Ledger } from '../../../src/world/ledger.js';
+import { openRemoteWorld } from '../../../src/world/remote-world.js';
+import { startCli } from '../../helpers/cli-process.js';
+import { serveGitHttp, type GitHttpServer } from '../../helpers/git-http-server.js';
+import { itWith } from '../../helpers/services.js';
+import { tempDir } from '../../helpers/temp-dir.js';
+import { baseManifest, GOOD_A, GOOD_B, makeWorld } from '../../helpers/world-fixture.js';
+import { auditCli } from '../audit/audited-world.js';
+
+const gitIn = (dir: string, args: string[]) => execFileSync('git', args, { cwd: dir, encoding: 'utf8' }).trim();
+
+/** A world made by genesis init, put on a server as a bare repository that takes pushes, and served over HTTP. */
+async function worldOverHttp(): Promise<{ server: string; url: string; root: string; http: GitHttpServer }> {
+  const f = await makeWorld({
+    sandbox: 'bwrap',
+    manifest: baseManifest({ verify: { sandbox: 'bwrap', test: 'node --test test/base.test.js', timeoutSec: 60 } }),
+    recording: { a: [{ write: { 'src/a.js': GOOD_A } }], b: [{ write: { 'src/b.js': GOOD_B } }] },
+  });
+  const root = await tempDir('genesis-http-server-');
+  const server = join(root, 'repos', 'world.git');
+  gitIn(root, ['clone', '--quiet', '--mirror', f.world.path, server]);
+  gitIn(server, ['config', 'http.receivepack', 'true']);
+  const http = await serveGitHttp(join(root, 'repos'));
+  return { server, url: `${http.url}/world.git`, root, http };
+}
+
+/** A commit on top of `parent` in `repo` changing one file, made with plain git (someone else's push). */
+function commitOn(repo: string, parent: string, path: string, content: string): string {
+  const env = { ...process.env, GIT_INDEX_FILE: join(repo, `other-${Date.now()}.index`) };
+  const run = (args: string[], input?: string) => execFileSync('git', args, { cwd: repo, input, env, encoding: 'utf8' }).trim();
+  run(['read-tree', parent]);
+  run(['update-index', '--add', '--cacheinfo', `100644,${run(['hash-object', '-w', '--stdin'], content)},${path}`]);
+  return run(['-c', 'user.name=o', '-c', 'user.email=o@o', 'commit-tree', run(['write-tree']), '-p', parent, '-m', 'someone else']);
+}
+
+describe('a world on a git server over smart HTTP (git http-backend)', () => {
+  itWith('bwrap')('genesis run --world http://… lands every task on the server, with the ledger beside it, and the audit passes there', async () => {
+    const { server, url, root, http } = await worldOverHttp();
+    const before = gitIn(server, ['rev-parse', 'refs/heads/main']);
+
+    const run = startCli(['run', '--world', url, '--cache-dir', join(root, 'cache')]);
+    expect(await run.exited, `${run.stderr()}\n${http.requests.join('\n')}`).toBe(0);
+
+    // The run went over HTTP both ways: it fetched and it pushed (receive-pack) through the backend.
+    expect(http.requests.some((r) => /^GET \/world\.git\/info\/refs\?service=git-upload-pack 200$/.test(r))).toBe(true);
+    expect(http.requests.some((r) => /^POST \/world\.git\/git-receive-pack 200$/.test(r))).toBe(true);
+
+    const history = await readAcceptedHistory(server, 'main');
+    expect(history.map((c) => c.task).filter(Boolean).sort()).toEqual(['a', 'b']);
+    expect(history.map((c) => c.commit)).toContain(before);
+    const records = await new Ledger(server).readAll();
+    expect(records.filter((r) => r.status === 'final' && r.outcome === 'accepted').map((r) => r.commit).sort()).toEqual(history.filter((c) => c.task).map((c) => c.commit).sort());
+    expect(gitIn(server, ['for-each-ref', '--format=%(refname)', 'refs/genesis/episodes']).split('\n').length).toBeGreaterThanOrEqual(2);
+    const { code, report } = await auditCli(server);
+    expect(report.findings).toEqual([]);
+    expect(code).toBe(0);
+  }, 180_000);
+
+  itWith('bwrap')('moves the branch on the server only by compare-and-swap over HTTP: a push that raced it is kept, and the mirror takes it', async () => {
+    const { server, url, root, http } = await worldOverHttp();
+    const remote = await openRemoteWorld(url, join(root, 'cache'));
+    const head = await remote.repo.head('main');
+    const ours = commitOn(remote.repo.path, head, 'src/a.js', GOOD_A);
+    const theirs = commitOn(server, head, 'src/b.js', GOOD_B);
+    gitIn(server, ['update-ref', 'refs/heads/main', theirs, head]);
+
+    expect(await remote.repo.compareAndSwap('refs/heads/main', ours, head)).toBe(false);
+    expect(gitIn(server, ['rev-parse', 'refs/heads/main'])).toBe(theirs);
+    expect(await remote.repo.head('main')).toBe(theirs);
+
+    const next = commitOn(remote.repo.path, theirs, 'src/a.js', GOOD_A);
+    expect(await remote.repo.compareAndSwap('refs/heads/main', next, theirs)).toBe(true);
+    expect(gitIn(server, ['rev-parse', 'refs/heads/main'])).toBe(next);
+    // Both pushes asked the server for its refs; the stale lease was refused on them, so only the second sent a pack.
+    expect(http.requests.filter((r) => /^GET \/world\.git\/info\/refs\?service=git-receive-pack 200$/.test(r))).toHaveLength(2);
+    expect(http.requests.filter((r) => /^POST \/world\.git\/git-receive-pack 200$/.test(r))).toHaveLength(1);
+  }, 120_000);
+});
