@@ -1,4 +1,6 @@
 import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { readAcceptedHistory } from '../../../src/world/accepted-history.js';
@@ -79,4 +81,25 @@ describe('a world on a git server over smart HTTP (git http-backend)', () => {
     expect(http.requests.filter((r) => /^GET \/world\.git\/info\/refs\?service=git-receive-pack 200$/.test(r))).toHaveLength(2);
     expect(http.requests.filter((r) => /^POST \/world\.git\/git-receive-pack 200$/.test(r))).toHaveLength(1);
   }, 120_000);
+
+  itWith('redis')('runs distributed over HTTP: workers fetch from the server and push their records there, the scheduler lands them by compare-and-swap', async () => {
+    const { server, url, root, http } = await worldOverHttp();
+    const env = { GENESIS_QUEUE_PREFIX: `test-${randomUUID()}`, GENESIS_LOCK_MS: '2000', GENESIS_STALLED_MS: '1000', GENESIS_RECONCILE_MS: '1000' };
+    const worker = startCli(['worker', '--redis', 'redis://127.0.0.1:6379', '--cache-dir', join(root, 'worker-cache'), '--json'], env);
+    await worker.waitFor(/"type":"ready"/);
+    const run = startCli(['run', '--world', url, '--redis', 'redis://127.0.0.1:6379', '--cache-dir', join(root, 'cache')], env);
+    expect(await run.exited, `${run.lines.join('\n')}\n${run.stderr()}\n${worker.lines.join('\n')}\n${http.requests.join('\n')}`).toBe(0);
+    worker.child.kill('SIGTERM');
+    // The worker worked behind the URL: a mirror of its own, fetched over HTTP, holding the episodes it ran.
+    const mirrors = (await readdir(join(root, 'worker-cache'))).filter((name) => name.endsWith('.git'));
+    expect(mirrors).toHaveLength(1);
+    expect(gitIn(join(root, 'worker-cache', mirrors[0]!), ['for-each-ref', '--format=%(refname)', 'refs/genesis/episodes'])).not.toBe('');
+    const history = await readAcceptedHistory(server, 'main');
+    expect(history.map((c) => c.task).filter(Boolean).sort()).toEqual(['a', 'b']);
+    const records = await new Ledger(server).readAll();
+    expect(records.filter((r) => r.status === 'final' && r.outcome === 'accepted').map((r) => r.commit).sort()).toEqual(history.filter((c) => c.task).map((c) => c.commit).sort());
+    const { code, report } = await auditCli(server);
+    expect(report.findings).toEqual([]);
+    expect(code).toBe(0);
+  }, 180_000);
 });
