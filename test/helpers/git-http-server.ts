@@ -9,7 +9,9 @@ import { afterEach } from 'vitest';
  * every request to git's own CGI program, `git http-backend`, with the CGI environment, streams
  * the request body to its stdin and answers with its stdout (CGI headers, then the body). It serves
  * the bare repositories under `root` at http://127.0.0.1:PORT/<name>.git; pushes are taken by a
- * repository with `http.receivepack` set to true. Closed when the current test ends.
+ * repository with `http.receivepack` set to true, or, with `password`, from any user who gives it
+ * (HTTP Basic; a request without it is answered 401, as a private forge does). Closed when the
+ * current test ends.
  */
 export interface GitHttpServer {
   /** http://127.0.0.1:PORT, with no trailing slash. */
@@ -25,10 +27,17 @@ afterEach(async () => {
   for (const server of open.splice(0)) await server.close();
 });
 
-export async function serveGitHttp(root: string): Promise<GitHttpServer> {
+export async function serveGitHttp(root: string, options: { password?: string } = {}): Promise<GitHttpServer> {
   const requests: string[] = [];
   const server = createServer((req, res) => {
-    backend(root, req, res, (status) => requests.push(`${req.method} ${req.url} ${status}`));
+    const served = (status: number) => requests.push(`${req.method} ${req.url} ${status}`);
+    const user = basicUser(req, options.password);
+    if (options.password !== undefined && !user) {
+      req.resume();
+      res.writeHead(401, { 'www-authenticate': 'Basic realm="git"' }).end();
+      return served(401);
+    }
+    backend(root, req, res, user, served);
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -45,7 +54,7 @@ export async function serveGitHttp(root: string): Promise<GitHttpServer> {
   return handle;
 }
 
-function backend(root: string, req: IncomingMessage, res: ServerResponse, served: (status: number) => void): void {
+function backend(root: string, req: IncomingMessage, res: ServerResponse, user: string | null, served: (status: number) => void): void {
   const [path = '/', query = ''] = (req.url ?? '/').split(/\?(.*)/s);
   // Every request header goes to the CGI program as HTTP_<NAME> (Content-Encoding: gzip, Git-Protocol: version=2, ...).
   const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [`HTTP_${k.toUpperCase().replace(/-/g, '_')}`, String(v)]));
@@ -61,8 +70,8 @@ function backend(root: string, req: IncomingMessage, res: ServerResponse, served
       CONTENT_TYPE: req.headers['content-type'] ?? '',
       // Without a length (a chunked body) the backend reads its stdin to the end.
       ...(req.headers['content-length'] ? { CONTENT_LENGTH: req.headers['content-length'] } : {}),
-      // An anonymous request has no user, so the backend takes pushes only where http.receivepack is true.
-      ...basicUser(req),
+      // An anonymous request has no user, so the backend takes its pushes only where http.receivepack is true.
+      ...(user ? { REMOTE_USER: user } : {}),
       REMOTE_ADDR: req.socket.remoteAddress ?? '127.0.0.1',
     },
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -93,11 +102,12 @@ function backend(root: string, req: IncomingMessage, res: ServerResponse, served
   });
 }
 
-/** REMOTE_USER for a request carrying Basic credentials (the server checks no password: a test server). */
-function basicUser(req: IncomingMessage): { REMOTE_USER?: string } {
+/** The user of a request's Basic credentials, when their password is `password` (any, when none is set). */
+function basicUser(req: IncomingMessage, password: string | undefined): string | null {
   const m = /^Basic (\S+)$/i.exec(req.headers.authorization ?? '');
-  const user = m ? Buffer.from(m[1]!, 'base64').toString().split(':')[0] : '';
-  return user ? { REMOTE_USER: user } : {};
+  if (!m) return null;
+  const [user = '', ...rest] = Buffer.from(m[1]!, 'base64').toString().split(':');
+  return user && (password === undefined || rest.join(':') === password) ? user : null;
 }
 
 /** Where the CGI header block ends (a blank line, CRLF or LF), if it has. */

@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -101,5 +101,22 @@ describe('a world on a git server over smart HTTP (git http-backend)', () => {
     const { code, report } = await auditCli(server);
     expect(report.findings).toEqual([]);
     expect(code).toBe(0);
+  }, 180_000);
+
+  itWith('bwrap')('works with a server that asks for a password in the URL, and the password shows nowhere: not in the output, not on disk', async () => {
+    const password = 's3cret-pw';
+    const { server, root } = await worldOverHttp();
+    gitIn(server, ['config', '--unset', 'http.receivepack']); // pushes only from an authenticated user
+    const http = await serveGitHttp(join(root, 'repos'), { password });
+    const url = `${http.url.replace('http://', `http://bob:${password}@`)}/world.git`;
+
+    const run = startCli(['run', '--world', url, '--cache-dir', join(root, 'cache')]);
+    expect(await run.exited, run.stderr()).toBe(0);
+    expect(http.requests.some((r) => / 401$/.test(r))).toBe(true);
+    expect(http.requests.some((r) => /^POST \/world\.git\/git-receive-pack 200$/.test(r))).toBe(true);
+    expect((await readAcceptedHistory(server, 'main')).map((c) => c.task).filter(Boolean).sort()).toEqual(['a', 'b']);
+    expect(`${run.lines.join('\n')}\n${run.stderr()}`).not.toContain(password);
+    // grep exits 1 when no file under the test's directory (server, scheduler's mirror) holds it.
+    expect(spawnSync('grep', ['-rlF', password, root], { encoding: 'utf8' })).toMatchObject({ status: 1, stdout: '' });
   }, 180_000);
 });
