@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { access, readFile, realpath, stat } from 'node:fs/promises';
+import { access, lstat, readFile, readlink, realpath, stat } from 'node:fs/promises';
 import { delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 
 /**
@@ -24,6 +24,26 @@ export const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64',
 
 export function underSystemDirs(path: string): boolean {
   return SYSTEM_DIRS.some((dir) => path === dir || path.startsWith(dir + sep));
+}
+
+let cachedSystemDirBinds: Promise<string[]> | undefined;
+
+/**
+ * bubblewrap arguments that show the system dirs as they are on the host, read-only: a symlink
+ * (/bin -> usr/bin on a merged-/usr system) stays a symlink. Read once per process.
+ */
+export function systemDirBinds(): Promise<string[]> {
+  cachedSystemDirBinds ??= (async () => {
+    const args: string[] = [];
+    for (const dir of SYSTEM_DIRS) {
+      const info = await lstat(dir).catch(() => null);
+      if (!info) continue;
+      if (info.isSymbolicLink()) args.push('--symlink', await readlink(dir), dir);
+      else args.push('--ro-bind', dir, dir);
+    }
+    return args;
+  })();
+  return cachedSystemDirBinds;
 }
 
 /**

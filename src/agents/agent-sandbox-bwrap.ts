@@ -1,10 +1,10 @@
-import { lstat, mkdir, mkdtemp, readlink, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { execa } from 'execa';
 import { GenesisError } from '../errors.js';
 import { prepareWorkDir, SANDBOX_GID, SANDBOX_UID } from '../sandbox/work-dir.js';
-import { resolveOnPath, SYSTEM_DIRS, underSystemDirs } from './agent-sandbox-binary.js';
+import { resolveOnPath, systemDirBinds, underSystemDirs } from './agent-sandbox-binary.js';
 import { agentReadOnlyPaths, parentsFirst } from './agent-sandbox-mounts.js';
 import { confineAgentDisk } from './agent-disk-quota.js';
 import { homeFileBinds } from './agent-home-files.js';
@@ -120,21 +120,9 @@ function mountPointArgs(targets: readonly string[]): string[] {
   return [...dirs].sort((a, b) => a.split('/').length - b.split('/').length).flatMap((dir) => ['--perms', '0755', '--dir', dir]);
 }
 
-let cachedSystemArgs: Promise<string[]> | undefined;
-
-/** The system dirs, kept as they are on the host: a symlink (/bin -> usr/bin) stays a symlink. */
-function systemArgs(): Promise<string[]> {
-  cachedSystemArgs ??= (async () => {
-    const args: string[] = [];
-    for (const dir of SYSTEM_DIRS) {
-      const info = await lstat(dir).catch(() => null);
-      if (!info) continue;
-      if (info.isSymbolicLink()) args.push('--symlink', await readlink(dir), dir);
-      else args.push('--ro-bind', dir, dir);
-    }
-    return [...args, '--proc', '/proc', '--dev', '/dev', '--perms', '1777', '--tmpfs', '/tmp'];
-  })();
-  return cachedSystemArgs;
+/** The system dirs as the host has them, and the sandbox's own /proc, /dev and /tmp. */
+async function systemArgs(): Promise<string[]> {
+  return [...(await systemDirBinds()), '--proc', '/proc', '--dev', '/dev', '--perms', '1777', '--tmpfs', '/tmp'];
 }
 
 /** The variables HTTP clients read their proxy from, in both spellings; nothing bypasses it. */

@@ -1,8 +1,8 @@
-import { lstat, mkdtemp, readlink, realpath, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { findFilterTools, findNetnsTools, inNetworkNamespace, netnsResolvConf, type NetnsTools } from '../agents/agent-netns.js';
-import { SYSTEM_DIRS, underSystemDirs } from '../agents/agent-sandbox-binary.js';
+import { systemDirBinds, underSystemDirs } from '../agents/agent-sandbox-binary.js';
 import { GenesisError } from '../errors.js';
 import { runProcessTree } from '../sandbox/run-process.js';
 import { isolatedUserFor, prepareWorkDir } from '../sandbox/work-dir.js';
@@ -70,19 +70,12 @@ function networkTools(): Promise<NetnsTools> {
 
 let cachedSystemArgs: Promise<string[]> | undefined;
 
-/** The system dirs as they are on the host (a symlink stays a symlink), plus an outside Node's prefix. */
+/** The system dirs as they are on the host, plus the prefix of the Node running Genesis when it lives outside them. */
 function systemArgs(): Promise<string[]> {
   cachedSystemArgs ??= (async () => {
-    const args: string[] = [];
-    for (const dir of SYSTEM_DIRS) {
-      const info = await lstat(dir).catch(() => null);
-      if (!info) continue;
-      if (info.isSymbolicLink()) args.push('--symlink', await readlink(dir), dir);
-      else args.push('--ro-bind', dir, dir);
-    }
     const prefix = dirname(dirname(await realpath(process.execPath)));
-    if (prefix !== '/' && !underSystemDirs(prefix)) args.push('--ro-bind', prefix, prefix);
-    return args;
+    const node = prefix !== '/' && !underSystemDirs(prefix) ? ['--ro-bind', prefix, prefix] : [];
+    return [...(await systemDirBinds()), ...node];
   })();
   return cachedSystemArgs;
 }
