@@ -66,9 +66,9 @@ export async function startEpisodeWorker(options: EpisodeWorkerOptions): Promise
       heartbeat.setEpisodes([...running.keys()]);
     }
   };
-  const blocking = options.redis.duplicate();
-  const worker = new Worker(EPISODE_QUEUE, process_, {
-    connection: blocking,
+  // Each BullMQ worker blocks on a connection of its own.
+  const settings = (connection: typeof options.redis) => ({
+    connection,
     prefix: queuePrefix(),
     concurrency: options.concurrency,
     lockDuration: options.lockDurationMs ?? 30_000,
@@ -76,18 +76,12 @@ export async function startEpisodeWorker(options: EpisodeWorkerOptions): Promise
     maxStalledCount: 2,
     ...RETENTION,
   });
+  const blocking = options.redis.duplicate();
+  const worker = new Worker(EPISODE_QUEUE, process_, settings(blocking));
   worker.on('error', () => undefined); // connection errors while Redis restarts; BullMQ reconnects
   // Verifications of speculative commits run where episodes run, with the same concurrency.
   const verifyBlocking = options.redis.duplicate();
-  const verifier = new Worker(VERIFICATION_QUEUE, (job: Job) => verify(job, options, id, resultQueue), {
-    connection: verifyBlocking,
-    prefix: queuePrefix(),
-    concurrency: options.concurrency,
-    lockDuration: options.lockDurationMs ?? 30_000,
-    stalledInterval: options.stalledIntervalMs ?? 30_000,
-    maxStalledCount: 2,
-    ...RETENTION,
-  });
+  const verifier = new Worker(VERIFICATION_QUEUE, (job: Job) => verify(job, options, id, resultQueue), settings(verifyBlocking));
   verifier.on('error', () => undefined);
   return {
     id,
