@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readAcceptedHistory } from '../../../src/world/accepted-history.js';
 import { gitValue } from '../../../src/world/git.js';
-import { Ledger } from '../../../src/world/ledger.js';
 import { Publisher, type PublishEvent } from '../../../src/world/publisher.js';
 import { openRemoteWorld } from '../../../src/world/remote-world.js';
 import { WorldRepo } from '../../../src/world/world-repo.js';
@@ -13,6 +12,7 @@ import { itWith } from '../../helpers/services.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 import { baseManifest, GOOD_A, GOOD_B, makeWorld } from '../../helpers/world-fixture.js';
 import { auditCli } from '../audit/audited-world.js';
+import { expectLandedOnServer } from './server-world-checks.js';
 
 const gitIn = (dir: string, args: string[]) => execFileSync('git', args, { cwd: dir, encoding: 'utf8' }).trim();
 
@@ -45,13 +45,7 @@ describe('a world on a git server', () => {
     const { server, url, root } = await worldOnServer();
     const run = startCli(['run', '--world', url, '--cache-dir', join(root, 'cache')]);
     expect(await run.exited, run.stderr()).toBe(0);
-    const history = await readAcceptedHistory(server, 'main');
-    expect(history.map((c) => c.task).filter(Boolean).sort()).toEqual(['a', 'b']);
-    const records = await new Ledger(server).readAll();
-    expect(records.filter((r) => r.status === 'final' && r.outcome === 'accepted').map((r) => r.commit).sort()).toEqual(history.filter((c) => c.task).map((c) => c.commit).sort());
-    const { code, report } = await auditCli(server);
-    expect(report.findings).toEqual([]);
-    expect(code).toBe(0);
+    await expectLandedOnServer(server, ['a', 'b']);
   }, 180_000);
 
   itWith('bwrap')('moves the branch on the server only by compare-and-swap: a push that raced it is kept, and the mirror takes it', async () => {
