@@ -13,10 +13,12 @@ export interface GenesisEpisode extends EpisodeTiming {
 /**
  * Runs `count` episodes of a world through `runWorld` (the in-process queue, parallelism 1 from
  * the bench manifest, so phases never overlap) and reads their phases back from the ledger.
- * The run is stopped through its abort signal after the count-th episode ends, which lets a
- * benchmark interleave Genesis episodes with the naive loop's, so background load on the machine
- * hits every column alike. Throws unless every episode was accepted: timing failures would
- * measure something else.
+ * The run starts exactly `count` episodes (RunOptions.maxEpisodes) and ends when they have landed,
+ * which lets a benchmark interleave Genesis episodes with the naive loop's, so background load on
+ * the machine hits every column alike. (Stopping it through its abort signal at the count-th
+ * episode's end no longer works: the pipeline refills a slot as soon as a change passes its own
+ * gate, so the next episode has started by then.) Throws unless every episode was accepted:
+ * timing failures would measure something else.
  *
  * With `trace`, git's trace2 log is on during the run (slower: count with it, don't time) and
  * each episode gets the git processes started from its startedAt until the next episode's (or
@@ -25,18 +27,7 @@ export interface GenesisEpisode extends EpisodeTiming {
 export async function runGenesisEpisodes(world: WorldRepo, sandbox: Sandbox, count: number, opts: { trace?: boolean } = {}): Promise<GenesisEpisode[]> {
   const ledger = new Ledger(world.path);
   const before = new Set((await ledger.readAll()).map((r) => r.id));
-  const stop = new AbortController();
-  let ended = 0;
-  const run = () =>
-    runWorld({
-      world,
-      sandbox,
-      signal: stop.signal,
-      onEvent: (event) => {
-        // Aborting here, before the scheduler's next turn, stops it from starting another episode.
-        if (event.type === 'episode-end' && ++ended >= count) stop.abort();
-      },
-    });
+  const run = () => runWorld({ world, sandbox, maxEpisodes: count });
   const { result: summary, starts } = opts.trace ? await traceGit(run) : { result: await run(), starts: undefined };
   const records = (await ledger.readAll()).filter((r) => !before.has(r.id));
   const bad = records.filter((r) => r.outcome !== 'accepted');

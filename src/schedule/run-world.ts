@@ -50,6 +50,8 @@ export interface RunOptions {
   distributed?: DistributedRun;
   /** Run the pending tasks even when the goal's evidence passes. */
   pastEvidence?: boolean;
+  /** Start at most this many episodes in this run, then end as when goal.stop.maxEpisodes is spent (benchmarks). */
+  maxEpisodes?: number;
 }
 
 type Wake =
@@ -110,7 +112,7 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
   const jobs = new Map<string, EpisodeJob>(recovered.running.map((r) => [r.id, { episodeId: r.id, world: manifest.name, task: r.task, attempt: r.attempt, base: r.base }]));
   const done = await readDoneTasks(world.path, manifest.branch);
   let policy: PolicyState = initialPolicyState({
-    config: { parallelism: manifest.parallelism, maxAttempts: manifest.retry.maxAttempts, blockOnRepeat: manifest.retry.blockOnRepeat, budgets: manifest.goal.stop, distributed: distributed !== undefined, pastEvidence: options.pastEvidence ?? false },
+    config: { parallelism: manifest.parallelism, maxAttempts: manifest.retry.maxAttempts, blockOnRepeat: manifest.retry.blockOnRepeat, budgets: runBudgets(manifest, records.size, options.maxEpisodes), distributed: distributed !== undefined, pastEvidence: options.pastEvidence ?? false },
     tasks: manifest.tasks, done, records, now: Date.now(),
     running: new Map(recovered.running.map((r) => [r.id, r.task])),
     integrating: new Map(recovered.integrating.map((r) => [r.id, r.task])),
@@ -291,6 +293,12 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
   const stop = finished!;
   emit({ type: 'stop', reason: stop });
   return { stop, head: lander.head!, ...policy.tally, durationMs: Date.now() - started, evidence };
+}
+
+/** The manifest's budgets, with a run's own episode limit counted on top of the records already in the ledger. */
+function runBudgets(manifest: WorldManifest, recorded: number, maxEpisodes: number | undefined): WorldManifest['goal']['stop'] {
+  if (maxEpisodes === undefined) return manifest.goal.stop;
+  return { ...manifest.goal.stop, maxEpisodes: Math.min(manifest.goal.stop.maxEpisodes ?? Infinity, recorded + maxEpisodes) };
 }
 
 /** Verification slots: `integration.slots` in world.yaml, else as many as episodes run at once. */
