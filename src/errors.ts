@@ -1,23 +1,38 @@
+import { errorTraits, type ErrorCode } from './vocabulary/error-codes.js';
+
+export type { ErrorCode } from './vocabulary/error-codes.js';
+
 /**
- * The one error type Genesis throws on purpose. `code` is stable (scripts and tests match on it),
- * `hint` tells the user what to do next, and `retryable` says whether trying the same thing again
- * could help: data, not a guess made at the catch site.
+ * The one error type Genesis throws on purpose. `code` is stable (scripts and tests match on it)
+ * and registered in src/vocabulary/error-codes.ts, which says as data whether trying the same
+ * thing again could help (`retryable`), whether the run must stop for a person to fix something
+ * (`fatal`), and whether it counts against the episode (`charged`); `hint` tells the user what to
+ * do next.
  */
 export class GenesisError extends Error {
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly hint: string | undefined;
-  readonly retryable: boolean;
 
-  constructor(
-    code: string,
-    message: string,
-    options: { hint?: string; cause?: unknown; retryable?: boolean } = {},
-  ) {
+  constructor(code: ErrorCode, message: string, options: { hint?: string; cause?: unknown } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'GenesisError';
     this.code = code;
     this.hint = options.hint;
-    this.retryable = options.retryable ?? false;
+  }
+
+  /** Transient: the same thing tried again later can succeed. */
+  get retryable(): boolean {
+    return errorTraits(this.code).retryable;
+  }
+
+  /** A configuration mistake or a machine that cannot work: the run stops and says so at once. */
+  get fatal(): boolean {
+    return errorTraits(this.code).fatal;
+  }
+
+  /** Counts as a failed attempt of the episode's task. */
+  get charged(): boolean {
+    return errorTraits(this.code).charged;
   }
 }
 

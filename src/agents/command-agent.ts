@@ -86,7 +86,6 @@ export class CommandAgent implements Agent {
     const install = this.options.install ? ` (${this.options.install})` : '';
     return new GenesisError('agent-not-found', `the agent command "${program}" was not found${this.options.label ? ` (agent ${this.options.label})` : ''}`, {
       hint: `install it${install} or fix agent.command in world.yaml; retrying cannot help`,
-      retryable: false,
     });
   }
 

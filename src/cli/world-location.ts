@@ -40,7 +40,7 @@ export function syncingWithServer(queue: EpisodeQueue, remote: RemoteWorld): Epi
   const pushRecords = async (job: EpisodeJob) => {
     const ref = `refs/genesis/episodes/${job.episodeId}`;
     if ((await remote.flush()).includes(ref)) {
-      throw new GenesisError('world-push-failed', `the server refused the ledger ref ${ref}`, { hint: 'check write access to refs/genesis/* on the server', retryable: true });
+      throw new GenesisError('world-push-failed', `the server refused the ledger ref ${ref}`, { hint: 'check write access to refs/genesis/* on the server' });
     }
   };
   return {

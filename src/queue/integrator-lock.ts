@@ -145,7 +145,6 @@ export class IntegratorLock {
         `since ${new Date(holder.since).toISOString()} (fencing token ${holder.token})`,
       {
         hint: `another \`genesis run\` is integrating this world; stop it first, or wait ${waitS} s if it died (its lock expires)`,
-        retryable: true,
       },
     );
   }

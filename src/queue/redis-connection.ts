@@ -27,7 +27,6 @@ export async function connectRedis(url: string, options: { timeoutMs?: number; n
     throw new GenesisError('redis-unreachable', `Redis at ${url} does not answer`, {
       hint: 'start it (bash scripts/setup-services.sh redis, or docker compose up -d redis) or pass the right --redis URL',
       cause,
-      retryable: true,
     });
   }
 }

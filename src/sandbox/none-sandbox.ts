@@ -40,7 +40,7 @@ export class NoneSandbox implements Sandbox {
       });
       return { ...outcome, oomKilled: false };
     } catch (cause) {
-      throw new GenesisError('sandbox-failed', `Could not start /bin/sh in ${spec.workDir}.`, { cause });
+      throw new GenesisError('sandbox-spawn-failed', `Could not start /bin/sh in ${spec.workDir}.`, { cause });
     } finally {
       await rm(home, { recursive: true, force: true });
     }

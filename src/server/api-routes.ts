@@ -2,7 +2,7 @@ import { reflectionOf } from '../episode/prompt.js';
 import { Hono, type Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { z } from 'zod';
-import { GenesisError } from '../errors.js';
+import { GenesisError, type ErrorCode } from '../errors.js';
 import { Ledger } from '../world/ledger.js';
 import type { WorldRepo } from '../world/world-repo.js';
 import type { ChangeFeed } from './change-feed.js';
@@ -41,7 +41,7 @@ export function createApiRoutes(ctx: ApiContext): Hono {
   let reliability: { stamp: string; report: ReliabilityReport } | null = null;
 
   api.onError((error) => errorResponse(error));
-  api.notFound((c) => jsonResponse({ error: { code: 'not-found', message: `no API route ${c.req.method} ${c.req.path}`, hint: 'see src/server/README.md for the routes' } }, 404));
+  api.notFound((c) => jsonResponse({ error: { code: 'not-found' satisfies ErrorCode, message: `no API route ${c.req.method} ${c.req.path}`, hint: 'see src/server/README.md for the routes' } }, 404));
 
   api.get('/health', async () => {
     const snapshot = await ctx.snapshots.current();

@@ -1,9 +1,10 @@
 import type { MiddlewareHandler } from 'hono';
+import type { ErrorCode } from '../errors.js';
 import { bearerMatches, type ServeSecurity } from './serve-security.js';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-function refuse(status: 401 | 403 | 415 | 421, code: string, message: string, hint: string): Response {
+function refuse(status: 401 | 403 | 415 | 421, code: ErrorCode, message: string, hint: string): Response {
   const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' };
   if (status === 401) headers['www-authenticate'] = 'Bearer realm="genesis"';
   return new Response(JSON.stringify({ error: { code, message, hint } }), { status, headers });

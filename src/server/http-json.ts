@@ -1,7 +1,7 @@
-import { isGenesisError } from '../errors.js';
+import { isGenesisError, type ErrorCode } from '../errors.js';
 
 /** Status codes of the GenesisError codes the API answers with; anything else is a 500. */
-const STATUS_OF_CODE: Record<string, number> = {
+const STATUS_OF_CODE: Partial<Record<ErrorCode, number>> = {
   'task-not-found': 404,
   'episode-not-found': 404,
   'task-not-blocked': 409,
@@ -31,5 +31,5 @@ export function errorResponse(error: unknown, log: (line: string) => void = (lin
     return jsonResponse({ error: { code: error.code, message: error.message, hint: error.hint ?? null } }, status);
   }
   log(`genesis serve: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-  return jsonResponse({ error: { code: 'internal', message: 'internal error; the server log has the details', hint: null } }, 500);
+  return jsonResponse({ error: { code: 'internal' satisfies ErrorCode, message: 'internal error; the server log has the details', hint: null } }, 500);
 }

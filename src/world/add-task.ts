@@ -49,7 +49,7 @@ async function addTaskUnlocked(world: WorldRepo, task: Record<string, unknown>, 
   }
   const commit = await world.commitTree(tree, [head], `world: add task ${String(task.id)}\n\n${TRAILERS.verified}: ${gate.record.summary}\n`);
   if (!(await world.compareAndSwap(`refs/heads/${manifest.branch}`, commit, head))) {
-    throw new GenesisError('head-moved', 'the accepted branch moved while the task was being added', { hint: 'run the command again', retryable: true });
+    throw new GenesisError('head-moved', 'the accepted branch moved while the task was being added', { hint: 'run the command again' });
   }
   return commit;
 }

@@ -81,7 +81,7 @@ export async function amendWorld(world: WorldRepo, input: AmendInput, sandboxFor
   if (!verdict.ok || input.dryRun) return result;
   const commit = await world.commitTree(tree, [head], amendMessage(message, input.by, verdict));
   if (!(await world.compareAndSwap(`refs/heads/${current.branch}`, commit, head))) {
-    throw new GenesisError('head-moved', 'the accepted branch moved while the amendment was verified', { hint: 'run genesis amend again: it is verified again on the new head', retryable: true });
+    throw new GenesisError('head-moved', 'the accepted branch moved while the amendment was verified', { hint: 'run genesis amend again: it is verified again on the new head' });
   }
   return { ...result, commit };
 }

@@ -116,7 +116,6 @@ class ServerSync implements RefMoveListener {
     if (r.exitCode !== 0 && lines.length === 0) {
       throw new GenesisError('world-push-failed', `could not push to the world's server ${redactUrl(this.url)} (git exit ${r.exitCode})`, {
         hint: 'check the connection and your write access (git push --dry-run <url>); the accepted branch on the server was not moved by this change',
-        retryable: true,
       });
     }
     return { lines, all: r.exitCode === 0 };

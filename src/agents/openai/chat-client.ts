@@ -66,13 +66,13 @@ export class ChatClient {
       const body = readErrorBody(text);
       const status = `${response.status}${body.message ? `: ${body.message}` : ''}`;
       if (response.status === 401 || response.status === 403) {
-        throw new GenesisError('agent-auth-failed', `the model endpoint refused the credentials (${status})`, { hint: 'check agent.apiKeyEnv and the variable it names', retryable: false });
+        throw new GenesisError('agent-auth-failed', `the model endpoint refused the credentials (${status})`, { hint: 'check agent.apiKeyEnv and the variable it names' });
       }
       if (response.status === 404) {
-        throw new GenesisError('agent-model-not-found', `the model endpoint ${this.url} answered 404 (${body.message || 'not found'})`, { hint: 'check agent.baseUrl (it usually ends in /v1) and agent.model', retryable: false });
+        throw new GenesisError('agent-model-not-found', `the model endpoint ${this.url} answered 404 (${body.message || 'not found'})`, { hint: 'check agent.baseUrl (it usually ends in /v1) and agent.model' });
       }
       if (response.status === 429 && body.code === 'insufficient_quota') {
-        throw new GenesisError('agent-quota-exhausted', `the model endpoint says the quota is used up (${status})`, { hint: 'add credit or raise the quota; retrying cannot help', retryable: false });
+        throw new GenesisError('agent-quota-exhausted', `the model endpoint says the quota is used up (${status})`, { hint: 'add credit or raise the quota; retrying cannot help' });
       }
       if (isContextLengthError(response.status, body)) return { kind: 'context-length', message: body.message || status };
       if (response.status === 429 || response.status >= 500) {

@@ -60,7 +60,7 @@ export class OpenAIAgent implements Agent {
     const started = Date.now();
     const apiKey = o.apiKeyEnv ? process.env[o.apiKeyEnv] : undefined;
     if (o.apiKeyEnv && !apiKey) {
-      throw new GenesisError('agent-credentials-missing', `agent.apiKeyEnv names ${o.apiKeyEnv}, which is not set`, { hint: `export ${o.apiKeyEnv} where Genesis runs (each worker needs it)`, retryable: false });
+      throw new GenesisError('agent-credentials-missing', `agent.apiKeyEnv names ${o.apiKeyEnv}, which is not set`, { hint: `export ${o.apiKeyEnv} where Genesis runs (each worker needs it)` });
     }
     const deadline = AbortSignal.timeout(input.timeoutMs);
     const signal = input.signal ? AbortSignal.any([deadline, input.signal]) : deadline;
@@ -153,7 +153,7 @@ interface LoopState {
 /** Why a model call ended the episode; an endpoint that never answered at all opens the circuit. */
 function failureOf(outcome: Exclude<ChatOutcome, { kind: 'ok' }>, turn: number): { reason: string; message: string } {
   if (outcome.kind === 'failed' && outcome.unreachable && turn === 1) {
-    throw new GenesisError('agent-endpoint-unreachable', outcome.message, { hint: 'check agent.baseUrl and that the model server is running and reachable from this machine', retryable: false });
+    throw new GenesisError('agent-endpoint-unreachable', outcome.message, { hint: 'check agent.baseUrl and that the model server is running and reachable from this machine' });
   }
   if (outcome.kind === 'context-length') return { reason: 'agent-context-length', message: `the conversation outgrew the model's context window at turn ${turn}: ${outcome.message}` };
   if (outcome.kind === 'rate-limited') return { reason: 'agent-rate-limited', message: outcome.message };

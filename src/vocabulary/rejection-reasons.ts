@@ -1,0 +1,104 @@
+import { isErrorCode, errorTraits, type ErrorCode } from './error-codes.js';
+import { charged, refused, transient, type FailureTraits } from './traits.js';
+
+/**
+ * Why an episode, a gate or the lander turned a change down or an episode ended without one: the
+ * `reason` of ledger records and results. Charged reasons count as a failed attempt of the task
+ * (retry.maxAttempts, the reliability figures); the others end the episode `abandoned`.
+ *
+ * To add a reason: add a line here; a verdict naming an unregistered reason does not typecheck.
+ */
+export const REJECTION_REASONS = {
+  // The agent.
+  'agent-exit': charged('the agent exited with a non-zero code'),
+  'agent-timeout': charged('the agent ran out of its time'),
+  'agent-context-length': charged("the conversation outgrew the model's context window"),
+  'agent-rate-limited': charged('the model endpoint kept refusing for too many requests'),
+  'agent-model-error': charged('the model endpoint answered with an error'),
+  'agent-token-budget': charged('the agent spent its token budget before it finished'),
+  'agent-turn-budget': charged('the agent used all its turns without finishing'),
+  'disk-quota': charged('the agent or a gate step filled its disk quota'),
+  'empty-change': charged('the agent left no change'),
+  'unreadable-change': charged('the workspace could not be read as a git tree'),
+
+  // The pre-gate: the change's shape.
+  'unsafe-path': charged('the change names a path that is not safe'),
+  'reserved-name': charged('the change uses a reserved name'),
+  'not-a-regular-file': charged('the change holds something other than files and symlinks'),
+  'git-metadata': charged('the change writes git metadata'),
+  'protected-path': charged('the change touches a protected path'),
+  'outside-paths': charged("the change leaves the task's paths"),
+  'symlink-escape': charged('a symbolic link of the change leaves the tree'),
+  'size-limit': charged('the change is over the size limits'),
+  'invalid-plan': charged('the gate plan at the head is not valid'),
+  'no-witness': charged("the task's check passes without the change: it witnesses nothing"),
+
+  // The gate's steps.
+  'setup-failed': charged('verify.setup failed'),
+  'build-failed': charged('verify.build failed'),
+  'test-failed': charged('verify.test failed'),
+  'check-failed': charged("a task's check failed"),
+  'holdout-failed': charged('a hidden acceptance check failed'),
+  'gate-timeout': charged("a gate step ran out of the gate's time"),
+  'gate-oom': charged('a gate step ran out of memory'),
+  'deps-failed': charged('the dependency set could not be prepared'),
+  'no-tests-ran': charged('the test step reported no test that ran'),
+  'tests-vanished': charged('tests that pass on the accepted head were not reported passing'),
+  'no-score': charged('ratchet mode found no count of passing tests'),
+  'score-fell': charged('fewer tests pass than on the accepted head'),
+  'report-missing': charged('the test report verify.report names was not written'),
+  'report-invalid': charged('the test report cannot be read'),
+
+  // Landing on the accepted head with the changes ahead of it.
+  'replay-conflict': charged('the change conflicts with changes landed or queued ahead of it'),
+  'replay-empty': charged('the accepted head already contains the change'),
+  'task-removed': charged('the task is no longer in world.yaml'),
+  'unverified-result': charged('a result claimed the gate passed, but the ledger does not agree'),
+  'verification-failed': charged('the verification on the tip failed'),
+  replayed: refused('the change landed after a verification on a newer tip'),
+
+  // Ends that are not the change's failure: abandoned, not charged.
+  'broken-base': refused('the accepted head fails its own gate without the change'),
+  'replay-broken-base': refused('the tip fails its gate without the change'),
+  aborted: refused('the run was stopped'),
+  'replay-aborted': refused('the run stopped before the verification on the tip'),
+  'orchestrator-stopped': refused('the orchestrator stopped before the episode ended'),
+  'episode-closed': refused('the episode was already closed when this run of it ended'),
+  'lease-lost': transient("the episode's path lease was lost before it ran"),
+  'worker-lost': charged('no worker finished the episode'),
+  'replay-worker-lost': transient('no worker finished the verification on the tip'),
+  'worker-error': charged('the worker failed with an unexpected error'),
+  'replay-worker-error': transient('the verifier failed with an unexpected error'),
+} as const satisfies Record<string, FailureTraits>;
+
+export type RejectionReason = keyof typeof REJECTION_REASONS;
+
+/**
+ * What a record's `reason` may hold: a rejection reason, or the code of the GenesisError that
+ * ended the episode (see workerError).
+ */
+export type EpisodeReason = RejectionReason | ErrorCode;
+
+const table: Readonly<Record<string, FailureTraits>> = REJECTION_REASONS;
+
+export function isRejectionReason(value: unknown): value is RejectionReason {
+  return typeof value === 'string' && Object.hasOwn(table, value);
+}
+
+/**
+ * The traits of a reason as found in a record, null when it names nothing registered (a record
+ * written by another version). A verification's reason on the tip is `replay-<reason>`: it has its
+ * own line when it differs, else the reason's.
+ */
+export function reasonTraits(reason: string | null | undefined): FailureTraits | null {
+  if (reason === null || reason === undefined) return null;
+  if (isRejectionReason(reason)) return REJECTION_REASONS[reason];
+  if (isErrorCode(reason)) return errorTraits(reason);
+  const replayed = reason.startsWith('replay-') ? reason.slice('replay-'.length) : null;
+  return replayed !== null && replayed !== '' && !replayed.startsWith('replay-') ? reasonTraits(replayed) : null;
+}
+
+/** A charged reason counts as a failed attempt; an unknown one is charged too, as it always was. */
+export function isChargedReason(reason: string | null | undefined): boolean {
+  return reasonTraits(reason)?.charged ?? true;
+}
