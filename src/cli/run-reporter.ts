@@ -43,7 +43,7 @@ export function describeStop(stop: StopReason): string {
     case 'interrupted':
       return 'stopped by the user; run again to resume';
     case 'circuit-open':
-      return `stopped: the agent cannot work (${stop.reason}: ${stop.message}); no new episodes were started. Fix the agent, then run again`;
+      return `stopped: every episode would fail the same way (${stop.reason}: ${stop.message}); no new episodes were started. Fix it, then run again`;
     case 'blocked': {
       const lines = ['stopped: the remaining tasks are blocked'];
       for (const b of stop.blocked) {

@@ -106,7 +106,7 @@ describe('MemoryEpisodeQueue', () => {
   describe('when a handler fails', () => {
     it('turns a thrown GenesisError into a failed result carrying its code', async () => {
       const queue = new MemoryEpisodeQueue(async () => {
-        throw new GenesisError('workspace-failed', 'git clone failed: disk full');
+        throw new GenesisError('git-failed', 'git clone failed: disk full');
       }, 1);
       const j = job();
       await queue.submit(j);
@@ -117,11 +117,38 @@ describe('MemoryEpisodeQueue', () => {
         base: BASE,
         candidate: null,
         verdict: 'failed',
-        reason: 'workspace-failed',
+        reason: 'git-failed',
         message: 'git clone failed: disk full',
-        signature: 'worker-error:workspace-failed',
+        signature: 'worker-error:git-failed',
         fatal: false,
       });
+      await queue.close();
+    });
+
+    it('stops the run on a fatal code, without charging the task, and names the fix', async () => {
+      const queue = new MemoryEpisodeQueue(async () => {
+        throw new GenesisError('sandbox-image-missing', 'The sandbox image genesis/nope:1 does not exist.', { hint: 'build it' });
+      }, 1);
+      await queue.submit(job());
+      expect(await queue.nextResult()).toMatchObject({ verdict: 'abandoned', reason: 'sandbox-image-missing', fatal: true, message: 'The sandbox image genesis/nope:1 does not exist. (build it)' });
+      await queue.close();
+    });
+
+    it('gives back a transient failure as abandoned and not fatal, whatever its code starts with', async () => {
+      const queue = new MemoryEpisodeQueue(async () => {
+        throw new GenesisError('agent-sandbox-failed', 'docker could not start the container', { hint: 'check docker' });
+      }, 1);
+      await queue.submit(job());
+      expect(await queue.nextResult()).toMatchObject({ verdict: 'abandoned', reason: 'agent-sandbox-failed', fatal: false, message: 'docker could not start the container' });
+      await queue.close();
+    });
+
+    it('treats an error whose code is not registered (ENOENT) as the worker\'s own error', async () => {
+      const queue = new MemoryEpisodeQueue(async () => {
+        throw Object.assign(new Error('no such file'), { code: 'ENOENT' });
+      }, 1);
+      await queue.submit(job());
+      expect(await queue.nextResult()).toMatchObject({ verdict: 'failed', reason: 'worker-error', fatal: false, signature: 'worker-error:ENOENT' });
       await queue.close();
     });
 
@@ -167,12 +194,12 @@ describe('MemoryEpisodeQueue', () => {
 
     it('turns a handler that throws before returning a promise into a failed result', async () => {
       const handler = ((): Promise<EpisodeResult> => {
-        throw new GenesisError('bad-job', 'refused synchronously');
+        throw new GenesisError('export-failed', 'refused synchronously');
       }) as EpisodeHandler;
       const queue = new MemoryEpisodeQueue(handler, 1);
       const j = job();
       await queue.submit(j).catch(() => undefined);
-      expect(await nextWithin(queue, 200)).toMatchObject({ episodeId: j.episodeId, verdict: 'failed', reason: 'bad-job' });
+      expect(await nextWithin(queue, 200)).toMatchObject({ episodeId: j.episodeId, verdict: 'failed', reason: 'export-failed' });
       await queue.close();
     });
   });
