@@ -1,6 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { execa } from 'execa';
 import { GenesisError } from '../errors.js';
+import { readDockerCliFailure } from '../sandbox/docker-errors.js';
 import { BIND_HOST_USR_LABEL } from '../sandbox/docker-sandbox.js';
 import { prepareWorkDir, SANDBOX_GID, SANDBOX_UID } from '../sandbox/work-dir.js';
 import { agentReadOnlyPaths, parentsFirst } from './agent-sandbox-mounts.js';
@@ -43,7 +44,11 @@ export class DockerAgentSandbox implements AgentSandbox {
   async check(): Promise<void> {
     const labels = await execa('docker', ['image', 'inspect', '--format', '{{json .Config.Labels}}', this.options.image], { reject: false, timeout: 30_000 });
     if (labels.failed) {
-      const missing = /no such image/i.test(labels.stderr);
+      const kind = readDockerCliFailure(labels.stderr);
+      // A daemon that does not answer may answer the next episode; the rest needs a person.
+      if (kind === 'unavailable') throw new GenesisError('docker-unavailable', `the Docker daemon does not answer: ${labels.stderr.trim() || labels.shortMessage}`, { hint: 'Run `bash scripts/setup-services.sh` to start Docker.' });
+      if (kind === 'permission-denied') throw new GenesisError('docker-permission-denied', `docker refused this user: ${labels.stderr.trim()}`, { hint: 'add the user that runs Genesis to the docker group, or set agent.sandbox to bwrap' });
+      const missing = kind === 'image-missing';
       throw new GenesisError('agent-sandbox-unavailable', missing ? `the agent image ${this.options.image} does not exist` : `docker cannot run agents here: ${labels.stderr || labels.shortMessage}`, {
         hint: missing ? 'build it (`bash sandboxes/build-images.sh`) or set agent.image' : 'Run `bash scripts/setup-services.sh` to start Docker, or set agent.sandbox to bwrap or none.',
       });
@@ -115,13 +120,19 @@ export function dockerRunFailure(exitCode: number, log: string, program: string)
   if (exitCode === 127 && log.includes(`exec: "${program}"`) && /executable file not found|no such file or directory/i.test(log)) {
     return new GenesisError('agent-not-found', `the agent command "${program}" was not found in the agent's docker image`, {
       hint: 'install it in the image named by agent.image (or verify.image), or use the skeleton image that binds the host /usr',
-      retryable: false,
     });
   }
   if (exitCode === 125) {
-    return new GenesisError('agent-sandbox-failed', `docker could not start the agent's container: ${log.trim().split('\n').slice(-3).join(' ')}`, {
-      hint: 'check agent.image and agent.network; `docker network ls` lists the networks',
-      retryable: true,
+    const said = log.trim().split('\n').slice(-3).join(' ');
+    const kind = readDockerCliFailure(log);
+    if (kind === 'transient' || kind === 'unavailable') {
+      return new GenesisError('agent-sandbox-failed', `docker could not start the agent's container: ${said}`, {
+        hint: 'check agent.image and agent.network; `docker network ls` lists the networks',
+      });
+    }
+    // A missing image, a refused option or a permission fails every next episode the same way.
+    return new GenesisError('agent-sandbox-invalid', `docker refused the agent's container: ${said}`, {
+      hint: kind === 'permission-denied' ? 'add the user that runs Genesis to the docker group, or set agent.sandbox to bwrap' : kind === 'image-missing' ? 'build the image agent.image names (`bash sandboxes/build-images.sh` for genesis/ images) or set agent.image' : 'fix what docker names in agent.image, agent.network or agent.limits; retrying cannot help',
     });
   }
   return null;

@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
 import Docker from 'dockerode';
 import type { Container } from 'dockerode';
-import { GenesisError } from '../errors.js';
+import { dockerError } from '../sandbox/docker-errors.js';
 import { readFrames } from '../sandbox/docker-frames.js';
 import { SANDBOX_CONTAINER_LABEL } from '../sandbox/docker-sandbox.js';
 import { OutputTail } from '../sandbox/output-tail.js';
@@ -22,10 +22,7 @@ const CA_IN_CONTAINER = '/etc/genesis-ca.crt';
 export async function installWithDocker(spec: InstallSpec, docker: Docker = new Docker()): Promise<InstallResult> {
   const { path: workDir, user } = await prepareWorkDir(spec.workDir);
   const info = await docker.getImage(spec.image).inspect().catch((cause: unknown) => {
-    throw new GenesisError('sandbox-image-missing', `The sandbox image ${spec.image} does not exist: ${(cause as Error).message}`, {
-      hint: 'Run `bash sandboxes/build-images.sh` (or `bash scripts/setup-services.sh`) to build it.',
-      cause,
-    });
+    throw dockerError(cause, 'image', spec.image);
   });
   const bundle = hostCaBundle();
   const path = info.Config?.Env?.find((e) => e.startsWith('PATH='))?.slice(5) ?? DEFAULT_PATH;
@@ -83,12 +80,7 @@ export async function installWithDocker(spec: InstallSpec, docker: Docker = new 
     await Promise.race([drained, new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
     return { exitCode: timedOut ? 137 : status.StatusCode, timedOut, output: tail.text(), durationMs: Math.round(performance.now() - started) };
   } catch (cause) {
-    if (cause instanceof GenesisError) throw cause;
-    throw new GenesisError('docker-unavailable', `Docker could not run the dependency install: ${(cause as Error).message}`, {
-      hint: 'Run `bash scripts/setup-services.sh`; dockerd must run with its default (bridge) networking for installs.',
-      cause,
-      retryable: true,
-    });
+    throw dockerError(cause, container ? 'run' : 'create', spec.image, 'Run `bash scripts/setup-services.sh`; dockerd must run with its default (bridge) networking for installs.');
   } finally {
     stream?.destroy();
     await container?.remove({ force: true }).catch(() => undefined);

@@ -3,6 +3,7 @@ import type { Readable } from 'node:stream';
 import Docker from 'dockerode';
 import type { Container, ContainerCreateOptions, ImageInspectInfo, MountSettings } from 'dockerode';
 import { GenesisError } from '../errors.js';
+import { dockerError } from './docker-errors.js';
 import { confineDisk, isDiskFull } from './disk-quota.js';
 import { readFrames } from './docker-frames.js';
 import { OutputTail } from './output-tail.js';
@@ -29,15 +30,7 @@ export interface DockerSandboxOptions {
 }
 
 const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
-const SETUP_HINT = 'Run `bash scripts/setup-services.sh` to install and start Docker.';
-const GROUP_HINT = 'Add your user to the docker group: `sudo usermod -aG docker $USER`, then log in again.';
-const BUILD_HINT = 'Run `bash sandboxes/build-images.sh` (or `bash scripts/setup-services.sh`) to build it.';
-
-/** How to get a missing image: Genesis builds its own; any other a world names is pulled or built by its owner. */
-export function missingImageHint(image: string): string {
-  if (image.startsWith('genesis/')) return BUILD_HINT;
-  return `Pull it (\`docker pull ${image}\`) or build it on this host (\`docker build -t ${image} <dir with its Dockerfile>\`), or name another image in verify.image in world.yaml.`;
-}
+export { missingImageHint } from './docker-errors.js';
 
 /**
  * Runs each command in a fresh container: no network, read-only root, private /tmp, all
@@ -63,7 +56,7 @@ export class DockerSandbox implements Sandbox {
       const ping = this.docker.ping.bind(this.docker) as unknown as Ping;
       await ping({ abortSignal: AbortSignal.timeout(5_000) });
     } catch (cause) {
-      throw toGenesisError(cause);
+      throw dockerError(cause, 'run', this.image);
     }
     refuseHostToolchain(this.image, await this.inspectImage(this.image));
   }
@@ -86,7 +79,9 @@ export class DockerSandbox implements Sandbox {
     let container: Container | undefined;
     let stream: Readable | undefined;
     try {
-      container = await this.docker.createContainer(containerOptions(spec, image, path, user));
+      container = await this.docker.createContainer(containerOptions(spec, image, path, user)).catch((cause: unknown) => {
+        throw dockerError(cause, 'create', image);
+      });
       stream = (await container.attach({ stream: true, stdout: true, stderr: true })) as unknown as Readable;
       const drained = readFrames(stream, (chunk) => tail.push(chunk));
       await container.start();
@@ -117,7 +112,7 @@ export class DockerSandbox implements Sandbox {
         ...(spec.limits.diskMb !== undefined ? { diskFull: await isDiskFull(path) } : {}),
       };
     } catch (cause) {
-      throw toGenesisError(cause);
+      throw dockerError(cause, 'run', image);
     } finally {
       stream?.destroy();
       await container?.remove({ force: true }).catch(() => undefined);
@@ -128,13 +123,7 @@ export class DockerSandbox implements Sandbox {
     try {
       return await this.docker.getImage(image).inspect();
     } catch (cause) {
-      if (statusOf(cause) === 404) {
-        throw new GenesisError('sandbox-image-missing', `The sandbox image ${image} does not exist.`, {
-          hint: missingImageHint(image),
-          cause,
-        });
-      }
-      throw toGenesisError(cause);
+      throw dockerError(cause, 'image', image);
     }
   }
 }
@@ -192,27 +181,4 @@ function refuseHostToolchain(image: string, info: ImageInspectInfo): void {
   throw new GenesisError('sandbox-image-host-toolchain', `The sandbox image ${image} is a skeleton that would run the host's /usr: a gate must judge with a toolchain of its own.`, {
     hint: 'Rebuild it with its own toolchain: `bash sandboxes/build-images.sh --force` (or name another image in verify.image).',
   });
-}
-
-const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOENT', 'EACCES', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
-
-function statusOf(error: unknown): number | undefined {
-  const status = (error as { statusCode?: unknown } | null)?.statusCode;
-  return typeof status === 'number' ? status : undefined;
-}
-
-function toGenesisError(cause: unknown): GenesisError {
-  if (cause instanceof GenesisError) return cause;
-  const message = cause instanceof Error ? cause.message : String(cause);
-  const code = (cause as { code?: unknown } | null)?.code;
-  const name = cause instanceof Error ? cause.name : '';
-  if (UNREACHABLE.has(String(code)) || name === 'AbortError' || name === 'TimeoutError') {
-    const denied = code === 'EACCES';
-    return new GenesisError('docker-unavailable', `The Docker daemon does not answer: ${message}`, {
-      hint: denied ? GROUP_HINT : SETUP_HINT,
-      cause,
-      retryable: true,
-    });
-  }
-  return new GenesisError('sandbox-failed', `Docker could not run the sandbox: ${message}`, { cause, retryable: true });
 }

@@ -1,0 +1,84 @@
+import { randomUUID } from 'node:crypto';
+import Docker from 'dockerode';
+import { describe, expect, it } from 'vitest';
+import { GenesisError } from '../../../src/errors.js';
+import { DockerSandbox } from '../../../src/sandbox/index.js';
+import { dockerError } from '../../../src/sandbox/docker-errors.js';
+import { itWith } from '../../helpers/services.js';
+import { specFor } from './sandbox-contract.js';
+
+const image = 'genesis/node:20';
+const withDocker = itWith('docker');
+
+async function failureOf(work: Promise<unknown>): Promise<GenesisError> {
+  const error = await work.then(() => null, (e: unknown) => e);
+  expect(error).toBeInstanceOf(GenesisError);
+  return error as GenesisError;
+}
+
+describe('when Docker refuses a sandbox as configured', () => {
+  withDocker('reports a missing image at once, as fatal, with how to get it', async () => {
+    const started = Date.now();
+    const error = await failureOf(new DockerSandbox({ image: 'genesis/vocab-no-such-image:0' }).run(await specFor('true')));
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(error).toMatchObject({ code: 'sandbox-image-missing', fatal: true, retryable: false, message: 'The sandbox image genesis/vocab-no-such-image:0 does not exist.' });
+    expect(error.hint).toContain('sandboxes/build-images.sh');
+    const other = await failureOf(new DockerSandbox({ image }).run(await specFor('true', { image: 'example.org/team/app:1' })));
+    expect(other).toMatchObject({ code: 'sandbox-image-missing', fatal: true });
+    expect(other.hint).toContain('docker pull example.org/team/app:1');
+  });
+
+  withDocker('reports a container the daemon refuses (400) as an invalid configuration, not retried', async () => {
+    // A read-only path missing from the work dir is a bind mount whose source does not exist.
+    const error = await failureOf(new DockerSandbox({ image }).run(await specFor('true', { readOnlyPaths: ['no-such-file.txt'] })));
+    expect(error).toMatchObject({ code: 'sandbox-config-invalid', fatal: true, retryable: false });
+    expect(error.message).toContain('bind source path does not exist');
+  });
+});
+
+describe('when Docker fails for a while', () => {
+  withDocker('reports a daemon that does not answer as transient', async () => {
+    const docker = new Docker({ socketPath: `/tmp/genesis-no-daemon-${randomUUID()}.sock` });
+    const sandbox = new DockerSandbox({ image, docker });
+    const spec = await specFor('true');
+    for (const work of [() => sandbox.check(), () => sandbox.run(spec)]) {
+      const error = await failureOf(work());
+      expect(error).toMatchObject({ code: 'docker-unavailable', retryable: true, fatal: false, charged: false });
+      expect(error.hint).toContain('setup-services.sh');
+    }
+  });
+
+  withDocker('reads a conflict (409) and a container that vanished mid-run (404) from the real daemon as transient', async () => {
+    const docker = new Docker();
+    const name = `genesis-vocab-${randomUUID()}`;
+    const first = await docker.createContainer({ Image: image, name, Cmd: ['true'] });
+    try {
+      const conflict = await docker.createContainer({ Image: image, name, Cmd: ['true'] }).catch((e: unknown) => e);
+      expect(conflict).toMatchObject({ statusCode: 409 });
+      expect(dockerError(conflict, 'create', image)).toMatchObject({ code: 'sandbox-failed', retryable: true, fatal: false });
+    } finally {
+      await first.remove({ force: true });
+    }
+    const vanished = await docker.getContainer(name).inspect().catch((e: unknown) => e);
+    expect(vanished).toMatchObject({ statusCode: 404 });
+    expect(dockerError(vanished, 'run', image)).toMatchObject({ code: 'sandbox-failed', retryable: true });
+    expect(dockerError(vanished, 'create', image)).toMatchObject({ code: 'sandbox-image-missing', fatal: true });
+  });
+});
+
+describe('dockerError', () => {
+  it('takes a refused socket (EACCES) and a 401 or 403 for a permission the user must fix', () => {
+    const eacces = Object.assign(new Error('connect EACCES /var/run/docker.sock'), { code: 'EACCES' });
+    expect(dockerError(eacces, 'run', image)).toMatchObject({ code: 'docker-permission-denied', fatal: true });
+    expect(dockerError(eacces, 'run', image).hint).toContain('docker group');
+    const forbidden = Object.assign(new Error('(HTTP code 403) unexpected - authorization denied by plugin'), { statusCode: 403 });
+    expect(dockerError(forbidden, 'create', image)).toMatchObject({ code: 'docker-permission-denied', fatal: true });
+  });
+
+  it('keeps a GenesisError as it is and takes a server error for transient', () => {
+    const own = new GenesisError('sandbox-image-host-toolchain', 'skeleton');
+    expect(dockerError(own, 'run', image)).toBe(own);
+    const server = Object.assign(new Error('(HTTP code 500) server error'), { statusCode: 500, json: { message: 'could not find bridge docker0' } });
+    expect(dockerError(server, 'run', image)).toMatchObject({ code: 'sandbox-failed', retryable: true, message: 'Docker could not run the sandbox: could not find bridge docker0' });
+  });
+});
