@@ -16,7 +16,7 @@ import { createSandbox } from '../src/sandbox/create-sandbox.js';
 import { NoneSandbox } from '../src/sandbox/none-sandbox.js';
 import { runWorld } from '../src/schedule/run-world.js';
 import { git, gitValue } from '../src/world/git.js';
-import { initWorld } from '../src/world/init-world.js';
+import { initWorld } from '../src/operations/init-world.js';
 import type { WorldRepo } from '../src/world/world-repo.js';
 import type { BenchContext, BenchResult } from './lib/bench-module.js';
 import { makeBenchRoot } from './lib/bench-world.js';
@@ -107,7 +107,7 @@ async function integratorRate(root: string, count: number): Promise<{ fastForwar
     const head = await world.head('main');
     const verifications = new MemoryVerificationQueue((job) => runVerification(job, { world, sandbox, worker: 'bench' }), 4);
     let left = changes.length;
-    let done = () => undefined as void;
+    let done: () => void = () => {};
     const all = new Promise<void>((resolve) => (done = resolve));
     const stage = new IntegrationStage({ world, ledger, lander: new Lander(world, ledger, 'main', head), verifications, slots: 4, head, worldName: 'integrator', onOutcome: async () => void (--left === 0 && done()) });
     void (async () => {

@@ -14,7 +14,7 @@ import { dirname, join } from 'node:path';
 import { stringify } from 'yaml';
 import { createSandbox } from '../src/sandbox/create-sandbox.js';
 import { runWorld } from '../src/schedule/run-world.js';
-import { initWorld } from '../src/world/init-world.js';
+import { initWorld } from '../src/operations/init-world.js';
 import { Ledger } from '../src/world/ledger.js';
 import { pruneRejectedChanges } from '../src/world/ledger-prune.js';
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import type { Sandbox } from '../../src/sandbox/sandbox.js';
-import { initWorld } from '../../src/world/init-world.js';
+import { initWorld } from '../../src/operations/init-world.js';
 import type { WorldManifestInput } from '../../src/world/manifest-schema.js';
 import type { WorldRepo } from '../../src/world/world-repo.js';
 

@@ -2,7 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { stringify } from 'yaml';
 import { createSandbox } from '../../src/sandbox/create-sandbox.js';
-import { initWorld } from '../../src/world/init-world.js';
+import { initWorld } from '../../src/operations/init-world.js';
 
 export interface TrialWorldOptions {
   /** Independent tasks t1..tn, each writing one module its check imports. */

@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { stringify } from 'yaml';
 import { createRng } from '../../src/reliability/prng.js';
 import { createSandbox } from '../../src/sandbox/create-sandbox.js';
-import { initWorld } from '../../src/world/init-world.js';
+import { initWorld } from '../../src/operations/init-world.js';
 
 /** How the scripted agents of the soak world behave, per task, drawn from a seed. */
 export interface SoakWorldOptions {

@@ -4,7 +4,8 @@ import type { WorldRepo } from '../world/world-repo.js';
 import type { Agent } from './agent.js';
 import { createOpenAIAgent } from './openai/create-openai-agent.js';
 import { createCommandAgent } from './presets/create-command-agent.js';
-import { createRotatingAgent, type AgentConfig } from './rotation.js';
+import type { AgentConfig } from '../world/agent-config.js';
+import { createRotatingAgent } from './rotation.js';
 import { parseRecording, ScriptAgent } from './script-agent.js';
 import { SimAgent } from './sim-agent.js';
 

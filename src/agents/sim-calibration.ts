@@ -4,7 +4,7 @@ import { GenesisError } from '../errors.js';
 import { computeChainLength, computeStepOutcome, computeWilsonInterval, INVALID_MODEL_INPUT, type ChainInput, type ChainLength } from '../reliability/index.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { runWorld } from '../schedule/run-world.js';
-import { initWorld } from '../world/init-world.js';
+import { initWorld } from '../operations/init-world.js';
 import { judgeSimWorld } from './sim-hidden-check.js';
 import { replaySimRun, type SimReplay } from './sim-replay.js';
 import { computeSimWorldModel, SIM_WORLD_DEFAULTS, writeSimWorld, type SimWorldOptions } from './sim-world.js';

@@ -8,7 +8,7 @@ import type { DepsSpec } from '../world/manifest-schema.js';
 import { chooseEvictions } from './deps-evict.js';
 import { summarizeTree } from './deps-fingerprint.js';
 import { processAlive, tryLock } from './deps-lock.js';
-import { normalizeTreePath } from './deps-spec-rules.js';
+import { normalizeTreePath } from '../world/deps-spec-rules.js';
 import { networkFailureKind } from './offline-env.js';
 import { defaultDepsCacheCap, defaultDepsCacheRoot } from './deps-cache-root.js';
 import type { InstallResult, InstallSpec } from './install-spec.js';

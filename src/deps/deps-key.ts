@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { normalizeTreePath } from './deps-spec-rules.js';
+import { normalizeTreePath } from '../world/deps-spec-rules.js';
 
 /** Bumped when the layout of a prepared set changes, so old sets are never mistaken for new ones. */
 export const DEPS_KEY_VERSION = 1;

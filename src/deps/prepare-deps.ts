@@ -6,7 +6,7 @@ import type { DepsCache } from './deps-cache.js';
 import { environmentId } from './deps-environment.js';
 import { computeDepsKey, depsFilesDigest } from './deps-key.js';
 import { planDepsLayout, type DepsLayout, type OutputEntry } from './deps-layout.js';
-import { normalizeTreePath } from './deps-spec-rules.js';
+import { normalizeTreePath } from '../world/deps-spec-rules.js';
 import { installWithBwrap } from './install-bwrap.js';
 import { installWithDocker } from './install-docker.js';
 import { installWithoutSandbox } from './install-none.js';

@@ -1,7 +1,7 @@
 import { execa } from 'execa';
 import { GenesisError } from '../errors.js';
 import { git } from '../world/git.js';
-import { normalizeTreePath } from './deps-spec-rules.js';
+import { normalizeTreePath } from '../world/deps-spec-rules.js';
 
 export interface DepsFile {
   path: string;

@@ -4,7 +4,7 @@ import type { Sandbox } from '../sandbox/sandbox.js';
 import type { WorldManifest } from '../world/manifest-schema.js';
 import { applyDepsLayout } from './apply-deps-layout.js';
 import type { DepsCache } from './deps-cache.js';
-import { normalizeTreePath } from './deps-spec-rules.js';
+import { normalizeTreePath } from '../world/deps-spec-rules.js';
 import { machineDepsCache } from './gate-deps.js';
 import { prepareDeps } from './prepare-deps.js';
 

@@ -1,5 +1,5 @@
-import { DEFAULT_PROMPT_TEMPLATE } from '../agents/prompt-template-default.js';
-import { renderPromptTemplate, type TemplateValues } from '../agents/prompt-template.js';
+import { DEFAULT_PROMPT_TEMPLATE } from '../world/prompt-template-default.js';
+import { renderPromptTemplate, type TemplateValues } from '../world/prompt-template.js';
 import { planGate } from '../gate/gate-plan.js';
 import { isHoldoutDerived } from '../gate/hidden-checks.js';
 import type { EpisodeRecord } from '../world/episode-record.js';

@@ -1,7 +1,7 @@
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { git, gitValue } from '../world/git.js';
-import { discardTree } from '../world/remove-tree.js';
+import { discardTree } from '../sandbox/remove-tree.js';
 import { checkWorkspaceSizes, type SizeLimits } from './workspace-sizes.js';
 import type { WorldRepo } from '../world/world-repo.js';
 

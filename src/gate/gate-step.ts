@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { GenesisError } from '../errors.js';
 import { describeNetworkFailure, GATE_OFFLINE_ENV } from '../deps/offline-env.js';
 import type { Sandbox, SandboxMount, SandboxRunResult } from '../sandbox/sandbox.js';
-import { removeTree } from '../world/remove-tree.js';
+import { removeTree } from '../sandbox/remove-tree.js';
 import type { GateStepRecord } from '../world/episode-record.js';
 import type { WorldManifest } from '../world/manifest-schema.js';
 import type { GateStep } from './gate-plan.js';

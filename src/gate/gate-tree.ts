@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { GenesisError } from '../errors.js';
 import { exportTree } from '../world/export-tree.js';
 import { matchesAny } from '../world/path-patterns.js';
-import { discardTree, removeTree } from '../world/remove-tree.js';
+import { discardTree, removeTree } from '../sandbox/remove-tree.js';
 
 const execFileAsync = promisify(execFile);
 

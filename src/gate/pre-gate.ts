@@ -4,19 +4,7 @@
  * check is a verdict, not an exception.
  */
 import { CONTROL_CHARACTER, isGitDirName, matchesAny } from '../world/path-patterns.js';
-
-/** One path of a candidate's change, as git's diff of base and candidate reports it. */
-export interface ChangedEntry {
-  /** Repo-relative, '/'-separated, already unquoted. */
-  path: string;
-  change: 'added' | 'modified' | 'deleted' | 'type-changed';
-  /** The new git mode ('100644', '100755', '120000' symlink, '160000' gitlink); '' when deleted. */
-  mode: string;
-  /** The new blob's size in bytes; 0 when deleted. */
-  size: number;
-  /** For mode 120000: the link's target text. */
-  symlinkTarget?: string;
-}
+import type { ChangedEntry } from '../world/tree-diff.js';
 
 /** What the pre-gate enforces; `protected` comes from the accepted head, never the candidate. */
 export interface PreGateRules {

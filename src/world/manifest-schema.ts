@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { PRESET_NAMES } from '../agents/presets/preset.js';
+import { PRESET_NAMES } from './agent-presets.js';
 
 /**
  * The schema of world.yaml. Every field has a description (shown in errors and the README) and,

@@ -3,10 +3,10 @@ import type { z } from 'zod';
 import { GenesisError } from '../errors.js';
 import { describePatternProblem, patternSetsOverlap } from './path-patterns.js';
 import { manifestSchema, type WorldManifest } from './manifest-schema.js';
-import { PROMPT_PLACEHOLDERS } from '../agents/prompt-template-default.js';
-import { checkPromptTemplate } from '../agents/prompt-template.js';
-import { agentConfigForAttempt, type AgentConfig } from '../agents/rotation.js';
-import { depsSpecProblems } from '../deps/deps-spec-rules.js';
+import { PROMPT_PLACEHOLDERS } from './prompt-template-default.js';
+import { checkPromptTemplate } from './prompt-template.js';
+import { agentConfigForAttempt, type AgentConfig } from './agent-config.js';
+import { depsSpecProblems } from './deps-spec-rules.js';
 
 export interface ManifestParseResult {
   manifest: WorldManifest | null;
@@ -87,7 +87,9 @@ const CROSS_FIELD_RULES: Rule[] = [
   function agentHasWhatItsKindNeeds(m, errors) {
     agentConfigProblems(m.agent, 'agent', errors);
     // Each rotation entry is checked as the agent it becomes once merged over the base.
-    m.agent.rotation.forEach((_, i) => agentConfigProblems(agentConfigForAttempt(m.agent, i + 1), `agent.rotation[${i}]`, errors));
+    m.agent.rotation.forEach((_, i) => {
+      agentConfigProblems(agentConfigForAttempt(m.agent, i + 1), `agent.rotation[${i}]`, errors);
+    });
   },
   function agentPromptTemplateIsReadable(m, errors) {
     if (m.agent.promptTemplate === undefined) return;
@@ -122,12 +124,12 @@ const CROSS_FIELD_RULES: Rule[] = [
     });
   },
   function pathsAreSafePatterns(m, errors) {
-    m.tasks.forEach((task, i) =>
+    m.tasks.forEach((task, i) => {
       task.paths.forEach((pattern, j) => {
         const problem = describePatternProblem(pattern);
         if (problem) errors.push(`tasks[${i}].paths[${j}]: ${problem}`);
-      }),
-    );
+      });
+    });
     m.protected.forEach((pattern, j) => {
       const problem = describePatternProblem(pattern);
       if (problem) errors.push(`protected[${j}]: ${problem}`);
@@ -135,12 +137,12 @@ const CROSS_FIELD_RULES: Rule[] = [
   },
   function dependenciesExist(m, errors) {
     const ids = new Set(m.tasks.map((t) => t.id));
-    m.tasks.forEach((task, i) =>
+    m.tasks.forEach((task, i) => {
       task.dependsOn.forEach((dep, j) => {
         if (!ids.has(dep)) errors.push(`tasks[${i}].dependsOn[${j}]: no task has id "${dep}"`);
         if (dep === task.id) errors.push(`tasks[${i}].dependsOn[${j}]: a task cannot depend on itself`);
-      }),
-    );
+      });
+    });
   },
   function dependenciesHaveNoCycle(m, errors) {
     const cycle = findCycle(m.tasks.map((t) => ({ id: t.id, deps: t.dependsOn })));

@@ -1,4 +1,4 @@
-import { PRESETS } from '../agents/presets/index.js';
+import { PRESET_ENV } from './agent-presets.js';
 import type { WorldManifest } from './manifest-schema.js';
 import { scrubSecrets } from './secret-scrubber.js';
 
@@ -11,7 +11,7 @@ const SECRET_NAME = /(?:^|_)(?:API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|CR
  * whose name says it is a credential.
  */
 export function secretEnvNames(agent?: WorldManifest['agent'], env: NodeJS.ProcessEnv = process.env): string[] {
-  const names = new Set<string>(Object.values(PRESETS).flatMap((preset) => preset.env));
+  const names = new Set<string>(Object.values(PRESET_ENV).flat());
   for (const name of Object.keys(env)) if (SECRET_NAME.test(name)) names.add(name);
   if (agent) {
     for (const name of agent.env) names.add(name);

@@ -1,5 +1,17 @@
-import type { ChangedEntry } from '../gate/pre-gate.js';
 import { git, gitHead } from './git.js';
+
+/** One path of a candidate's change, as git's diff of base and candidate reports it. */
+export interface ChangedEntry {
+  /** Repo-relative, '/'-separated, already unquoted. */
+  path: string;
+  change: 'added' | 'modified' | 'deleted' | 'type-changed';
+  /** The new git mode ('100644', '100755', '120000' symlink, '160000' gitlink); '' when deleted. */
+  mode: string;
+  /** The new blob's size in bytes; 0 when deleted. */
+  size: number;
+  /** For mode 120000: the link's target text. */
+  symlinkTarget?: string;
+}
 
 const STATUS: Record<string, ChangedEntry['change']> = { A: 'added', M: 'modified', D: 'deleted', T: 'type-changed' };
 

@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { stringify } from 'yaml';
 import { createSandbox } from '../../src/sandbox/create-sandbox.js';
 import type { Sandbox } from '../../src/sandbox/sandbox.js';
-import { initWorld } from '../../src/world/init-world.js';
+import { initWorld } from '../../src/operations/init-world.js';
 import type { WorldRepo } from '../../src/world/world-repo.js';
 import { tempDir } from './temp-dir.js';
 

@@ -1,5 +1,5 @@
 import { createAgentSandbox } from '../agent-sandbox-create.js';
-import type { AgentConfig } from '../rotation.js';
+import type { AgentConfig } from '../../world/agent-config.js';
 import { priceOf } from '../usage-prices.js';
 import { OpenAIAgent } from './openai-agent.js';
 

@@ -1,5 +1,6 @@
 import type { AgentUsage } from '../usage.js';
 import { lineSplitter } from './json-lines.js';
+import { PRESET_ENV } from '../../world/agent-presets.js';
 import type { CommandPreset, PresetOptions, UsageReader } from './preset.js';
 
 /**
@@ -20,7 +21,7 @@ import type { CommandPreset, PresetOptions, UsageReader } from './preset.js';
 export const aiderPreset: CommandPreset = {
   name: 'aider',
   install: 'python -m pip install aider-install && aider-install',
-  env: ['OPENAI_API_KEY', 'OPENAI_API_BASE', 'ANTHROPIC_API_KEY', 'GEMINI_API_KEY', 'OPENROUTER_API_KEY', 'DEEPSEEK_API_KEY', 'OLLAMA_API_BASE', 'AIDER_MODEL'],
+  env: PRESET_ENV.aider,
   argv: (o: PresetOptions) => [
     'aider', '--message-file', '{promptFile}',
     '--yes-always', '--no-auto-commits', '--no-dirty-commits', '--no-gitignore',

@@ -1,5 +1,6 @@
 import { unknownUsage, type AgentUsage } from '../usage.js';
 import { lineSplitter, numberAt, objectAt, parseJsonObject, sumKnown } from './json-lines.js';
+import { PRESET_ENV } from '../../world/agent-presets.js';
 import type { CommandPreset, PresetOptions, UsageReader } from './preset.js';
 
 /**
@@ -19,7 +20,7 @@ import type { CommandPreset, PresetOptions, UsageReader } from './preset.js';
 export const claudeCodePreset: CommandPreset = {
   name: 'claude-code',
   install: 'npm install -g @anthropic-ai/claude-code',
-  env: ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'ANTHROPIC_BASE_URL', 'CLAUDE_CODE_OAUTH_TOKEN', 'CLAUDE_CODE_USE_BEDROCK', 'CLAUDE_CODE_USE_VERTEX', 'AWS_REGION', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'ANTHROPIC_VERTEX_PROJECT_ID', 'CLOUD_ML_REGION', 'IS_SANDBOX'],
+  env: PRESET_ENV['claude-code'],
   argv: (o: PresetOptions) => ['claude', '-p', '--output-format', 'stream-json', '--verbose', '--dangerously-skip-permissions', ...(o.model ? ['--model', o.model] : []), ...o.args],
   usageReader: readClaudeUsage,
 };

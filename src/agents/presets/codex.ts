@@ -1,5 +1,6 @@
-import { type AgentUsage } from '../usage.js';
+import type { AgentUsage } from '../usage.js';
 import { lineSplitter, numberAt, objectAt, parseJsonObject } from './json-lines.js';
+import { PRESET_ENV } from '../../world/agent-presets.js';
 import type { CommandPreset, PresetOptions, UsageReader } from './preset.js';
 
 /**
@@ -16,7 +17,7 @@ import type { CommandPreset, PresetOptions, UsageReader } from './preset.js';
 export const codexPreset: CommandPreset = {
   name: 'codex',
   install: 'npm install -g @openai/codex',
-  env: ['OPENAI_API_KEY', 'OPENAI_BASE_URL', 'CODEX_API_KEY'],
+  env: PRESET_ENV.codex,
   argv: (o: PresetOptions) => [
     'codex', 'exec', '--json',
     o.sandboxed ? '--dangerously-bypass-approvals-and-sandbox' : '--full-auto',

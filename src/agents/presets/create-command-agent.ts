@@ -1,6 +1,6 @@
 import { createAgentSandbox } from '../agent-sandbox-create.js';
 import { CommandAgent } from '../command-agent.js';
-import type { AgentConfig } from '../rotation.js';
+import type { AgentConfig } from '../../world/agent-config.js';
 import { priceOf } from '../usage-prices.js';
 import { PRESETS } from './index.js';
 

@@ -1,5 +1,6 @@
 import type { AgentUsage } from '../usage.js';
 import { numberAt, objectAt, type JsonObject } from './json-lines.js';
+import { PRESET_ENV } from '../../world/agent-presets.js';
 import type { CommandPreset, PresetOptions, UsageReader } from './preset.js';
 
 /** The `--prompt` text; the task itself arrives on stdin, which Gemini CLI puts before it. */
@@ -20,7 +21,7 @@ const KEEP_CHARS = 4 * 1024 * 1024;
 export const geminiPreset: CommandPreset = {
   name: 'gemini',
   install: 'npm install -g @google/gemini-cli',
-  env: ['GEMINI_API_KEY', 'GOOGLE_API_KEY', 'GOOGLE_CLOUD_PROJECT', 'GOOGLE_CLOUD_LOCATION', 'GOOGLE_GENAI_USE_VERTEXAI', 'GOOGLE_APPLICATION_CREDENTIALS'],
+  env: PRESET_ENV.gemini,
   argv: (o: PresetOptions) => ['gemini', '--output-format', 'json', '--yolo', ...(o.model ? ['--model', o.model] : []), ...o.args, '--prompt', GEMINI_PROMPT],
   usageReader: readGeminiUsage,
 };

@@ -3,10 +3,11 @@ import { claudeCodePreset } from './claude-code.js';
 import { codexPreset } from './codex.js';
 import { geminiPreset } from './gemini.js';
 import { opencodePreset } from './opencode.js';
-import type { CommandPreset, PresetName } from './preset.js';
+import type { PresetName } from '../../world/agent-presets.js';
+import type { CommandPreset } from './preset.js';
 
-export { PRESET_NAMES } from './preset.js';
-export type { CommandPreset, PresetName, PresetOptions, UsageReader } from './preset.js';
+export type { PresetName } from '../../world/agent-presets.js';
+export type { CommandPreset, PresetOptions, UsageReader } from './preset.js';
 
 /** Every preset of the `command` adapter, by its `agent.preset` name. */
 export const PRESETS: Readonly<Record<PresetName, CommandPreset>> = {

@@ -1,5 +1,6 @@
 import type { AgentUsage } from '../usage.js';
 import { lineSplitter, numberAt, objectAt, parseJsonObject } from './json-lines.js';
+import { PRESET_ENV } from '../../world/agent-presets.js';
 import type { CommandPreset, PresetOptions, UsageReader } from './preset.js';
 
 /** What the positional message says; the task itself arrives on stdin, which `opencode run` reads. */
@@ -18,7 +19,7 @@ export const OPENCODE_MESSAGE = 'Carry out the task given on standard input.';
 export const opencodePreset: CommandPreset = {
   name: 'opencode',
   install: 'npm install -g opencode-ai',
-  env: ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'OPENROUTER_API_KEY', 'GOOGLE_GENERATIVE_AI_API_KEY', 'OPENCODE_CONFIG'],
+  env: PRESET_ENV.opencode,
   argv: (o: PresetOptions) => ['opencode', 'run', '--format', 'json', ...(o.model ? ['--model', o.model] : []), ...o.args, OPENCODE_MESSAGE],
   usageReader: readOpencodeUsage,
 };

@@ -1,8 +1,5 @@
+import type { PresetName } from '../../world/agent-presets.js';
 import type { AgentUsage } from '../usage.js';
-
-/** The `agent.preset` names world.yaml accepts. */
-export const PRESET_NAMES = ['claude-code', 'codex', 'aider', 'opencode', 'gemini'] as const;
-export type PresetName = (typeof PRESET_NAMES)[number];
 
 /** What a preset's command line depends on. */
 export interface PresetOptions {

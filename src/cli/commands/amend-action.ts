@@ -2,7 +2,7 @@ import { withCliName } from '../invocation.js';
 import { hostname, userInfo } from 'node:os';
 import { GenesisError } from '../../errors.js';
 import { createSandbox } from '../../sandbox/create-sandbox.js';
-import { amendWorld, type AmendResult } from '../../world/amend-world.js';
+import { amendWorld, type AmendResult } from '../../operations/amend-world.js';
 import { waitForRunLock } from '../../world/wait-for-run-lock.js';
 import { WorldRepo } from '../../world/world-repo.js';
 import { readInitSandbox } from '../../world/world-settings.js';

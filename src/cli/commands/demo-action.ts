@@ -2,7 +2,7 @@ import { rm, stat } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { GenesisError } from '../../errors.js';
 import { createSandbox } from '../../sandbox/create-sandbox.js';
-import { initWorld } from '../../world/init-world.js';
+import { initWorld } from '../../operations/init-world.js';
 import { STOP_EXIT } from '../exit-codes.js';
 import { withCliName } from '../invocation.js';
 import { formatSummary } from '../run-reporter.js';

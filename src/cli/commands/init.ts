@@ -13,7 +13,7 @@ export function define(program: Command): void {
     .addOption(sandboxOption())
     .option('--json', 'print the result as JSON')
     .action(async (opts: InitOptions) => {
-      const { initWorld } = await import('../../world/init-world.js');
+      const { initWorld } = await import('../../operations/init-world.js');
       const { createSandbox } = await import('../../sandbox/create-sandbox.js');
       const { withCliName } = await import('../invocation.js');
       const result = await initWorld({

@@ -37,7 +37,7 @@ export function define(program: Command): void {
     .option('--check <command>', "the task's acceptance command, run by the gate")
     .option('--json', 'print the new commit as JSON')
     .action(async (id: string, opts: { world?: string; title: string; paths: string; description: string; acceptance: string; dependsOn: string; check?: string; json?: boolean }) => {
-      const { addTask } = await import('../../world/add-task.js');
+      const { addTask } = await import('../../operations/add-task.js');
       const { WorldRepo } = await import('../../world/world-repo.js');
       const { createSandbox } = await import('../../sandbox/create-sandbox.js');
       const world = await WorldRepo.open(requireWorld(opts));

@@ -9,7 +9,7 @@ import type { RunSummary } from '../../../src/schedule/run-events.js';
 import { runWorld } from '../../../src/schedule/run-world.js';
 import { readAcceptedHistory, type AcceptedCommit } from '../../../src/world/accepted-history.js';
 import type { EpisodeArtifacts, EpisodeRecord } from '../../../src/world/episode-record.js';
-import { initWorld } from '../../../src/world/init-world.js';
+import { initWorld } from '../../../src/operations/init-world.js';
 import { Ledger } from '../../../src/world/ledger.js';
 import type { WorldRepo } from '../../../src/world/world-repo.js';
 

@@ -8,7 +8,7 @@ import { define } from '../../../src/cli/commands/stats.js';
 import { createSandbox } from '../../../src/sandbox/create-sandbox.js';
 import { runWorld } from '../../../src/schedule/run-world.js';
 import type { EpisodeRecord } from '../../../src/world/episode-record.js';
-import { initWorld } from '../../../src/world/init-world.js';
+import { initWorld } from '../../../src/operations/init-world.js';
 import { Ledger } from '../../../src/world/ledger.js';
 import { bwrapAnswers, itWith } from '../../helpers/services.js';
 import { runSimFixture } from '../sim/sim-fixture.js';

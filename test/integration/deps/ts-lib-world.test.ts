@@ -5,7 +5,7 @@ import { DepsCache } from '../../../src/deps/deps-cache.js';
 import { createSandbox } from '../../../src/sandbox/create-sandbox.js';
 import { runWorld } from '../../../src/schedule/run-world.js';
 import { readAcceptedHistory } from '../../../src/world/accepted-history.js';
-import { initWorld } from '../../../src/world/init-world.js';
+import { initWorld } from '../../../src/operations/init-world.js';
 import { Ledger } from '../../../src/world/ledger.js';
 import { useTempDepsCache } from '../../helpers/deps-fixture.js';
 import { itWith } from '../../helpers/services.js';

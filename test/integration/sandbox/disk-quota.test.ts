@@ -4,7 +4,7 @@ import { describe, expect } from 'vitest';
 import { BwrapSandbox } from '../../../src/sandbox/bwrap-sandbox.js';
 import { DockerSandbox } from '../../../src/sandbox/docker-sandbox.js';
 import type { Sandbox } from '../../../src/sandbox/sandbox.js';
-import { removeTree } from '../../../src/world/remove-tree.js';
+import { removeTree } from '../../../src/sandbox/remove-tree.js';
 import { itWith } from '../../helpers/services.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 

@@ -4,7 +4,7 @@ import { createSandbox } from '../../../src/sandbox/create-sandbox.js';
 import type { Sandbox } from '../../../src/sandbox/sandbox.js';
 import { runWorld } from '../../../src/schedule/run-world.js';
 import type { RunSummary } from '../../../src/schedule/run-events.js';
-import { initWorld } from '../../../src/world/init-world.js';
+import { initWorld } from '../../../src/operations/init-world.js';
 import type { WorldRepo } from '../../../src/world/world-repo.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 

@@ -4,7 +4,7 @@ import { describe, expect } from 'vitest';
 import { judgeSimWorld } from '../../../src/agents/sim-hidden-check.js';
 import { replaySimRun } from '../../../src/agents/sim-replay.js';
 import { runWorld } from '../../../src/schedule/run-world.js';
-import { initWorld } from '../../../src/world/init-world.js';
+import { initWorld } from '../../../src/operations/init-world.js';
 import { Ledger } from '../../../src/world/ledger.js';
 import { itWith } from '../../helpers/services.js';
 import { tempDir } from '../../helpers/temp-dir.js';

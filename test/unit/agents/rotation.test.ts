@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Agent, AgentRunInput } from '../../../src/agents/agent.js';
-import { agentConfigForAttempt, agentForAttempt, RotatingAgent } from '../../../src/agents/rotation.js';
+import { agentForAttempt, RotatingAgent } from '../../../src/agents/rotation.js';
+import { agentConfigForAttempt } from '../../../src/world/agent-config.js';
 import { manifestSchema } from '../../../src/world/manifest-schema.js';
 
 function agentOf(agent: Record<string, unknown>) {

@@ -1,4 +1,4 @@
-import type { DepsSpec } from '../world/manifest-schema.js';
+import type { DepsSpec } from './manifest-schema.js';
 
 /**
  * Problems with a tree-relative path of `verify.deps`, or null. Pure. Files and outputs must name

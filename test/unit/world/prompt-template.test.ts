@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_PROMPT_TEMPLATE, PROMPT_PLACEHOLDERS } from '../../../src/agents/prompt-template-default.js';
-import { checkPromptTemplate, PromptTemplateError, renderPromptTemplate } from '../../../src/agents/prompt-template.js';
+import { DEFAULT_PROMPT_TEMPLATE, PROMPT_PLACEHOLDERS } from '../../../src/world/prompt-template-default.js';
+import { checkPromptTemplate, PromptTemplateError, renderPromptTemplate } from '../../../src/world/prompt-template.js';
 import { composePrompt } from '../../../src/episode/prompt.js';
 import { manifestSchema } from '../../../src/world/manifest-schema.js';
 

@@ -6,12 +6,12 @@ import { planGate } from '../gate/gate-plan.js';
 import { runGate, type GateRunVerdict } from '../gate/gate.js';
 import { saveBaseline } from '../gate/test-baseline.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
-import { TRAILERS } from './accepted-history.js';
+import { TRAILERS } from '../world/accepted-history.js';
 import { simpleGit } from 'simple-git';
-import { git, gitValue } from './git.js';
-import { parseManifest, readManifest } from './manifest.js';
-import type { WorldManifest } from './manifest-schema.js';
-import { WorldRepo } from './world-repo.js';
+import { git, gitValue } from '../world/git.js';
+import { parseManifest, readManifest } from '../world/manifest.js';
+import type { WorldManifest } from '../world/manifest-schema.js';
+import { WorldRepo } from '../world/world-repo.js';
 
 export interface InitWorldResult {
   world: WorldRepo;

@@ -3,12 +3,12 @@ import { GenesisError } from '../errors.js';
 import { planGate } from '../gate/gate-plan.js';
 import { runGate } from '../gate/gate.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
-import { readDoneTasks, TRAILERS } from './accepted-history.js';
-import { git, gitValue } from './git.js';
-import { readManifest } from './manifest.js';
-import type { WorldManifest } from './manifest-schema.js';
-import { acquireRunLock } from './run-lock.js';
-import type { WorldRepo } from './world-repo.js';
+import { readDoneTasks, TRAILERS } from '../world/accepted-history.js';
+import { git, gitValue } from '../world/git.js';
+import { readManifest } from '../world/manifest.js';
+import type { WorldManifest } from '../world/manifest-schema.js';
+import { acquireRunLock } from '../world/run-lock.js';
+import type { WorldRepo } from '../world/world-repo.js';
 
 /**
  * Adds a task to world.yaml on the accepted branch. The manifest is protected from episodes, so

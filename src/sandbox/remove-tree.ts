@@ -3,7 +3,7 @@ import { lstat, mkdir, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { execa } from 'execa';
 import { GenesisError } from '../errors.js';
-import { unmountUnder } from '../sandbox/disk-quota.js';
+import { unmountUnder } from './disk-quota.js';
 
 /**
  * Removes a directory tree whatever an agent or a check made of it. Node's recursive rm builds

@@ -4,11 +4,11 @@ import { GenesisError, isGenesisError } from '../errors.js';
 import { planGate } from '../gate/gate-plan.js';
 import { runGate, type GateRunVerdict } from '../gate/gate.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
-import { readDoneTasks, TRAILERS } from './accepted-history.js';
-import { git } from './git.js';
-import type { WorldManifest } from './manifest-schema.js';
-import { writeTreeFromDir } from './tree-from-dir.js';
-import type { WorldRepo } from './world-repo.js';
+import { readDoneTasks, TRAILERS } from '../world/accepted-history.js';
+import { git } from '../world/git.js';
+import type { WorldManifest } from '../world/manifest-schema.js';
+import { writeTreeFromDir } from '../world/tree-from-dir.js';
+import type { WorldRepo } from '../world/world-repo.js';
 
 export interface AmendInput {
   /** The working tree that becomes the next accepted tree. */
