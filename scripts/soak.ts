@@ -94,7 +94,9 @@ try {
   const redisAfterWorkers = await redis.usedMemory();
   const episodes = await new Ledger(world.path).readAll();
   const done = new Set((await readAcceptedHistory(world.path, 'main')).flatMap((c) => (c.task ? [c.task] : [])));
-  const byOutcome = Object.entries(episodes.reduce<Record<string, number>>((acc, e) => ({ ...acc, [e.outcome ?? e.status]: (acc[e.outcome ?? e.status] ?? 0) + 1 }), {}));
+  const counts: Record<string, number> = {};
+  for (const e of episodes) counts[e.outcome ?? e.status] = (counts[e.outcome ?? e.status] ?? 0) + 1;
+  const byOutcome = Object.entries(counts);
   if (code !== 0 || done.size !== world.tasks.length) ok = false;
   out.push(
     `soak run: ${episodes.length} episodes (${byOutcome.map(([k, n]) => `${k} ${n}`).join(', ')}), ${done.size}/${world.tasks.length} tasks done, ${workersWanted} workers, bwrap, exit ${code}, ${(runMs / 1000).toFixed(0)}s (${(episodes.length / (runMs / 1000)).toFixed(1)} episodes/s)`,

@@ -40,7 +40,10 @@ export function startGenesis(args: string[], env: Record<string, string>): Genes
     }
   });
   let stderr = '';
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()).length > 1e6 && (stderr = stderr.slice(-100_000)));
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+    if (stderr.length > 1e6) stderr = stderr.slice(-100_000);
+  });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const p: GenesisProcess = {
     child,

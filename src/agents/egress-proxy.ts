@@ -52,7 +52,7 @@ export async function startEgressProxy(allow: readonly string[]): Promise<Egress
     } catch {
       // not an absolute URL: not a proxy request
     }
-    if (!url || url.protocol !== 'http:' || !admits(req, url.hostname)) {
+    if (url?.protocol !== 'http:' || !admits(req, url.hostname)) {
       refused++;
       res.writeHead(url ? 403 : 400, { 'content-type': 'text/plain' }).end(`genesis egress: ${url?.hostname ?? 'that'} is not on agent.network.allow\n`);
       return;

@@ -16,7 +16,10 @@ export function checkChangesAgainstRules(commits: readonly AuditedCommit[], mani
   const reported = new Set<string>();
   commits.forEach((c, i) => {
     const own = c.manifestKey ? manifests.get(c.manifestKey) : undefined;
-    if (own !== undefined && !Array.isArray(own)) return checkEpisodeCommit(c, commits[i + 1], manifests, findings);
+    if (own !== undefined && !Array.isArray(own)) {
+      checkEpisodeCommit(c, commits[i + 1], manifests, findings);
+      return;
+    }
     // Every commit must carry a valid manifest: a run reads its rules from the head. Once per manifest.
     const key = c.manifestKey ?? 'missing';
     if (reported.has(key)) return;

@@ -36,7 +36,7 @@ export async function readStepReport(input: StepReportInput): Promise<StepReport
   return { run, source: run ? 'the output' : null };
 }
 
-// eslint-disable-next-line no-control-regex -- ANSI colour codes start with ESC
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colour codes start with ESC
 const ANSI = /\u001b\[[0-9;?]*[A-Za-z]/g;
 const SPEC_END = /^ℹ tests \d+\s*$/;
 const TAP_LINE = /^(?:TAP version \d+|1\.\.\d+|(?:not )?ok\b|# tests \d+)/;

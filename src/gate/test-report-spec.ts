@@ -9,7 +9,7 @@
  */
 import { isFileLevelName, type TestCase, type TestRun } from './test-report-cases.js';
 
-// eslint-disable-next-line no-control-regex -- ANSI colour codes start with ESC
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colour codes start with ESC
 const ANSI = /\u001b\[[0-9;?]*[A-Za-z]/g;
 const POINT = /^(\s*)([✔✖﹣])\s+(.*?)(?:\s+\([\d.]+ms\)(?:\s+#\s*(.*))?)?$/;
 const SUMMARY = /^(?:#|ℹ)\s+(tests|suites|pass|fail|cancelled|skipped|todo|duration_ms)\s+([\d.]+)\s*$/;

@@ -11,7 +11,7 @@
 import { Parser } from 'tap-parser';
 import { isFileLevelName, mergeRuns, type TestCase, type TestRun } from './test-report-cases.js';
 
-// eslint-disable-next-line no-control-regex -- ANSI colour codes start with ESC
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colour codes start with ESC
 const ANSI = /\u001b\[[0-9;?]*[A-Za-z]/g;
 const HEADER = /^TAP version \d+\s*$/;
 const SUMMARY = /^#\s+(tests|suites|pass|fail|cancelled|skipped|todo|duration_ms)\s+([\d.]+)\s*$/;

@@ -21,7 +21,7 @@ export interface TestReport {
   failures: TestFailure[];
 }
 
-// eslint-disable-next-line no-control-regex -- ANSI colour codes start with ESC
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colour codes start with ESC
 const ANSI = /\u001b\[[0-9;?]*[A-Za-z]/g;
 
 /**

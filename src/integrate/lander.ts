@@ -94,7 +94,7 @@ export class Lander {
     if (input.verifiedOn === null) return null;
     const v = await this.verifications.read(input.verificationId);
     const tree = await this.world.treeOf(input.commit);
-    if (!v || !v.ok || v.commit !== input.commit || v.tree !== tree || v.onto !== input.verifiedOn || v.gate?.ok !== true) {
+    if (!v?.ok || v.commit !== input.commit || v.tree !== tree || v.onto !== input.verifiedOn || v.gate?.ok !== true) {
       return `no passing verification record ${input.verificationId} for commit ${input.commit.slice(0, 12)} in the world`;
     }
     return v;

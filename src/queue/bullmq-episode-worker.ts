@@ -45,7 +45,10 @@ export async function startEpisodeWorker(options: EpisodeWorkerOptions): Promise
   const resultQueues = new Map<string, Queue>();
   const resultQueue = (name: string) => {
     let q = resultQueues.get(name);
-    if (!q) resultQueues.set(name, (q = new Queue(name, { connection: options.redis, prefix: queuePrefix() })));
+    if (!q) {
+      q = new Queue(name, { connection: options.redis, prefix: queuePrefix() });
+      resultQueues.set(name, q);
+    }
     return q;
   };
   const process_ = async (job: Job): Promise<EpisodeResult> => {

@@ -29,7 +29,6 @@ export interface DockerSandboxOptions {
   docker?: Docker;
 }
 
-const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 export { missingImageHint } from './docker-errors.js';
 
 /**

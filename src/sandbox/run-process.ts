@@ -74,7 +74,9 @@ export function runProcessTree(file: string, args: string[], options: ProcessTre
     child.once('exit', () => {
       clearTimeout(timer);
       killGroup();
-      drainTimer = setTimeout(() => streams.forEach((s) => s.destroy()), DRAIN_GRACE_MS);
+      drainTimer = setTimeout(() => {
+        for (const s of streams) s.destroy();
+      }, DRAIN_GRACE_MS);
     });
     child.once('close', (code, signal) => {
       clearTimeout(timer);

@@ -45,7 +45,9 @@ export class Ledger {
       if (content !== undefined) texts.push([file, scrub(content)]);
     }
     const shas = await this.hashAll(texts.map(([, content]) => content));
-    texts.forEach(([name], i) => files.set(name, shas[i]!));
+    texts.forEach(([name], i) => {
+      files.set(name, shas[i]!);
+    });
     const tree = await gitValue(['mktree'], {
       cwd: this.repo,
       input: [...files].map(([name, sha]) => `100644 blob ${sha}\t${name}`).join('\n') + '\n',

@@ -132,7 +132,7 @@ export function isGitDirName(segment: string): boolean {
   return folded === '.git' || folded === 'git~1';
 }
 
-// eslint-disable-next-line no-control-regex -- control characters are exactly what we look for
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what we look for
 export const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
 
 /**

@@ -51,7 +51,11 @@ export function startCli(args: string[], env: Record<string, string> = {}): CliP
       if (seen) return Promise.resolve(seen);
       return new Promise((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`no line matching ${pattern} within ${timeoutMs} ms; stdout:\n${lines.join('\n')}\nstderr:\n${stderr}`)), timeoutMs);
-        waiters.push({ pattern, resolve: (line) => (clearTimeout(timer), resolve(line)) });
+        const settle = (line: string) => {
+          clearTimeout(timer);
+          resolve(line);
+        };
+        waiters.push({ pattern, resolve: settle });
       });
     },
   };

@@ -152,7 +152,9 @@ export function renderSuccessChart(chart: SuccessChart): string {
     const cells = grid[Math.min(height - 1, Math.max(0, row))];
     if (cells !== undefined && col >= 0 && col < width) cells[col] = ch;
   };
-  line.forEach((y, col) => put(rowOf(y), col, '.'));
+  line.forEach((y, col) => {
+    put(rowOf(y), col, '.');
+  });
   for (const point of chart.points) {
     const col = colOf(point.steps);
     for (let row = rowOf(point.high); row <= rowOf(point.low); row += 1) put(row, col, '|');

@@ -53,9 +53,12 @@ function stageFor(f: FixtureWorld, handler?: (job: VerificationJob) => Promise<V
   const outcomes: IntegrationOutcome[] = [];
   const jobs: VerificationJob[] = [];
   const verify = handler ?? ((job: VerificationJob) => runVerification(job, { world: f.world, sandbox: f.sandbox, worker: 'test' }));
-  const verifications = new MemoryVerificationQueue(async (job) => (jobs.push(job), verify(job)), 3);
+  const verifications = new MemoryVerificationQueue(async (job) => {
+    jobs.push(job);
+    return verify(job);
+  }, 3);
   let wanted = 0;
-  let wake = () => undefined as void;
+  let wake: () => void = () => {};
   const stage = new IntegrationStage({
     world: f.world, ledger, lander: new Lander(f.world, ledger, 'main', f.commit), verifications, slots: 3, head: f.commit, worldName: 'fixture',
     onOutcome: async (o) => {

@@ -60,7 +60,10 @@ describe('MemoryEpisodeQueue', () => {
 
   it('delivers results in completion order, not submission order', async () => {
     const delays: Record<string, number> = { slow: 40, fast: 1 };
-    const queue = new MemoryEpisodeQueue(async (j) => (await sleep(delays[j.task]!), passed(j)), 2);
+    const queue = new MemoryEpisodeQueue(async (j) => {
+      await sleep(delays[j.task]!);
+      return passed(j);
+    }, 2);
     await queue.submit(job('slow'));
     await queue.submit(job('fast'));
     expect((await results(queue, 2)).map((r) => r.task)).toEqual(['fast', 'slow']);
@@ -69,7 +72,10 @@ describe('MemoryEpisodeQueue', () => {
 
   it('runs a job submitted twice only once', async () => {
     let calls = 0;
-    const queue = new MemoryEpisodeQueue(async (j) => (calls++, passed(j)), 2);
+    const queue = new MemoryEpisodeQueue(async (j) => {
+      calls++;
+      return passed(j);
+    }, 2);
     const j = job();
     await queue.submit(j);
     await queue.submit({ ...j });
@@ -81,7 +87,10 @@ describe('MemoryEpisodeQueue', () => {
   });
 
   it('yields exactly one result per job', async () => {
-    const queue = new MemoryEpisodeQueue(async (j) => (await sleep(1), passed(j)), 4);
+    const queue = new MemoryEpisodeQueue(async (j) => {
+      await sleep(1);
+      return passed(j);
+    }, 4);
     const jobs = Array.from({ length: 20 }, () => job());
     await Promise.all(jobs.map((j) => queue.submit(j)));
     const got = await results(queue, 20);
@@ -91,7 +100,10 @@ describe('MemoryEpisodeQueue', () => {
   });
 
   it('serves takers that were waiting before the result existed', async () => {
-    const queue = new MemoryEpisodeQueue(async (j) => (await sleep(5), passed(j)), 1);
+    const queue = new MemoryEpisodeQueue(async (j) => {
+      await sleep(5);
+      return passed(j);
+    }, 1);
     const first = queue.nextResult();
     const second = queue.nextResult();
     const a = job('a');
@@ -216,7 +228,10 @@ describe('MemoryEpisodeQueue', () => {
     for (const [what, change, path] of cases) {
       it(`refuses ${what} with a ZodError and runs nothing`, async () => {
         let calls = 0;
-        const queue = new MemoryEpisodeQueue(async (j) => (calls++, passed(j)), 1);
+        const queue = new MemoryEpisodeQueue(async (j) => {
+          calls++;
+          return passed(j);
+        }, 1);
         const error = await queue.submit({ ...job(), ...change } as EpisodeJob).then(
           () => null,
           (e: unknown) => e,

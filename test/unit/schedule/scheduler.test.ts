@@ -81,7 +81,10 @@ describe('pickReadyTasks', () => {
     const tasks = [task('a'), task('b')];
     const statuses = deriveTaskStatuses(tasks, none, [], none, 3);
     const asked: string[] = [];
-    pickReadyTasks(tasks, statuses, 1, (t) => (asked.push(t.id), true));
+    pickReadyTasks(tasks, statuses, 1, (t) => {
+      asked.push(t.id);
+      return true;
+    });
     expect(asked).toEqual(['a']);
   });
 });

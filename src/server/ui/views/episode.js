@@ -85,7 +85,7 @@ function reasonBox(r, outcome) {
 }
 
 function logSection(label, text, hint, diff = false) {
-  const body = text && text.trim() ? text : null;
+  const body = text?.trim() ? text : null;
   const lines = body ? body.split('\n').length : 0;
   return h(
     'details',
