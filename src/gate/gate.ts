@@ -5,15 +5,13 @@ import type { GateRecord, GateStepRecord } from '../world/episode-record.js';
 import type { WorldManifest } from '../world/manifest-schema.js';
 import type { GateStep } from './gate-plan.js';
 import { summarizeGate } from './gate-plan.js';
-import { HOLDOUT_DIR, judgeStep, runStep, type StepContext, type StepFailure, type StepRun } from './gate-step.js';
+import { judgeStep, runStep, type StepContext, type StepFailure, type StepRun } from './gate-step.js';
 import { recordImage, withImageInSummary } from './gate-image.js';
 import { GateTree, PREPARING_STEPS } from './gate-tree.js';
 import { HOLDOUT_STEP } from './hidden-checks.js';
 import type { TestBaseline } from './test-baseline.js';
 import { passingNames } from './test-report-cases.js';
 import { failureSignature } from './test-report.js';
-
-export { HOLDOUT_DIR };
 
 /**
  * `log` holds the visible steps' output; the hidden checks' output is `hiddenLog` alone, so whoever

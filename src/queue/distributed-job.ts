@@ -55,8 +55,6 @@ export const distributedVerificationSchema = z
   })
   .strict();
 
-export type DistributedVerification = z.output<typeof distributedVerificationSchema>;
-
 export function verificationResultQueueOf(worldKey: string): string {
   return `verification-results-${worldKey}`;
 }

@@ -7,7 +7,7 @@ import type { PresetName } from '../../world/agent-presets.js';
 import type { CommandPreset } from './preset.js';
 
 export type { PresetName } from '../../world/agent-presets.js';
-export type { CommandPreset, PresetOptions, UsageReader } from './preset.js';
+export type { CommandPreset } from './preset.js';
 
 /** Every preset of the `command` adapter, by its `agent.preset` name. */
 export const PRESETS: Readonly<Record<PresetName, CommandPreset>> = {

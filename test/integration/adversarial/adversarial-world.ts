@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -98,23 +97,4 @@ export async function attackRoot(): Promise<{ root: string; markers: string }> {
   const root = await mkdtemp(join(tmpdir(), 'genesis-adversarial-'));
   await mkdir(join(root, 'markers'));
   return { root, markers: join(root, 'markers') };
-}
-
-/** Running or sleeping; a zombie waiting for its reaper counts as gone. */
-export function isAlive(pid: number): boolean {
-  try {
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
-
-/** The pid a process wrote to a file, or null when it wrote none. */
-export function pidIn(file: string): number | null {
-  try {
-    const pid = Number(readFileSync(file, 'utf8').trim());
-    return Number.isInteger(pid) && pid > 0 ? pid : null;
-  } catch {
-    return null;
-  }
 }
