@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite, as `npm test` and CI run it: bring up the services the tests talk to
-# (Redis, Docker, bubblewrap, the sandbox image), typecheck, then run every test.
+# (Redis, Docker, bubblewrap, the sandbox image), typecheck, lint, then run every test.
 # Extra arguments go to vitest (e.g. `npm test -- test/unit`).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -12,4 +12,6 @@ if [ ! -d node_modules ]; then
 fi
 echo "typecheck: tsc --noEmit"
 npx tsc --noEmit -p tsconfig.json
+echo "lint: npm run lint (biome: code rules and layers)"
+npm run lint --silent
 exec npx vitest run "$@"

@@ -1,0 +1,123 @@
+import { execFile } from 'node:child_process';
+import { copyFile, mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { tempDir } from '../../helpers/temp-dir.js';
+
+const run = promisify(execFile);
+const ROOT = resolve(import.meta.dirname, '../../..');
+const BIOME = join(ROOT, 'node_modules/.bin/biome');
+
+interface LintResult {
+  code: number;
+  /** `rule path:line` for each diagnostic, from biome's GitHub reporter. */
+  findings: string[];
+}
+
+/**
+ * Lints a small tree of `files` (paths relative to the repository root) with the repository's
+ * own biome.jsonc, as `npm run lint` does, so each test shows a rule catching a real violation.
+ */
+async function lint(files: Record<string, string>): Promise<LintResult> {
+  const dir = await tempDir('genesis-lint-');
+  await copyFile(join(ROOT, 'biome.jsonc'), join(dir, 'biome.jsonc'));
+  for (const [path, text] of Object.entries(files)) {
+    await mkdir(dirname(join(dir, path)), { recursive: true });
+    await writeFile(join(dir, path), text);
+  }
+  const args = ['lint', '--error-on-warnings', '--vcs-enabled=false', '--reporter=github', '.'];
+  const result = await run(BIOME, args, { cwd: dir }).then(
+    (ok) => ({ code: 0, stdout: ok.stdout }),
+    (error: { code: number; stdout: string }) => ({ code: error.code, stdout: error.stdout }),
+  );
+  const findings = [...result.stdout.matchAll(/title=(lint\/[\w/]+),file=([^,]+),line=(\d+)/g)].map(
+    ([, rule, file, line]) => `${rule} ${file!.slice(dir.length + 1)}:${line}`,
+  );
+  return { code: result.code, findings };
+}
+
+const RESTRICTED = 'lint/style/noRestrictedImports';
+
+describe('the layer rules', () => {
+  it('reject a world module that imports the gate, an agent, a sandbox or deps', async () => {
+    const result = await lint({
+      'src/world/bad-gate.ts': "import { runGate } from '../gate/gate.js';\nexport const a = runGate;\n",
+      'src/world/bad-agents.ts': "import { PRESETS } from '../agents/presets/index.js';\nexport const a = PRESETS;\n",
+      'src/world/bad-sandbox.ts': "import type { Sandbox } from '../sandbox/sandbox.js';\nexport type A = Sandbox;\n",
+      'src/world/bad-deps.ts': "import { readDepsFiles } from '../deps/read-deps-files.js';\nexport const a = readDepsFiles;\n",
+      'src/world/good.ts': "import { GenesisError } from '../errors.js';\nimport { git } from './git.js';\nexport const a = [GenesisError, git];\n",
+    });
+    expect(result.code).not.toBe(0);
+    expect(result.findings.sort()).toEqual([
+      `${RESTRICTED} src/world/bad-agents.ts:1`,
+      `${RESTRICTED} src/world/bad-deps.ts:1`,
+      `${RESTRICTED} src/world/bad-gate.ts:1`,
+      `${RESTRICTED} src/world/bad-sandbox.ts:1`,
+    ]);
+  });
+
+  it('reject an upward import in the other layers and allow the downward one', async () => {
+    const result = await lint({
+      'src/sandbox/bad.ts': "import { git } from '../world/git.js';\nexport const a = git;\n",
+      'src/gate/bad.ts': "import type { Agent } from '../agents/agent.js';\nexport type A = Agent;\n",
+      'src/gate/good.ts': "import { git } from '../world/git.js';\nimport type { Sandbox } from '../sandbox/sandbox.js';\nexport const a = git;\nexport type S = Sandbox;\n",
+      'src/reliability/bad.ts': "import { readLedger } from '../world/ledger.js';\nexport const a = readLedger;\n",
+      'src/episode/bad.ts': "import { runWorld } from '../schedule/run-world.js';\nexport const a = runWorld;\n",
+      'src/operations/bad.ts': "import { runEpisode } from '../episode/run-episode.js';\nexport const a = runEpisode;\n",
+      'src/schedule/bad.ts': "import { main } from '../cli/main.js';\nexport const a = main;\n",
+      'src/cli/commands/good.ts': "import { runWorld } from '../../schedule/run-world.js';\nexport const a = runWorld;\n",
+    });
+    expect(result.findings.sort()).toEqual([
+      `${RESTRICTED} src/episode/bad.ts:1`,
+      `${RESTRICTED} src/gate/bad.ts:1`,
+      `${RESTRICTED} src/operations/bad.ts:1`,
+      `${RESTRICTED} src/reliability/bad.ts:1`,
+      `${RESTRICTED} src/sandbox/bad.ts:1`,
+      `${RESTRICTED} src/schedule/bad.ts:1`,
+    ]);
+  });
+
+  it('keep bullmq, ioredis and dockerode inside their adapters', async () => {
+    const result = await lint({
+      'src/schedule/bad.ts': "import { Queue } from 'bullmq';\nexport const a = Queue;\n",
+      'src/world/bad.ts': "import { Redis } from 'ioredis';\nexport const a = Redis;\n",
+      'src/gate/bad.ts': "import Docker from 'dockerode';\nexport const a = Docker;\n",
+      'src/queue/good.ts': "import { Queue } from 'bullmq';\nimport { Redis } from 'ioredis';\nexport const a = [Queue, Redis];\n",
+      'src/sandbox/good.ts': "import Docker from 'dockerode';\nexport const a = Docker;\n",
+    });
+    expect(result.findings.sort()).toEqual([
+      `${RESTRICTED} src/gate/bad.ts:1`,
+      `${RESTRICTED} src/schedule/bad.ts:1`,
+      `${RESTRICTED} src/world/bad.ts:1`,
+    ]);
+  });
+});
+
+describe('the code rules', () => {
+  it('reject a floating promise, an import cycle and unused code', async () => {
+    const result = await lint({
+      'src/schedule/floating.ts': 'async function work(): Promise<number> {\n  return 1;\n}\nexport function go(): void {\n  work();\n}\n',
+      'src/schedule/cycle-a.ts': "import { b } from './cycle-b.js';\nexport const a = (): number => b() + 1;\n",
+      'src/schedule/cycle-b.ts': "import { a } from './cycle-a.js';\nexport const b = (): number => a() - 1;\n",
+      'src/schedule/unused.ts': "import { join } from 'node:path';\nconst left = 1;\nexport function f(used: number, unused: number): number {\n  return used;\n}\n",
+      'src/schedule/clean.ts': 'export async function go(work: () => Promise<void>): Promise<void> {\n  await work();\n}\n',
+    });
+    expect(result.code).not.toBe(0);
+    expect(result.findings.sort()).toEqual([
+      'lint/correctness/noUnusedFunctionParameters src/schedule/unused.ts:3',
+      'lint/correctness/noUnusedImports src/schedule/unused.ts:1',
+      'lint/correctness/noUnusedVariables src/schedule/unused.ts:2',
+      'lint/nursery/noFloatingPromises src/schedule/floating.ts:5',
+      'lint/suspicious/noImportCycles src/schedule/cycle-a.ts:1',
+      'lint/suspicious/noImportCycles src/schedule/cycle-b.ts:1',
+    ]);
+  });
+
+  it('pass a clean tree', async () => {
+    const result = await lint({
+      'src/world/clean.ts': "import { GenesisError } from '../errors.js';\nexport const fail = (): never => {\n  throw new GenesisError('x', 'y');\n};\n",
+    });
+    expect(result).toEqual({ code: 0, findings: [] });
+  });
+});
