@@ -29,7 +29,6 @@ export interface DockerSandboxOptions {
   docker?: Docker;
 }
 
-export { missingImageHint } from './docker-errors.js';
 
 /**
  * Runs each command in a fresh container: no network, read-only root, private /tmp, all
