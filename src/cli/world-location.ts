@@ -73,7 +73,8 @@ export async function startPublishing(world: WorldRepo, manifest: WorldManifest,
 
 export function describePublish(event: PublishEvent): string {
   if (event.type === 'published') return `publish: ${event.url} now at ${event.head.slice(0, 12)}${event.attempt > 1 ? ` (after ${event.attempt} tries)` : ''}`;
-  return `publish: push to ${event.url} failed (try ${event.attempt}), again in ${Math.round(event.retryInMs / 1000)}s: ${event.error}`;
+  const next = event.retryInMs === null ? 'tried again by the next run' : `again in ${Math.round(event.retryInMs / 1000)}s`;
+  return `publish: push to ${event.url} failed (try ${event.attempt}), ${next}: ${event.error}`;
 }
 
 /** Pushes what is still local at the end of a run; says what is left behind. */

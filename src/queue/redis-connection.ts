@@ -1,8 +1,12 @@
 import { Redis } from 'ioredis';
 import { GenesisError } from '../errors.js';
+import { backoffDelay, backoffPolicy } from '../retry/backoff-policy.js';
 
 /** Default Redis for a single machine, as started by scripts/setup-services.sh. */
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
+
+/** Reconnects to a Redis that went away: soon at first, then every 2 s at most, never giving up. */
+const RECONNECT = backoffPolicy({ initialMs: 100, maxMs: 2000, jitter: 0.2 });
 
 /**
  * Opens a Redis connection for BullMQ and Genesis's own keys. `maxRetriesPerRequest: null` is what
@@ -16,7 +20,7 @@ export async function connectRedis(url: string, options: { timeoutMs?: number; n
     enableReadyCheck: true,
     lazyConnect: true,
     connectionName: options.name,
-    retryStrategy: (times) => Math.min(times * 100, 2000),
+    retryStrategy: (times) => backoffDelay(RECONNECT, times, Math.random()) ?? RECONNECT.maxMs,
   });
   redis.on('error', () => undefined); // reconnects are handled by retryStrategy; errors surface on commands
   try {

@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GenesisError } from '../errors.js';
+import { backoffDelay, backoffPolicy } from '../retry/backoff-policy.js';
 import { confineDisk, isDiskFull } from './disk-quota.js';
 import { minimalRootArgs, SANDBOX_WORK_DIR } from './bwrap-root.js';
 import { planReadOnlyMounts } from './read-only-paths.js';
@@ -13,6 +14,8 @@ import { isolatedUserFor, prepareWorkDir, SANDBOX_UID } from './work-dir.js';
 import type { SandboxUser } from './work-dir.js';
 
 const MOUNT_RACE = /Can't bind mount \/oldroot|Unable to apply mount flags|Unable to remount/;
+/** A raced mount is tried again soon, four times at most: the mount table settles in milliseconds. */
+const MOUNT_RACE_BACKOFF = backoffPolicy({ initialMs: 50, maxMs: 400, jitter: 0.5, maxRetries: 4 });
 const SETUP_HINT = 'Run `bash scripts/setup-services.sh`; it installs bubblewrap and says what blocks it.';
 const REACH_HINT =
   `The sandbox runs as uid ${SANDBOX_UID}: make every parent directory searchable by it ` +
@@ -90,8 +93,9 @@ export class BwrapSandbox implements Sandbox {
       // A bind copies every mount below its source; one that vanishes meanwhile (a container
       // Docker is creating or removing) makes bwrap fail before the command starts. Try again.
       const raced = !outcome.timedOut && outcome.fd3 !== 'started' && MOUNT_RACE.test(outcome.output);
-      if (!raced || attempt >= 5) break;
-      await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+      const wait = raced ? backoffDelay(MOUNT_RACE_BACKOFF, attempt, Math.random()) : null;
+      if (wait === null) break;
+      await new Promise((resolve) => setTimeout(resolve, wait));
     }
     // Without the report the failure is bwrap's (a mount source out of reach, no user
     // namespaces), not the command's.

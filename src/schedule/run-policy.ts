@@ -1,9 +1,11 @@
 import { spendOf } from '../agents/usage-check.js';
+import { backoffDelay, backoffPolicy } from '../retry/backoff-policy.js';
+import { reasonTraits } from '../vocabulary/rejection-reasons.js';
 import type { EpisodeRecord } from '../world/episode-record.js';
 import type { TaskSpec, WorldManifest } from '../world/manifest-schema.js';
 import { budgetStop, idleStop, pickReadyTasks, type StopReason } from './scheduler.js';
 import type { RetryFacts } from './task-retry-status.js';
-import { deriveWorldTaskStatuses } from './world-task-status.js';
+import { BROKEN_BASE_REASONS, deriveWorldTaskStatuses } from './world-task-status.js';
 import type { TaskStatus } from './task-status.js';
 
 /**
@@ -27,6 +29,8 @@ export interface PolicyState {
   readonly held: ReadonlyMap<string, string>;
   /** Tasks whose last episode met an outage of the machine, and the time (ms) before which none starts. */
   readonly cooldown: ReadonlyMap<string, number>;
+  /** Episodes in a row of a task that met an outage: each next cooldown is longer (see outageBackoff). */
+  readonly outages: ReadonlyMap<string, number>;
   readonly retries: readonly RetryFacts[];
   readonly stop: StopReason | null;
   /** The episodes were told to stop (a hard budget, an interrupt): nothing more starts. */
@@ -50,7 +54,7 @@ export interface PolicyConfig {
   budgets: WorldManifest['goal']['stop'];
   /** Episodes run on workers elsewhere: a hard budget leaves them to finish (their results are owed). */
   distributed: boolean;
-  /** How long a task waits after an outage (Docker down, …) before its next episode. @default 2000 */
+  /** How long a task waits after an outage (Docker down, …) before its next episode; doubled for each outage in a row, up to a minute. @default 2000 */
   cooldownMs: number;
   /** When the goal's evidence passes, run on anyway (the tasks still pending are wanted). */
   pastEvidence: boolean;
@@ -111,6 +115,7 @@ export function initialPolicyState(input: {
     integrating: input.integrating ?? new Map(),
     held: new Map(),
     cooldown: new Map(),
+    outages: new Map(),
     retries: input.retries ?? [],
     stop: null,
     closing: false,
@@ -221,12 +226,24 @@ function finished(state: PolicyState, event: Extract<PolicyEvent, { type: 'finis
   const outcome = record.outcome ?? 'abandoned';
   const tally = { ...state.tally, [outcome]: state.tally[outcome] + 1 };
   let held = state.held;
-  if (record.reason === 'broken-base' || record.reason === 'replay-broken-base') held = new Map(held).set(record.task, record.message ?? '');
+  if (BROKEN_BASE_REASONS.has(record.reason ?? '')) held = new Map(held).set(record.task, record.message ?? '');
+  // An outage (a transient reason, or one this version does not know) cools the task down, longer each time in a row.
+  const outage = outcome === 'abandoned' && (reasonTraits(record.reason)?.retryable ?? true);
+  const streak = outage ? (state.outages.get(record.task) ?? 0) + 1 : 0;
+  const outages = new Map(state.outages);
+  if (streak > 0) outages.set(record.task, streak);
+  else outages.delete(record.task);
   let cooldown = state.cooldown;
-  if (outcome === 'abandoned' && record.reason !== 'aborted') cooldown = new Map(cooldown).set(record.task, event.now + state.config.cooldownMs);
+  if (outage) cooldown = new Map(cooldown).set(record.task, event.now + outageCooldownMs(state.config, streak));
   const stop = !state.stop && event.fatal ? { kind: 'circuit-open' as const, reason: event.fatal.reason, message: event.fatal.message } : state.stop;
   const records = new Map(state.records).set(record.id, record);
-  return plan({ ...state, now: event.now, records, running, integrating, tally, held, cooldown, stop });
+  return plan({ ...state, now: event.now, records, running, integrating, tally, held, cooldown, outages, stop });
+}
+
+/** The wait before a task's next episode after `streak` outages in a row. No jitter: the policy is pure, and tasks meet outages at different times. */
+function outageCooldownMs(config: PolicyConfig, streak: number): number {
+  const policy = backoffPolicy({ initialMs: config.cooldownMs, maxMs: Math.max(config.cooldownMs, 60_000) });
+  return backoffDelay(policy, streak, 0) ?? policy.maxMs;
 }
 
 /** With a stop reason and nothing left running or integrating, the run ends. */

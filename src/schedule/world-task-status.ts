@@ -1,8 +1,9 @@
+import type { RejectionReason } from '../vocabulary/rejection-reasons.js';
 import type { WorldManifest } from '../world/manifest-schema.js';
 import { deriveTaskStatusesWithRetries, episodesSinceRetry, type RetriedTaskStatus, type RetryFacts, type TimedEpisodeFacts } from './task-retry-status.js';
 
 /** Reasons of an episode whose gate found the accepted head itself failing (not the change's fault). */
-export const BROKEN_BASE_REASONS: ReadonlySet<string> = new Set(['broken-base', 'replay-broken-base']);
+export const BROKEN_BASE_REASONS: ReadonlySet<string> = new Set<RejectionReason>(['broken-base', 'replay-broken-base']);
 
 /** What is known of a world at one moment: enough to say what state each task is in. */
 export interface WorldTaskFacts {

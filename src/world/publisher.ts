@@ -1,5 +1,6 @@
 import { readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { backoffDelay, backoffPolicy, type BackoffPolicy } from '../retry/backoff-policy.js';
 import { git } from './git.js';
 import { redactUrl } from './redact-url.js';
 import type { RefMoveListener, WorldRepo } from './world-repo.js';
@@ -13,11 +14,11 @@ export interface PublishTarget {
 
 export type PublishEvent =
   | { type: 'published'; url: string; head: string; attempt: number }
-  | { type: 'publish-failed'; url: string; attempt: number; error: string; retryInMs: number };
+  | { type: 'publish-failed'; url: string; attempt: number; error: string; retryInMs: number | null };
 
 export interface PublisherOptions {
-  /** Waits between tries of a failing push, the last one repeated. @default [1000, 2000, 5000, 15000, 60000] */
-  retryMs?: readonly number[];
+  /** Waits between tries of a failing push. @default 1 s doubling up to 60 s, a fifth of each at random, never giving up */
+  backoff?: BackoffPolicy;
   onEvent?: (event: PublishEvent) => void;
 }
 
@@ -36,10 +37,10 @@ export class Publisher implements RefMoveListener {
   private readonly behind = new Map<string, { target: PublishTarget; attempt: number; timer?: NodeJS.Timeout }>();
   private running: Promise<void> = Promise.resolve();
   private closed = false;
-  private readonly retryMs: readonly number[];
+  private readonly backoff: BackoffPolicy;
 
   constructor(private readonly world: WorldRepo, private readonly branch: string, private readonly targets: readonly PublishTarget[], private readonly options: PublisherOptions = {}) {
-    this.retryMs = options.retryMs ?? [1000, 2000, 5000, 15000, 60000];
+    this.backoff = options.backoff ?? backoffPolicy({ initialMs: 1000, maxMs: 60_000, jitter: 0.2 });
   }
 
   /** Pushes what an earlier run left behind; call once before the run. */
@@ -102,7 +103,13 @@ export class Publisher implements RefMoveListener {
       this.options.onEvent?.({ type: 'published', url: redactUrl(target.url), head, attempt: entry.attempt });
       return;
     }
-    const retryInMs = this.retryMs[Math.min(entry.attempt - 1, this.retryMs.length - 1)] ?? 60_000;
+    // A policy that gives up leaves the remote behind until the next flush or run.
+    const retryInMs = backoffDelay(this.backoff, entry.attempt, Math.random());
+    if (retryInMs === null) {
+      this.options.onEvent?.({ type: 'publish-failed', url: redactUrl(target.url), attempt: entry.attempt, error, retryInMs: null });
+      await this.savePending([...this.behind.keys()]);
+      return;
+    }
     this.options.onEvent?.({ type: 'publish-failed', url: redactUrl(target.url), attempt: entry.attempt, error, retryInMs });
     await this.savePending([...this.behind.keys()]);
     if (this.closed) return;

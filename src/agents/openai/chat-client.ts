@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { GenesisError } from '../../errors.js';
+import { backoffDelay, backoffPolicy } from '../../retry/backoff-policy.js';
 import { isContextLengthError, readErrorBody, retryAfterMs } from './chat-errors.js';
 import type { ChatRequest, ChatResponse } from './chat-wire.js';
 
@@ -40,9 +41,11 @@ export class ChatClient {
   async complete(request: ChatRequest, signal: AbortSignal): Promise<ChatOutcome> {
     const maxRetries = this.options.maxRetries ?? 5;
     const maxWait = this.options.maxRetryWaitMs ?? 60_000;
+    const policy = backoffPolicy({ initialMs: Math.min(1000, maxWait), maxMs: maxWait, jitter: 0.5, maxRetries });
     let waitedMs = 0;
     for (let attempt = 0; ; attempt++) {
-      const backoff = Math.min(1000 * 2 ** attempt, maxWait);
+      // null: no retry left.
+      const backoff = backoffDelay(policy, attempt + 1, Math.random());
       let response: Response;
       try {
         response = await fetch(this.url, {
@@ -54,7 +57,7 @@ export class ChatClient {
       } catch (error) {
         if (signal.aborted) throw error;
         const why = describeFetchError(error);
-        if (attempt < maxRetries) {
+        if (backoff !== null) {
           await sleep(backoff, undefined, { signal });
           waitedMs += backoff;
           continue;
@@ -77,8 +80,8 @@ export class ChatClient {
       if (isContextLengthError(response.status, body)) return { kind: 'context-length', message: body.message || status };
       if (response.status === 429 || response.status >= 500) {
         const asked = retryAfterMs(response.headers);
-        const wait = asked ?? backoff;
-        if (attempt < maxRetries && wait <= maxWait) {
+        const wait = asked ?? backoff ?? 0;
+        if (backoff !== null && wait <= maxWait) {
           await sleep(wait, undefined, { signal });
           waitedMs += wait;
           continue;

@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { backoffPolicy } from '../../../src/retry/backoff-policy.js';
 import { readAcceptedHistory } from '../../../src/world/accepted-history.js';
 import { gitValue } from '../../../src/world/git.js';
 import { Publisher, type PublishEvent } from '../../../src/world/publisher.js';
@@ -114,7 +115,7 @@ describe('publish:', () => {
     const forge = join(root, 'forge.git'); // does not exist yet: every push fails
     const events: PublishEvent[] = [];
     const repo = WorldRepo.at(world);
-    const publisher = new Publisher(repo, 'main', [{ url: forge, ledger: false }], { retryMs: [100], onEvent: (e) => events.push(e) });
+    const publisher = new Publisher(repo, 'main', [{ url: forge, ledger: false }], { backoff: backoffPolicy({ initialMs: 100, maxMs: 100 }), onEvent: (e) => events.push(e) });
     repo.onRefMoved(publisher);
     const second = await commitOn(world, first, 'b.txt', 'b\n');
     expect(await repo.compareAndSwap('refs/heads/main', second, first)).toBe(true);

@@ -127,6 +127,35 @@ describe('the run policy', () => {
     expect(h.running()).toEqual(['a']);
   });
 
+  it('waits longer after each outage in a row, up to a minute, and starts afresh after an episode that did not meet one', () => {
+    const h = new Harness(policy([task('a')], { cooldownMs: 2000 }));
+    h.feed({ type: 'tick', now: T0 });
+    let now = T0;
+    const waits: number[] = [];
+    for (let i = 0; i < 7; i++) {
+      h.feed({ type: 'finished', record: final(h.recordOf('a'), 'abandoned', 'docker-unavailable'), now });
+      const wake = nextWake(h.state)!;
+      waits.push(wake - now);
+      now = wake;
+      h.feed({ type: 'tick', now });
+      expect(h.running()).toEqual(['a']);
+    }
+    expect(waits).toEqual([2000, 4000, 8000, 16_000, 32_000, 60_000, 60_000]);
+    h.feed({ type: 'finished', record: final(h.recordOf('a'), 'rejected', 'test-failed'), now });
+    h.feed({ type: 'tick', now: now + 1 });
+    h.feed({ type: 'finished', record: final(h.recordOf('a'), 'abandoned', 'lease-lost'), now: now + 2 });
+    expect(nextWake(h.state)).toBe(now + 2 + 2000);
+  });
+
+  it('cools a task down only for a transient reason: a stopped run or a configuration mistake needs none', () => {
+    for (const reason of ['aborted', 'sandbox-image-missing']) {
+      const h = new Harness(policy([task('a')], { cooldownMs: 2000 }));
+      h.feed({ type: 'tick', now: T0 });
+      h.feed({ type: 'finished', record: final(h.recordOf('a'), 'abandoned', reason), now: T0 + 100 });
+      expect(nextWake(h.state)).toBeNull();
+    }
+  });
+
   it('opens the circuit on a fatal agent failure: nothing new starts, the run stops when the rest ended', () => {
     const h = new Harness(policy([task('a'), task('b'), task('c')]));
     h.feed({ type: 'tick', now: T0 });
