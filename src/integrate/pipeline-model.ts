@@ -1,17 +1,32 @@
 import { createRng } from '../reliability/prng.js';
 
+/**
+ * Fixed costs of one change outside its agent and gate, as `npm run bench -- --only scaling`
+ * measured them on a 2-core machine (see bench/README.md, "scaling"): an episode's workspace,
+ * collect, ledger writes and scheduling; the integrator's time to land one change (compare-and-swap
+ * and ledger, one at a time); and how much longer a failing gate runs than a passing one (the test,
+ * its re-run to tell a flaky test, and the same test on the base).
+ */
+export const MEASURED_COSTS = { episodeOverheadS: 0.6, landS: 0.15, failedGateFactor: 3 } as const;
+
 /** What `genesis model pipeline` simulates: a world of independent tasks and the pipeline of genesis run. */
 export interface PipelineModelInput {
   /** Episodes at once (parallelism, or workers). */
   workers: number;
   /** Minutes an agent works. */
   agentMin: number;
-  /** Minutes a gate takes. */
+  /** Minutes a gate takes (an episode's own gate, and a verification on a speculative tip). */
   gateMin: number;
-  /** Probability that a change fails its gate (it is retried by a new episode). @default 0 */
+  /** Probability that a change fails its own gate (a new episode retries the task). @default 0 */
   reject?: number;
-  /** Probability that a change conflicts with those ahead when it joins the queue. @default 0 */
+  /** Probability that a change conflicts with those ahead when it joins the queue (rejected without a gate, retried). @default 0 */
   conflict?: number;
+  /**
+   * Probability that a change which passed its own gate fails on its speculative tip (it breaks
+   * with a change ahead of it): it is rejected and retried, and those behind it are rebuilt and
+   * verified again. @default 0
+   */
+  verifyReject?: number;
   /** Verifications at once. @default workers */
   slots?: number;
   /** Tasks to land. @default 20 × workers */
@@ -19,8 +34,14 @@ export interface PipelineModelInput {
   /** Spread of agent and gate times, as a fraction (uniform ±). @default 0.1 */
   jitter?: number;
   seed?: number;
-  /** Whether an episode gates its change on the speculative tip (in process). @default true */
+  /** Whether an episode gates its change on the speculative tip (in process) rather than its base. @default true */
   gateOnTip?: boolean;
+  /** Minutes of each episode outside its agent and gate. @default MEASURED_COSTS.episodeOverheadS / 60 */
+  episodeOverheadMin?: number;
+  /** Minutes the integrator takes to land one change; landings go one at a time. @default MEASURED_COSTS.landS / 60 */
+  landMin?: number;
+  /** A failing own gate's duration, as a multiple of a passing one's. @default MEASURED_COSTS.failedGateFactor */
+  failedGateFactor?: number;
 }
 
 export interface PipelineModelResult {
@@ -29,120 +50,213 @@ export interface PipelineModelResult {
   /** What W episodes could land with no integration cost at all: ceil(tasks / W) × (agent + gate). */
   ceilingMin: number;
   efficiency: number;
+  /** Own gates (failed ones too) and verifications on speculative tips, per accepted change. */
   gatesPerAccepted: number;
+  /** Verifications on speculative tips (second gates). */
+  verifications: number;
   /** Minutes from an accepted change's episode start to its landing. */
   meanTimeToLandMin: number;
   accepted: number;
   rejected: number;
 }
 
-interface Change {
+interface Entry {
   start: number;
-  /** The queue's tail (a version number) the episode gated on, or -1 for its base. */
+  /** The version its own gate judged it on. */
   gatedOn: number;
-  base: number;
-  stage: 'built' | 'verifying' | 'verified';
+  /** The version it is built on, and its own speculative version on top. */
+  onto: number;
+  tip: number;
+  stage: 'built' | 'verifying' | 'verified' | 'landing';
   generation: number;
 }
 
+interface Settings {
+  W: number;
+  S: number;
+  N: number;
+  agent: () => number;
+  gate: () => number;
+  overhead: number;
+  land: number;
+  failedGateFactor: number;
+  reject: number;
+  conflict: number;
+  verifyReject: number;
+  gateOnTip: boolean;
+}
+
 /**
- * A seeded discrete-event simulation of the pipeline: W episode slots (agent, then its own gate),
- * an ordered integration queue whose changes are verified on the tip ahead of them in S slots and
- * land in order as verified, a rejection that rebuilds those behind, conflicts found at join.
- * Pure: the same input gives the same result.
+ * A seeded discrete-event simulation of what `genesis run` does with independent tasks: W episode
+ * slots (overhead, agent, then the change's own gate, on the speculative tip when the queue is not
+ * empty); an ordered integration queue where each change is built on the one ahead, lands with no
+ * further gate when that is what its own gate judged, and is otherwise verified on its tip in S
+ * verification slots (a pool where a superseded verification runs to its end); landings one at a
+ * time; a failure on a tip rejects that change and rebuilds those behind it. Pure: the same input
+ * gives the same result.
  */
 export function simulatePipeline(input: PipelineModelInput): PipelineModelResult {
   const rng = createRng(input.seed ?? 1);
-  const W = input.workers;
-  const S = input.slots ?? W;
-  const N = input.tasks ?? 20 * W;
   const jitter = input.jitter ?? 0.1;
-  const draw = (mean: number) => mean * (1 + jitter * (2 * rng.next() - 1));
-  const events: Array<{ at: number; run: () => void }> = [];
-  const at = (time: number, run: () => void) => {
-    events.push({ at: time, run });
-    events.sort((a, b) => a.at - b.at);
+  const draw = (mean: number) => () => mean * (1 + jitter * (2 * rng.next() - 1));
+  const s: Settings = {
+    W: input.workers, S: input.slots ?? input.workers, N: input.tasks ?? 20 * input.workers,
+    agent: draw(input.agentMin), gate: draw(input.gateMin),
+    overhead: input.episodeOverheadMin ?? MEASURED_COSTS.episodeOverheadS / 60, land: input.landMin ?? MEASURED_COSTS.landS / 60,
+    failedGateFactor: input.failedGateFactor ?? MEASURED_COSTS.failedGateFactor,
+    reject: input.reject ?? 0, conflict: input.conflict ?? 0, verifyReject: input.verifyReject ?? 0, gateOnTip: input.gateOnTip ?? true,
   };
-  let now = 0;
-  let head = 0; // version of the accepted head
-  let version = 0; // versions of speculative commits
-  let backlog = N;
-  let running = 0;
-  let verifying = 0;
-  let gates = 0;
-  let accepted = 0;
-  let rejected = 0;
-  let landedTotal = 0;
-  const queue: Array<Change & { tip: number }> = [];
-  const tail = () => (queue.length ? queue[queue.length - 1]!.tip : head);
+  const sim = new Simulation(s, () => rng.next());
+  const result = sim.run();
+  const ceilingMin = Math.ceil(s.N / s.W) * (input.agentMin + input.gateMin);
+  return { ...result, ceilingMin, efficiency: ceilingMin / result.makespanMin };
+}
 
-  const startEpisodes = () => {
-    while (running < W && backlog > 0) {
-      backlog--;
-      running++;
-      const start = now;
-      const base = head;
-      at(now + draw(input.agentMin), () => {
-        const gatedOn = input.gateOnTip === false ? base : tail();
-        gates++;
-        at(now + draw(input.gateMin), () => {
-          running--;
-          if (rng.next() < (input.reject ?? 0)) {
-            rejected++;
-            backlog++;
-          } else join({ start, gatedOn, base, stage: 'built', generation: 0 });
-          startEpisodes();
+class Simulation {
+  private now = 0;
+  private seq = 0;
+  private readonly events: Array<{ at: number; seq: number; run: () => void }> = [];
+  private head = 0;
+  private version = 0;
+  private backlog: number;
+  private running = 0;
+  private gates = 0;
+  private verifications = 0;
+  private accepted = 0;
+  private rejected = 0;
+  private landedTotal = 0;
+  private readonly queue: Entry[] = [];
+  /** The verification pool: jobs waiting, and how many run. */
+  private readonly poolWaiting: Array<{ entry: Entry; generation: number }> = [];
+  private poolBusy = 0;
+
+  constructor(private readonly s: Settings, private readonly random: () => number) {
+    this.backlog = s.N;
+  }
+
+  run(): Omit<PipelineModelResult, 'ceilingMin' | 'efficiency'> {
+    this.startEpisodes();
+    while (this.events.length > 0 && this.accepted < this.s.N) {
+      const next = this.events.shift()!;
+      this.now = next.at;
+      next.run();
+    }
+    return {
+      makespanMin: this.now, acceptedPerHour: (this.accepted / this.now) * 60, gatesPerAccepted: this.gates / Math.max(1, this.accepted),
+      verifications: this.verifications, meanTimeToLandMin: this.landedTotal / Math.max(1, this.accepted), accepted: this.accepted, rejected: this.rejected,
+    };
+  }
+
+  private at(delay: number, run: () => void): void {
+    const event = { at: this.now + delay, seq: this.seq++, run };
+    let i = this.events.length;
+    while (i > 0 && this.events[i - 1]!.at > event.at) i--;
+    this.events.splice(i, 0, event);
+  }
+
+  /** The version a change joining now is built on: the last speculative commit, or the head. */
+  private tail(): number {
+    return this.queue.at(-1)?.tip ?? this.head;
+  }
+
+  private startEpisodes(): void {
+    while (this.running < this.s.W && this.backlog > 0) {
+      this.backlog--;
+      this.running++;
+      const start = this.now;
+      const base = this.head;
+      this.at(this.s.overhead + this.s.agent(), () => {
+        const gatedOn = this.s.gateOnTip ? this.tail() : base;
+        const fails = this.random() < this.s.reject;
+        this.gates++;
+        this.at(this.s.gate() * (fails ? this.s.failedGateFactor : 1), () => {
+          this.running--;
+          if (fails) this.retry();
+          else this.join(start, gatedOn);
+          this.startEpisodes();
         });
       });
     }
-  };
+  }
 
-  const join = (c: Change) => {
-    if (queue.length > 0 && rng.next() < (input.conflict ?? 0)) {
-      rejected++;
-      backlog++;
-      return;
-    }
-    const onto = tail();
-    // Built on exactly the commit its gate judged it on: that gate counts, nothing more to verify.
-    const verified = onto === c.gatedOn;
-    queue.push({ ...c, stage: verified ? 'verified' : 'built', tip: ++version });
-    pump();
-  };
+  private retry(): void {
+    this.rejected++;
+    this.backlog++;
+  }
 
-  const pump = () => {
-    for (const c of queue) {
-      if (verifying >= S) break;
-      if (c.stage !== 'built') continue;
-      c.stage = 'verifying';
+  private join(start: number, gatedOn: number): void {
+    if (this.queue.length > 0 && this.random() < this.s.conflict) return this.retry();
+    const onto = this.tail();
+    const entry: Entry = { start, gatedOn, onto, tip: ++this.version, stage: onto === gatedOn ? 'verified' : 'built', generation: 1 };
+    this.queue.push(entry);
+    this.pump();
+  }
+
+  /** Verifications for built changes, front first, while fewer than S are being verified; then the front lands if it can. */
+  private pump(): void {
+    let verifying = this.queue.filter((e) => e.stage === 'verifying').length;
+    for (const e of this.queue) {
+      if (verifying >= this.s.S) break;
+      if (e.stage !== 'built') continue;
+      e.stage = 'verifying';
       verifying++;
-      gates++;
-      const generation = c.generation;
-      at(now + draw(input.gateMin), () => {
-        verifying--;
-        if (c.generation === generation && c.stage === 'verifying') c.stage = 'verified';
-        pump();
+      this.poolWaiting.push({ entry: e, generation: e.generation });
+    }
+    this.runPool();
+    const front = this.queue[0];
+    if (front?.stage === 'verified') {
+      front.stage = 'landing';
+      this.at(this.s.land, () => this.landed(front));
+    }
+  }
+
+  private runPool(): void {
+    while (this.poolBusy < this.s.S && this.poolWaiting.length > 0) {
+      const job = this.poolWaiting.shift()!;
+      this.poolBusy++;
+      this.gates++;
+      this.verifications++;
+      this.at(this.s.gate(), () => {
+        this.poolBusy--;
+        this.verified(job.entry, job.generation);
+        this.runPool();
       });
     }
-    while (queue[0]?.stage === 'verified') {
-      const c = queue.shift()!;
-      head = c.tip;
-      accepted++;
-      landedTotal += now - c.start;
-    }
-  };
-
-  startEpisodes();
-  while (events.length > 0 && accepted < N) {
-    const next = events.shift()!;
-    now = next.at;
-    next.run();
   }
-  const ceilingMin = Math.ceil(N / W) * (input.agentMin + input.gateMin);
-  return {
-    makespanMin: now, acceptedPerHour: (accepted / now) * 60, ceilingMin, efficiency: ceilingMin / now,
-    gatesPerAccepted: gates / Math.max(1, accepted), meanTimeToLandMin: landedTotal / Math.max(1, accepted), accepted, rejected,
-  };
+
+  private verified(entry: Entry, generation: number): void {
+    const at = this.queue.indexOf(entry);
+    if (at < 0 || entry.generation !== generation || entry.stage !== 'verifying') return this.pump();
+    if (this.random() < this.s.verifyReject) {
+      this.queue.splice(at, 1);
+      this.retry();
+      this.rebuildFrom(at);
+      this.startEpisodes();
+    } else entry.stage = 'verified';
+    this.pump();
+  }
+
+  /** Those behind a removed change were built on it: each is built again on the one ahead, a new generation to verify. */
+  private rebuildFrom(from: number): void {
+    for (let i = from; i < this.queue.length; i++) {
+      const e = this.queue[i]!;
+      e.generation++;
+      e.onto = i === 0 ? this.head : this.queue[i - 1]!.tip;
+      e.tip = ++this.version;
+      e.stage = e.onto === e.gatedOn ? 'verified' : 'built';
+    }
+    // Jobs not started yet for the old generations are dropped; running ones finish, unheeded.
+    for (let i = this.poolWaiting.length - 1; i >= 0; i--) {
+      const job = this.poolWaiting[i]!;
+      if (job.entry.generation !== job.generation) this.poolWaiting.splice(i, 1);
+    }
+  }
+
+  private landed(front: Entry): void {
+    this.queue.shift();
+    this.head = front.tip;
+    this.accepted++;
+    this.landedTotal += this.now - front.start;
+    this.pump();
+  }
 }
-
-

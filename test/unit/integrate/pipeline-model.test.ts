@@ -1,17 +1,31 @@
 import { describe, expect, it } from 'vitest';
 import { simulatePipeline } from '../../../src/integrate/pipeline-model.js';
 
+const FREE = { episodeOverheadMin: 0, landMin: 0 };
+
 describe('the pipeline model', () => {
   it('gives the same result for the same seed', () => {
-    const input = { workers: 4, agentMin: 10, gateMin: 5, reject: 0.2, seed: 7 };
+    const input = { workers: 4, agentMin: 10, gateMin: 5, reject: 0.2, verifyReject: 0.1, seed: 7 };
     expect(simulatePipeline(input)).toEqual(simulatePipeline(input));
   });
 
-  it('gates each change once with one worker, at the ceiling', () => {
-    const r = simulatePipeline({ workers: 1, agentMin: 10, gateMin: 5, tasks: 10, jitter: 0 });
+  it('gates each change once with one worker, at the ceiling when nothing else costs', () => {
+    const r = simulatePipeline({ workers: 1, agentMin: 10, gateMin: 5, tasks: 10, jitter: 0, ...FREE });
     expect(r.gatesPerAccepted).toBe(1);
+    expect(r.verifications).toBe(0);
     expect(r.makespanMin).toBeCloseTo(150, 6);
     expect(r.efficiency).toBeCloseTo(1, 6);
+  });
+
+  it('adds each episode its fixed overhead, and the last landing', () => {
+    const r = simulatePipeline({ workers: 1, agentMin: 1, gateMin: 1, tasks: 10, jitter: 0, episodeOverheadMin: 0.5, landMin: 0.25 });
+    expect(r.makespanMin).toBeCloseTo(10 * 2.5 + 0.25, 6);
+  });
+
+  it('lands one change at a time: a slow integrator bounds throughput whatever the workers', () => {
+    const r = simulatePipeline({ workers: 16, agentMin: 1, gateMin: 1, tasks: 64, jitter: 0, episodeOverheadMin: 0, landMin: 0.5 });
+    expect(r.makespanMin).toBeGreaterThanOrEqual(64 * 0.5);
+    expect(r.accepted).toBe(64);
   });
 
   it('never waits on integration when verification slots keep up: many workers stay near the ceiling', () => {
@@ -20,17 +34,37 @@ describe('the pipeline model', () => {
     expect(r.accepted).toBe(320);
   });
 
-  it('pays for rejections with more gates and a later end', () => {
+  it('gates on the speculative tip save second gates against gating on the base', () => {
+    const onTip = simulatePipeline({ workers: 8, agentMin: 2, gateMin: 3, tasks: 80, seed: 4 });
+    const onBase = simulatePipeline({ workers: 8, agentMin: 2, gateMin: 3, tasks: 80, seed: 4, gateOnTip: false });
+    expect(onTip.gatesPerAccepted).toBeLessThan(onBase.gatesPerAccepted);
+    expect(onBase.verifications).toBeGreaterThan(0);
+  });
+
+  it('pays for changes that fail their own gate with longer gates, retries and a later end', () => {
     const clean = simulatePipeline({ workers: 4, agentMin: 10, gateMin: 5, tasks: 80, seed: 5 });
     const failing = simulatePipeline({ workers: 4, agentMin: 10, gateMin: 5, tasks: 80, reject: 0.2, seed: 5 });
+    const slowFailures = simulatePipeline({ workers: 4, agentMin: 10, gateMin: 5, tasks: 80, reject: 0.2, seed: 5, failedGateFactor: 5 });
     expect(failing.rejected).toBeGreaterThan(0);
     expect(failing.makespanMin).toBeGreaterThan(clean.makespanMin);
+    expect(slowFailures.makespanMin).toBeGreaterThan(failing.makespanMin);
     expect(failing.accepted).toBe(80);
+  });
+
+  it('re-bases those behind a change that fails on its tip: they are verified again', () => {
+    const base = { workers: 8, agentMin: 2, gateMin: 3, tasks: 80, seed: 6, gateOnTip: false };
+    const clean = simulatePipeline(base);
+    const failing = simulatePipeline({ ...base, verifyReject: 0.2 });
+    expect(failing.rejected).toBeGreaterThan(0);
+    expect(failing.accepted).toBe(80);
+    // Each failure costs its own retry and a verification for every change that was behind it.
+    expect(failing.verifications).toBeGreaterThan(clean.verifications + failing.rejected);
+    expect(failing.makespanMin).toBeGreaterThan(clean.makespanMin);
   });
 
   it('slows down when verification slots are scarce', () => {
     const many = simulatePipeline({ workers: 8, agentMin: 1, gateMin: 5, tasks: 80, seed: 2 });
-    const one = simulatePipeline({ workers: 8, agentMin: 1, gateMin: 5, tasks: 80, slots: 1, seed: 2 });
+    const one = simulatePipeline({ workers: 8, agentMin: 1, gateMin: 5, tasks: 80, slots: 1, seed: 2, gateOnTip: false });
     expect(one.makespanMin).toBeGreaterThan(many.makespanMin * 1.5);
   });
 });
