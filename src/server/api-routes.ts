@@ -8,6 +8,7 @@ import type { WorldRepo } from '../world/world-repo.js';
 import type { ChangeFeed } from './change-feed.js';
 import { listEpisodeRows } from './episode-rows.js';
 import { errorResponse, jsonResponse } from './http-json.js';
+import { readIntegrationView } from './integration-view.js';
 import { buildOverview } from './overview.js';
 import { buildReliabilityReport, type ReliabilityReport } from './reliability-report.js';
 import { MAX_RETRY_NOTE, retryTask } from './retry-task.js';
@@ -88,6 +89,11 @@ export function createApiRoutes(ctx: ApiContext): Hono {
     // The lines this episode left for the next attempt's prompt (empty when it left none).
     const reflection = reflectionOf(record, artifacts.gateLog);
     return jsonResponse({ record, task: task ? { id: task.id, title: task.title } : null, artifacts, reflection });
+  });
+
+  api.get('/integration', async () => {
+    const snapshot = await ctx.snapshots.current();
+    return jsonResponse(await readIntegrationView(ctx.world, snapshot.manifest.name));
   });
 
   api.get('/tasks', async () => jsonResponse(buildTaskBoard(await ctx.snapshots.current(), ctx.probe)));

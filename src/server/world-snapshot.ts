@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { stat } from 'node:fs/promises';
+import { queueSnapshotPath } from '../integrate/queue-snapshot.js';
 import { readAcceptedHistory, type AcceptedCommit } from '../world/accepted-history.js';
 import type { EpisodeRecord } from '../world/episode-record.js';
 import { git } from '../world/git.js';
@@ -35,10 +37,13 @@ export class WorldSnapshots {
 
   constructor(private readonly world: WorldRepo) {}
 
-  /** The stamp of the world's refs now: a hash of every branch, episode and retry ref. */
+  /** The stamp of the world now: a hash of every branch, episode and retry ref, and of when the integration queue was last written. */
   async stamp(): Promise<string> {
-    const refs = await git(['for-each-ref', '--format=%(objectname) %(refname)', 'refs/heads/', 'refs/genesis/'], { cwd: this.world.path });
-    return createHash('sha1').update(refs.stdout).digest('hex').slice(0, 16);
+    const [refs, queue] = await Promise.all([
+      git(['for-each-ref', '--format=%(objectname) %(refname)', 'refs/heads/', 'refs/genesis/'], { cwd: this.world.path }),
+      stat(queueSnapshotPath(this.world.scratchDir)).then((s) => String(s.mtimeMs), () => ''),
+    ]);
+    return createHash('sha1').update(refs.stdout).update(queue).digest('hex').slice(0, 16);
   }
 
   /** The current snapshot, read again only if the stamp changed. */

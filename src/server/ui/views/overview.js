@@ -6,7 +6,7 @@ export const name = 'overview';
 export const title = () => 'Overview';
 
 export async function render() {
-  const [o, recent] = await Promise.all([getJson('/api/overview'), getJson('/api/history?limit=5')]);
+  const [o, recent, queue] = await Promise.all([getJson('/api/overview'), getJson('/api/history?limit=5'), getJson('/api/integration')]);
   const t = o.tasks;
   const share = (n) => `${t.total === 0 ? 0 : (n / t.total) * 100}%`;
   return h(
@@ -72,6 +72,7 @@ export async function render() {
         h('p', { class: 'note' }, link('#/history', 'Whole history →')),
       ),
     ),
+    integrationPanel(queue),
     o.cluster ? workersPanel(o.cluster) : null,
     panel(
       'World',
@@ -84,6 +85,39 @@ export async function render() {
         ['parallelism', o.world.parallelism],
         ['attempts per task', o.world.maxAttempts],
       ]),
+    ),
+  );
+}
+
+const STAGE_WORDS = {
+  waiting: 'waits to be built on the change ahead',
+  building: 'being built',
+  built: 'built, waits for a verification slot',
+  verifying: 'being verified',
+  verified: 'verified, lands when those ahead have',
+  landing: 'landing',
+};
+
+// The integration queue: changes that passed their own gate, each verified on top of those ahead.
+function integrationPanel(q) {
+  const onTopOf = (e) => {
+    if (e.onTopOf.kind === 'nothing-yet') return '–';
+    const on = e.onTopOf.kind === 'head' ? 'the accepted head' : h('span', null, 'change ', link(`#/episodes/${e.onTopOf.id}`, e.onTopOf.task));
+    return h('span', null, on, ' ', h('span', { class: 'mono muted' }, shortSha(e.onto)));
+  };
+  const counts = Object.entries(q.counts).filter(([, n]) => n > 0).map(([stage, n]) => `${n} ${stage}`).join(' · ');
+  const about = q.at === null
+    ? 'No run has written an integration queue yet.'
+    : q.current
+      ? `As of ${fmtTime(q.at)}, from ${q.run}${counts ? `: ${counts}` : ''}.`
+      : `No run is going; this is the queue the last run left at ${fmtTime(q.at)} (the next run takes these changes up again).`;
+  return panel(
+    `Integration queue (${q.entries.length})`,
+    h('p', { class: 'note', 'data-queue-current': String(q.current) }, about),
+    table(
+      [{ label: '#', class: 'num' }, 'Task', 'Episode', 'Stage', 'On top of', 'Speculative commit'],
+      q.entries.map((e) => [e.position, e.task, link(`#/episodes/${e.id}`, e.id, { class: 'mono' }), h('span', { 'data-stage': e.stage }, badge(e.stage), ` ${STAGE_WORDS[e.stage] ?? ''}`), onTopOf(e), h('span', { class: 'mono' }, shortSha(e.commit))]),
+      'Nothing waits to land.',
     ),
   );
 }

@@ -1,0 +1,90 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { expect } from 'vitest';
+import { stringify } from 'yaml';
+import { createServerApp } from '../../../src/server/create-app.js';
+import { git, gitValue } from '../../../src/world/git.js';
+import { WorldRepo } from '../../../src/world/world-repo.js';
+import { startCli } from '../../helpers/cli-process.js';
+import { itWith } from '../../helpers/services.js';
+import { tempDir } from '../../helpers/temp-dir.js';
+
+/** Independent tasks whose gate takes a while: changes made on one base wait in the queue to be verified on the ones ahead. */
+async function slowGateSeed(dir: string): Promise<string> {
+  const seed = join(dir, 'seed');
+  await mkdir(join(seed, 'notes'), { recursive: true });
+  await mkdir(join(seed, 'test'), { recursive: true });
+  await writeFile(join(seed, 'notes', '.keep'), '');
+  await writeFile(join(seed, 'test', 'ok.test.js'), "const test = require('node:test');\ntest('ok', () => {});\n");
+  await writeFile(join(seed, 'world.yaml'), stringify({
+    name: 'queue-view', goal: { outcome: 'every note written' },
+    verify: { sandbox: 'bwrap', test: 'sleep 1.5 && node --test test/', timeoutSec: 120 },
+    protected: ['test/**', 'world.yaml'],
+    agent: { kind: 'command', command: ['sh', '-c', 'sleep 0.5; echo "$GENESIS_EPISODE_ID" > "notes/$GENESIS_TASK_ID.txt"'], timeoutSec: 60 },
+    retry: { maxAttempts: 1 }, parallelism: 3,
+    tasks: Array.from({ length: 6 }, (_, i) => ({ id: `t${i + 1}`, title: `note ${i + 1}`, paths: [`notes/t${i + 1}.txt`] })),
+  }));
+  return seed;
+}
+
+interface View {
+  run: string | null;
+  current: boolean;
+  head: string | null;
+  entries: Array<{ id: string; task: string; stage: string; onto: string | null; commit: string | null; position: number; onTopOf: { kind: string; id?: string; task?: string } }>;
+  counts: Record<string, number>;
+}
+
+itWith('bwrap')('the dashboard shows the integration queue of a run in flight: what is verified on top of what, and what waits', async () => {
+  const dir = await tempDir('genesis-queue-view-');
+  const worldPath = join(dir, 'w.world');
+  const init = startCli(['init', '--world', worldPath, '--from', await slowGateSeed(dir)]);
+  expect(await init.exited, init.stderr()).toBe(0);
+  const world = await WorldRepo.open(worldPath);
+  const { app } = createServerApp({ world });
+  const view = async (): Promise<View> => {
+    const response = await app.request('/api/integration');
+    expect(response.status, await response.clone().text()).toBe(200);
+    return (await response.json()) as View;
+  };
+
+  const before = await view();
+  expect(before).toMatchObject({ run: null, at: null, current: false, entries: [] });
+
+  const run = startCli(['run', '--world', worldPath, '--json']);
+  const seen: View[] = [];
+  let code: number | null | undefined;
+  void run.exited.then((c) => (code = c));
+  while (code === undefined) {
+    const v = await view();
+    if (v.entries.length > 0) seen.push(v);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  expect(code, run.stderr()).toBe(0);
+
+  // While the run went, the queue was the running scheduler's, and changes were verified in it.
+  expect(seen.length).toBeGreaterThan(0);
+  expect(seen.every((v) => v.current && /genesis run on .* \(pid \d+\)/.test(v.run ?? ''))).toBe(true);
+  const entries = seen.flatMap((v) => v.entries);
+  const verifying = entries.filter((e) => e.stage === 'verifying');
+  expect(verifying.length).toBeGreaterThan(0);
+  // Every speculative commit shown is real and extends exactly what the view says it sits on.
+  for (const e of entries.filter((e) => e.commit !== null)) {
+    expect(await gitValue(['rev-parse', `${e.commit}^`], { cwd: worldPath })).toBe(e.onto);
+    expect(['head', 'change']).toContain(e.onTopOf.kind);
+  }
+  for (const v of seen) {
+    v.entries.forEach((e, i) => {
+      expect(e.position).toBe(i + 1);
+      if (e.onTopOf.kind === 'change') expect(v.entries[i - 1]).toMatchObject({ id: e.onTopOf.id, task: e.onTopOf.task, commit: e.onto });
+      if (e.onTopOf.kind === 'head') expect(e.onto).toBe(v.head);
+    });
+    expect(Object.values(v.counts).reduce((a, b) => a + b, 0)).toBe(v.entries.length);
+  }
+  // What the queue verified is what landed: each speculative commit seen verifying is on the accepted branch now.
+  const accepted = new Set((await git(['rev-list', 'main'], { cwd: worldPath })).stdout.split('\n').filter(Boolean));
+  expect(verifying.some((e) => accepted.has(e.commit!))).toBe(true);
+
+  // Once the run is over, the queue it left is empty and nobody's.
+  expect(await view()).toMatchObject({ run: null, current: false, entries: [] });
+}, 180_000);
