@@ -1,74 +1,77 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { stringify } from 'yaml';
 import { formatTable } from '../src/cli/output.js';
 import { joinCluster } from '../src/cli/commands/run-distributed.js';
 import { newEpisodeId } from '../src/episode/episode-job.js';
 import { IntegrationStage } from '../src/integrate/integration-stage.js';
 import { Lander } from '../src/integrate/lander.js';
+import { MEASURED_COSTS, simulatePipeline } from '../src/integrate/pipeline-model.js';
 import { runVerification } from '../src/integrate/run-verification.js';
 import { MemoryVerificationQueue } from '../src/integrate/verification-queue.js';
 import { Ledger } from '../src/world/ledger.js';
-import { createSandbox } from '../src/sandbox/create-sandbox.js';
 import { NoneSandbox } from '../src/sandbox/none-sandbox.js';
+import type { RunSummary } from '../src/schedule/run-events.js';
 import { runWorld } from '../src/schedule/run-world.js';
 import { git, gitValue } from '../src/world/git.js';
-import { initWorld } from '../src/operations/init-world.js';
 import type { WorldRepo } from '../src/world/world-repo.js';
 import type { BenchContext, BenchResult } from './lib/bench-module.js';
 import { makeBenchRoot } from './lib/bench-world.js';
+import { loadNow } from './lib/machine.js';
+import { pipelineWorld, readRunStats, RunTracer, type PipelineRunStats } from './lib/pipeline-world.js';
 
 const BIN = fileURLToPath(new URL('../bin/genesis.js', import.meta.url));
 const REDIS = process.env.GENESIS_BENCH_REDIS ?? 'redis://127.0.0.1:6379';
-/** The agent waits as a remote model does, then makes its one-line change. */
-const WAIT_SECONDS = 2;
+/** Issue 18's shape: an agent that waits 2 s (as a remote model does) and a gate of about 3 s. */
+const AGENT_S = 2;
+const GATE_S = 3;
+/** The gate's command sleeps this long; the test run and the sandbox make up the rest of GATE_S. */
+const GATE_SLEEP_S = 2.8;
 
-/** A world of independent tasks whose agent spends WAIT_SECONDS waiting; gates run in bwrap. */
-async function waitingWorld(root: string, name: string, tasks: number, parallelism: number): Promise<WorldRepo> {
-  const seed = join(root, `${name}-seed`);
-  await mkdir(join(seed, 'notes'), { recursive: true });
-  await mkdir(join(seed, 'test'), { recursive: true });
-  await writeFile(join(seed, 'notes', '.keep'), '');
-  await writeFile(join(seed, 'test', 'smoke.test.js'), "const test = require('node:test');\ntest('ok', () => {});\n");
-  await writeFile(join(seed, 'world.yaml'), stringify({
-    name, goal: { outcome: 'measure throughput' },
-    verify: { sandbox: 'bwrap', test: 'node --test test/', timeoutSec: 60 },
-    protected: ['test/**', 'world.yaml'],
-    agent: { kind: 'command', command: ['sh', '-c', `sleep ${WAIT_SECONDS}; echo "$GENESIS_EPISODE_ID" > "notes/$GENESIS_TASK_ID.txt"`], timeoutSec: 60 },
-    retry: { maxAttempts: 1 }, parallelism,
-    tasks: Array.from({ length: tasks }, (_, i) => ({ id: `t${i + 1}`, title: `note ${i + 1}`, paths: [`notes/t${i + 1}.txt`] })),
-  }));
-  const sandbox = await createSandbox('bwrap', { image: 'genesis/node:20' });
-  return (await initWorld({ worldPath: join(root, `${name}.world`), from: seed, sandbox: async () => sandbox })).world;
+interface Setup {
+  mode: 'in-process' | 'BullMQ';
+  workers: number;
+  tasks: number;
+  failEvery: number;
 }
 
-async function inProcess(root: string, workers: number, tasks: number): Promise<number> {
-  const world = await waitingWorld(root, `mem-${workers}`, tasks, workers);
+interface Measured extends Setup {
+  makespanS: number;
+  stats: PipelineRunStats;
+  load: number;
+}
+
+/** Runs one world through `runWorld`, in this process or over BullMQ with `workers` worker processes. */
+async function measure(root: string, setup: Setup): Promise<Measured> {
+  const name = `${setup.mode === 'BullMQ' ? 'redis' : 'mem'}-${setup.workers}-${setup.tasks}-${setup.failEvery}`;
+  const world = await pipelineWorld(root, name, { tasks: setup.tasks, parallelism: setup.workers, agentS: AGENT_S, gateSleepS: GATE_SLEEP_S, failEvery: setup.failEvery });
+  const tracer = new RunTracer();
+  const makespanS = setup.mode === 'BullMQ' ? await distributed(world, name, setup.workers, tracer) : await timedRun(() => runWorld({ world, onEvent: tracer.onEvent }));
+  return { ...setup, makespanS, stats: await readRunStats(world, tracer), load: loadNow() };
+}
+
+async function timedRun(run: () => Promise<RunSummary>): Promise<number> {
   const t0 = performance.now();
-  const summary = await runWorld({ world });
-  return (summary.accepted / (performance.now() - t0)) * 60_000;
+  const summary = await run();
+  if (summary.stop.kind !== 'done') throw new Error(`the run stopped ${summary.stop.kind}`);
+  return (performance.now() - t0) / 1000;
 }
 
-async function distributed(root: string, workers: number, tasks: number): Promise<number> {
-  const world = await waitingWorld(root, `redis-${workers}`, tasks, workers);
+async function distributed(world: WorldRepo, name: string, workers: number, tracer: RunTracer): Promise<number> {
   const env = { ...process.env, GENESIS_QUEUE_PREFIX: `bench-${randomUUID()}` };
   process.env.GENESIS_QUEUE_PREFIX = env.GENESIS_QUEUE_PREFIX;
   const children: ChildProcess[] = [];
   try {
-    const ready = Array.from({ length: workers }, () => new Promise<void>((resolve) => {
+    const ready = Array.from({ length: workers }, () => new Promise<void>((resolve, reject) => {
       const child = spawn(process.execPath, [BIN, 'worker', '--redis', REDIS, '--json'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
       children.push(child);
+      child.on('exit', (code) => reject(new Error(`a genesis worker exited (${code}) before it was ready`)));
       child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('"ready"') && resolve());
     }));
     await Promise.all(ready);
-    const cluster = await joinCluster(REDIS, world, `redis-${workers}`, world.path, () => undefined);
-    const t0 = performance.now();
+    const cluster = await joinCluster(REDIS, world, name, world.path, () => undefined);
     try {
-      const summary = await runWorld({ world, distributed: cluster.distributed });
-      return (summary.accepted / (performance.now() - t0)) * 60_000;
+      return await timedRun(() => runWorld({ world, distributed: cluster.distributed, onEvent: tracer.onEvent }));
     } finally {
       await cluster.leave();
     }
@@ -84,7 +87,7 @@ async function distributed(root: string, workers: number, tasks: number): Promis
  * verified on that tip and landed as verified.
  */
 async function integratorRate(root: string, count: number): Promise<{ fastForward: number; replay: number }> {
-  const world = await waitingWorld(root, 'integrator', 1, 1);
+  const world = await pipelineWorld(root, 'integrator', { tasks: 1, parallelism: 1, agentS: 0, gateSleepS: 0, failEvery: 0 });
   const sandbox = new NoneSandbox();
   const ledger = new Ledger(world.path);
   const candidate = async (base: string, path: string) => {
@@ -131,30 +134,79 @@ async function integratorRate(root: string, count: number): Promise<{ fastForwar
   return { fastForward: count / (ffTime / 1000), replay: count / (replayTime / 1000) };
 }
 
+/** The ceiling: W episodes at once, each agent then gate, with no integration cost at all. */
+function ceilingS(m: Setup): number {
+  return Math.ceil(m.tasks / m.workers) * (AGENT_S + GATE_S);
+}
+
+/**
+ * What `genesis model pipeline` predicts for the same run: the same P, tasks and bad changes, the
+ * agent, gate, overhead and landing times this run measured (medians), averaged over 20 seeds.
+ * A bad change fails its first attempt only, so the model's per-episode rate is 1 / (failEvery + 1).
+ */
+function modelled(m: Measured, nominal: boolean): number {
+  const st = m.stats;
+  const runs = Array.from({ length: 20 }, (_, i) => simulatePipeline({
+    workers: m.workers, tasks: m.tasks, seed: i + 1, reject: m.failEvery ? 1 / (m.failEvery + 1) : 0,
+    agentMin: (nominal ? AGENT_S : st.agentS) / 60, gateMin: (nominal ? GATE_S : st.gateS) / 60,
+    ...(nominal ? {} : { episodeOverheadMin: st.episodeOverheadS / 60, landMin: st.landS / 60, failedGateFactor: st.failedGateS ? st.failedGateS / st.gateS : MEASURED_COSTS.failedGateFactor }),
+    gateOnTip: m.mode === 'in-process' || st.gatedOnTip > 0,
+  }).makespanMin * 60);
+  return runs.reduce((a, b) => a + b, 0) / runs.length;
+}
+
+function modelCells(m: Measured): string[] {
+  return [modelled(m, false), modelled(m, true)].map((predicted) => `${predicted.toFixed(1)} (${predicted >= m.makespanS ? '+' : ''}${(((predicted - m.makespanS) / m.makespanS) * 100).toFixed(0)}%)`);
+}
+
+function row(m: Measured): string[] {
+  const ceiling = ceilingS(m);
+  const perMin = (m.stats.accepted / m.makespanS) * 60;
+  return [
+    m.mode, String(m.workers), String(m.tasks), m.failEvery ? `1 in ${m.failEvery}` : '-', String(m.stats.accepted), m.makespanS.toFixed(1), String(ceiling),
+    (ceiling / m.makespanS).toFixed(2), perMin.toFixed(1), (m.stats.gates / Math.max(1, m.stats.accepted)).toFixed(2), String(m.stats.verifications),
+    [m.stats.agentS, m.stats.gateS, m.stats.failedGateS, m.stats.verifyS, m.stats.episodeOverheadS, m.stats.landS].map((v) => (v === null ? '-' : v.toFixed(2))).join(' / '), m.load.toFixed(1),
+  ];
+}
+
+/** Tasks per run: about two rounds of episodes, at least four. */
+function tasksFor(workers: number): number {
+  return Math.max(4, 2 * workers);
+}
+
 export async function run(ctx: BenchContext): Promise<BenchResult> {
   const { dir, cleanup } = await makeBenchRoot('scaling');
   try {
     const counts = ctx.quick ? [1, 2] : [1, 2, 4, 8];
-    const rows: string[][] = [];
+    const setups: Setup[] = [];
     for (const workers of counts) {
-      const tasks = ctx.quick ? 4 : Math.max(8, workers * 3);
-      const mem = await inProcess(dir, workers, tasks);
-      const redis = await distributed(dir, workers, tasks);
-      rows.push([String(workers), String(tasks), mem.toFixed(1), redis.toFixed(1), (60 / WAIT_SECONDS * workers).toFixed(0)]);
+      setups.push({ mode: 'in-process', workers, tasks: tasksFor(workers), failEvery: 0 });
+      if (!ctx.quick || workers === 2) setups.push({ mode: 'BullMQ', workers, tasks: tasksFor(workers), failEvery: 0 });
     }
+    if (!ctx.quick) {
+      setups.push({ mode: 'in-process', workers: 4, tasks: 10, failEvery: 5 });
+      setups.push({ mode: 'BullMQ', workers: 4, tasks: 10, failEvery: 5 });
+    }
+    const measured: Measured[] = [];
+    for (const setup of setups) measured.push(await measure(dir, setup));
     const rate = await integratorRate(dir, ctx.quick ? 10 : 50);
     const table = [
-      formatTable(['workers', 'tasks', 'in-process: accepted/min', 'BullMQ + worker processes: accepted/min', 'ceiling (agent wait only)'], rows),
+      formatTable(['mode', 'P', 'tasks', 'bad changes', 'accepted', 'makespan s', 'ceiling s', 'efficiency', 'accepted/min', 'gates/accepted', 'second gates', 'median s: agent / own gate / failed gate / verification / episode overhead / land', 'load'], measured.map(row)),
+      '',
+      formatTable(['mode', 'P', 'tasks', 'bad changes', 'measured makespan s', 'model, this run\'s phase times: s (error)', 'model, nominal 2 s / 3 s and default costs: s (error)'], measured.map((m) => [m.mode, String(m.workers), String(m.tasks), m.failEvery ? `1 in ${m.failEvery}` : '-', m.makespanS.toFixed(1), ...modelCells(m)])),
       '',
       formatTable(['integrator', 'accepted changes per second'], [['fast-forward (head still the base)', rate.fastForward.toFixed(1)], ['speculative: all made on one base, each built and verified on the one ahead (instant gate)', rate.replay.toFixed(1)]]),
     ].join('\n');
     return {
-      title: 'Throughput: accepted changes per minute against workers, and the integrator\'s own rate',
+      title: 'Throughput of the pipeline: a 2 s agent and a 3 s gate at P episodes at once, against the ceiling',
       table,
       notes: [
-        `Each episode's agent waits ${WAIT_SECONDS} s (as a remote model does), then writes one line; gates run node --test in bwrap.`,
-        'In-process uses the embedded queue with parallelism = workers; BullMQ uses as many `genesis worker` processes, each concurrency 1, on the local Redis.',
-        'The ceiling is what the agents\' waiting alone allows; the gap is the harness (workspace, gate, integration) sharing 2 cores.',
+        `Independent tasks, each one line in its own file. The agent sleeps ${AGENT_S} s; the gate runs \`sleep ${GATE_SLEEP_S} && node --test test/\` in bubblewrap (about ${GATE_S} s). Ceiling: ceil(tasks / P) x (${AGENT_S} + ${GATE_S}) s; efficiency = ceiling / makespan.`,
+        'in-process: runWorld with the embedded queue, parallelism P. BullMQ: P `genesis worker` processes (concurrency 1) on the local Redis, the scheduler in this process.',
+        'gates/accepted counts every own gate (failed ones too) and every verification of a speculative commit; "second gates" are those verifications.',
+        'bad changes: that task\'s first attempt writes a note the test refuses (its gate fails: the test, its re-run, and the same test on the base), the second attempt a good one.',
+        'Model: simulatePipeline (genesis model pipeline), mean of 20 seeds, with the medians this run measured (agent, passing own gate, failing gate / passing gate, episode overhead, landing), or with the nominal 2 s and 3 s and the command\'s default costs; episodes gate on the speculative tip when the run did.',
+        'Before the pipeline (issue 18, the old serial loop, 11 tasks, same 2 s agent and 3 s gate): efficiency 0.84 at P=1, 0.44 at 3, 0.22 at 6, 0.11 at 11.',
       ],
     };
   } finally {

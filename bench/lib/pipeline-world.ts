@@ -1,0 +1,143 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { createSandbox } from '../../src/sandbox/create-sandbox.js';
+import { Ledger } from '../../src/world/ledger.js';
+import { VerificationLedger, VERIFICATION_REF_PREFIX } from '../../src/integrate/verification-ledger.js';
+import type { RunEvent } from '../../src/schedule/run-events.js';
+import type { EpisodeRecord } from '../../src/world/episode-record.js';
+import { git } from '../../src/world/git.js';
+import { initWorld } from '../../src/operations/init-world.js';
+import type { WorldRepo } from '../../src/world/world-repo.js';
+import { summarize } from './stats.js';
+
+/** The shape of issue 18's throughput world: independent tasks, a waiting agent, a slow gate. */
+export interface PipelineWorldSpec {
+  tasks: number;
+  parallelism: number;
+  /** Seconds the agent waits before its one-line change (as a remote model does). */
+  agentS: number;
+  /** Seconds the gate's command sleeps before the test runs (the whole gate takes a little more). */
+  gateSleepS: number;
+  /**
+   * Every `failEvery`-th task's first attempt writes a note the test refuses, so its gate fails
+   * and a second attempt (which writes a good note) is needed; 0: every change is good.
+   */
+  failEvery: number;
+}
+
+const TEST = `const test = require('node:test');
+const assert = require('node:assert');
+const fs = require('node:fs');
+test('no note is broken', () => {
+  for (const f of fs.readdirSync('notes')) assert.ok(!fs.readFileSync('notes/' + f, 'utf8').includes('broken'), f);
+});
+`;
+
+/**
+ * A world of `tasks` independent tasks (each only its own `notes/<task>.txt`), gates in bubblewrap:
+ * `sleep gateSleepS && node --test test/`, with a test that refuses any note saying "broken".
+ */
+export async function pipelineWorld(root: string, name: string, spec: PipelineWorldSpec): Promise<WorldRepo> {
+  const seed = join(root, `${name}-seed`);
+  await mkdir(join(seed, 'notes'), { recursive: true });
+  await mkdir(join(seed, 'test'), { recursive: true });
+  await writeFile(join(seed, 'notes', '.keep'), '');
+  await writeFile(join(seed, 'test', 'notes.test.js'), TEST);
+  const bad = spec.failEvery > 0 ? `[ $(( \${GENESIS_TASK_ID#t} % ${spec.failEvery} )) -eq 0 ] && [ "$GENESIS_ATTEMPT" = 1 ]` : 'false';
+  await writeFile(join(seed, 'world.yaml'), stringify({
+    name, goal: { outcome: 'measure throughput' },
+    verify: { sandbox: 'bwrap', test: `sleep ${spec.gateSleepS} && node --test test/`, timeoutSec: 120 },
+    protected: ['test/**', 'world.yaml'],
+    agent: { kind: 'command', command: ['sh', '-c', `sleep ${spec.agentS}; if ${bad}; then echo broken; else echo "$GENESIS_EPISODE_ID"; fi > "notes/$GENESIS_TASK_ID.txt"`], timeoutSec: 120 },
+    retry: { maxAttempts: 2 }, parallelism: spec.parallelism,
+    tasks: Array.from({ length: spec.tasks }, (_, i) => ({ id: `t${i + 1}`, title: `note ${i + 1}`, paths: [`notes/t${i + 1}.txt`] })),
+  }));
+  const sandbox = await createSandbox('bwrap', { image: 'genesis/node:20' });
+  return (await initWorld({ worldPath: join(root, `${name}.world`), from: seed, sandbox: async () => sandbox })).world;
+}
+
+/** What one run of the pipeline did, read back from the world's ledger and verification records. */
+export interface PipelineRunStats {
+  accepted: number;
+  /** Episodes whose own gate failed. */
+  rejected: number;
+  /** Gate runs: every episode's own gate plus every verification of a speculative commit. */
+  gates: number;
+  /** Verifications of speculative commits (second gates). */
+  verifications: number;
+  /** Episodes that gated their change on the speculative tip rather than their base. */
+  gatedOnTip: number;
+  /** Medians, seconds: the agent phase, the own gate (passed ones), a failed own gate, the verifications. */
+  agentS: number;
+  gateS: number;
+  failedGateS: number | null;
+  verifyS: number | null;
+  /** Medians, seconds, from the run's events: an episode's time outside its agent and gate, a landing. */
+  episodeOverheadS: number;
+  landS: number;
+}
+
+export async function readRunStats(world: WorldRepo, tracer: RunTracer): Promise<PipelineRunStats> {
+  const records = await new Ledger(world.path).readAll();
+  const refs = (await git(['for-each-ref', '--format=%(refname)', VERIFICATION_REF_PREFIX], { cwd: world.path })).stdout.split('\n').filter(Boolean);
+  const vledger = new VerificationLedger(world.path);
+  const verifications = (await Promise.all(refs.map((r) => vledger.read(r.slice(VERIFICATION_REF_PREFIX.length))))).filter((v) => v !== null);
+  const gated = records.filter((r) => r.phases.gate !== undefined);
+  const s = (ms: number[]) => Math.round(summarize(ms).median) / 1000;
+  const failed = gated.filter((r) => r.outcome === 'rejected').map((r) => r.phases.gate!);
+  const overheads = tracer.overheads(records);
+  const verifyMs = verifications.map((v) => v.gate?.durationMs ?? 0).filter((ms) => ms > 0);
+  return {
+    accepted: records.filter((r) => r.outcome === 'accepted').length,
+    rejected: records.filter((r) => r.outcome === 'rejected').length,
+    gates: gated.length + verifications.length,
+    verifications: verifications.length,
+    gatedOnTip: records.filter((r) => r.gatedOn).length,
+    agentS: s(gated.map((r) => r.phases.agent ?? 0)),
+    gateS: s(gated.filter((r) => r.outcome !== 'rejected').map((r) => r.phases.gate!)),
+    failedGateS: failed.length > 0 ? s(failed) : null,
+    verifyS: verifyMs.length > 0 ? s(verifyMs) : null,
+    episodeOverheadS: overheads.episodeS,
+    landS: overheads.landS,
+  };
+}
+
+/**
+ * Times what the ledger does not hold, from the run's events: each episode's cycle (its start to
+ * its result reaching the scheduler: when its change joins the integration queue, or its record
+ * ends) and each landing (the front change taken to land, to its record saying accepted).
+ */
+export class RunTracer {
+  private readonly started = new Map<string, number>();
+  private readonly cycles = new Map<string, number>();
+  private readonly landing = new Map<string, number>();
+  private readonly lands: number[] = [];
+
+  readonly onEvent = (event: RunEvent): void => {
+    const now = performance.now();
+    if (event.type === 'episode-start') this.started.set(event.id, now);
+    if (event.type === 'integration') {
+      for (const e of event.entries) {
+        const t0 = this.started.get(e.id);
+        if (t0 !== undefined && !this.cycles.has(e.id)) this.cycles.set(e.id, now - t0);
+        if (e.stage === 'landing' && !this.landing.has(e.id)) this.landing.set(e.id, now);
+      }
+    }
+    if (event.type === 'episode-end') {
+      const t0 = this.started.get(event.id);
+      if (t0 !== undefined && !this.cycles.has(event.id)) this.cycles.set(event.id, now - t0);
+      const landing = this.landing.get(event.id);
+      if (event.outcome === 'accepted' && landing !== undefined) this.lands.push(now - landing);
+    }
+  };
+
+  /** Medians in seconds: an episode's time outside its agent and gate, and a landing. */
+  overheads(records: readonly EpisodeRecord[]): { episodeS: number; landS: number } {
+    const outside = records.flatMap((r) => {
+      const cycle = this.cycles.get(r.id);
+      return cycle === undefined || r.phases.gate === undefined ? [] : [cycle - (r.phases.agent ?? 0) - r.phases.gate];
+    });
+    return { episodeS: Math.round(summarize(outside).median) / 1000, landS: Math.round(summarize(this.lands).median) / 1000 };
+  }
+}
