@@ -1,31 +1,12 @@
-import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import { stringify } from 'yaml';
 import { createServerApp } from '../../../src/server/create-app.js';
 import { git, gitValue } from '../../../src/world/git.js';
 import { WorldRepo } from '../../../src/world/world-repo.js';
 import { startCli } from '../../helpers/cli-process.js';
 import { itWith } from '../../helpers/services.js';
+import { slowGateSeed } from '../../helpers/slow-gate-world.js';
 import { tempDir } from '../../helpers/temp-dir.js';
-
-/** Independent tasks whose gate takes a while: changes made on one base wait in the queue to be verified on the ones ahead. */
-async function slowGateSeed(dir: string): Promise<string> {
-  const seed = join(dir, 'seed');
-  await mkdir(join(seed, 'notes'), { recursive: true });
-  await mkdir(join(seed, 'test'), { recursive: true });
-  await writeFile(join(seed, 'notes', '.keep'), '');
-  await writeFile(join(seed, 'test', 'ok.test.js'), "const test = require('node:test');\ntest('ok', () => {});\n");
-  await writeFile(join(seed, 'world.yaml'), stringify({
-    name: 'queue-view', goal: { outcome: 'every note written' },
-    verify: { sandbox: 'bwrap', test: 'sleep 1.5 && node --test test/', timeoutSec: 120 },
-    protected: ['test/**', 'world.yaml'],
-    agent: { kind: 'command', command: ['sh', '-c', 'sleep 0.5; echo "$GENESIS_EPISODE_ID" > "notes/$GENESIS_TASK_ID.txt"'], timeoutSec: 60 },
-    retry: { maxAttempts: 1 }, parallelism: 3,
-    tasks: Array.from({ length: 6 }, (_, i) => ({ id: `t${i + 1}`, title: `note ${i + 1}`, paths: [`notes/t${i + 1}.txt`] })),
-  }));
-  return seed;
-}
 
 interface View {
   run: string | null;

@@ -106,11 +106,9 @@ function integrationPanel(q) {
     return h('span', null, on, ' ', h('span', { class: 'mono muted' }, shortSha(e.onto)));
   };
   const counts = Object.entries(q.counts).filter(([, n]) => n > 0).map(([stage, n]) => `${n} ${stage}`).join(' · ');
-  const about = q.at === null
-    ? 'No run has written an integration queue yet.'
-    : q.current
-      ? `As of ${fmtTime(q.at)}, from ${q.run}${counts ? `: ${counts}` : ''}.`
-      : `No run is going; this is the queue the last run left at ${fmtTime(q.at)} (the next run takes these changes up again).`;
+  let about = 'No run is going.';
+  if (q.current) about = `As of ${fmtTime(q.at)}, from ${q.run}${counts ? `: ${counts}` : ''}.`;
+  else if (q.entries.length > 0) about = `No run is going; these changes are as the last run left them at ${fmtTime(q.at)} (the next run takes them up again).`;
   return panel(
     `Integration queue (${q.entries.length})`,
     h('p', { class: 'note', 'data-queue-current': String(q.current) }, about),
