@@ -185,7 +185,10 @@ class Simulation {
   }
 
   private join(start: number, gatedOn: number): void {
-    if (this.queue.length > 0 && this.random() < this.s.conflict) return this.retry();
+    if (this.queue.length > 0 && this.random() < this.s.conflict) {
+      this.retry();
+      return;
+    }
     const onto = this.tail();
     const entry: Entry = { start, gatedOn, onto, tip: ++this.version, stage: onto === gatedOn ? 'verified' : 'built', generation: 1 };
     this.queue.push(entry);
@@ -226,7 +229,10 @@ class Simulation {
 
   private verified(entry: Entry, generation: number): void {
     const at = this.queue.indexOf(entry);
-    if (at < 0 || entry.generation !== generation || entry.stage !== 'verifying') return this.pump();
+    if (at < 0 || entry.generation !== generation || entry.stage !== 'verifying') {
+      this.pump();
+      return;
+    }
     if (this.random() < this.s.verifyReject) {
       this.queue.splice(at, 1);
       this.retry();

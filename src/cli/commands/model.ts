@@ -207,7 +207,10 @@ function modelPipeline(o: ModelPipelineOptions): void {
     slots: o.slots || undefined, tasks: o.tasks || undefined, seed: o.seed, episodeOverheadMin: o.overheadS / 60, landMin: o.landS / 60,
     failedGateFactor: o.failedGateFactor, gateOnTip: !o.gateOnBase,
   });
-  if (o.json) return printJson(r);
+  if (o.json) {
+    printJson(r);
+    return;
+  }
   process.stdout.write([
     `${r.accepted} changes landed in ${r.makespanMin.toFixed(1)} min: ${r.acceptedPerHour.toFixed(1)} per hour`,
     `ceiling (no integration cost): ${r.ceilingMin.toFixed(1)} min; efficiency ${r.efficiency.toFixed(2)}`,
