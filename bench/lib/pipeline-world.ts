@@ -73,9 +73,13 @@ export interface PipelineRunStats {
   gateS: number;
   failedGateS: number | null;
   verifyS: number | null;
-  /** Medians, seconds, from the run's events: an episode's time outside its agent and gate, a landing. */
+  /** Medians, seconds, from the run's events: an episode's time outside its agent and gate, a build on a tip, a landing. */
+  startS: number;
   episodeOverheadS: number;
+  buildS: number;
   landS: number;
+  /** Standard deviation over mean of the accepted episodes' agent + gate time. */
+  spread: number;
 }
 
 export async function readRunStats(world: WorldRepo, tracer: RunTracer): Promise<PipelineRunStats> {
@@ -98,7 +102,10 @@ export async function readRunStats(world: WorldRepo, tracer: RunTracer): Promise
     gateS: s(gated.filter((r) => r.outcome !== 'rejected').map((r) => r.phases.gate!)),
     failedGateS: failed.length > 0 ? s(failed) : null,
     verifyS: verifyMs.length > 0 ? s(verifyMs) : null,
+    startS: overheads.startS,
+    spread: overheads.spread,
     episodeOverheadS: overheads.episodeS,
+    buildS: overheads.buildS,
     landS: overheads.landS,
   };
 }
@@ -110,18 +117,30 @@ export async function readRunStats(world: WorldRepo, tracer: RunTracer): Promise
  */
 export class RunTracer {
   private readonly started = new Map<string, number>();
+  private readonly startedWall = new Map<string, number>();
   private readonly cycles = new Map<string, number>();
   private readonly landing = new Map<string, number>();
   private readonly lands: number[] = [];
+  private readonly building = new Map<string, number>();
+  private readonly builds: number[] = [];
 
   readonly onEvent = (event: RunEvent): void => {
     const now = performance.now();
-    if (event.type === 'episode-start') this.started.set(event.id, now);
+    if (event.type === 'episode-start') {
+      this.started.set(event.id, now);
+      this.startedWall.set(event.id, Date.now());
+    }
     if (event.type === 'integration') {
       for (const e of event.entries) {
         const t0 = this.started.get(e.id);
         if (t0 !== undefined && !this.cycles.has(e.id)) this.cycles.set(e.id, now - t0);
         if (e.stage === 'landing' && !this.landing.has(e.id)) this.landing.set(e.id, now);
+        const built = this.building.get(e.id);
+        if (e.stage === 'building' && built === undefined) this.building.set(e.id, now);
+        else if (e.stage !== 'building' && e.stage !== 'waiting' && built !== undefined && built >= 0) {
+          this.builds.push(now - built);
+          this.building.set(e.id, -1);
+        }
       }
     }
     if (event.type === 'episode-end') {
@@ -132,12 +151,25 @@ export class RunTracer {
     }
   };
 
-  /** Medians in seconds: an episode's time outside its agent and gate, and a landing. */
-  overheads(records: readonly EpisodeRecord[]): { episodeS: number; landS: number } {
+  /**
+   * Medians in seconds: the scheduler's start of an episode (from its record's startedAt to the
+   * episode-start event: the record written, the policy told), an episode's time from then outside
+   * its agent and gate, a change's first build on its tip, and a landing; and the spread of the
+   * episodes' agent + gate time (standard deviation over mean).
+   */
+  overheads(records: readonly EpisodeRecord[]): { startS: number; episodeS: number; buildS: number; landS: number; spread: number } {
     const outside = records.flatMap((r) => {
       const cycle = this.cycles.get(r.id);
       return cycle === undefined || r.phases.gate === undefined ? [] : [cycle - (r.phases.agent ?? 0) - r.phases.gate];
     });
-    return { episodeS: Math.round(summarize(outside).median) / 1000, landS: Math.round(summarize(this.lands).median) / 1000 };
+    const starts = records.flatMap((r) => {
+      const wall = this.startedWall.get(r.id);
+      return wall === undefined ? [] : [wall - Date.parse(r.startedAt)];
+    });
+    const work = records.filter((r) => r.phases.gate !== undefined && r.outcome !== 'rejected').map((r) => (r.phases.agent ?? 0) + r.phases.gate!);
+    const mean = work.reduce((a, b) => a + b, 0) / Math.max(1, work.length);
+    const sd = Math.sqrt(work.reduce((a, b) => a + (b - mean) ** 2, 0) / Math.max(1, work.length));
+    const s = (ms: number[]) => Math.round(summarize(ms).median) / 1000;
+    return { startS: s(starts), episodeS: s(outside), buildS: s(this.builds), landS: s(this.lands), spread: mean > 0 ? Math.round((sd / mean) * 100) / 100 : 0 };
   }
 }

@@ -2,12 +2,14 @@ import { createRng } from '../reliability/prng.js';
 
 /**
  * Fixed costs of one change outside its agent and gate, as `npm run bench -- --only scaling`
- * measured them on a 2-core machine (see bench/README.md, "scaling"): an episode's workspace,
- * collect, ledger writes and scheduling; the integrator's time to land one change (compare-and-swap
- * and ledger, one at a time); and how much longer a failing gate runs than a passing one (the test,
- * its re-run to tell a flaky test, and the same test on the base).
+ * measured them on a 2-core machine (see bench/README.md, "scaling"): the scheduler's start of an
+ * episode (its record written), one at a time; an episode's workspace, collect, ledger writes and
+ * the wait for the scheduler to take its result; the integrator's time to build a change on its tip (a
+ * merge in the object store) and to land one (compare-and-swap and ledger), one at a time; and how
+ * much longer a failing gate runs than a passing one (the test, its re-run to tell a flaky test,
+ * and the same test on the base).
  */
-export const MEASURED_COSTS = { episodeOverheadS: 0.6, landS: 0.15, failedGateFactor: 3 } as const;
+export const MEASURED_COSTS = { startS: 0.05, episodeOverheadS: 0.6, buildS: 0.1, landS: 0.15, failedGateFactor: 3 } as const;
 
 /** What `genesis model pipeline` simulates: a world of independent tasks and the pipeline of genesis run. */
 export interface PipelineModelInput {
@@ -36,10 +38,16 @@ export interface PipelineModelInput {
   seed?: number;
   /** Whether an episode gates its change on the speculative tip (in process) rather than its base. @default true */
   gateOnTip?: boolean;
-  /** Minutes of each episode outside its agent and gate. @default MEASURED_COSTS.episodeOverheadS / 60 */
+  /** Minutes the scheduler takes to start an episode; starts, builds and landings go one at a time. @default MEASURED_COSTS.startS / 60 */
+  startMin?: number;
+  /** Minutes of each episode outside its start, agent and gate. @default MEASURED_COSTS.episodeOverheadS / 60 */
   episodeOverheadMin?: number;
-  /** Minutes the integrator takes to land one change; landings go one at a time. @default MEASURED_COSTS.landS / 60 */
+  /** Minutes the integrator takes to build a change on its tip; builds and landings go one at a time. @default MEASURED_COSTS.buildS / 60 */
+  buildMin?: number;
+  /** Minutes the integrator takes to land one change. @default MEASURED_COSTS.landS / 60 */
   landMin?: number;
+  /** Minutes a verification on a speculative tip takes. @default gateMin */
+  verifyMin?: number;
   /** A failing own gate's duration, as a multiple of a passing one's. @default MEASURED_COSTS.failedGateFactor */
   failedGateFactor?: number;
 }
@@ -67,7 +75,7 @@ interface Entry {
   /** The version it is built on, and its own speculative version on top. */
   onto: number;
   tip: number;
-  stage: 'built' | 'verifying' | 'verified' | 'landing';
+  stage: 'building' | 'built' | 'verifying' | 'verified' | 'landing';
   generation: number;
 }
 
@@ -77,7 +85,10 @@ interface Settings {
   N: number;
   agent: () => number;
   gate: () => number;
+  verify: () => number;
   overhead: number;
+  start: number;
+  build: number;
   land: number;
   failedGateFactor: number;
   reject: number;
@@ -88,12 +99,14 @@ interface Settings {
 
 /**
  * A seeded discrete-event simulation of what `genesis run` does with independent tasks: W episode
- * slots (overhead, agent, then the change's own gate, on the speculative tip when the queue is not
- * empty); an ordered integration queue where each change is built on the one ahead, lands with no
+ * slots (the scheduler's start, agent, then the change's own gate, on the speculative tip when the queue holds changes and
+ * the last is built, then the episode's overhead until the scheduler has its result and refills the
+ * slot); an ordered integration queue where each change is built on the one ahead, lands with no
  * further gate when that is what its own gate judged, and is otherwise verified on its tip in S
- * verification slots (a pool where a superseded verification runs to its end); landings one at a
- * time; a failure on a tip rejects that change and rebuilds those behind it. Pure: the same input
- * gives the same result.
+ * verification slots (a pool where a superseded verification runs to its end); starts, builds and
+ * landings one at a time, as the scheduler handles its events; a conflict found at the build or a
+ * failure on a tip rejects that change and rebuilds those behind it. Pure: the same input gives the
+ * same result.
  */
 export function simulatePipeline(input: PipelineModelInput): PipelineModelResult {
   const rng = createRng(input.seed ?? 1);
@@ -101,8 +114,9 @@ export function simulatePipeline(input: PipelineModelInput): PipelineModelResult
   const draw = (mean: number) => () => mean * (1 + jitter * (2 * rng.next() - 1));
   const s: Settings = {
     W: input.workers, S: input.slots ?? input.workers, N: input.tasks ?? 20 * input.workers,
-    agent: draw(input.agentMin), gate: draw(input.gateMin),
-    overhead: input.episodeOverheadMin ?? MEASURED_COSTS.episodeOverheadS / 60, land: input.landMin ?? MEASURED_COSTS.landS / 60,
+    agent: draw(input.agentMin), gate: draw(input.gateMin), verify: draw(input.verifyMin ?? input.gateMin),
+    overhead: input.episodeOverheadMin ?? MEASURED_COSTS.episodeOverheadS / 60, start: input.startMin ?? MEASURED_COSTS.startS / 60,
+    build: input.buildMin ?? MEASURED_COSTS.buildS / 60, land: input.landMin ?? MEASURED_COSTS.landS / 60,
     failedGateFactor: input.failedGateFactor ?? MEASURED_COSTS.failedGateFactor,
     reject: input.reject ?? 0, conflict: input.conflict ?? 0, verifyReject: input.verifyReject ?? 0, gateOnTip: input.gateOnTip ?? true,
   };
@@ -129,6 +143,8 @@ class Simulation {
   /** The verification pool: jobs waiting, and how many run. */
   private readonly poolWaiting: Array<{ entry: Entry; generation: number }> = [];
   private poolBusy = 0;
+  private readonly chain: Array<{ cost: number; done: () => void }> = [];
+  private chainBusy = false;
 
   constructor(private readonly s: Settings, private readonly random: () => number) {
     this.backlog = s.N;
@@ -159,21 +175,47 @@ class Simulation {
     return this.queue.at(-1)?.tip ?? this.head;
   }
 
+  /** The tip an episode gates on: the queue's tail, or its own base while the last change is still being built. */
+  private gateTip(base: number): number {
+    return this.queue.at(-1)?.stage === 'building' ? base : this.tail();
+  }
+
+  /** The scheduler handles one thing at a time: episode starts, builds and landings wait their turn. */
+  private serial(cost: number, done: () => void): void {
+    this.chain.push({ cost, done });
+    this.runChain();
+  }
+
+  private runChain(): void {
+    if (this.chainBusy) return;
+    const next = this.chain.shift();
+    if (!next) return;
+    this.chainBusy = true;
+    this.at(next.cost, () => {
+      this.chainBusy = false;
+      next.done();
+      this.runChain();
+    });
+  }
+
   private startEpisodes(): void {
     while (this.running < this.s.W && this.backlog > 0) {
       this.backlog--;
       this.running++;
       const start = this.now;
-      const base = this.head;
-      this.at(this.s.overhead + this.s.agent(), () => {
-        const gatedOn = this.s.gateOnTip ? this.tail() : base;
-        const fails = this.random() < this.s.reject;
-        this.gates++;
-        this.at(this.s.gate() * (fails ? this.s.failedGateFactor : 1), () => {
-          this.running--;
-          if (fails) this.retry();
-          else this.join(start, gatedOn);
-          this.startEpisodes();
+      this.serial(this.s.start, () => {
+        const base = this.head;
+        this.at(this.s.agent(), () => {
+          const gatedOn = this.s.gateOnTip ? this.gateTip(base) : base;
+          const fails = this.random() < this.s.reject;
+          this.gates++;
+          this.at(this.s.gate() * (fails ? this.s.failedGateFactor : 1) + this.s.overhead, () => {
+            this.running--;
+            // As the run loop does: the freed slot is refilled before the change joins the queue.
+            if (fails) this.retry();
+            this.startEpisodes();
+            if (!fails) this.join(start, gatedOn);
+          });
         });
       });
     }
@@ -185,14 +227,25 @@ class Simulation {
   }
 
   private join(start: number, gatedOn: number): void {
-    if (this.queue.length > 0 && this.random() < this.s.conflict) {
-      this.retry();
-      return;
-    }
-    const onto = this.tail();
-    const entry: Entry = { start, gatedOn, onto, tip: ++this.version, stage: onto === gatedOn ? 'verified' : 'built', generation: 1 };
+    const entry: Entry = { start, gatedOn, onto: this.tail(), tip: ++this.version, stage: 'building', generation: 1 };
     this.queue.push(entry);
-    this.pump();
+    this.buildLater(entry);
+  }
+
+  /** A build on the stage's turn: a conflict rejects the change (those behind are rebuilt); else it is verified, or ready to land when its own gate judged this very tip. */
+  private buildLater(entry: Entry): void {
+    const generation = entry.generation;
+    this.serial(this.s.build, () => {
+      const at = this.queue.indexOf(entry);
+      if (at < 0 || entry.generation !== generation) return;
+      if (at > 0 && this.random() < this.s.conflict) {
+        this.queue.splice(at, 1);
+        this.retry();
+        this.rebuildFrom(at);
+        this.startEpisodes();
+      } else entry.stage = entry.onto === entry.gatedOn ? 'verified' : 'built';
+      this.pump();
+    });
   }
 
   /** Verifications for built changes, front first, while fewer than S are being verified; then the front lands if it can. */
@@ -209,7 +262,7 @@ class Simulation {
     const front = this.queue[0];
     if (front?.stage === 'verified') {
       front.stage = 'landing';
-      this.at(this.s.land, () => this.landed(front));
+      this.serial(this.s.land, () => this.landed(front));
     }
   }
 
@@ -219,7 +272,7 @@ class Simulation {
       this.poolBusy++;
       this.gates++;
       this.verifications++;
-      this.at(this.s.gate(), () => {
+      this.at(this.s.verify(), () => {
         this.poolBusy--;
         this.verified(job.entry, job.generation);
         this.runPool();
@@ -249,7 +302,8 @@ class Simulation {
       e.generation++;
       e.onto = i === 0 ? this.head : this.queue[i - 1]!.tip;
       e.tip = ++this.version;
-      e.stage = e.onto === e.gatedOn ? 'verified' : 'built';
+      e.stage = 'building';
+      this.buildLater(e);
     }
     // Jobs not started yet for the old generations are dropped; running ones finish, unheeded.
     for (let i = this.poolWaiting.length - 1; i >= 0; i--) {

@@ -161,7 +161,9 @@ export function define(program: Command): void {
     .addOption(numberOption('--verify-reject <rate>', 'probability that a change fails on its speculative tip (those behind it are rebuilt and verified again)', 0))
     .addOption(numberOption('--slots <n>', 'verifications at once (0: as many as --workers)', 0))
     .addOption(numberOption('--tasks <n>', 'tasks to land (0: 20 per worker)', 0))
+    .addOption(numberOption('--start-s <s>', 'seconds the scheduler takes to start an episode (one at a time, as builds and landings), as the scaling bench measured', MEASURED_COSTS.startS))
     .addOption(numberOption('--overhead-s <s>', 'seconds of each episode outside its agent and gate (workspace, collect, ledger), as the scaling bench measured', MEASURED_COSTS.episodeOverheadS))
+    .addOption(numberOption('--build-s <s>', 'seconds the integrator takes to build a change on its tip (one at a time, as landings), as the scaling bench measured', MEASURED_COSTS.buildS))
     .addOption(numberOption('--land-s <s>', 'seconds the integrator takes to land one change (one at a time), as the scaling bench measured', MEASURED_COSTS.landS))
     .addOption(numberOption('--failed-gate-factor <x>', 'how much longer a failing gate runs than a passing one (the test, its re-run, the run on the base)', MEASURED_COSTS.failedGateFactor))
     .addOption(flagOption('--gate-on-base', "episodes gate their change on their own base, never on the speculative tip"))
@@ -180,7 +182,9 @@ export interface ModelPipelineOptions {
   verifyReject: number;
   slots: number;
   tasks: number;
+  startS: number;
   overheadS: number;
+  buildS: number;
   landS: number;
   failedGateFactor: number;
   gateOnBase: boolean;
@@ -195,7 +199,7 @@ function modelPipeline(o: ModelPipelineOptions): void {
   for (const [flag, v] of [['--agent-min', o.agentMin], ['--gate-min', o.gateMin]] as const) {
     if (!(v > 0)) throw new GenesisError('invalid-model-input', `${flag} expects minutes above 0, got ${v}`);
   }
-  for (const [flag, v] of [['--overhead-s', o.overheadS], ['--land-s', o.landS]] as const) {
+  for (const [flag, v] of [['--start-s', o.startS], ['--overhead-s', o.overheadS], ['--build-s', o.buildS], ['--land-s', o.landS]] as const) {
     if (!(v >= 0)) throw new GenesisError('invalid-model-input', `${flag} expects seconds, 0 or more, got ${v}`);
   }
   if (!(o.failedGateFactor >= 1)) throw new GenesisError('invalid-model-input', `--failed-gate-factor expects a multiple of at least 1, got ${o.failedGateFactor}`);
@@ -204,7 +208,7 @@ function modelPipeline(o: ModelPipelineOptions): void {
   }
   const r = simulatePipeline({
     workers: o.workers, agentMin: o.agentMin, gateMin: o.gateMin, reject: o.reject, conflict: o.conflict, verifyReject: o.verifyReject,
-    slots: o.slots || undefined, tasks: o.tasks || undefined, seed: o.seed, episodeOverheadMin: o.overheadS / 60, landMin: o.landS / 60,
+    slots: o.slots || undefined, tasks: o.tasks || undefined, seed: o.seed, startMin: o.startS / 60, episodeOverheadMin: o.overheadS / 60, buildMin: o.buildS / 60, landMin: o.landS / 60,
     failedGateFactor: o.failedGateFactor, gateOnTip: !o.gateOnBase,
   });
   if (o.json) {

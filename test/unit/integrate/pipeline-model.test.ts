@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { simulatePipeline } from '../../../src/integrate/pipeline-model.js';
 
-const FREE = { episodeOverheadMin: 0, landMin: 0 };
+const FREE = { startMin: 0, episodeOverheadMin: 0, buildMin: 0, landMin: 0 };
 
 describe('the pipeline model', () => {
   it('gives the same result for the same seed', () => {
@@ -17,15 +17,32 @@ describe('the pipeline model', () => {
     expect(r.efficiency).toBeCloseTo(1, 6);
   });
 
-  it('adds each episode its fixed overhead, and the last landing', () => {
-    const r = simulatePipeline({ workers: 1, agentMin: 1, gateMin: 1, tasks: 10, jitter: 0, episodeOverheadMin: 0.5, landMin: 0.25 });
-    expect(r.makespanMin).toBeCloseTo(10 * 2.5 + 0.25, 6);
+  it('adds each episode its start and overhead, and the last build and landing', () => {
+    const r = simulatePipeline({ workers: 1, agentMin: 1, gateMin: 1, tasks: 10, jitter: 0, startMin: 0.05, episodeOverheadMin: 0.5, buildMin: 0.1, landMin: 0.25 });
+    expect(r.makespanMin).toBeCloseTo(10 * 2.55 + 0.1 + 0.25, 6);
   });
 
-  it('lands one change at a time: a slow integrator bounds throughput whatever the workers', () => {
-    const r = simulatePipeline({ workers: 16, agentMin: 1, gateMin: 1, tasks: 64, jitter: 0, episodeOverheadMin: 0, landMin: 0.5 });
+  it('starts episodes one at a time: a slow scheduler delays the last of a wave', () => {
+    const quick = simulatePipeline({ workers: 8, agentMin: 1, gateMin: 1, tasks: 8, jitter: 0, ...FREE });
+    const slow = simulatePipeline({ workers: 8, agentMin: 1, gateMin: 1, tasks: 8, jitter: 0, ...FREE, startMin: 0.5 });
+    expect(slow.makespanMin).toBeCloseTo(quick.makespanMin + 8 * 0.5, 6);
+  });
+
+  it('builds and lands one change at a time: a slow integrator bounds throughput whatever the workers', () => {
+    const r = simulatePipeline({ workers: 16, agentMin: 1, gateMin: 1, tasks: 64, jitter: 0, episodeOverheadMin: 0, buildMin: 0.25, landMin: 0.25 });
     expect(r.makespanMin).toBeGreaterThanOrEqual(64 * 0.5);
     expect(r.accepted).toBe(64);
+  });
+
+  it('verifies on tips with the verification time when it differs from the own gate', () => {
+    const base = { workers: 8, agentMin: 2, gateMin: 3, tasks: 80, seed: 8, gateOnTip: false };
+    expect(simulatePipeline({ ...base, verifyMin: 9 }).makespanMin).toBeGreaterThan(simulatePipeline(base).makespanMin);
+  });
+
+  it('rejects changes that conflict at their build, without a gate, and retries them', () => {
+    const r = simulatePipeline({ workers: 8, agentMin: 2, gateMin: 3, tasks: 80, seed: 9, conflict: 0.2 });
+    expect(r.rejected).toBeGreaterThan(0);
+    expect(r.accepted).toBe(80);
   });
 
   it('never waits on integration when verification slots keep up: many workers stay near the ceiling', () => {
