@@ -1,4 +1,5 @@
 import type { AgentUsage } from './usage.js';
+import type { RejectionReason } from '../vocabulary/rejection-reasons.js';
 
 /**
  * The Agent port: one fresh attempt at one task, in one workspace.
@@ -40,7 +41,7 @@ export interface AgentRunResult {
   /** The conversation with the model (JSON), for agents that hold one (the `openai` adapter). */
   transcript?: string;
   /** Why the agent gave up, when it can say better than an exit code (a context-length error). */
-  failure?: { reason: string; message: string };
+  failure?: { reason: RejectionReason; message: string };
   /** Requests its egress proxy refused, for an agent with an allow-list (`agent.network.allow`). */
   egressRefused?: number;
 }

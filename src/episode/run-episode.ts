@@ -23,6 +23,7 @@ async function listChangedPaths(repo: string, from: string, to: string): Promise
 }
 import type { EpisodeJob, EpisodeResult } from './episode-job.js';
 import { targetOnTip, type GateTarget } from './gate-on-tip.js';
+import { isChargedReason } from '../vocabulary/rejection-reasons.js';
 import { composePrompt } from './prompt.js';
 import { linkWorkspaceDeps } from '../deps/workspace-deps.js';
 import { collectCandidateTree, createWorkspace, removeWorkspace, type Workspace } from './workspace.js';
@@ -185,7 +186,7 @@ function toResult(job: EpisodeJob, candidate: string | null, failure: AgentFailu
   const base = { episodeId: job.episodeId, task: job.task, attempt: job.attempt, base: job.base, candidate };
   if (failure) return { ...base, ...failure, signature: failureSignature(failure.reason, null, agentLog.slice(-2000)) };
   // A failure the base has too is not this change's: not charged to the episode's task.
-  if (verdict && !verdict.ok && verdict.reason === 'broken-base') return { ...base, verdict: 'abandoned', reason: verdict.reason, message: verdict.message, signature: verdict.signature };
+  if (verdict && !verdict.ok && !isChargedReason(verdict.reason)) return { ...base, verdict: 'abandoned', reason: verdict.reason, message: verdict.message, signature: verdict.signature };
   if (verdict && !verdict.ok) return { ...base, verdict: 'rejected', reason: verdict.reason, message: verdict.message, signature: verdict.signature };
   return { ...base, verdict: 'passed', reason: null, message: verdict?.gate.summary ?? null, signature: null };
 }

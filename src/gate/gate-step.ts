@@ -14,6 +14,7 @@ import type { ReportProblem } from './test-report-files.js';
 import { removeReportFiles } from './test-report-files.js';
 import { readStepReport } from './test-report-read.js';
 import type { TestReport } from './test-report.js';
+import type { RejectionReason } from '../vocabulary/rejection-reasons.js';
 
 /** Where hidden holdout tests are put in the gate's work dir (never in the world). */
 export const HOLDOUT_DIR = '.genesis-holdout';
@@ -45,9 +46,17 @@ export interface StepRun {
   problem: ReportProblem | null;
 }
 
+/** The reason of a step that exited non-zero, by its kind (`check:<task>` is a check). */
+const STEP_FAILED = { setup: 'setup-failed', build: 'build-failed', test: 'test-failed', check: 'check-failed', holdout: 'holdout-failed' } as const satisfies Record<string, RejectionReason>;
+
+function stepFailedReason(name: string): RejectionReason {
+  const kind = name.split(':')[0] ?? name;
+  return Object.hasOwn(STEP_FAILED, kind) ? STEP_FAILED[kind as keyof typeof STEP_FAILED] : 'check-failed';
+}
+
 /** A step that failed, and whether running it again could tell a flaky test from a bad change. */
 export interface StepFailure {
-  reason: string;
+  reason: RejectionReason;
   message: string;
   rerun: boolean;
   /** A signature of its own, where the failing tests' names are not what tells two failures apart. */
@@ -144,7 +153,7 @@ export function judgeStep(ctx: StepContext, step: GateStep, stepRun: StepRun, op
   } else if (result.exitCode !== 0) {
     const failing = report?.failures.map((f) => f.name).slice(0, 5).join(', ');
     const network = describeNetworkFailure(result.output);
-    return { reason: `${step.name.split(':')[0]}-failed`, message: `${step.name} failed (exit ${result.exitCode})${failing ? `: ${failing}` : ''}${network ? `; ${network}` : ''}`, rerun: true };
+    return { reason: stepFailedReason(step.name), message: `${step.name} failed (exit ${result.exitCode})${failing ? `: ${failing}` : ''}${network ? `; ${network}` : ''}`, rerun: true };
   }
   if (options.basePassing && options.basePassing.length > 0) {
     const reported = { passed: run ? passingNames(run) : [], failed: run ? namesWith(run, 'failed') : [] };
@@ -158,7 +167,7 @@ export function judgeStep(ctx: StepContext, step: GateStep, stepRun: StepRun, op
 }
 
 /** Ratchet mode's rule: progress may be slow, but it may never go backwards. */
-function judgeRatchet(score: number | null, minScore: number): { reason: string; message: string; signature: string } | null {
+function judgeRatchet(score: number | null, minScore: number): { reason: RejectionReason; message: string; signature: string } | null {
   if (score === null) return { reason: 'no-score', message: 'ratchet mode needs a count of passing tests, and the test step reported none (TAP, node --test, JUnit in the output or in verify.report.junit)', signature: 'no-score' };
   if (score < minScore) return { reason: 'score-fell', message: `${score} tests pass, fewer than the ${minScore} that pass on the accepted head`, signature: `score-fell:${minScore - score}` };
   return null;

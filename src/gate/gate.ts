@@ -12,6 +12,7 @@ import { HOLDOUT_STEP } from './hidden-checks.js';
 import type { TestBaseline } from './test-baseline.js';
 import { passingNames } from './test-report-cases.js';
 import { failureSignature } from './test-report.js';
+import type { RejectionReason } from '../vocabulary/rejection-reasons.js';
 
 /**
  * `log` holds the visible steps' output; the hidden checks' output is `hiddenLog` alone, so whoever
@@ -20,7 +21,7 @@ import { failureSignature } from './test-report.js';
  */
 export type GateRunVerdict =
   | { ok: true; record: GateRecord; log: string; hiddenLog?: string; passing: TestBaseline }
-  | { ok: false; reason: string; message: string; signature: string; record: GateRecord; log: string; hiddenLog?: string; passing: TestBaseline };
+  | { ok: false; reason: RejectionReason; message: string; signature: string; record: GateRecord; log: string; hiddenLog?: string; passing: TestBaseline };
 
 export interface GateRunInput {
   repo: string;

@@ -5,6 +5,7 @@
  */
 import { CONTROL_CHARACTER, isGitDirName, matchesAny } from '../world/path-patterns.js';
 import type { ChangedEntry } from '../world/tree-diff.js';
+import type { RejectionReason } from '../vocabulary/rejection-reasons.js';
 
 /** What the pre-gate enforces; `protected` comes from the accepted head, never the candidate. */
 export interface PreGateRules {
@@ -21,7 +22,8 @@ export interface PreGateRules {
   regularFiles?: readonly string[];
 }
 
-export type PreGateReason =
+export type PreGateReason = Extract<
+  RejectionReason,
   | 'empty-change'
   | 'unsafe-path'
   | 'reserved-name'
@@ -30,7 +32,8 @@ export type PreGateReason =
   | 'protected-path'
   | 'outside-paths'
   | 'symlink-escape'
-  | 'size-limit';
+  | 'size-limit'
+>;
 
 export type PreGateVerdict =
   | { ok: true; files: number; bytes: number }

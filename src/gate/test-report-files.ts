@@ -9,10 +9,11 @@ import { join, relative, sep } from 'node:path';
 import picomatch from 'picomatch/posix.js';
 import { mergeRuns, type TestRun } from './test-report-cases.js';
 import { JUnitFormatError, parseJUnit } from './test-report-junit.js';
+import type { RejectionReason } from '../vocabulary/rejection-reasons.js';
 
 /** Why a named report could not be read: the gate's `report-missing` or `report-invalid`. */
 export interface ReportProblem {
-  reason: 'report-missing' | 'report-invalid';
+  reason: Extract<RejectionReason, 'report-missing' | 'report-invalid'>;
   message: string;
 }
 

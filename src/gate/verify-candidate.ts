@@ -15,10 +15,11 @@ import { loadBaseline, saveBaseline, type TestBaseline } from './test-baseline.j
 import { runGate } from './gate.js';
 import { checkChange, sizeLimitsOf } from './pre-gate.js';
 import { failureSignature } from './test-report.js';
+import type { RejectionReason } from '../vocabulary/rejection-reasons.js';
 
 export type CandidateVerdict =
   | { ok: true; gate: GateRecord; log: string; changedFiles: string[] }
-  | { ok: false; reason: string; message: string; signature: string; gate: GateRecord | null; log: string; changedFiles: string[] };
+  | { ok: false; reason: RejectionReason; message: string; signature: string; gate: GateRecord | null; log: string; changedFiles: string[] };
 
 export interface VerifyCandidateInput {
   world: WorldRepo;

@@ -3,13 +3,14 @@ import type { EpisodeRecord } from '../world/episode-record.js';
 import { mergeTrees } from '../world/merge-tree.js';
 import type { WorldRepo } from '../world/world-repo.js';
 import type { QueuedChange } from './integration-queue.js';
+import type { RejectionReason } from '../vocabulary/rejection-reasons.js';
 
 /** Where each change's latest speculative commit is kept while it waits to land. */
 export const SPECULATIVE_REF_PREFIX = 'refs/genesis/speculative/';
 
 export type BuiltTip =
   | { ok: true; commit: string; tree: string; needsGate: boolean }
-  | { ok: false; reason: string; message: string; signature: string };
+  | { ok: false; reason: RejectionReason; message: string; signature: string };
 
 /** The id of the verification behind a speculative commit: the episode's own gate, or a gate on the tip. */
 export function verificationId(episode: string, generation: number, needsGate: boolean): string {

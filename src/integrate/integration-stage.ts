@@ -7,6 +7,7 @@ import type { Lander } from './lander.js';
 import type { VerificationResult } from './verification-job.js';
 import { VerificationLedger } from './verification-ledger.js';
 import type { VerificationQueue } from './verification-queue.js';
+import { isChargedReason, reasonOnTip } from '../vocabulary/rejection-reasons.js';
 
 /** What the integration stage tells the run loop: a change landed, or ended without landing. */
 export type IntegrationOutcome =
@@ -140,9 +141,9 @@ export class IntegrationStage {
     if (!record || record.status === 'final') return;
     const verification = await this.verificationLedger.read(verificationId(command.id, command.generation, true));
     const log = verification ? await this.verificationLedger.readLog(verification.verificationId) : null;
-    const reason = command.reason.startsWith('replay-') || command.reason === 'task-removed' || command.reason === 'unverified-result' ? command.reason : `replay-${command.reason}`;
+    const reason = reasonOnTip(command.reason);
     // A tip that fails as it already does without the change, or a verifier that died, is not charged to the change.
-    const outcome = ['replay-broken-base', 'replay-worker-lost', 'replay-worker-error', 'replay-aborted'].includes(reason) ? 'abandoned' : 'rejected';
+    const outcome = isChargedReason(reason) ? 'rejected' : 'abandoned';
     const final: EpisodeRecord = {
       ...record, status: 'final', outcome, reason, message: `verified on the changes landed or queued ahead of it: ${command.message}`,
       signature: verification?.signature ?? reason, gate: verification?.gate ?? record.gate, endedAt: new Date().toISOString(),

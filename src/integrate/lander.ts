@@ -4,13 +4,14 @@ import type { Ledger } from '../world/ledger.js';
 import type { WorldRepo } from '../world/world-repo.js';
 import type { QueuedChange } from './integration-queue.js';
 import { VerificationLedger, type VerificationRecord } from './verification-ledger.js';
+import type { RejectionReason } from '../vocabulary/rejection-reasons.js';
 
 export type LandOutcome =
   | { landed: true; record: EpisodeRecord }
   /** The branch is not where the queue expected it: rebuild on `head`. */
   | { landed: false; moved: true; head: string }
   /** The verdict behind the commit cannot be found in the world: the change must not land. */
-  | { landed: false; moved: false; reason: string; message: string };
+  | { landed: false; moved: false; reason: RejectionReason; message: string };
 
 /**
  * The only writer of the accepted branch. It moves the branch by compare-and-swap to exactly a

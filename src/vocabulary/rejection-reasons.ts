@@ -98,6 +98,17 @@ export function reasonTraits(reason: string | null | undefined): FailureTraits |
   return replayed !== null && replayed !== '' && !replayed.startsWith('replay-') ? reasonTraits(replayed) : null;
 }
 
+/** Reasons that only the integration stage gives (the tip, the lander): they keep their name there. */
+const TIP_REASONS: ReadonlySet<string> = new Set<RejectionReason>(['replay-conflict', 'replay-empty', 'replay-broken-base', 'replay-aborted', 'replay-worker-lost', 'replay-worker-error', 'task-removed', 'unverified-result']);
+
+/**
+ * The reason a change rejected on the tip is recorded with: `replay-<reason>` for a verdict any
+ * gate could give (`replay-test-failed`), the reason itself when only the tip gives it.
+ */
+export function reasonOnTip(reason: string): string {
+  return TIP_REASONS.has(reason) || reason.startsWith('replay-') ? reason : `replay-${reason}`;
+}
+
 /** A charged reason counts as a failed attempt; an unknown one is charged too, as it always was. */
 export function isChargedReason(reason: string | null | undefined): boolean {
   return reasonTraits(reason)?.charged ?? true;

@@ -29,7 +29,7 @@ export async function acquireRunLock(scratchDir: string): Promise<{ release(): P
       });
     }
     if (host !== hostname() && host !== '') {
-      throw new GenesisError('run-in-progress', `a genesis run on ${host} (pid ${pid}) holds this world`, {
+      throw new GenesisError('run-held-elsewhere', `a genesis run on ${host} (pid ${pid}) holds this world`, {
         hint: `stop it there, or remove ${path} if that machine is gone`,
       });
     }

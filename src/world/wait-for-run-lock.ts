@@ -14,7 +14,7 @@ export async function waitForRunLock(scratchDir: string, options: { onWait?: (me
       return await acquireRunLock(scratchDir);
     } catch (error) {
       // Only a live run on this machine is worth waiting for; a lock held on another host is not ours to wait out.
-      if (!isGenesisError(error) || error.code !== 'run-in-progress' || !/pid \d+\) is running/.test(error.message)) throw error;
+      if (!isGenesisError(error) || error.code !== 'run-in-progress') throw error;
       if (!told) options.onWait?.(error.message);
       told = true;
       await sleep(options.pollMs ?? 500, undefined, { signal: options.signal });

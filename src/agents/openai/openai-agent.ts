@@ -8,6 +8,7 @@ import type { ChatUsage, ToolCall } from './chat-wire.js';
 import { runCommand } from './run-command-tool.js';
 import { callTool, TOOL_SPECS, type ToolContext } from './tools.js';
 import { brief, Transcript, type TurnRecord } from './transcript.js';
+import type { RejectionReason } from '../../vocabulary/rejection-reasons.js';
 
 export interface OpenAIAgentOptions {
   /** API root of an OpenAI-compatible server, e.g. `https://api.openai.com/v1`. */
@@ -147,11 +148,11 @@ export class OpenAIAgent implements Agent {
 interface LoopState {
   usage: AgentUsage;
   finished: string | null;
-  failure?: { reason: string; message: string };
+  failure?: { reason: RejectionReason; message: string };
 }
 
 /** Why a model call ended the episode; an endpoint that never answered at all opens the circuit. */
-function failureOf(outcome: Exclude<ChatOutcome, { kind: 'ok' }>, turn: number): { reason: string; message: string } {
+function failureOf(outcome: Exclude<ChatOutcome, { kind: 'ok' }>, turn: number): { reason: RejectionReason; message: string } {
   if (outcome.kind === 'failed' && outcome.unreachable && turn === 1) {
     throw new GenesisError('agent-endpoint-unreachable', outcome.message, { hint: 'check agent.baseUrl and that the model server is running and reachable from this machine' });
   }

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { GenesisError } from '../../../src/errors.js';
 import { ERROR_CODES, errorTraits, isErrorCode } from '../../../src/vocabulary/error-codes.js';
-import { isChargedReason, reasonTraits, REJECTION_REASONS } from '../../../src/vocabulary/rejection-reasons.js';
+import { isChargedReason, reasonOnTip, reasonTraits, REJECTION_REASONS } from '../../../src/vocabulary/rejection-reasons.js';
 import { charged, fatal, inconsistentTraits, refused, transient } from '../../../src/vocabulary/traits.js';
 
 async function sourceFiles(dir: string): Promise<string[]> {
@@ -68,6 +68,14 @@ describe('the registry of rejection reasons', () => {
 
   it('reads an error code as a reason (a worker error ends an episode with it)', () => {
     expect(reasonTraits('docker-unavailable')).toEqual(ERROR_CODES['docker-unavailable']);
+  });
+
+  it('names a rejection on the tip after the reason, unless only the tip gives it', () => {
+    expect(reasonOnTip('test-failed')).toBe('replay-test-failed');
+    expect(reasonOnTip('broken-base')).toBe('replay-broken-base');
+    expect(reasonOnTip('worker-lost')).toBe('replay-worker-lost');
+    for (const own of ['replay-conflict', 'replay-empty', 'task-removed', 'unverified-result', 'replay-test-failed']) expect(reasonOnTip(own)).toBe(own);
+    expect(reasonTraits(reasonOnTip('score-fell'))).toEqual(REJECTION_REASONS['score-fell']);
   });
 
   it('charges what it does not know, as records of older versions always were', () => {
