@@ -1,6 +1,7 @@
-import { createSandbox } from '../sandbox/create-sandbox.js';
-import type { Sandbox, SandboxKind } from '../sandbox/sandbox.js';
+import { GenesisError } from '../errors.js';
+import type { Sandbox } from '../sandbox/sandbox.js';
 import type { EpisodeRecord } from '../world/episode-record.js';
+import type { WorldManifest } from '../world/manifest-schema.js';
 import type { WorldRepo } from '../world/world-repo.js';
 import type { AuditFinding } from './audit-finding.js';
 import { checkChangesAgainstRules } from './change-checks.js';
@@ -19,8 +20,12 @@ export interface AuditOptions {
   sample?: number;
   /** Seed of the sample. @default 1 */
   seed?: number;
-  /** Where the trees are verified again. @default the head manifest's verify.sandbox */
-  sandbox?: Sandbox | SandboxKind | 'auto';
+  /**
+   * Where the trees are verified again: a sandbox, or a factory given the head manifest, called
+   * only when there is something to verify (the CLI builds it from `--sandbox` or verify.sandbox).
+   * Required unless `sample` is 0.
+   */
+  sandbox?: Sandbox | ((manifest: WorldManifest) => Promise<Sandbox>);
   /** Gates run at once while verifying again. @default 1 */
   jobs?: number;
   /** Who runs the world now (see findRunHolder), or null: decides whether running episodes are a warning. @default null */
@@ -82,7 +87,10 @@ export async function auditWorld(options: AuditOptions): Promise<AuditReport> {
   let sandboxKind: string | null = null;
   let images: string[] = [];
   if (targets.length > 0) {
-    const sandbox = typeof options.sandbox === 'object' ? options.sandbox : await createSandbox(options.sandbox ?? manifest.verify.sandbox, { image: manifest.verify.image });
+    if (!options.sandbox) {
+      throw new GenesisError('invalid-option', 'auditWorld: verifying commits again needs a sandbox', { hint: 'pass options.sandbox, or sample: 0 to verify none' });
+    }
+    const sandbox = typeof options.sandbox === 'function' ? await options.sandbox(manifest) : options.sandbox;
     sandboxKind = sandbox.kind;
     // The trailer names the image of the gate that accepted the commit (a replay's, when replayed); older commits only in the ledger.
     const recordedImage = (c: AuditedCommit) => imageIdOfSummary(c.verified) ?? (c.episode ? (records.get(c.episode)?.gate?.image?.id ?? null) : null);

@@ -1,15 +1,16 @@
-import { auditWorld, findRunHolder } from '../../audit/index.js';
+import { auditWorld, findRunHolder, type ReadDistributedHolder } from '../../audit/index.js';
+import { createSandbox } from '../../sandbox/create-sandbox.js';
 import { WorldRepo } from '../../world/world-repo.js';
 import { printJson } from '../output.js';
 import { AUDIT_EXIT } from './audit-exit.js';
 import type { AuditCliOptions } from './audit.js';
 import { renderAudit } from './audit-report.js';
 
-/** Runs the audit and prints it; returns the exit code. */
+/** Runs the audit and prints it; returns the exit code. The composition root: builds the sandbox and the Redis reader. */
 export async function runAudit(path: string, opts: AuditCliOptions): Promise<number> {
   const world = await WorldRepo.open(path);
   const manifest = await world.manifestAt('HEAD');
-  const runHolder = await findRunHolder(world, manifest.name, opts.redis);
+  const runHolder = await findRunHolder(world, opts.redis ? integratorLockReader(opts.redis, manifest.name, world.path) : undefined);
   const tty = !opts.json && process.stderr.isTTY;
   let verified = 0;
   const report = await auditWorld({
@@ -17,7 +18,7 @@ export async function runAudit(path: string, opts: AuditCliOptions): Promise<num
     sample: opts.sample,
     seed: opts.seed,
     jobs: opts.jobs,
-    sandbox: opts.sandbox,
+    sandbox: (m) => createSandbox(opts.sandbox ?? m.verify.sandbox, { image: m.verify.image }),
     runHolder,
     // A progress counter on a terminal only: logs and --json stay clean.
     onVerified: tty ? () => process.stderr.write(`\rverified again: ${++verified}`) : undefined,
@@ -26,4 +27,22 @@ export async function runAudit(path: string, opts: AuditCliOptions): Promise<num
   if (opts.json) printJson(report);
   else process.stdout.write(`${renderAudit(report)}\n`);
   return report.violations > 0 ? AUDIT_EXIT.violations : AUDIT_EXIT.clean;
+}
+
+/** Reads the holder of the world's integrator lock from the Redis at `url`, over one short-lived connection. */
+function integratorLockReader(url: string, name: string, path: string): ReadDistributedHolder {
+  return async () => {
+    // Loaded only when asked for: most audits have no Redis, and ioredis is slow to load.
+    const [{ connectRedis }, { IntegratorLock }, { worldKeyOf }] = await Promise.all([
+      import('../../queue/redis-connection.js'),
+      import('../../queue/integrator-lock.js'),
+      import('../../queue/distributed-job.js'),
+    ]);
+    const redis = await connectRedis(url, { name: 'genesis-audit' });
+    try {
+      return (await IntegratorLock.readHolder(redis, worldKeyOf(name, path)))?.owner ?? null;
+    } finally {
+      redis.disconnect();
+    }
+  };
 }

@@ -2,6 +2,9 @@ import { writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { worldKeyOf } from '../../../src/queue/distributed-job.js';
+import { IntegratorLock } from '../../../src/queue/integrator-lock.js';
+import { connectRedis } from '../../../src/queue/redis-connection.js';
 import { gitValue } from '../../../src/world/git.js';
 import { Ledger } from '../../../src/world/ledger.js';
 import { startCli } from '../../helpers/cli-process.js';
@@ -138,5 +141,24 @@ describe('genesis audit when an episode is still recorded as running', () => {
     expect(code).toBe(0);
     expect(report.findings).toEqual([]);
     expect(report.runHolder).toBe(`genesis run on ${hostname()} (pid ${process.pid})`);
+  });
+
+  itWith('redis')('names a distributed run that holds the world\'s integrator lock, read from --redis', async () => {
+    const world = await withOpenEpisode();
+    const { name } = await world.manifestAt('HEAD');
+    const url = 'redis://127.0.0.1:6379';
+    const redis = await connectRedis(url, { name: 'genesis-test' });
+    const lock = await IntegratorLock.acquire(redis, worldKeyOf(name, world.path), { owner: { host: 'elsewhere', pid: 4242 } });
+    try {
+      const held = await auditCli(world.path, ['--sample', '0', '--redis', url]);
+      expect(held.report.runHolder).toBe('a distributed genesis run on elsewhere (pid 4242)');
+      expect(held.report.findings).toEqual([]);
+      // Without --redis the audit cannot know, so the open episode is a warning again.
+      const blind = await auditCli(world.path, ['--sample', '0']);
+      expect(blind.report).toMatchObject({ runHolder: null, warnings: 1 });
+    } finally {
+      await lock.release();
+      redis.disconnect();
+    }
   });
 });
