@@ -91,10 +91,7 @@ export function createApiRoutes(ctx: ApiContext): Hono {
     return jsonResponse({ record, task: task ? { id: task.id, title: task.title } : null, artifacts, reflection });
   });
 
-  api.get('/integration', async () => {
-    const snapshot = await ctx.snapshots.current();
-    return jsonResponse(await readIntegrationView(ctx.world, snapshot.manifest.name));
-  });
+  api.get('/integration', async () => jsonResponse(await readIntegrationView(ctx.world)));
 
   api.get('/tasks', async () => jsonResponse(buildTaskBoard(await ctx.snapshots.current(), ctx.probe)));
 

@@ -25,8 +25,8 @@ const STAGES: Array<QueueEntryView['stage']> = ['waiting', 'building', 'built', 
  * says whose it is: a run going now, or one that stopped (then the entries are history; the next
  * run takes their changes up again from their records).
  */
-export async function readIntegrationView(world: WorldRepo, name: string): Promise<IntegrationView> {
-  const [snapshot, run] = await Promise.all([readQueueSnapshot(world.scratchDir), findRunHolder(world, name)]);
+export async function readIntegrationView(world: WorldRepo): Promise<IntegrationView> {
+  const [snapshot, run] = await Promise.all([readQueueSnapshot(world.scratchDir), findRunHolder(world)]);
   const entries = snapshot ? describeEntries(snapshot) : [];
   const counts = Object.fromEntries(STAGES.map((s) => [s, entries.filter((e) => e.stage === s).length])) as IntegrationView['counts'];
   return { run, at: snapshot?.at ?? null, current: run !== null && snapshot !== null, head: snapshot?.head ?? null, entries, counts };
