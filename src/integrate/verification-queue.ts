@@ -1,4 +1,5 @@
 import { verificationJobSchema, verificationResultSchema, type VerificationJob, type VerificationResult } from './verification-job.js';
+import type { RejectionReason } from '../vocabulary/rejection-reasons.js';
 
 /**
  * The port between the integration stage (which submits speculative commits to verify) and the
@@ -88,6 +89,6 @@ export class MemoryVerificationQueue implements VerificationQueue {
   }
 }
 
-export function failed(job: VerificationJob, reason: string, message: string): VerificationResult {
+export function failed(job: VerificationJob, reason: RejectionReason, message: string): VerificationResult {
   return { verificationId: job.verificationId, episodeId: job.episodeId, generation: job.generation, commit: job.commit, ok: false, reason, message, signature: `verification-${reason}` };
 }

@@ -16,6 +16,7 @@ import type { SandboxUser } from './work-dir.js';
 const MOUNT_RACE = /Can't bind mount \/oldroot|Unable to apply mount flags|Unable to remount/;
 /** A raced mount is tried again soon, four times at most: the mount table settles in milliseconds. */
 const MOUNT_RACE_BACKOFF = backoffPolicy({ initialMs: 50, maxMs: 400, jitter: 0.5, maxRetries: 4 });
+const SHORT_OF = new Set(['EAGAIN', 'ENOMEM', 'EMFILE', 'ENFILE']);
 const SETUP_HINT = 'Run `bash scripts/setup-services.sh`; it installs bubblewrap and says what blocks it.';
 const REACH_HINT =
   `The sandbox runs as uid ${SANDBOX_UID}: make every parent directory searchable by it ` +
@@ -88,6 +89,8 @@ export class BwrapSandbox implements Sandbox {
           captureFd3: true,
         });
       } catch (cause) {
+        // Out of processes or memory for a moment is an outage of the machine, not a bwrap that cannot work here.
+        if (SHORT_OF.has(String((cause as NodeJS.ErrnoException).code))) throw new GenesisError('bwrap-failed', `bubblewrap could not start: ${(cause as Error).message}`, { hint: 'the machine is short of processes or memory; the episode is tried again', cause });
         throw unavailable(cause);
       }
       // A bind copies every mount below its source; one that vanishes meanwhile (a container
@@ -101,6 +104,7 @@ export class BwrapSandbox implements Sandbox {
     // namespaces), not the command's.
     if (!outcome.timedOut && outcome.fd3 !== 'started') {
       const reason = outcome.output.trim() || `bwrap exited with ${outcome.exitCode}`;
+      if (MOUNT_RACE.test(outcome.output)) throw new GenesisError('bwrap-failed', `bubblewrap raced a changing mount table ${MOUNT_RACE_BACKOFF.maxRetries + 1} times: ${reason}`, { hint: 'mounts appeared or vanished under it (containers starting); the episode is tried again' });
       const denied = asRoot && reason.includes('Permission denied');
       throw unavailable(new Error(reason), denied ? `${REACH_HINT} ${path}` : SETUP_HINT);
     }

@@ -29,6 +29,7 @@ import type { RunEvent, RunSummary } from './run-events.js';
 import { decide, initialPolicyState, nextWake, type PolicyCommand, type PolicyEvent, type PolicyState } from './run-policy.js';
 import { recoverOpenRecords } from './run-recovery.js';
 import type { StopReason } from './scheduler.js';
+import type { EpisodeReason } from '../vocabulary/rejection-reasons.js';
 
 /** Where episodes run when they do not run in this process. */
 export interface DistributedRun {
@@ -204,7 +205,7 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
       return ended(refused, null, result.episodeId);
     }
     const final = await finishEpisode(ledger, result, policy.records.get(result.episodeId));
-    return ended(final, result.fatal ? { reason: result.reason ?? 'agent-broken', message: result.message ?? '' } : null, result.episodeId);
+    return ended(final, result.fatal ? { reason: result.reason ?? ('worker-error' satisfies EpisodeReason), message: result.message ?? '' } : null, result.episodeId);
   };
 
   const ended = async (final: EpisodeRecord, fatal: { reason: string; message: string } | null, ackId: string): Promise<void> => {
