@@ -4,7 +4,7 @@ import Docker from 'dockerode';
 import type { Container } from 'dockerode';
 import { dockerError } from '../sandbox/docker-errors.js';
 import { readFrames } from '../sandbox/docker-frames.js';
-import { SANDBOX_CONTAINER_LABEL } from '../sandbox/docker-sandbox.js';
+import { SANDBOX_CONTAINER_LABEL } from '../sandbox/docker-container.js';
 import { OutputTail } from '../sandbox/output-tail.js';
 import { prepareWorkDir } from '../sandbox/work-dir.js';
 import { hostCaBundle, installEnv, type InstallResult, type InstallSpec } from './install-spec.js';

@@ -2,6 +2,7 @@ import { GenesisError } from '../errors.js';
 import { BwrapSandbox } from './bwrap-sandbox.js';
 import { DockerSandbox } from './docker-sandbox.js';
 import { NoneSandbox } from './none-sandbox.js';
+import { sharedWarmPool } from './warm-pool.js';
 import type { Sandbox, SandboxKind } from './sandbox.js';
 
 export interface CreateSandboxOptions {
@@ -29,7 +30,7 @@ function checked(key: string, sandbox: Sandbox): Promise<Sandbox> {
  * back to `none`, which only an explicit choice gets.
  */
 export async function createSandbox(choice: 'auto' | SandboxKind, options: CreateSandboxOptions): Promise<Sandbox> {
-  const docker = (): Promise<Sandbox> => checked(`docker:${options.image}`, new DockerSandbox(options));
+  const docker = (): Promise<Sandbox> => checked(`docker:${options.image}`, new DockerSandbox({ ...options, warm: sharedWarmPool() ?? undefined }));
   const bwrap = (): Promise<Sandbox> => checked('bwrap', new BwrapSandbox());
   switch (choice) {
     case 'docker':

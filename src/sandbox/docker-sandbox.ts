@@ -1,20 +1,19 @@
 import { performance } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
 import Docker from 'dockerode';
-import type { Container, ContainerCreateOptions, ImageInspectInfo, MountSettings } from 'dockerode';
+import type { Container, ImageInspectInfo } from 'dockerode';
 import { GenesisError } from '../errors.js';
+import { containerOptions, waitForExit } from './docker-container.js';
 import { dockerError } from './docker-errors.js';
 import { confineDisk, isDiskFull } from './disk-quota.js';
 import { readFrames } from './docker-frames.js';
 import { OutputTail } from './output-tail.js';
 import { prepareMountPoints } from './mount-points.js';
 import type { Sandbox, SandboxKind, SandboxRunResult, SandboxRunSpec } from './sandbox.js';
-import { planReadOnlyMounts } from './read-only-paths.js';
+import { runWarm } from './docker-warm.js';
+import type { WarmPool } from './warm-pool.js';
 import { prepareWorkDir } from './work-dir.js';
-import type { SandboxUser } from './work-dir.js';
 
-/** Label on every container Genesis starts, so leftovers can be found (`docker ps -a --filter`). */
-export const SANDBOX_CONTAINER_LABEL = 'genesis.sandbox';
 /**
  * Image label of the skeleton images older versions of sandboxes/node/build.sh made: a root
  * filesystem that needs the host's /usr. A gate refuses them (the host's toolchain would judge the
@@ -27,6 +26,11 @@ export interface DockerSandboxOptions {
   image: string;
   /** Client to use. @default new Docker() (DOCKER_HOST, else /var/run/docker.sock) */
   docker?: Docker;
+  /**
+   * Containers started ahead (warm-pool.ts): a run takes one made with its settings when one is
+   * ready, else makes its own as without. The pool's client must reach the same daemon. @default none
+   */
+  warm?: WarmPool;
 }
 
 
@@ -40,10 +44,12 @@ export class DockerSandbox implements Sandbox {
   readonly kind: SandboxKind = 'docker';
   private readonly docker: Docker;
   private readonly image: string;
+  private readonly warm: WarmPool | undefined;
 
   constructor(options: DockerSandboxOptions) {
     this.docker = options.docker ?? new Docker();
     this.image = options.image;
+    this.warm = options.warm;
   }
 
   async check(): Promise<void> {
@@ -72,6 +78,8 @@ export class DockerSandbox implements Sandbox {
     if (spec.limits.diskMb !== undefined) await confineDisk(spec.workDir, spec.limits.diskMb);
     if (spec.mounts?.length) await prepareMountPoints(spec.workDir, spec.mounts);
     const { path, user } = await prepareWorkDir(spec.workDir);
+    const warm = this.warm && (await runWarm(this.warm, spec, { name: image, id: info.Id }, path, user));
+    if (warm) return { ...warm, ...(spec.limits.diskMb !== undefined ? { diskFull: await isDiskFull(path) } : {}) };
     const tail = new OutputTail(spec.maxOutputBytes);
     const started = performance.now();
     let container: Container | undefined;
@@ -83,25 +91,9 @@ export class DockerSandbox implements Sandbox {
       stream = (await container.attach({ stream: true, stdout: true, stderr: true })) as unknown as Readable;
       const drained = readFrames(stream, (chunk) => tail.push(chunk));
       await container.start();
-      let timedOut = false;
-      const running = container;
-      const timer = setTimeout(() => {
-        timedOut = true;
-        running.kill().catch(() => undefined); // it may have exited in the meantime
-      }, spec.timeoutMs);
-      let status: { StatusCode: number };
-      try {
-        status = (await container.wait()) as { StatusCode: number };
-      } finally {
-        clearTimeout(timer);
-      }
-      // The attach stream ends just after the container; don't let a stuck one hang the run.
-      await Promise.race([drained, new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
-      const state = (await container.inspect()).State;
+      const exit = await waitForExit(container, drained, spec.timeoutMs);
       return {
-        exitCode: timedOut ? 137 : status.StatusCode,
-        timedOut,
-        oomKilled: state.OOMKilled,
+        ...exit,
         output: tail.text(),
         outputBytes: tail.totalBytes,
         truncated: tail.truncated,
@@ -124,53 +116,6 @@ export class DockerSandbox implements Sandbox {
       throw dockerError(cause, 'image', image);
     }
   }
-}
-
-function containerOptions(
-  spec: SandboxRunSpec,
-  image: string,
-  workDir: string,
-  user: SandboxUser,
-): ContainerCreateOptions {
-  const env = { ...spec.env, HOME: '/tmp' };
-  const cpus = Math.max(0.01, spec.limits.cpus);
-  const memory = Math.floor(spec.limits.memoryMb * 1024 * 1024);
-  return {
-    Image: image,
-    Cmd: ['/bin/sh', '-c', spec.command],
-    WorkingDir: '/work',
-    User: `${user.uid}:${user.gid}`,
-    Env: Object.entries(env).map(([k, v]) => `${k}=${v}`),
-    Labels: { [SANDBOX_CONTAINER_LABEL]: 'docker' },
-    Hostname: 'sandbox',
-    AttachStdout: true,
-    AttachStderr: true,
-    HostConfig: {
-      NetworkMode: 'none',
-      ReadonlyRootfs: true,
-      Tmpfs: { '/tmp': `rw,nosuid,nodev,size=${Math.min(256, spec.limits.diskMb ?? 256)}m` },
-      Binds: [`${workDir}:/work:rw`, ...(spec.mounts ?? []).map((m) => `${m.source}:/work/${m.target}:ro`)],
-      // Docker mounts parents before children, so these land on the work dir (see SandboxRunSpec).
-      Mounts: readOnlyMounts(workDir, spec.readOnlyPaths),
-      Memory: memory,
-      MemorySwap: memory,
-      PidsLimit: spec.limits.pids,
-      CpuPeriod: 100_000,
-      CpuQuota: Math.round(cpus * 100_000),
-      CapDrop: ['ALL'],
-      SecurityOpt: ['no-new-privileges'],
-      Ulimits: [{ Name: 'core', Soft: 0, Hard: 0 }],
-      // We read the output from the attach stream; a log driver would also write it all to disk.
-      LogConfig: { Type: 'none', Config: {} },
-    },
-  };
-}
-
-/** Pinned directories bound over themselves, then the read-only paths, as typed mounts (any name is safe). */
-function readOnlyMounts(workDir: string, paths: string[] | undefined): MountSettings[] {
-  const { pinned, readOnly } = planReadOnlyMounts(paths);
-  const bind = (path: string, ReadOnly: boolean): MountSettings => ({ Type: 'bind', Source: `${workDir}/${path}`, Target: `/work/${path}`, ReadOnly });
-  return [...pinned.map((dir) => bind(dir, false)), ...readOnly.map((path) => bind(path, true))];
 }
 
 /** A gate runs only in an image that carries its own toolchain: the same programs judge on every host. */

@@ -7,6 +7,7 @@ import type { Sandbox } from '../../../src/sandbox/sandbox.js';
 import { removeTree } from '../../../src/sandbox/remove-tree.js';
 import { itWith } from '../../helpers/services.js';
 import { tempDir } from '../../helpers/temp-dir.js';
+import { testPool, warmOnly } from './warm-only.js';
 
 const FILL = 'i=0; while [ $i -lt 64 ]; do head -c 1048576 /dev/zero > fill-$i || exit 3; i=$((i+1)); done; echo never-full';
 const limits = { cpus: 1, memoryMb: 512, pids: 64, diskMb: 16 };
@@ -15,13 +16,15 @@ async function mounts(under: string): Promise<string[]> {
   return (await readFile('/proc/self/mountinfo', 'utf8')).split('\n').map((l) => l.split(' ')[4] ?? '').filter((p) => p.startsWith(under));
 }
 
-const cases: Array<['docker' | 'bwrap', () => Sandbox]> = [
-  ['bwrap', () => new BwrapSandbox()],
-  ['docker', () => new DockerSandbox({ image: 'genesis/node:20' })],
+const pool = testPool();
+const cases: Array<['docker' | 'bwrap', () => Sandbox, string]> = [
+  ['bwrap', () => new BwrapSandbox(), ''],
+  ['docker', () => new DockerSandbox({ image: 'genesis/node:20' }), ''],
+  ['docker', () => warmOnly(pool), ' (warm pool)'],
 ];
 
-for (const [kind, make] of cases) {
-  describe(`a ${kind} gate with limits.diskMb`, () => {
+for (const [kind, make, variant] of cases) {
+  describe(`a ${kind}${variant} gate with limits.diskMb`, () => {
     itWith(kind)('stops a command that fills its work dir at the quota, says so, and leaves no mount once removed', async () => {
       const dir = await tempDir('genesis-quota-');
       const work = join(dir, 'work');

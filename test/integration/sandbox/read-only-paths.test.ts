@@ -5,6 +5,7 @@ import { BwrapSandbox, DockerSandbox } from '../../../src/sandbox/index.js';
 import type { Sandbox } from '../../../src/sandbox/index.js';
 import { itWith } from '../../helpers/services.js';
 import { specFor } from './sandbox-contract.js';
+import { testPool, warmOnly } from './warm-only.js';
 
 /** Each attack prints `name=<exit code>`; every one must fail, and the files stay as they were. */
 const ATTACKS = [
@@ -29,8 +30,9 @@ async function protectedWorkDir(command: string) {
   return spec;
 }
 
-for (const [service, make] of [['bwrap', () => new BwrapSandbox()], ['docker', () => new DockerSandbox({ image: 'genesis/node:20' })]] as const) {
-  describe(`readOnlyPaths in the ${service} sandbox`, () => {
+const pool = testPool();
+for (const [service, make, variant] of [['bwrap', () => new BwrapSandbox(), ''], ['docker', () => new DockerSandbox({ image: 'genesis/node:20' }), ''], ['docker', () => warmOnly(pool), ' (warm pool)']] as const) {
+  describe(`readOnlyPaths in the ${service}${variant} sandbox`, () => {
     const it = itWith(service);
     const sandbox: () => Sandbox = make;
 

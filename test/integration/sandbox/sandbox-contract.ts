@@ -43,10 +43,10 @@ const connect = (host, port) => new Promise((done) => {
 `;
 
 /** The behaviour every isolating adapter promises (sandbox.ts), run against the real thing. */
-export function describeSandboxContract(service: 'docker' | 'bwrap', make: () => Sandbox): void {
+export function describeSandboxContract(service: 'docker' | 'bwrap', make: () => Sandbox, variant = ''): void {
   const it = itWith(service);
 
-  describe(`the ${service} sandbox contract`, () => {
+  describe(`the ${service}${variant ? ` (${variant})` : ''} sandbox contract`, () => {
     let server: Server | undefined;
     afterEach(() => {
       server?.close();

@@ -8,6 +8,7 @@ import type { Sandbox } from '../../../src/sandbox/sandbox.js';
 import { itWith } from '../../helpers/services.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 import { specFor } from './sandbox-contract.js';
+import { testPool, warmOnly } from './warm-only.js';
 
 /** A host directory and a host file to show inside the work dir. */
 async function sources(): Promise<{ dir: string; file: string }> {
@@ -26,11 +27,13 @@ const READ_AND_TRY_WRITE = [
   'touch node_modules/.cache && echo CACHE-OK',
 ].join('; ');
 
-for (const [service, make] of [
-  ['docker', () => new DockerSandbox({ image: 'genesis/node:20' })],
-  ['bwrap', () => new BwrapSandbox()],
-] as Array<['docker' | 'bwrap', () => Sandbox]>) {
-  describe(`mounts in the ${service} sandbox`, () => {
+const pool = testPool();
+for (const [service, make, variant] of [
+  ['docker', () => new DockerSandbox({ image: 'genesis/node:20' }), ''],
+  ['docker', () => warmOnly(pool), ' (warm pool)'],
+  ['bwrap', () => new BwrapSandbox(), ''],
+] as Array<['docker' | 'bwrap', () => Sandbox, string]>) {
+  describe(`mounts in the ${service}${variant} sandbox`, () => {
     itWith(service)('shows each source read-only at its target, beside writable places of the work dir', async () => {
       const src = await sources();
       const spec = await specFor(READ_AND_TRY_WRITE, { mounts: [{ source: src.dir, target: 'node_modules/pkg' }, { source: src.file, target: 'node_modules/.lock.json' }] });

@@ -1,0 +1,276 @@
+import { mkdtemp, readdir, rmdir } from 'node:fs/promises';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Docker from 'dockerode';
+import type { Container, ContainerCreateOptions } from 'dockerode';
+import { prepareSlot, removeSlot, slotPaths, type SlotPaths } from './warm-mounts.js';
+
+/** Label of pooled containers (besides genesis.sandbox=warm): which process made them, `host/pid`. */
+export const WARM_OWNER_LABEL = 'genesis.warm.owner';
+/** Label naming the pool (within its process) a container belongs to. */
+export const WARM_POOL_LABEL = 'genesis.warm.pool';
+let pools = 0;
+const ROOT_PREFIX = 'genesis-warm-';
+
+/** A started container waiting for its command, with the slot directory it was made for. */
+export interface WarmSlot {
+  key: string;
+  container: Container;
+  paths: SlotPaths;
+}
+
+/** How to make a slot's container: the create options for that slot's paths. */
+export type SlotRecipe = (paths: SlotPaths) => ContainerCreateOptions;
+
+export interface WarmPoolOptions {
+  docker?: Docker;
+  /** Started containers kept ready per key. @default 2 */
+  perKey?: number;
+  /** Ready (or being made) containers across all keys. @default 8 */
+  max?: number;
+  /** A key's ready containers are removed after this long without a gate taking one. @default 600_000 (10 min: an agent may think for minutes between gates) */
+  idleMs?: number;
+}
+
+export interface WarmPoolStats {
+  /** Runs that took a ready container. */
+  hits: number;
+  /** Runs that found none (they made their own, as without a pool). */
+  misses: number;
+  /** Containers the pool made; `retired` of them are removed. */
+  made: number;
+  retired: number;
+  /** Containers that could not be made or used: the pool turned itself off after the first. */
+  failures: number;
+}
+
+interface KeyState {
+  ready: WarmSlot[];
+  making: number;
+  recipe: SlotRecipe;
+  idle?: NodeJS.Timeout;
+}
+
+/**
+ * A bounded pool of gate containers created and started ahead, each waiting for its command
+ * (docker-warm.ts). Each container serves exactly one run and is removed after it; what it was
+ * created with (image id, limits, environment, user, network) is its key, so a run only ever
+ * gets a container made for the same settings. The pool refills in the background, one container
+ * at a time per key, and keeps nothing it cannot account for: every container is labelled with
+ * its owner process; `drain` removes all of them; the first use removes those of processes on
+ * this host that are gone (killed before they could drain), with their slot directories.
+ */
+export class WarmPool {
+  private client: Docker | undefined;
+  private readonly perKey: number;
+  private readonly max: number;
+  private readonly idleMs: number;
+  private readonly keys = new Map<string, KeyState>();
+  private readonly pending = new Set<Promise<unknown>>();
+  private readonly owner = `${hostname()}/${process.pid}`;
+  private readonly id = String(++pools);
+  private root: Promise<string> | undefined;
+  private next = 0;
+  private off = false;
+  private closed = false;
+  readonly stats: WarmPoolStats = { hits: 0, misses: 0, made: 0, retired: 0, failures: 0 };
+
+  constructor(options: WarmPoolOptions = {}) {
+    this.client = options.docker;
+    this.perKey = options.perKey ?? 2;
+    this.max = options.max ?? 8;
+    this.idleMs = options.idleMs ?? 600_000;
+  }
+
+  /** Made on first use: the environment (DOCKER_HOST) then is the one that counts. */
+  get docker(): Docker {
+    this.client ??= new Docker();
+    return this.client;
+  }
+
+  /** The labels a pooled container carries. */
+  get labels(): Record<string, string> {
+    return { [WARM_OWNER_LABEL]: this.owner, [WARM_POOL_LABEL]: this.id };
+  }
+
+  /** False once making or using a container failed here (no mount rights, a daemon in another mount namespace). */
+  get usable(): boolean {
+    return !this.off && !this.closed && this.perKey > 0;
+  }
+
+  /**
+   * A ready container for `key`, or null (the caller runs without the pool). Either way the key's
+   * ready set is refilled in the background from `recipe`.
+   */
+  take(key: string, recipe: SlotRecipe): WarmSlot | null {
+    if (!this.usable) return null;
+    let state = this.keys.get(key);
+    if (!state) {
+      state = { ready: [], making: 0, recipe };
+      this.keys.set(key, state);
+    }
+    const slot = state.ready.shift() ?? null;
+    if (slot) this.stats.hits++;
+    else this.stats.misses++;
+    this.refill(key, state);
+    return slot;
+  }
+
+  /** A slot that served its run (or could not): its container and directory go, in the background. */
+  retire(slot: WarmSlot): void {
+    this.track(this.remove(slot));
+  }
+
+  /** Turns the pool off (a slot could not be made or used here) and removes what it holds. */
+  disable(): void {
+    if (this.off) return;
+    this.off = true;
+    this.stats.failures++;
+    void this.drainReady();
+  }
+
+  /** Removes every ready container and waits for every removal and creation under way. */
+  async drain(): Promise<void> {
+    this.closed = true;
+    await this.drainReady();
+    const root = await this.root?.catch(() => undefined);
+    if (root) await rmdir(root).catch(() => undefined);
+  }
+
+  /** The directory of this pool's slots, once it made one. */
+  get directory(): Promise<string | undefined> {
+    return this.root?.catch(() => undefined) ?? Promise.resolve(undefined);
+  }
+
+  /** How many containers are ready now, across keys. */
+  get readyCount(): number {
+    return [...this.keys.values()].reduce((n, s) => n + s.ready.length, 0);
+  }
+
+  private async drainReady(): Promise<void> {
+    while (this.pending.size > 0 || this.readyCount > 0) {
+      for (const state of this.keys.values()) {
+        clearTimeout(state.idle);
+        for (const slot of state.ready.splice(0)) this.retire(slot);
+      }
+      await Promise.allSettled([...this.pending]);
+    }
+  }
+
+  private get total(): number {
+    return [...this.keys.values()].reduce((n, s) => n + s.ready.length + s.making, 0);
+  }
+
+  private refill(key: string, state: KeyState): void {
+    clearTimeout(state.idle);
+    state.idle = setTimeout(() => {
+      for (const slot of state.ready.splice(0)) this.retire(slot);
+    }, this.idleMs);
+    state.idle.unref();
+    // One at a time per key: under load, making many at once only slows the gates that run.
+    if (state.making > 0 || state.ready.length >= this.perKey || this.total >= this.max) return;
+    state.making++;
+    const made = this.make(key, state.recipe).then(
+      (slot) => {
+        state.making--;
+        if (!slot) return;
+        if (!this.usable) return this.retire(slot);
+        state.ready.push(slot);
+        this.refill(key, state);
+      },
+      () => {
+        state.making--;
+      },
+    );
+    this.track(made);
+  }
+
+  private async make(key: string, recipe: SlotRecipe): Promise<WarmSlot | null> {
+    const paths = slotPaths(join(await this.rootDir(), String(this.next++)));
+    let container: Container | undefined;
+    try {
+      await prepareSlot(paths, `${recipe(paths).User ?? '0'}`);
+      container = await this.docker.createContainer(recipe(paths));
+      this.stats.made++;
+      await container.start();
+      return { key, container, paths };
+    } catch {
+      this.disable();
+      if (container) await this.remove({ key, container, paths });
+      else await removeSlot(paths);
+      return null;
+    }
+  }
+
+  private async remove(slot: WarmSlot): Promise<void> {
+    await slot.container.remove({ force: true }).catch(() => undefined);
+    this.stats.retired++;
+    await removeSlot(slot.paths);
+  }
+
+  private track(work: Promise<unknown>): void {
+    const tracked = work.catch(() => undefined).finally(() => this.pending.delete(tracked));
+    this.pending.add(tracked);
+  }
+
+  /** This process's slot root, made on first use, after clearing what dead processes left. */
+  private rootDir(): Promise<string> {
+    this.root ??= removeStale(this.docker).then(() => mkdtemp(join(tmpdir(), `${ROOT_PREFIX}${process.pid}-`)));
+    return this.root;
+  }
+}
+
+/**
+ * Removes pooled containers whose owner process on this host is gone, then the slot directories
+ * of gone processes (a slot is removed file by file, never recursively: see removeSlot).
+ */
+export async function removeStale(docker: Docker): Promise<number> {
+  let removed = 0;
+  const listed = await docker.listContainers({ all: true, filters: { label: [WARM_OWNER_LABEL] } }).catch(() => []);
+  for (const info of listed) {
+    const [host, pid] = (info.Labels[WARM_OWNER_LABEL] ?? '').split('/');
+    if (host !== hostname() || isAlive(Number(pid))) continue;
+    await docker.getContainer(info.Id).remove({ force: true }).then(() => removed++, () => undefined);
+  }
+  const entries = await readdir(tmpdir()).catch(() => [] as string[]);
+  for (const name of entries) {
+    const pid = Number(/^genesis-warm-(\d+)-/.exec(name)?.[1]);
+    if (!pid || isAlive(pid)) continue;
+    const root = join(tmpdir(), name);
+    const slots = await readdir(root).catch(() => [] as string[]);
+    for (const slot of slots) await removeSlot(slotPaths(join(root, slot)));
+    await rmdir(root).catch(() => undefined);
+  }
+  return removed;
+}
+
+function isAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+let shared: WarmPool | null | undefined;
+
+/**
+ * The process's pool for gate containers, or null where there is none: Genesis not root (slots
+ * are mounts), or `GENESIS_WARM_SANDBOXES=0`; that variable also sets how many containers are
+ * kept ready per key (default 2). Drained when the process runs out of work (`beforeExit`); a
+ * process killed before that leaves containers that the next one's first use removes.
+ */
+export function sharedWarmPool(): WarmPool | null {
+  if (shared !== undefined) return shared;
+  const perKey = Number(process.env.GENESIS_WARM_SANDBOXES ?? 2);
+  if (process.getuid?.() !== 0 || !Number.isInteger(perKey) || perKey <= 0) {
+    shared = null;
+    return shared;
+  }
+  const pool = new WarmPool({ perKey, max: Math.max(8, perKey * 2) });
+  process.once('beforeExit', () => void pool.drain());
+  shared = pool;
+  return shared;
+}
