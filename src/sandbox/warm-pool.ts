@@ -72,7 +72,7 @@ export class WarmPool {
   private root: Promise<string> | undefined;
   private next = 0;
   private off = false;
-  private closed = false;
+  private draining = false;
   readonly stats: WarmPoolStats = { hits: 0, misses: 0, made: 0, retired: 0, failures: 0 };
 
   constructor(options: WarmPoolOptions = {}) {
@@ -95,7 +95,7 @@ export class WarmPool {
 
   /** False once making or using a container failed here (no mount rights, a daemon in another mount namespace). */
   get usable(): boolean {
-    return !this.off && !this.closed && this.perKey > 0;
+    return !this.off && this.perKey > 0;
   }
 
   /**
@@ -129,12 +129,24 @@ export class WarmPool {
     void this.drainReady();
   }
 
-  /** Removes every ready container and waits for every removal and creation under way. */
+  /**
+   * Removes every ready container and waits for every removal and creation under way; nothing is
+   * made meanwhile. The pool stays usable: a later run refills it (and a later drain empties it).
+   */
   async drain(): Promise<void> {
-    this.closed = true;
-    await this.drainReady();
+    this.draining = true;
+    try {
+      await this.drainReady();
+    } finally {
+      this.draining = false;
+    }
     const root = await this.root?.catch(() => undefined);
-    if (root) await rmdir(root).catch(() => undefined);
+    if (root && this.readyCount === 0) await rmdir(root).catch(() => undefined);
+  }
+
+  /** Whether the pool holds containers, or is making or removing some. */
+  get busy(): boolean {
+    return this.pending.size > 0 || this.readyCount > 0;
   }
 
   /** The directory of this pool's slots, once it made one. */
@@ -168,13 +180,13 @@ export class WarmPool {
     }, this.idleMs);
     state.idle.unref();
     // One at a time per key: under load, making many at once only slows the gates that run.
-    if (state.making > 0 || state.ready.length >= this.perKey || this.total >= this.max) return;
+    if (this.draining || state.making > 0 || state.ready.length >= this.perKey || this.total >= this.max) return;
     state.making++;
     const made = this.make(key, state.recipe).then(
       (slot) => {
         state.making--;
         if (!slot) return;
-        if (!this.usable) return this.retire(slot);
+        if (!this.usable || this.draining) return this.retire(slot);
         state.ready.push(slot);
         this.refill(key, state);
       },
@@ -259,8 +271,9 @@ let shared: WarmPool | null | undefined;
 /**
  * The process's pool for gate containers, or null where there is none: Genesis not root (slots
  * are mounts), or `GENESIS_WARM_SANDBOXES=0`; that variable also sets how many containers are
- * kept ready per key (default 2). Drained when the process runs out of work (`beforeExit`); a
- * process killed before that leaves containers that the next one's first use removes.
+ * kept ready per key (default 2). Drained when the process runs out of work (`beforeExit`), or
+ * by whoever calls `drain`; a process killed before that leaves containers that the next one's
+ * first use removes.
  */
 export function sharedWarmPool(): WarmPool | null {
   if (shared !== undefined) return shared;
@@ -270,7 +283,10 @@ export function sharedWarmPool(): WarmPool | null {
     return shared;
   }
   const pool = new WarmPool({ perKey, max: Math.max(8, perKey * 2) });
-  process.once('beforeExit', () => void pool.drain());
+  // Fires again once the drain is done; by then the pool is idle and the process exits.
+  process.on('beforeExit', () => {
+    if (pool.busy) void pool.drain();
+  });
   shared = pool;
   return shared;
 }

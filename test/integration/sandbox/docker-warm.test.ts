@@ -1,11 +1,11 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { chmod, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import Docker from 'dockerode';
 import { afterAll, describe, expect } from 'vitest';
 import { warmOnly } from './warm-only.js';
-import { DockerSandbox, WarmPool, WARM_POOL_LABEL } from '../../../src/sandbox/index.js';
+import { DockerSandbox, removeStale, WarmPool, WARM_OWNER_LABEL, WARM_POOL_LABEL } from '../../../src/sandbox/index.js';
 import { itWith } from '../../helpers/services.js';
 import { describeSandboxContract, limits, processesWith, specFor } from './sandbox-contract.js';
 
@@ -168,5 +168,49 @@ describe('a warm docker pool keeps every setting of the gate', () => {
     } finally {
       await pool.drain();
     }
+  });
+});
+
+/** Runs the fixture that uses the shared pool; resolves with its pid once it printed `ready`. */
+function child(mode: 'end' | 'wait'): Promise<{ pid: number; ready: number; exited: Promise<number | null> }> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/sandbox/warm-pool-child.ts', mode], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    let out = '';
+    proc.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /ready (\d+) (\d+)/.exec(out);
+      if (match) resolve({ pid: Number(match[1]), ready: Number(match[2]), exited });
+    });
+    proc.once('exit', (code) => reject(new Error(`the child exited (${code}) before it was ready: ${out}`)));
+  });
+}
+
+async function containersOf(pid: number): Promise<string[]> {
+  const docker = new Docker();
+  const owner = `${(await import('node:os')).hostname()}/${pid}`;
+  return (await docker.listContainers({ all: true, filters: { label: [`${WARM_OWNER_LABEL}=${owner}`] } })).map((c) => c.Id);
+}
+
+describe('a warm docker pool leaves nothing behind', () => {
+  it('after a process that used it ends normally: no container, no slot directory', async () => {
+    const run = await child('end');
+    expect(run.ready).toBeGreaterThan(0);
+    expect(await run.exited).toBe(0);
+    expect(await containersOf(run.pid)).toEqual([]);
+    expect(execFileSync('sh', ['-c', `ls -d /tmp/genesis-warm-${run.pid}-* 2>/dev/null || true`], { encoding: 'utf8' })).toBe('');
+  });
+
+  it('after a process that used it is killed: the next pool to start removes its containers and slots', async () => {
+    const run = await child('wait');
+    expect(run.ready).toBeGreaterThan(0);
+    expect((await containersOf(run.pid)).length).toBeGreaterThan(0);
+    process.kill(run.pid, 'SIGKILL');
+    await run.exited;
+    // Its slot's mounts outlive it (they are this host's, not the process's) until the clean-up.
+    expect(await removeStale(new Docker())).toBeGreaterThan(0);
+    expect(await containersOf(run.pid)).toEqual([]);
+    expect(execFileSync('sh', ['-c', `ls -d /tmp/genesis-warm-${run.pid}-* 2>/dev/null || true`], { encoding: 'utf8' })).toBe('');
+    expect(await readFile('/proc/self/mountinfo', 'utf8')).not.toContain(`genesis-warm-${run.pid}-`);
   });
 });
