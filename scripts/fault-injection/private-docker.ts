@@ -7,7 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
-const BUILD = fileURLToPath(new URL('../../sandboxes/node/build.sh', import.meta.url));
+const BUILD = fileURLToPath(new URL('../../sandboxes/build-images.sh', import.meta.url));
+const IMAGE = 'genesis/node:20';
 
 /**
  * A Docker daemon of our own (own socket, data root, exec root and containerd), started with the
@@ -38,9 +39,21 @@ export class PrivateDocker {
     throw new Error(`the private dockerd did not answer within 30 s; see ${join(this.dir, 'dockerd.log')}`);
   }
 
-  /** Builds the sandbox image in this daemon (docker import of a skeleton root, under a second). */
+  /**
+   * Puts the gate image into this daemon. The machine's daemon usually has it already (the image
+   * builds FROM genesis/debian:bookworm, which a fresh daemon lacks and no registry serves): it is
+   * copied over with save | load. Otherwise it is built here as on any machine, base image included.
+   */
   async buildImage(): Promise<void> {
-    await run('bash', [BUILD], { env: { ...process.env, DOCKER_HOST: this.host } });
+    const own = { ...process.env, DOCKER_HOST: this.host };
+    const machine = { ...process.env };
+    delete machine.DOCKER_HOST;
+    const has = await run('docker', ['image', 'inspect', IMAGE], { env: machine }).then(() => true, () => false);
+    if (has) {
+      await run('bash', ['-o', 'pipefail', '-c', `docker save ${IMAGE} | DOCKER_HOST='${this.host}' docker load --quiet`], { env: machine, maxBuffer: 1 << 20 });
+      return;
+    }
+    await run('bash', [BUILD], { env: own });
   }
 
   /** Stops the daemon as a restart would (SIGTERM: its containers die with it) and starts it again. */
