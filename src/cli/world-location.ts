@@ -2,10 +2,13 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { GenesisError } from '../errors.js';
 import type { EpisodeJob } from '../episode/episode-job.js';
+import { SPECULATIVE_REF_PREFIX } from '../integrate/build-tip.js';
+import type { VerificationQueue } from '../integrate/verification-queue.js';
 import type { EpisodeQueue } from '../queue/episode-queue.js';
 import type { WorldManifest } from '../world/manifest-schema.js';
 import { Publisher, type PublishEvent } from '../world/publisher.js';
 import { redactUrl } from '../world/redact-url.js';
+import { VERIFICATION_REF_PREFIX } from '../world/verification-ref.js';
 import { openRemoteWorld, type RemoteWorld } from '../world/remote-world.js';
 import { isGitUrl } from '../world/worker-world.js';
 import { WorldRepo } from '../world/world-repo.js';
@@ -58,6 +61,32 @@ export function syncingWithServer(queue: EpisodeQueue, remote: RemoteWorld): Epi
       await pushRecords(job);
       return queue.ensureSubmitted(job);
     },
+    close: () => queue.close(),
+  };
+}
+
+/**
+ * The verification queue of a distributed run on a world behind a git URL. A speculative commit
+ * exists only in the scheduler's mirror until it is pushed: a job goes out once its ref
+ * (refs/genesis/speculative/<episode>, which carries the commits ahead of it too) is on the
+ * server, and a result comes in with the verification record the worker pushed fetched into the
+ * mirror, where the lander looks for the proof.
+ */
+export function syncingVerifications(queue: VerificationQueue, remote: RemoteWorld): VerificationQueue {
+  return {
+    submit: async (job) => {
+      const ref = `${SPECULATIVE_REF_PREFIX}${job.episodeId}`;
+      if ((await remote.flush()).includes(ref)) {
+        throw new GenesisError('world-push-failed', `the server refused the speculative commit ref ${ref}`, { hint: 'check write access to refs/genesis/* on the server' });
+      }
+      await queue.submit(job);
+    },
+    nextResult: async () => {
+      const result = await queue.nextResult();
+      await remote.fetchRef(`${VERIFICATION_REF_PREFIX}${result.verificationId}`);
+      return result;
+    },
+    cancel: (ids) => queue.cancel(ids),
     close: () => queue.close(),
   };
 }

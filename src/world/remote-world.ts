@@ -22,6 +22,8 @@ export interface RemoteWorld {
   url: string;
   /** Brings one episode's ledger ref (and the candidate it carries) from the server, as a worker pushed it. */
   fetchEpisode(id: string): Promise<void>;
+  /** Brings one ledger ref (a verification record a worker pushed, say) from the server, if it is there. */
+  fetchRef(ref: string): Promise<void>;
   /** Pushes the ledger refs written since the last push; resolves with those the server refused. */
   flush(): Promise<string[]>;
 }
@@ -46,7 +48,7 @@ export async function openRemoteWorld(url: string, cacheDir: string): Promise<Re
   const sync = new ServerSync(repo, url);
   await sync.snapshot();
   repo.onRefMoved(sync);
-  return { repo, url, fetchEpisode: (id) => sync.fetchEpisode(id), flush: () => sync.flush() };
+  return { repo, url, fetchEpisode: (id) => sync.fetchRef(`${LEDGER_REFS}episodes/${id}`), fetchRef: (ref) => sync.fetchRef(ref), flush: () => sync.flush() };
 }
 
 type PushLine = { flag: string; ref: string; summary: string };
@@ -69,10 +71,9 @@ class ServerSync implements RefMoveListener {
     return this.serialized(() => this.pushMove(ref, next, expected));
   }
 
-  fetchEpisode(id: string): Promise<void> {
-    const ref = `${LEDGER_REFS}episodes/${id}`;
+  fetchRef(ref: string): Promise<void> {
     return this.serialized(async () => {
-      // A worker that failed before pushing leaves no ref: the scheduler then has its own record.
+      // A worker that failed before pushing leaves no ref: the scheduler then has its own record (or none).
       const r = await git(['fetch', '--quiet', '--no-tags', this.url, `+${ref}:${ref}`], { cwd: this.repo.path, okExitCodes: [1, 128] });
       if (r.exitCode !== 0) return;
       const sha = await this.repo.resolveRef(ref);

@@ -8,7 +8,7 @@ import { runWorld, type DistributedRun } from '../../schedule/run-world.js';
 import { acquireRunLock } from '../../world/run-lock.js';
 import { putBackForeignHead } from '../../world/put-back-foreign-head.js';
 import { withCliName } from '../invocation.js';
-import { finishPushing, syncingWithServer, openWorldLocation, startPublishing } from '../world-location.js';
+import { finishPushing, syncingVerifications, syncingWithServer, openWorldLocation, startPublishing } from '../world-location.js';
 import { readInitSandbox } from '../../world/world-settings.js';
 import { resolveSandboxChoice } from '../sandbox-choice.js';
 import { STOP_EXIT } from '../exit-codes.js';
@@ -53,7 +53,10 @@ export async function runWithSignals(opts: RunCommandOptions): Promise<RunSummar
   if (sandbox.kind === 'none') process.stderr.write(`warning: ${NONE_SANDBOX_WARNING}\n`);
   if (manifest.agent.sandbox === 'none' && agentsRunProcesses(manifest.agent)) process.stderr.write(`warning: ${NONE_AGENT_SANDBOX_WARNING}\n`);
   const cluster = opts.redis ? await import('./run-distributed.js').then((m) => m.joinCluster(opts.redis!, world, manifest.name, opts.remote ?? opened.location, () => controller.abort())) : null;
-  if (cluster && opened.remote) cluster.distributed.queue = syncingWithServer(cluster.distributed.queue, opened.remote);
+  if (cluster && opened.remote) {
+    cluster.distributed.queue = syncingWithServer(cluster.distributed.queue, opened.remote);
+    if (cluster.distributed.verifications) cluster.distributed.verifications = syncingVerifications(cluster.distributed.verifications, opened.remote);
+  }
   const say = (line: string) => process.stderr.write(`${line}\n`);
   const publisher = await startPublishing(world, manifest, say);
   // Distributed runs hold it too (beside the integrator lock in Redis): a person's genesis amend

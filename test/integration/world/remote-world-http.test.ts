@@ -10,16 +10,16 @@ import { serveGitHttp, type GitHttpServer } from '../../helpers/git-http-server.
 import { itWith } from '../../helpers/services.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 import { baseManifest, GOOD_A, GOOD_B, makeWorld } from '../../helpers/world-fixture.js';
-import { expectLandedOnServer } from './server-world-checks.js';
+import { expectLandedOnServer, expectVerifiedOnWorkers } from './server-world-checks.js';
 
 const gitIn = (dir: string, args: string[]) => execFileSync('git', args, { cwd: dir, encoding: 'utf8' }).trim();
 
 /** A world made by genesis init, put on a server as a bare repository that takes pushes, and served over HTTP. */
-async function worldOverHttp(): Promise<{ server: string; url: string; root: string; http: GitHttpServer }> {
+async function worldOverHttp(agentSleepMs = 0): Promise<{ server: string; url: string; root: string; http: GitHttpServer }> {
   const f = await makeWorld({
     sandbox: 'bwrap',
     manifest: baseManifest({ verify: { sandbox: 'bwrap', test: 'node --test test/base.test.js', timeoutSec: 60 } }),
-    recording: { a: [{ write: { 'src/a.js': GOOD_A } }], b: [{ write: { 'src/b.js': GOOD_B } }] },
+    recording: { a: [{ write: { 'src/a.js': GOOD_A }, sleepMs: agentSleepMs }], b: [{ write: { 'src/b.js': GOOD_B }, sleepMs: agentSleepMs }] },
   });
   const root = await tempDir('genesis-http-server-');
   const server = join(root, 'repos', 'world.git');
@@ -76,9 +76,10 @@ describe('a world on a git server over smart HTTP (git http-backend)', () => {
   }, 120_000);
 
   itWith('redis')('runs distributed over HTTP: workers fetch from the server and push their records there, the scheduler lands them by compare-and-swap', async () => {
-    const { server, url, root, http } = await worldOverHttp();
+    // Both agents work at once on the same head, so one change is verified again on the other, on the worker.
+    const { server, url, root, http } = await worldOverHttp(1500);
     const env = { GENESIS_QUEUE_PREFIX: `test-${randomUUID()}`, GENESIS_LOCK_MS: '2000', GENESIS_STALLED_MS: '1000', GENESIS_RECONCILE_MS: '1000' };
-    const worker = startCli(['worker', '--redis', 'redis://127.0.0.1:6379', '--cache-dir', join(root, 'worker-cache'), '--json'], env);
+    const worker = startCli(['worker', '--redis', 'redis://127.0.0.1:6379', '--concurrency', '2', '--cache-dir', join(root, 'worker-cache'), '--json'], env);
     await worker.waitFor(/"type":"ready"/);
     const run = startCli(['run', '--world', url, '--redis', 'redis://127.0.0.1:6379', '--cache-dir', join(root, 'cache')], env);
     expect(await run.exited, `${run.lines.join('\n')}\n${run.stderr()}\n${worker.lines.join('\n')}\n${http.requests.join('\n')}`).toBe(0);
@@ -88,6 +89,7 @@ describe('a world on a git server over smart HTTP (git http-backend)', () => {
     expect(mirrors).toHaveLength(1);
     expect(gitIn(join(root, 'worker-cache', mirrors[0]!), ['for-each-ref', '--format=%(refname)', 'refs/genesis/episodes'])).not.toBe('');
     await expectLandedOnServer(server, ['a', 'b']);
+    await expectVerifiedOnWorkers(server, ['a', 'b']);
   }, 180_000);
 
   itWith('bwrap')('works with a server that asks for a password in the URL, and the password shows nowhere: not in the output, not on disk', async () => {

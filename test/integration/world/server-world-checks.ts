@@ -1,6 +1,8 @@
 import { expect } from 'vitest';
 import { readAcceptedHistory, type AcceptedCommit } from '../../../src/world/accepted-history.js';
 import { Ledger } from '../../../src/world/ledger.js';
+import { VERIFICATION_REF_PREFIX } from '../../../src/world/verification-ref.js';
+import { gitValue } from '../../../src/world/git.js';
 import { auditCli } from '../audit/audited-world.js';
 
 /**
@@ -18,4 +20,22 @@ export async function expectLandedOnServer(server: string, tasks: string[]): Pro
   expect(report.findings).toEqual([]);
   expect(code).toBe(0);
   return history;
+}
+
+/**
+ * A distributed run whose episodes gated on the same head: one change had to be verified again on
+ * top of the other, on a worker. Nothing may be lost on the way (each episode lands the first time,
+ * none abandoned for want of a commit or a record), and the verification the lander relied on is on
+ * the server, under its ref, naming the very commit that landed.
+ */
+export async function expectVerifiedOnWorkers(server: string, tasks: string[]): Promise<void> {
+  const records = await new Ledger(server).readAll();
+  const ended = records.map((r) => ({ task: r.task, outcome: r.outcome, why: r.outcome === 'accepted' ? null : `${r.reason}: ${r.message}` }));
+  expect(ended.sort((x, y) => x.task.localeCompare(y.task))).toEqual([...tasks].sort().map((task) => ({ task, outcome: 'accepted', why: null })));
+  const verified = records.filter((r) => r.verification);
+  expect(verified.length).toBeGreaterThan(0);
+  for (const r of verified) {
+    const json = await gitValue(['cat-file', 'blob', `${VERIFICATION_REF_PREFIX}${r.verification!.id}:record.json`], { cwd: server });
+    expect(JSON.parse(json)).toMatchObject({ ok: true, commit: r.commit, tree: r.verification!.tree });
+  }
 }
