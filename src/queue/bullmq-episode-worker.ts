@@ -116,7 +116,7 @@ async function runLeased(data: DistributedJob, options: EpisodeWorkerOptions, wo
   if (!task || !(await leases.tryAcquire(job.episodeId, task.paths))) {
     return { episodeId: job.episodeId, task: job.task, attempt: job.attempt, base: job.base, candidate: null, verdict: 'abandoned', reason: 'lease-lost', message: 'the path lease of this episode was lost before it ran', signature: null };
   }
-  const renew = setInterval(() => void leases.extend(job.episodeId), 5_000);
+  const renew = setInterval(() => void leases.renew(job.episodeId), 5_000);
   try {
     const agent = await createAgent(manifest, world.repo, job.base);
     const sandbox = await createSandbox(manifest.verify.sandbox, { image: manifest.verify.image });

@@ -2,7 +2,7 @@
  * Path leases in Redis: the distributed form of schedule/path-leases.ts, shared by every
  * scheduler and worker of a world. A holder (an episode) gets all of a task's paths or none, two
  * live holders never hold paths that could match the same file, and a lease whose holder stops
- * extending it (a killed worker) expires by itself.
+ * renewing it (a killed worker) expires by itself.
  *
  * Keys, one pair per world; `{world}` is a cluster hash tag, so both live in one slot and a single
  * script may touch them:
@@ -30,7 +30,7 @@ export interface LeaseInfo {
 /** Options of {@link RedisPathLeases}. */
 export interface RedisPathLeasesOptions {
   /**
-   * How long a lease lives after its last acquire or extend. A holder extends well within it
+   * How long a lease lives after its last acquire or renew. A holder renews well within it
    * (every third of it, say); a dead holder's paths are free again after at most this long.
    * @default 30_000
    */
@@ -73,7 +73,7 @@ return 1
 `);
 
 // KEYS: expiries, records. ARGV: holder, ttl.
-const extendScript = new RedisScript(`${LUA_NOW_MS}${LUA_PURGE}
+const renewScript = new RedisScript(`${LUA_NOW_MS}${LUA_PURGE}
 if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
 redis.call('ZADD', KEYS[1], 'XX', string.format('%d', now + tonumber(ARGV[2])), ARGV[1])
 return 1
@@ -128,13 +128,13 @@ export class RedisPathLeases implements LeaseStore {
   }
 
   /** Pushes the holder's expiry a full ttl forward. False when its lease is gone (expired or released). */
-  async extend(holder: string): Promise<boolean> {
-    return (await extendScript.run(this.redis, this.keys, [holder, this.ttlMs])) === 1;
+  async renew(holder: string): Promise<boolean> {
+    return (await renewScript.run(this.redis, this.keys, [holder, this.ttlMs])) === 1;
   }
 
-  /** The LeaseStore name of `extend`: keeps the lease alive; false when it was lost. */
-  renew(holder: string): Promise<boolean> {
-    return this.extend(holder);
+  /** Every live holder. */
+  async holders(): Promise<string[]> {
+    return (await this.list()).map((lease) => lease.holder);
   }
 
   /** Frees the holder's paths; a holder without a lease is ignored. */

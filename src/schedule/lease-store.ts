@@ -16,6 +16,8 @@ export interface LeaseStore {
   /** Keeps a lease alive (leases in Redis expire unless renewed); false when it was lost. */
   renew(holder: string): Promise<boolean>;
   release(holder: string): Promise<void>;
+  /** Every holder with a live lease: a starting run releases those it does not take over. */
+  holders(): Promise<string[]>;
 }
 
 /** The in-process store, over `PathLeases`. */
@@ -32,5 +34,9 @@ export class MemoryLeaseStore implements LeaseStore {
 
   async release(holder: string): Promise<void> {
     this.leases.release(holder);
+  }
+
+  async holders(): Promise<string[]> {
+    return this.leases.holders();
   }
 }

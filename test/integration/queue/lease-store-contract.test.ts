@@ -43,6 +43,15 @@ for (const [name, it, make] of stores) {
       expect(await leases.tryAcquire('e2', ['src/a.js'])).toBe(true);
     });
 
+    it('lists its live holders, so a starting run can release those it does not take over', async () => {
+      const leases = await make();
+      await leases.tryAcquire('e1', ['src/a.js']);
+      await leases.tryAcquire('e2', ['src/b.js']);
+      expect((await leases.holders()).sort()).toEqual(['e1', 'e2']);
+      await leases.release('e1');
+      expect(await leases.holders()).toEqual(['e2']);
+    });
+
     it('ignores the release of a holder it does not know', async () => {
       const leases = await make();
       await leases.tryAcquire('e1', ['src/a.js']);

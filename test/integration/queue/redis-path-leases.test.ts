@@ -74,24 +74,24 @@ describe('RedisPathLeases', () => {
     expect(lease?.expiresAt).toBeLessThanOrEqual(serverNow + 10_000);
   });
 
-  it('keeps a lease alive while its holder extends it', async () => {
+  it('keeps a lease alive while its holder renews it', async () => {
     const l = await leases(300);
     await l.tryAcquire('e1', ['src']);
     for (let i = 0; i < 8; i++) {
       await sleep(100);
-      expect(await l.extend('e1')).toBe(true);
+      expect(await l.renew('e1')).toBe(true);
     }
     expect(await l.tryAcquire('e2', ['src/add.js'])).toBe(false);
   });
 
-  it('lets a lease expire when its holder stops extending it', async () => {
+  it('lets a lease expire when its holder stops renewing it', async () => {
     const l = await leases(200);
     await l.tryAcquire('e1', ['src']);
     await sleep(350);
     expect(await l.list()).toEqual([]);
     expect(await l.tryAcquire('e2', ['src/add.js'])).toBe(true);
-    // The dead holder learns it lost the lease, and cannot extend it back to life.
-    expect(await l.extend('e1')).toBe(false);
+    // The dead holder learns it lost the lease, and cannot renew it back to life.
+    expect(await l.renew('e1')).toBe(false);
   });
 
   it('frees the paths of a released holder, and ignores a holder it does not know', async () => {
@@ -100,7 +100,7 @@ describe('RedisPathLeases', () => {
     await l.release('nobody');
     expect(await l.tryAcquire('e2', ['src/add.js'])).toBe(false);
     await l.release('e1');
-    expect(await l.extend('e1')).toBe(false);
+    expect(await l.renew('e1')).toBe(false);
     expect(await l.tryAcquire('e2', ['src/add.js'])).toBe(true);
   });
 
