@@ -2,6 +2,7 @@ import { VerificationLedger } from '../integrate/verification-ledger.js';
 import { landedRecord } from '../integrate/lander.js';
 import { readAcceptedSince } from '../world/accepted-history.js';
 import type { EpisodeRecord } from '../world/episode-record.js';
+import type { LeaseStore } from './lease-store.js';
 import type { Ledger } from '../world/ledger.js';
 import type { WorldRepo } from '../world/world-repo.js';
 
@@ -13,8 +14,6 @@ export interface Recovered {
   running: EpisodeRecord[];
   /** Records closed now: landed ones recorded as accepted, the rest abandoned. */
   closed: number;
-  /** Their ids: the path leases the run before took for them are released. */
-  closedIds: string[];
 }
 
 /** An open record whose episode's gate passed its candidate: what waits for integration. */
@@ -31,7 +30,7 @@ export function passedItsGate(r: EpisodeRecord): boolean {
  */
 export async function recoverOpenRecords(input: { world: WorldRepo; ledger: Ledger; branch: string; records: Map<string, EpisodeRecord>; distributed: boolean }): Promise<Recovered> {
   const { world, ledger, records } = input;
-  const out: Recovered = { integrating: [], running: [], closed: 0, closedIds: [] };
+  const out: Recovered = { integrating: [], running: [], closed: 0 };
   const verifications = new VerificationLedger(world.path);
   for (const record of [...records.values()]) {
     if (record.status !== 'running') continue;
@@ -42,7 +41,6 @@ export async function recoverOpenRecords(input: { world: WorldRepo; ledger: Ledg
       await ledger.write(final);
       records.set(record.id, final);
       out.closed++;
-      out.closedIds.push(record.id);
     } else if (passedItsGate(record)) {
       out.integrating.push(record);
     } else if (input.distributed) {
@@ -52,8 +50,22 @@ export async function recoverOpenRecords(input: { world: WorldRepo; ledger: Ledg
       await ledger.write(closed);
       records.set(record.id, closed);
       out.closed++;
-      out.closedIds.push(record.id);
     }
   }
   return out;
+}
+
+/**
+ * A starting run holds the world alone (the run lock, and in Redis the integrator lock), so every
+ * path lease it finds is its predecessor's. Only the episodes it takes over keep theirs: any other
+ * holder belongs to an episode whose record is final (its scheduler died between writing the record
+ * and releasing the lease), to one closed just now, or to none at all (it died between taking the
+ * lease and writing the record). Left alone, such a lease keeps its task's paths from every new
+ * episode until it expires, and a run with nothing else to do stops as blocked meanwhile.
+ */
+export async function releaseLeftoverLeases(leases: LeaseStore, recovered: Recovered): Promise<string[]> {
+  const kept = new Set([...recovered.running, ...recovered.integrating].map((r) => r.id));
+  const released = (await leases.holders()).filter((holder) => !kept.has(holder));
+  for (const holder of released) await leases.release(holder);
+  return released;
 }

@@ -27,7 +27,7 @@ import { MemoryLeaseStore, type LeaseStore } from './lease-store.js';
 import { Inbox } from './inbox.js';
 import type { RunEvent, RunSummary } from './run-events.js';
 import { decide, initialPolicyState, nextWake, type PolicyCommand, type PolicyEvent, type PolicyState } from './run-policy.js';
-import { recoverOpenRecords } from './run-recovery.js';
+import { recoverOpenRecords, releaseLeftoverLeases } from './run-recovery.js';
 import type { StopReason } from './scheduler.js';
 import type { EpisodeReason } from '../vocabulary/rejection-reasons.js';
 
@@ -108,8 +108,8 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
 
   const recovered = await recoverOpenRecords({ world, ledger, branch: manifest.branch, records, distributed: distributed !== undefined });
   if (!distributed) await removeStaleWorkspaces(world);
-  // A killed scheduler's leases outlive it (in Redis, until their ttl): those of the records closed now go at once.
-  for (const id of recovered.closedIds) await leases.release(id);
+  // A killed scheduler's leases outlive it (in Redis, until their ttl): all but those of the episodes taken over go at once.
+  await releaseLeftoverLeases(leases, recovered);
   const jobs = new Map<string, EpisodeJob>(recovered.running.map((r) => [r.id, { episodeId: r.id, world: manifest.name, task: r.task, attempt: r.attempt, base: r.base }]));
   const done = await readDoneTasks(world.path, manifest.branch);
   let policy: PolicyState = initialPolicyState({
@@ -122,6 +122,7 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
   emit({ type: 'start', world: world.path, head: startHead, sandbox: sandbox.kind, agent: agent.label, tasks: manifest.tasks.length, done: done.size, recovered: recovered.closed + recovered.running.length + recovered.integrating.length, parallelism: manifest.parallelism });
 
   let finished: StopReason | null = null;
+  let reconciledAt = Date.now();
   let evidence: RunSummary['evidence'] = null;
   let closed = false;
 
@@ -248,7 +249,8 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
       await apply({ type: 'evidence', passed: startVerdict.ok, command: manifest.goal.evidence! });
     }
     for (const r of recovered.integrating) {
-      if (!(await leases.tryAcquire(r.id, manifest.tasks.find((t) => t.id === r.task)?.paths ?? []))) continue;
+      // Its change exists and the policy counts it as integrating: it joins even if its paths are taken.
+      await leases.tryAcquire(r.id, manifest.tasks.find((t) => t.id === r.task)?.paths ?? []);
       await stage.join({ id: r.id, task: r.task, candidate: r.candidate!, base: r.gatedOn ?? r.base, ...(r.source ? { source: r.source } : {}) });
     }
     if (!finished) await apply({ type: 'tick', now: Date.now(), retries: await readTaskRetries(world.path) });
@@ -274,8 +276,12 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
           if (distributed && !finished) finished = { kind: 'interrupted' };
           break;
         case 'tick':
-          if (distributed) await reconcile(distributed, leases, jobs, policy);
           break;
+      }
+      // By the clock, not only when the inbox is quiet: a steady stream of results must not starve lease renewals.
+      if (distributed && Date.now() - reconciledAt >= (distributed.reconcileMs ?? 5_000)) {
+        await reconcile(distributed, leases, jobs, policy);
+        reconciledAt = Date.now();
       }
       if (!finished) await apply({ type: 'tick', now: Date.now(), retries: await readTaskRetries(world.path) });
     }
