@@ -1,13 +1,15 @@
 import { hostname } from 'node:os';
 import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { createAgent } from '../agents/create-agent.js';
+import type { Agent } from '../agents/agent.js';
 import type { EpisodeResult } from '../episode/episode-job.js';
 import { runEpisode } from '../episode/run-episode.js';
-import { createSandbox } from '../sandbox/create-sandbox.js';
+import type { Sandbox } from '../sandbox/sandbox.js';
 import { Ledger } from '../world/ledger.js';
+import type { WorldManifest } from '../world/manifest-schema.js';
 import { secretEnvNames } from '../world/secret-env.js';
 import { openWorkerWorld } from '../world/worker-world.js';
+import type { WorldRepo } from '../world/world-repo.js';
 import { distributedJobSchema, distributedVerificationSchema, EPISODE_QUEUE, queuePrefix, RETENTION, VERIFICATION_QUEUE, type DistributedJob } from './distributed-job.js';
 import { runVerification } from '../integrate/run-verification.js';
 import { VERIFICATION_REF_PREFIX } from '../integrate/verification-ledger.js';
@@ -24,6 +26,10 @@ export interface EpisodeWorkerOptions {
   lockDurationMs?: number;
   stalledIntervalMs?: number;
   onEvent?: (event: { type: 'start' | 'end' | 'verify-start' | 'verify-end'; episodeId: string; task: string; verdict?: string }) => void;
+  /** Builds the agent a job's world asks for at the job's base: the composition root's factory (`genesis worker`). */
+  createAgent: (manifest: WorldManifest, world: WorldRepo, head: string) => Promise<Agent>;
+  /** Builds the gate sandbox a world's manifest asks for, for an episode or a verification. */
+  createSandbox: (manifest: WorldManifest) => Promise<Sandbox>;
 }
 
 export interface EpisodeWorker {
@@ -118,8 +124,8 @@ async function runLeased(data: DistributedJob, options: EpisodeWorkerOptions, wo
   }
   const renew = setInterval(() => void leases.renew(job.episodeId), 5_000);
   try {
-    const agent = await createAgent(manifest, world.repo, job.base);
-    const sandbox = await createSandbox(manifest.verify.sandbox, { image: manifest.verify.image });
+    const agent = await options.createAgent(manifest, world.repo, job.base);
+    const sandbox = await options.createSandbox(manifest);
     const result = await runEpisode(job, { world: world.repo, ledger, sandbox, agent, worker: workerId, signal });
     // Closed while this duplicate ran: the scheduler will not release the lease it re-took.
     if (result.reason === 'episode-closed') await leases.release(job.episodeId);
@@ -139,7 +145,7 @@ async function verify(job: Job, options: EpisodeWorkerOptions, workerId: string,
   const world = await openWorkerWorld(parsed.data.remote, options.cacheDir);
   await world.sync();
   const manifest = await world.repo.manifestAt(v.onto);
-  const sandbox = await createSandbox(manifest.verify.sandbox, { image: manifest.verify.image });
+  const sandbox = await options.createSandbox(manifest);
   options.onEvent?.({ type: 'verify-start', episodeId: v.episodeId, task: v.task });
   const result = await runVerification(v, { world: world.repo, sandbox, worker: workerId });
   await world.publishRef?.(`${VERIFICATION_REF_PREFIX}${v.verificationId}`);

@@ -1,9 +1,11 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { createAgent } from '../../agents/create-agent.js';
 import { killOrphanedAgents } from '../../agents/process-tracker.js';
 import { GenesisError } from '../../errors.js';
 import { startEpisodeWorker } from '../../queue/bullmq-episode-worker.js';
 import { connectRedis } from '../../queue/redis-connection.js';
+import { createSandbox } from '../../sandbox/create-sandbox.js';
 import { EXIT } from '../exit-codes.js';
 import type { WorkerCliOptions } from './worker.js';
 
@@ -24,6 +26,9 @@ export async function runWorkerCommand(opts: WorkerCliOptions): Promise<number> 
     lockDurationMs: numberFromEnv('GENESIS_LOCK_MS'),
     stalledIntervalMs: numberFromEnv('GENESIS_STALLED_MS'),
     onEvent: (e) => print({ ...e }),
+    // The composition root: each job's world says which agent and sandbox it needs.
+    createAgent,
+    createSandbox: (m) => createSandbox(m.verify.sandbox, { image: m.verify.image }),
   });
   print({ type: 'ready', worker: worker.id, concurrency: opts.concurrency, redis: opts.redis });
   await new Promise<void>((resolve) => {
