@@ -3,7 +3,6 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { backoffPolicy } from '../../../src/retry/backoff-policy.js';
-import { readAcceptedHistory } from '../../../src/world/accepted-history.js';
 import { gitValue } from '../../../src/world/git.js';
 import { Publisher, type PublishEvent } from '../../../src/world/publisher.js';
 import { openRemoteWorld } from '../../../src/world/remote-world.js';
@@ -12,7 +11,6 @@ import { startCli } from '../../helpers/cli-process.js';
 import { itWith } from '../../helpers/services.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 import { baseManifest, GOOD_A, GOOD_B, makeWorld } from '../../helpers/world-fixture.js';
-import { auditCli } from '../audit/audited-world.js';
 import { expectLandedOnServer, expectVerifiedOnWorkers } from './server-world-checks.js';
 
 const gitIn = (dir: string, args: string[]) => execFileSync('git', args, { cwd: dir, encoding: 'utf8' }).trim();
