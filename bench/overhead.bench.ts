@@ -7,6 +7,8 @@
 import { join } from 'node:path';
 import { formatTable } from '../src/cli/output.js';
 import { createSandbox } from '../src/sandbox/create-sandbox.js';
+import { DockerSandbox } from '../src/sandbox/docker-sandbox.js';
+import { sharedWarmPool } from '../src/sandbox/warm-pool.js';
 import type { BenchContext, BenchResult } from './lib/bench-module.js';
 import { createBenchWorld, IMAGE, makeBenchRoot } from './lib/bench-world.js';
 import { column, PHASE_LABELS, PHASES, type EpisodeTiming } from './lib/episode-timing.js';
@@ -29,13 +31,17 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
     const dockerWorld = await createBenchWorld(root.dir, 'docker', tasks, docker);
     const bwrapWorld = await createBenchWorld(root.dir, 'bwrap', tasks, bwrap);
     const naiveWorld = await createBenchWorld(root.dir, 'naive', tasks, docker);
+    // The same gates in fresh containers, without the warm pool createSandbox gives: what the pool saves.
+    const dockerFresh = new DockerSandbox({ image: IMAGE });
+    const freshWorld = await createBenchWorld(root.dir, 'docker-fresh', tasks, dockerFresh);
     const seed = join(root.dir, 'docker-seed');
 
-    const names = ['genesis + docker', 'genesis + bwrap', 'naive loop (docker run)'];
+    const names = ['genesis + docker', 'genesis + bwrap', 'naive loop (docker run)', 'genesis + docker, no warm pool'];
     const runners: Array<(round: number) => Promise<EpisodeTiming[]>> = [
       () => runGenesisEpisodes(dockerWorld, docker, 1),
       () => runGenesisEpisodes(bwrapWorld, bwrap, 1),
       (round) => runNaiveLoop({ world: naiveWorld.path, episodes: 1, first: round + 1, workdir: join(root.dir, 'naive-clones') }),
+      () => runGenesisEpisodes(freshWorld, dockerFresh, 1),
     ];
     const timings: EpisodeTiming[][] = names.map(() => []);
     const floor = { agent: [] as number[], test: [] as number[] };
@@ -56,7 +62,9 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
       (await runGenesisEpisodes(dockerWorld, docker, 1, { trace: true }))[0]?.gitProcesses ?? [],
       (await runGenesisEpisodes(bwrapWorld, bwrap, 1, { trace: true }))[0]?.gitProcesses ?? [],
       (await traceGit(() => runNaiveLoop({ world: naiveWorld.path, episodes: 1, first: tasks, workdir: join(root.dir, 'naive-clones') }))).starts,
+      (await runGenesisEpisodes(freshWorld, dockerFresh, 1, { trace: true }))[0]?.gitProcesses ?? [],
     ];
+    const pool = sharedWarmPool()?.stats;
 
     const rows = PHASES.map((phase) => [
       PHASE_LABELS[phase],
@@ -73,9 +81,13 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
         'The naive loop (bench/naive-loop.sh) does per episode: git clone --no-local (as from a remote), the agent, git commit, docker run --rm --network none with the same image and host binds, git push, rm -rf.',
         'host floor: the agent command and the test command run directly on the host; a column minus the floor is what that harness adds.',
         `git processes of one genesis + docker episode: ${tally(traced[0]!)}; of the naive loop: ${tally(traced[2]!)}. Git run through simple-git is not counted: simple-git strips GIT_* variables, the trace's too.`,
+        pool
+          ? `genesis + docker takes its gate containers from the warm pool (src/sandbox/warm-pool.ts: created and started ahead, one run each; ${pool.hits} runs took one, ${pool.misses} made their own); "no warm pool" makes a fresh container for every run, as before the pool. \`npm run bench -- --only warm\` times the sandbox run alone.`
+          : 'No warm pool here (Genesis not root, or GENESIS_WARM_SANDBOXES=0): both docker columns make a fresh container for every run.',
       ],
     };
   } finally {
+    await sharedWarmPool()?.drain();
     await root.cleanup();
   }
 }
