@@ -66,6 +66,8 @@ describe('the layer rules', () => {
       'src/episode/bad.ts': "import { runWorld } from '../schedule/run-world.js';\nexport const a = runWorld;\n",
       'src/operations/bad.ts': "import { runEpisode } from '../episode/run-episode.js';\nexport const a = runEpisode;\n",
       'src/schedule/bad.ts': "import { main } from '../cli/main.js';\nexport const a = main;\n",
+      'src/retry/bad.ts': "import { git } from '../world/git.js';\nexport const a = git;\n",
+      'src/vocabulary/bad.ts': "import { backoffPolicy } from '../retry/backoff-policy.js';\nexport const a = backoffPolicy;\n",
       'src/cli/commands/good.ts': "import { runWorld } from '../../schedule/run-world.js';\nexport const a = runWorld;\n",
     });
     expect(result.findings.sort()).toEqual([
@@ -73,8 +75,10 @@ describe('the layer rules', () => {
       `${RESTRICTED} src/gate/bad.ts:1`,
       `${RESTRICTED} src/operations/bad.ts:1`,
       `${RESTRICTED} src/reliability/bad.ts:1`,
+      `${RESTRICTED} src/retry/bad.ts:1`,
       `${RESTRICTED} src/sandbox/bad.ts:1`,
       `${RESTRICTED} src/schedule/bad.ts:1`,
+      `${RESTRICTED} src/vocabulary/bad.ts:1`,
     ]);
   });
 
