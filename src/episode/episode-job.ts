@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
+import { isEpisodeReason, type EpisodeReason } from '../vocabulary/rejection-reasons.js';
 
 const sha = z.string().regex(/^[0-9a-f]{40}$/, 'a full commit id');
 
@@ -30,7 +31,8 @@ export const episodeResultSchema = z
     base: sha,
     candidate: sha.nullable(),
     verdict: z.enum(['passed', 'rejected', 'failed', 'abandoned']),
-    reason: z.string().nullable(),
+    /** Registered in src/vocabulary; one this version does not know (a worker of another version) is read as `worker-error`. */
+    reason: z.custom<EpisodeReason>(isEpisodeReason).nullable().catch('worker-error'),
     message: z.string().nullable(),
     signature: z.string().nullable(),
     /** The failure cannot be cured by another episode (a missing agent binary, bad credentials). */

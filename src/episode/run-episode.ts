@@ -23,7 +23,7 @@ async function listChangedPaths(repo: string, from: string, to: string): Promise
 }
 import type { EpisodeJob, EpisodeResult } from './episode-job.js';
 import { targetOnTip, type GateTarget } from './gate-on-tip.js';
-import { isChargedReason } from '../vocabulary/rejection-reasons.js';
+import { isChargedReason, type RejectionReason } from '../vocabulary/rejection-reasons.js';
 import { composePrompt } from './prompt.js';
 import { linkWorkspaceDeps } from '../deps/workspace-deps.js';
 import { collectCandidateTree, createWorkspace, removeWorkspace, type Workspace } from './workspace.js';
@@ -160,7 +160,7 @@ function recordedUsage(reported: AgentUsage | undefined, earlier: EpisodeRecord[
 
 interface AgentFailure {
   verdict: 'failed' | 'abandoned';
-  reason: string;
+  reason: RejectionReason;
   message: string;
 }
 
@@ -170,7 +170,7 @@ function sizeLimitVerdict(error: GenesisError): CandidateVerdict {
   return { ok: false, reason: 'size-limit', message: error.message, signature: failureSignature('size-limit', null, paths.join('\n')), gate: null, log: `pre-gate: size-limit: ${error.message}\n`, changedFiles: paths };
 }
 
-function agentFailure(run: { exitCode: number; timedOut: boolean; aborted: boolean; durationMs: number; failure?: { reason: string; message: string } }, tree: string | null, changed: boolean, oversize = false): AgentFailure | null {
+function agentFailure(run: { exitCode: number; timedOut: boolean; aborted: boolean; durationMs: number; failure?: { reason: RejectionReason; message: string } }, tree: string | null, changed: boolean, oversize = false): AgentFailure | null {
   if (run.aborted) return { verdict: 'abandoned', reason: 'aborted', message: 'the run was stopped while the agent worked' };
   if (run.timedOut) return { verdict: 'failed', reason: 'agent-timeout', message: `the agent ran out of its time (${(run.durationMs / 1000).toFixed(0)}s) and was killed` };
   // The agent's own account (a context-length error, a spent turn budget) says more than its exit code.

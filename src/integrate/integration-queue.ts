@@ -1,3 +1,5 @@
+import type { RejectionReason } from '../vocabulary/rejection-reasons.js';
+
 /**
  * The integration queue, as a pure state machine: changes that passed their own gate wait here in
  * order, each built as a speculative commit on top of the one ahead of it (the first on the
@@ -64,9 +66,9 @@ export type IntegrationEvent =
   | { type: 'join'; change: QueuedChange }
   | { type: 'built'; id: string; generation: number; commit: string; needsGate: boolean }
   /** The build found the change cannot go on its tip (a conflict, nothing left to change, its task gone). */
-  | { type: 'build-rejected'; id: string; generation: number; reason: string; message: string }
+  | { type: 'build-rejected'; id: string; generation: number; reason: RejectionReason; message: string }
   | { type: 'verified'; id: string; generation: number }
-  | { type: 'verify-failed'; id: string; generation: number; reason: string; message: string }
+  | { type: 'verify-failed'; id: string; generation: number; reason: RejectionReason; message: string }
   /**
    * The tip failed the gate without this change too: the fault may be a change ahead that has not
    * landed yet, so the verdict waits until this change is at the front.
@@ -82,7 +84,7 @@ export type IntegrationCommand =
   | { type: 'build'; id: string; generation: number; change: QueuedChange; onto: string }
   | { type: 'verify'; id: string; generation: number; change: QueuedChange; commit: string; onto: string }
   | { type: 'land'; id: string; change: QueuedChange; commit: string; expected: string; verifiedOn: string | null }
-  | { type: 'reject'; id: string; generation: number; change: QueuedChange; reason: string; message: string }
+  | { type: 'reject'; id: string; generation: number; change: QueuedChange; reason: RejectionReason; message: string }
   /** Verifications of these stale generations may be cancelled: their results will be ignored. */
   | { type: 'cancel'; jobs: Array<{ id: string; generation: number }> };
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isRejectionReason, type RejectionReason } from '../vocabulary/rejection-reasons.js';
 
 const sha = z.string().regex(/^[0-9a-f]{40}$/, 'a full commit id');
 
@@ -25,7 +26,8 @@ export const verificationResultSchema = z
     generation: z.number().int(),
     commit: sha,
     ok: z.boolean(),
-    reason: z.string().nullable(),
+    /** Registered in src/vocabulary; one this version does not know is read as `verification-failed`. */
+    reason: z.custom<RejectionReason>(isRejectionReason).nullable().catch('verification-failed'),
     message: z.string().nullable(),
     signature: z.string().nullable(),
   })

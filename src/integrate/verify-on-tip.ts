@@ -4,10 +4,11 @@ import { readDoneTasks } from '../world/accepted-history.js';
 import type { GateRecord } from '../world/episode-record.js';
 import type { WorldRepo } from '../world/world-repo.js';
 import type { VerificationJob } from './verification-job.js';
+import type { RejectionReason } from '../vocabulary/rejection-reasons.js';
 
 export type TipVerdict =
   | { ok: true; gate: GateRecord; log: string }
-  | { ok: false; reason: string; message: string; signature: string; gate: GateRecord | null; log: string };
+  | { ok: false; reason: RejectionReason; message: string; signature: string; gate: GateRecord | null; log: string };
 
 /**
  * The gate of a speculative commit: its tree against the rules of the commit it extends (its

@@ -53,6 +53,7 @@ export const REJECTION_REASONS = {
   'replay-conflict': charged('the change conflicts with changes landed or queued ahead of it'),
   'replay-empty': charged('the accepted head already contains the change'),
   'task-removed': charged('the task is no longer in world.yaml'),
+  'episode-unknown': charged("the change's episode has no ledger record"),
   'unverified-result': charged('a result claimed the gate passed, but the ledger does not agree'),
   'verification-failed': charged('the verification on the tip failed'),
   replayed: refused('the change landed after a verification on a newer tip'),
@@ -77,7 +78,17 @@ export type RejectionReason = keyof typeof REJECTION_REASONS;
  * What a record's `reason` may hold: a rejection reason, or the code of the GenesisError that
  * ended the episode (see workerError).
  */
-export type EpisodeReason = RejectionReason | ErrorCode;
+export type EpisodeReason = RejectionReason | ReplayReason | ErrorCode;
+
+/** A reason given on the speculative tip for a verdict any gate could give (see reasonOnTip). */
+export type ReplayReason = `replay-${RejectionReason}`;
+
+/** Whether a string from outside (a worker's result) is a reason this version knows. */
+export function isEpisodeReason(value: unknown): value is EpisodeReason {
+  if (typeof value !== 'string') return false;
+  if (isRejectionReason(value) || isErrorCode(value)) return true;
+  return value.startsWith('replay-') && isRejectionReason(value.slice('replay-'.length));
+}
 
 const table: Readonly<Record<string, FailureTraits>> = REJECTION_REASONS;
 
@@ -105,8 +116,8 @@ const TIP_REASONS: ReadonlySet<string> = new Set<RejectionReason>(['replay-confl
  * The reason a change rejected on the tip is recorded with: `replay-<reason>` for a verdict any
  * gate could give (`replay-test-failed`), the reason itself when only the tip gives it.
  */
-export function reasonOnTip(reason: string): string {
-  return TIP_REASONS.has(reason) || reason.startsWith('replay-') ? reason : `replay-${reason}`;
+export function reasonOnTip(reason: RejectionReason | ReplayReason): RejectionReason | ReplayReason {
+  return TIP_REASONS.has(reason) || reason.startsWith('replay-') ? reason : `replay-${reason as RejectionReason}`;
 }
 
 /** A charged reason counts as a failed attempt; an unknown one is charged too, as it always was. */

@@ -1,3 +1,5 @@
+import type { EpisodeReason } from '../vocabulary/rejection-reasons.js';
+
 /**
  * The durable record of one episode, kept in the world under `refs/genesis/episodes/<id>`.
  * Written when the episode starts (status `running`) and again when it ends (status `final`);
@@ -47,7 +49,7 @@ export interface EpisodeRecord {
   status: 'running' | 'final';
   outcome: EpisodeOutcome | null;
   /** Stable code of why it ended this way: `test-failed`, `protected-path`, `agent-exit`, … */
-  reason: string | null;
+  reason: EpisodeReason | null;
   /** The reason in words, for a person. */
   message: string | null;
   /** Normalized failure signature: equal signatures mean "failed the same way". */

@@ -192,6 +192,13 @@ describe('MemoryEpisodeQueue', () => {
       await queue.close();
     });
 
+    it('reads a reason this version does not know (a worker of another version) as worker-error, keeping the verdict and message', async () => {
+      const queue = new MemoryEpisodeQueue(async (j) => ({ ...passed(j), verdict: 'rejected', reason: 'made-up-reason', message: 'it said why' }) as unknown as EpisodeResult, 1);
+      await queue.submit(job());
+      expect(await queue.nextResult()).toMatchObject({ verdict: 'rejected', reason: 'worker-error', message: 'it said why' });
+      await queue.close();
+    });
+
     it('keeps running the next jobs after a handler failed', async () => {
       let n = 0;
       const queue = new MemoryEpisodeQueue(async (j) => {

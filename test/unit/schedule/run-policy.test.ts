@@ -17,7 +17,7 @@ function record(id: string, taskId: string, fields: Partial<EpisodeRecord> = {})
   };
 }
 
-function final(r: EpisodeRecord, outcome: EpisodeRecord['outcome'], reason: string | null = null, extra: Partial<EpisodeRecord> = {}): EpisodeRecord {
+function final(r: EpisodeRecord, outcome: EpisodeRecord['outcome'], reason: EpisodeRecord['reason'] = null, extra: Partial<EpisodeRecord> = {}): EpisodeRecord {
   return { ...r, status: 'final', outcome, reason, message: reason, signature: reason, endedAt: new Date(T0 + 1000).toISOString(), ...extra };
 }
 
@@ -101,7 +101,7 @@ describe('the run policy', () => {
     h.feed({ type: 'tick', now: T0 });
     h.feed({ type: 'finished', record: final(h.recordOf('a'), 'abandoned', 'broken-base'), now: T0 + 1 });
     expect(h.running()).toEqual(['b']);
-    h.feed({ type: 'finished', record: final(h.recordOf('b'), 'rejected', 'x'), now: T0 + 2 });
+    h.feed({ type: 'finished', record: final(h.recordOf('b'), 'rejected', 'test-failed'), now: T0 + 2 });
     expect(h.running()).toEqual(['b']);
   });
 
@@ -148,7 +148,7 @@ describe('the run policy', () => {
   });
 
   it('cools a task down only for a transient reason: a stopped run or a configuration mistake needs none', () => {
-    for (const reason of ['aborted', 'sandbox-image-missing']) {
+    for (const reason of ['aborted', 'sandbox-image-missing'] as const) {
       const h = new Harness(policy([task('a')], { cooldownMs: 2000 }));
       h.feed({ type: 'tick', now: T0 });
       h.feed({ type: 'finished', record: final(h.recordOf('a'), 'abandoned', reason), now: T0 + 100 });
@@ -159,20 +159,20 @@ describe('the run policy', () => {
   it('opens the circuit on a fatal agent failure: nothing new starts, the run stops when the rest ended', () => {
     const h = new Harness(policy([task('a'), task('b'), task('c')]));
     h.feed({ type: 'tick', now: T0 });
-    h.feed({ type: 'finished', record: final(h.recordOf('a'), 'failed', 'agent-missing'), fatal: { reason: 'agent-missing', message: 'no such binary' }, now: T0 + 1 });
+    h.feed({ type: 'finished', record: final(h.recordOf('a'), 'failed', 'agent-not-found'), fatal: { reason: 'agent-not-found', message: 'no such binary' }, now: T0 + 1 });
     expect(h.running()).toEqual(['b']);
     expect(h.stop()).toBeUndefined();
-    h.feed({ type: 'finished', record: final(h.recordOf('b'), 'failed', 'agent-missing'), now: T0 + 2 });
-    expect(h.stop()).toMatchObject({ reason: { kind: 'circuit-open', reason: 'agent-missing' } });
+    h.feed({ type: 'finished', record: final(h.recordOf('b'), 'failed', 'agent-not-found'), now: T0 + 2 });
+    expect(h.stop()).toMatchObject({ reason: { kind: 'circuit-open', reason: 'agent-not-found' } });
   });
 
   describe('budgets', () => {
     it('starts no episode that would cross maxEpisodes, counted across runs', () => {
-      const earlier = final(record('e0', 'a'), 'rejected', 'x');
+      const earlier = final(record('e0', 'a'), 'rejected', 'test-failed');
       const h = new Harness(policy([task('a'), task('b'), task('c')], { budgets: { maxEpisodes: 2 }, parallelism: 3 }, [earlier]));
       h.feed({ type: 'tick', now: T0 });
       expect(h.running()).toHaveLength(1);
-      h.feed({ type: 'finished', record: final(h.recordOf(h.running()[0]!), 'rejected', 'y'), now: T0 + 1 });
+      h.feed({ type: 'finished', record: final(h.recordOf(h.running()[0]!), 'rejected', 'build-failed'), now: T0 + 1 });
       expect(h.stop()).toMatchObject({ reason: { kind: 'budget', budget: 'maxEpisodes', limit: 2, used: 2 } });
     });
 
@@ -189,7 +189,7 @@ describe('the run policy', () => {
     it('lets distributed workers finish what they run when a hard budget is crossed', () => {
       const h = new Harness(policy([task('a'), task('b')], { budgets: { maxCostUsd: 1 }, distributed: true, parallelism: 1 }));
       h.feed({ type: 'tick', now: T0 });
-      const spent = final(h.recordOf('a'), 'rejected', 'x', { usage: { inputTokens: 1, outputTokens: 1, costUsd: 2 } });
+      const spent = final(h.recordOf('a'), 'rejected', 'test-failed', { usage: { inputTokens: 1, outputTokens: 1, costUsd: 2 } });
       const commands = h.feed({ type: 'finished', record: spent, now: T0 + 1 });
       expect(commands).toContainEqual({ type: 'finish', reason: { kind: 'budget', budget: 'maxCostUsd', limit: 1, used: 2 } });
       expect(h.running()).toEqual([]);
@@ -207,7 +207,7 @@ describe('the run policy', () => {
       h.feed({ type: 'evidence', passed: true, command: 'npm test' });
       h.feed({ type: 'finished', record: final(a, 'accepted'), now: T0 + 1 });
       // b started when a's slot freed; the run stops once it ends.
-      h.feed({ type: 'finished', record: final(h.recordOf('b'), 'rejected', 'x'), now: T0 + 2 });
+      h.feed({ type: 'finished', record: final(h.recordOf('b'), 'rejected', 'test-failed'), now: T0 + 2 });
       expect(h.stop()).toMatchObject({ reason: { kind: 'evidence', command: 'npm test', pending: ['b'] } });
     });
 

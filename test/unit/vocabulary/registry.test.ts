@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { GenesisError } from '../../../src/errors.js';
 import { ERROR_CODES, errorTraits, isErrorCode } from '../../../src/vocabulary/error-codes.js';
-import { isChargedReason, reasonOnTip, reasonTraits, REJECTION_REASONS } from '../../../src/vocabulary/rejection-reasons.js';
+import { isChargedReason, isEpisodeReason, reasonOnTip, reasonTraits, REJECTION_REASONS } from '../../../src/vocabulary/rejection-reasons.js';
 import { charged, fatal, inconsistentTraits, refused, transient } from '../../../src/vocabulary/traits.js';
 
 async function sourceFiles(dir: string): Promise<string[]> {
@@ -74,8 +74,13 @@ describe('the registry of rejection reasons', () => {
     expect(reasonOnTip('test-failed')).toBe('replay-test-failed');
     expect(reasonOnTip('broken-base')).toBe('replay-broken-base');
     expect(reasonOnTip('worker-lost')).toBe('replay-worker-lost');
-    for (const own of ['replay-conflict', 'replay-empty', 'task-removed', 'unverified-result', 'replay-test-failed']) expect(reasonOnTip(own)).toBe(own);
+    for (const own of ['replay-conflict', 'replay-empty', 'task-removed', 'unverified-result', 'replay-test-failed'] as const) expect(reasonOnTip(own)).toBe(own);
     expect(reasonTraits(reasonOnTip('score-fell'))).toEqual(REJECTION_REASONS['score-fell']);
+  });
+
+  it('knows a reason, a reason on the tip and an error code as episode reasons, and nothing else', () => {
+    for (const known of ['test-failed', 'replay-test-failed', 'replay-conflict', 'docker-unavailable']) expect(isEpisodeReason(known)).toBe(true);
+    for (const unknown of ['replay-', 'replay-replay-test-failed', 'replay-docker-unavailable', 'made-up', 'constructor', 42, null]) expect(isEpisodeReason(unknown)).toBe(false);
   });
 
   it('charges what it does not know, as records of older versions always were', () => {
