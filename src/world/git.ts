@@ -28,12 +28,13 @@ export const SAFE_GIT_ENV: Readonly<Record<string, string>> = Object.freeze({
   GIT_NO_REPLACE_OBJECTS: '1',
 });
 
-const IDENTITY = {
+/** Who Genesis's commits are by (ledger records, candidates, accepted changes). */
+export const GIT_IDENTITY: Readonly<Record<string, string>> = Object.freeze({
   GIT_AUTHOR_NAME: 'Genesis',
   GIT_AUTHOR_EMAIL: 'genesis@localhost',
   GIT_COMMITTER_NAME: 'Genesis',
   GIT_COMMITTER_EMAIL: 'genesis@localhost',
-};
+});
 
 /**
  * Runs git with settings that make it safe against what an agent may have left in a tree:
@@ -46,7 +47,7 @@ export async function git(args: string[], options: GitOptions): Promise<GitResul
     {
       cwd: options.cwd,
       input: options.input,
-      env: { ...IDENTITY, ...options.env, ...SAFE_GIT_ENV },
+      env: { ...GIT_IDENTITY, ...options.env, ...SAFE_GIT_ENV },
       reject: false,
       stripFinalNewline: false,
       maxBuffer: 512 * 1024 * 1024,
@@ -70,7 +71,7 @@ export async function git(args: string[], options: GitOptions): Promise<GitResul
 export async function gitHead(args: string[], options: Pick<GitOptions, 'cwd' | 'env'>, maxBytes: number): Promise<{ text: string; cut: boolean }> {
   const child = execa('git', ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', ...args], {
     cwd: options.cwd,
-    env: { ...IDENTITY, ...options.env, ...SAFE_GIT_ENV },
+    env: { ...GIT_IDENTITY, ...options.env, ...SAFE_GIT_ENV },
     buffer: false,
     reject: false,
     stderr: 'ignore',
