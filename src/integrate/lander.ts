@@ -1,6 +1,6 @@
 import { readHeadScore } from '../world/accepted-history.js';
 import type { EpisodeRecord } from '../world/episode-record.js';
-import type { Ledger } from '../world/ledger.js';
+import { EPISODE_REF_PREFIX, type Ledger } from '../world/ledger.js';
 import type { WorldRepo } from '../world/world-repo.js';
 import type { QueuedChange } from './integration-queue.js';
 import { VerificationLedger, type VerificationRecord } from './verification-ledger.js';
@@ -53,9 +53,9 @@ export class Lander {
     return { foreign: head, quarantine };
   }
 
-  /** Moves the branch from `expected` to `commit`, nothing else; usable for any verified change. */
-  async swap(commit: string, expected: string): Promise<boolean> {
-    if (!(await this.world.compareAndSwap(`refs/heads/${this.branch}`, commit, expected))) return false;
+  /** Moves the branch from `expected` to `commit` (and `alongside`, in the same transaction); usable for any verified change. */
+  async swap(commit: string, expected: string, alongside: ReadonlyArray<{ ref: string; next: string }> = []): Promise<boolean> {
+    if (!(await this.world.compareAndSwap(`refs/heads/${this.branch}`, commit, expected, alongside))) return false;
     this.expected = commit;
     return true;
   }
@@ -68,9 +68,16 @@ export class Lander {
     const fell = await this.scoreFell(input.expected, proof?.gate?.score ?? record!.gate?.score ?? null);
     if (fell) return { landed: false, moved: false, reason: 'score-fell', message: fell };
     await this.guard();
-    if (!(await this.swap(input.commit, input.expected))) return { landed: false, moved: true, head: await this.world.head(this.branch) };
     const final = landedRecord(record!, input.commit, proof, Math.round(performance.now() - input.startedAt));
-    await this.ledger.write(final);
+    if (this.world.hasListeners) {
+      // A server (or a mirror) is told after the local move and may undo it: the record follows the move.
+      if (!(await this.swap(input.commit, input.expected))) return { landed: false, moved: true, head: await this.world.head(this.branch) };
+      await this.ledger.write(final);
+      return { landed: true, record: final };
+    }
+    // The branch and the record that names its new commit move in one ref transaction: a crash leaves both or neither.
+    const recorded = await this.ledger.writeCommit(final);
+    if (!(await this.swap(input.commit, input.expected, [{ ref: `${EPISODE_REF_PREFIX}${final.id}`, next: recorded }]))) return { landed: false, moved: true, head: await this.world.head(this.branch) };
     return { landed: true, record: final };
   }
 

@@ -1,8 +1,10 @@
+import { GenesisError } from '../errors.js';
 import { splitCatFileBatch } from './cat-file-batch.js';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { git, gitValue } from './git.js';
+import { git } from './git.js';
+import { readObject, readText } from './object-reader.js';
+import { writeCommit, writeObject, writeTree } from './object-writer.js';
+import { updateRefs } from './ref-updates.js';
+import { parseTree } from './tree-entries.js';
 import { ARTIFACT_FILES, type EpisodeArtifacts, type EpisodeRecord } from './episode-record.js';
 import { secretEnvNames, secretValues } from './secret-env.js';
 import { scrubSecrets } from './secret-scrubber.js';
@@ -28,56 +30,45 @@ export class Ledger {
 
   /**
    * Stores the record and its logs, scrubbed of secrets (see secret-scrubber.ts): this is the one
-   * place where records and logs are written, so nothing stored skips the scrubber.
+   * place where records and logs are written, so nothing stored skips the scrubber. No git process:
+   * the objects are written into the store directly (object-writer.ts) and the ref moves through
+   * the world's long-lived `update-ref --stdin` (ref-updates.ts).
    */
   async write(record: EpisodeRecord, artifacts: EpisodeArtifacts = {}): Promise<void> {
+    const commit = await this.writeCommit(record, artifacts);
+    const moved = await updateRefs(this.repo, [{ ref: `${EPISODE_REF_PREFIX}${record.id}`, next: commit }]);
+    if (!moved.ok) throw new GenesisError('ledger-write-failed', `could not record episode ${record.id}: ${moved.error}`, { hint: 'check that the world is a git repository you can write to' });
+  }
+
+  /**
+   * The commit a write of this record would point its ref at, with every object it needs stored,
+   * but no ref moved: for a caller that moves the ref in one transaction with another (the lander
+   * moves the branch and records the landing at once). Keeps the logs an earlier write stored.
+   */
+  async writeCommit(record: EpisodeRecord, artifacts: EpisodeArtifacts = {}): Promise<string> {
     const secrets = secretValues([...secretEnvNames(), ...(this.options.secretEnv ?? [])]);
     const scrub = (text: string) => scrubSecrets(text, secrets);
     // (Hidden checks' logs, kept outside the ledger, go through the same scrubber: hidden-logs.ts.)
     const files = new Map<string, string>(); // name -> blob sha
-    for (const line of await this.previousEntries(record.id)) {
-      const [meta = '', name = ''] = line.split('\t');
-      if (name !== 'record.json') files.set(name, meta.split(' ')[2] ?? '');
-    }
+    for (const entry of await this.previousEntries(record.id)) if (entry.name !== 'record.json') files.set(entry.name, entry.sha);
     const texts: Array<[string, string]> = [['record.json', scrub(`${JSON.stringify(record, null, 2)}\n`)]];
     for (const [key, file] of Object.entries(ARTIFACT_FILES) as Array<[keyof EpisodeArtifacts, string]>) {
       const content = artifacts[key];
       if (content !== undefined) texts.push([file, scrub(content)]);
     }
-    const shas = await this.hashAll(texts.map(([, content]) => content));
+    const shas = await Promise.all(texts.map(([, content]) => writeObject(this.repo, 'blob', Buffer.from(content))));
     texts.forEach(([name], i) => {
       files.set(name, shas[i]!);
     });
-    const tree = await gitValue(['mktree'], {
-      cwd: this.repo,
-      input: [...files].map(([name, sha]) => `100644 blob ${sha}\t${name}`).join('\n') + '\n',
-    });
-    const parents = record.candidate ? ['-p', record.candidate] : [];
+    const tree = await writeTree(this.repo, [...files].map(([name, sha]) => ({ mode: '100644', name, sha })));
     const message = `episode ${record.id}: ${record.task} attempt ${record.attempt} ${record.outcome ?? record.status}\n`;
-    const commit = await gitValue(['commit-tree', tree, ...parents], { cwd: this.repo, input: message });
-    await git(['update-ref', `${EPISODE_REF_PREFIX}${record.id}`, commit], { cwd: this.repo });
+    return writeCommit(this.repo, { tree, parents: record.candidate ? [record.candidate] : [], message });
   }
 
-  /** One git process for all of a record's files instead of one each: the ledger is written three times per episode. */
-  private async hashAll(contents: string[]): Promise<string[]> {
-    if (contents.length === 1) return [await gitValue(['hash-object', '-w', '--stdin'], { cwd: this.repo, input: contents[0] })];
-    const dir = await mkdtemp(join(tmpdir(), 'genesis-ledger-'));
-    try {
-      const paths = await Promise.all(contents.map(async (content, i) => {
-        const path = join(dir, String(i));
-        await writeFile(path, content);
-        return path;
-      }));
-      return (await gitValue(['hash-object', '-w', '--no-filters', '--', ...paths], { cwd: this.repo })).split('\n');
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
-  }
-
-  /** A later write of a record keeps the logs an earlier write stored, without reading them. */
-  private async previousEntries(id: string): Promise<string[]> {
-    const r = await git(['ls-tree', `${EPISODE_REF_PREFIX}${id}`], { cwd: this.repo, okExitCodes: [128] });
-    return r.exitCode === 0 ? r.stdout.split('\n').filter(Boolean) : [];
+  /** The files an earlier write stored (a later write keeps its logs without reading them). */
+  private async previousEntries(id: string): Promise<Array<{ name: string; sha: string }>> {
+    const tree = await readObject(this.repo, `${EPISODE_REF_PREFIX}${id}^{tree}`);
+    return tree ? parseTree(tree.content) : [];
   }
 
   /** Every record, oldest first (episode ids sort by start time). Two git processes in all. */
@@ -97,16 +88,17 @@ export class Ledger {
   }
 
   async readArtifacts(id: string): Promise<EpisodeArtifacts> {
+    const entries = Object.entries(ARTIFACT_FILES) as Array<[keyof EpisodeArtifacts, string]>;
+    const texts = await Promise.all(entries.map(([, file]) => this.readFile(id, file)));
     const result: EpisodeArtifacts = {};
-    for (const [key, file] of Object.entries(ARTIFACT_FILES) as Array<[keyof EpisodeArtifacts, string]>) {
-      const text = await this.readFile(id, file);
-      if (text !== null) result[key] = text;
-    }
+    entries.forEach(([key], i) => {
+      const text = texts[i];
+      if (text !== null && text !== undefined) result[key] = text;
+    });
     return result;
   }
 
-  private async readFile(id: string, file: string): Promise<string | null> {
-    const r = await git(['cat-file', 'blob', `${EPISODE_REF_PREFIX}${id}:${file}`], { cwd: this.repo, okExitCodes: [128] });
-    return r.exitCode === 0 ? r.stdout : null;
+  private readFile(id: string, file: string): Promise<string | null> {
+    return readText(this.repo, `${EPISODE_REF_PREFIX}${id}:${file}`);
   }
 }

@@ -1,4 +1,6 @@
-import { git, gitHead } from './git.js';
+import { gitHead } from './git.js';
+import { readText, resolveObject } from './object-reader.js';
+import { diffTrees } from './tree-walk.js';
 
 /** One path of a candidate's change, as git's diff of base and candidate reports it. */
 export interface ChangedEntry {
@@ -15,33 +17,25 @@ export interface ChangedEntry {
 
 const STATUS: Record<string, ChangedEntry['change']> = { A: 'added', M: 'modified', D: 'deleted', T: 'type-changed' };
 
-/** What changed between two trees, with each new blob's mode, size and (for symlinks) target. */
+/** What changed between two trees, with each new blob's mode, size and (for symlinks) target. No git process (tree-walk.ts). */
 export async function listChanges(repo: string, fromTree: string, toTree: string): Promise<ChangedEntry[]> {
-  const raw = (await git(['diff-tree', '-r', '-z', '--no-renames', '--raw', fromTree, toTree], { cwd: repo })).stdout;
-  const parts = raw.split('\0');
-  const entries: Array<ChangedEntry & { sha: string }> = [];
-  for (let i = 0; i + 1 < parts.length; i += 2) {
-    const meta = parts[i]!.replace(/^:/, '').split(' ');
-    const [, newMode = '', , newSha = '', status = 'M'] = meta;
-    const change = STATUS[status.charAt(0)] ?? 'modified';
-    entries.push({ path: parts[i + 1]!, change, mode: change === 'deleted' ? '' : newMode, size: 0, sha: newSha });
-  }
+  const entries: Array<ChangedEntry & { sha: string }> = (await diffTrees(repo, fromTree, toTree)).map((c) => {
+    const change = STATUS[c.status] ?? 'modified';
+    return { path: c.path, change, mode: change === 'deleted' ? '' : c.newMode, size: 0, sha: c.newSha };
+  });
   await fillSizesAndTargets(repo, entries);
   return entries.map(({ sha: _sha, ...entry }) => entry);
 }
 
 async function fillSizesAndTargets(repo: string, entries: Array<ChangedEntry & { sha: string }>): Promise<void> {
   const blobs = entries.filter((e) => e.change !== 'deleted' && e.mode !== '160000');
-  if (blobs.length === 0) return;
-  const sizes = (await git(['cat-file', '--batch-check=%(objectsize)'], { cwd: repo, input: blobs.map((e) => e.sha).join('\n') + '\n' })).stdout
-    .trim()
-    .split('\n');
+  const sizes = await Promise.all(blobs.map((e) => resolveObject(repo, e.sha)));
   blobs.forEach((entry, i) => {
-    entry.size = Number(sizes[i] ?? 0);
+    entry.size = sizes[i]?.size ?? 0;
   });
   // A link target longer than PATH_MAX is no path at all: left unread, the pre-gate rejects the link.
   for (const link of blobs.filter((e) => e.mode === '120000' && e.size <= MAX_LINK_TARGET)) {
-    link.symlinkTarget = (await git(['cat-file', 'blob', link.sha], { cwd: repo })).stdout;
+    link.symlinkTarget = (await readText(repo, link.sha)) ?? '';
   }
 }
 

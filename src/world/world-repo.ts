@@ -4,6 +4,9 @@ import { parse as parseYaml } from 'yaml';
 import { GenesisError } from '../errors.js';
 import { git, gitValue } from './git.js';
 import { readManifest } from './manifest.js';
+import { readText, resolveObject } from './object-reader.js';
+import { writeCommit } from './object-writer.js';
+import { updateRefs } from './ref-updates.js';
 import type { WorldManifest } from './manifest-schema.js';
 
 const manifestCache = new Map<string, WorldManifest>();
@@ -62,8 +65,8 @@ export class WorldRepo {
 
   /** The commit a ref points at, or null when it does not exist. */
   async resolveRef(ref: string): Promise<string | null> {
-    const r = await git(['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], { cwd: this.path, okExitCodes: [1, 128] });
-    return r.exitCode === 0 ? r.stdout.trim() : null;
+    // Through the world's long-lived cat-file (object-reader.ts): no process per lookup.
+    return (await resolveObject(this.path, `${ref}^{commit}`))?.sha ?? null;
   }
 
   async head(branch: string): Promise<string> {
@@ -78,15 +81,13 @@ export class WorldRepo {
 
   /** A file's text at a commit, or null when the commit has no such file. */
   async readFile(commit: string, path: string): Promise<string | null> {
-    const r = await git(['cat-file', 'blob', `${commit}:${path}`], { cwd: this.path, okExitCodes: [128] });
-    return r.exitCode === 0 ? r.stdout : null;
+    return readText(this.path, `${commit}:${path}`);
   }
 
   async manifestAt(commit: string): Promise<WorldManifest> {
     // Parsing is costly for big task lists and happens several times per episode; the same
     // world.yaml blob (with the same `tasks/` tree, where a tasksDir lives) gives the same manifest.
-    const ids = await git(['rev-parse', `${commit}:world.yaml`, `${commit}:tasks`], { cwd: this.path, okExitCodes: [128] });
-    const [blob = '', tasksTree = ''] = ids.stdout.split('\n').map((line) => (/^[0-9a-f]{40}$/.test(line) ? line : ''));
+    const [blob = '', tasksTree = ''] = await Promise.all([`${commit}:world.yaml`, `${commit}:tasks`].map(async (name) => (await resolveObject(this.path, name))?.sha ?? ''));
     const key = blob ? `${this.path}\0${blob}\0${tasksTree}` : null;
     const known = key ? manifestCache.get(key) : undefined;
     if (known) return known;
@@ -125,10 +126,18 @@ export class WorldRepo {
   }
 
   async treeOf(commit: string): Promise<string> {
-    return gitValue(['rev-parse', `${commit}^{tree}`], { cwd: this.path });
+    const tree = await resolveObject(this.path, `${commit}^{tree}`);
+    if (!tree) throw new GenesisError('git-failed', `${commit.slice(0, 40)} names no tree in the world`, { hint: 'check that the commit exists in the world' });
+    return tree.sha;
   }
 
   async commitTree(tree: string, parents: string[], message: string): Promise<string> {
+    // Written directly (object-writer.ts) once the tree and parents are known to be there, as commit-tree checks.
+    const named = await Promise.all([tree, ...parents].map((name) => resolveObject(this.path, name)));
+    const [treeObj, ...parentObjs] = named;
+    if (treeObj?.type === 'tree' && parentObjs.every((p) => p?.type === 'commit')) {
+      return writeCommit(this.path, { tree: treeObj.sha, parents: parentObjs.map((p) => p!.sha), message });
+    }
     const args = ['commit-tree', tree, ...parents.flatMap((p) => ['-p', p])];
     return gitValue(args, { cwd: this.path, input: message });
   }
@@ -137,12 +146,27 @@ export class WorldRepo {
    * Moves `ref` from `expected` to `next` only if it still points at `expected` (null: only if it
    * does not exist yet). Returns false when someone else moved it first.
    */
-  async compareAndSwap(ref: string, next: string, expected: string | null): Promise<boolean> {
-    const r = await git(['update-ref', ref, next, expected ?? '0'.repeat(40)], { cwd: this.path, okExitCodes: [1, 128] });
-    if (r.exitCode !== 0) return false;
+  async compareAndSwap(ref: string, next: string, expected: string | null, alongside: ReadonlyArray<{ ref: string; next: string }> = []): Promise<boolean> {
+    if (!(await this.swapRefs(ref, next, expected, alongside))) return false;
     for (const listener of this.listeners) {
       if (!(await listener.moved(ref, next, expected))) return false;
     }
+    return true;
+  }
+
+  /** Whether something is told of ref moves (a git server to push to, mirrors to publish to). */
+  get hasListeners(): boolean {
+    return this.listeners.length > 0;
+  }
+
+  /** The swap itself, and the refs that move with it in the same transaction (all or none). */
+  private async swapRefs(ref: string, next: string, expected: string | null, alongside: ReadonlyArray<{ ref: string; next: string }>): Promise<boolean> {
+    const oid = /^[0-9a-f]{40}$/;
+    const plain = [ref, ...alongside.map((a) => a.ref)].every((r) => r.startsWith('refs/')) && [next, expected ?? next, ...alongside.map((a) => a.next)].every((c) => oid.test(c));
+    if (plain) return (await updateRefs(this.path, [{ ref, next, expected }, ...alongside])).ok;
+    const r = await git(['update-ref', ref, next, expected ?? '0'.repeat(40)], { cwd: this.path, okExitCodes: [1, 128] });
+    if (r.exitCode !== 0) return false;
+    for (const a of alongside) await this.setRef(a.ref, a.next);
     return true;
   }
 
@@ -152,6 +176,11 @@ export class WorldRepo {
   }
 
   async setRef(ref: string, commit: string): Promise<void> {
+    if (ref.startsWith('refs/') && /^[0-9a-f]{40}$/.test(commit)) {
+      const moved = await updateRefs(this.path, [{ ref, next: commit }]);
+      if (!moved.ok) throw new GenesisError('git-failed', `could not set ${ref}: ${moved.error}`, { hint: 'check that the world path is a git repository you can write to' });
+      return;
+    }
     await git(['update-ref', ref, commit], { cwd: this.path });
   }
 }
