@@ -1,4 +1,7 @@
+import { GenesisError } from '../errors.js';
 import { git } from './git.js';
+import { HistoryIndex, historyIndexFile } from './history-index.js';
+import { resolveObject } from './object-reader.js';
 import { readVerifiedScore } from './verification-ref.js';
 
 export const TRAILERS = {
@@ -93,10 +96,11 @@ export function acceptedCommitMessage(fields: { title: string; episode: string; 
 /**
  * The score of the newest accepted commit at `at` that has one (0 when none has): its
  * Genesis-Score trailer, or for a commit verified again on a speculative tip, the score its
- * verification recorded.
+ * verification recorded. From the history index: no walk of the whole history.
  */
 export async function readHeadScore(repo: string, branch: string, at?: string): Promise<number> {
-  for (const commit of await readAcceptedHistory(repo, branch, at)) {
+  const index = await historyIndexOf(repo);
+  for await (const commit of index.chain(await commitOf(repo, branch, at))) {
     if (commit.score !== null) return commit.score;
     if (commit.verification && commit.verification !== commit.episode) {
       const verified = await readVerifiedScore(repo, commit.verification);
@@ -106,21 +110,42 @@ export async function readHeadScore(repo: string, branch: string, at?: string): 
   return 0;
 }
 
-/** Ids of the tasks done at a commit of the accepted history (or at the branch's tip). */
+/**
+ * Ids of the tasks done at a commit of the accepted history (or at the branch's tip): from the
+ * history index (history-index.ts), which reads only the commits it has not seen yet, so the cost
+ * of an episode does not grow with the age of the world.
+ */
 export async function readDoneTasks(repo: string, branch: string, at?: string): Promise<Set<string>> {
-  // What was done at a given commit never changes: remembered, so episodes don't each walk the history.
-  const key = at && /^[0-9a-f]{40}$/.test(at) ? `${repo}\0${at}` : null;
-  const known = key ? doneAt.get(key) : undefined;
-  if (known) return new Set(known);
-  const done = new Set((await readAcceptedHistory(repo, branch, at)).flatMap((c) => (c.task ? [c.task] : [])));
-  if (key) {
-    if (doneAt.size > 1000) doneAt.clear();
-    doneAt.set(key, done);
-  }
-  return new Set(done);
+  const index = await historyIndexOf(repo);
+  return index.doneAt(await commitOf(repo, branch, at));
 }
 
-const doneAt = new Map<string, ReadonlySet<string>>();
+/** The full object id `at` (or the branch's tip) names. */
+async function commitOf(repo: string, branch: string, at?: string): Promise<string> {
+  const name = at ?? `refs/heads/${branch}`;
+  const found = await resolveObject(repo, `${name}^{commit}`);
+  if (!found) throw new GenesisError('world-no-branch', `${at ? `commit ${at}` : `the branch "${branch}"`} is not in the world`, { hint: 'check `branch:` in world.yaml, or re-create the world with genesis init' });
+  return found.sha;
+}
+
+const indexes = new Map<string, Promise<HistoryIndex>>();
+
+/** The repository's history index, loaded once per process (the last 32 repositories used are kept). */
+export function historyIndexOf(repo: string): Promise<HistoryIndex> {
+  let index = indexes.get(repo);
+  if (index) {
+    indexes.delete(repo);
+  } else {
+    index = (async () => {
+      const loaded = new HistoryIndex((rev) => readAcceptedHistory(repo, '', rev), await historyIndexFile(repo));
+      await loaded.load();
+      return loaded;
+    })();
+    if (indexes.size >= 32) indexes.delete(indexes.keys().next().value!);
+  }
+  indexes.set(repo, index);
+  return index;
+}
 
 /** Accepted commits after `since` (exclusive), newest first: the only place a change based on it can have landed. */
 export async function readAcceptedSince(repo: string, branch: string, since: string): Promise<AcceptedCommit[]> {
