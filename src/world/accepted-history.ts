@@ -133,7 +133,7 @@ const indexes = new Map<string, Promise<HistoryIndex>>();
 /** The repository's history index, loaded once per process (the last 32 repositories used are kept). */
 export function historyIndexOf(repo: string): Promise<HistoryIndex> {
   let index = indexes.get(repo);
-  if (index) {
+  if (index !== undefined) {
     indexes.delete(repo);
   } else {
     index = (async () => {

@@ -37,7 +37,7 @@ export class Ledger {
   async write(record: EpisodeRecord, artifacts: EpisodeArtifacts = {}): Promise<void> {
     const commit = await this.writeCommit(record, artifacts);
     const moved = await updateRefs(this.repo, [{ ref: `${EPISODE_REF_PREFIX}${record.id}`, next: commit }]);
-    if (!moved.ok) throw new GenesisError('ledger-write-failed', `could not record episode ${record.id}: ${moved.error}`, { hint: 'check that the world is a git repository you can write to' });
+    if (!moved.ok) throw new GenesisError('git-failed', `could not record episode ${record.id}: ${moved.error}`, { hint: 'check that the world is a git repository you can write to' });
   }
 
   /**

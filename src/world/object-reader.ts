@@ -31,7 +31,7 @@ export class ObjectReader implements RepoProcess {
   private header: { sha: string; type: string; size: number } | null = null;
   private ended: Error | null = null;
 
-  constructor(private readonly repo: string, private readonly withContent: boolean, onEnd: (reader: ObjectReader) => void) {
+  constructor(repo: string, private readonly withContent: boolean, onEnd: (reader: ObjectReader) => void) {
     this.child = spawnLongLivedGit(repo, ['cat-file', withContent ? '--batch' : '--batch-check']);
     let stderr = '';
     this.child.stderr.on('data', (chunk: Buffer) => {
@@ -42,7 +42,6 @@ export class ObjectReader implements RepoProcess {
       if (this.ended) return;
       this.ended = new GenesisError('git-failed', `git cat-file in ${repo} ended: ${why}${stderr.trim() ? `: ${stderr.trim()}` : ''}`, {
         hint: 'check that the world path is a git repository you can read',
-        retryable: true,
       });
       for (const p of this.pending.splice(0)) p.reject(this.ended);
       onEnd(this);
@@ -56,7 +55,8 @@ export class ObjectReader implements RepoProcess {
   read(name: string): Promise<GitObject | null> {
     if (this.ended) return Promise.reject(this.ended);
     if (/[\n\r]/.test(name) || name.length === 0) {
-      return Promise.reject(new GenesisError('git-bad-name', `not an object name: ${JSON.stringify(name.slice(0, 80))}`, { hint: 'object names are one line' }));
+      // A caller's mistake, not git's: names Genesis builds are one line.
+      return Promise.reject(new Error(`not an object name: ${JSON.stringify(name.slice(0, 80))}`));
     }
     return new Promise((resolve, reject) => {
       if (this.pending.length === 0) holdAlive(this.child, true);

@@ -145,7 +145,10 @@ describe('the tree diff read through the long-lived cat-file', () => {
   it('reports what git diff-tree -r reports, in its order, on random pairs of trees', async () => {
     const repo = await bareRepo();
     let seed = 7;
-    const rng = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const rng = () => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed / 2147483648;
+    };
     const { diffTrees } = await import('../../../src/world/tree-walk.js');
     for (let i = 0; i < 25; i++) {
       const [x, y] = [await randomTree(repo, rng), await randomTree(repo, rng)];
