@@ -129,12 +129,6 @@ export async function readText(repo: string, name: string): Promise<string | nul
   return found && found.type === 'blob' ? found.content.toString('utf8') : null;
 }
 
-/** Closes every long-lived reader (tests; a process about to remove worlds it read). */
-export function closeObjectReaders(): void {
-  contents.closeAll();
-  infos.closeAll();
-}
-
 async function withRetry(pool: RepoProcessPool<ObjectReader>, repo: string, name: string): Promise<GitObject | null> {
   try {
     return await pool.get(repo).read(name);

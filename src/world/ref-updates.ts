@@ -105,8 +105,3 @@ export function updateRefs(repo: string, updates: readonly RefUpdate[]): Promise
   });
   return next;
 }
-
-/** Closes every long-lived updater (tests). */
-export function closeRefUpdaters(): void {
-  updaters.closeAll();
-}
