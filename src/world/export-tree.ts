@@ -2,7 +2,9 @@ import { mkdir } from 'node:fs/promises';
 import { execa } from 'execa';
 import { GenesisError } from '../errors.js';
 import { git, gitValue, SAFE_GIT_ENV } from './git.js';
+import { resolveObject } from './object-reader.js';
 import { matchesAny } from './path-patterns.js';
+import { diffTrees } from './tree-walk.js';
 
 /**
  * Writes a tree's tracked content into `dir`, and nothing else: no .git, no ignored files an
@@ -45,6 +47,9 @@ async function listTree(repo: string, treeish: string): Promise<TreeEntry[]> {
  * accepted head (acceptance tests and the manifest can never come from a candidate).
  */
 export async function withProtectedFrom(repo: string, candidateTree: string, head: string, protectedPaths: readonly string[], indexFile: string): Promise<string> {
+  // Mostly the candidate leaves every protected path as the head has it: seen from the trees that differ, with no process.
+  const headTree = await resolveObject(repo, `${head}^{tree}`);
+  if (headTree && !(await diffTrees(repo, headTree.sha, candidateTree)).some((c) => matchesAny(c.path, protectedPaths))) return candidateTree;
   const [cand, accepted] = await Promise.all([listTree(repo, candidateTree), listTree(repo, head)]);
   const isProtected = (e: TreeEntry) => matchesAny(e.path, protectedPaths);
   const key = (entries: TreeEntry[]) => entries.filter(isProtected).map((e) => `${e.mode} ${e.sha} ${e.path}`).sort().join('\n');
