@@ -1,4 +1,4 @@
-import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { git, gitValue } from '../world/git.js';
 import { discardTree } from '../sandbox/remove-tree.js';
@@ -17,6 +17,11 @@ export interface Workspace {
   dir: string;
 }
 
+/** The private index collectCandidateTree reads the workspace with. */
+function collectIndexOf(episodeDir: string): string {
+  return join(episodeDir, 'collect.index');
+}
+
 export function episodeDirOf(world: WorldRepo, episodeId: string): string {
   return join(world.scratchDir, 'episodes', episodeId);
 }
@@ -30,6 +35,9 @@ export async function createWorkspace(world: WorldRepo, episodeId: string, base:
   // Plain git, not simple-git: its completion wait adds ~50 ms to each silent command (bench/README.md).
   await git(['clone', '--quiet', '--shared', '--no-checkout', world.path, dir], { cwd: episodeDir });
   await git(['checkout', '--quiet', '--detach', base], { cwd: dir });
+  // The index the checkout wrote, with every file's stat data, taken before the agent runs (so it
+  // is not the agent's): collecting the change then starts from it and hashes only what changed.
+  await copyFile(join(dir, '.git', 'index'), collectIndexOf(episodeDir)).catch(() => undefined);
   return { episodeDir, dir };
 }
 
@@ -64,7 +72,8 @@ export async function removeStaleWorkspaces(world: WorldRepo, keep: ReadonlySet<
  * wrote into the workspace's .git (hooks, config, filters, fsmonitor) is ever read.
  */
 export async function collectCandidateTree(world: WorldRepo, workspace: Workspace, base: string, exclude: readonly string[] = [], limits?: SizeLimits): Promise<string> {
-  const env = { GIT_INDEX_FILE: join(workspace.episodeDir, 'collect.index') };
+  const indexFile = collectIndexOf(workspace.episodeDir);
+  const env = { GIT_INDEX_FILE: indexFile };
   const opts = { cwd: world.path, env };
   // `exclude`: the dependency outputs Genesis linked in (verify.deps.paths), never part of a change.
   // As ignore rules, not pathspecs: git refuses an exclude pathspec that .gitignore also names.
@@ -74,7 +83,8 @@ export async function collectCandidateTree(world: WorldRepo, workspace: Workspac
     await writeFile(excludesFile, exclude.map((p) => `/${p}\n`).join(''));
   }
   const ctx = ['--git-dir', world.path, '--work-tree', workspace.dir, '-c', `core.excludesFile=${excludesFile}`, '-c', 'core.autocrlf=false'];
-  await git([...ctx, 'read-tree', base], opts);
+  // Without the checkout's own index (a workspace made another way), the base's tree with no stat data: add then hashes every file.
+  if (!(await stat(indexFile).then((st) => st.isFile(), () => false))) await git([...ctx, 'read-tree', base], opts);
   // Sizes first, from the file system: nothing over the limits is ever read into the world.
   if (limits) await checkWorkspaceSizes({ args: ctx, cwd: world.path, env, dir: workspace.dir, base }, limits);
   // .gitignore is honoured on purpose: dependencies an agent installed are not part of its change.
