@@ -1,6 +1,7 @@
-import { splitCatFileBatch } from './cat-file-batch.js';
 import { randomBytes } from 'node:crypto';
 import { git, gitValue } from './git.js';
+import { readText } from './object-reader.js';
+import { listRefs } from './ref-list.js';
 
 export const TASK_RETRY_REF_PREFIX = 'refs/genesis/task-retries/';
 
@@ -43,12 +44,12 @@ export async function writeTaskRetry(repo: string, input: { task: string; note?:
   return { ...retry, ref };
 }
 
-/** Every retry marker of the world, oldest first. Two git processes in all. */
+/** Every retry marker of the world, oldest first. No git process: the refs are read from the ref store, the markers through the world's cat-file. */
 export async function readTaskRetries(repo: string): Promise<StoredTaskRetry[]> {
-  const refs = (await git(['for-each-ref', '--format=%(refname)', TASK_RETRY_REF_PREFIX], { cwd: repo })).stdout.split('\n').filter(Boolean);
-  if (refs.length === 0) return [];
-  const out = (await git(['cat-file', '--batch'], { cwd: repo, input: refs.map((r) => `${r}:retry.json`).join('\n') + '\n' })).stdout;
-  const texts = splitCatFileBatch(out);
+  const listed = await listRefs(repo, TASK_RETRY_REF_PREFIX);
+  if (listed.length === 0) return [];
+  const refs = listed.map((r) => r.ref);
+  const texts = await Promise.all(listed.map((r) => readText(repo, `${r.sha}:retry.json`)));
   const retries: StoredTaskRetry[] = [];
   refs.forEach((ref, i) => {
     const text = texts[i];

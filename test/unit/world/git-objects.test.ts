@@ -162,3 +162,30 @@ describe('the tree diff read through the long-lived cat-file', () => {
     }
   });
 });
+
+describe('refs listed from the ref store without a process', () => {
+  it('lists what git for-each-ref lists: loose, packed, loose over packed, nested, and falls back for a symbolic ref', async () => {
+    const { listRefs } = await import('../../../src/world/ref-list.js');
+    const repo = await bareRepo();
+    const tree = await writeTree(repo, []);
+    const c = await Promise.all([1, 2, 3].map((n) => writeCommit(repo, { tree, parents: [], message: `c${n}\n` })));
+    const forEachRef = async (prefix: string) =>
+      (await gitValue(['for-each-ref', '--format=%(refname) %(objectname)', prefix], { cwd: repo })).split('\n').filter(Boolean).map((l) => ({ ref: l.split(' ')[0], sha: l.split(' ')[1] }));
+    const prefix = 'refs/genesis/task-retries/';
+    expect(await listRefs(repo, prefix)).toEqual([]);
+    await git(['update-ref', `${prefix}a/1`, c[0]!], { cwd: repo });
+    await git(['update-ref', `${prefix}b/1`, c[1]!], { cwd: repo });
+    await git(['update-ref', 'refs/genesis/episodes/x', c[2]!], { cwd: repo });
+    await git(['pack-refs', '--all'], { cwd: repo });
+    // After packing: one moved again (loose over packed), one new and nested deeper, one whose name sorts between.
+    await git(['update-ref', `${prefix}a/1`, c[2]!], { cwd: repo });
+    await git(['update-ref', `${prefix}a-b/2/3`, c[1]!], { cwd: repo });
+    await git(['update-ref', `${prefix}a.x`, c[0]!], { cwd: repo });
+    expect(await listRefs(repo, prefix)).toEqual(await forEachRef(prefix));
+    expect((await listRefs(repo, prefix)).map((r) => r.ref)).toContain(`${prefix}b/1`);
+    await git(['update-ref', '-d', `${prefix}b/1`], { cwd: repo });
+    expect(await listRefs(repo, prefix)).toEqual(await forEachRef(prefix));
+    await git(['symbolic-ref', `${prefix}sym`, `${prefix}a/1`], { cwd: repo });
+    expect(await listRefs(repo, prefix)).toEqual(await forEachRef(prefix));
+  });
+});
