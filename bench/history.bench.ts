@@ -8,7 +8,9 @@ import { join } from 'node:path';
 import { formatTable } from '../src/cli/output.js';
 import { createWorkspace, removeWorkspace } from '../src/episode/workspace.js';
 import { createSandbox } from '../src/sandbox/create-sandbox.js';
-import { readAcceptedHistory } from '../src/world/accepted-history.js';
+import { readAcceptedHistory, readDoneTasks } from '../src/world/accepted-history.js';
+import { HistoryIndex, historyIndexFile } from '../src/world/history-index.js';
+import { writeCommit } from '../src/world/object-writer.js';
 import type { WorldRepo } from '../src/world/world-repo.js';
 import type { BenchContext, BenchResult } from './lib/bench-module.js';
 import { createBenchWorld, IMAGE, makeBenchRoot } from './lib/bench-world.js';
@@ -69,6 +71,16 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
         await time(w, 'local', () => gitCli(['clone', '--quiet', w.world.path, dest], root.dir));
         await rm(dest, { recursive: true, force: true });
         await time(w, 'history', () => readAcceptedHistory(w.world.path, 'main'));
+        // What an episode pays now: done tasks at a head one commit past the last one the index saw.
+        const next = await writeCommit(w.world.path, { tree: await w.world.treeOf(head), parents: [head], message: `t${rep}: bench\n\nGenesis-Task: bench-${rep}\n` });
+        await time(w, 'index-step', () => readDoneTasks(w.world.path, 'main', next));
+        // A new process: the index read back from its file, then the same question.
+        const file = await historyIndexFile(w.world.path);
+        await time(w, 'index-load', async () => {
+          const index = new HistoryIndex((rev) => readAcceptedHistory(w.world.path, '', rev), file);
+          await index.load();
+          return index.doneAt(next);
+        });
       }
     }
     // Whole episodes, one per harness and size per round, the harnesses' order alternating.
@@ -101,19 +113,25 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
         row('workspace: genesis createWorkspace (clone --shared + checkout)', 'shared'),
         row('workspace: git clone --no-local (naive, as from a remote)', 'full'),
         row('workspace: git clone of a local path (hardlinked objects)', 'local'),
-        row('readAcceptedHistory (an episode reads it twice: done tasks, landed check)', 'history'),
+        row('readAcceptedHistory: the whole history (what an episode read twice before the index)', 'history'),
+        row('done tasks at a new head from the history index (what an episode reads now)', 'index-step'),
+        row('the history index read back from its file by a new process, then asked', 'index-load'),
         row('episode: genesis + docker, workspace phase', 'genesis-workspace'),
         row('episode: genesis + docker, total', 'genesis-episode'),
         row('episode: naive loop, git clone phase', 'naive-workspace'),
         row('episode: naive loop, total', 'naive-episode'),
       ],
     );
+    const median = (w: SizedWorld, key: string) => summarize(w.samples.get(key) ?? []).median;
+    const [short, long] = [worlds[0]!, worlds.at(-1)!];
+    const growth = median(long, 'genesis-episode') / median(short, 'genesis-episode');
     return {
       title: `Workspace and episode time against history size (${reps} repetitions, ${episodes} episodes per cell)`,
       table,
       notes: [
         `The ${worlds.at(-1)!.commits.toLocaleString('en')}-commit history took ${(worlds.at(-1)!.samples.get('build')![0]! / 1000).toFixed(1)} s to build with one git fast-import; the first writes 100 files of 1 KiB of random text, each later one rewrites one of them, all carry the Genesis trailers (so both worlds check out the same tree).`,
         'Each episode is the no-op agent with the same gate as the overhead table; the naive loop pushes to a mirror of the same world.',
+        `A genesis + docker episode at ${long.commits.toLocaleString('en')} commits takes ${growth.toFixed(2)}× its time at ${short.commits} (target: at most 1.10×); the naive loop ${(median(long, 'naive-episode') / median(short, 'naive-episode')).toFixed(2)}×.`,
       ],
     };
   } finally {

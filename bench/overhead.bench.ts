@@ -72,6 +72,9 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
       phase === 'agent' ? cell(summarize(floor.agent)) : phase === 'gate' || phase === 'sandbox' ? cell(summarize(floor.test)) : '-',
     ]);
     rows.push(['git processes per episode (GIT_TRACE2, one episode)', ...traced.map((t) => String(t.length)), '0']);
+    const med = (k: number, phase: (typeof PHASES)[number]) => summarize(column(timings[k]!, phase)).median;
+    const floorTest = summarize(floor.test).median;
+    const fromFloor = PHASES.filter((p) => p !== 'sandbox' && p !== 'total').map((p) => `${p} ${Math.round(med(0, p))}`).join(', ');
     return {
       title: `Per-episode overhead by phase, no-op agent, ms: median (p90, min–max) of ${episodes} episodes each`,
       table: formatTable(['phase', ...names, 'host floor (no harness)'], rows),
@@ -80,10 +83,12 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
         'Genesis figures are the phases each episode recorded in the ledger; total is the record\'s endedAt − startedAt, so "other" is the ledger writes, prompt, diff and scheduler steps around the phases.',
         'The naive loop (bench/naive-loop.sh) does per episode: git clone --no-local (as from a remote), the agent, git commit, docker run --rm --network none with the same image and host binds, git push, rm -rf.',
         'host floor: the agent command and the test command run directly on the host; a column minus the floor is what that harness adds.',
-        `git processes of one genesis + docker episode: ${tally(traced[0]!)}; of the naive loop: ${tally(traced[2]!)}. Git run through simple-git is not counted: simple-git strips GIT_* variables, the trace's too.`,
+        `git processes of one genesis + docker episode: ${tally(traced[0]!)}; of the naive loop: ${tally(traced[2]!)}. Git run through simple-git is not counted: simple-git strips GIT_* variables, the trace's too. Not counted either: the world's long-lived git processes (one cat-file --batch, one --batch-check, one update-ref --stdin per world and Genesis process), started once by an earlier episode and used by every later one.`,
         pool
           ? `genesis + docker takes its gate containers from the warm pool (src/sandbox/warm-pool.ts: created and started ahead, one run each; ${pool.hits} runs took one, ${pool.misses} made their own); "no warm pool" makes a fresh container for every run, as before the pool. \`npm run bench -- --only warm\` times the sandbox run alone.`
           : 'No warm pool here (Genesis not root, or GENESIS_WARM_SANDBOXES=0): both docker columns make a fresh container for every run.',
+        `genesis + docker per episode: ${(med(0, 'total') / med(2, 'total')).toFixed(2)}× the naive loop's time (the issue's target: at most 0.67×); genesis + bwrap: ${(med(1, 'total') / med(2, 'total')).toFixed(2)}×; genesis + docker without the warm pool: ${(med(3, 'total') / med(2, 'total')).toFixed(2)}× (the pool is issue 16 item 1, the bookkeeping items 2 and 3).`,
+        `The floor is the test alone on the host, ${Math.round(floorTest)} ms (median). A genesis + docker episode is ${Math.round(med(0, 'total') - floorTest)} ms above it: ${fromFloor} (medians, ms; the gate's own sandboxed run is ${Math.round(med(0, 'sandbox'))}, ${Math.round(med(0, 'sandbox') - floorTest)} above the floor).`,
       ],
     };
   } finally {
