@@ -1,6 +1,6 @@
 import { ZodError } from 'zod';
-import { isGenesisError, type GenesisError } from '../errors.js';
-import { isErrorCode } from '../vocabulary/error-codes.js';
+import { isGenesisError } from '../errors.js';
+import { errorTraits, isErrorCode } from '../vocabulary/error-codes.js';
 import type { EpisodeReason } from '../vocabulary/rejection-reasons.js';
 import { episodeJobSchema, episodeResultSchema, type EpisodeJob, type EpisodeResult } from '../episode/episode-job.js';
 import type { EpisodeHandler, EpisodeQueue } from './episode-queue.js';
@@ -91,16 +91,15 @@ export function workerError(job: EpisodeJob, error: unknown): EpisodeResult {
   const message = error instanceof ZodError ? `the worker returned a malformed result: ${error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).slice(0, 3).join('; ')}` : error instanceof Error ? error.message : String(error);
   const raw = error instanceof Error && 'code' in error ? String((error as { code: unknown }).code) : 'worker-error';
   // Only a registered code says what the failure means; anything else (a bug, an ENOENT) is the worker's error.
-  const known = isGenesisError(error) && isErrorCode(error.code) ? error : null;
+  const code = isGenesisError(error) && isErrorCode(error.code) ? error.code : null;
+  // Read from the table, not the error's getters: an error rebuilt from another copy of the module has none.
+  const traits = code ? errorTraits(code) : null;
   // The circuit breaker's input: an agent or a sandbox that cannot start will not start for the next episode either.
-  const fatal = known?.fatal ?? false;
+  const fatal = traits?.fatal ?? false;
   // An outage of the machine (Docker down, Redis gone) or a configuration mistake is not the task's failure: not charged to it.
-  const verdict = known && !known.charged ? 'abandoned' : 'failed';
-  const reason: EpisodeReason = known?.code ?? 'worker-error';
-  return { episodeId: job.episodeId, task: job.task, attempt: job.attempt, base: job.base, candidate: null, verdict, reason, message: withHint(message, known), signature: `worker-error:${raw}`, fatal };
-}
-
-/** A fatal error is reported at once; its hint says what to fix. */
-function withHint(message: string, error: GenesisError | null): string {
-  return error?.fatal && error.hint ? `${message} (${error.hint})` : message;
+  const verdict = traits && !traits.charged ? 'abandoned' : 'failed';
+  const reason: EpisodeReason = code ?? 'worker-error';
+  // A fatal error stops the run at once; its hint says what to fix.
+  const hint = fatal && isGenesisError(error) && error.hint ? ` (${error.hint})` : '';
+  return { episodeId: job.episodeId, task: job.task, attempt: job.attempt, base: job.base, candidate: null, verdict, reason, message: `${message}${hint}`, signature: `worker-error:${raw}`, fatal };
 }

@@ -155,6 +155,15 @@ describe('MemoryEpisodeQueue', () => {
       await queue.close();
     });
 
+    it('reads the traits of a GenesisError rebuilt from another copy of the module from its code', async () => {
+      const queue = new MemoryEpisodeQueue(async () => {
+        throw Object.assign(new Error('The Docker daemon does not answer'), { name: 'GenesisError', code: 'docker-unavailable' });
+      }, 1);
+      await queue.submit(job());
+      expect(await queue.nextResult()).toMatchObject({ verdict: 'abandoned', reason: 'docker-unavailable', fatal: false });
+      await queue.close();
+    });
+
     it('treats an error whose code is not registered (ENOENT) as the worker\'s own error', async () => {
       const queue = new MemoryEpisodeQueue(async () => {
         throw Object.assign(new Error('no such file'), { code: 'ENOENT' });
