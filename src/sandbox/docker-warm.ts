@@ -109,7 +109,7 @@ export async function runWarm(pool: WarmPool, spec: SandboxRunSpec, image: { nam
   } finally {
     stream?.destroy();
     await unmountSlot(slot.paths);
-    pool.retire(slot);
+    pool.release(slot);
   }
 }
 

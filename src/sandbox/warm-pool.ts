@@ -24,7 +24,7 @@ export type SlotRecipe = (paths: SlotPaths) => ContainerCreateOptions;
 
 export interface WarmPoolOptions {
   docker?: Docker;
-  /** Started containers kept ready per key. @default 2 */
+  /** Started containers kept ready per key at first; a key whose runs overlap beyond it gets more, up to `max`. @default 2 */
   perKey?: number;
   /** Ready (or being made) containers across all keys. @default 8 */
   max?: number;
@@ -47,6 +47,8 @@ export interface WarmPoolStats {
 interface KeyState {
   ready: WarmSlot[];
   making: number;
+  /** Containers to keep ready: perKey, raised by runs that found none while others ran (up to max). */
+  target: number;
   recipe: SlotRecipe;
   idle?: NodeJS.Timeout;
 }
@@ -73,6 +75,8 @@ export class WarmPool {
   private next = 0;
   private off = false;
   private draining = false;
+  /** Pooled runs under way (taken, not yet released). */
+  private running = 0;
   readonly stats: WarmPoolStats = { hits: 0, misses: 0, made: 0, retired: 0, failures: 0 };
 
   constructor(options: WarmPoolOptions = {}) {
@@ -100,20 +104,34 @@ export class WarmPool {
 
   /**
    * A ready container for `key`, or null (the caller runs without the pool). Either way the key's
-   * ready set is refilled in the background from `recipe`.
+   * ready set is refilled in the background from `recipe`, once no pooled run is under way: made
+   * while gates run, containers would take the cores from them (measured: six gates at once were
+   * no faster with six ready containers than with two while the refill ran beside them).
+   * A taken slot goes back through `release`.
    */
   take(key: string, recipe: SlotRecipe): WarmSlot | null {
     if (!this.usable) return null;
     let state = this.keys.get(key);
     if (!state) {
-      state = { ready: [], making: 0, recipe };
+      state = { ready: [], making: 0, target: this.perKey, recipe };
       this.keys.set(key, state);
     }
     const slot = state.ready.shift() ?? null;
     if (slot) this.stats.hits++;
     else this.stats.misses++;
+    // More gates at once than containers ready: keep one more ready from now on.
+    if (!slot && this.running > 0) state.target = Math.min(this.max, state.target + 1);
+    if (slot) this.running++;
     this.refill(key, state);
     return slot;
+  }
+
+  /** A taken slot whose run ended: it is removed, and when no other run is under way the pool refills. */
+  release(slot: WarmSlot): void {
+    this.running--;
+    this.retire(slot);
+    if (this.running > 0) return;
+    for (const [key, state] of this.keys) this.refill(key, state);
   }
 
   /** A slot that served its run (or could not): its container and directory go, in the background. */
@@ -142,6 +160,11 @@ export class WarmPool {
     }
     const root = await this.root?.catch(() => undefined);
     if (root && this.readyCount === 0) await rmdir(root).catch(() => undefined);
+  }
+
+  /** Whether a container is being made for some key now. */
+  get filling(): boolean {
+    return [...this.keys.values()].some((s) => s.making > 0);
   }
 
   /** Whether the pool holds containers, or is making or removing some. */
@@ -179,8 +202,8 @@ export class WarmPool {
       for (const slot of state.ready.splice(0)) this.retire(slot);
     }, this.idleMs);
     state.idle.unref();
-    // One at a time per key: under load, making many at once only slows the gates that run.
-    if (this.draining || state.making > 0 || state.ready.length >= this.perKey || this.total >= this.max) return;
+    // One at a time per key, and none while a pooled run is under way: it would slow the gates that run.
+    if (this.draining || this.running > 0 || state.making > 0 || state.ready.length >= state.target || this.total >= this.max) return;
     state.making++;
     const made = this.make(key, state.recipe).then(
       (slot) => {

@@ -214,3 +214,31 @@ describe('a warm docker pool leaves nothing behind', () => {
     expect(await readFile('/proc/self/mountinfo', 'utf8')).not.toContain(`genesis-warm-${run.pid}-`);
   });
 });
+
+describe('a warm docker pool under concurrent gates', () => {
+  it('keeps more ready once gates overlap beyond it, never more than its max, each container used once', async () => {
+    const pool = new WarmPool({ perKey: 1, max: 3 });
+    const sandbox = new DockerSandbox({ image, warm: pool });
+    const settled = async () => {
+      for (let i = 0; i < 1200 && (pool.filling || pool.readyCount === 0); i++) await new Promise((r) => setTimeout(r, 50));
+    };
+    try {
+      await sandbox.run(await specFor('true'));
+      await settled();
+      expect(pool.readyCount).toBe(1);
+      const batch = async (n: number) => Promise.all(Array.from({ length: n }, async () => (await sandbox.run(await specFor('cat /proc/self/cgroup | tail -1'))).output));
+      const before = { ...pool.stats };
+      const first = await batch(4);
+      expect(pool.stats.hits - before.hits).toBe(1);
+      await settled();
+      // Three of the four found none while another ran: the pool keeps its max, 3, ready now.
+      expect(pool.readyCount).toBe(3);
+      const mid = { ...pool.stats };
+      const second = await batch(3);
+      expect(pool.stats.hits - mid.hits).toBe(3);
+      expect(new Set([...first, ...second]).size).toBe(7);
+    } finally {
+      await pool.drain();
+    }
+  });
+});
