@@ -170,7 +170,7 @@ function row(m: Measured): string[] {
   return [
     m.mode, String(m.workers), String(m.tasks), m.failEvery ? `1 in ${m.failEvery}` : '-', String(m.stats.accepted), m.makespanS.toFixed(1), String(ceiling),
     (ceiling / m.makespanS).toFixed(2), perMin.toFixed(1), (m.stats.gates / Math.max(1, m.stats.accepted)).toFixed(2), String(m.stats.verifications),
-    [m.stats.agentS, m.stats.gateS, m.stats.failedGateS, m.stats.verifyS, m.stats.startS, m.stats.episodeOverheadS, m.stats.buildS, m.stats.landS].map((v) => (v === null ? '-' : v.toFixed(2))).join(' / '), m.load.toFixed(1),
+    [m.stats.agentS, m.stats.gateS, m.stats.failedGateS, m.stats.verifyS, m.stats.verifySeenS, m.stats.startS, m.stats.episodeOverheadS, m.stats.buildS, m.stats.landS].map((v) => (v === null ? '-' : v.toFixed(2))).join(' / '), m.load.toFixed(1),
   ];
 }
 
@@ -196,7 +196,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
     for (const setup of setups) measured.push(await measure(dir, setup));
     const rate = await integratorRate(dir, ctx.quick ? 5 : 20);
     const table = [
-      formatTable(['mode', 'P', 'tasks', 'bad changes', 'accepted', 'makespan s', 'ceiling s', 'efficiency', 'accepted/min', 'gates/accepted', 'second gates', 'median s: agent / own gate / failed gate / verification / start / episode overhead / build / land', 'load'], measured.map(row)),
+      formatTable(['mode', 'P', 'tasks', 'bad changes', 'accepted', 'makespan s', 'ceiling s', 'efficiency', 'accepted/min', 'gates/accepted', 'second gates', 'median s: agent / own gate / failed gate / verification: gate, sent to verdict / start / episode overhead / build / land', 'load'], measured.map(row)),
       '',
       formatTable(['mode', 'P', 'tasks', 'bad changes', 'measured makespan s', 'model, this run\'s phase times: s (error)', 'model, nominal 2 s / 3 s and default costs: s (error)'], measured.map((m) => [m.mode, String(m.workers), String(m.tasks), m.failEvery ? `1 in ${m.failEvery}` : '-', m.makespanS.toFixed(1), ...modelCells(m)])),
       '',
@@ -210,7 +210,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
         'in-process: runWorld with the embedded queue, parallelism P. BullMQ: P `genesis worker` processes (concurrency 1) on the local Redis, the scheduler in this process.',
         'gates/accepted counts every own gate (failed ones too) and every verification of a speculative commit; "second gates" are those verifications.',
         'bad changes: that task\'s first attempt writes a note the test refuses (its gate fails: the test, its re-run, and the same test on the base), the second attempt a good one.',
-        'Model: simulatePipeline (genesis model pipeline), mean of 20 seeds, with the medians this run measured (agent, passing own gate, failing gate / passing gate, verification, start, episode overhead, build, landing) and the spread of agent + gate times it saw, or with the nominal 2 s and 3 s and the command\'s default costs; episodes gate on the speculative tip when the run did.',
+        'Model: simulatePipeline (genesis model pipeline), mean of 20 seeds, with the medians this run measured (agent, passing own gate, failing gate / passing gate, a verification\'s gate, start, episode overhead, build, landing) and the spread of agent + gate times it saw, or with the nominal 2 s and 3 s and the command\'s default costs; episodes gate on the speculative tip when the run did.',
         'Before the pipeline (issue 18, the old serial loop, 11 tasks, same 2 s agent and 3 s gate): efficiency 0.84 at P=1, 0.44 at 3, 0.22 at 6, 0.11 at 11.',
       ],
     };

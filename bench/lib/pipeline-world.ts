@@ -68,11 +68,12 @@ export interface PipelineRunStats {
   verifications: number;
   /** Episodes that gated their change on the speculative tip rather than their base. */
   gatedOnTip: number;
-  /** Medians, seconds: the agent phase, the own gate (passed ones), a failed own gate, the verifications. */
+  /** Medians, seconds: the agent phase, the own gate (passed ones), a failed own gate, the verifications (their gate, and as the queue saw them: from sent to verdict). */
   agentS: number;
   gateS: number;
   failedGateS: number | null;
   verifyS: number | null;
+  verifySeenS: number | null;
   /** Medians, seconds, from the run's events: an episode's time outside its agent and gate, a build on a tip, a landing. */
   startS: number;
   episodeOverheadS: number;
@@ -102,6 +103,7 @@ export async function readRunStats(world: WorldRepo, tracer: RunTracer): Promise
     gateS: s(gated.filter((r) => r.outcome !== 'rejected').map((r) => r.phases.gate!)),
     failedGateS: failed.length > 0 ? s(failed) : null,
     verifyS: verifyMs.length > 0 ? s(verifyMs) : null,
+    verifySeenS: overheads.verifyS,
     startS: overheads.startS,
     spread: overheads.spread,
     episodeOverheadS: overheads.episodeS,
@@ -123,6 +125,8 @@ export class RunTracer {
   private readonly lands: number[] = [];
   private readonly building = new Map<string, number>();
   private readonly builds: number[] = [];
+  private readonly verifying = new Map<string, number>();
+  private readonly verifies: number[] = [];
 
   readonly onEvent = (event: RunEvent): void => {
     const now = performance.now();
@@ -135,6 +139,13 @@ export class RunTracer {
         const t0 = this.started.get(e.id);
         if (t0 !== undefined && !this.cycles.has(e.id)) this.cycles.set(e.id, now - t0);
         if (e.stage === 'landing' && !this.landing.has(e.id)) this.landing.set(e.id, now);
+        // A verification as the queue sees it: sent to a slot, until its verdict is back (queueing and transport included).
+        const sent = this.verifying.get(e.id);
+        if (e.stage === 'verifying' && sent === undefined) this.verifying.set(e.id, now);
+        else if (e.stage !== 'verifying' && sent !== undefined) {
+          if (e.stage === 'verified' || e.stage === 'landing') this.verifies.push(now - sent);
+          this.verifying.delete(e.id);
+        }
         const built = this.building.get(e.id);
         if (e.stage === 'building' && built === undefined) this.building.set(e.id, now);
         else if (e.stage !== 'building' && e.stage !== 'waiting' && built !== undefined && built >= 0) {
@@ -157,7 +168,7 @@ export class RunTracer {
    * its agent and gate, a change's first build on its tip, and a landing; and the spread of the
    * episodes' agent + gate time (standard deviation over mean).
    */
-  overheads(records: readonly EpisodeRecord[]): { startS: number; episodeS: number; buildS: number; landS: number; spread: number } {
+  overheads(records: readonly EpisodeRecord[]): { startS: number; episodeS: number; buildS: number; verifyS: number | null; landS: number; spread: number } {
     const outside = records.flatMap((r) => {
       const cycle = this.cycles.get(r.id);
       return cycle === undefined || r.phases.gate === undefined ? [] : [cycle - (r.phases.agent ?? 0) - r.phases.gate];
@@ -170,6 +181,6 @@ export class RunTracer {
     const mean = work.reduce((a, b) => a + b, 0) / Math.max(1, work.length);
     const sd = Math.sqrt(work.reduce((a, b) => a + (b - mean) ** 2, 0) / Math.max(1, work.length));
     const s = (ms: number[]) => Math.round(summarize(ms).median) / 1000;
-    return { startS: s(starts), episodeS: s(outside), buildS: s(this.builds), landS: s(this.lands), spread: mean > 0 ? Math.round((sd / mean) * 100) / 100 : 0 };
+    return { startS: s(starts), episodeS: s(outside), buildS: s(this.builds), verifyS: this.verifies.length > 0 ? s(this.verifies) : null, landS: s(this.lands), spread: mean > 0 ? Math.round((sd / mean) * 100) / 100 : 0 };
   }
 }
