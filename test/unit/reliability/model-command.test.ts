@@ -116,3 +116,32 @@ describe('genesis model --help', () => {
     expect(help).toContain('(default: 0.05)');
   });
 });
+
+describe('genesis model pipeline', () => {
+  it('hands every flag to the simulation and prints its result as JSON', async () => {
+    const args = ['--workers', '8', '--agent-min', '2', '--gate-min', '3', '--tasks', '40', '--seed', '3', '--start-s', '0', '--overhead-s', '0', '--build-s', '0', '--land-s', '0'];
+    const plain = JSON.parse(await genesis('model', 'pipeline', ...args, '--json')) as Record<string, number>;
+    expect(plain).toMatchObject({ accepted: 40, rejected: 0, ceilingMin: 25 });
+    output = '';
+    const onBase = JSON.parse(await genesis('model', 'pipeline', ...args, '--gate-on-base', '--json')) as Record<string, number>;
+    expect(onBase.gatesPerAccepted).toBeGreaterThan(plain.gatesPerAccepted!);
+    output = '';
+    const slowLand = JSON.parse(await genesis('model', 'pipeline', ...args.slice(0, -2), '--land-s', '60', '--json')) as Record<string, number>;
+    // Forty landings of a minute each, one at a time.
+    expect(slowLand.makespanMin).toBeGreaterThanOrEqual(40);
+  });
+
+  it('says in words what lands, how fast, and what it costs in gates', async () => {
+    const text = await genesis('model', 'pipeline', '--workers', '4', '--tasks', '20');
+    expect(text).toMatch(/^20 changes landed in [\d.]+ min: [\d.]+ per hour$/m);
+    expect(text).toMatch(/^ceiling \(no integration cost\): 75\.0 min; efficiency [\d.]+$/m);
+    expect(text).toMatch(/gates per accepted change: [\d.]+ \(\d+ verifications on speculative tips\)/);
+  });
+
+  it('refuses bad input naming the flag', async () => {
+    await expect(genesis('model', 'pipeline', '--verify-reject', '1')).rejects.toThrow(/--verify-reject expects a probability in \[0, 1\)/);
+    await expect(genesis('model', 'pipeline', '--land-s', '-1')).rejects.toThrow(/--land-s expects seconds/);
+    await expect(genesis('model', 'pipeline', '--failed-gate-factor', '0.5')).rejects.toThrow(/--failed-gate-factor expects a multiple of at least 1/);
+    await expect(genesis('model', 'pipeline', '--workers', '2.5')).rejects.toThrow(/--workers expects a whole number/);
+  });
+});
