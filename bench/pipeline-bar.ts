@@ -4,7 +4,9 @@
  * the makespan against the ceiling ceil(tasks / P) × (agent + gate), the gates spent per accepted
  * change, and whether `genesis audit` passes afterwards.
  *
- *   node --import tsx bench/pipeline-bar.ts [--parallelism 6] [--tasks 11] [--agent-s 2] [--gate-s 3] [--json]
+ *   node --import tsx bench/pipeline-bar.ts [--parallelism 6] [--tasks 11] [--agent-s 2] [--gate-s 3] [--sandbox docker|bwrap] [--timeline] [--json]
+ *
+ * `--timeline` prints, per change, when its agent, own gate, verifications (and on what) ran and when it landed.
  */
 import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -15,21 +17,30 @@ import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { Ledger } from '../src/world/ledger.js';
 import { git } from '../src/world/git.js';
+import { buildTimeline, formatTimeline, summarizeTimeline, type StampedEvent } from './pipeline-timeline.js';
 
 const BIN = fileURLToPath(new URL('../bin/genesis.js', import.meta.url));
 
-function genesis(args: string[]): Promise<{ code: number; stdout: string; ms: number }> {
+/** Runs the CLI; each whole line of its output is stamped with when it arrived (the run's events). */
+function genesis(args: string[]): Promise<{ code: number; stdout: string; ms: number; lines: Array<{ at: number; line: string }> }> {
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
     let stdout = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    let partial = '';
+    const lines: Array<{ at: number; line: string }> = [];
+    child.stdout.on('data', (c: Buffer) => {
+      stdout += c.toString();
+      const parts = (partial + c.toString()).split('\n');
+      partial = parts.pop()!;
+      for (const line of parts) lines.push({ at: performance.now() - t0, line });
+    });
     child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? 1, stdout, ms: performance.now() - t0 }));
+    child.on('close', (code) => resolve({ code: code ?? 1, stdout, ms: performance.now() - t0, lines }));
   });
 }
 
-export async function measureBar(opts: { parallelism: number; tasks: number; agentS: number; gateS: number; slots?: number }) {
+export async function measureBar(opts: { parallelism: number; tasks: number; agentS: number; gateS: number; slots?: number; sandbox?: string; timeline?: boolean }) {
   const root = await mkdtemp(join(tmpdir(), 'genesis-bar-'));
   try {
     const seed = join(root, 'seed');
@@ -53,13 +64,15 @@ export async function measureBar(opts: { parallelism: number; tasks: number; age
     const world = join(root, 'bar.world');
     const init = await genesis(['init', '--world', world, '--from', seed, '--json']);
     if (init.code !== 0) throw new Error(`genesis init failed (${init.code})`);
-    const run = await genesis(['run', '--world', world, '--json']);
+    const run = await genesis(['run', '--world', world, '--json', ...(opts.sandbox ? ['--sandbox', opts.sandbox] : [])]);
     const summary = JSON.parse(run.stdout.trim().split('\n').at(-1)!) as { accepted: number; stop: { kind: string }; durationMs: number };
     const audit = await genesis(['audit', '--world', world, '--sample', '0', '--json']);
     const records = await new Ledger(world).readAll();
     const verifications = (await git(['for-each-ref', '--format=%(refname)', 'refs/genesis/verifications/'], { cwd: world })).stdout.split('\n').filter(Boolean).length;
     const gates = records.filter((r) => r.gate !== null || r.phases.gate !== undefined).length + verifications;
     const gateMs = records.map((r) => r.phases.gate ?? 0).filter((ms) => ms > 0);
+    const timeline = buildTimeline(stampedEvents(run.lines));
+    if (opts.timeline) process.stderr.write(`${formatTimeline(timeline)}\n`);
     const ceilingS = Math.ceil(opts.tasks / opts.parallelism) * (opts.agentS + opts.gateS);
     const makespanS = summary.durationMs / 1000;
     return {
@@ -70,6 +83,7 @@ export async function measureBar(opts: { parallelism: number; tasks: number; age
       gatedOnTip: records.filter((r) => r.gatedOn).length,
       medianOwnGateS: gateMs.length ? Math.round(gateMs.sort((a, b) => a - b)[Math.floor(gateMs.length / 2)]! / 100) / 10 : null,
       auditExit: audit.code,
+      breakdown: summarizeTimeline(timeline, summary.durationMs),
     };
   } finally {
     if (process.env.GENESIS_BAR_KEEP) process.stderr.write(`kept ${root}\n`);
@@ -77,8 +91,22 @@ export async function measureBar(opts: { parallelism: number; tasks: number; age
   }
 }
 
+/** The run's JSON events, stamped relative to its first event (the run's start). */
+function stampedEvents(lines: ReadonlyArray<{ at: number; line: string }>): StampedEvent[] {
+  const events = lines.flatMap(({ at, line }) => {
+    try {
+      const event = JSON.parse(line) as StampedEvent['event'];
+      return typeof event?.type === 'string' ? [{ at, event }] : [];
+    } catch {
+      return [];
+    }
+  });
+  const t0 = events.find((e) => e.event.type === 'start')?.at ?? 0;
+  return events.map((e) => ({ at: Math.round(e.at - t0), event: e.event }));
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const { values } = parseArgs({ options: { parallelism: { type: 'string', default: '6' }, tasks: { type: 'string', default: '11' }, 'agent-s': { type: 'string', default: '2' }, 'gate-s': { type: 'string', default: '3' }, slots: { type: 'string' }, json: { type: 'boolean', default: false } } });
-  const result = await measureBar({ parallelism: Number(values.parallelism), tasks: Number(values.tasks), agentS: Number(values['agent-s']), gateS: Number(values['gate-s']), slots: values.slots ? Number(values.slots) : undefined });
-  process.stdout.write(values.json ? `${JSON.stringify(result)}\n` : `${Object.entries(result).map(([k, v]) => `${k}: ${v}`).join('\n')}\n`);
+  const { values } = parseArgs({ options: { parallelism: { type: 'string', default: '6' }, tasks: { type: 'string', default: '11' }, 'agent-s': { type: 'string', default: '2' }, 'gate-s': { type: 'string', default: '3' }, slots: { type: 'string' }, sandbox: { type: 'string' }, timeline: { type: 'boolean', default: false }, json: { type: 'boolean', default: false } } });
+  const result = await measureBar({ parallelism: Number(values.parallelism), tasks: Number(values.tasks), agentS: Number(values['agent-s']), gateS: Number(values['gate-s']), slots: values.slots ? Number(values.slots) : undefined, sandbox: values.sandbox, timeline: values.timeline });
+  process.stdout.write(values.json ? `${JSON.stringify(result)}\n` : `${Object.entries(result).map(([k, v]) => `${k}: ${typeof v === 'object' ? JSON.stringify(v) : v}`).join('\n')}\n`);
 }
