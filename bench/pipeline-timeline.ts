@@ -15,8 +15,9 @@ export interface ChangeTimeline {
   task: string;
   start: number;
   agent?: [number, number];
-  /** The episode's own gate: from its `gate` phase to its result (joining the queue or ending). */
+  /** The episode's own gate: from its `gate` phase to its result (joining the queue, leaving `gating`, or ending). */
   gate?: [number, number];
+  /** When it took its place in the integration queue (before its own gate when it reserved one). */
   joined?: number;
   /** Each verification on a tip: when it started, ended, and the commit it was built on. */
   verifications: Array<{ start: number; end?: number; onto: string | null }>;
@@ -50,9 +51,10 @@ export function buildTimeline(events: readonly StampedEvent[]): ChangeTimeline[]
         if (!c) continue;
         if (c.joined === undefined) {
           c.joined = at;
-          if (c.gate) c.gate[1] = at;
           if (c.phase === 'agent' && c.agent) c.agent[1] = at;
         }
+        // Its own gate ends when it joins after it, or when its place (taken before it) stops waiting for it.
+        if (c.gate && c.gate[1] === c.gate[0] && entry.stage !== 'gating' && (c.lastStage === 'gating' || c.lastStage === undefined) && at > c.gate[0]) c.gate[1] = at;
         if (entry.stage === 'verifying' && c.lastStage !== 'verifying') c.verifications.push({ start: at, onto: entry.onto });
         if (entry.stage !== 'verifying' && c.lastStage === 'verifying') c.verifications.at(-1)!.end = at;
         c.lastStage = entry.stage;
@@ -61,7 +63,7 @@ export function buildTimeline(events: readonly StampedEvent[]): ChangeTimeline[]
     if (event.type === 'episode-end' && change) {
       change.end = at;
       change.outcome = event.outcome as string;
-      if (change.gate && change.joined === undefined) change.gate[1] = at;
+      if (change.gate && change.gate[1] === change.gate[0]) change.gate[1] = at;
       const open = change.verifications.at(-1);
       if (open && open.end === undefined) open.end = at;
     }

@@ -1,4 +1,3 @@
-import { mergeTrees } from '../world/merge-tree.js';
 import type { WorldRepo } from '../world/world-repo.js';
 
 /** What an episode's gate judges: the change on `onto`, as the tree `tree` and the commit `commit` (whose parent is `onto`). */
@@ -9,15 +8,19 @@ export interface GateTarget {
 }
 
 /**
- * Issue 18 item 4: when the accepted head (with the changes queued to land before this one) has
- * moved while the agent worked, the episode gates its change on that speculative tip instead of
- * its stale base. If nothing changes ahead of it, the change then lands with no second gate.
- * Returns null when the change does not merge cleanly there (the queue rejects it when it joins)
- * or the tip is the base already.
+ * Asks the integration queue for this change's place (issue 18 item 4): the commit to gate, its
+ * change built on the speculative tip (the accepted head plus every change ahead of it, gated or
+ * still gating), or null when it cannot go there. In process the run's integration stage answers;
+ * over BullMQ the scheduler answers through Redis.
  */
-export async function targetOnTip(world: WorldRepo, base: string, candidate: string, tip: string | null, progressFile: string | undefined, message: string): Promise<GateTarget | null> {
-  if (tip === null || tip === base) return null;
-  const merged = await mergeTrees(world.path, tip, candidate, progressFile);
-  if (!merged.clean) return null;
-  return { onto: tip, tree: merged.tree, commit: await world.commitTree(merged.tree, [tip], message) };
+export type ReserveTip = (change: { episodeId: string; task: string; candidate: string; base: string }) => Promise<{ onto: string; commit: string } | null>;
+
+/**
+ * Where the episode gates its change: on its place in the queue when it got one, so a change that
+ * lands in that order is gated once, whatever landed or queued while its agent worked. Null: on its base.
+ */
+export async function targetOnTip(world: WorldRepo, reserve: ReserveTip | undefined, change: { episodeId: string; task: string; candidate: string; base: string }): Promise<GateTarget | null> {
+  const place = reserve ? await reserve(change) : null;
+  if (!place) return null;
+  return { onto: place.onto, tree: await world.treeOf(place.commit), commit: place.commit };
 }

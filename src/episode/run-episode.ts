@@ -22,7 +22,7 @@ async function listChangedPaths(repo: string, from: string, to: string): Promise
   return (await listChanges(repo, from, to)).map((c) => c.path);
 }
 import type { EpisodeJob, EpisodeResult } from './episode-job.js';
-import { targetOnTip, type GateTarget } from './gate-on-tip.js';
+import { targetOnTip, type GateTarget, type ReserveTip } from './gate-on-tip.js';
 import { isChargedReason, type RejectionReason } from '../vocabulary/rejection-reasons.js';
 import { composePrompt } from './prompt.js';
 import { linkWorkspaceDeps } from '../deps/workspace-deps.js';
@@ -37,8 +37,8 @@ export interface EpisodeDeps {
   worker: string;
   /** Aborting it stops the agent; the episode then ends as abandoned. */
   signal?: AbortSignal;
-  /** The speculative tip (the accepted head plus the changes queued to land), to gate the change on; null: its base. */
-  tipOf?: () => string | null;
+  /** Takes the change's place in the integration queue and says which commit to gate; without it, or null: its base. */
+  reserveTip?: ReserveTip;
   /** Called when a phase starts, for progress displays. */
   onPhase?: (job: EpisodeJob, phase: string) => void;
 }
@@ -114,13 +114,22 @@ export async function runEpisode(job: EpisodeJob, deps: EpisodeDeps): Promise<Ep
     let verdict: CandidateVerdict | null = failure ? null : oversize;
     let gated: GateTarget | null = null;
     if (!failure && !verdict && tree) {
-      gated = candidate ? await targetOnTip(world, job.base, candidate, deps.tipOf?.() ?? null, manifest.goal.progressFile, `candidate of episode ${job.episodeId} (task ${job.task}) on the speculative tip\n`) : null;
-      const on = gated ? { head: gated.onto, manifest: await world.manifestAt(gated.onto), tree: gated.tree, from: await world.treeOf(gated.onto) } : null;
-      const gateTask = on?.manifest.tasks.find((t) => t.id === task.id) ?? task;
-      const doneOn = on ? await readDoneTasks(world.path, manifest.branch, on.head) : done;
-      verdict = await timed('gate', () =>
-        verifyCandidate({ world, sandbox: deps.sandbox, head: on?.head ?? job.base, headManifest: on?.manifest ?? manifest, fromTree: on?.from ?? baseTree, candidateTree: on?.tree ?? tree, task: gateTask, doneTasks: doneOn, name: job.episodeId, baseTree: on?.from ?? baseTree }),
-      );
+      gated = candidate ? await targetOnTip(world, deps.reserveTip, { episodeId: job.episodeId, task: job.task, candidate, base: job.base }) : null;
+      const gateOn = async (target: GateTarget | null): Promise<CandidateVerdict> => {
+        const on = target ? { head: target.onto, manifest: await world.manifestAt(target.onto), tree: target.tree, from: await world.treeOf(target.onto) } : null;
+        const gateTask = on?.manifest.tasks.find((t) => t.id === task.id) ?? task;
+        const doneOn = on ? await readDoneTasks(world.path, manifest.branch, on.head) : done;
+        return verifyCandidate({ world, sandbox: deps.sandbox, head: on?.head ?? job.base, headManifest: on?.manifest ?? manifest, fromTree: on?.from ?? baseTree, candidateTree: on?.tree ?? tree, task: gateTask, doneTasks: doneOn, name: job.episodeId, baseTree: on?.from ?? baseTree,
+          // The tip's own gate (of the change ahead) is likely still running: its baseline is awaited, not learned again.
+          ...(on ? { awaitHeadBaselineMs: on.manifest.verify.timeoutSec * 1000 } : {}) });
+      };
+      verdict = await timed('gate', () => gateOn(gated));
+      // The tip fails without this change too: a change ahead of it (not yet judged) may be at fault,
+      // so the change is judged on its own base, as if it had no place yet, and joins the queue after.
+      if (gated && !verdict.ok && verdict.reason === 'broken-base' && gated.onto !== job.base) {
+        gated = null;
+        verdict = await timed('gate-on-base', () => gateOn(null));
+      }
     }
     const result = { ...toResult(job, gated?.commit ?? candidate, failure, verdict, run.log), ...(gated ? { gatedOn: gated.onto, source: candidate! } : {}) };
     // Work cut short (a timeout, a stopped run) is kept, never on the accepted branch.

@@ -48,3 +48,26 @@ export function vanishedTests(basePassing: readonly string[], reported: { passed
   const present = new Set([...reported.passed, ...(allowFailing ? reported.failed : [])]);
   return basePassing.filter((name) => !present.has(name));
 }
+
+const noneOf = (scratchDir: string, tree: string): string => join(scratchDir, 'baselines', `${tree}.none`);
+
+/** Says no gate will store this tree's baseline (its gate failed): whoever waits for it learns it instead. */
+export async function markNoBaseline(scratchDir: string, tree: string): Promise<void> {
+  await mkdir(join(scratchDir, 'baselines'), { recursive: true });
+  await writeFile(noneOf(scratchDir, tree), '');
+}
+
+/**
+ * Waits until a tree's baseline holds every command asked for (the gate judging that tree, still
+ * running, stores it when it passes), until that gate is known to have failed, or until `deadline`.
+ * Returns the baseline, or null when it will not come in time.
+ */
+export async function waitForBaseline(scratchDir: string, tree: string, commands: readonly string[], deadline: number, pollMs = 100): Promise<TestBaseline | null> {
+  for (;;) {
+    const known = await loadBaseline(scratchDir, tree);
+    if (commands.every((c) => c in known)) return known;
+    const gaveUp = await readFile(noneOf(scratchDir, tree)).then(() => true, () => false);
+    if (gaveUp || Date.now() >= deadline) return null;
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
+  }
+}

@@ -11,8 +11,8 @@ import { listChanges } from '../world/tree-diff.js';
 import type { WorldRepo } from '../world/world-repo.js';
 import { planGate, type GateStep } from './gate-plan.js';
 import { PREPARING_STEPS } from './gate-tree.js';
-import { loadBaseline, saveBaseline, type TestBaseline } from './test-baseline.js';
-import { runGate } from './gate.js';
+import { loadBaseline, markNoBaseline, saveBaseline, vanishedTests, waitForBaseline, type TestBaseline } from './test-baseline.js';
+import { runGate, type GateRunVerdict } from './gate.js';
 import { checkChange, sizeLimitsOf } from './pre-gate.js';
 import { failureSignature } from './test-report.js';
 import type { RejectionReason } from '../vocabulary/rejection-reasons.js';
@@ -36,6 +36,12 @@ export interface VerifyCandidateInput {
   name: string;
   /** The tree of the accepted head before this change: a failure that happens there too is not the change's. */
   baseTree?: string;
+  /**
+   * `head` is a speculative tip whose own gate may still be running (issue 18 item 4): rather than
+   * learn its baseline with a second run of the tests, run the gate first and then wait up to this
+   * long for that gate to store it, judging vanished tests against it afterwards. Same verdict.
+   */
+  awaitHeadBaselineMs?: number;
 }
 
 /** The whole gate for one candidate: checks on the change itself, a fail-to-pass witness, then the sandboxed run. */
@@ -71,8 +77,9 @@ export async function verifyCandidate(input: VerifyCandidateInput): Promise<Cand
   const tree = await withProtectedFrom(world.path, input.candidateTree, input.head, manifest.protected, `${scratch}.index`);
   await rm(`${scratch}.index`, { force: true });
   const steps = planGate(manifest, input.task, input.doneTasks);
-  const baseline = await headBaseline(input, steps, `${scratch}-head`);
-  const verdict = await runGate({
+  const deferred = input.awaitHeadBaselineMs !== undefined ? await baselineToAwait(input, steps) : null;
+  const baseline = deferred ? deferred.known : await headBaseline(input, steps, `${scratch}-head`);
+  const ran = await runGate({
     repo: world.path,
     tree,
     steps,
@@ -84,6 +91,7 @@ export async function verifyCandidate(input: VerifyCandidateInput): Promise<Cand
     ratchet: manifest.verify.mode === 'ratchet' ? { minScore: await readHeadScore(world.path, manifest.branch, input.head) } : undefined,
     holdout: manifest.verify.holdout ? { dir: await holdoutDir(world, manifest.verify.holdout.dir), command: manifest.verify.holdout.command } : undefined,
   });
+  const verdict = deferred && ran.ok ? judgeVanished(ran, await awaitedBaseline(input, steps, deferred.missing, `${scratch}-head`), manifest.verify.mode === 'ratchet') : ran;
   // Kept where no workspace reaches, never in the verdict's log (the ledger's gate.log, a prompt).
   if (verdict.hiddenLog !== undefined) await writeHiddenLog(world, input.name, verdict.hiddenLog);
   if (verdict.ok) {
@@ -91,6 +99,8 @@ export async function verifyCandidate(input: VerifyCandidateInput): Promise<Cand
     await saveBaseline(world.scratchDir, tree, verdict.passing);
     return { ok: true, gate: verdict.record, log: verdict.log, changedFiles };
   }
+  // Gates waiting for this tree's baseline (their tip is this tree) learn it themselves.
+  await markNoBaseline(world.scratchDir, tree);
   return { ok: false, reason: verdict.reason, message: verdict.message, signature: verdict.signature, gate: verdict.record, log: verdict.log, changedFiles };
 }
 
@@ -119,6 +129,36 @@ async function headBaseline(input: VerifyCandidateInput, steps: GateStep[], work
     return { ...known, ...found };
   }
   return known;
+}
+
+/** The head's stored baseline and the commands it lacks, when some are missing (else null: nothing to wait for). */
+async function baselineToAwait(input: VerifyCandidateInput, steps: GateStep[]): Promise<{ known: TestBaseline; missing: GateStep[] } | null> {
+  const known = await loadBaseline(input.world.scratchDir, await input.world.treeOf(input.head));
+  const own = `check:${input.task.id}`;
+  const missing = steps.filter((s) => !PREPARING_STEPS.has(s.name) && s.name !== own && !(s.command in known));
+  return missing.length === 0 ? null : { known, missing };
+}
+
+/** The head's baseline once the gate judging the head stored it, or learned here when it will not. */
+async function awaitedBaseline(input: VerifyCandidateInput, steps: GateStep[], missing: GateStep[], workDir: string): Promise<TestBaseline> {
+  const headTree = await input.world.treeOf(input.head);
+  const stored = await waitForBaseline(input.world.scratchDir, headTree, missing.map((s) => s.command), Date.now() + input.awaitHeadBaselineMs!);
+  return stored ?? headBaseline(input, steps, workDir);
+}
+
+/** The rule headBaseline feeds to each step, applied after the run: every test passing on the head still passes. */
+function judgeVanished(ran: Extract<GateRunVerdict, { ok: true }>, baseline: TestBaseline, ratchet: boolean): GateRunVerdict {
+  for (const step of ran.record.steps) {
+    const base = baseline[step.command];
+    if (!base || base.length === 0 || PREPARING_STEPS.has(step.name) || step.hidden) continue;
+    const vanished = vanishedTests(base, { passed: ran.passing[step.command] ?? [], failed: [] }, ratchet && step.name === 'test');
+    if (vanished.length === 0) continue;
+    const names = vanished.slice(0, 5).join(', ') + (vanished.length > 5 ? `, and ${vanished.length - 5} more` : '');
+    const message = `${step.name}: ${vanished.length} test${vanished.length === 1 ? '' : 's'} that pass on the accepted head were not reported passing: ${names}`;
+    const signature = failureSignature(`tests-vanished:${step.name}`, null, vanished.join('\n'));
+    return { ...ran, ok: false, reason: 'tests-vanished', message, signature, record: { ...ran.record, ok: false, summary: `${ran.record.summary}; ${message}` } };
+  }
+  return ran;
 }
 
 /**

@@ -23,9 +23,10 @@ export function verificationId(episode: string, generation: number, needsGate: b
  * now, with the trailers it will land with, so that once `onto` lands this very commit lands by
  * compare-and-swap. On its own base the merge is the candidate itself, which the episode's gate
  * already passed: no further gate is needed. A conflict, an empty result or a removed task
- * rejects the change here, without a gate.
+ * rejects the change here, without a gate. With `reserve` (issue 18 item 4), the commit is built
+ * for the change's own episode to gate before it joins: its trailers name that episode's gate.
  */
-export async function buildTip(world: WorldRepo, change: QueuedChange, record: EpisodeRecord, onto: string, generation: number): Promise<BuiltTip> {
+export async function buildTip(world: WorldRepo, change: QueuedChange, record: EpisodeRecord, onto: string, generation: number, options: { reserve?: boolean } = {}): Promise<BuiltTip> {
   const manifest = await world.manifestAt(onto);
   const task = manifest.tasks.find((t) => t.id === change.task);
   if (!task) return { ok: false, reason: 'task-removed', message: `task ${change.task} is no longer in world.yaml`, signature: 'task-removed' };
@@ -38,17 +39,20 @@ export async function buildTip(world: WorldRepo, change: QueuedChange, record: E
   if (!onOwnBase && merged.tree === (await world.treeOf(onto))) {
     return { ok: false, reason: 'replay-empty', message: 'the accepted head (with the changes queued ahead) already contains this change', signature: 'replay-empty' };
   }
-  const needsGate = !onOwnBase;
+  // A change reserved before its own gate ran has no gated build yet, not even on its own base.
+  const needsGate = options.reserve ? false : !onOwnBase || change.ungated === true;
   const verification = verificationId(change.id, generation, needsGate);
   const own = record.gate?.summary ?? 'passed';
   // The verdict on the tip is not known yet: the trailer names the verification, whose record holds it.
-  const verified = needsGate ? `${own}; verified again on ${onto.slice(0, 12)} by ${verification}` : own;
+  const verified = options.reserve
+    ? `gated by episode ${change.id} on ${onto.slice(0, 12)} (its record holds the verdict)`
+    : needsGate ? `${own}; verified again on ${onto.slice(0, 12)} by ${verification}` : own;
   const message = acceptedCommitMessage({
     title: task.title, episode: change.id, task: change.task, attempt: record.attempt, agent: record.agent, verified,
     score: needsGate ? null : (record.gate?.score ?? null), tree: merged.tree, verification,
   });
   const commit = await world.commitTree(merged.tree, [onto], message);
   // A ref, so workers that mirror the world (a git URL) fetch the commit they are to verify.
-  if (needsGate) await world.setRef(`${SPECULATIVE_REF_PREFIX}${change.id}`, commit);
+  if (needsGate || options.reserve) await world.setRef(`${SPECULATIVE_REF_PREFIX}${change.id}`, commit);
   return { ok: true, commit, tree: merged.tree, needsGate };
 }

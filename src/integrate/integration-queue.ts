@@ -26,6 +26,8 @@ export interface QueuedChange {
    * to another tip, so that nothing of a tip that did not land comes with it.
    */
   source?: string;
+  /** Reserved before its episode's gate ran: no build of it is gated yet, even one on its own base. */
+  ungated?: boolean;
 }
 
 export type EntryStage =
@@ -35,6 +37,8 @@ export type EntryStage =
   | 'building'
   /** Built; waits for a verification slot. */
   | 'built'
+  /** Reserved by its episode, whose own gate is judging this very commit now (issue 18 item 4). */
+  | 'gating'
   | 'verifying'
   /** Passed on its tip; lands once every change ahead has. */
   | 'verified'
@@ -52,6 +56,11 @@ export interface QueueEntry extends QueuedChange {
   needsGate: boolean;
   /** Its tip failed without it too: verified again only once everything ahead has landed. */
   waitFront?: boolean;
+  /**
+   * Reserved when its agent finished, before its own gate: it may not land until its episode's
+   * result arrives (the lander needs the record that result closes), whatever verified it.
+   */
+  pending?: boolean;
 }
 
 export interface IntegrationState {
@@ -64,6 +73,18 @@ export interface IntegrationState {
 
 export type IntegrationEvent =
   | { type: 'join'; change: QueuedChange }
+  /**
+   * An episode whose agent finished takes its place now, before its own gate: its commit is built
+   * on the tip and its episode gates exactly that commit, so that a change joining behind it is
+   * built (and gated) on top of it at once, and a change that lands in that order is gated once.
+   */
+  | { type: 'reserve'; change: QueuedChange }
+  /**
+   * The episode's own gate passed on `commit` (the one its reservation built, or another when it
+   * gated elsewhere): its change as it now stands. If it is still this entry's commit, the entry is
+   * verified; otherwise it is built again from `change` where it stands.
+   */
+  | { type: 'gated'; id: string; commit: string; change: QueuedChange }
   | { type: 'built'; id: string; generation: number; commit: string; needsGate: boolean }
   /** The build found the change cannot go on its tip (a conflict, nothing left to change, its task gone). */
   | { type: 'build-rejected'; id: string; generation: number; reason: RejectionReason; message: string }
@@ -81,7 +102,8 @@ export type IntegrationEvent =
   | { type: 'withdraw'; id: string };
 
 export type IntegrationCommand =
-  | { type: 'build'; id: string; generation: number; change: QueuedChange; onto: string }
+  /** With `reserve`: the commit its episode will gate itself (its trailers name the episode's gate). */
+  | { type: 'build'; id: string; generation: number; change: QueuedChange; onto: string; reserve?: boolean }
   | { type: 'verify'; id: string; generation: number; change: QueuedChange; commit: string; onto: string }
   | { type: 'land'; id: string; change: QueuedChange; commit: string; expected: string; verifiedOn: string | null }
   | { type: 'reject'; id: string; generation: number; change: QueuedChange; reason: RejectionReason; message: string }
@@ -104,8 +126,15 @@ export function advance(state: IntegrationState, event: IntegrationEvent): Integ
       const entry: QueueEntry = { ...event.change, stage: 'waiting', generation: 1, onto: null, commit: null, needsGate: true };
       return pump({ ...state, entries: [...state.entries, entry] }, []);
     }
+    case 'reserve': {
+      if (state.entries.some((e) => e.id === event.change.id)) return { state, commands: [] };
+      const entry: QueueEntry = { ...event.change, ungated: true, stage: 'waiting', generation: 1, onto: null, commit: null, needsGate: true, pending: true };
+      return pump({ ...state, entries: [...state.entries, entry] }, []);
+    }
+    case 'gated':
+      return gated(state, event);
     case 'built':
-      return current(state, event, ['building'], (e) => ({ ...e, stage: event.needsGate ? 'built' : 'verified', commit: event.commit, needsGate: event.needsGate }));
+      return current(state, event, ['building'], (e) => ({ ...e, stage: builtStage(e, event.needsGate), commit: event.commit, needsGate: event.needsGate }));
     case 'verified':
       return current(state, event, ['verifying'], (e) => ({ ...e, stage: 'verified' }));
     case 'verify-inconclusive': {
@@ -121,6 +150,9 @@ export function advance(state: IntegrationState, event: IntegrationEvent): Integ
       const at = state.entries.findIndex((e) => e.id === event.id && e.generation === event.generation);
       if (at < 0) return { state, commands: [] };
       const entry = state.entries[at]!;
+      // A change whose episode has not answered yet is only dropped, never judged: its record is still
+      // the worker's to write. If it passes its own gate, it joins again (and is judged then).
+      if (entry.pending) return removeAt(state, at, []);
       return removeAt(state, at, [{ type: 'reject', id: entry.id, generation: entry.generation, change: change(entry), reason: event.reason, message: event.message }]);
     }
     case 'landed': {
@@ -135,6 +167,32 @@ export function advance(state: IntegrationState, event: IntegrationEvent): Integ
       return at < 0 ? { state, commands: [] } : removeAt(state, at, []);
     }
   }
+}
+
+/** A reserved change's first build is gated by its episode; any other build needing a gate waits for a slot. */
+function builtStage(e: QueueEntry, needsGate: boolean): EntryStage {
+  if (e.pending && e.generation === 1) return 'gating';
+  return needsGate ? 'built' : 'verified';
+}
+
+function gated(state: IntegrationState, event: Extract<IntegrationEvent, { type: 'gated' }>): IntegrationStep {
+  const at = state.entries.findIndex((e) => e.id === event.id);
+  if (at < 0) return { state, commands: [] };
+  const entry = state.entries[at]!;
+  const entries = [...state.entries];
+  const { ungated: _ungated, ...rest } = entry;
+  const known: QueueEntry = { ...rest, ...event.change, pending: false };
+  if (entry.stage === 'gating' && entry.commit === event.commit) {
+    entries[at] = { ...known, stage: 'verified', needsGate: false };
+    return pump({ ...state, entries }, []);
+  }
+  // Gated elsewhere (its base, a tip that is no longer what is ahead of it): built again where it stands.
+  if (entry.stage === 'gating' || entry.stage === 'building') {
+    entries[at] = { ...known, stage: 'waiting', generation: entry.generation + 1, onto: null, commit: null, needsGate: true };
+    return rebuildFrom({ ...state, entries }, at + 1, []);
+  }
+  entries[at] = known;
+  return pump({ ...state, entries }, []);
 }
 
 /** What the queue holds, front first, for status displays. */
@@ -177,7 +235,7 @@ function pump(state: IntegrationState, commands: IntegrationCommand[]): Integrat
     const onto = i === 0 ? state.head : entries[i - 1]!.commit;
     if (onto === null) break;
     entries[i] = { ...e, stage: 'building', onto };
-    out.push({ type: 'build', id: e.id, generation: e.generation, change: change(e), onto });
+    out.push({ type: 'build', id: e.id, generation: e.generation, change: change(e), onto, ...(e.pending && e.generation === 1 ? { reserve: true } : {}) });
   }
   let verifying = entries.filter((e) => e.stage === 'verifying').length;
   for (let i = 0; i < entries.length && verifying < state.slots; i++) {
@@ -188,7 +246,7 @@ function pump(state: IntegrationState, commands: IntegrationCommand[]): Integrat
     out.push({ type: 'verify', id: e.id, generation: e.generation, change: change(e), commit: e.commit!, onto: e.onto! });
   }
   const front = entries[0];
-  if (front?.stage === 'verified' && front.onto === state.head) {
+  if (front?.stage === 'verified' && front.onto === state.head && !front.pending) {
     entries[0] = { ...front, stage: 'landing' };
     out.push({ type: 'land', id: front.id, change: change(front), commit: front.commit!, expected: state.head, verifiedOn: front.needsGate ? front.onto : null });
   }
@@ -196,5 +254,5 @@ function pump(state: IntegrationState, commands: IntegrationCommand[]): Integrat
 }
 
 function change(e: QueueEntry): QueuedChange {
-  return { id: e.id, task: e.task, candidate: e.candidate, base: e.base, ...(e.source ? { source: e.source } : {}) };
+  return { id: e.id, task: e.task, candidate: e.candidate, base: e.base, ...(e.source ? { source: e.source } : {}), ...(e.ungated ? { ungated: true } : {}) };
 }

@@ -62,6 +62,37 @@ export class IntegrationStage {
     return this.handle({ type: 'join', change });
   }
 
+  /**
+   * Issue 18 item 4: an episode whose agent finished takes its place in the queue before its own
+   * gate, and gets the commit to gate: its change built on the speculative tip (the accepted head
+   * plus every change ahead, gated or still gating). Null when it cannot go there (a conflict with a
+   * change ahead): it then gates on its base and joins when it passed.
+   */
+  async reserve(change: QueuedChange): Promise<{ onto: string; commit: string } | null> {
+    await this.handle({ type: 'reserve', change });
+    const entry = this.state.entries.find((e) => e.id === change.id);
+    if (!entry || entry.stage !== 'gating' || entry.commit === null || entry.onto === null) return null;
+    this.joinedAt.set(change.id, performance.now());
+    return { onto: entry.onto, commit: entry.commit };
+  }
+
+  /** Whether a change holds a place in the queue (reserved or joined). */
+  holds(id: string): boolean {
+    return this.state.entries.some((e) => e.id === id);
+  }
+
+  /** The episode of a reserved change passed its own gate on `commit`; `change` is what it now names. */
+  gated(change: QueuedChange, commit: string): Promise<void> {
+    if (!this.joinedAt.has(change.id)) this.joinedAt.set(change.id, performance.now());
+    return this.handle({ type: 'gated', id: change.id, commit, change });
+  }
+
+  /** Gives up a change's place without a verdict (its episode failed or was stopped; its record says why). */
+  withdraw(id: string): Promise<void> {
+    this.joinedAt.delete(id);
+    return this.handle({ type: 'withdraw', id });
+  }
+
   /** A verification result from a worker: only a hint until the lander finds its record in the world. */
   verified(result: VerificationResult): Promise<void> {
     // A result about another commit (an earlier run's build of the same change) says nothing about this one.
@@ -102,7 +133,7 @@ export class IntegrationStage {
       case 'build': {
         const record = await this.deps.ledger.read(command.id);
         if (!record) return { type: 'build-rejected', id: command.id, generation: command.generation, reason: 'episode-unknown', message: `episode ${command.id} has no ledger record` };
-        const built = await buildTip(this.deps.world, command.change, record, command.onto, command.generation);
+        const built = await buildTip(this.deps.world, command.change, record, command.onto, command.generation, { reserve: command.reserve === true });
         if (!built.ok) return { type: 'build-rejected', id: command.id, generation: command.generation, reason: built.reason, message: built.message };
         return { type: 'built', id: command.id, generation: command.generation, commit: built.commit, needsGate: built.needsGate };
       }

@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { createAgent } from '../agents/create-agent.js';
 import { agentForAttempt } from '../agents/rotation.js';
 import { newEpisodeId, type EpisodeJob, type EpisodeResult } from '../episode/episode-job.js';
+import type { ReserveTip } from '../episode/gate-on-tip.js';
 import { runEpisode } from '../episode/run-episode.js';
 import { removeStaleWorkspaces } from '../episode/workspace.js';
 import { checkEvidence } from '../gate/evidence.js';
@@ -83,7 +84,7 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
   const worker = `${hostname()}:${process.pid}`;
   const distributed = options.distributed;
   const queue = distributed?.queue ?? new MemoryEpisodeQueue(
-    (job, signal) => runEpisode(job, { world, ledger, sandbox, agent, worker, signal, tipOf: () => stage.tip(), onPhase: (j, phase) => emit({ type: 'episode-phase', id: j.episodeId, task: j.task, phase }) }),
+    (job, signal) => runEpisode(job, { world, ledger, sandbox, agent, worker, signal, reserveTip, onPhase: (j, phase) => emit({ type: 'episode-phase', id: j.episodeId, task: j.task, phase }) }),
     manifest.parallelism,
   );
   const leases = distributed?.leases ?? new MemoryLeaseStore();
@@ -101,6 +102,8 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
       snapshots = snapshots.then(() => writeQueueSnapshot(world.scratchDir, lander.head, entries)).catch(() => undefined);
     },
   });
+  // Ratchet worlds keep the episode's score in the trailer of what lands, known only after its gate: no places before it.
+  const reserveTip: ReserveTip = (c) => (manifest.verify.mode === 'ratchet' || finished ? Promise.resolve(null) : stage.reserve({ id: c.episodeId, task: c.task, candidate: c.candidate, base: c.base }));
   const guard = async () => {
     const moved = await lander.guard();
     if (moved) emit({ type: 'foreign-move', commit: moved.foreign, quarantine: moved.quarantine });
@@ -192,19 +195,25 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
       return;
     }
     jobs.delete(result.episodeId);
+    // Its place in the integration queue, taken when its agent finished (see ReserveTip).
+    const placed = stage.holds(result.episodeId);
     if (result.verdict === 'passed') {
       const record = await ledger.read(result.episodeId);
       const forged = forgedResultProblem(record, result);
       if (!forged) {
         await apply({ type: 'passed', id: result.episodeId });
-        await stage.join({ id: result.episodeId, task: result.task, candidate: result.candidate!, base: result.gatedOn ?? result.base, ...(result.source ? { source: result.source } : {}) });
+        const change = { id: result.episodeId, task: result.task, candidate: result.candidate!, base: result.gatedOn ?? result.base, ...(result.source ? { source: result.source } : {}) };
+        if (placed) await stage.gated(change, result.candidate!);
+        else await stage.join(change);
         await queue.acknowledge(result.episodeId);
         return;
       }
+      if (placed) await stage.withdraw(result.episodeId);
       const refused: EpisodeRecord = { ...(record ?? policy.records.get(result.episodeId)!), status: 'final', outcome: 'rejected', reason: 'unverified-result', message: `a result claimed the gate passed, but the ledger does not agree: ${forged}`, signature: 'unverified-result', endedAt: new Date().toISOString() };
       await ledger.write(refused);
       return ended(refused, null, result.episodeId);
     }
+    if (placed) await stage.withdraw(result.episodeId);
     const final = await finishEpisode(ledger, result, policy.records.get(result.episodeId));
     return ended(final, result.fatal ? { reason: result.reason ?? ('worker-error' satisfies EpisodeReason), message: result.message ?? '' } : null, result.episodeId);
   };

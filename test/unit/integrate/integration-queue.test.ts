@@ -164,4 +164,82 @@ describe('the integration queue', () => {
     expect(peak).toBe(3);
     expect(state.entries.filter((e) => e.stage === 'verifying').map((e) => e.id)).toEqual(['d', 'e', 'f']);
   });
+
+  describe('when episodes take their place before their own gate', () => {
+    const gatedChange = (id: string, onto: string, commit: string) => ({ id, task: `t-${id}`, candidate: commit, base: onto, source: `cand-${id}` });
+
+    it('builds each reservation on the one ahead, gated or not, and issues no verification for it', () => {
+      const { state, commands } = run([
+        { type: 'reserve', change: change('a') },
+        { type: 'built', id: 'a', generation: 1, commit: 'sa', needsGate: false },
+        { type: 'reserve', change: change('b') },
+        { type: 'built', id: 'b', generation: 1, commit: 'sb', needsGate: false },
+      ]);
+      expect(of(commands, 'build').map((c) => [c.id, c.onto, c.reserve])).toEqual([['a', HEAD, true], ['b', 'sa', true]]);
+      expect(of(commands, 'verify')).toEqual([]);
+      expect(state.entries.map((e) => [e.id, e.stage])).toEqual([['a', 'gating'], ['b', 'gating']]);
+    });
+
+    it('lands each change its episode gated where it stands, in order, with no second gate', () => {
+      const { commands } = run([
+        { type: 'reserve', change: change('a') },
+        { type: 'built', id: 'a', generation: 1, commit: 'sa', needsGate: false },
+        { type: 'reserve', change: change('b') },
+        { type: 'built', id: 'b', generation: 1, commit: 'sb', needsGate: false },
+        // b's gate ends first: it waits for a.
+        { type: 'gated', id: 'b', commit: 'sb', change: gatedChange('b', 'sa', 'sb') },
+        { type: 'gated', id: 'a', commit: 'sa', change: gatedChange('a', HEAD, 'sa') },
+        { type: 'landed', id: 'a', commit: 'sa' },
+      ]);
+      expect(of(commands, 'verify')).toEqual([]);
+      expect(of(commands, 'land').map((c) => [c.id, c.commit, c.expected, c.verifiedOn, c.change.candidate])).toEqual([['a', 'sa', HEAD, null, 'sa'], ['b', 'sb', 'sa', null, 'sb']]);
+    });
+
+    it('lands nothing of a change whose episode has not answered, even when a verification passed it', () => {
+      const { state, commands } = run([
+        { type: 'reserve', change: change('a') },
+        { type: 'built', id: 'a', generation: 1, commit: 'sa', needsGate: false },
+        { type: 'head-moved', head: 'h1' },
+        { type: 'built', id: 'a', generation: 2, commit: 'sa2', needsGate: true },
+        { type: 'verified', id: 'a', generation: 2 },
+      ]);
+      expect(of(commands, 'build').at(-1)).toMatchObject({ id: 'a', generation: 2, onto: 'h1', change: { ungated: true } });
+      expect(of(commands, 'build').at(-1)).not.toHaveProperty('reserve');
+      expect(of(commands, 'land')).toEqual([]);
+      const answered = run([{ type: 'gated', id: 'a', commit: 'sa', change: gatedChange('a', HEAD, 'sa') }], 4, state);
+      // Its own gate judged the stale commit: what lands is the rebuilt one, with its verification.
+      expect(of(answered.commands, 'land')).toMatchObject([{ id: 'a', commit: 'sa2', expected: 'h1', verifiedOn: 'h1', change: { candidate: 'sa' } }]);
+    });
+
+    it('builds again, and has verified, a change whose episode gated somewhere else', () => {
+      const { state, commands } = run([
+        { type: 'reserve', change: change('a') },
+        { type: 'built', id: 'a', generation: 1, commit: 'sa', needsGate: false },
+        { type: 'reserve', change: change('b') },
+        { type: 'built', id: 'b', generation: 1, commit: 'sb', needsGate: false },
+        // a's tip failed without it, so its episode gated it on its base instead.
+        { type: 'gated', id: 'a', commit: 'cand-a', change: change('a') },
+      ]);
+      expect(of(commands, 'build').slice(2).map((c) => [c.id, c.generation, c.onto])).toEqual([['a', 2, HEAD]]);
+      expect(state.entries.map((e) => [e.id, e.stage, e.generation])).toEqual([['a', 'building', 2], ['b', 'waiting', 2]]);
+      const rebuilt = run([{ type: 'built', id: 'a', generation: 2, commit: 'sa2', needsGate: false }], 4, state);
+      expect(of(rebuilt.commands, 'land')).toMatchObject([{ id: 'a', commit: 'sa2', verifiedOn: null }]);
+      expect(of(rebuilt.commands, 'build')).toMatchObject([{ id: 'b', generation: 2, onto: 'sa2', change: { ungated: true } }]);
+    });
+
+    it('only drops a change whose episode has not answered when its build or verification fails, and rebuilds those behind', () => {
+      const { state, commands } = run([
+        { type: 'reserve', change: change('a') },
+        { type: 'build-rejected', id: 'a', generation: 1, reason: 'replay-conflict', message: 'x' },
+        { type: 'reserve', change: change('b') },
+        { type: 'built', id: 'b', generation: 1, commit: 'sb', needsGate: false },
+        { type: 'reserve', change: change('c') },
+        { type: 'built', id: 'c', generation: 1, commit: 'sc', needsGate: false },
+        { type: 'withdraw', id: 'b' },
+      ]);
+      expect(of(commands, 'reject')).toEqual([]);
+      expect(of(commands, 'build').at(-1)).toMatchObject({ id: 'c', generation: 2, onto: HEAD });
+      expect(state.entries.map((e) => e.id)).toEqual(['c']);
+    });
+  });
 });
