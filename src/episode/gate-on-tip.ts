@@ -5,6 +5,8 @@ export interface GateTarget {
   onto: string;
   tree: string;
   commit: string;
+  /** `onto` holds changes not landed yet, whose gates may still be running (else it is the accepted head). */
+  speculative?: boolean;
 }
 
 /**
@@ -13,7 +15,7 @@ export interface GateTarget {
  * still gating), or null when it cannot go there. In process the run's integration stage answers;
  * over BullMQ the scheduler answers through Redis.
  */
-export type ReserveTip = (change: { episodeId: string; task: string; candidate: string; base: string }) => Promise<{ onto: string; commit: string } | null>;
+export type ReserveTip = (change: { episodeId: string; task: string; candidate: string; base: string }) => Promise<{ onto: string; commit: string; speculative: boolean } | null>;
 
 /**
  * Where the episode gates its change: on its place in the queue when it got one, so a change that
@@ -22,5 +24,5 @@ export type ReserveTip = (change: { episodeId: string; task: string; candidate: 
 export async function targetOnTip(world: WorldRepo, reserve: ReserveTip | undefined, change: { episodeId: string; task: string; candidate: string; base: string }): Promise<GateTarget | null> {
   const place = reserve ? await reserve(change) : null;
   if (!place) return null;
-  return { onto: place.onto, tree: await world.treeOf(place.commit), commit: place.commit };
+  return { onto: place.onto, tree: await world.treeOf(place.commit), commit: place.commit, speculative: place.speculative };
 }

@@ -121,7 +121,8 @@ export async function runEpisode(job: EpisodeJob, deps: EpisodeDeps): Promise<Ep
         const doneOn = on ? await readDoneTasks(world.path, manifest.branch, on.head) : done;
         return verifyCandidate({ world, sandbox: deps.sandbox, head: on?.head ?? job.base, headManifest: on?.manifest ?? manifest, fromTree: on?.from ?? baseTree, candidateTree: on?.tree ?? tree, task: gateTask, doneTasks: doneOn, name: job.episodeId, baseTree: on?.from ?? baseTree,
           // The tip's own gate (of the change ahead) is likely still running: its baseline is awaited, not learned again.
-          ...(on ? { awaitHeadBaselineMs: on.manifest.verify.timeoutSec * 1000 } : {}) });
+          ...(on && target?.speculative ? { awaitHeadBaselineMs: on.manifest.verify.timeoutSec * 1000 } : {}),
+          ...(on ? { sourceChange: { fromTree: baseTree, tree } } : {}) });
       };
       verdict = await timed('gate', () => gateOn(gated));
       // The tip fails without this change too: a change ahead of it (not yet judged) may be at fault,

@@ -42,12 +42,17 @@ export interface VerifyCandidateInput {
    * long for that gate to store it, judging vanished tests against it afterwards. Same verdict.
    */
   awaitHeadBaselineMs?: number;
+  /** The change as the agent made it, when it is judged merged on another tree (a speculative tip): its paths are checked too. */
+  sourceChange?: { fromTree: string; tree: string };
 }
 
 /** The whole gate for one candidate: checks on the change itself, a fail-to-pass witness, then the sandboxed run. */
 export async function verifyCandidate(input: VerifyCandidateInput): Promise<CandidateVerdict> {
   const { world, headManifest: manifest } = input;
-  const changes = await listChanges(world.path, input.fromTree, input.candidateTree);
+  const onTip = await listChanges(world.path, input.fromTree, input.candidateTree);
+  // On a tip, the agent's own change is checked as well: an edit outside its paths that the tip happens to hold already is still one.
+  const own = input.sourceChange ? await listChanges(world.path, input.sourceChange.fromTree, input.sourceChange.tree) : [];
+  const changes = [...onTip, ...own.filter((c) => !onTip.some((t) => t.path === c.path))];
   const changedFiles = changes.map((c) => c.path);
   const progress = manifest.goal.progressFile ? [normalizeFilePath(manifest.goal.progressFile)] : [];
   const pre = checkChange(changes, {

@@ -68,12 +68,12 @@ export class IntegrationStage {
    * plus every change ahead, gated or still gating). Null when it cannot go there (a conflict with a
    * change ahead): it then gates on its base and joins when it passed.
    */
-  async reserve(change: QueuedChange): Promise<{ onto: string; commit: string } | null> {
+  async reserve(change: QueuedChange): Promise<{ onto: string; commit: string; speculative: boolean } | null> {
     await this.handle({ type: 'reserve', change });
     const entry = this.state.entries.find((e) => e.id === change.id);
     if (!entry || entry.stage !== 'gating' || entry.commit === null || entry.onto === null) return null;
     this.joinedAt.set(change.id, performance.now());
-    return { onto: entry.onto, commit: entry.commit };
+    return { onto: entry.onto, commit: entry.commit, speculative: entry.onto !== this.state.head };
   }
 
   /** Whether a change holds a place in the queue (reserved or joined). */
