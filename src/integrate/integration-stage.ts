@@ -71,7 +71,7 @@ export class IntegrationStage {
   async reserve(change: QueuedChange): Promise<{ onto: string; commit: string; speculative: boolean } | null> {
     await this.handle({ type: 'reserve', change });
     const entry = this.state.entries.find((e) => e.id === change.id);
-    if (!entry || entry.stage !== 'gating' || entry.commit === null || entry.onto === null) return null;
+    if (entry?.stage !== 'gating' || entry.commit === null || entry.onto === null) return null;
     this.joinedAt.set(change.id, performance.now());
     return { onto: entry.onto, commit: entry.commit, speculative: entry.onto !== this.state.head };
   }
