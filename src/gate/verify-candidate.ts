@@ -48,6 +48,19 @@ export interface VerifyCandidateInput {
 
 /** The whole gate for one candidate: checks on the change itself, a fail-to-pass witness, then the sandboxed run. */
 export async function verifyCandidate(input: VerifyCandidateInput): Promise<CandidateVerdict> {
+  // Gates waiting for this tree's baseline (their tip is this tree) learn it themselves when it will not come.
+  const noBaseline = () => markNoBaseline(input.world.scratchDir, input.candidateTree);
+  try {
+    const verdict = await judgeCandidate(input);
+    if (!verdict.ok) await noBaseline();
+    return verdict;
+  } catch (error) {
+    await noBaseline().catch(() => undefined);
+    throw error;
+  }
+}
+
+async function judgeCandidate(input: VerifyCandidateInput): Promise<CandidateVerdict> {
   const { world, headManifest: manifest } = input;
   const onTip = await listChanges(world.path, input.fromTree, input.candidateTree);
   // On a tip, the agent's own change is checked as well: an edit outside its paths that the tip happens to hold already is still one.
@@ -104,8 +117,6 @@ export async function verifyCandidate(input: VerifyCandidateInput): Promise<Cand
     await saveBaseline(world.scratchDir, tree, verdict.passing);
     return { ok: true, gate: verdict.record, log: verdict.log, changedFiles };
   }
-  // Gates waiting for this tree's baseline (their tip is this tree) learn it themselves.
-  await markNoBaseline(world.scratchDir, tree);
   return { ok: false, reason: verdict.reason, message: verdict.message, signature: verdict.signature, gate: verdict.record, log: verdict.log, changedFiles };
 }
 

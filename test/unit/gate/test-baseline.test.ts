@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadBaseline, saveBaseline, vanishedTests } from '../../../src/gate/test-baseline.js';
+import { loadBaseline, markNoBaseline, saveBaseline, vanishedTests, waitForBaseline } from '../../../src/gate/test-baseline.js';
 import { stableTestName } from '../../../src/gate/test-report-cases.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
@@ -28,5 +28,23 @@ describe('baselines on disk', () => {
     await saveBaseline(dir, 'abc', { pytest: ['t1', 't2'] });
     expect(await loadBaseline(dir, 'abc')).toEqual({ 'node --test': ['a'], pytest: ['t1', 't2'] });
     expect(await loadBaseline(dir, 'def')).toEqual({});
+  });
+
+  it('waits for a baseline the gate judging that tree stores later, holding every command asked for', async () => {
+    const dir = await tempDir();
+    await saveBaseline(dir, 'tip', { 'node --test': ['a'] });
+    setTimeout(() => void saveBaseline(dir, 'tip', { 'node --test check': ['c'] }), 150);
+    const t0 = Date.now();
+    expect(await waitForBaseline(dir, 'tip', ['node --test', 'node --test check'], Date.now() + 5000, 20)).toEqual({ 'node --test': ['a'], 'node --test check': ['c'] });
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(100);
+  });
+
+  it('stops waiting when the gate of that tree failed, or at the deadline', async () => {
+    const dir = await tempDir();
+    setTimeout(() => void markNoBaseline(dir, 'bad'), 100);
+    expect(await waitForBaseline(dir, 'bad', ['node --test'], Date.now() + 5000, 20)).toBeNull();
+    const t0 = Date.now();
+    expect(await waitForBaseline(dir, 'never', ['node --test'], Date.now() + 200, 20)).toBeNull();
+    expect(Date.now() - t0).toBeLessThan(2000);
   });
 });
