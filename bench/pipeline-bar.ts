@@ -83,6 +83,8 @@ export async function measureBar(opts: { parallelism: number; tasks: number; age
       gatedOnTip: records.filter((r) => r.gatedOn).length,
       medianOwnGateS: gateMs.length ? Math.round(gateMs.sort((a, b) => a - b)[Math.floor(gateMs.length / 2)]! / 100) / 10 : null,
       auditExit: audit.code,
+      // Why any episode did not land (a run that stops "blocked" says which task and why here).
+      notLanded: records.filter((r) => r.outcome !== 'accepted').map((r) => `${r.task}: ${r.outcome ?? r.status} ${r.reason ?? ''} ${(r.message ?? '').slice(0, 160)}`.trim()),
       breakdown: summarizeTimeline(timeline, summary.durationMs),
     };
   } finally {
