@@ -1,8 +1,10 @@
 import { Queue, QueueEvents, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
+import type { ZodError } from 'zod';
 import { episodeResultSchema, type EpisodeJob, type EpisodeResult } from '../episode/episode-job.js';
 import { distributedJobSchema, EPISODE_QUEUE, queuePrefix, resultQueueOf, RETENTION } from './distributed-job.js';
 import type { EpisodeQueue } from './episode-queue.js';
+import { workerError } from './memory-queue.js';
 
 /**
  * The scheduler's side of the BullMQ adapter: episode jobs go to the shared `episodes` queue,
@@ -80,13 +82,21 @@ export class BullmqEpisodeQueue implements EpisodeQueue {
     for (const c of this.connections) c.disconnect();
   }
 
-  private take(job: Job): Promise<void> {
-    const result = episodeResultSchema.parse(job.data);
+  private async take(job: Job): Promise<void> {
+    const parsed = episodeResultSchema.safeParse(job.data);
+    // A malformed result still ends its episode, as the in-process queue ends it: a worker-error result.
+    const result = parsed.success ? parsed.data : await this.malformed(String(job.id), parsed.error);
+    if (!result) return; // it names no episode this scheduler sent: nothing to answer
     const acked = new Promise<void>((resolve) => this.acks.set(result.episodeId, resolve));
     const taker = this.takers.shift();
     if (taker) taker(result);
     else this.delivered.push(result);
     return acked;
+  }
+
+  private async malformed(episodeId: string, error: ZodError): Promise<EpisodeResult | null> {
+    const sent = distributedJobSchema.safeParse((await this.episodes.getJob(episodeId))?.data);
+    return sent.success && sent.data.resultQueue === this.resultQueue ? workerError(sent.data.job, error) : null;
   }
 
   private async reportLost(jobId: string, failedReason: string): Promise<void> {

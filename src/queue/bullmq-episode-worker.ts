@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
+import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Agent } from '../agents/agent.js';
 import type { EpisodeResult } from '../episode/episode-job.js';
@@ -10,11 +10,11 @@ import type { WorldManifest } from '../world/manifest-schema.js';
 import { secretEnvNames } from '../world/secret-env.js';
 import { openWorkerWorld } from '../world/worker-world.js';
 import type { WorldRepo } from '../world/world-repo.js';
-import { distributedJobSchema, distributedVerificationSchema, EPISODE_QUEUE, queuePrefix, RETENTION, VERIFICATION_QUEUE, type DistributedJob } from './distributed-job.js';
+import { consumeEpisodes, ResultQueues, workerSettings } from './bullmq-episode-consumer.js';
+import { distributedVerificationSchema, EPISODE_QUEUE, VERIFICATION_QUEUE, type DistributedJob } from './distributed-job.js';
 import { runVerification } from '../integrate/run-verification.js';
 import { VERIFICATION_REF_PREFIX } from '../integrate/verification-ledger.js';
 import { RedisPathLeases } from './redis-path-leases.js';
-import { workerError } from './memory-queue.js';
 import { startHeartbeat } from './worker-registry.js';
 
 export interface EpisodeWorkerOptions {
@@ -46,61 +46,29 @@ export interface EpisodeWorker {
  */
 export async function startEpisodeWorker(options: EpisodeWorkerOptions): Promise<EpisodeWorker> {
   const id = `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
-  const running = new Map<string, AbortController>();
   const heartbeat = await startHeartbeat(options.redis, { id, host: hostname(), pid: process.pid, concurrency: options.concurrency, queue: EPISODE_QUEUE });
-  const resultQueues = new Map<string, Queue>();
-  const resultQueue = (name: string) => {
-    let q = resultQueues.get(name);
-    if (!q) {
-      q = new Queue(name, { connection: options.redis, prefix: queuePrefix() });
-      resultQueues.set(name, q);
-    }
-    return q;
-  };
-  const process_ = async (job: Job): Promise<EpisodeResult> => {
-    const parsed = distributedJobSchema.safeParse(job.data);
-    if (!parsed.success) throw new UnrecoverableError(`malformed episode job ${job.id}: ${parsed.error.issues[0]?.message ?? ''}`);
-    const controller = new AbortController();
-    running.set(parsed.data.job.episodeId, controller);
-    heartbeat.setEpisodes([...running.keys()]);
-    options.onEvent?.({ type: 'start', episodeId: parsed.data.job.episodeId, task: parsed.data.job.task });
-    try {
-      // Failures of the episode itself are results the scheduler must see (and, when fatal, stop on).
-      const result = await runLeased(parsed.data, options, id, controller.signal).catch((error: unknown) => workerError(parsed.data.job, error));
-      await resultQueue(parsed.data.resultQueue).add('result', result, { jobId: result.episodeId, ...RETENTION });
-      options.onEvent?.({ type: 'end', episodeId: result.episodeId, task: result.task, verdict: result.verdict });
-      return result;
-    } finally {
-      running.delete(parsed.data.job.episodeId);
-      heartbeat.setEpisodes([...running.keys()]);
-    }
-  };
-  // Each BullMQ worker blocks on a connection of its own.
-  const settings = (connection: typeof options.redis) => ({
-    connection,
-    prefix: queuePrefix(),
-    concurrency: options.concurrency,
-    lockDuration: options.lockDurationMs ?? 30_000,
-    stalledInterval: options.stalledIntervalMs ?? 30_000,
-    maxStalledCount: 2,
-    ...RETENTION,
-  });
-  const blocking = options.redis.duplicate();
-  const worker = new Worker(EPISODE_QUEUE, process_, settings(blocking));
-  worker.on('error', () => undefined); // connection errors while Redis restarts; BullMQ reconnects
+  const results = new ResultQueues(options.redis);
+  const episodes = consumeEpisodes(
+    {
+      ...options,
+      results,
+      onChange: (running) => heartbeat.setEpisodes(running),
+      onStart: ({ job }) => options.onEvent?.({ type: 'start', episodeId: job.episodeId, task: job.task }),
+      onEnd: (result) => options.onEvent?.({ type: 'end', episodeId: result.episodeId, task: result.task, verdict: result.verdict }),
+    },
+    (data, signal) => runLeased(data, options, id, signal),
+  );
   // Verifications of speculative commits run where episodes run, with the same concurrency.
   const verifyBlocking = options.redis.duplicate();
-  const verifier = new Worker(VERIFICATION_QUEUE, (job: Job) => verify(job, options, id, resultQueue), settings(verifyBlocking));
+  const verifier = new Worker(VERIFICATION_QUEUE, (job: Job) => verify(job, options, id, results), workerSettings(verifyBlocking, options));
   verifier.on('error', () => undefined);
   return {
     id,
     async close(force = false) {
-      if (force) for (const c of running.values()) c.abort();
-      await Promise.all([worker.close(force), verifier.close(force)]);
+      await Promise.all([episodes.close(force), verifier.close(force)]);
       await heartbeat.stop();
-      await Promise.all([...resultQueues.values()].map((q) => q.close()));
+      await results.close();
       // BullMQ leaves a connection it was given open; this one is ours to close.
-      blocking.disconnect();
       verifyBlocking.disconnect();
     },
   };
@@ -138,7 +106,7 @@ async function runLeased(data: DistributedJob, options: EpisodeWorkerOptions, wo
 }
 
 /** One verification on this worker: the gate of a speculative commit, recorded in the world, then its result sent. */
-async function verify(job: Job, options: EpisodeWorkerOptions, workerId: string, resultQueue: (name: string) => Queue): Promise<void> {
+async function verify(job: Job, options: EpisodeWorkerOptions, workerId: string, results: ResultQueues): Promise<void> {
   const parsed = distributedVerificationSchema.safeParse(job.data);
   if (!parsed.success) throw new UnrecoverableError(`malformed verification job ${job.id}: ${parsed.error.issues[0]?.message ?? ''}`);
   const { job: v } = parsed.data;
@@ -149,6 +117,6 @@ async function verify(job: Job, options: EpisodeWorkerOptions, workerId: string,
   options.onEvent?.({ type: 'verify-start', episodeId: v.episodeId, task: v.task });
   const result = await runVerification(v, { world: world.repo, sandbox, worker: workerId });
   await world.publishRef?.(`${VERIFICATION_REF_PREFIX}${v.verificationId}`);
-  await resultQueue(parsed.data.resultQueue).add('result', result, { jobId: String(job.id), ...RETENTION });
+  await results.send(parsed.data.resultQueue, String(job.id), result);
   options.onEvent?.({ type: 'verify-end', episodeId: v.episodeId, task: v.task, verdict: result.ok ? 'passed' : (result.reason ?? 'failed') });
 }

@@ -4,13 +4,15 @@ import type { EpisodeJob, EpisodeResult } from '../episode/episode-job.js';
  * The Queue port between the scheduler (which submits episode jobs and integrates results) and
  * the workers (which run them).
  *
- * Contract:
+ * Contract (test/integration/queue/episode-queue-contract.test.ts runs it against both adapters):
  * - `submit` is idempotent by `episodeId`: submitting the same job twice runs it once.
  * - Jobs and results are validated against their schemas on both sides of the queue.
  * - Every submitted job yields exactly one result from `nextResult`, also when its worker failed
  *   (verdict `failed`, reason `worker-error`) or the queue was closed under it (`abandoned`).
  * - A result stays owed until `acknowledge` is called for it: a durable adapter delivers it again
- *   after a crash of the consumer, so the integrator must treat results idempotently.
+ *   after a crash of the consumer, so the integrator must treat results idempotently. The consumer
+ *   acknowledges each result before it waits for the next: the BullMQ adapter hands them over one
+ *   at a time, in the order the episodes finished.
  * - `ensureSubmitted` puts a job back when the queue lost it (a Redis restart without persistence);
  *   a job the queue still holds, or whose result is owed, is left alone.
  * - `close` stops taking jobs, aborts running ones (in-process) or leaves them to the workers

@@ -45,3 +45,14 @@ export function testWorkerPrefix(): string {
   patterns.push(`genesis:workers:${prefix}*`);
   return prefix;
 }
+
+/**
+ * A BullMQ key prefix no other test uses, set as GENESIS_QUEUE_PREFIX for the queues this test
+ * makes (and the processes it starts); its keys are deleted when the test ends.
+ */
+export function testQueuePrefix(): string {
+  const prefix = `test-${randomUUID()}`;
+  process.env.GENESIS_QUEUE_PREFIX = prefix;
+  patterns.push(`${prefix}:*`);
+  return prefix;
+}
