@@ -54,6 +54,8 @@ export interface RunOptions {
   pastEvidence?: boolean;
   /** Start at most this many episodes in this run, then end as when goal.stop.maxEpisodes is spent (benchmarks). */
   maxEpisodes?: number;
+  /** Where an in-process run keeps its path leases (tests watch them). @default a new MemoryLeaseStore */
+  leases?: LeaseStore;
 }
 
 type Wake =
@@ -87,7 +89,7 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
     (job, signal) => runEpisode(job, { world, ledger, sandbox, agent, worker, signal, reserveTip, onPhase: (j, phase) => emit({ type: 'episode-phase', id: j.episodeId, task: j.task, phase }) }),
     manifest.parallelism,
   );
-  const leases = distributed?.leases ?? new MemoryLeaseStore();
+  const leases = distributed?.leases ?? options.leases ?? new MemoryLeaseStore();
   const slots = verificationSlots(manifest);
   const verifications = distributed?.verifications ?? new MemoryVerificationQueue((job) => runVerification(job, { world, sandbox, worker }), slots);
   const lander = new Lander(world, ledger, manifest.branch, startHead);

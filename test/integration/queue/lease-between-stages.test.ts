@@ -1,0 +1,102 @@
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it as plainIt } from 'vitest';
+import { createAgent } from '../../../src/agents/create-agent.js';
+import { BullmqEpisodeQueue } from '../../../src/queue/bullmq-episode-queue.js';
+import { startEpisodeWorker, type EpisodeWorker } from '../../../src/queue/bullmq-episode-worker.js';
+import { BullmqVerificationQueue } from '../../../src/queue/bullmq-verification-queue.js';
+import { RedisPathLeases } from '../../../src/queue/redis-path-leases.js';
+import { MemoryLeaseStore, type LeaseStore } from '../../../src/schedule/lease-store.js';
+import type { RunEvent } from '../../../src/schedule/run-events.js';
+import { runWorld, type RunOptions } from '../../../src/schedule/run-world.js';
+import { itWith } from '../../helpers/services.js';
+import { tempDir } from '../../helpers/temp-dir.js';
+import { baseManifest, GOOD_A, GOOD_B, makeWorld, type FixtureWorld } from '../../helpers/world-fixture.js';
+import { testQueuePrefix, testRedis } from './redis-test-world.js';
+
+/**
+ * Who holds a task's path lease between the stages of a run, the same in process and over BullMQ:
+ * the scheduler takes it in the episode's name before the episode starts, holds it while the
+ * episode runs (on a worker, which only re-takes and renews it), while the change waits in the
+ * integration queue and is verified on a speculative tip, and releases it only once the episode's
+ * record is final (landed or rejected), before it says so.
+ *
+ * Each event the run emits is matched with the holders the lease store has at that moment: the
+ * memory store answers at once, and the Redis store is asked on the scheduler's own connection,
+ * so the answer comes before any lease change the scheduler makes after the event.
+ */
+const workers: EpisodeWorker[] = [];
+afterEach(async () => {
+  for (const w of workers.splice(0)) await w.close(true);
+});
+
+async function world(): Promise<FixtureWorld> {
+  // Both agents work at once on the same head, and each gate takes long enough (a slow base test)
+  // that neither change joins the queue before the other's gate chose its base: one change is
+  // verified again on top of the other.
+  return makeWorld({
+    sandbox: 'bwrap',
+    manifest: baseManifest({ verify: { sandbox: 'bwrap', test: 'node --test test/base.test.js', timeoutSec: 60 } }),
+    files: { 'test/base.test.js': "import test from 'node:test';\ntest('the world is sane', () => new Promise((r) => setTimeout(r, 1500)));\n" },
+    recording: { a: [{ write: { 'src/a.js': GOOD_A }, sleepMs: 1000 }], b: [{ write: { 'src/b.js': GOOD_B }, sleepMs: 1000 }] },
+  });
+}
+
+type Mode = (f: FixtureWorld) => Promise<{ leases: LeaseStore; options: Partial<RunOptions> }>;
+
+const inProcess: Mode = async () => {
+  const leases = new MemoryLeaseStore();
+  return { leases, options: { leases } };
+};
+
+const overBullmq: Mode = async (f) => {
+  testQueuePrefix();
+  const redis = await testRedis();
+  const where = { remote: f.world.path, worldKey: `test-${randomUUID()}` };
+  const leases = new RedisPathLeases(redis, where.worldKey);
+  // Loads its script, so asking later is one command in the connection's order.
+  await leases.holders();
+  const timing = { lockDurationMs: 2000, stalledIntervalMs: 1000 };
+  workers.push(await startEpisodeWorker({ redis: await testRedis(), concurrency: 2, cacheDir: join(await tempDir(), 'cache'), ...timing, createAgent, createSandbox: async () => f.sandbox }));
+  const distributed = { queue: new BullmqEpisodeQueue(redis, where, timing), leases, verifications: new BullmqVerificationQueue(redis, where, timing), reconcileMs: 500 };
+  return { leases, options: { distributed } };
+};
+
+interface Seen {
+  what: string;
+  /** The episodes the event says are open (they must hold their lease), or the one it says ended. */
+  open: string[];
+  ended: string | null;
+  holders: string[];
+}
+
+const modes: Array<[string, typeof plainIt, Mode]> = [
+  ['in process', itWith('bwrap'), inProcess],
+  ['over BullMQ', itWith('redis'), overBullmq],
+];
+
+describe('the path lease of a task between the stages of a run', () => {
+  for (const [name, it, mode] of modes) {
+    it(`is held from the episode's start through its verification and landing, and released when its record is final (${name})`, async () => {
+      const f = await world();
+      const { leases, options } = await mode(f);
+      const seen: Array<Promise<Seen>> = [];
+      const watch = (what: string, open: string[], ended: string | null) => seen.push(leases.holders().then((holders) => ({ what, open, ended, holders })));
+      const onEvent = (e: RunEvent) => {
+        if (e.type === 'episode-start') watch(`${e.id} starts`, [e.id], null);
+        if (e.type === 'integration') watch(`integration: ${e.entries.map((x) => `${x.id} ${x.stage}`).join(', ')}`, e.entries.map((x) => x.id), null);
+        if (e.type === 'episode-end') watch(`${e.id} ends ${e.outcome}`, [], e.id);
+      };
+      const summary = await runWorld({ world: f.world, sandbox: f.sandbox, onEvent, ...options });
+      expect(summary.stop.kind).toBe('done');
+      expect(summary.accepted).toBe(2);
+      const all = await Promise.all(seen);
+      const wrong = all.filter((s) => s.open.some((id) => !s.holders.includes(id)) || (s.ended !== null && s.holders.includes(s.ended)));
+      expect(wrong).toEqual([]);
+      // The stages were all seen: both changes waited in integration, and one was verified on the other.
+      expect(all.some((s) => / verifying/.test(s.what))).toBe(true);
+      expect(all.filter((s) => s.ended !== null)).toHaveLength(2);
+      expect(await leases.holders()).toEqual([]);
+    }, 120_000);
+  }
+});
