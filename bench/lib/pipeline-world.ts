@@ -24,6 +24,13 @@ export interface PipelineWorldSpec {
    * and a second attempt (which writes a good note) is needed; 0: every change is good.
    */
   failEvery: number;
+  /**
+   * Tasks n - 1 and n, for every n a multiple of `clashEvery`, write the same "clash-<n>" note on
+   * their first attempt: each passes its own gate alone, together they fail the test, so the one
+   * that joins the integration queue second fails on its speculative tip and those behind it are
+   * re-based. With clashEvery = P the pair starts in the same wave. 0: no clashes.
+   */
+  clashEvery?: number;
 }
 
 const TEST = `const test = require('node:test');
@@ -31,6 +38,15 @@ const assert = require('node:assert');
 const fs = require('node:fs');
 test('no note is broken', () => {
   for (const f of fs.readdirSync('notes')) assert.ok(!fs.readFileSync('notes/' + f, 'utf8').includes('broken'), f);
+});
+test('no two notes clash', () => {
+  const seen = new Set();
+  for (const f of fs.readdirSync('notes')) {
+    const text = fs.readFileSync('notes/' + f, 'utf8').trim();
+    if (!text.startsWith('clash-')) continue;
+    assert.ok(!seen.has(text), f + ' says ' + text + ' as another note does');
+    seen.add(text);
+  }
 });
 `;
 
@@ -45,11 +61,14 @@ export async function pipelineWorld(root: string, name: string, spec: PipelineWo
   await writeFile(join(seed, 'notes', '.keep'), '');
   await writeFile(join(seed, 'test', 'notes.test.js'), TEST);
   const bad = spec.failEvery > 0 ? `[ $(( \${GENESIS_TASK_ID#t} % ${spec.failEvery} )) -eq 0 ] && [ "$GENESIS_ATTEMPT" = 1 ]` : 'false';
+  const k = spec.clashEvery ?? 0;
+  const clash = k > 0 ? `[ "$GENESIS_ATTEMPT" = 1 ] && [ $(( (\${GENESIS_TASK_ID#t} + 1) % ${k} )) -le 1 ]` : 'false';
+  const note = `if ${bad}; then echo broken; elif ${clash}; then echo "clash-$(( (\${GENESIS_TASK_ID#t} + 1) / ${k || 1} ))"; else echo "$GENESIS_EPISODE_ID"; fi`;
   await writeFile(join(seed, 'world.yaml'), stringify({
     name, goal: { outcome: 'measure throughput' },
     verify: { sandbox: 'bwrap', test: `sleep ${spec.gateSleepS} && node --test test/`, timeoutSec: 120 },
     protected: ['test/**', 'world.yaml'],
-    agent: { kind: 'command', command: ['sh', '-c', `sleep ${spec.agentS}; if ${bad}; then echo broken; else echo "$GENESIS_EPISODE_ID"; fi > "notes/$GENESIS_TASK_ID.txt"`], timeoutSec: 120 },
+    agent: { kind: 'command', command: ['sh', '-c', `sleep ${spec.agentS}; ${note} > "notes/$GENESIS_TASK_ID.txt"`], timeoutSec: 120 },
     retry: { maxAttempts: 2 }, parallelism: spec.parallelism,
     tasks: Array.from({ length: spec.tasks }, (_, i) => ({ id: `t${i + 1}`, title: `note ${i + 1}`, paths: [`notes/t${i + 1}.txt`] })),
   }));
@@ -60,8 +79,10 @@ export async function pipelineWorld(root: string, name: string, spec: PipelineWo
 /** What one run of the pipeline did, read back from the world's ledger and verification records. */
 export interface PipelineRunStats {
   accepted: number;
-  /** Episodes whose own gate failed. */
+  /** Episodes rejected: by their own gate, or on their speculative tip. */
   rejected: number;
+  /** Changes that passed their own gate and failed on their speculative tip (those behind them were re-based). */
+  rejectedOnTip: number;
   /** Gate runs: every episode's own gate plus every verification of a speculative commit. */
   gates: number;
   /** Verifications of speculative commits (second gates). */
@@ -90,17 +111,19 @@ export async function readRunStats(world: WorldRepo, tracer: RunTracer): Promise
   const verifications = (await Promise.all(refs.map((r) => vledger.read(r.slice(VERIFICATION_REF_PREFIX.length))))).filter((v) => v !== null);
   const gated = records.filter((r) => r.phases.gate !== undefined);
   const s = (ms: number[]) => Math.round(summarize(ms).median) / 1000;
-  const failed = gated.filter((r) => r.outcome === 'rejected').map((r) => r.phases.gate!);
+  const ownFailure = (r: EpisodeRecord) => r.outcome === 'rejected' && !r.reason?.startsWith('replay-');
+  const failed = gated.filter(ownFailure).map((r) => r.phases.gate!);
   const overheads = tracer.overheads(records);
   const verifyMs = verifications.map((v) => v.gate?.durationMs ?? 0).filter((ms) => ms > 0);
   return {
     accepted: records.filter((r) => r.outcome === 'accepted').length,
     rejected: records.filter((r) => r.outcome === 'rejected').length,
+    rejectedOnTip: records.filter((r) => r.outcome === 'rejected' && r.reason?.startsWith('replay-')).length,
     gates: gated.length + verifications.length,
     verifications: verifications.length,
     gatedOnTip: records.filter((r) => r.gatedOn).length,
     agentS: s(gated.map((r) => r.phases.agent ?? 0)),
-    gateS: s(gated.filter((r) => r.outcome !== 'rejected').map((r) => r.phases.gate!)),
+    gateS: s(gated.filter((r) => !ownFailure(r)).map((r) => r.phases.gate!)),
     failedGateS: failed.length > 0 ? s(failed) : null,
     verifyS: verifyMs.length > 0 ? s(verifyMs) : null,
     verifySeenS: overheads.verifyS,
