@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it as plainIt } from 'vitest';
+import { afterEach, describe, expect, type it as plainIt } from 'vitest';
 import { createAgent } from '../../../src/agents/create-agent.js';
 import { BullmqEpisodeQueue } from '../../../src/queue/bullmq-episode-queue.js';
 import { startEpisodeWorker, type EpisodeWorker } from '../../../src/queue/bullmq-episode-worker.js';
