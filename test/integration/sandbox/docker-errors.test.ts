@@ -2,9 +2,11 @@ import { randomUUID } from 'node:crypto';
 import Docker from 'dockerode';
 import { describe, expect, it } from 'vitest';
 import { GenesisError } from '../../../src/errors.js';
+import { installWithDocker } from '../../../src/deps/install-docker.js';
 import { DockerSandbox } from '../../../src/sandbox/index.js';
 import { dockerError } from '../../../src/sandbox/docker-errors.js';
 import { itWith } from '../../helpers/services.js';
+import { tempDir } from '../../helpers/temp-dir.js';
 import { specFor } from './sandbox-contract.js';
 
 const image = 'genesis/node:20';
@@ -46,6 +48,15 @@ describe('when Docker fails for a while', () => {
       expect(error).toMatchObject({ code: 'docker-unavailable', retryable: true, fatal: false, charged: false });
       expect(error.hint).toContain('setup-services.sh');
     }
+  });
+
+  withDocker('tells a dependency install that the daemon is down, not that its image is missing', async () => {
+    const spec = { workDir: await tempDir('genesis-install-'), command: 'true', timeoutMs: 10_000, memoryMb: 256, image };
+    const down = new Docker({ socketPath: `/tmp/genesis-no-daemon-${randomUUID()}.sock` });
+    expect(await failureOf(installWithDocker(spec, down))).toMatchObject({ code: 'docker-unavailable', retryable: true });
+    const missing = await failureOf(installWithDocker({ ...spec, image: 'genesis/vocab-no-such-image:0' }));
+    expect(missing).toMatchObject({ code: 'sandbox-image-missing', fatal: true });
+    expect(missing.hint).toContain('sandboxes/build-images.sh');
   });
 
   withDocker('reads a conflict (409) and a container that vanished mid-run (404) from the real daemon as transient', async () => {
