@@ -143,6 +143,8 @@ export async function readRunStats(world: WorldRepo, tracer: RunTracer): Promise
 export class RunTracer {
   private readonly started = new Map<string, number>();
   private readonly startedWall = new Map<string, number>();
+  private readonly reserved = new Set<string>();
+  private readonly final = new Set<string>();
   private readonly cycles = new Map<string, number>();
   private readonly landing = new Map<string, number>();
   private readonly lands: number[] = [];
@@ -159,8 +161,16 @@ export class RunTracer {
     }
     if (event.type === 'integration') {
       for (const e of event.entries) {
+        // The episode's result reaches the scheduler when its change joins, or, when it reserved its
+        // place before its own gate (in process), when the entry leaves 'gating'.
         const t0 = this.started.get(e.id);
-        if (t0 !== undefined && !this.cycles.has(e.id)) this.cycles.set(e.id, now - t0);
+        if (e.stage === 'gating') {
+          this.reserved.add(e.id);
+          this.cycles.delete(e.id);
+        } else if (t0 !== undefined && (this.reserved.has(e.id) ? !this.final.has(e.id) && !['waiting', 'building'].includes(e.stage) : !this.cycles.has(e.id))) {
+          this.cycles.set(e.id, now - t0);
+          if (this.reserved.has(e.id)) this.final.add(e.id);
+        }
         if (e.stage === 'landing' && !this.landing.has(e.id)) this.landing.set(e.id, now);
         // A verification as the queue sees it: sent to a slot, until its verdict is back (queueing and transport included).
         const sent = this.verifying.get(e.id);
@@ -179,7 +189,10 @@ export class RunTracer {
     }
     if (event.type === 'episode-end') {
       const t0 = this.started.get(event.id);
-      if (t0 !== undefined && !this.cycles.has(event.id)) this.cycles.set(event.id, now - t0);
+      if (t0 !== undefined && (this.reserved.has(event.id) ? !this.final.has(event.id) : !this.cycles.has(event.id))) {
+        this.cycles.set(event.id, now - t0);
+        this.final.add(event.id);
+      }
       const landing = this.landing.get(event.id);
       if (event.outcome === 'accepted' && landing !== undefined) this.lands.push(now - landing);
     }

@@ -36,7 +36,7 @@ export interface PipelineModelInput {
   /** Spread of agent and gate times, as a fraction (uniform ±). @default 0.1 */
   jitter?: number;
   seed?: number;
-  /** Whether an episode gates its change on the speculative tip (in process) rather than its base. @default true */
+  /** Whether an episode reserves its place and gates its change on the speculative tip (in process) rather than on its base (BullMQ workers). @default true */
   gateOnTip?: boolean;
   /** Minutes the scheduler takes to start an episode; starts, builds and landings go one at a time. @default MEASURED_COSTS.startS / 60 */
   startMin?: number;
@@ -70,12 +70,18 @@ export interface PipelineModelResult {
 
 interface Entry {
   start: number;
+  /** Reserved by its episode before its own gate (in process): it may not land until that gate passed. */
+  pending: boolean;
+  /** With `pending`: starts the episode's own gate once the reserved commit is built. */
+  gate?: (() => void) | undefined;
+  /** Taken out by a conflict found at its reserved build: its episode is rejected once its gate is done. */
+  conflicted?: boolean;
   /** The version its own gate judged it on. */
   gatedOn: number;
   /** The version it is built on, and its own speculative version on top. */
   onto: number;
   tip: number;
-  stage: 'building' | 'built' | 'verifying' | 'verified' | 'landing';
+  stage: 'building' | 'built' | 'gating' | 'verifying' | 'verified' | 'landing';
   generation: number;
 }
 
@@ -99,14 +105,16 @@ interface Settings {
 
 /**
  * A seeded discrete-event simulation of what `genesis run` does with independent tasks: W episode
- * slots (the scheduler's start, agent, then the change's own gate, on the speculative tip when the queue holds changes and
- * the last is built, then the episode's overhead until the scheduler has its result and refills the
- * slot); an ordered integration queue where each change is built on the one ahead, lands with no
- * further gate when that is what its own gate judged, and is otherwise verified on its tip in S
- * verification slots (a pool where a superseded verification runs to its end); starts, builds and
- * landings one at a time, as the scheduler handles its events; a conflict found at the build or a
- * failure on a tip rejects that change and rebuilds those behind it. Pure: the same input gives the
- * same result.
+ * slots (the scheduler's start, the agent, the change's own gate, then the episode's overhead until
+ * the scheduler has its result and refills the slot); in process, an episode takes its place in
+ * the integration queue when its agent ends and gates the commit built there, on every change
+ * ahead; over BullMQ (`gateOnTip: false`) it gates on its base and joins with its result. Each
+ * change is built on the one ahead; it lands with no further gate when its own gate judged that
+ * very commit, and is otherwise verified on its tip in S verification slots (a pool where a
+ * superseded verification runs to its end). Starts, builds and landings go one at a time, as the
+ * scheduler handles its events. A conflict found at the build, a failure on a tip or a failing
+ * reserved change takes that change out and rebuilds those behind it. Pure: the same input gives
+ * the same result.
  */
 export function simulatePipeline(input: PipelineModelInput): PipelineModelResult {
   const rng = createRng(input.seed ?? 1);
@@ -175,11 +183,6 @@ class Simulation {
     return this.queue.at(-1)?.tip ?? this.head;
   }
 
-  /** The tip an episode gates on: the queue's tail, or its own base while the last change is still being built. */
-  private gateTip(base: number): number {
-    return this.queue.at(-1)?.stage === 'building' ? base : this.tail();
-  }
-
   /** The scheduler handles one thing at a time: episode starts, builds and landings wait their turn. */
   private serial(cost: number, done: () => void): void {
     this.chain.push({ cost, done });
@@ -205,20 +208,54 @@ class Simulation {
       const start = this.now;
       this.serial(this.s.start, () => {
         const base = this.head;
-        this.at(this.s.agent(), () => {
-          const gatedOn = this.s.gateOnTip ? this.gateTip(base) : base;
-          const fails = this.random() < this.s.reject;
-          this.gates++;
-          this.at(this.s.gate() * (fails ? this.s.failedGateFactor : 1) + this.s.overhead, () => {
-            this.running--;
-            // As the run loop does: the freed slot is refilled before the change joins the queue.
-            if (fails) this.retry();
-            this.startEpisodes();
-            if (!fails) this.join(start, gatedOn);
-          });
-        });
+        this.at(this.s.agent(), () => (this.s.gateOnTip ? this.reserve(start) : this.gateOnBase(start, base)));
       });
     }
+  }
+
+  /** Over BullMQ: the worker gates the change on its base, and the change joins the queue with its result. */
+  private gateOnBase(start: number, base: number): void {
+    const fails = this.random() < this.s.reject;
+    this.gates++;
+    this.at(this.s.gate() * (fails ? this.s.failedGateFactor : 1) + this.s.overhead, () => {
+      this.running--;
+      // As the run loop does: the freed slot is refilled before the change joins the queue.
+      if (fails) this.retry();
+      this.startEpisodes();
+      if (!fails) this.join(start, base);
+    });
+  }
+
+  /**
+   * In process: the episode takes its place in the queue when its agent ends and gates the commit
+   * built there, on every change ahead (gated or still gating). If nothing ahead changed by the time
+   * its gate passed, that commit lands with no second gate; if the queue was rebuilt under it, the
+   * new build is verified. A failing gate takes the change out, and those behind it are rebuilt.
+   */
+  private reserve(start: number): void {
+    const entry: Entry = { start, pending: true, gatedOn: -1, onto: this.tail(), tip: ++this.version, stage: 'building', generation: 1 };
+    entry.gate = () => {
+      const fails = this.random() < this.s.reject;
+      const generation = entry.generation;
+      this.gates++;
+      this.at(this.s.gate() * (fails ? this.s.failedGateFactor : 1) + this.s.overhead, () => {
+        this.running--;
+        if (fails || entry.conflicted) this.retry();
+        this.startEpisodes();
+        const at = this.queue.indexOf(entry);
+        if (at < 0) return;
+        if (fails) {
+          this.queue.splice(at, 1);
+          this.rebuildFrom(at);
+        } else {
+          entry.pending = false;
+          if (entry.stage === 'gating' && entry.generation === generation) entry.stage = 'verified';
+        }
+        this.pump();
+      });
+    };
+    this.queue.push(entry);
+    this.buildLater(entry);
   }
 
   private retry(): void {
@@ -227,7 +264,7 @@ class Simulation {
   }
 
   private join(start: number, gatedOn: number): void {
-    const entry: Entry = { start, gatedOn, onto: this.tail(), tip: ++this.version, stage: 'building', generation: 1 };
+    const entry: Entry = { start, pending: false, gatedOn, onto: this.tail(), tip: ++this.version, stage: 'building', generation: 1 };
     this.queue.push(entry);
     this.buildLater(entry);
   }
@@ -238,12 +275,20 @@ class Simulation {
     this.serial(this.s.build, () => {
       const at = this.queue.indexOf(entry);
       if (at < 0 || entry.generation !== generation) return;
+      const gate = entry.gate;
+      entry.gate = undefined;
       if (at > 0 && this.random() < this.s.conflict) {
         this.queue.splice(at, 1);
-        this.retry();
         this.rebuildFrom(at);
-        this.startEpisodes();
-      } else entry.stage = entry.onto === entry.gatedOn ? 'verified' : 'built';
+        // A reserved change's episode still runs its gate (elsewhere); it is rejected when that ends.
+        if (gate) entry.conflicted = true;
+        else {
+          this.retry();
+          this.startEpisodes();
+        }
+      } else if (gate) entry.stage = entry.generation === 1 ? 'gating' : 'built';
+      else entry.stage = entry.onto === entry.gatedOn ? 'verified' : 'built';
+      gate?.();
       this.pump();
     });
   }
@@ -260,7 +305,7 @@ class Simulation {
     }
     this.runPool();
     const front = this.queue[0];
-    if (front?.stage === 'verified') {
+    if (front?.stage === 'verified' && !front.pending) {
       front.stage = 'landing';
       this.serial(this.s.land, () => this.landed(front));
     }

@@ -18,7 +18,9 @@ export interface IntegrationView {
   counts: Record<QueueEntryView['stage'], number>;
 }
 
-const STAGES: Array<QueueEntryView['stage']> = ['waiting', 'building', 'built', 'verifying', 'verified', 'landing'];
+// Every stage, so that a stage added to the queue fails typecheck here until it is counted.
+const STAGE_SET: Record<QueueEntryView['stage'], true> = { waiting: true, building: true, built: true, gating: true, verifying: true, verified: true, landing: true };
+const STAGES = Object.keys(STAGE_SET) as Array<QueueEntryView['stage']>;
 
 /**
  * Reads the queue the world's scheduler writes (`integration-queue.json` in its scratch dir) and

@@ -17,9 +17,16 @@ describe('the pipeline model', () => {
     expect(r.efficiency).toBeCloseTo(1, 6);
   });
 
-  it('adds each episode its start and overhead, and the last build and landing', () => {
-    const r = simulatePipeline({ workers: 1, agentMin: 1, gateMin: 1, tasks: 10, jitter: 0, startMin: 0.05, episodeOverheadMin: 0.5, buildMin: 0.1, landMin: 0.25 });
-    expect(r.makespanMin).toBeCloseTo(10 * 2.55 + 0.1 + 0.25, 6);
+  it('adds each episode its start, its reserved build and its overhead, and the last landing', () => {
+    const costs = { workers: 1, agentMin: 1, gateMin: 1, tasks: 10, jitter: 0, startMin: 0.05, episodeOverheadMin: 0.5, buildMin: 0.1, landMin: 0.25 };
+    // In process the change is built on its tip before its gate, which then judges the very commit that lands.
+    const inProcess = simulatePipeline(costs);
+    expect(inProcess.makespanMin).toBeCloseTo(10 * 2.65 + 0.25, 6);
+    expect(inProcess.gatesPerAccepted).toBe(1);
+    // Over BullMQ the next episode starts before the last change landed, on a base that then moves: its change is verified again.
+    const onBase = simulatePipeline({ ...costs, gateOnTip: false });
+    expect(onBase.makespanMin).toBeCloseTo(10 * 2.55 + 0.1 + 1 + 0.25, 6);
+    expect(onBase.verifications).toBe(9);
   });
 
   it('starts episodes one at a time: a slow scheduler delays the last of a wave', () => {

@@ -93,6 +93,7 @@ const STAGE_WORDS = {
   waiting: 'waits to be built on the change ahead',
   building: 'being built',
   built: 'built, waits for a verification slot',
+  gating: 'its episode\'s own gate runs on this commit',
   verifying: 'being verified',
   verified: 'verified, lands when those ahead have',
   landing: 'landing',
