@@ -9,11 +9,14 @@ import { execFile } from 'node:child_process';
 import { cp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import Docker from 'dockerode';
 import { formatTable } from '../src/cli/output.js';
 import { BwrapSandbox } from '../src/sandbox/bwrap-sandbox.js';
+import { containerOptions } from '../src/sandbox/docker-container.js';
 import { DockerSandbox } from '../src/sandbox/docker-sandbox.js';
 import type { Sandbox, SandboxRunSpec } from '../src/sandbox/sandbox.js';
 import { WarmPool } from '../src/sandbox/warm-pool.js';
+import { prepareWorkDir } from '../src/sandbox/work-dir.js';
 import { removeTree } from '../src/sandbox/remove-tree.js';
 import type { BenchContext, BenchResult } from './lib/bench-module.js';
 import { IMAGE, makeBenchRoot, TEST_COMMAND, writeSeed } from './lib/bench-world.js';
@@ -113,6 +116,23 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
       await removeTree(s.workDir);
     }
     rows.push(['bubblewrap: `true` on the host | in bwrap (gate settings)', cell(summarize(host)), cell(summarize(inBwrap)), '-']);
+    // Of that: bwrap's own namespaces over the host's root (no root of its own to build), and the harness around it.
+    const bare: number[] = [];
+    const drop: number[] = [];
+    for (let i = 0; i < reps; i++) {
+      let t0 = performance.now();
+      await execFileAsync('bwrap', ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--unshare-net', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--die-with-parent', '--new-session', 'true']);
+      bare.push(performance.now() - t0);
+      t0 = performance.now();
+      await execFileAsync('prlimit', ['--data=536870912', '--', 'setpriv', '--reuid=1000', '--regid=1000', '--clear-groups', '--no-new-privs', 'true']);
+      drop.push(performance.now() - t0);
+    }
+    rows.push(['  of which: prlimit + setpriv alone | bwrap alone (namespaces, /dev, /proc, /tmp)', cell(summarize(drop)), cell(summarize(bare)), '-']);
+
+    // A fresh container's life, call by call, with a gate's settings (`true`): where the time goes without the pool.
+    const phases = await freshPhases(reps, await spec('true'));
+    rows.push(['fresh container, by call: create | start', cell(summarize(phases.create)), cell(summarize(phases.start)), '-']);
+    rows.push(['fresh container, by call: wait (exit) | remove', cell(summarize(phases.wait)), cell(summarize(phases.remove)), '-']);
 
     const hits = pool.stats.hits + big.stats.hits;
     const misses = pool.stats.misses + big.stats.misses;
@@ -130,6 +150,33 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
     await Promise.all([pool.drain(), big.drain()]);
     await root.cleanup();
   }
+}
+
+/** Times each Engine API call of a fresh gate container's life (create, start, wait, remove), `reps` times. */
+async function freshPhases(reps: number, spec: SandboxRunSpec): Promise<Record<'create' | 'start' | 'wait' | 'remove', number[]>> {
+  const docker = new Docker();
+  const { path, user } = await prepareWorkDir(spec.workDir);
+  const options = containerOptions(spec, IMAGE, path, user);
+  const out = { create: [] as number[], start: [] as number[], wait: [] as number[], remove: [] as number[] };
+  for (let i = 0; i < reps; i++) {
+    let t0 = performance.now();
+    const container = await docker.createContainer({ ...options, AttachStdout: false, AttachStderr: false });
+    out.create.push(performance.now() - t0);
+    try {
+      t0 = performance.now();
+      await container.start();
+      out.start.push(performance.now() - t0);
+      t0 = performance.now();
+      await container.wait();
+      out.wait.push(performance.now() - t0);
+    } finally {
+      t0 = performance.now();
+      await container.remove({ force: true });
+      out.remove.push(performance.now() - t0);
+    }
+  }
+  await removeTree(spec.workDir);
+  return out;
 }
 
 /** Waits (at most 60 s) until the pool holds `count` ready containers and makes none. */
