@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { openSync } from 'node:fs';
+import { existsSync, openSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -28,12 +28,20 @@ export class PrivateDocker {
   async start(): Promise<void> {
     await mkdir(this.dir, { recursive: true });
     const log = openSync(join(this.dir, 'dockerd.log'), 'a');
-    this.process = spawn('dockerd', [
+    const hostBridge = existsSync('/sys/class/net/docker0');
+    // dockerd started with `--bridge none` deletes the interface docker0 of the network namespace it
+    // runs in: in the machine's namespace that took the machine daemon's bridge away (every bridged
+    // container then failed with "could not find bridge docker0"). A namespace of its own keeps it
+    // off the machine's network; this daemon's containers need none.
+    this.process = spawn('unshare', ['--net', '--', 'dockerd',
       '--host', this.host, '--data-root', join(this.dir, 'data'), '--exec-root', join(this.dir, 'exec'),
       '--pidfile', join(this.dir, 'docker.pid'), '--bridge', 'none', '--iptables=false', '--ip-forward=false',
     ], { stdio: ['ignore', log, log] });
     for (let i = 0; i < 300; i++) {
-      if (await this.answers()) return;
+      if (await this.answers()) {
+        if (hostBridge && !existsSync('/sys/class/net/docker0')) throw new Error('the private dockerd removed the machine\'s docker0 bridge; restart the machine daemon (bash scripts/setup-services.sh)');
+        return;
+      }
       await sleep(100);
     }
     throw new Error(`the private dockerd did not answer within 30 s; see ${join(this.dir, 'dockerd.log')}`);
