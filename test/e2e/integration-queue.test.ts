@@ -17,15 +17,15 @@ const describeE2e = runs ? describe : describe.skip;
 /** The DOM as this function uses it, in the page (the test's tsconfig has no DOM types). */
 interface Found { innerText: string; closest(selector: string): Found | null; getAttribute(name: string): string | null }
 
-/** Runs in the page: the first row being verified and whether the queue is a running scheduler's, or false. */
+/** Runs in the page: the first row being judged on its tip (its own gate, or a verification) and whether the queue is a running scheduler's, or false. */
 function readVerifyingRow(): { text: string; current: string | null } | false {
   const doc = (globalThis as unknown as { document: { querySelector(selector: string): Found | null } }).document;
-  const row = doc.querySelector('main [data-stage="verifying"]')?.closest('tr');
+  const row = doc.querySelector('main [data-stage="gating"], main [data-stage="verifying"]')?.closest('tr');
   return row ? { text: row.innerText, current: doc.querySelector('[data-queue-current]')?.getAttribute('data-queue-current') ?? null } : false;
 }
 
 describeE2e('the integration queue in a browser', () => {
-  it('shows on the overview, while genesis run goes, each change being verified and what it sits on', async () => {
+  it('shows on the overview, while genesis run goes, each change being judged on its tip and what it sits on', async () => {
     const dir = await tempDir('genesis-queue-e2e-');
     const worldPath = join(dir, 'w.world');
     const init = startCli(['init', '--world', worldPath, '--from', await slowGateSeed(dir)]);
@@ -50,7 +50,7 @@ describeE2e('the integration queue in a browser', () => {
       expect(current).toBe('true');
       // The row names its task, says it is being verified and on top of what (the head or the change ahead), and its commit is real.
       expect(text).toMatch(/\bt\d\b/);
-      expect(text).toContain('being verified');
+      expect(text).toMatch(/being verified|own gate runs on this commit/);
       expect(text).toMatch(/the accepted head|change t\d/);
       const commit = /([0-9a-f]{12})\s*$/.exec(text.trim())?.[1];
       expect(commit, text).toBeDefined();

@@ -47,7 +47,8 @@ itWith('bwrap')('the dashboard shows the integration queue of a run in flight: w
   expect(seen.length).toBeGreaterThan(0);
   expect(seen.every((v) => v.current && /genesis run on .* \(pid \d+\)/.test(v.run ?? ''))).toBe(true);
   const entries = seen.flatMap((v) => v.entries);
-  const verifying = entries.filter((e) => e.stage === 'verifying');
+  // Judged on its tip: by its episode's own gate (a reservation, in process) or by a verification.
+  const verifying = entries.filter((e) => e.stage === 'gating' || e.stage === 'verifying');
   expect(verifying.length).toBeGreaterThan(0);
   // Every speculative commit shown is real and extends exactly what the view says it sits on.
   for (const e of entries.filter((e) => e.commit !== null)) {
@@ -62,7 +63,7 @@ itWith('bwrap')('the dashboard shows the integration queue of a run in flight: w
     });
     expect(Object.values(v.counts).reduce((a, b) => a + b, 0)).toBe(v.entries.length);
   }
-  // What the queue verified is what landed: each speculative commit seen verifying is on the accepted branch now.
+  // What the queue judged is what landed: speculative commits seen being judged are on the accepted branch now.
   const accepted = new Set((await git(['rev-list', 'main'], { cwd: worldPath })).stdout.split('\n').filter(Boolean));
   expect(verifying.some((e) => accepted.has(e.commit!))).toBe(true);
 
