@@ -20,13 +20,16 @@ interface WrittenFile {
  * git reads a byte of it: a 2 GB sparse file or two 300 MB files would otherwise be hashed into the
  * world's object store (and kept there through the ledger), and a diff built from them. Only sizes
  * are read: `ls-files --others` for new files (ignored ones excluded, as `git add` excludes them)
- * and `lstat` for tracked files whose size differs from the base's blob.
+ * and `lstat` for tracked files whose size differs from the base's blob (or, with `statIndex`, that
+ * `ls-files --modified` names).
  * `ctx` is the git invocation collectCandidateTree uses (world git dir, workspace tree, private index).
  */
-export async function checkWorkspaceSizes(ctx: { args: string[]; cwd: string; env: Record<string, string>; dir: string; base: string }, limits: SizeLimits): Promise<void> {
+export async function checkWorkspaceSizes(ctx: { args: string[]; cwd: string; env: Record<string, string>; dir: string; base: string; statIndex?: boolean }, limits: SizeLimits): Promise<void> {
   const opts = { cwd: ctx.cwd, env: ctx.env };
-  const untracked = (await git([...ctx.args, 'ls-files', '-z', '--others', '--exclude-standard'], opts)).stdout.split('\0').filter(Boolean);
-  const tracked = await blobSizes(ctx.args, opts, ctx.base);
+  // An index with the checkout's stat data knows which tracked files changed: one process, whatever the size of the base.
+  const listed = ctx.statIndex ? ['--others', '--modified'] : ['--others'];
+  const untracked = (await git([...ctx.args, 'ls-files', '-z', ...listed, '--exclude-standard'], opts)).stdout.split('\0').filter(Boolean);
+  const tracked = ctx.statIndex ? new Map<string, number>() : await blobSizes(ctx.args, opts, ctx.base);
   const written: WrittenFile[] = [];
   for (const path of untracked) {
     const size = await sizeOf(join(ctx.dir, path));

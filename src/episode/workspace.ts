@@ -84,9 +84,10 @@ export async function collectCandidateTree(world: WorldRepo, workspace: Workspac
   }
   const ctx = ['--git-dir', world.path, '--work-tree', workspace.dir, '-c', `core.excludesFile=${excludesFile}`, '-c', 'core.autocrlf=false'];
   // Without the checkout's own index (a workspace made another way), the base's tree with no stat data: add then hashes every file.
-  if (!(await stat(indexFile).then((st) => st.isFile(), () => false))) await git([...ctx, 'read-tree', base], opts);
+  const statIndex = await stat(indexFile).then((st) => st.isFile(), () => false);
+  if (!statIndex) await git([...ctx, 'read-tree', base], opts);
   // Sizes first, from the file system: nothing over the limits is ever read into the world.
-  if (limits) await checkWorkspaceSizes({ args: ctx, cwd: world.path, env, dir: workspace.dir, base }, limits);
+  if (limits) await checkWorkspaceSizes({ args: ctx, cwd: world.path, env, dir: workspace.dir, base, statIndex }, limits);
   // .gitignore is honoured on purpose: dependencies an agent installed are not part of its change.
   await git([...ctx, 'add', '--all', '--', '.'], opts);
   return gitValue([...ctx, 'write-tree'], opts);
