@@ -98,6 +98,7 @@ export class HistoryIndex {
   async doneAt(commit: string, tries = 2): Promise<Set<string>> {
     await this.ensure(commit);
     const walked: string[] = [];
+    let steps = 0;
     let base: ReadonlySet<string> = new Set();
     for (let at: string | null = commit; at !== null; ) {
       const memo = this.doneMemo.get(at);
@@ -109,13 +110,26 @@ export class HistoryIndex {
       // Another call rebuilt the index from an unrelated commit meanwhile: ask again.
       if (!link) return tries > 0 ? this.doneAt(commit, tries - 1) : new Set((await this.readHistory(commit)).flatMap((c) => (c.task ? [c.task] : [])));
       if (link.task) walked.push(link.task);
+      steps++;
       at = link.parent;
     }
     const done = new Set(base);
     for (const task of walked) done.add(task);
+    this.remember(commit, done);
+    // After a long walk, the parent's answer too: the next commit asked about is often a sibling
+    // (another candidate on the same head), and then its walk stops one link down.
+    const link = this.links.get(commit)!;
+    if (steps > 1 && link.parent !== null && !this.doneMemo.has(link.parent)) {
+      const parent = new Set(base);
+      for (const task of link.task ? walked.slice(1) : walked) parent.add(task);
+      this.remember(link.parent, parent);
+    }
+    return new Set(done);
+  }
+
+  private remember(commit: string, done: ReadonlySet<string>): void {
     if (this.doneMemo.size >= MEMO) this.doneMemo.delete(this.doneMemo.keys().next().value!);
     this.doneMemo.set(commit, done);
-    return new Set(done);
   }
 
   /** The first-parent chain of `commit`, newest first (for readers that stop early, like the ratchet's floor). */
