@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -48,8 +48,13 @@ export async function runTrial(trial: number, plan: FaultPlan, services: TrialSe
   const env: Record<string, string> = { ...FAST, GENESIS_QUEUE_PREFIX: `fault-${seed}-${trial}-${process.pid}`, ...(docker ? { DOCKER_HOST: docker.host } : {}) };
   const world = await createTrialWorld(dir, { tasks: TASKS, sleepMs: plan.sleepMs, sandbox: docker ? 'docker' : 'bwrap', parallelism: 3 });
   const url = services.redis.url;
-  const startWorker = () => startGenesis(['worker', '--redis', url, '--json', '--concurrency', '1', '--cache-dir', join(dir, 'cache')], env);
-  const startScheduler = () => startGenesis(['run', '--world', world.path, '--redis', url, '--json'], env);
+  const processes: Array<{ name: string; p: GenesisProcess }> = [];
+  const keep = (name: string, p: GenesisProcess) => {
+    processes.push({ name: `${name}-${processes.filter((s) => s.name.startsWith(name)).length + 1}`, p });
+    return p;
+  };
+  const startWorker = () => keep('worker', startGenesis(['worker', '--redis', url, '--json', '--concurrency', '1', '--cache-dir', join(dir, 'cache')], env));
+  const startScheduler = () => keep('scheduler', startGenesis(['run', '--world', world.path, '--redis', url, '--json'], env));
   const workers: GenesisProcess[] = [startWorker(), startWorker(), startWorker()];
   const result: TrialResult = { trial, plan, injected: '', restarts: 0, stops: [], violations: [], warnings: [], episodes: 0, durationMs: 0 };
   try {
@@ -69,7 +74,7 @@ export async function runTrial(trial: number, plan: FaultPlan, services: TrialSe
     await Promise.all(workers.map((w) => stopProcess(w, 2000)));
     result.durationMs = Date.now() - started;
     if (!services.keep && result.violations.length === 0) await rm(dir, { recursive: true, force: true });
-    else result.warnings.push(`world kept at ${world.path}`);
+    else result.warnings.push(`world kept at ${world.path}, the processes' output in ${await saveLogs(dir, processes)}`);
   }
   return result;
 }
@@ -198,4 +203,15 @@ async function check(world: { path: string; tasks: string[] }, url: string, env:
   result.episodes = report.episodes;
   for (const f of report.findings) (f.severity === 'violation' ? result.violations : result.warnings).push(`audit ${f.code}: ${f.message}`);
   if (code !== 0 && report.findings.every((f) => f.severity !== 'violation')) result.violations.push(`genesis audit exited ${code} with no violation listed`);
+}
+
+/** Every process's stdout and stderr, for a look at a trial that went wrong. */
+async function saveLogs(dir: string, processes: Array<{ name: string; p: GenesisProcess }>): Promise<string> {
+  const logs = join(dir, 'logs');
+  await mkdir(logs, { recursive: true });
+  for (const { name, p } of processes) {
+    await writeFile(join(logs, `${name}.out`), `${p.lines.join('\n')}\n`);
+    await writeFile(join(logs, `${name}.err`), p.stderr());
+  }
+  return logs;
 }
