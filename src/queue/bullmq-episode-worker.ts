@@ -3,6 +3,7 @@ import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Agent } from '../agents/agent.js';
 import type { EpisodeResult } from '../episode/episode-job.js';
+import type { EpisodeRecord } from '../world/episode-record.js';
 import { runEpisode } from '../episode/run-episode.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { Ledger } from '../world/ledger.js';
@@ -82,9 +83,16 @@ async function runLeased(data: DistributedJob, options: EpisodeWorkerOptions, wo
   const task = manifest.tasks.find((t) => t.id === job.task);
   const leases = new RedisPathLeases(options.redis, data.worldKey);
   const ledger = new Ledger(world.repo.path, { secretEnv: secretEnvNames(manifest.agent) });
+  const record = await ledger.read(job.episodeId);
   // A job put back after Redis lost it may name an episode the scheduler already closed: nothing to run, no lease to take.
-  if ((await ledger.read(job.episodeId))?.status === 'final') {
+  if (record?.status === 'final') {
     return { episodeId: job.episodeId, task: job.task, attempt: job.attempt, base: job.base, candidate: null, verdict: 'abandoned', reason: 'episode-closed', message: 'the episode was already closed when this job ran', signature: null };
+  }
+  // A job delivered again after its episode ran and passed (its worker stalled or died before the result got out, or
+  // Redis lost the job): its change may be waiting to land, so it is sent again as recorded, never made a second time.
+  if (record && ranAndPassed(record)) {
+    await world.publish(job.episodeId);
+    return { episodeId: job.episodeId, task: job.task, attempt: job.attempt, base: record.base, candidate: record.candidate, verdict: 'passed', reason: null, message: record.message, signature: null, ...(record.gatedOn ? { gatedOn: record.gatedOn } : {}), ...(record.source ? { source: record.source } : {}) };
   }
   // A restarted job re-takes its lease: if another episode took overlapping paths meanwhile, this one yields.
   if (!task || !(await leases.tryAcquire(job.episodeId, task.paths))) {
@@ -119,4 +127,9 @@ async function verify(job: Job, options: EpisodeWorkerOptions, workerId: string,
   await world.publishRef?.(`${VERIFICATION_REF_PREFIX}${v.verificationId}`);
   await results.send(parsed.data.resultQueue, String(job.id), result);
   options.onEvent?.({ type: 'verify-end', episodeId: v.episodeId, task: v.task, verdict: result.ok ? 'passed' : (result.reason ?? 'failed') });
+}
+
+/** The record of an episode whose agent ran and whose own gate passed its candidate, still open (waiting to land). */
+function ranAndPassed(record: EpisodeRecord): record is EpisodeRecord & { candidate: string } {
+  return record.status === 'running' && record.candidate !== null && record.gate?.ok === true && record.reason === null;
 }

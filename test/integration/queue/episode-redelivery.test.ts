@@ -1,0 +1,68 @@
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { Queue } from 'bullmq';
+import { afterEach, describe, expect } from 'vitest';
+import { createAgent } from '../../../src/agents/create-agent.js';
+import { newEpisodeId, type EpisodeJob } from '../../../src/episode/episode-job.js';
+import { BullmqEpisodeQueue } from '../../../src/queue/bullmq-episode-queue.js';
+import { startEpisodeWorker, type EpisodeWorker } from '../../../src/queue/bullmq-episode-worker.js';
+import { EPISODE_QUEUE, queuePrefix, resultQueueOf } from '../../../src/queue/distributed-job.js';
+import type { EpisodeRecord } from '../../../src/world/episode-record.js';
+import { Ledger } from '../../../src/world/ledger.js';
+import { itWith } from '../../helpers/services.js';
+import { tempDir } from '../../helpers/temp-dir.js';
+import { GOOD_A, makeWorld } from '../../helpers/world-fixture.js';
+import { testQueuePrefix, testRedis } from './redis-test-world.js';
+
+const it = itWith('redis');
+const workers: EpisodeWorker[] = [];
+afterEach(async () => {
+  for (const w of workers.splice(0)) await w.close(true);
+});
+
+describe('an episode job delivered again after its episode ran and passed', () => {
+  it('is answered from the record, without running the agent again or touching the record', async () => {
+    const f = await makeWorld({ sandbox: 'bwrap', recording: { a: [{ write: { 'src/a.js': GOOD_A } }] } });
+    testQueuePrefix();
+    const redis = await testRedis();
+    const where = { remote: f.world.path, worldKey: `test-${randomUUID()}` };
+    const queue = new BullmqEpisodeQueue(redis, where, { lockDurationMs: 2000, stalledIntervalMs: 1000 });
+    workers.push(await startEpisodeWorker({ redis: await testRedis(), concurrency: 1, cacheDir: join(await tempDir(), 'cache'), createAgent, createSandbox: async () => f.sandbox }));
+    const ledger = new Ledger(f.world.path);
+    const job: EpisodeJob = { episodeId: newEpisodeId(), world: 'fixture', task: 'a', attempt: 1, base: f.commit };
+    await ledger.write(openRecord(job));
+    try {
+      await queue.submit(job);
+      const first = await queue.nextResult();
+      expect(first).toMatchObject({ episodeId: job.episodeId, verdict: 'passed' });
+      await queue.acknowledge(job.episodeId);
+      const recorded = await f.world.resolveRef(`refs/genesis/episodes/${job.episodeId}`);
+
+      // Redis lost the job and its result (a restart without persistence); the scheduler puts the job back.
+      for (const name of [EPISODE_QUEUE, resultQueueOf(where.worldKey)]) {
+        const q = new Queue(name, { connection: redis, prefix: queuePrefix() });
+        await (await q.getJob(job.episodeId))?.remove();
+        await q.close();
+      }
+      expect(await queue.ensureSubmitted(job)).toBe(true);
+      const again = await queue.nextResult();
+      await queue.acknowledge(job.episodeId);
+
+      // The same change, as recorded: a second run would have made another candidate and rewritten the record.
+      expect(again).toEqual(first);
+      expect(await f.world.resolveRef(`refs/genesis/episodes/${job.episodeId}`)).toBe(recorded);
+      expect((await ledger.read(job.episodeId))?.candidate).toBe(first.candidate);
+    } finally {
+      await queue.close();
+    }
+  }, 120_000);
+});
+
+/** The record the scheduler writes when it starts an episode. */
+function openRecord(job: EpisodeJob): EpisodeRecord {
+  return {
+    version: 1, id: job.episodeId, world: job.world, task: job.task, attempt: job.attempt, agent: 'script', base: job.base, candidate: null, commit: null,
+    status: 'running', outcome: null, reason: null, message: null, signature: null,
+    startedAt: new Date().toISOString(), endedAt: null, phases: {}, gate: null, changedFiles: [], usage: null, worker: 'test',
+  };
+}
