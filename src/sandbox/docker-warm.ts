@@ -84,7 +84,11 @@ export async function runWarm(pool: WarmPool, spec: SandboxRunSpec, image: { nam
       return null;
     }
     const tail = new OutputTail(spec.maxOutputBytes);
-    stream = (await slot.container.attach({ stream: true, stdout: true, stderr: true })) as unknown as Readable;
+    try {
+      stream = (await slot.container.attach({ stream: true, stdout: true, stderr: true })) as unknown as Readable;
+    } catch {
+      return null; // the container is gone (a daemon restart): nothing ran
+    }
     const drained = readFrames(stream, (chunk) => tail.push(chunk));
     const started = performance.now();
     if (!(await sendCommand(slot, spec.command))) return null;
@@ -139,11 +143,13 @@ async function targetsAreDirect(workDir: string, mounts: readonly TreeMount[]): 
 
 /**
  * Writes the command into the slot's FIFO once the container's first process has it open (a
- * non-blocking open fails with ENXIO until then). False when it never does: the container died.
+ * non-blocking open fails with ENXIO until then). False when it never does: the container died
+ * (a daemon restarted since it was made) or does not get there within 5 s.
  */
 async function sendCommand(slot: WarmSlot, command: string): Promise<boolean> {
   const deadline = Date.now() + 5_000;
-  for (;;) {
+  for (let attempt = 1; ; attempt++) {
+    if (attempt % 20 === 0 && !(await isRunning(slot))) return false;
     try {
       const fifo = await open(slot.paths.command, constants.O_WRONLY | constants.O_NONBLOCK);
       try {
@@ -157,4 +163,8 @@ async function sendCommand(slot: WarmSlot, command: string): Promise<boolean> {
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
   }
+}
+
+async function isRunning(slot: WarmSlot): Promise<boolean> {
+  return slot.container.inspect().then((info) => info.State.Running, () => false);
 }

@@ -40,7 +40,7 @@ export interface WarmPoolStats {
   /** Containers the pool made; `retired` of them are removed. */
   made: number;
   retired: number;
-  /** Containers that could not be made or used: the pool turned itself off after the first. */
+  /** Slots that could not be made or used (the pool turns itself off when they cannot work here). */
   failures: number;
 }
 
@@ -75,6 +75,8 @@ export class WarmPool {
   private next = 0;
   private off = false;
   private draining = false;
+  /** Containers that could not be made, in a row. */
+  private failedInRow = 0;
   /** Pooled runs under way (taken, not yet released). */
   private running = 0;
   readonly stats: WarmPoolStats = { hits: 0, misses: 0, made: 0, retired: 0, failures: 0 };
@@ -225,12 +227,21 @@ export class WarmPool {
     let container: Container | undefined;
     try {
       await prepareSlot(paths, `${recipe(paths).User ?? '0'}`);
+    } catch {
+      this.disable(); // no mount rights here: slots cannot be made at all
+      await removeSlot(paths);
+      return null;
+    }
+    try {
       container = await this.docker.createContainer(recipe(paths));
       this.stats.made++;
       await container.start();
+      this.failedInRow = 0;
       return { key, container, paths };
     } catch {
-      this.disable();
+      // A daemon restarting fails a few in a row and then works again; one that keeps failing turns the pool off.
+      this.stats.failures++;
+      if (++this.failedInRow >= 3) this.disable();
       if (container) await this.remove({ key, container, paths });
       else await removeSlot(paths);
       return null;

@@ -242,3 +242,30 @@ describe('a warm docker pool under concurrent gates', () => {
     }
   });
 });
+
+describe('a warm docker pool whose containers died', () => {
+  it('runs the gate in a fresh container at once when the ready one was killed (as a daemon restart does)', async () => {
+    const pool = new WarmPool({ perKey: 1 });
+    const sandbox = new DockerSandbox({ image, warm: pool });
+    try {
+      await sandbox.run(await specFor('true'));
+      for (let i = 0; i < 1200 && (pool.filling || pool.readyCount === 0); i++) await new Promise((r) => setTimeout(r, 50));
+      const docker = new Docker();
+      const ready = await docker.listContainers({ filters: { label: [`${WARM_POOL_LABEL}=${pool.labels[WARM_POOL_LABEL]}`] } });
+      expect(ready).toHaveLength(1);
+      await docker.getContainer(ready[0]!.Id).kill();
+      const started = Date.now();
+      const result = await sandbox.run(await specFor('echo fresh'));
+      expect(result).toMatchObject({ exitCode: 0, output: 'fresh\n' });
+      // Beyond the fresh run itself (create to exit), finding the dead one cost far less than the 5 s it would wait for a slow one.
+      expect(Date.now() - started - result.durationMs).toBeLessThan(2_500);
+      // Not turned off by one dead container: it refills and serves the next run.
+      for (let i = 0; i < 1200 && (pool.filling || pool.readyCount === 0); i++) await new Promise((r) => setTimeout(r, 50));
+      const hits = pool.stats.hits;
+      expect((await sandbox.run(await specFor('echo warm'))).output).toBe('warm\n');
+      expect(pool.stats.hits).toBe(hits + 1);
+    } finally {
+      await pool.drain();
+    }
+  });
+});
