@@ -36,8 +36,8 @@ Options:
   --trials <n>      how many trials (default 10); the kinds are taken in turn
   --faults <k,...>  only these kinds: ${FAULT_KINDS.join(', ')}
   --docker          gates in Docker, on a private daemon this script starts; adds restart-docker
-  --keep            keep every trial's world (a trial with a violation keeps it anyway, with the
-                    scheduler's and workers' output under <trial dir>/logs)
+  --keep            keep every trial's world (a trial with a violation or a run that stopped early
+                    keeps it anyway, with the scheduler's and workers' output under <trial dir>/logs)
   --port <n>        port of the private Redis (default 17000 + seed % 1000)
   -h, --help        this text
 

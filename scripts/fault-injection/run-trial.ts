@@ -73,7 +73,8 @@ export async function runTrial(trial: number, plan: FaultPlan, services: TrialSe
   } finally {
     await Promise.all(workers.map((w) => stopProcess(w, 2000)));
     result.durationMs = Date.now() - started;
-    if (!services.keep && result.violations.length === 0) await rm(dir, { recursive: true, force: true });
+    // A run that stopped early (a hang killed after 180 s, say) is kept too: it may be a liveness bug.
+    if (!services.keep && result.violations.length === 0 && result.stops.length === 0) await rm(dir, { recursive: true, force: true });
     else result.warnings.push(`world kept at ${world.path}, the processes' output in ${await saveLogs(dir, processes)}`);
   }
   return result;
