@@ -17,6 +17,11 @@ export interface GateTarget {
  */
 export type ReserveTip = (change: { episodeId: string; task: string; candidate: string; base: string }) => Promise<{ onto: string; commit: string; speculative: boolean } | null>;
 
+/** The scheduler's side over a shared queue: answers the workers' requests for a place with `reserve`. */
+export interface TipService {
+  serve(reserve: ReserveTip): void;
+}
+
 /**
  * Where the episode gates its change: on its place in the queue when it got one, so a change that
  * lands in that order is gated once, whatever landed or queued while its agent worked. Null: on its base.

@@ -133,7 +133,10 @@ export class IntegrationStage {
       case 'build': {
         const record = await this.deps.ledger.read(command.id);
         if (!record) return { type: 'build-rejected', id: command.id, generation: command.generation, reason: 'episode-unknown', message: `episode ${command.id} has no ledger record` };
-        const built = await buildTip(this.deps.world, command.change, record, command.onto, command.generation, { reserve: command.reserve === true });
+        // A build that throws (a candidate missing from the object store, a git failure) must not leave the entry building for ever.
+        const built = await buildTip(this.deps.world, command.change, record, command.onto, command.generation, { reserve: command.reserve === true }).catch(
+          (error: unknown) => ({ ok: false as const, reason: 'replay-worker-error' as const, message: `the change could not be built on its tip: ${error instanceof Error ? error.message : String(error)}`, signature: 'replay-worker-error' }),
+        );
         if (!built.ok) return { type: 'build-rejected', id: command.id, generation: command.generation, reason: built.reason, message: built.message };
         return { type: 'built', id: command.id, generation: command.generation, commit: built.commit, needsGate: built.needsGate };
       }

@@ -24,7 +24,7 @@ export class BullmqEpisodeQueue implements EpisodeQueue {
 
   constructor(
     redis: Redis,
-    private readonly where: { remote: string; worldKey: string },
+    private readonly where: { remote: string; worldKey: string; tips?: boolean },
     /** How soon a result taken by a scheduler that died is delivered again. @default 30 s */
     timing: { lockDurationMs?: number; stalledIntervalMs?: number } = {},
   ) {
@@ -48,7 +48,7 @@ export class BullmqEpisodeQueue implements EpisodeQueue {
   }
 
   async submit(job: EpisodeJob): Promise<void> {
-    const data = distributedJobSchema.parse({ job, remote: this.where.remote, worldKey: this.where.worldKey, resultQueue: this.resultQueue });
+    const data = distributedJobSchema.parse({ job, remote: this.where.remote, worldKey: this.where.worldKey, resultQueue: this.resultQueue, ...(this.where.tips ? { tips: true } : {}) });
     await this.episodes.add('episode', data, { jobId: job.episodeId, attempts: 1, ...RETENTION });
   }
 

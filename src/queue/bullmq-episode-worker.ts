@@ -9,10 +9,11 @@ import type { Sandbox } from '../sandbox/sandbox.js';
 import { Ledger } from '../world/ledger.js';
 import type { WorldManifest } from '../world/manifest-schema.js';
 import { secretEnvNames } from '../world/secret-env.js';
-import { openWorkerWorld } from '../world/worker-world.js';
+import { isGitUrl, openWorkerWorld } from '../world/worker-world.js';
 import type { WorldRepo } from '../world/world-repo.js';
 import { consumeEpisodes, ResultQueues, workerSettings } from './bullmq-episode-consumer.js';
 import { distributedVerificationSchema, EPISODE_QUEUE, VERIFICATION_QUEUE, type DistributedJob } from './distributed-job.js';
+import { requestTip } from './redis-tip-broker.js';
 import { runVerification } from '../integrate/run-verification.js';
 import { VERIFICATION_REF_PREFIX } from '../integrate/verification-ledger.js';
 import { RedisPathLeases } from './redis-path-leases.js';
@@ -102,7 +103,9 @@ async function runLeased(data: DistributedJob, options: EpisodeWorkerOptions, wo
   try {
     const agent = await options.createAgent(manifest, world.repo, job.base);
     const sandbox = await options.createSandbox(manifest);
-    const result = await runEpisode(job, { world: world.repo, ledger, sandbox, agent, worker: workerId, signal });
+    // On the world's own storage the scheduler can build on this worker's candidate: ask it for a place.
+    const reserveTip = data.tips && !isGitUrl(data.remote) ? (change: Parameters<typeof requestTip>[2]) => requestTip(options.redis, data.worldKey, change) : undefined;
+    const result = await runEpisode(job, { world: world.repo, ledger, sandbox, agent, worker: workerId, signal, reserveTip });
     // Closed while this duplicate ran: the scheduler will not release the lease it re-took.
     if (result.reason === 'episode-closed') await leases.release(job.episodeId);
     else await world.publish(job.episodeId);

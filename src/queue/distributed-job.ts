@@ -25,6 +25,8 @@ export const distributedJobSchema = z
     remote: z.string().min(1),
     worldKey: z.string().regex(/^[A-Za-z0-9._-]+$/),
     resultQueue: z.string().min(1),
+    /** The scheduler answers requests for a place in its integration queue (see redis-tip-broker). */
+    tips: z.boolean().optional(),
   })
   .strict();
 

@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { createAgent } from '../agents/create-agent.js';
 import { agentForAttempt } from '../agents/rotation.js';
 import { newEpisodeId, type EpisodeJob, type EpisodeResult } from '../episode/episode-job.js';
-import type { ReserveTip } from '../episode/gate-on-tip.js';
+import type { ReserveTip, TipService } from '../episode/gate-on-tip.js';
 import { runEpisode } from '../episode/run-episode.js';
 import { removeStaleWorkspaces } from '../episode/workspace.js';
 import { checkEvidence } from '../gate/evidence.js';
@@ -40,6 +40,8 @@ export interface DistributedRun {
   verifications?: VerificationQueue;
   /** How often to check that the queue still holds every running episode. @default 5000 */
   reconcileMs?: number;
+  /** Answers workers asking for their change's place in the integration queue; without it they gate on their base. */
+  tips?: TipService;
 }
 
 export interface RunOptions {
@@ -251,6 +253,8 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
   if (options.signal?.aborted) onAbort();
   options.signal?.addEventListener('abort', onAbort, { once: true });
 
+  // Workers ask for places only for an episode this run is running, from the base it was given.
+  distributed?.tips?.serve((c) => (policy.running.get(c.episodeId) === c.task && jobs.get(c.episodeId)?.base === c.base ? reserveTip(c) : Promise.resolve(null)));
   try {
     await guard();
     const startVerdict = await checkEvidence(world, sandbox, manifest, startHead);

@@ -5,6 +5,8 @@ import { worldKeyOf } from '../../queue/distributed-job.js';
 import { IntegratorLock } from '../../queue/integrator-lock.js';
 import { connectRedis } from '../../queue/redis-connection.js';
 import { RedisPathLeases } from '../../queue/redis-path-leases.js';
+import { RedisTipServer } from '../../queue/redis-tip-broker.js';
+import { isGitUrl } from '../../world/worker-world.js';
 import type { DistributedRun } from '../../schedule/run-world.js';
 import type { WorldRepo } from '../../world/world-repo.js';
 
@@ -26,13 +28,17 @@ export async function joinCluster(url: string, world: WorldRepo, name: string, r
     process.stderr.write('genesis: the integrator lock was lost (another scheduler took over?); stopping\n');
     onLockLost();
   });
-  const queue = new BullmqEpisodeQueue(redis, { remote, worldKey }, { lockDurationMs: envMs('GENESIS_LOCK_MS'), stalledIntervalMs: envMs('GENESIS_STALLED_MS') });
+  // Workers on the world's own storage ask for their change's place before gating (issue 18 item 4);
+  // behind a git URL their candidates are not in the scheduler's object store yet, so they gate on their base.
+  const tips = isGitUrl(remote) ? null : new RedisTipServer(redis, worldKey);
+  const queue = new BullmqEpisodeQueue(redis, { remote, worldKey, tips: tips !== null }, { lockDurationMs: envMs('GENESIS_LOCK_MS'), stalledIntervalMs: envMs('GENESIS_STALLED_MS') });
   const leases = new RedisPathLeases(redis, worldKey);
   // Gates of speculative commits run on the workers, as episodes do.
   const verifications = new BullmqVerificationQueue(redis, { remote, worldKey }, { lockDurationMs: envMs('GENESIS_LOCK_MS'), stalledIntervalMs: envMs('GENESIS_STALLED_MS') });
   return {
-    distributed: { queue, leases, verifications, reconcileMs: envMs('GENESIS_RECONCILE_MS') ?? 5_000 },
+    distributed: { queue, leases, verifications, reconcileMs: envMs('GENESIS_RECONCILE_MS') ?? 5_000, ...(tips ? { tips } : {}) },
     async leave() {
+      await tips?.close();
       await lock.release();
       redis.disconnect();
     },
