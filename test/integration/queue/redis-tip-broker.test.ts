@@ -48,7 +48,10 @@ describe('places in the integration queue asked for over Redis', () => {
     // A scheduler that starts later does not reserve a place for a worker that gave up.
     server = new RedisTipServer(redis, worldKey);
     const asked: string[] = [];
-    server.serve(async (c) => (asked.push(c.episodeId), null));
+    server.serve(async (c) => {
+      asked.push(c.episodeId);
+      return null;
+    });
     expect(await requestTip(redis, worldKey, { episodeId: 'e2', task: 't2', candidate: C, base: A })).toBeNull();
     expect(asked).toEqual(['e2']);
   });
