@@ -171,18 +171,21 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
   };
 
   const startEpisodes = async (tasks: Array<{ task: TaskSpec; attempt: number }>, limit: number): Promise<void> => {
-    let count = 0;
     const head = lander.head!;
+    const starting: Array<{ record: EpisodeRecord; task: TaskSpec; attempt: number }> = [];
     for (const { task, attempt } of tasks) {
-      if (count >= limit) break;
+      if (starting.length >= limit) break;
       const id = newEpisodeId();
       if (!(await leases.tryAcquire(id, task.paths))) continue;
-      const record = newRecord(id, manifest, task, attempt, head, agentForAttempt(agent, attempt).label, worker);
-      await ledger.write(record);
+      starting.push({ record: newRecord(id, manifest, task, attempt, head, agentForAttempt(agent, attempt).label, worker), task, attempt });
+    }
+    // Each record is in the world before its job exists; written together, a wave of episodes starts at once, not one git write apart.
+    await Promise.all(starting.map(({ record }) => ledger.write(record)));
+    for (const { record, task, attempt } of starting) {
+      const id = record.id;
       const earlier = [...policy.records.values()].filter((r) => r.task === task.id && r.status === 'final' && r.outcome !== 'accepted').map((r) => r.id).slice(-10);
       const job: EpisodeJob = { episodeId: id, world: manifest.name, task: task.id, attempt, base: head, earlier };
       jobs.set(id, job);
-      count++;
       await apply({ type: 'started', record });
       emit({ type: 'episode-start', id, task: task.id, attempt });
       await queue.submit(job);
