@@ -27,4 +27,21 @@ describe('the run timeline', () => {
     const totals = summarizeTimeline(buildTimeline(events), 8500);
     expect(totals).toMatchObject({ agentS: 2, ownGateS: 3, verifyWaitS: 0.1, verifyS: 3, joinToLandS: 3.3, verifications: 1, lastLandS: 8.4 });
   });
+
+  it('ends the own gate of a change that took its place before gating when its place stops waiting for it', () => {
+    const reserved = [
+      ev(0, { type: 'start' }),
+      ev(10, { type: 'episode-start', id: 'b', task: 'b' }),
+      ev(20, { type: 'episode-phase', id: 'b', task: 'b', phase: 'agent' }),
+      ev(2020, { type: 'episode-phase', id: 'b', task: 'b', phase: 'collect' }),
+      ev(2100, { type: 'integration', entries: [entry('b', 'building', 'h1')] }),
+      ev(2150, { type: 'integration', entries: [entry('b', 'gating', 'h1')] }),
+      ev(2200, { type: 'episode-phase', id: 'b', task: 'b', phase: 'gate' }),
+      ev(5200, { type: 'integration', entries: [entry('b', 'verified', 'h1')] }),
+      ev(5300, { type: 'integration', entries: [entry('b', 'landing', 'h1')] }),
+      ev(5400, { type: 'episode-end', id: 'b', task: 'b', outcome: 'accepted' }),
+    ];
+    const [row] = buildTimeline(reserved);
+    expect(row).toMatchObject({ agent: [20, 2020], joined: 2100, gate: [2200, 5200], verifications: [], end: 5400 });
+  });
 });
