@@ -87,6 +87,7 @@ export function syncingVerifications(queue: VerificationQueue, remote: RemoteWor
       return result;
     },
     cancel: (ids) => queue.cancel(ids),
+    ensureSubmitted: () => queue.ensureSubmitted(),
     close: () => queue.close(),
   };
 }

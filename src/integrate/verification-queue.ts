@@ -8,12 +8,16 @@ import type { RejectionReason } from '../vocabulary/rejection-reasons.js';
  * - Every submitted job yields exactly one result from `nextResult`, also when its worker failed
  *   (`ok: false`, reason `worker-error`) or the queue closed under it (reason `aborted`).
  * - `cancel` drops jobs not yet started (their results will not be wanted); running ones finish.
+ * - `ensureSubmitted` puts back every job whose result is still owed and that the queue lost (a
+ *   Redis restart loses its last second of writes); the run loop calls it as it reconciles episodes.
  * - A result is a hint: the lander trusts only the verification record the worker wrote into the world.
  */
 export interface VerificationQueue {
   submit(job: VerificationJob): Promise<void>;
   nextResult(): Promise<VerificationResult>;
   cancel(verificationIds: readonly string[]): Promise<void>;
+  /** Resolves with how many lost jobs were put back. */
+  ensureSubmitted(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -54,6 +58,11 @@ export class MemoryVerificationQueue implements VerificationQueue {
       const job = this.waiting[i]!;
       if (drop.has(job.verificationId) || drop.has(job.episodeId)) this.waiting.splice(i, 1);
     }
+  }
+
+  /** An in-process queue cannot lose a job it was given. */
+  async ensureSubmitted(): Promise<number> {
+    return 0;
   }
 
   counts(): { waiting: number; active: number } {

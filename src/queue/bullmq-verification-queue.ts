@@ -22,6 +22,8 @@ export class BullmqVerificationQueue implements VerificationQueue {
   private readonly resultQueue: string;
   private readonly connections: Redis[];
   private readonly submitted = new Map<string, string>();
+  /** Jobs whose result has not come back yet, by job id: what `ensureSubmitted` puts back if Redis lost them. */
+  private readonly owed = new Map<string, VerificationJob>();
 
   constructor(redis: Redis, private readonly where: { remote: string; worldKey: string }, timing: { lockDurationMs?: number; stalledIntervalMs?: number } = {}) {
     this.resultQueue = verificationResultQueueOf(where.worldKey);
@@ -39,6 +41,7 @@ export class BullmqVerificationQueue implements VerificationQueue {
   async submit(job: VerificationJob): Promise<void> {
     const jobId = `${job.verificationId}-${job.commit.slice(0, 12)}`;
     this.submitted.set(job.verificationId, jobId);
+    this.owed.set(jobId, job);
     const data = distributedVerificationSchema.parse({ job, remote: this.where.remote, worldKey: this.where.worldKey, resultQueue: this.resultQueue });
     await this.jobs.add('verification', data, { jobId, attempts: 1, ...RETENTION });
   }
@@ -49,10 +52,21 @@ export class BullmqVerificationQueue implements VerificationQueue {
     return new Promise((resolve) => this.takers.push(resolve));
   }
 
+  async ensureSubmitted(): Promise<number> {
+    let putBack = 0;
+    for (const [jobId, job] of [...this.owed]) {
+      if ((await this.jobs.getJob(jobId)) || (await this.results.getJob(jobId)) || !this.owed.has(jobId)) continue;
+      await this.submit(job);
+      putBack++;
+    }
+    return putBack;
+  }
+
   /** Waiting jobs are removed; one a worker already runs finishes, and its result is ignored. */
   async cancel(ids: readonly string[]): Promise<void> {
     for (const id of ids) {
       const jobId = this.submitted.get(id);
+      if (jobId) this.owed.delete(jobId);
       const job = jobId ? await this.jobs.getJob(jobId) : undefined;
       if (job && (await job.isWaiting())) await job.remove().catch(() => undefined);
     }
@@ -69,6 +83,7 @@ export class BullmqVerificationQueue implements VerificationQueue {
   }
 
   private take(job: Job): void {
+    this.owed.delete(String(job.id));
     const parsed = verificationResultSchema.safeParse(job.data);
     if (!parsed.success) return; // malformed: not ours to trust, and the lander would refuse it anyway
     const taker = this.takers.shift();

@@ -335,6 +335,8 @@ function verificationSlots(manifest: WorldManifest): number {
 async function reconcile(distributed: DistributedRun, leases: LeaseStore, jobs: Map<string, EpisodeJob>, policy: PolicyState): Promise<void> {
   for (const id of [...policy.running.keys(), ...policy.integrating.keys()]) await leases.renew(id);
   for (const [id, job] of jobs) if (policy.running.has(id)) await distributed.queue.ensureSubmitted(job);
+  // A verification job Redis lost would leave its change waiting in the integration queue for ever.
+  await distributed.verifications?.ensureSubmitted();
 }
 
 function emitEnd(emit: (event: RunEvent) => void, final: EpisodeRecord): void {
