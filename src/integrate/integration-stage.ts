@@ -69,6 +69,9 @@ export class IntegrationStage {
    * change ahead): it then gates on its base and joins when it passed.
    */
   async reserve(change: QueuedChange): Promise<{ onto: string; commit: string; speculative: boolean } | null> {
+    // A second run of the same episode (its job handed out again) made another change: the first one's place goes.
+    const held = this.state.entries.find((e) => e.id === change.id);
+    if (held && (held.source ?? held.candidate) !== change.candidate) await this.handle({ type: 'withdraw', id: change.id });
     await this.handle({ type: 'reserve', change });
     const entry = this.state.entries.find((e) => e.id === change.id);
     if (entry?.stage !== 'gating' || entry.commit === null || entry.onto === null) return null;
