@@ -2,6 +2,7 @@ import { Queue, QueueEvents, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { ZodError } from 'zod';
 import { episodeResultSchema, type EpisodeJob, type EpisodeResult } from '../episode/episode-job.js';
+import { closeWithin } from './close-within.js';
 import { distributedJobSchema, EPISODE_QUEUE, queuePrefix, resultQueueOf, RETENTION } from './distributed-job.js';
 import type { EpisodeQueue } from './episode-queue.js';
 import { workerError } from './memory-queue.js';
@@ -77,8 +78,8 @@ export class BullmqEpisodeQueue implements EpisodeQueue {
 
   async close(): Promise<void> {
     // Force: a result not yet acknowledged goes back to Redis and is delivered at the next start.
-    await this.consumer.close(true);
-    await Promise.all([this.events.close(), this.episodes.close(), this.results.close()]);
+    // Bounded: while Redis restarts, BullMQ's close would wait for ever (see close-within.ts); then our connections are cut.
+    await closeWithin(this.consumer.close(true).then(() => Promise.all([this.events.close(), this.episodes.close(), this.results.close()])));
     for (const c of this.connections) c.disconnect();
   }
 

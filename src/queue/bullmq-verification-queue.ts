@@ -2,6 +2,7 @@ import { Queue, QueueEvents, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { verificationResultSchema, type VerificationJob, type VerificationResult } from '../integrate/verification-job.js';
 import { failed, type VerificationQueue } from '../integrate/verification-queue.js';
+import { closeWithin } from './close-within.js';
 import { distributedVerificationSchema, queuePrefix, RETENTION, VERIFICATION_QUEUE, verificationResultQueueOf } from './distributed-job.js';
 
 /**
@@ -77,8 +78,8 @@ export class BullmqVerificationQueue implements VerificationQueue {
   }
 
   async close(): Promise<void> {
-    await this.consumer.close(true);
-    await Promise.all([this.events.close(), this.jobs.close(), this.results.close()]);
+    // Bounded: while Redis restarts, BullMQ's close would wait for ever (see close-within.ts); then our connections are cut.
+    await closeWithin(this.consumer.close(true).then(() => Promise.all([this.events.close(), this.jobs.close(), this.results.close()])));
     for (const c of this.connections) c.disconnect();
   }
 
