@@ -42,11 +42,14 @@ export async function buildTip(world: WorldRepo, change: QueuedChange, record: E
   // A change reserved before its own gate ran has no gated build yet, not even on its own base.
   const needsGate = options.reserve ? false : !onOwnBase || change.ungated === true;
   const verification = verificationId(change.id, generation, needsGate);
-  const own = record.gate?.summary ?? 'passed';
+  // A change rebuilt while its own gate still runs has no summary yet: say only what is known.
+  const own = record.gate?.summary ?? null;
   // The verdict on the tip is not known yet: the trailer names the verification, whose record holds it.
   const verified = options.reserve
     ? `gated by episode ${change.id} on ${onto.slice(0, 12)} (its record holds the verdict)`
-    : needsGate ? `${own}; verified again on ${onto.slice(0, 12)} by ${verification}` : own;
+    : needsGate
+      ? `${own ? `${own}; verified again` : 'verified'} on ${onto.slice(0, 12)} by ${verification}${own ? '' : ' (its record holds the verdict)'}`
+      : (own ?? 'passed');
   const message = acceptedCommitMessage({
     title: task.title, episode: change.id, task: change.task, attempt: record.attempt, agent: record.agent, verified,
     score: needsGate ? null : (record.gate?.score ?? null), tree: merged.tree, verification,
