@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { queueSnapshotPath } from '../integrate/queue-snapshot.js';
 import { readAcceptedHistory, type AcceptedCommit } from '../world/accepted-history.js';
+import { readVerificationSummary } from '../world/verification-ref.js';
 import type { EpisodeRecord } from '../world/episode-record.js';
 import { git } from '../world/git.js';
 import { Ledger } from '../world/ledger.js';
@@ -17,8 +18,8 @@ export interface WorldSnapshot {
   manifest: WorldManifest;
   /** The accepted head. */
   head: string;
-  /** The accepted history, newest first. */
-  history: AcceptedCommit[];
+  /** The accepted history, newest first, each commit with the verdict behind it. */
+  history: CommitWithVerdict[];
   /** Every episode record, oldest first. */
   records: EpisodeRecord[];
   /** Every retry marker, oldest first. */
@@ -71,6 +72,27 @@ export class WorldSnapshots {
       new Ledger(this.world.path).readAll(),
       readTaskRetries(this.world.path),
     ]);
-    return { stamp, path: this.world.path, manifest, head, history, records, retries, readAt: new Date() };
+    return { stamp, path: this.world.path, manifest, head, history: await withVerdicts(this.world.path, history, records), records, retries, readAt: new Date() };
   }
+}
+
+/** An accepted commit and the gate summary behind it, wherever that summary is kept. */
+export interface CommitWithVerdict extends AcceptedCommit {
+  verdict: string | null;
+}
+
+/**
+ * A commit gated on its place in the integration queue had its trailer written before its gate
+ * ran, so the trailer names the verification instead of quoting it: the episode's record (or the
+ * verification record of a gate on a tip) holds the summary a person wants to see.
+ */
+async function withVerdicts(repo: string, history: AcceptedCommit[], records: EpisodeRecord[]): Promise<CommitWithVerdict[]> {
+  const byId = new Map(records.map((r) => [r.id, r]));
+  return Promise.all(
+    history.map(async (c) => {
+      if (!c.verified || !c.verification || !c.verified.includes('its record holds the verdict')) return { ...c, verdict: c.verified };
+      const own = byId.get(c.verification)?.gate?.summary;
+      return { ...c, verdict: own ?? (await readVerificationSummary(repo, c.verification)) ?? c.verified };
+    }),
+  );
 }

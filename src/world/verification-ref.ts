@@ -18,3 +18,15 @@ export async function readVerifiedScore(repo: string, verificationId: string): P
     return null;
   }
 }
+
+/** The gate summary a verification record holds, or null when there is no such record. */
+export async function readVerificationSummary(repo: string, verificationId: string): Promise<string | null> {
+  const r = await git(['cat-file', 'blob', `${VERIFICATION_REF_PREFIX}${verificationId}:record.json`], { cwd: repo, okExitCodes: [128] });
+  if (r.exitCode !== 0) return null;
+  try {
+    const summary = (JSON.parse(r.stdout) as { gate?: { summary?: unknown } | null }).gate?.summary;
+    return typeof summary === 'string' ? summary : null;
+  } catch {
+    return null;
+  }
+}

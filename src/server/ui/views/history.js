@@ -40,7 +40,7 @@ export async function render() {
               c.task ? [' · task ', h('strong', null, c.task), ` · attempt ${c.attempt ?? '?'}`, ` · agent ${c.agent ?? '?'}`] : null,
               c.episode ? [' · ', link(`#/episodes/${c.episode}`, `episode ${c.episode}`)] : null,
             ),
-            c.verified ? h('div', { class: 'gate', title: 'gate summary' }, c.verified) : null,
+            c.verdict || c.verified ? h('div', { class: 'gate', title: 'gate summary' }, c.verdict || c.verified) : null,
           ),
         ),
       ),
