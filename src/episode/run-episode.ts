@@ -125,9 +125,12 @@ export async function runEpisode(job: EpisodeJob, deps: EpisodeDeps): Promise<Ep
           ...(on ? { sourceChange: { fromTree: baseTree, tree } } : {}) });
       };
       verdict = await timed('gate', () => gateOn(gated));
-      // The tip fails without this change too: a change ahead of it (not yet judged) may be at fault,
-      // so the change is judged on its own base, as if it had no place yet, and joins the queue after.
-      if (gated && !verdict.ok && verdict.reason === 'broken-base' && gated.onto !== job.base) {
+      // A failure on a tip that holds changes this one did not start from is not yet this change's
+      // fault: a change ahead (perhaps not judged yet) may have caused it, by failing its own check,
+      // eating the gate's time or breaking the tip outright. As a merge queue charges a failure only
+      // once everything ahead passed, the change is judged again on its own base, as if it had no
+      // place yet, and joins the queue after; a change that fails there too fails on its own.
+      if (gated && !verdict.ok && gated.onto !== job.base) {
         gated = null;
         verdict = await timed('gate-on-base', () => gateOn(null));
       }
