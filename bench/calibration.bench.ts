@@ -40,12 +40,23 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
     return {
       title: `Calibration: sim-chain worlds on the real orchestrator against the closed form (${runs} runs per configuration)`,
       table: formatTable(
-        ['configuration', 'model recall', 'measured success (95% CI)', 'predicted', 'z', 'measured attempts (±95%)', 'predicted', 'z', `replay of ${REPLAYS} seeds`, 'runs ≠ replay'],
+        [
+          'configuration',
+          'model recall',
+          'measured success (95% CI)',
+          'predicted',
+          'z',
+          'measured attempts (±95%)',
+          'predicted',
+          'z',
+          `replay of ${REPLAYS} seeds`,
+          'runs ≠ replay',
+        ],
         rows,
       ),
       notes: [
         `Three-step chains with e=${RATES.e} (visible errors: the agent exits 1) and w=${RATES.w} (plausible wrong answers), unless the row says otherwise; A is retry.maxAttempts. d is the share of wrong answers the world's last-digit check catches and f the false-rejection rate of its brittle check, so the model's recall is d + (1 - d)·f.`,
-        'Success: every step done and the hidden check (judgeSimWorld, outside the gate) finds every answer right. z is (measured - predicted) / standard error (binomial for success, sample sd/√runs for attempts); |z| ≤ 4 is the test suite\'s bar.',
+        "Success: every step done and the hidden check (judgeSimWorld, outside the gate) finds every answer right. z is (measured - predicted) / standard error (binomial for success, sample sd/√runs for attempts); |z| ≤ 4 is the test suite's bar.",
         `replay: the same world logic (seeded draws, the check's last-digit and SHA-256 verdicts) worked out in memory for ${REPLAYS} seeds: success / mean attempts. "runs ≠ replay" counts real runs whose episodes or success differ from the replay of their own seed; it should be 0.`,
         `${episodes} episodes in ${(wallMs / 1000).toFixed(0)} s (${(wallMs / Math.max(1, episodes)).toFixed(0)} ms per episode, world creation included), 4 worlds at a time, gates in bubblewrap.`,
       ],

@@ -79,7 +79,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
         last = await gateStep();
         warm.push(last.elapsed);
       }
-      const gateKb = (await diskKb(join(last.workDir, 'node_modules')));
+      const gateKb = await diskKb(join(last.workDir, 'node_modules'));
       const mountMs = await mountOverhead(sandbox, last.workDir, last.mounts, reps);
       const set = (await cache.list())[0]!;
       const setKb = await diskKb(set.dir);
@@ -93,10 +93,30 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
     await rm(root, { recursive: true, force: true });
   }
   const table = formatTable(
-    ['sandbox', 'cold install ms', 'warm dep step ms (p90, min–max)', 'warm/cold', 'mounts per command ms', 'disk per gate', 'set on disk', 'copy per gate ms', 'hardlinks per gate ms'],
+    [
+      'sandbox',
+      'cold install ms',
+      'warm dep step ms (p90, min–max)',
+      'warm/cold',
+      'mounts per command ms',
+      'disk per gate',
+      'set on disk',
+      'copy per gate ms',
+      'hardlinks per gate ms',
+    ],
     rows.map((r) => {
       const warm = summarize(r.warm);
-      return [r.sandbox, ms(r.coldMs), cell(warm), `${((warm.median / r.coldMs) * 100).toFixed(2)}%`, ms(r.mountMs), `${r.gateKb} KiB`, `${(r.setKb / 1024).toFixed(1)} MiB`, ms(r.copyMs), ms(r.linkMs)];
+      return [
+        r.sandbox,
+        ms(r.coldMs),
+        cell(warm),
+        `${((warm.median / r.coldMs) * 100).toFixed(2)}%`,
+        ms(r.mountMs),
+        `${r.gateKb} KiB`,
+        `${(r.setKb / 1024).toFixed(1)} MiB`,
+        ms(r.copyMs),
+        ms(r.linkMs),
+      ];
     }),
   );
   return {

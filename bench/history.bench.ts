@@ -72,7 +72,11 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
         await rm(dest, { recursive: true, force: true });
         await time(w, 'history', () => readAcceptedHistory(w.world.path, 'main'));
         // What an episode pays now: done tasks at a head one commit past the last one the index saw.
-        const next = await writeCommit(w.world.path, { tree: await w.world.treeOf(head), parents: [head], message: `t${rep}: bench\n\nGenesis-Task: bench-${rep}\n` });
+        const next = await writeCommit(w.world.path, {
+          tree: await w.world.treeOf(head),
+          parents: [head],
+          message: `t${rep}: bench\n\nGenesis-Task: bench-${rep}\n`,
+        });
         await time(w, 'index-step', () => readDoneTasks(w.world.path, 'main', next));
         // A new process: the index read back from its file, then the same question.
         const file = await historyIndexFile(w.world.path);

@@ -87,7 +87,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
           row('Ledger.readAll(), loose refs (as Genesis leaves them)', 'readAll'),
           row('Ledger.readAll(), after git pack-refs --all', 'readAllPacked'),
           row('Ledger.read(id)', 'read'),
-          row('Ledger.write(record), a new episode\'s first write', 'write'),
+          row("Ledger.write(record), a new episode's first write", 'write'),
           row('createWorkspace (clone --shared + checkout)', 'workspace'),
           row('episode: genesis + docker, total', 'episode'),
           row('episode: genesis + docker, other (ledger reads/writes, bookkeeping)', 'other'),

@@ -74,7 +74,9 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
     rows.push(['git processes per episode (GIT_TRACE2, one episode)', ...traced.map((t) => String(t.length)), '0']);
     const med = (k: number, phase: (typeof PHASES)[number]) => summarize(column(timings[k]!, phase)).median;
     const floorTest = summarize(floor.test).median;
-    const fromFloor = PHASES.filter((p) => p !== 'sandbox' && p !== 'total').map((p) => `${p} ${Math.round(med(0, p))}`).join(', ');
+    const fromFloor = PHASES.filter((p) => p !== 'sandbox' && p !== 'total')
+      .map((p) => `${p} ${Math.round(med(0, p))}`)
+      .join(', ');
     return {
       title: `Per-episode overhead by phase, no-op agent, ms: median (p90, min–max) of ${episodes} episodes each`,
       table: formatTable(['phase', ...names, 'host floor (no harness)'], rows),

@@ -40,7 +40,15 @@ function genesis(args: string[]): Promise<{ code: number; stdout: string; ms: nu
   });
 }
 
-export async function measureBar(opts: { parallelism: number; tasks: number; agentS: number; gateS: number; slots?: number; sandbox?: string; timeline?: boolean }) {
+export async function measureBar(opts: {
+  parallelism: number;
+  tasks: number;
+  agentS: number;
+  gateS: number;
+  slots?: number;
+  sandbox?: string;
+  timeline?: boolean;
+}) {
   const root = await mkdtemp(join(tmpdir(), 'genesis-bar-'));
   try {
     const seed = join(root, 'seed');
@@ -52,15 +60,24 @@ export async function measureBar(opts: { parallelism: number; tasks: number; age
     await writeFile(join(root, 'holdout', 'hidden.test.js'), "const test = require('node:test');\ntest('hidden', () => {});\n");
     // The gate: the visible tests after a wait, then the hidden ones; about gateS seconds in all.
     const wait = Math.max(0, opts.gateS - 0.8).toFixed(2);
-    await writeFile(join(seed, 'world.yaml'), stringify({
-      name: 'bar', goal: { outcome: 'every note written' },
-      verify: { test: `sleep ${wait} && node --test test/`, timeoutSec: 120, holdout: { dir: join(root, 'holdout'), command: 'node --test .genesis-holdout/' } },
-      protected: ['test/**', 'world.yaml'],
-      agent: { kind: 'command', command: ['sh', '-c', `sleep ${opts.agentS}; echo "$GENESIS_EPISODE_ID" > "notes/$GENESIS_TASK_ID.txt"`], timeoutSec: 120 },
-      retry: { maxAttempts: 1 }, parallelism: opts.parallelism,
-      ...(opts.slots ? { integration: { slots: opts.slots } } : {}),
-      tasks: Array.from({ length: opts.tasks }, (_, i) => ({ id: `t${i + 1}`, title: `note ${i + 1}`, paths: [`notes/t${i + 1}.txt`] })),
-    }));
+    await writeFile(
+      join(seed, 'world.yaml'),
+      stringify({
+        name: 'bar',
+        goal: { outcome: 'every note written' },
+        verify: {
+          test: `sleep ${wait} && node --test test/`,
+          timeoutSec: 120,
+          holdout: { dir: join(root, 'holdout'), command: 'node --test .genesis-holdout/' },
+        },
+        protected: ['test/**', 'world.yaml'],
+        agent: { kind: 'command', command: ['sh', '-c', `sleep ${opts.agentS}; echo "$GENESIS_EPISODE_ID" > "notes/$GENESIS_TASK_ID.txt"`], timeoutSec: 120 },
+        retry: { maxAttempts: 1 },
+        parallelism: opts.parallelism,
+        ...(opts.slots ? { integration: { slots: opts.slots } } : {}),
+        tasks: Array.from({ length: opts.tasks }, (_, i) => ({ id: `t${i + 1}`, title: `note ${i + 1}`, paths: [`notes/t${i + 1}.txt`] })),
+      }),
+    );
     const world = join(root, 'bar.world');
     const init = await genesis(['init', '--world', world, '--from', seed, '--json']);
     if (init.code !== 0) throw new Error(`genesis init failed (${init.code})`);
@@ -68,7 +85,9 @@ export async function measureBar(opts: { parallelism: number; tasks: number; age
     const summary = JSON.parse(run.stdout.trim().split('\n').at(-1)!) as { accepted: number; stop: { kind: string }; durationMs: number };
     const audit = await genesis(['audit', '--world', world, '--sample', '0', '--json']);
     const records = await new Ledger(world).readAll();
-    const verifications = (await git(['for-each-ref', '--format=%(refname)', 'refs/genesis/verifications/'], { cwd: world })).stdout.split('\n').filter(Boolean).length;
+    const verifications = (await git(['for-each-ref', '--format=%(refname)', 'refs/genesis/verifications/'], { cwd: world })).stdout
+      .split('\n')
+      .filter(Boolean).length;
     const gates = records.filter((r) => r.gate !== null || r.phases.gate !== undefined).length + verifications;
     const gateMs = records.map((r) => r.phases.gate ?? 0).filter((ms) => ms > 0);
     const timeline = buildTimeline(stampedEvents(run.lines));
@@ -76,15 +95,22 @@ export async function measureBar(opts: { parallelism: number; tasks: number; age
     const ceilingS = Math.ceil(opts.tasks / opts.parallelism) * (opts.agentS + opts.gateS);
     const makespanS = summary.durationMs / 1000;
     return {
-      parallelism: opts.parallelism, tasks: opts.tasks, accepted: summary.accepted, stop: summary.stop.kind,
-      makespanS: Math.round(makespanS * 10) / 10, ceilingS, efficiency: Math.round((ceilingS / makespanS) * 100) / 100,
+      parallelism: opts.parallelism,
+      tasks: opts.tasks,
+      accepted: summary.accepted,
+      stop: summary.stop.kind,
+      makespanS: Math.round(makespanS * 10) / 10,
+      ceilingS,
+      efficiency: Math.round((ceilingS / makespanS) * 100) / 100,
       gatesPerChange: summary.accepted ? Math.round((gates / summary.accepted) * 100) / 100 : null,
       secondGates: verifications,
       gatedOnTip: records.filter((r) => r.gatedOn).length,
       medianOwnGateS: gateMs.length ? Math.round(gateMs.sort((a, b) => a - b)[Math.floor(gateMs.length / 2)]! / 100) / 10 : null,
       auditExit: audit.code,
       // Why any episode did not land (a run that stops "blocked" says which task and why here).
-      notLanded: records.filter((r) => r.outcome !== 'accepted').map((r) => `${r.task}: ${r.outcome ?? r.status} ${r.reason ?? ''} ${(r.message ?? '').slice(0, 160)}`.trim()),
+      notLanded: records
+        .filter((r) => r.outcome !== 'accepted')
+        .map((r) => `${r.task}: ${r.outcome ?? r.status} ${r.reason ?? ''} ${(r.message ?? '').slice(0, 160)}`.trim()),
       breakdown: summarizeTimeline(timeline, summary.durationMs),
     };
   } finally {
@@ -108,7 +134,32 @@ function stampedEvents(lines: ReadonlyArray<{ at: number; line: string }>): Stam
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const { values } = parseArgs({ options: { parallelism: { type: 'string', default: '6' }, tasks: { type: 'string', default: '11' }, 'agent-s': { type: 'string', default: '2' }, 'gate-s': { type: 'string', default: '3' }, slots: { type: 'string' }, sandbox: { type: 'string' }, timeline: { type: 'boolean', default: false }, json: { type: 'boolean', default: false } } });
-  const result = await measureBar({ parallelism: Number(values.parallelism), tasks: Number(values.tasks), agentS: Number(values['agent-s']), gateS: Number(values['gate-s']), slots: values.slots ? Number(values.slots) : undefined, sandbox: values.sandbox, timeline: values.timeline });
-  process.stdout.write(values.json ? `${JSON.stringify(result)}\n` : `${Object.entries(result).map(([k, v]) => `${k}: ${typeof v === 'object' ? JSON.stringify(v) : v}`).join('\n')}\n`);
+  const { values } = parseArgs({
+    options: {
+      parallelism: { type: 'string', default: '6' },
+      tasks: { type: 'string', default: '11' },
+      'agent-s': { type: 'string', default: '2' },
+      'gate-s': { type: 'string', default: '3' },
+      slots: { type: 'string' },
+      sandbox: { type: 'string' },
+      timeline: { type: 'boolean', default: false },
+      json: { type: 'boolean', default: false },
+    },
+  });
+  const result = await measureBar({
+    parallelism: Number(values.parallelism),
+    tasks: Number(values.tasks),
+    agentS: Number(values['agent-s']),
+    gateS: Number(values['gate-s']),
+    slots: values.slots ? Number(values.slots) : undefined,
+    sandbox: values.sandbox,
+    timeline: values.timeline,
+  });
+  process.stdout.write(
+    values.json
+      ? `${JSON.stringify(result)}\n`
+      : `${Object.entries(result)
+          .map(([k, v]) => `${k}: ${typeof v === 'object' ? JSON.stringify(v) : v}`)
+          .join('\n')}\n`,
+  );
 }

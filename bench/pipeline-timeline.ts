@@ -54,7 +54,8 @@ export function buildTimeline(events: readonly StampedEvent[]): ChangeTimeline[]
           if (c.phase === 'agent' && c.agent) c.agent[1] = at;
         }
         // Its own gate ends when it joins after it, or when its place (taken before it) stops waiting for it.
-        if (c.gate && c.gate[1] === c.gate[0] && entry.stage !== 'gating' && (c.lastStage === 'gating' || c.lastStage === undefined) && at > c.gate[0]) c.gate[1] = at;
+        if (c.gate && c.gate[1] === c.gate[0] && entry.stage !== 'gating' && (c.lastStage === 'gating' || c.lastStage === undefined) && at > c.gate[0])
+          c.gate[1] = at;
         if (entry.stage === 'verifying' && c.lastStage !== 'verifying') c.verifications.push({ start: at, onto: entry.onto });
         if (entry.stage !== 'verifying' && c.lastStage === 'verifying') c.verifications.at(-1)!.end = at;
         c.lastStage = entry.stage;

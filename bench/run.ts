@@ -35,8 +35,14 @@ async function main(): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  const available = (await readdir(BENCH_DIR)).filter((f) => f.endsWith(SUFFIX)).map((f) => f.slice(0, -SUFFIX.length)).sort();
-  const only = (values.only ?? []).flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
+  const available = (await readdir(BENCH_DIR))
+    .filter((f) => f.endsWith(SUFFIX))
+    .map((f) => f.slice(0, -SUFFIX.length))
+    .sort();
+  const only = (values.only ?? [])
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter(Boolean);
   const unknown = only.filter((name) => !available.includes(name));
   if (unknown.length > 0) {
     process.stderr.write(`unknown benchmark ${unknown.join(', ')}; available: ${available.join(', ')}\n`);

@@ -48,9 +48,17 @@ interface Measured extends Setup {
 /** Runs one world through `runWorld`, in this process or over BullMQ with `workers` worker processes. */
 async function measure(root: string, setup: Setup): Promise<Measured> {
   const name = `${setup.mode === 'BullMQ' ? 'redis' : 'mem'}-${setup.workers}-${setup.tasks}-${setup.failEvery}-${setup.clashEvery}`;
-  const world = await pipelineWorld(root, name, { tasks: setup.tasks, parallelism: setup.workers, agentS: AGENT_S, gateSleepS: GATE_SLEEP_S, failEvery: setup.failEvery, clashEvery: setup.clashEvery });
+  const world = await pipelineWorld(root, name, {
+    tasks: setup.tasks,
+    parallelism: setup.workers,
+    agentS: AGENT_S,
+    gateSleepS: GATE_SLEEP_S,
+    failEvery: setup.failEvery,
+    clashEvery: setup.clashEvery,
+  });
   const tracer = new RunTracer();
-  const { makespanS, stopped } = setup.mode === 'BullMQ' ? await distributed(world, name, setup.workers, tracer) : await timedRun(() => runWorld({ world, onEvent: tracer.onEvent }));
+  const { makespanS, stopped } =
+    setup.mode === 'BullMQ' ? await distributed(world, name, setup.workers, tracer) : await timedRun(() => runWorld({ world, onEvent: tracer.onEvent }));
   return { ...setup, makespanS, stopped, stats: await readRunStats(world, tracer), load: loadNow() };
 }
 
@@ -69,12 +77,16 @@ async function distributed(world: WorldRepo, name: string, workers: number, trac
   process.env.GENESIS_QUEUE_PREFIX = env.GENESIS_QUEUE_PREFIX;
   const children: ChildProcess[] = [];
   try {
-    const ready = Array.from({ length: workers }, () => new Promise<void>((resolve, reject) => {
-      const child = spawn(process.execPath, [BIN, 'worker', '--redis', REDIS, '--json'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-      children.push(child);
-      child.on('exit', (code) => reject(new Error(`a genesis worker exited (${code}) before it was ready`)));
-      child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('"ready"') && resolve());
-    }));
+    const ready = Array.from(
+      { length: workers },
+      () =>
+        new Promise<void>((resolve, reject) => {
+          const child = spawn(process.execPath, [BIN, 'worker', '--redis', REDIS, '--json'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+          children.push(child);
+          child.on('exit', (code) => reject(new Error(`a genesis worker exited (${code}) before it was ready`)));
+          child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('"ready"') && resolve());
+        }),
+    );
     await Promise.all(ready);
     const cluster = await joinCluster(REDIS, world, name, world.path, () => undefined);
     try {
@@ -107,8 +119,26 @@ async function integratorRate(root: string, count: number): Promise<{ fastForwar
   const passed = async (base: string, cand: string) => {
     const id = newEpisodeId();
     await ledger.write({
-      version: 1, id, world: 'integrator', task: 't1', attempt: 1, agent: 'bench', base, candidate: cand, commit: null, status: 'running', outcome: null, reason: null,
-      message: null, signature: null, startedAt: new Date().toISOString(), endedAt: null, phases: {}, changedFiles: [], usage: null, worker: 'bench',
+      version: 1,
+      id,
+      world: 'integrator',
+      task: 't1',
+      attempt: 1,
+      agent: 'bench',
+      base,
+      candidate: cand,
+      commit: null,
+      status: 'running',
+      outcome: null,
+      reason: null,
+      message: null,
+      signature: null,
+      startedAt: new Date().toISOString(),
+      endedAt: null,
+      phases: {},
+      changedFiles: [],
+      usage: null,
+      worker: 'bench',
       gate: { ok: true, sandbox: 'none', summary: 'bench', steps: [], durationMs: 0 },
     });
     return { id, task: 't1', candidate: cand, base };
@@ -119,7 +149,16 @@ async function integratorRate(root: string, count: number): Promise<{ fastForwar
     let left = changes.length;
     let done: () => void = () => {};
     const all = new Promise<void>((resolve) => (done = resolve));
-    const stage = new IntegrationStage({ world, ledger, lander: new Lander(world, ledger, 'main', head), verifications, slots: 4, head, worldName: 'integrator', onOutcome: async () => void (--left === 0 && done()) });
+    const stage = new IntegrationStage({
+      world,
+      ledger,
+      lander: new Lander(world, ledger, 'main', head),
+      verifications,
+      slots: 4,
+      head,
+      worldName: 'integrator',
+      onOutcome: async () => void (--left === 0 && done()),
+    });
     void (async () => {
       while (left > 0) await stage.verified(await verifications.nextResult());
     })();
@@ -154,33 +193,71 @@ function ceilingS(m: Setup): number {
  */
 function modelled(m: Measured, nominal: boolean): number {
   const st = m.stats;
-  const runs = Array.from({ length: 20 }, (_, i) => simulatePipeline({
-    workers: m.workers, tasks: m.tasks, seed: i + 1, reject: m.failEvery ? 1 / (m.failEvery + 1) : 0,
-    verifyReject: st.rejectedOnTip / (st.accepted + st.rejectedOnTip),
-    agentMin: (nominal ? AGENT_S : st.agentS) / 60, gateMin: (nominal ? GATE_S : st.gateS) / 60,
-    ...(nominal ? {} : {
-      // A uniform spread of ±j has a standard deviation of j / √3.
-      jitter: Math.min(0.9, Math.sqrt(3) * st.spread),
-      startMin: st.startS / 60, episodeOverheadMin: st.episodeOverheadS / 60, buildMin: st.buildS / 60, landMin: st.landS / 60, verifyMin: (st.verifyS ?? st.gateS) / 60,
-      failedGateFactor: st.failedGateS ? st.failedGateS / st.gateS : MEASURED_COSTS.failedGateFactor,
-    }),
-    gateOnTip: m.mode === 'in-process' || st.gatedOnTip > 0,
-  }).makespanMin * 60);
+  const runs = Array.from(
+    { length: 20 },
+    (_, i) =>
+      simulatePipeline({
+        workers: m.workers,
+        tasks: m.tasks,
+        seed: i + 1,
+        reject: m.failEvery ? 1 / (m.failEvery + 1) : 0,
+        verifyReject: st.rejectedOnTip / (st.accepted + st.rejectedOnTip),
+        agentMin: (nominal ? AGENT_S : st.agentS) / 60,
+        gateMin: (nominal ? GATE_S : st.gateS) / 60,
+        ...(nominal
+          ? {}
+          : {
+              // A uniform spread of ±j has a standard deviation of j / √3.
+              jitter: Math.min(0.9, Math.sqrt(3) * st.spread),
+              startMin: st.startS / 60,
+              episodeOverheadMin: st.episodeOverheadS / 60,
+              buildMin: st.buildS / 60,
+              landMin: st.landS / 60,
+              verifyMin: (st.verifyS ?? st.gateS) / 60,
+              failedGateFactor: st.failedGateS ? st.failedGateS / st.gateS : MEASURED_COSTS.failedGateFactor,
+            }),
+        gateOnTip: m.mode === 'in-process' || st.gatedOnTip > 0,
+      }).makespanMin * 60,
+  );
   return runs.reduce((a, b) => a + b, 0) / runs.length;
 }
 
 function modelCells(m: Measured): string[] {
   if (m.stopped) return ['- (the run stopped early)', '-'];
-  return [modelled(m, false), modelled(m, true)].map((predicted) => `${predicted.toFixed(1)} (${predicted >= m.makespanS ? '+' : ''}${(((predicted - m.makespanS) / m.makespanS) * 100).toFixed(0)}%)`);
+  return [modelled(m, false), modelled(m, true)].map(
+    (predicted) => `${predicted.toFixed(1)} (${predicted >= m.makespanS ? '+' : ''}${(((predicted - m.makespanS) / m.makespanS) * 100).toFixed(0)}%)`,
+  );
 }
 
 function row(m: Measured): string[] {
   const ceiling = ceilingS(m);
   const perMin = (m.stats.accepted / m.makespanS) * 60;
   return [
-    m.mode, String(m.workers), String(m.tasks), badChanges(m), `${m.stats.accepted}${m.stopped ? ' (stopped)' : ''}`, m.makespanS.toFixed(1), String(ceiling),
-    (ceiling / m.makespanS).toFixed(2), perMin.toFixed(1), (m.stats.gates / Math.max(1, m.stats.accepted)).toFixed(2), String(m.stats.verifications),
-    [m.stats.agentS, m.stats.gateS, m.stats.failedGateS, m.stats.verifyS, m.stats.verifySeenS, m.stats.startS, m.stats.episodeOverheadS, m.stats.buildS, m.stats.landS].map((v) => (v === null ? '-' : v.toFixed(2))).join(' / '), m.load.toFixed(1),
+    m.mode,
+    String(m.workers),
+    String(m.tasks),
+    badChanges(m),
+    `${m.stats.accepted}${m.stopped ? ' (stopped)' : ''}`,
+    m.makespanS.toFixed(1),
+    String(ceiling),
+    (ceiling / m.makespanS).toFixed(2),
+    perMin.toFixed(1),
+    (m.stats.gates / Math.max(1, m.stats.accepted)).toFixed(2),
+    String(m.stats.verifications),
+    [
+      m.stats.agentS,
+      m.stats.gateS,
+      m.stats.failedGateS,
+      m.stats.verifyS,
+      m.stats.verifySeenS,
+      m.stats.startS,
+      m.stats.episodeOverheadS,
+      m.stats.buildS,
+      m.stats.landS,
+    ]
+      .map((v) => (v === null ? '-' : v.toFixed(2)))
+      .join(' / '),
+    m.load.toFixed(1),
   ];
 }
 
@@ -214,13 +291,52 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
     for (const setup of setups) measured.push(await measure(dir, setup));
     const rate = await integratorRate(dir, ctx.quick ? 5 : 20);
     const table = [
-      formatTable(['mode', 'P', 'tasks', 'bad changes', 'accepted', 'makespan s', 'ceiling s', 'efficiency', 'accepted/min', 'gates/accepted', 'second gates', 'median s: agent / own gate / failed gate / verification: gate, sent to verdict / start / episode overhead / build / land', 'load'], measured.map(row)),
+      formatTable(
+        [
+          'mode',
+          'P',
+          'tasks',
+          'bad changes',
+          'accepted',
+          'makespan s',
+          'ceiling s',
+          'efficiency',
+          'accepted/min',
+          'gates/accepted',
+          'second gates',
+          'median s: agent / own gate / failed gate / verification: gate, sent to verdict / start / episode overhead / build / land',
+          'load',
+        ],
+        measured.map(row),
+      ),
       '',
-      formatTable(['mode', 'P', 'tasks', 'bad changes', 'measured makespan s', 'model, this run\'s phase times: s (error)', 'model, nominal 2 s / 3 s and default costs: s (error)'], measured.map((m) => [m.mode, String(m.workers), String(m.tasks), badChanges(m), m.makespanS.toFixed(1), ...modelCells(m)])),
+      formatTable(
+        [
+          'mode',
+          'P',
+          'tasks',
+          'bad changes',
+          'measured makespan s',
+          "model, this run's phase times: s (error)",
+          'model, nominal 2 s / 3 s and default costs: s (error)',
+        ],
+        measured.map((m) => [m.mode, String(m.workers), String(m.tasks), badChanges(m), m.makespanS.toFixed(1), ...modelCells(m)]),
+      ),
       '',
-      formatTable(['integrator', 'accepted changes per second'], [['fast-forward (head still the base)', rate.fastForward.toFixed(1)], ['speculative: all made on one base, each built and verified on the one ahead (the gate: node --test on the host, no sandbox)', rate.replay.toFixed(1)]]),
+      formatTable(
+        ['integrator', 'accepted changes per second'],
+        [
+          ['fast-forward (head still the base)', rate.fastForward.toFixed(1)],
+          [
+            'speculative: all made on one base, each built and verified on the one ahead (the gate: node --test on the host, no sandbox)',
+            rate.replay.toFixed(1),
+          ],
+        ],
+      ),
     ].join('\n');
-    const stops = measured.filter((m) => m.stopped).map((m) => `${m.mode} P=${m.workers}, ${badChanges(m)}: the run stopped ${m.stopped} with ${m.stats.accepted} of ${m.tasks} tasks landed.`);
+    const stops = measured
+      .filter((m) => m.stopped)
+      .map((m) => `${m.mode} P=${m.workers}, ${badChanges(m)}: the run stopped ${m.stopped} with ${m.stats.accepted} of ${m.tasks} tasks landed.`);
     return {
       title: 'Throughput of the pipeline: a 2 s agent and a 3 s gate at P episodes at once, against the ceiling',
       table,
@@ -228,9 +344,9 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
         `Independent tasks, each one line in its own file. The agent sleeps ${AGENT_S} s; the gate runs \`sleep ${GATE_SLEEP_S} && node --test test/\` in bubblewrap (about ${GATE_S} s). Ceiling: ceil(tasks / P) x (${AGENT_S} + ${GATE_S}) s; efficiency = ceiling / makespan.`,
         'in-process: runWorld with the embedded queue, parallelism P. BullMQ: P `genesis worker` processes (concurrency 1) on the local Redis, the scheduler in this process.',
         'gates/accepted counts every own gate (failed ones too) and every verification of a speculative commit; "second gates" are those verifications.',
-        'fails its gate: that task\'s first attempt writes a note the test refuses (its gate fails: the test, its re-run, and the same test on the base), the second attempt a good one.',
+        "fails its gate: that task's first attempt writes a note the test refuses (its gate fails: the test, its re-run, and the same test on the base), the second attempt a good one.",
         'clash: tasks 3 and 4, and 7 and 8, write the same note on their first attempt: each passes its own gate alone (they start together, on one base). Over BullMQ the one that joins the queue second fails on its tip and the changes behind it are re-based and verified again; in process, where an episode gates on a tip holding every change ahead, the second of a pair may fail its own gate instead. Its second attempt lands.',
-        'Model: simulatePipeline (genesis model pipeline), mean of 20 seeds, with the medians this run measured (agent, passing own gate, failing gate / passing gate, a verification\'s gate, start, episode overhead, build, landing) and the spread of agent + gate times it saw, or with the nominal 2 s and 3 s and the command\'s default costs; episodes gate on the speculative tip when the run did.',
+        "Model: simulatePipeline (genesis model pipeline), mean of 20 seeds, with the medians this run measured (agent, passing own gate, failing gate / passing gate, a verification's gate, start, episode overhead, build, landing) and the spread of agent + gate times it saw, or with the nominal 2 s and 3 s and the command's default costs; episodes gate on the speculative tip when the run did.",
         ...stops,
         'Before the pipeline (issue 18, the old serial loop, 11 tasks, same 2 s agent and 3 s gate): efficiency 0.84 at P=1, 0.44 at 3, 0.22 at 6, 0.11 at 11.',
       ],

@@ -77,19 +77,29 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
     const batch = async (sandbox: Sandbox): Promise<{ each: number[]; wall: number }> => {
       const specs = await Promise.all(Array.from({ length: CONCURRENT }, () => spec(TEST_COMMAND)));
       const t0 = performance.now();
-      const each = await Promise.all(specs.map(async (s) => {
-        const a = performance.now();
-        await sandbox.run(s);
-        return performance.now() - a;
-      }));
+      const each = await Promise.all(
+        specs.map(async (s) => {
+          const a = performance.now();
+          await sandbox.run(s);
+          return performance.now() - a;
+        }),
+      );
       const wall = performance.now() - t0;
       await Promise.all(specs.map((s) => removeTree(s.workDir)));
       return { each, wall };
     };
     const batches = ctx.quick ? 1 : 3;
-    const conc = { fresh: { each: [] as number[], wall: [] as number[] }, pool2: { each: [] as number[], wall: [] as number[] }, pool6: { each: [] as number[], wall: [] as number[] } };
+    const conc = {
+      fresh: { each: [] as number[], wall: [] as number[] },
+      pool2: { each: [] as number[], wall: [] as number[] },
+      pool6: { each: [] as number[], wall: [] as number[] },
+    };
     for (let b = 0; b < batches; b++) {
-      for (const [name, sandbox, p, n] of [['fresh', fresh, null, 0], ['pool2', warm, pool, 2], ['pool6', warmBig, big, CONCURRENT]] as const) {
+      for (const [name, sandbox, p, n] of [
+        ['fresh', fresh, null, 0],
+        ['pool2', warm, pool, 2],
+        ['pool6', warmBig, big, CONCURRENT],
+      ] as const) {
         if (p) await whenReady(p, n);
         const got = await batch(sandbox);
         conc[name].each.push(...got.each);
@@ -97,8 +107,17 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
         loads.push(loadNow());
       }
     }
-    for (const [name, label] of [['fresh', 'fresh containers'], ['pool2', 'pool starting at 2 per key (the default)'], ['pool6', `pool of ${CONCURRENT} per key`]] as const) {
-      rows.push([`${CONCURRENT} tiny test runs at once, ${label}: each | whole batch`, cell(summarize(conc[name].each)), cell(summarize(conc[name].wall)), '-']);
+    for (const [name, label] of [
+      ['fresh', 'fresh containers'],
+      ['pool2', 'pool starting at 2 per key (the default)'],
+      ['pool6', `pool of ${CONCURRENT} per key`],
+    ] as const) {
+      rows.push([
+        `${CONCURRENT} tiny test runs at once, ${label}: each | whole batch`,
+        cell(summarize(conc[name].each)),
+        cell(summarize(conc[name].wall)),
+        '-',
+      ]);
     }
 
     // bubblewrap: its setup against the same command on the bare host.
@@ -121,7 +140,24 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
     const drop: number[] = [];
     for (let i = 0; i < reps; i++) {
       let t0 = performance.now();
-      await execFileAsync('bwrap', ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--unshare-net', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--die-with-parent', '--new-session', 'true']);
+      await execFileAsync('bwrap', [
+        '--ro-bind',
+        '/',
+        '/',
+        '--dev',
+        '/dev',
+        '--proc',
+        '/proc',
+        '--tmpfs',
+        '/tmp',
+        '--unshare-net',
+        '--unshare-pid',
+        '--unshare-ipc',
+        '--unshare-uts',
+        '--die-with-parent',
+        '--new-session',
+        'true',
+      ]);
       bare.push(performance.now() - t0);
       t0 = performance.now();
       await execFileAsync('prlimit', ['--data=536870912', '--', 'setpriv', '--reuid=1000', '--regid=1000', '--clear-groups', '--no-new-privs', 'true']);
@@ -140,8 +176,8 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
       title: `Gate sandbox: fresh container against warm pool, ms: median (p90, min–max) of ${reps} runs each`,
       table: formatTable(['run', 'fresh container | host', 'warm pool | bwrap', 'saved (median)'], rows),
       notes: [
-        'Every run is one sandbox.run as a gate step makes it: a copy of the bench world\'s tree, test/ and world.yaml read-only, no network, the bench limits. Fresh and pooled runs take turns, and the pool is given time to refill between runs (as between a gate\'s steps or episodes).',
-        'A pooled container was created and started before the run, with the gate\'s settings (image id, limits, user, environment); the run mounts its tree into it, sends the command and waits; the container is removed after that one run.',
+        "Every run is one sandbox.run as a gate step makes it: a copy of the bench world's tree, test/ and world.yaml read-only, no network, the bench limits. Fresh and pooled runs take turns, and the pool is given time to refill between runs (as between a gate's steps or episodes).",
+        "A pooled container was created and started before the run, with the gate's settings (image id, limits, user, environment); the run mounts its tree into it, sends the command and waits; the container is removed after that one run.",
         `At ${CONCURRENT} at once, a pool that starts with 2 per key serves 2 runs of its first batch and the other ${CONCURRENT - 2} make fresh containers; runs that overlap beyond the pool raise what it keeps ready (up to its max), so later batches find more. It refills only while none of its runs is under way, so its containers are made between batches, not taken from the cores of the runs.`,
         `Pool: ${hits} hits, ${misses} misses; 1-minute load average during the runs: ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}.`,
       ],

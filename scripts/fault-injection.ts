@@ -91,7 +91,9 @@ try {
     process.stderr.write(`trial ${trial}/${trials}: ${plan.kind} (delay ${plan.delayMs} ms, agents ${plan.sleepMs} ms) ... `);
     const result = await runTrial(trial, plan, { redis, docker, keep: values.keep }, seed);
     results.push(result);
-    process.stderr.write(`${result.violations.length === 0 ? 'ok' : `${result.violations.length} violation(s)`} in ${(result.durationMs / 1000).toFixed(1)}s\n`);
+    process.stderr.write(
+      `${result.violations.length === 0 ? 'ok' : `${result.violations.length} violation(s)`} in ${(result.durationMs / 1000).toFixed(1)}s\n`,
+    );
   }
 } finally {
   await redis.stop().catch(() => undefined);

@@ -44,7 +44,12 @@ try {
   const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 50);
   await runWorld({ world, sandbox });
   clearInterval(sampler);
-  const objects = () => Number(execFileSync('du', ['-sb', join(world.path, 'objects')]).toString().split('\t')[0]);
+  const objects = () =>
+    Number(
+      execFileSync('du', ['-sb', join(world.path, 'objects')])
+        .toString()
+        .split('\t')[0],
+    );
   const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
   const records = await new Ledger(world.path).readAll();
   console.log(`limits: ${raised ? 'raised (400 MB per file)' : 'default (1 MB per file)'}`);

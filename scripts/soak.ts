@@ -55,14 +55,24 @@ async function memoryOf(list: GenesisProcess[]): Promise<Array<{ rss: number; pe
   return Promise.all(list.map((p) => processMemory(p.child.pid!)));
 }
 const describeMemory = (m: Array<{ rss: number; peak: number } | null>) =>
-  `scheduler ${m[0] ? mib(m[0].rss) : '-'}; workers ${m.slice(1).map((w) => (w ? mib(w.rss) : '-')).join(', ')}`;
+  `scheduler ${m[0] ? mib(m[0].rss) : '-'}; workers ${m
+    .slice(1)
+    .map((w) => (w ? mib(w.rss) : '-'))
+    .join(', ')}`;
 
 try {
   await redis.start();
-  const world = await createSoakWorld(state, { tasks: Number(values.tasks), failures: Number(values.failures), seed: Number(values.seed), parallelism: workersWanted });
+  const world = await createSoakWorld(state, {
+    tasks: Number(values.tasks),
+    failures: Number(values.failures),
+    seed: Number(values.seed),
+    parallelism: workersWanted,
+  });
   say(`created a world of ${world.tasks.length} tasks; its recording makes ${world.expectedEpisodes} episodes`);
   const env = { GENESIS_QUEUE_PREFIX: `soak-${process.pid}` };
-  const workers = Array.from({ length: workersWanted }, () => startGenesis(['worker', '--redis', redis.url, '--json', '--concurrency', '1', '--cache-dir', join(state, 'cache')], env));
+  const workers = Array.from({ length: workersWanted }, () =>
+    startGenesis(['worker', '--redis', redis.url, '--json', '--concurrency', '1', '--cache-dir', join(state, 'cache')], env),
+  );
   processes.push(...workers);
   await Promise.all(workers.map((w) => w.waitFor(/"type":"ready"/, 120_000)));
   const redisBefore = await redis.usedMemory();
@@ -118,9 +128,20 @@ try {
   const ts = Date.now();
   await synthesizeLedger(big, { count: extra, tasks: world.tasks, world: 'soak', base: (await readAcceptedHistory(big, 'main')).at(-1)!.commit, seed: 2 });
   out.push(`ledger grown to ${episodes.length + extra} episodes with git fast-import in ${((Date.now() - ts) / 1000).toFixed(1)}s`);
-  for (const args of [['episodes'], ['episodes', '--json'], ['log'], ['log', '--json'], ['stats'], ['stats', '--json'], ['audit', '--sample', '0'], ['audit', '--sample', '20']]) {
+  for (const args of [
+    ['episodes'],
+    ['episodes', '--json'],
+    ['log'],
+    ['log', '--json'],
+    ['stats'],
+    ['stats', '--json'],
+    ['audit', '--sample', '0'],
+    ['audit', '--sample', '20'],
+  ]) {
     const timed = await timeGenesis([...args, '--world', big]);
-    out.push(`  genesis ${args.join(' ')} on ${episodes.length + extra} episodes: ${(timed.ms / 1000).toFixed(2)}s (exit ${timed.code}, ${(timed.stdoutBytes / 1024).toFixed(0)} KiB out)`);
+    out.push(
+      `  genesis ${args.join(' ')} on ${episodes.length + extra} episodes: ${(timed.ms / 1000).toFixed(2)}s (exit ${timed.code}, ${(timed.stdoutBytes / 1024).toFixed(0)} KiB out)`,
+    );
     if (timed.code !== 0) ok = false;
   }
 } catch (error) {

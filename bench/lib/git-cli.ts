@@ -5,7 +5,13 @@ const execFileAsync = promisify(execFile);
 
 /** Plain git for the benchmark's own set-up and for the naive harness's steps (not Genesis's). */
 export async function gitCli(args: string[], cwd: string): Promise<string> {
-  const env = { ...process.env, GIT_AUTHOR_NAME: 'bench', GIT_AUTHOR_EMAIL: 'bench@localhost', GIT_COMMITTER_NAME: 'bench', GIT_COMMITTER_EMAIL: 'bench@localhost' };
+  const env = {
+    ...process.env,
+    GIT_AUTHOR_NAME: 'bench',
+    GIT_AUTHOR_EMAIL: 'bench@localhost',
+    GIT_COMMITTER_NAME: 'bench',
+    GIT_COMMITTER_EMAIL: 'bench@localhost',
+  };
   const { stdout } = await execFileAsync('git', args, { cwd, env, maxBuffer: 256 * 1024 * 1024 });
   return stdout;
 }

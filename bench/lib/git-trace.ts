@@ -54,5 +54,8 @@ export async function traceGit<T>(work: () => Promise<T>): Promise<{ result: T; 
 export function tally(starts: readonly GitStart[]): string {
   const counts = new Map<string, number>();
   for (const s of starts) counts.set(s.command, (counts.get(s.command) ?? 0) + 1);
-  return [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([c, n]) => `${c} ${n}`).join(', ');
+  return [...counts]
+    .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+    .map(([c, n]) => `${c} ${n}`)
+    .join(', ');
 }

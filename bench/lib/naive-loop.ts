@@ -12,7 +12,23 @@ const SCRIPT = fileURLToPath(new URL('../naive-loop.sh', import.meta.url));
  * world of its own) and parses its one JSON line per episode.
  */
 export async function runNaiveLoop(opts: { world: string; episodes: number; workdir: string; first?: number }): Promise<EpisodeTiming[]> {
-  const args = [SCRIPT, '--world', opts.world, '--episodes', String(opts.episodes), '--workdir', opts.workdir, '--image', IMAGE, '--test', TEST_COMMAND, '--first', String(opts.first ?? 1), '--', ...NO_OP_AGENT];
+  const args = [
+    SCRIPT,
+    '--world',
+    opts.world,
+    '--episodes',
+    String(opts.episodes),
+    '--workdir',
+    opts.workdir,
+    '--image',
+    IMAGE,
+    '--test',
+    TEST_COMMAND,
+    '--first',
+    String(opts.first ?? 1),
+    '--',
+    ...NO_OP_AGENT,
+  ];
   let stdout: string;
   try {
     ({ stdout } = await execFileAsync('bash', args, { maxBuffer: 64 * 1024 * 1024 }));

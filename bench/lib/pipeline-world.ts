@@ -64,14 +64,19 @@ export async function pipelineWorld(root: string, name: string, spec: PipelineWo
   const k = spec.clashEvery ?? 0;
   const clash = k > 0 ? `[ "$GENESIS_ATTEMPT" = 1 ] && [ $(( (\${GENESIS_TASK_ID#t} + 1) % ${k} )) -le 1 ]` : 'false';
   const note = `if ${bad}; then echo broken; elif ${clash}; then echo "clash-$(( (\${GENESIS_TASK_ID#t} + 1) / ${k || 1} ))"; else echo "$GENESIS_EPISODE_ID"; fi`;
-  await writeFile(join(seed, 'world.yaml'), stringify({
-    name, goal: { outcome: 'measure throughput' },
-    verify: { sandbox: 'bwrap', test: `sleep ${spec.gateSleepS} && node --test test/`, timeoutSec: 120 },
-    protected: ['test/**', 'world.yaml'],
-    agent: { kind: 'command', command: ['sh', '-c', `sleep ${spec.agentS}; ${note} > "notes/$GENESIS_TASK_ID.txt"`], timeoutSec: 120 },
-    retry: { maxAttempts: 2 }, parallelism: spec.parallelism,
-    tasks: Array.from({ length: spec.tasks }, (_, i) => ({ id: `t${i + 1}`, title: `note ${i + 1}`, paths: [`notes/t${i + 1}.txt`] })),
-  }));
+  await writeFile(
+    join(seed, 'world.yaml'),
+    stringify({
+      name,
+      goal: { outcome: 'measure throughput' },
+      verify: { sandbox: 'bwrap', test: `sleep ${spec.gateSleepS} && node --test test/`, timeoutSec: 120 },
+      protected: ['test/**', 'world.yaml'],
+      agent: { kind: 'command', command: ['sh', '-c', `sleep ${spec.agentS}; ${note} > "notes/$GENESIS_TASK_ID.txt"`], timeoutSec: 120 },
+      retry: { maxAttempts: 2 },
+      parallelism: spec.parallelism,
+      tasks: Array.from({ length: spec.tasks }, (_, i) => ({ id: `t${i + 1}`, title: `note ${i + 1}`, paths: [`notes/t${i + 1}.txt`] })),
+    }),
+  );
   const sandbox = await createSandbox('bwrap', { image: 'genesis/node:20' });
   return (await initWorld({ worldPath: join(root, `${name}.world`), from: seed, sandbox: async () => sandbox })).world;
 }
@@ -167,7 +172,10 @@ export class RunTracer {
         if (e.stage === 'gating') {
           this.reserved.add(e.id);
           this.cycles.delete(e.id);
-        } else if (t0 !== undefined && (this.reserved.has(e.id) ? !this.final.has(e.id) && !['waiting', 'building'].includes(e.stage) : !this.cycles.has(e.id))) {
+        } else if (
+          t0 !== undefined &&
+          (this.reserved.has(e.id) ? !this.final.has(e.id) && !['waiting', 'building'].includes(e.stage) : !this.cycles.has(e.id))
+        ) {
           this.cycles.set(e.id, now - t0);
           if (this.reserved.has(e.id)) this.final.add(e.id);
         }
@@ -217,6 +225,13 @@ export class RunTracer {
     const mean = work.reduce((a, b) => a + b, 0) / Math.max(1, work.length);
     const sd = Math.sqrt(work.reduce((a, b) => a + (b - mean) ** 2, 0) / Math.max(1, work.length));
     const s = (ms: number[]) => Math.round(summarize(ms).median) / 1000;
-    return { startS: s(starts), episodeS: s(outside), buildS: s(this.builds), verifyS: this.verifies.length > 0 ? s(this.verifies) : null, landS: s(this.lands), spread: mean > 0 ? Math.round((sd / mean) * 100) / 100 : 0 };
+    return {
+      startS: s(starts),
+      episodeS: s(outside),
+      buildS: s(this.builds),
+      verifyS: this.verifies.length > 0 ? s(this.verifies) : null,
+      landS: s(this.lands),
+      spread: mean > 0 ? Math.round((sd / mean) * 100) / 100 : 0,
+    };
   }
 }

@@ -59,7 +59,9 @@ export async function appendCommits(repo: string, branch: string, count: number)
       i === 1 ? `from refs/heads/${branch}^0\n` : '',
       // The first commit writes all the files, so a short and a long history have the same tree
       // and a checkout costs the same: only the history differs.
-      ...(i === 1 ? Array.from({ length: FILES }, (_, f) => f) : [i % FILES]).map((f) => `M 100644 inline ${fileName(f)}\n${data(randomBytes(768).toString('base64'))}`),
+      ...(i === 1 ? Array.from({ length: FILES }, (_, f) => f) : [i % FILES]).map(
+        (f) => `M 100644 inline ${fileName(f)}\n${data(randomBytes(768).toString('base64'))}`,
+      ),
       '\n',
     );
   }
@@ -78,12 +80,43 @@ export async function addLedgerRecords(repo: string, count: number, base: string
     const startedAt = new Date(start + i * 60_000);
     const id = newEpisodeId(startedAt);
     const record: EpisodeRecord = {
-      version: 1, id, world: 'bench', task: `history-${i}`, attempt: 1, agent: 'command:sh -c echo', base, candidate: base, commit: base,
-      status: 'final', outcome: 'accepted', reason: null, message: 'docker: test ok 1 passed 0 failed (0.3s)', signature: null,
-      startedAt: startedAt.toISOString(), endedAt: new Date(startedAt.getTime() + 700).toISOString(),
+      version: 1,
+      id,
+      world: 'bench',
+      task: `history-${i}`,
+      attempt: 1,
+      agent: 'command:sh -c echo',
+      base,
+      candidate: base,
+      commit: base,
+      status: 'final',
+      outcome: 'accepted',
+      reason: null,
+      message: 'docker: test ok 1 passed 0 failed (0.3s)',
+      signature: null,
+      startedAt: startedAt.toISOString(),
+      endedAt: new Date(startedAt.getTime() + 700).toISOString(),
       phases: { workspace: 30, agent: 5, collect: 20, gate: 400, integrate: 25 },
-      gate: { ok: true, sandbox: 'docker', summary: 'docker: test ok 1 passed 0 failed (0.3s)', steps: [{ name: 'test', command: 'node --test test/', exitCode: 0, timedOut: false, oomKilled: false, durationMs: 300, tests: { format: 'tap', passed: 1, failed: 0, skipped: 0 } }], durationMs: 350 },
-      changedFiles: [`notes/history-${i}.txt`], usage: null, worker: 'bench:1',
+      gate: {
+        ok: true,
+        sandbox: 'docker',
+        summary: 'docker: test ok 1 passed 0 failed (0.3s)',
+        steps: [
+          {
+            name: 'test',
+            command: 'node --test test/',
+            exitCode: 0,
+            timedOut: false,
+            oomKilled: false,
+            durationMs: 300,
+            tests: { format: 'tap', passed: 1, failed: 0, skipped: 0 },
+          },
+        ],
+        durationMs: 350,
+      },
+      changedFiles: [`notes/history-${i}.txt`],
+      usage: null,
+      worker: 'bench:1',
     };
     parts.push(
       `commit ${EPISODE_REF_PREFIX}${id}\n`,

@@ -10,7 +10,15 @@ import type { Rng } from '../../src/reliability/prng.js';
  */
 export type FaultKind = 'kill-worker' | 'kill-scheduler' | 'kill-integrator' | 'restart-redis' | 'restart-docker' | 'kill-verifier' | 'kill-lander';
 
-export const FAULT_KINDS: readonly FaultKind[] = ['kill-worker', 'kill-scheduler', 'kill-integrator', 'restart-redis', 'restart-docker', 'kill-verifier', 'kill-lander'];
+export const FAULT_KINDS: readonly FaultKind[] = [
+  'kill-worker',
+  'kill-scheduler',
+  'kill-integrator',
+  'restart-redis',
+  'restart-docker',
+  'kill-verifier',
+  'kill-lander',
+];
 
 /** A trial's plan, drawn from the seeded stream before it starts, so a seed replays the same trials. */
 export interface FaultPlan {

@@ -33,13 +33,31 @@ export class PrivateDocker {
     // runs in: in the machine's namespace that took the machine daemon's bridge away (every bridged
     // container then failed with "could not find bridge docker0"). A namespace of its own keeps it
     // off the machine's network; this daemon's containers need none.
-    this.process = spawn('unshare', ['--net', '--', 'dockerd',
-      '--host', this.host, '--data-root', join(this.dir, 'data'), '--exec-root', join(this.dir, 'exec'),
-      '--pidfile', join(this.dir, 'docker.pid'), '--bridge', 'none', '--iptables=false', '--ip-forward=false',
-    ], { stdio: ['ignore', log, log] });
+    this.process = spawn(
+      'unshare',
+      [
+        '--net',
+        '--',
+        'dockerd',
+        '--host',
+        this.host,
+        '--data-root',
+        join(this.dir, 'data'),
+        '--exec-root',
+        join(this.dir, 'exec'),
+        '--pidfile',
+        join(this.dir, 'docker.pid'),
+        '--bridge',
+        'none',
+        '--iptables=false',
+        '--ip-forward=false',
+      ],
+      { stdio: ['ignore', log, log] },
+    );
     for (let i = 0; i < 300; i++) {
       if (await this.answers()) {
-        if (hostBridge && !existsSync('/sys/class/net/docker0')) throw new Error('the private dockerd removed the machine\'s docker0 bridge; restart the machine daemon (bash scripts/setup-services.sh)');
+        if (hostBridge && !existsSync('/sys/class/net/docker0'))
+          throw new Error("the private dockerd removed the machine's docker0 bridge; restart the machine daemon (bash scripts/setup-services.sh)");
         return;
       }
       await sleep(100);
@@ -56,9 +74,15 @@ export class PrivateDocker {
     const own = { ...process.env, DOCKER_HOST: this.host };
     const machine = { ...process.env };
     delete machine.DOCKER_HOST;
-    const has = await run('docker', ['image', 'inspect', IMAGE], { env: machine }).then(() => true, () => false);
+    const has = await run('docker', ['image', 'inspect', IMAGE], { env: machine }).then(
+      () => true,
+      () => false,
+    );
     if (has) {
-      await run('bash', ['-o', 'pipefail', '-c', `docker save ${IMAGE} | DOCKER_HOST='${this.host}' docker load --quiet`], { env: machine, maxBuffer: 1 << 20 });
+      await run('bash', ['-o', 'pipefail', '-c', `docker save ${IMAGE} | DOCKER_HOST='${this.host}' docker load --quiet`], {
+        env: machine,
+        maxBuffer: 1 << 20,
+      });
       return;
     }
     await run('bash', [BUILD], { env: own });
@@ -80,6 +104,9 @@ export class PrivateDocker {
   }
 
   private async answers(): Promise<boolean> {
-    return run('docker', ['version', '--format', '{{.Server.Version}}'], { env: { ...process.env, DOCKER_HOST: this.host }, timeout: 5000 }).then(() => true, () => false);
+    return run('docker', ['version', '--format', '{{.Server.Version}}'], { env: { ...process.env, DOCKER_HOST: this.host }, timeout: 5000 }).then(
+      () => true,
+      () => false,
+    );
   }
 }

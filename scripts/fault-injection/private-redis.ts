@@ -9,7 +9,10 @@ import { connectRedis } from '../../src/queue/redis-connection.js';
 export class PrivateRedis {
   private process: ChildProcess | null = null;
 
-  constructor(readonly port: number, private readonly dir: string) {}
+  constructor(
+    readonly port: number,
+    private readonly dir: string,
+  ) {}
 
   get url(): string {
     return `redis://127.0.0.1:${this.port}`;

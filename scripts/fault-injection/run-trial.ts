@@ -45,7 +45,11 @@ export async function runTrial(trial: number, plan: FaultPlan, services: TrialSe
   const started = Date.now();
   const dir = await mkdtemp(join(tmpdir(), `genesis-fault-${trial}-`));
   const docker = plan.kind === 'restart-docker' ? services.docker : null;
-  const env: Record<string, string> = { ...FAST, GENESIS_QUEUE_PREFIX: `fault-${seed}-${trial}-${process.pid}`, ...(docker ? { DOCKER_HOST: docker.host } : {}) };
+  const env: Record<string, string> = {
+    ...FAST,
+    GENESIS_QUEUE_PREFIX: `fault-${seed}-${trial}-${process.pid}`,
+    ...(docker ? { DOCKER_HOST: docker.host } : {}),
+  };
   const world = await createTrialWorld(dir, { tasks: TASKS, sleepMs: plan.sleepMs, sandbox: docker ? 'docker' : 'bwrap', parallelism: 3 });
   const url = services.redis.url;
   const processes: Array<{ name: string; p: GenesisProcess }> = [];
@@ -58,7 +62,9 @@ export async function runTrial(trial: number, plan: FaultPlan, services: TrialSe
   const workers: GenesisProcess[] = [startWorker(), startWorker(), startWorker()];
   const result: TrialResult = { trial, plan, injected: '', restarts: 0, stops: [], violations: [], warnings: [], episodes: 0, durationMs: 0 };
   try {
-    await Promise.all(workers.map((w) => w.waitFor(/"type":"ready"/).catch((e: Error) => Promise.reject(new Error(`${e.message}; worker stderr: ${w.stderr().slice(-500)}`)))));
+    await Promise.all(
+      workers.map((w) => w.waitFor(/"type":"ready"/).catch((e: Error) => Promise.reject(new Error(`${e.message}; worker stderr: ${w.stderr().slice(-500)}`)))),
+    );
     const scheduler = { current: startScheduler() };
     await scheduler.current.waitFor(/"type":"episode-start"/, 60_000);
     const t0 = Date.now();
@@ -186,7 +192,8 @@ function lastLine(p: GenesisProcess): string {
 /** The invariants after the trial: every task done once, no lease left, and `genesis audit` clean. */
 async function check(world: { path: string; tasks: string[] }, url: string, env: Record<string, string>, result: TrialResult): Promise<void> {
   const done = (await readAcceptedHistory(world.path, 'main')).flatMap((c) => (c.task ? [c.task] : [])).sort();
-  if (JSON.stringify(done) !== JSON.stringify([...world.tasks].sort())) result.violations.push(`tasks done: ${done.join(',') || 'none'}; expected each of ${world.tasks.join(',')} once`);
+  if (JSON.stringify(done) !== JSON.stringify([...world.tasks].sort()))
+    result.violations.push(`tasks done: ${done.join(',') || 'none'}; expected each of ${world.tasks.join(',')} once`);
   const redis = await connectRedis(url);
   try {
     const left = await new RedisPathLeases(redis, worldKeyOf('fault-trial', world.path)).list();
@@ -196,7 +203,10 @@ async function check(world: { path: string; tasks: string[] }, url: string, env:
   }
   const audit = startGenesis(['audit', '--world', world.path, '--json', '--jobs', '2'], env);
   const code = await audit.exited;
-  const report = JSON.parse(audit.lines.join('\n') || 'null') as { episodes: number; findings: Array<{ severity: string; code: string; message: string }> } | null;
+  const report = JSON.parse(audit.lines.join('\n') || 'null') as {
+    episodes: number;
+    findings: Array<{ severity: string; code: string; message: string }>;
+  } | null;
   if (!report) {
     result.violations.push(`genesis audit failed (exit ${code}): ${audit.stderr().trim().slice(-300)}`);
     return;

@@ -25,7 +25,8 @@ export async function createTrialWorld(dir: string, options: TrialWorldOptions):
   };
   const recording: Record<string, unknown[]> = {};
   for (const t of tasks) {
-    files[`test/${t}.test.js`] = `import test from 'node:test';\nimport assert from 'node:assert';\nimport { v } from '../src/${t}.js';\ntest('${t}', () => assert.equal(v, '${t}'));\n`;
+    files[`test/${t}.test.js`] =
+      `import test from 'node:test';\nimport assert from 'node:assert';\nimport { v } from '../src/${t}.js';\ntest('${t}', () => assert.equal(v, '${t}'));\n`;
     recording[t] = [{ write: { [`src/${t}.js`]: `export const v = '${t}';\n` }, sleepMs: options.sleepMs }];
   }
   files['.genesis/recording.yaml'] = stringify({ tasks: recording });

@@ -37,7 +37,8 @@ export async function createSoakWorld(dir: string, options: SoakWorldOptions): P
   for (const t of tasks) {
     const failures = mean - 1 + rng.nextInt(3);
     const steps: unknown[] = Array.from({ length: failures }, (_, i) =>
-      i % 2 === 0 ? { write: { [`src/${t}.txt`]: `not ${t} (attempt ${i + 1})\n` } } : { exit: 1, say: 'simulated crash' });
+      i % 2 === 0 ? { write: { [`src/${t}.txt`]: `not ${t} (attempt ${i + 1})\n` } } : { exit: 1, say: 'simulated crash' },
+    );
     recording[t] = [...steps, { write: { [`src/${t}.txt`]: `${t}\n` } }];
     expectedEpisodes += failures + 1;
   }

@@ -13,7 +13,10 @@ const GATE_LOG = `$ sh checks/all.sh   [test]\nnot ok: src/t0001.txt holds somet
  * for episodes that failed or were rejected long before the real ones. It gives the read paths
  * (`genesis episodes`, `log`, `stats`, `audit`) a ledger of realistic size in seconds.
  */
-export async function synthesizeLedger(repo: string, options: { count: number; tasks: readonly string[]; world: string; base: string; seed: number }): Promise<void> {
+export async function synthesizeLedger(
+  repo: string,
+  options: { count: number; tasks: readonly string[]; world: string; base: string; seed: number },
+): Promise<void> {
   const rng = createRng(options.seed);
   const git = spawn('git', ['fast-import', '--quiet', '--done'], { cwd: repo, stdio: ['pipe', 'inherit', 'inherit'] });
   const write = async (text: string): Promise<void> => {
@@ -48,12 +51,26 @@ function syntheticRecord(i: number, started: Date, u: number, options: { tasks: 
   const reason = rejected ? 'test-failed' : outcome === 'failed' ? 'agent-exit' : 'orchestrator-stopped';
   const step = { name: 'test', command: 'sh checks/all.sh', exitCode: 1, timedOut: false, oomKilled: false, durationMs: 210, tests: null };
   return {
-    version: 1, id, world: options.world, task: options.tasks[i % options.tasks.length]!, attempt: 1 + Math.floor(i / options.tasks.length), agent: 'script',
-    base: options.base, candidate: null, commit: null, status: 'final', outcome, reason,
+    version: 1,
+    id,
+    world: options.world,
+    task: options.tasks[i % options.tasks.length]!,
+    attempt: 1 + Math.floor(i / options.tasks.length),
+    agent: 'script',
+    base: options.base,
+    candidate: null,
+    commit: null,
+    status: 'final',
+    outcome,
+    reason,
     message: rejected ? 'test failed (exit 1)' : outcome === 'failed' ? 'the agent exited with code 1' : 'the orchestrator stopped before this episode ended',
-    signature: `${reason}-${(i % 97).toString(16)}`, startedAt: iso, endedAt: new Date(started.getTime() + 1500 + Math.floor(u * 2000)).toISOString(),
+    signature: `${reason}-${(i % 97).toString(16)}`,
+    startedAt: iso,
+    endedAt: new Date(started.getTime() + 1500 + Math.floor(u * 2000)).toISOString(),
     phases: { workspace: 80, agent: 10, collect: 40, ...(rejected ? { gate: 600 } : {}) },
     gate: rejected ? { ok: false, sandbox: 'bwrap', summary: 'bwrap: test exit 1 (0.2s)', steps: [step], durationMs: 600, flaky: [] } : null,
-    changedFiles: rejected ? [`src/${options.tasks[i % options.tasks.length]}.txt`] : [], usage: null, worker: 'soak:synthetic',
+    changedFiles: rejected ? [`src/${options.tasks[i % options.tasks.length]}.txt`] : [],
+    usage: null,
+    worker: 'soak:synthetic',
   };
 }

@@ -91,9 +91,29 @@ exit $rc
 export function inNetworkNamespace(argv: readonly string[], dir: string, tools: NetnsTools, proxyPort?: number): string[] {
   const filter = tools.iptablesRestore !== undefined && tools.nsenter !== undefined;
   const blocked = filter && proxyPort === undefined ? hostNetworks() : [];
-  const egress = [proxyPort === undefined ? '-' : String(proxyPort), tools.iptablesRestore ?? '-', tools.nsenter ?? '-', blocked.length > 0 ? blocked.join(' ') : '-', tools.setpriv];
+  const egress = [
+    proxyPort === undefined ? '-' : String(proxyPort),
+    tools.iptablesRestore ?? '-',
+    tools.nsenter ?? '-',
+    blocked.length > 0 ? blocked.join(' ') : '-',
+    tools.setpriv,
+  ];
   // The launcher dies with Genesis (even at kill -9), and bwrap (--die-with-parent) and slirp4netns with it.
-  return [tools.setpriv, '--pdeathsig', 'KILL', '/bin/sh', '-c', LAUNCHER, 'genesis-agent-net', dir, process.getuid?.() === 0 ? 'root' : 'user', tools.unshare, tools.slirp4netns, ...egress, ...argv];
+  return [
+    tools.setpriv,
+    '--pdeathsig',
+    'KILL',
+    '/bin/sh',
+    '-c',
+    LAUNCHER,
+    'genesis-agent-net',
+    dir,
+    process.getuid?.() === 0 ? 'root' : 'user',
+    tools.unshare,
+    tools.slirp4netns,
+    ...egress,
+    ...argv,
+  ];
 }
 
 /**
@@ -135,7 +155,8 @@ const SEARCH = `${process.env.PATH ?? ''}:/usr/local/bin:/usr/bin:/usr/sbin:/bin
 export async function findNetnsTools(): Promise<NetnsTools> {
   const find = async (tool: string) => {
     const path = await resolveOnPath(tool, SEARCH, '/');
-    if (path === null) throw new GenesisError('agent-sandbox-unavailable', `${tool} is not installed, so an agent cannot get a network of its own`, { hint: HINT });
+    if (path === null)
+      throw new GenesisError('agent-sandbox-unavailable', `${tool} is not installed, so an agent cannot get a network of its own`, { hint: HINT });
     return path;
   };
   return { unshare: await find('unshare'), slirp4netns: await find('slirp4netns'), setpriv: await find('setpriv') };
@@ -152,13 +173,22 @@ export async function findFilterTools(): Promise<Pick<NetnsTools, 'iptablesResto
 /** Finds what an egress allow-list needs besides; rejects when it cannot be had here. */
 export async function findEgressTools(): Promise<Required<Pick<NetnsTools, 'iptablesRestore' | 'nsenter'>>> {
   if (process.getuid?.() !== 0) {
-    throw new GenesisError('agent-sandbox-unavailable', 'agent.network.allow needs Genesis to run as root: it sets a packet filter in the agent\'s network namespace', {
-      hint: 'run Genesis as root, or remove agent.network.allow (the agent then reaches any host outside, never this host\'s loopback)',
-    });
+    throw new GenesisError(
+      'agent-sandbox-unavailable',
+      "agent.network.allow needs Genesis to run as root: it sets a packet filter in the agent's network namespace",
+      {
+        hint: "run Genesis as root, or remove agent.network.allow (the agent then reaches any host outside, never this host's loopback)",
+      },
+    );
   }
   const find = async (tool: string, pkg: string) => {
     const path = await resolveOnPath(tool, SEARCH, '/');
-    if (path === null) throw new GenesisError('agent-sandbox-unavailable', `${tool} is not installed, so the agent's network cannot be filtered (agent.network.allow, and this host's own addresses)`, { hint: `install ${pkg} (bash scripts/setup-services.sh bwrap does)` });
+    if (path === null)
+      throw new GenesisError(
+        'agent-sandbox-unavailable',
+        `${tool} is not installed, so the agent's network cannot be filtered (agent.network.allow, and this host's own addresses)`,
+        { hint: `install ${pkg} (bash scripts/setup-services.sh bwrap does)` },
+      );
     return path;
   };
   return { iptablesRestore: await find('iptables-restore', 'iptables'), nsenter: await find('nsenter', 'util-linux') };

@@ -44,7 +44,10 @@ export async function readOrphanedAgents(): Promise<Array<AgentEntry & { file: s
   for (const name of await readdir(dir).catch(() => [] as string[])) {
     if (!name.endsWith('.json')) continue;
     const file = join(dir, name);
-    const entry = await readFile(file, 'utf8').then((t) => JSON.parse(t) as AgentEntry, () => null);
+    const entry = await readFile(file, 'utf8').then(
+      (t) => JSON.parse(t) as AgentEntry,
+      () => null,
+    );
     if (!entry || typeof entry.token !== 'string' || !/^[0-9a-f]+$/.test(entry.token)) {
       await rm(file, { force: true });
       continue;

@@ -7,7 +7,12 @@ import { delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
  * A name with a slash is taken as a path, relative to `cwd`.
  */
 export async function resolveOnPath(name: string, path: string | undefined, cwd: string): Promise<string | null> {
-  const candidates = name.includes('/') ? [resolve(cwd, name)] : (path ?? '').split(delimiter).filter(isAbsolute).map((dir) => join(dir, name));
+  const candidates = name.includes('/')
+    ? [resolve(cwd, name)]
+    : (path ?? '')
+        .split(delimiter)
+        .filter(isAbsolute)
+        .map((dir) => join(dir, name));
   for (const candidate of candidates) {
     try {
       await access(candidate, constants.X_OK);
@@ -62,7 +67,13 @@ export async function installRootOf(binary: string): Promise<string | null> {
     return parts.slice(0, modules + (scoped ? 3 : 2)).join(sep);
   }
   for (let dir = dirname(real); dir !== dirname(dir); dir = dirname(dir)) {
-    if (await readFile(join(dir, 'pyvenv.cfg')).then(() => true, () => false)) return dir;
+    if (
+      await readFile(join(dir, 'pyvenv.cfg')).then(
+        () => true,
+        () => false,
+      )
+    )
+      return dir;
   }
   return dirname(real);
 }

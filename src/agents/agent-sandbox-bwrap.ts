@@ -38,10 +38,15 @@ export class BwrapAgentSandbox implements AgentSandbox {
 
   async check(): Promise<void> {
     this.bwrap ??= await resolveOnPath('bwrap', process.env.PATH, '/');
-    if (!this.bwrap) throw new GenesisError('agent-sandbox-unavailable', 'bubblewrap (bwrap) is not installed, so agent.sandbox: bwrap cannot run agents', { hint: HINT });
+    if (!this.bwrap)
+      throw new GenesisError('agent-sandbox-unavailable', 'bubblewrap (bwrap) is not installed, so agent.sandbox: bwrap cannot run agents', { hint: HINT });
     const probe = await execa(this.bwrap, [...(await systemArgs()), '--unshare-pid', 'true'], { reject: false, timeout: 10_000 });
     if (probe.exitCode !== 0) {
-      throw new GenesisError('agent-sandbox-unavailable', `bubblewrap cannot start an agent sandbox here: ${probe.stderr || probe.stdout || `exit code ${probe.exitCode}`}`.trim(), { hint: HINT });
+      throw new GenesisError(
+        'agent-sandbox-unavailable',
+        `bubblewrap cannot start an agent sandbox here: ${probe.stderr || probe.stdout || `exit code ${probe.exitCode}`}`.trim(),
+        { hint: HINT },
+      );
     }
     this.tools = { ...(await findNetnsTools()), ...(this.allow ? await findEgressTools() : await findFilterTools()) };
     const dir = await mkdtemp(join(tmpdir(), 'genesis-agent-net-'));
@@ -49,7 +54,11 @@ export class BwrapAgentSandbox implements AgentSandbox {
       const [file, ...args] = inNetworkNamespace([this.bwrap, ...(await systemArgs()), '--unshare-pid', 'true'], dir, this.tools);
       const net = await execa(file!, args, { reject: false, timeout: 10_000 });
       if (net.exitCode !== 0) {
-        throw new GenesisError('agent-sandbox-unavailable', `an agent cannot get a network namespace of its own here: ${net.stderr || net.stdout || `exit code ${net.exitCode}`}`.trim(), { hint: NET_HINT });
+        throw new GenesisError(
+          'agent-sandbox-unavailable',
+          `an agent cannot get a network namespace of its own here: ${net.stderr || net.stdout || `exit code ${net.exitCode}`}`.trim(),
+          { hint: NET_HINT },
+        );
       }
     } finally {
       await rm(dir, { recursive: true, force: true });
@@ -77,7 +86,9 @@ export class BwrapAgentSandbox implements AgentSandbox {
     const resolv = join(netDir, 'resolv.conf');
     await writeFile(resolv, netnsResolvConf());
     const dns = (await lstat('/etc/resolv.conf').catch(() => null))?.isFile() ? ['--ro-bind', resolv, '/etc/resolv.conf'] : [];
-    const drop = asRoot ? ['setpriv', `--reuid=${SANDBOX_UID}`, `--regid=${SANDBOX_GID}`, '--clear-groups', '--no-new-privs', '--inh-caps=-all', '--bounding-set=-all'] : [];
+    const drop = asRoot
+      ? ['setpriv', `--reuid=${SANDBOX_UID}`, `--regid=${SANDBOX_GID}`, '--clear-groups', '--no-new-privs', '--inh-caps=-all', '--bounding-set=-all']
+      : [];
     const args = [
       ...(await systemArgs()),
       ...dns,

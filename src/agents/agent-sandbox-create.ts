@@ -25,9 +25,13 @@ export async function createAgentSandbox(options: AgentSandboxOptions): Promise<
   const allow = typeof options.network === 'string' ? undefined : options.network.allow;
   const network = typeof options.network === 'string' ? options.network : (options.network.docker ?? 'genesis-agents');
   if (allow && (options.kind === 'docker' || options.kind === 'none')) {
-    throw new GenesisError('agent-sandbox-unavailable', `agent.network.allow is enforced by the bubblewrap agent sandbox, not by agent.sandbox: ${options.kind}`, {
-      hint: 'remove agent.sandbox (the default, auto, enforces the list) or remove agent.network.allow',
-    });
+    throw new GenesisError(
+      'agent-sandbox-unavailable',
+      `agent.network.allow is enforced by the bubblewrap agent sandbox, not by agent.sandbox: ${options.kind}`,
+      {
+        hint: 'remove agent.sandbox (the default, auto, enforces the list) or remove agent.network.allow',
+      },
+    );
   }
   const sandbox =
     options.kind === 'docker'
@@ -43,7 +47,10 @@ export async function createAgentSandbox(options: AgentSandboxOptions): Promise<
  * Whether a world's agents start processes of their own (command and openai agents, in any
  * rotation entry), so that where they run matters; script and sim agents only write files.
  */
-export function agentsRunProcesses(agent: { kind: string; rotation: ReadonlyArray<{ kind?: string | undefined; preset?: unknown; command?: unknown }> }): boolean {
+export function agentsRunProcesses(agent: {
+  kind: string;
+  rotation: ReadonlyArray<{ kind?: string | undefined; preset?: unknown; command?: unknown }>;
+}): boolean {
   const runs = (kind: string | undefined) => kind === 'command' || kind === 'openai';
   return runs(agent.kind) || agent.rotation.some((entry) => runs(entry.kind) || entry.preset !== undefined || entry.command !== undefined);
 }

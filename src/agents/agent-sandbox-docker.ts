@@ -46,12 +46,24 @@ export class DockerAgentSandbox implements AgentSandbox {
     if (labels.failed) {
       const kind = readDockerCliFailure(labels.stderr);
       // A daemon that does not answer may answer the next episode; the rest needs a person.
-      if (kind === 'unavailable') throw new GenesisError('docker-unavailable', `the Docker daemon does not answer: ${labels.stderr.trim() || labels.shortMessage}`, { hint: 'Run `bash scripts/setup-services.sh` to start Docker.' });
-      if (kind === 'permission-denied') throw new GenesisError('docker-permission-denied', `docker refused this user: ${labels.stderr.trim()}`, { hint: 'add the user that runs Genesis to the docker group, or set agent.sandbox to bwrap' });
+      if (kind === 'unavailable')
+        throw new GenesisError('docker-unavailable', `the Docker daemon does not answer: ${labels.stderr.trim() || labels.shortMessage}`, {
+          hint: 'Run `bash scripts/setup-services.sh` to start Docker.',
+        });
+      if (kind === 'permission-denied')
+        throw new GenesisError('docker-permission-denied', `docker refused this user: ${labels.stderr.trim()}`, {
+          hint: 'add the user that runs Genesis to the docker group, or set agent.sandbox to bwrap',
+        });
       const missing = kind === 'image-missing';
-      throw new GenesisError('agent-sandbox-unavailable', missing ? `the agent image ${this.options.image} does not exist` : `docker cannot run agents here: ${labels.stderr || labels.shortMessage}`, {
-        hint: missing ? 'build it (`bash sandboxes/build-images.sh`) or set agent.image' : 'Run `bash scripts/setup-services.sh` to start Docker, or set agent.sandbox to bwrap or none.',
-      });
+      throw new GenesisError(
+        'agent-sandbox-unavailable',
+        missing ? `the agent image ${this.options.image} does not exist` : `docker cannot run agents here: ${labels.stderr || labels.shortMessage}`,
+        {
+          hint: missing
+            ? 'build it (`bash sandboxes/build-images.sh`) or set agent.image'
+            : 'Run `bash scripts/setup-services.sh` to start Docker, or set agent.sandbox to bwrap or none.',
+        },
+      );
     }
     this.hostUsr = (JSON.parse(labels.stdout || 'null') as Record<string, string> | null)?.[BIND_HOST_USR_LABEL] === '1';
     await ensureAgentNetwork(this.options.network);
@@ -80,13 +92,30 @@ export class DockerAgentSandbox implements AgentSandbox {
     if (!this.hostUsr) delete env.PATH;
     const name = `genesis-agent-${spec.name}`.replace(/[^a-zA-Z0-9_.-]/g, '-');
     const args = [
-      'run', '--rm', '-i', '--name', name, '--label', `${LABEL}=agent`,
-      '--network', this.options.network, '--hostname', 'agent', '--user', user,
-      '--read-only', '--tmpfs', `/tmp:rw,nosuid,nodev,exec,size=${Math.min(1024, spec.diskMb ?? 1024)}m`,
-      '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges',
+      'run',
+      '--rm',
+      '-i',
+      '--name',
+      name,
+      '--label',
+      `${LABEL}=agent`,
+      '--network',
+      this.options.network,
+      '--hostname',
+      'agent',
+      '--user',
+      user,
+      '--read-only',
+      '--tmpfs',
+      `/tmp:rw,nosuid,nodev,exec,size=${Math.min(1024, spec.diskMb ?? 1024)}m`,
+      '--cap-drop',
+      'ALL',
+      '--security-opt',
+      'no-new-privileges',
       ...binds.flatMap((b) => ['-v', `${b.target}:${b.target}:${b.mode}`]),
       ...homeVolumes,
-      '-w', spec.workspace,
+      '-w',
+      spec.workspace,
       ...Object.keys(env).flatMap((key) => ['-e', key]),
       this.options.image,
       ...argv,
@@ -99,7 +128,12 @@ export class DockerAgentSandbox implements AgentSandbox {
       args,
       env: client,
       dispose: async () => {
-        await execa('docker', ['rm', '--force', name], { reject: false, timeout: 30_000, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...dockerClientEnv() }, extendEnv: false });
+        await execa('docker', ['rm', '--force', name], {
+          reject: false,
+          timeout: 30_000,
+          env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...dockerClientEnv() },
+          extendEnv: false,
+        });
       },
     };
   }
@@ -132,7 +166,12 @@ export function dockerRunFailure(exitCode: number, log: string, program: string)
     }
     // A missing image, a refused option or a permission fails every next episode the same way.
     return new GenesisError('agent-sandbox-invalid', `docker refused the agent's container: ${said}`, {
-      hint: kind === 'permission-denied' ? 'add the user that runs Genesis to the docker group, or set agent.sandbox to bwrap' : kind === 'image-missing' ? 'build the image agent.image names (`bash sandboxes/build-images.sh` for genesis/ images) or set agent.image' : 'fix what docker names in agent.image, agent.network or agent.limits; retrying cannot help',
+      hint:
+        kind === 'permission-denied'
+          ? 'add the user that runs Genesis to the docker group, or set agent.sandbox to bwrap'
+          : kind === 'image-missing'
+            ? 'build the image agent.image names (`bash sandboxes/build-images.sh` for genesis/ images) or set agent.image'
+            : 'fix what docker names in agent.image, agent.network or agent.limits; retrying cannot help',
     });
   }
   return null;

@@ -21,7 +21,13 @@ export async function agentReadOnlyPaths(argv0: string, spec: AgentSandboxSpec, 
   if (hostPrograms) await addProgramPaths(paths, argv0, spec);
   const existing: string[] = [];
   for (const path of paths) {
-    if (await stat(path).then(() => true, () => false)) existing.push(path);
+    if (
+      await stat(path).then(
+        () => true,
+        () => false,
+      )
+    )
+      existing.push(path);
   }
   return existing;
 }
@@ -40,7 +46,10 @@ async function addProgramPaths(paths: Set<string>, argv0: string, spec: AgentSan
 
 async function alternates(workspace: string): Promise<string[]> {
   const text = await readFile(join(workspace, '.git', 'objects', 'info', 'alternates'), 'utf8').catch(() => '');
-  return text.split('\n').map((line) => line.trim()).filter((line) => isAbsolute(line));
+  return text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => isAbsolute(line));
 }
 
 /**

@@ -25,7 +25,10 @@ export function ensureAgentNetwork(name: string): Promise<void> {
 async function createIfMissing(name: string): Promise<void> {
   const exists = async () => (await execa('docker', ['network', 'inspect', name], { reject: false, timeout: 30_000 })).exitCode === 0;
   if (await exists()) return;
-  const created = await execa('docker', ['network', 'create', '--driver', 'bridge', '--label', 'genesis.network=agents', name], { reject: false, timeout: 30_000 });
+  const created = await execa('docker', ['network', 'create', '--driver', 'bridge', '--label', 'genesis.network=agents', name], {
+    reject: false,
+    timeout: 30_000,
+  });
   // Another process may have created it in the meantime.
   if (created.exitCode === 0 || (await exists())) return;
   throw new GenesisError('agent-sandbox-unavailable', `the agents' docker network ${name} cannot be created: ${created.stderr.trim()}`, {

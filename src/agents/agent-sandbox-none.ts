@@ -5,7 +5,7 @@ import type { AgentLaunch, AgentSandbox, AgentSandboxKind, AgentSandboxSpec } fr
 /** What `genesis run` and `genesis doctor` say when a world's agents run unconfined. */
 export const NONE_AGENT_SANDBOX_WARNING =
   'agent.sandbox is "none": agents run on this machine as your user, with your files (the world\'s ' +
-  'refs and ledger, other episodes\' workspaces, your home), your network (Redis, the dashboard) and ' +
+  "refs and ledger, other episodes' workspaces, your home), your network (Redis, the dashboard) and " +
   'the Docker socket. Use it only for agents you trust; remove the line for the default (auto).';
 
 /**

@@ -45,7 +45,10 @@ export class CommandAgent implements Agent {
   readonly label: string;
   private readonly sandbox: AgentSandbox;
 
-  constructor(private readonly argv: readonly string[], private readonly options: CommandAgentOptions = {}) {
+  constructor(
+    private readonly argv: readonly string[],
+    private readonly options: CommandAgentOptions = {},
+  ) {
     this.label = options.label ?? `command:${argv.join(' ')}`;
     this.sandbox = options.sandbox ?? new NoneAgentSandbox();
   }
@@ -89,7 +92,11 @@ export class CommandAgent implements Agent {
     });
   }
 
-  private async runLaunched(launch: { file: string; args: string[]; env: Record<string, string> }, program: string, input: AgentRunInput): Promise<AgentRunResult> {
+  private async runLaunched(
+    launch: { file: string; args: string[]; env: Record<string, string> },
+    program: string,
+    input: AgentRunInput,
+  ): Promise<AgentRunResult> {
     const started = Date.now();
     const log = new OutputTail(1024 * 1024);
     const usage = this.options.usageReader?.();
@@ -103,7 +110,17 @@ export class CommandAgent implements Agent {
     }
   }
 
-  private async runTracked(file: string, args: string[], env: Record<string, string>, tracker: ProcessTracker | null, started: number, log: OutputTail, usage: UsageReader | undefined, program: string, input: AgentRunInput): Promise<AgentRunResult> {
+  private async runTracked(
+    file: string,
+    args: string[],
+    env: Record<string, string>,
+    tracker: ProcessTracker | null,
+    started: number,
+    log: OutputTail,
+    usage: UsageReader | undefined,
+    program: string,
+    input: AgentRunInput,
+  ): Promise<AgentRunResult> {
     const child = execa(file, args, {
       cwd: input.workspace,
       env: { ...env, ...tracker?.env },
@@ -160,7 +177,10 @@ export class CommandAgent implements Agent {
       exitCode,
       timedOut,
       aborted,
-      log: (log.truncated ? `[${log.totalBytes - log.capacity} earlier bytes not kept]\n` : '') + log.text() + (result.code === 'ENOENT' ? `\n${result.shortMessage}\n` : ''),
+      log:
+        (log.truncated ? `[${log.totalBytes - log.capacity} earlier bytes not kept]\n` : '') +
+        log.text() +
+        (result.code === 'ENOENT' ? `\n${result.shortMessage}\n` : ''),
       durationMs: Date.now() - started,
       ...(reported && !isUnknownUsage(reported) ? { usage: reported } : {}),
     };

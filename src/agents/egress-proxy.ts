@@ -23,9 +23,16 @@ export interface EgressProxy {
  * IPv6 brackets are ignored.
  */
 export function hostAllowed(host: string, allow: readonly string[]): boolean {
-  const name = host.toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
+  const name = host
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.$/, '');
   return allow.some((pattern) => {
-    const source = pattern.toLowerCase().split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*');
+    const source = pattern
+      .toLowerCase()
+      .split('*')
+      .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*');
     return new RegExp(`^${source}$`).test(name);
   });
 }

@@ -36,7 +36,12 @@ export async function createProcessTracker(): Promise<ProcessTracker> {
   if (process.getuid?.() === 0) {
     for (const root of HIERARCHIES) {
       const dir = join(root, `genesis-agent-${token}`);
-      if (await mkdir(dir).then(() => true, () => false)) {
+      if (
+        await mkdir(dir).then(
+          () => true,
+          () => false,
+        )
+      ) {
         cgroup = dir;
         break;
       }

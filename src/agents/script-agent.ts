@@ -90,4 +90,3 @@ function insideWorkspace(workspace: string, path: string): string {
   }
   return target;
 }
-

@@ -29,7 +29,15 @@ export interface SimWorldOptions {
 
 /** The defaults of {@link SimWorldOptions}: what worlds/sim-chain holds. */
 export const SIM_WORLD_DEFAULTS: Required<SimWorldOptions> = {
-  steps: 10, e: 0.1, w: 0.05, d: 0.8, f: 0.05, seed: 1, attempts: 3, name: 'sim-chain', sandbox: 'auto',
+  steps: 10,
+  e: 0.1,
+  w: 0.05,
+  d: 0.8,
+  f: 0.05,
+  seed: 1,
+  attempts: 3,
+  name: 'sim-chain',
+  sandbox: 'auto',
 };
 
 /**
@@ -65,7 +73,7 @@ export function renderSimWorld(options: SimWorldOptions = {}): Map<string, strin
     '  outcome: "Every step file steps/tNN.txt holds the right answer: step NN-1\'s answer plus NN."',
     'verify:',
     `  sandbox: ${o.sandbox}`,
-    '  # The argument is the brittle check\'s false-rejection rate f (see checks/steps.sh).',
+    "  # The argument is the brittle check's false-rejection rate f (see checks/steps.sh).",
     `  test: "sh checks/steps.sh ${o.f}"`,
     '  timeoutSec: 60',
     '  limits: { cpus: 1, memoryMb: 256, pids: 128 }',

@@ -46,7 +46,10 @@ export function checkUsage(reported: AgentUsage): CheckedUsage {
 }
 
 /** What a record's usage adds to a budget: never below zero, whatever was written. */
-export function spendOf(usage: { inputTokens: number | null; outputTokens: number | null; costUsd: number | null } | null): { costUsd: number; tokens: number } {
+export function spendOf(usage: { inputTokens: number | null; outputTokens: number | null; costUsd: number | null } | null): {
+  costUsd: number;
+  tokens: number;
+} {
   const sane = (n: number | null | undefined) => (typeof n === 'number' && Number.isFinite(n) && n > 0 ? n : 0);
   return { costUsd: sane(usage?.costUsd), tokens: sane(usage?.inputTokens) + sane(usage?.outputTokens) };
 }

@@ -88,13 +88,24 @@ export async function auditWorld(options: AuditOptions): Promise<AuditReport> {
   let images: string[] = [];
   if (targets.length > 0) {
     if (!options.sandbox) {
-      throw new GenesisError('invalid-option', 'auditWorld: verifying commits again needs a sandbox', { hint: 'pass options.sandbox, or sample: 0 to verify none' });
+      throw new GenesisError('invalid-option', 'auditWorld: verifying commits again needs a sandbox', {
+        hint: 'pass options.sandbox, or sample: 0 to verify none',
+      });
     }
     const sandbox = typeof options.sandbox === 'function' ? await options.sandbox(manifest) : options.sandbox;
     sandboxKind = sandbox.kind;
     // The trailer names the image of the gate that accepted the commit (a replay's, when replayed); older commits only in the ledger.
     const recordedImage = (c: AuditedCommit) => imageIdOfSummary(c.verified) ?? (c.episode ? (records.get(c.episode)?.gate?.image?.id ?? null) : null);
-    const reverified = await reverifyCommits({ repo: world.path, history: history.commits, targets, manifests: history.manifests, sandbox, jobs: options.jobs, onVerified: options.onVerified, recordedImage });
+    const reverified = await reverifyCommits({
+      repo: world.path,
+      history: history.commits,
+      targets,
+      manifests: history.manifests,
+      sandbox,
+      jobs: options.jobs,
+      onVerified: options.onVerified,
+      recordedImage,
+    });
     findings.push(...reverified.findings);
     images = reverified.images;
   }
@@ -107,7 +118,14 @@ export async function auditWorld(options: AuditOptions): Promise<AuditReport> {
     episodes: entries.length,
     running: entries.filter((e) => e.record?.status === 'running').length,
     runHolder,
-    reverified: { commits: targets.length, of: history.commits.length, seed: options.sample === undefined ? null : seed, sandbox: sandboxKind, list: targets.map((c) => c.commit), images },
+    reverified: {
+      commits: targets.length,
+      of: history.commits.length,
+      seed: options.sample === undefined ? null : seed,
+      sandbox: sandboxKind,
+      list: targets.map((c) => c.commit),
+      images,
+    },
     findings,
     violations,
     warnings: findings.length - violations,

@@ -25,12 +25,19 @@ export function checkChangesAgainstRules(commits: readonly AuditedCommit[], mani
     if (reported.has(key)) return;
     reported.add(key);
     const why = own === undefined ? 'has no world.yaml' : `has a world.yaml that does not parse (${own.slice(0, 2).join('; ')})`;
-    findings.push(violation('manifest-unreadable', `commit ${short(c.commit)} ${why}`, { commit: c.commit, hint: 'no run can read its rules from such a head' }));
+    findings.push(
+      violation('manifest-unreadable', `commit ${short(c.commit)} ${why}`, { commit: c.commit, hint: 'no run can read its rules from such a head' }),
+    );
   });
   return findings;
 }
 
-function checkEpisodeCommit(c: AuditedCommit, parent: AuditedCommit | undefined, manifests: ReadonlyMap<string, WorldManifest | string[]>, findings: AuditFinding[]): void {
+function checkEpisodeCommit(
+  c: AuditedCommit,
+  parent: AuditedCommit | undefined,
+  manifests: ReadonlyMap<string, WorldManifest | string[]>,
+  findings: AuditFinding[],
+): void {
   if (!c.episode || !parent?.manifestKey) return;
   const rules = manifests.get(parent.manifestKey);
   if (rules === undefined || Array.isArray(rules)) return; // reported on the parent itself
@@ -44,11 +51,20 @@ function checkEpisodeCommit(c: AuditedCommit, parent: AuditedCommit | undefined,
   const allowed = task ? [...task.paths, ...(rules.goal.progressFile ? [rules.goal.progressFile] : [])] : [];
   const outside = task ? c.changed.filter((p) => !matchesAny(p, allowed)) : [];
   if (outside.length > 0) {
-    findings.push(violation('outside-task-paths', `commit ${short(c.commit)} (episode ${c.episode}, task ${c.task}) changed ${listFew(outside)} outside the task's paths (${allowed.join(', ')})`, where));
+    findings.push(
+      violation(
+        'outside-task-paths',
+        `commit ${short(c.commit)} (episode ${c.episode}, task ${c.task}) changed ${listFew(outside)} outside the task's paths (${allowed.join(', ')})`,
+        where,
+      ),
+    );
   }
 }
 
 function listFew(paths: readonly string[]): string {
-  const shown = paths.slice(0, SHOWN).map((p) => JSON.stringify(p)).join(', ');
+  const shown = paths
+    .slice(0, SHOWN)
+    .map((p) => JSON.stringify(p))
+    .join(', ');
   return paths.length > SHOWN ? `${shown} and ${paths.length - SHOWN} more` : shown;
 }

@@ -11,7 +11,11 @@ function unattributedProblem(c: AuditedCommit): string | null {
   if (c.verified === null) return 'has no Genesis-Episode or Genesis-Verified trailer';
   if (c.amend) return null;
   const others = c.changed.filter((p) => p !== 'world.yaml');
-  if (others.length > 0) return `has no Genesis-Episode trailer and changes ${others.slice(0, 3).map((p) => JSON.stringify(p)).join(', ')}${others.length > 3 ? ' and more' : ''}, not only world.yaml`;
+  if (others.length > 0)
+    return `has no Genesis-Episode trailer and changes ${others
+      .slice(0, 3)
+      .map((p) => JSON.stringify(p))
+      .join(', ')}${others.length > 3 ? ' and more' : ''}, not only world.yaml`;
   return null;
 }
 
@@ -26,24 +30,30 @@ export function checkHistoryShape(commits: readonly AuditedCommit[]): AuditFindi
   const byTask = new Map<string, string[]>();
   for (const c of commits) {
     if (c.parents.length > 1) {
-      findings.push(violation('merge-commit', `commit ${short(c.commit)} is a merge of ${c.parents.map(short).join(' and ')}; the accepted history must be linear`, {
-        commit: c.commit,
-        hint: 'the integrator never merges; someone pushed to the branch by hand',
-      }));
+      findings.push(
+        violation('merge-commit', `commit ${short(c.commit)} is a merge of ${c.parents.map(short).join(' and ')}; the accepted history must be linear`, {
+          commit: c.commit,
+          hint: 'the integrator never merges; someone pushed to the branch by hand',
+        }),
+      );
     }
     const unattributed = c.parents.length > 0 && c.episode === null ? unattributedProblem(c) : null;
     if (unattributed) {
-      findings.push(violation('unattributed-commit', `commit ${short(c.commit)} ("${c.subject}") ${unattributed}: it did not come through the gate`, {
-        commit: c.commit,
-        hint: 'only genesis moves the accepted branch; find who pushed this commit (server logs, git reflog). A person changes the world with genesis amend',
-      }));
+      findings.push(
+        violation('unattributed-commit', `commit ${short(c.commit)} ("${c.subject}") ${unattributed}: it did not come through the gate`, {
+          commit: c.commit,
+          hint: 'only genesis moves the accepted branch; find who pushed this commit (server logs, git reflog). A person changes the world with genesis amend',
+        }),
+      );
     }
     if (c.episode) byEpisode.set(c.episode, [...(byEpisode.get(c.episode) ?? []), c.commit]);
     if (c.task) byTask.set(c.task, [...(byTask.get(c.task) ?? []), c.commit]);
   }
   for (const [episode, landed] of byEpisode) {
     if (landed.length < 2) continue;
-    findings.push(violation('landed-twice', `episode ${episode} landed ${landed.length} times: ${landed.map(short).join(', ')}`, { episode, commit: landed[0] }));
+    findings.push(
+      violation('landed-twice', `episode ${episode} landed ${landed.length} times: ${landed.map(short).join(', ')}`, { episode, commit: landed[0] }),
+    );
   }
   for (const [task, landed] of byTask) {
     if (landed.length < 2) continue;

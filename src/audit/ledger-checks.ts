@@ -9,17 +9,23 @@ import type { LedgerEntry } from './read-ledger.js';
  * change that landed as it was verified has the tree of its candidate (a replayed one was verified
  * again on the new head, so its tree may differ). Pure.
  */
-export function checkCommitsAgainstLedger(commits: readonly AuditedCommit[], records: ReadonlyMap<string, EpisodeRecord>, candidateTrees: ReadonlyMap<string, string | null>): AuditFinding[] {
+export function checkCommitsAgainstLedger(
+  commits: readonly AuditedCommit[],
+  records: ReadonlyMap<string, EpisodeRecord>,
+  candidateTrees: ReadonlyMap<string, string | null>,
+): AuditFinding[] {
   const findings: AuditFinding[] = [];
   for (const c of commits) {
     if (!c.episode) continue;
     const where = { commit: c.commit, episode: c.episode };
     const r = records.get(c.episode);
     if (!r) {
-      findings.push(violation('no-ledger-record', `commit ${short(c.commit)} names episode ${c.episode}, which has no ledger record`, {
-        ...where,
-        hint: 'the ledger (refs/genesis/episodes/*) must travel with the world: fetch or restore it',
-      }));
+      findings.push(
+        violation('no-ledger-record', `commit ${short(c.commit)} names episode ${c.episode}, which has no ledger record`, {
+          ...where,
+          hint: 'the ledger (refs/genesis/episodes/*) must travel with the world: fetch or restore it',
+        }),
+      );
       continue;
     }
     const wrong = recordProblems(c, r);
@@ -28,11 +34,23 @@ export function checkCommitsAgainstLedger(commits: readonly AuditedCommit[], rec
     }
     // A change verified again on a newer tip names the tree that verification passed: it must be this commit's.
     if (r.verification && c.tree && r.verification.tree !== c.tree) {
-      findings.push(violation('tree-differs-from-candidate', `commit ${short(c.commit)} does not hold the tree verification ${r.verification.id} passed (${short(r.verification.tree)})`, where));
+      findings.push(
+        violation(
+          'tree-differs-from-candidate',
+          `commit ${short(c.commit)} does not hold the tree verification ${r.verification.id} passed (${short(r.verification.tree)})`,
+          where,
+        ),
+      );
     }
     const candidateTree = r.candidate ? candidateTrees.get(r.candidate) : null;
     if (r.reason !== 'replayed' && candidateTree && c.tree && candidateTree !== c.tree) {
-      findings.push(violation('tree-differs-from-candidate', `commit ${short(c.commit)} does not hold the tree episode ${c.episode} verified (candidate ${short(r.candidate!)})`, where));
+      findings.push(
+        violation(
+          'tree-differs-from-candidate',
+          `commit ${short(c.commit)} does not hold the tree episode ${c.episode} verified (candidate ${short(r.candidate!)})`,
+          where,
+        ),
+      );
     }
   }
   return findings;
@@ -67,21 +85,35 @@ export function checkLedgerOutcomes(entries: readonly LedgerEntry[], onBranch: R
       continue;
     }
     if (r.status !== 'final' || r.outcome === null || !['accepted', 'rejected', 'failed', 'abandoned'].includes(r.outcome)) {
-      findings.push(violation('episode-not-final', `episode ${id} has status ${r.status} and outcome ${r.outcome ?? 'none'}; a closed episode must end accepted, rejected, failed or abandoned`, { episode: id }));
+      findings.push(
+        violation(
+          'episode-not-final',
+          `episode ${id} has status ${r.status} and outcome ${r.outcome ?? 'none'}; a closed episode must end accepted, rejected, failed or abandoned`,
+          { episode: id },
+        ),
+      );
       continue;
     }
     if (r.outcome === 'accepted' && (!r.commit || !onBranch.has(r.commit))) {
-      findings.push(violation('accepted-not-on-branch', `episode ${id} is recorded as accepted as ${r.commit ? short(r.commit) : 'no commit'}, which is not on the accepted branch`, {
-        episode: id,
-        hint: 'the branch was moved back or rewritten after this episode landed',
-      }));
+      findings.push(
+        violation(
+          'accepted-not-on-branch',
+          `episode ${id} is recorded as accepted as ${r.commit ? short(r.commit) : 'no commit'}, which is not on the accepted branch`,
+          {
+            episode: id,
+            hint: 'the branch was moved back or rewritten after this episode landed',
+          },
+        ),
+      );
     }
   }
   if (open.length > 0 && runHolder === null) {
-    findings.push(warning('episode-open', `${open.length} episode(s) still recorded as running, and no run holds the world: ${listFew(open)}`, {
-      episode: open[0],
-      hint: 'their run stopped without closing them; `genesis run` closes them as abandoned when it starts',
-    }));
+    findings.push(
+      warning('episode-open', `${open.length} episode(s) still recorded as running, and no run holds the world: ${listFew(open)}`, {
+        episode: open[0],
+        hint: 'their run stopped without closing them; `genesis run` closes them as abandoned when it starts',
+      }),
+    );
   }
   return findings;
 }

@@ -29,7 +29,10 @@ export interface AuditedHistory {
  */
 export async function readAuditedHistory(world: WorldRepo, branch: string): Promise<AuditedHistory> {
   const [accepted, changes] = await Promise.all([readAcceptedHistory(world.path, branch), readChanges(world.path, `refs/heads/${branch}`)]);
-  const keys = await manifestKeys(world.path, accepted.map((c) => c.commit));
+  const keys = await manifestKeys(
+    world.path,
+    accepted.map((c) => c.commit),
+  );
   const commits = accepted.map((c, i): AuditedCommit => {
     const change = changes.get(c.commit);
     return { ...c, tree: change?.tree ?? '', changed: change?.paths ?? [], manifestKey: keys[i] ?? null };
@@ -44,7 +47,10 @@ export async function readAuditedHistory(world: WorldRepo, branch: string): Prom
 
 function problemsOf(error: unknown): string[] {
   if (!isGenesisError(error)) throw error;
-  return error.message.split('\n').map((line) => line.replace(/^\s*-\s*/, '')).filter(Boolean);
+  return error.message
+    .split('\n')
+    .map((line) => line.replace(/^\s*-\s*/, ''))
+    .filter(Boolean);
 }
 
 /**
@@ -52,7 +58,10 @@ function problemsOf(error: unknown): string[] {
  * that directory's tree. Equal keys mean equal manifests, so each is parsed once.
  */
 async function manifestKeys(repo: string, commits: readonly string[]): Promise<Array<string | null>> {
-  const yamlBlobs = await batchObjectNames(repo, commits.map((c) => `${c}:world.yaml`));
+  const yamlBlobs = await batchObjectNames(
+    repo,
+    commits.map((c) => `${c}:world.yaml`),
+  );
   const distinct = [...new Set(yamlBlobs.flatMap((b) => (b ? [b] : [])))];
   const texts = await batchBlobs(repo, distinct);
   const tasksDirOf = new Map(distinct.map((blob, i) => [blob, tasksDirIn(texts[i] ?? '')]));

@@ -18,7 +18,10 @@ export interface LedgerEntry {
  */
 export async function readLedgerEntries(repo: string): Promise<LedgerEntry[]> {
   const refs = (await git(['for-each-ref', '--format=%(refname)', EPISODE_REF_PREFIX], { cwd: repo })).stdout.split('\n').filter(Boolean);
-  const blobs = await batchObjectNames(repo, refs.map((r) => `${r}:record.json`));
+  const blobs = await batchObjectNames(
+    repo,
+    refs.map((r) => `${r}:record.json`),
+  );
   const present = blobs.flatMap((b) => (b ? [b] : []));
   const texts = await batchBlobs(repo, present);
   const textOf = new Map(present.map((b, i) => [b, texts[i] ?? null]));
@@ -49,6 +52,9 @@ function parseRecord(id: string, text: string | null): LedgerEntry {
 /** The tree of each candidate commit (null when missing), in one git process. */
 export async function readCandidateTrees(repo: string, candidates: readonly string[]): Promise<Map<string, string | null>> {
   const unique = [...new Set(candidates)];
-  const trees = await batchObjectNames(repo, unique.map((c) => `${c}^{tree}`));
+  const trees = await batchObjectNames(
+    repo,
+    unique.map((c) => `${c}^{tree}`),
+  );
   return new Map(unique.map((c, i) => [c, trees[i] ?? null]));
 }

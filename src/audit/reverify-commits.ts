@@ -59,21 +59,27 @@ export async function reverifyCommits(options: ReverifyOptions): Promise<Reverif
     const older = options.history.slice(at);
     const holdout = manifest.verify.holdout;
     const holdoutDir = holdout ? (isAbsolute(holdout.dir) ? holdout.dir : join(options.repo, holdout.dir)) : null;
-    const holdoutHere = holdoutDir !== null && (await stat(holdoutDir).then((s) => s.isDirectory(), () => false));
+    const holdoutHere =
+      holdoutDir !== null &&
+      (await stat(holdoutDir).then(
+        (s) => s.isDirectory(),
+        () => false,
+      ));
     if (holdoutDir && !holdoutHere) missingHoldouts.add(holdoutDir);
-    const gate = (image?: string) => runGate({
-      repo: options.repo,
-      tree: c.tree,
-      steps: planGate(manifest, null, new Set(older.flatMap((o) => (o.task ? [o.task] : [])))),
-      manifest,
-      sandbox: options.sandbox,
-      workDir: join(root, short(c.commit)),
-      flaky: { base: null, ownCheck: null },
-      // An amendment may change the suite itself, so its score starts a new baseline (as genesis amend judged it).
-      ratchet: manifest.verify.mode === 'ratchet' ? { minScore: c.amend ? 0 : (older.slice(1).find((o) => o.score !== null)?.score ?? 0) } : undefined,
-      holdout: holdoutHere ? { dir: holdoutDir!, command: holdout!.command } : undefined,
-      image,
-    });
+    const gate = (image?: string) =>
+      runGate({
+        repo: options.repo,
+        tree: c.tree,
+        steps: planGate(manifest, null, new Set(older.flatMap((o) => (o.task ? [o.task] : [])))),
+        manifest,
+        sandbox: options.sandbox,
+        workDir: join(root, short(c.commit)),
+        flaky: { base: null, ownCheck: null },
+        // An amendment may change the suite itself, so its score starts a new baseline (as genesis amend judged it).
+        ratchet: manifest.verify.mode === 'ratchet' ? { minScore: c.amend ? 0 : (older.slice(1).find((o) => o.score !== null)?.score ?? 0) } : undefined,
+        holdout: holdoutHere ? { dir: holdoutDir!, command: holdout!.command } : undefined,
+        image,
+      });
     const recorded = options.sandbox.kind === 'docker' ? (options.recordedImage?.(c) ?? null) : null;
     if (recorded) {
       try {
@@ -102,7 +108,11 @@ export async function reverifyCommits(options: ReverifyOptions): Promise<Reverif
     await rm(root, { recursive: true, force: true });
   }
   for (const dir of missingHoldouts) {
-    findings.push(warning('holdout-missing', `the hidden tests in ${dir} are not on this machine, so they were not run again`, { hint: 'audit where the holdout directory lives to run them too' }));
+    findings.push(
+      warning('holdout-missing', `the hidden tests in ${dir} are not on this machine, so they were not run again`, {
+        hint: 'audit where the holdout directory lives to run them too',
+      }),
+    );
   }
   for (const [image, commits] of goneImages) findings.push(imageGone(image, commits));
   // Workers finish in any order; report in history order.
@@ -111,7 +121,13 @@ export async function reverifyCommits(options: ReverifyOptions): Promise<Reverif
 }
 
 function imageGone(image: string, commits: readonly AuditedCommit[]): AuditFinding {
-  const which = commits.length === 1 ? `commit ${short(commits[0]!.commit)} was` : `${commits.length} commits (${commits.slice(0, 3).map((c) => short(c.commit)).join(', ')}${commits.length > 3 ? ', …' : ''}) were`;
+  const which =
+    commits.length === 1
+      ? `commit ${short(commits[0]!.commit)} was`
+      : `${commits.length} commits (${commits
+          .slice(0, 3)
+          .map((c) => short(c.commit))
+          .join(', ')}${commits.length > 3 ? ', …' : ''}) were`;
   return warning('image-missing', `${which} judged in image ${image}, which this host does not have: verified again in the manifest's verify.image instead`, {
     commit: commits[0]!.commit,
     hint: 'to judge in the very same image, load it here (`docker save <id>` where it exists, `docker load` here); an image rebuilt from the same files gets another id',
@@ -119,12 +135,16 @@ function imageGone(image: string, commits: readonly AuditedCommit[]): AuditFindi
 }
 
 function failed(c: AuditedCommit, verdict: Extract<GateRunVerdict, { ok: false }>): AuditFinding {
-  return violation('reverify-failed', `commit ${short(c.commit)}${c.task ? ` (task ${c.task})` : ''} fails its gate when verified again: ${verdict.reason}: ${verdict.message}`, {
-    commit: c.commit,
-    ...(c.episode ? { episode: c.episode } : {}),
-    detail: verdict.log.slice(-1500),
-    hint: 'a tree on the accepted branch must pass its tests; if the sandbox changed since (image, limits), check that first',
-  });
+  return violation(
+    'reverify-failed',
+    `commit ${short(c.commit)}${c.task ? ` (task ${c.task})` : ''} fails its gate when verified again: ${verdict.reason}: ${verdict.message}`,
+    {
+      commit: c.commit,
+      ...(c.episode ? { episode: c.episode } : {}),
+      detail: verdict.log.slice(-1500),
+      hint: 'a tree on the accepted branch must pass its tests; if the sandbox changed since (image, limits), check that first',
+    },
+  );
 }
 
 function flaky(c: AuditedCommit, steps: readonly string[]): AuditFinding {

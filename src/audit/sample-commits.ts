@@ -15,5 +15,8 @@ export function sampleItems<T>(items: readonly T[], n: number | undefined, seed:
     const j = i + rng.nextInt(indexes.length - i);
     [indexes[i], indexes[j]] = [indexes[j]!, indexes[i]!];
   }
-  return indexes.slice(0, n).sort((a, b) => a - b).map((i) => items[i]!);
+  return indexes
+    .slice(0, n)
+    .sort((a, b) => a - b)
+    .map((i) => items[i]!);
 }

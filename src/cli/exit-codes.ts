@@ -24,4 +24,11 @@ export const EXIT = {
 } as const;
 
 /** The exit code of `genesis run` for each way it can stop. */
-export const STOP_EXIT = { done: EXIT.ok, evidence: EXIT.evidence, blocked: EXIT.blocked, budget: EXIT.budget, interrupted: EXIT.interrupted, 'circuit-open': EXIT.circuitOpen } as const;
+export const STOP_EXIT = {
+  done: EXIT.ok,
+  evidence: EXIT.evidence,
+  blocked: EXIT.blocked,
+  budget: EXIT.budget,
+  interrupted: EXIT.interrupted,
+  'circuit-open': EXIT.circuitOpen,
+} as const;

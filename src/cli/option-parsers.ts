@@ -4,7 +4,8 @@ import { InvalidArgumentError } from 'commander';
 export function wholeNumber(flag: string, min: number): (value: string) => number {
   return (value) => {
     const n = Number(value);
-    if (value.trim() === '' || !Number.isInteger(n) || n < min) throw new InvalidArgumentError(`${flag} must be a whole number of at least ${min}, not "${value}"`);
+    if (value.trim() === '' || !Number.isInteger(n) || n < min)
+      throw new InvalidArgumentError(`${flag} must be a whole number of at least ${min}, not "${value}"`);
     return n;
   };
 }

@@ -16,7 +16,10 @@ export function formatRunEvent(event: RunEvent): string | null {
       return null;
     case 'episode-end': {
       const mark = event.outcome === 'accepted' ? '✓' : event.outcome === 'abandoned' ? '–' : '✗';
-      const what = event.outcome === 'accepted' ? `accepted as ${event.commit!.slice(0, 12)}${event.reason === 'replayed' ? ' (replayed on a newer head)' : ''}` : `${event.outcome}: ${event.reason}: ${event.message ?? ''}`;
+      const what =
+        event.outcome === 'accepted'
+          ? `accepted as ${event.commit!.slice(0, 12)}${event.reason === 'replayed' ? ' (replayed on a newer head)' : ''}`
+          : `${event.outcome}: ${event.reason}: ${event.message ?? ''}`;
       return `${time()} ${mark} ${event.task} attempt ${event.attempt} ${what}  [${(event.durationMs / 1000).toFixed(1)}s]`;
     }
     case 'evidence':
@@ -47,11 +50,21 @@ export function describeStop(stop: StopReason): string {
     case 'blocked': {
       const lines = ['stopped: the remaining tasks are blocked'];
       for (const b of stop.blocked) {
-        const why = b.reason === 'broken-base' ? "found the accepted head failing its own gate (a broken base)" : b.repeated ? `failed the same way twice in a row (signature ${b.repeated})` : 'used its attempts';
+        const why =
+          b.reason === 'broken-base'
+            ? 'found the accepted head failing its own gate (a broken base)'
+            : b.repeated
+              ? `failed the same way twice in a row (signature ${b.repeated})`
+              : 'used its attempts';
         lines.push(`  ${b.task}: ${why}; last: ${b.reason}: ${b.message ?? ''}`);
       }
-      for (const w of stop.waiting) lines.push(w.on === 'unschedulable' ? `  ${w.task}: cannot be scheduled` : `  ${w.task}: waits for ${w.on}, which is blocked`);
-      lines.push(withCliName('  next: read the failed attempts (genesis episodes --outcome rejected, genesis show <id>), fix what failed (genesis amend changes tests, tasks and world.yaml), then genesis task retry <task> and run again'));
+      for (const w of stop.waiting)
+        lines.push(w.on === 'unschedulable' ? `  ${w.task}: cannot be scheduled` : `  ${w.task}: waits for ${w.on}, which is blocked`);
+      lines.push(
+        withCliName(
+          '  next: read the failed attempts (genesis episodes --outcome rejected, genesis show <id>), fix what failed (genesis amend changes tests, tasks and world.yaml), then genesis task retry <task> and run again',
+        ),
+      );
       return lines.join('\n');
     }
   }

@@ -77,7 +77,9 @@ export function syncingVerifications(queue: VerificationQueue, remote: RemoteWor
     submit: async (job) => {
       const ref = `${SPECULATIVE_REF_PREFIX}${job.episodeId}`;
       if ((await remote.flush()).includes(ref)) {
-        throw new GenesisError('world-push-failed', `the server refused the speculative commit ref ${ref}`, { hint: 'check write access to refs/genesis/* on the server' });
+        throw new GenesisError('world-push-failed', `the server refused the speculative commit ref ${ref}`, {
+          hint: 'check write access to refs/genesis/* on the server',
+        });
       }
       await queue.submit(job);
     },
@@ -110,7 +112,8 @@ export function describePublish(event: PublishEvent): string {
 /** Pushes what is still local at the end of a run; says what is left behind. */
 export async function finishPushing(opened: OpenedWorld, publisher: Publisher | null, say: (line: string) => void): Promise<void> {
   const refused = (await opened.remote?.flush().catch((error: unknown) => [String(error)])) ?? [];
-  if (refused.length) say(`world: ${refused.length} ledger ref(s) not pushed to ${redactUrl(opened.location)} (${refused.slice(0, 3).join(', ')}); the next run pushes them`);
+  if (refused.length)
+    say(`world: ${refused.length} ledger ref(s) not pushed to ${redactUrl(opened.location)} (${refused.slice(0, 3).join(', ')}); the next run pushes them`);
   publisher?.close();
   const behind = (await publisher?.flush()) ?? [];
   if (behind.length) say(`publish: still behind: ${behind.map(redactUrl).join(', ')}; the next genesis run on this world pushes again`);

@@ -21,7 +21,14 @@ export async function readDepsCacheStatus(cache: DepsCache): Promise<DepsCacheSt
     problem = (error as Error).message;
   }
   const sets = await cache.list();
-  return { root: cache.root, writable: problem === null, problem, sets: sets.length, bytes: sets.reduce((sum, s) => sum + s.bytes, 0), capBytes: cache.capBytes };
+  return {
+    root: cache.root,
+    writable: problem === null,
+    problem,
+    sets: sets.length,
+    bytes: sets.reduce((sum, s) => sum + s.bytes, 0),
+    capBytes: cache.capBytes,
+  };
 }
 
 /** Bytes as MiB with one decimal. */

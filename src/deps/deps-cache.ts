@@ -94,9 +94,17 @@ export class DepsCache {
       const found = await this.readUsable(request.key);
       if (found.set) {
         await this.touch(request.key);
-        return { ok: true, key: request.key, dir: found.set.dir, hit: true, durationMs: Date.now() - started, log: `${notes}deps: ${request.key.slice(0, 12)} already prepared on this machine\n` };
+        return {
+          ok: true,
+          key: request.key,
+          dir: found.set.dir,
+          hit: true,
+          durationMs: Date.now() - started,
+          log: `${notes}deps: ${request.key.slice(0, 12)} already prepared on this machine\n`,
+        };
       }
-      if (found.damaged) notes += `deps: the prepared set ${request.key.slice(0, 12)} changed after it was prepared (a tool wrote into it?); preparing it again\n`;
+      if (found.damaged)
+        notes += `deps: the prepared set ${request.key.slice(0, 12)} changed after it was prepared (a tool wrote into it?); preparing it again\n`;
       const lock = await tryLock(join(this.root, 'locks', `${request.key}.lock`));
       if (lock) {
         try {
@@ -108,7 +116,13 @@ export class DepsCache {
         }
       }
       if (Date.now() > deadline) {
-        return { ok: false, key: request.key, reason: 'deps-failed', message: `another process has been preparing dependency set ${request.key.slice(0, 12)} for longer than verify.deps.timeoutSec`, log: notes };
+        return {
+          ok: false,
+          key: request.key,
+          reason: 'deps-failed',
+          message: `another process has been preparing dependency set ${request.key.slice(0, 12)} for longer than verify.deps.timeoutSec`,
+          log: notes,
+        };
       }
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
@@ -122,12 +136,20 @@ export class DepsCache {
         await mkdir(dirname(join(work, file.path)), { recursive: true });
         await writeFile(join(work, file.path), file.content);
       }
-      const result = await request.install({ workDir: work, command: request.spec.install, timeoutMs: request.spec.timeoutSec * 1000, memoryMb: request.spec.memoryMb, image: request.image });
+      const result = await request.install({
+        workDir: work,
+        command: request.spec.install,
+        timeoutMs: request.spec.timeoutSec * 1000,
+        memoryMb: request.spec.memoryMb,
+        image: request.image,
+      });
       const log = `$ ${request.spec.install}   [deps ${request.key.slice(0, 12)}]\n${result.output}${result.output.endsWith('\n') ? '' : '\n'}[exit ${result.exitCode}${result.timedOut ? ', timed out' : ''} after ${(result.durationMs / 1000).toFixed(2)}s]\n`;
       if (result.exitCode !== 0) {
         const why = result.timedOut ? `ran out of verify.deps.timeoutSec (${request.spec.timeoutSec}s)` : `failed (exit ${result.exitCode})`;
         const network = networkFailureKind(result.output);
-        const where = network ? ` (${network} inside the install's sandbox: check that this machine reaches the registry, and under docker that containers on Docker's bridge network reach the outside)` : '';
+        const where = network
+          ? ` (${network} inside the install's sandbox: check that this machine reaches the registry, and under docker that containers on Docker's bridge network reach the outside)`
+          : '';
         return { ok: false, key: request.key, reason: 'deps-failed', message: `the dependency install \`${request.spec.install}\` ${why}${where}`, log };
       }
       const set = join(staging, 'set');
@@ -267,4 +289,3 @@ async function removeTree(dir: string): Promise<void> {
   if (process.getuid?.() !== 0) await execFileAsync('chmod', ['-R', 'u+w', dir]).catch(() => undefined);
   await rm(dir, { recursive: true, force: true });
 }
-

@@ -33,7 +33,13 @@ export function hostToolchainId(): Promise<string> {
         return `${file}=absent`;
       }
     };
-    const tools = await Promise.all([probe('node', ['--version']), probe('npm', ['--version']), probe('python3', ['--version']), probe('pip3', ['--version']), probe('cargo', ['--version'])]);
+    const tools = await Promise.all([
+      probe('node', ['--version']),
+      probe('npm', ['--version']),
+      probe('python3', ['--version']),
+      probe('pip3', ['--version']),
+      probe('cargo', ['--version']),
+    ]);
     return [`${process.platform}-${process.arch}`, ...tools.map((t) => t.replace(/ from \S+/, ''))].join(';');
   })();
   hostToolchain.catch(() => (hostToolchain = undefined));

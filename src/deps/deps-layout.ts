@@ -25,7 +25,10 @@ export interface DepsLayout {
  * cannot be changed; a link at the top is recreated as the same link; an output that is a file
  * is viewed whole.
  */
-export function planDepsLayout(outDir: string, outputs: ReadonlyArray<{ path: string; type: 'dir' | 'file' | 'link'; entries: readonly OutputEntry[] }>): DepsLayout {
+export function planDepsLayout(
+  outDir: string,
+  outputs: ReadonlyArray<{ path: string; type: 'dir' | 'file' | 'link'; entries: readonly OutputEntry[] }>,
+): DepsLayout {
   const layout: DepsLayout = { dirs: [], mounts: [], links: [] };
   for (const output of outputs) {
     if (output.type !== 'dir') {

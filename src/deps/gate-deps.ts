@@ -44,15 +44,42 @@ export function machineDepsCache(): DepsCache {
 export async function depsForGate(input: GateDepsInput): Promise<GateDeps | null> {
   const spec = input.manifest.verify.deps;
   if (!spec) return null;
-  const prepared = await prepareDeps({ repo: input.repo, tree: input.tree, spec, sandbox: input.sandbox, image: input.image ?? input.manifest.verify.image, cache: input.cache ?? machineDepsCache() });
-  const step = (exitCode: number, durationMs: number): GateStepRecord => ({ name: 'deps', command: spec.install, exitCode, timedOut: false, oomKilled: false, durationMs, tests: null });
+  const prepared = await prepareDeps({
+    repo: input.repo,
+    tree: input.tree,
+    spec,
+    sandbox: input.sandbox,
+    image: input.image ?? input.manifest.verify.image,
+    cache: input.cache ?? machineDepsCache(),
+  });
+  const step = (exitCode: number, durationMs: number): GateStepRecord => ({
+    name: 'deps',
+    command: spec.install,
+    exitCode,
+    timedOut: false,
+    oomKilled: false,
+    durationMs,
+    tests: null,
+  });
   if (prepared.ok) {
     const problem = await applyDepsLayout(input.workDir, prepared.layout);
     if (!problem) {
       const how = prepared.hit ? 'found in the cache' : 'installed';
-      return { ok: true, mounts: prepared.layout.mounts, step: step(0, prepared.durationMs), log: `${prepared.log}deps: ${prepared.key.slice(0, 12)} ${how}, mounted read-only (${prepared.layout.mounts.length} entries)\n` };
+      return {
+        ok: true,
+        mounts: prepared.layout.mounts,
+        step: step(0, prepared.durationMs),
+        log: `${prepared.log}deps: ${prepared.key.slice(0, 12)} ${how}, mounted read-only (${prepared.layout.mounts.length} entries)\n`,
+      };
     }
-    return { ok: false, reason: 'deps-failed', message: problem, signature: 'deps-failed:layout', step: step(1, prepared.durationMs), log: `${prepared.log}deps: ${problem}\n` };
+    return {
+      ok: false,
+      reason: 'deps-failed',
+      message: problem,
+      signature: 'deps-failed:layout',
+      step: step(1, prepared.durationMs),
+      log: `${prepared.log}deps: ${problem}\n`,
+    };
   }
   const durationMs = 0;
   if (input.base && prepared.filesDigest !== null) {
@@ -62,5 +89,12 @@ export async function depsForGate(input: GateDepsInput): Promise<GateDeps | null
       return { ok: false, reason: 'broken-base', message, signature: 'broken-base:deps', step: step(1, durationMs), log: prepared.log };
     }
   }
-  return { ok: false, reason: 'deps-failed', message: prepared.message, signature: `deps-failed:${prepared.message.slice(0, 80)}`, step: step(1, durationMs), log: prepared.log };
+  return {
+    ok: false,
+    reason: 'deps-failed',
+    message: prepared.message,
+    signature: `deps-failed:${prepared.message.slice(0, 80)}`,
+    step: step(1, durationMs),
+    log: prepared.log,
+  };
 }

@@ -21,9 +21,12 @@ const CA_IN_CONTAINER = '/etc/genesis-ca.crt';
  */
 export async function installWithDocker(spec: InstallSpec, docker: Docker = new Docker()): Promise<InstallResult> {
   const { path: workDir, user } = await prepareWorkDir(spec.workDir);
-  const info = await docker.getImage(spec.image).inspect().catch((cause: unknown) => {
-    throw dockerError(cause, 'image', spec.image);
-  });
+  const info = await docker
+    .getImage(spec.image)
+    .inspect()
+    .catch((cause: unknown) => {
+      throw dockerError(cause, 'image', spec.image);
+    });
   const bundle = hostCaBundle();
   const path = info.Config?.Env?.find((e) => e.startsWith('PATH='))?.slice(5) ?? DEFAULT_PATH;
   const env = { ...installEnv(bundle ? CA_IN_CONTAINER : null), PATH: path, HOME: '/tmp' };
@@ -80,7 +83,12 @@ export async function installWithDocker(spec: InstallSpec, docker: Docker = new 
     await Promise.race([drained, new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
     return { exitCode: timedOut ? 137 : status.StatusCode, timedOut, output: tail.text(), durationMs: Math.round(performance.now() - started) };
   } catch (cause) {
-    throw dockerError(cause, container ? 'run' : 'create', spec.image, 'Run `bash scripts/setup-services.sh`; dockerd must run with its default (bridge) networking for installs.');
+    throw dockerError(
+      cause,
+      container ? 'run' : 'create',
+      spec.image,
+      'Run `bash scripts/setup-services.sh`; dockerd must run with its default (bridge) networking for installs.',
+    );
   } finally {
     stream?.destroy();
     await container?.remove({ force: true }).catch(() => undefined);

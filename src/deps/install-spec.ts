@@ -31,8 +31,16 @@ export function hostCaBundle(): string | null {
  * machine's certificates). Nothing else of the orchestrator's environment: no tokens, no keys.
  */
 export function installEnv(bundle: string | null): Record<string, string> {
-  const env: Record<string, string> = { LANG: 'C.UTF-8', CI: 'true', npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false', PIP_DISABLE_PIP_VERSION_CHECK: '1' };
+  const env: Record<string, string> = {
+    LANG: 'C.UTF-8',
+    CI: 'true',
+    npm_config_update_notifier: 'false',
+    npm_config_fund: 'false',
+    npm_config_audit: 'false',
+    PIP_DISABLE_PIP_VERSION_CHECK: '1',
+  };
   if (!bundle) return env;
-  for (const name of ['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'REQUESTS_CA_BUNDLE', 'PIP_CERT', 'CURL_CA_BUNDLE', 'CARGO_HTTP_CAINFO', 'npm_config_cafile']) env[name] = bundle;
+  for (const name of ['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'REQUESTS_CA_BUNDLE', 'PIP_CERT', 'CURL_CA_BUNDLE', 'CARGO_HTTP_CAINFO', 'npm_config_cafile'])
+    env[name] = bundle;
   return env;
 }

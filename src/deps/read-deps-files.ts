@@ -33,9 +33,13 @@ export async function readDepsFiles(repo: string, tree: string, files: readonly 
       continue;
     }
     if (entry.type !== 'blob' || entry.mode === '120000') {
-      throw new GenesisError('deps-file-invalid', `verify.deps.files names ${path}, which is ${entry.mode === '120000' ? 'a symlink' : 'a directory'} in tree ${tree.slice(0, 12)}`, {
-        hint: 'list regular files only (lockfiles such as package-lock.json or requirements.txt)',
-      });
+      throw new GenesisError(
+        'deps-file-invalid',
+        `verify.deps.files names ${path}, which is ${entry.mode === '120000' ? 'a symlink' : 'a directory'} in tree ${tree.slice(0, 12)}`,
+        {
+          hint: 'list regular files only (lockfiles such as package-lock.json or requirements.txt)',
+        },
+      );
     }
     const blob = await execa('git', ['cat-file', 'blob', entry.sha], { cwd: repo, encoding: 'buffer' });
     out.push({ path, content: Buffer.from(blob.stdout), mode: entry.mode });
@@ -45,7 +49,11 @@ export async function readDepsFiles(repo: string, tree: string, files: readonly 
 
 /** The error for files that a tree lacks, naming each one and the fix. */
 export function missingDepsFilesError(missing: readonly string[], where: string): GenesisError {
-  return new GenesisError('deps-file-missing', `verify.deps.files names ${missing.map((m) => `"${m}"`).join(', ')}, which ${missing.length === 1 ? 'does' : 'do'} not exist in ${where}`, {
-    hint: 'commit the file (e.g. run `npm install` once to write package-lock.json), or remove it from verify.deps.files',
-  });
+  return new GenesisError(
+    'deps-file-missing',
+    `verify.deps.files names ${missing.map((m) => `"${m}"`).join(', ')}, which ${missing.length === 1 ? 'does' : 'do'} not exist in ${where}`,
+    {
+      hint: 'commit the file (e.g. run `npm install` once to write package-lock.json), or remove it from verify.deps.files',
+    },
+  );
 }

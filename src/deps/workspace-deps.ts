@@ -41,8 +41,18 @@ export async function linkWorkspaceDeps(input: WorkspaceDepsInput): Promise<Work
   if (!spec) return null;
   const exclude = spec.paths.map(normalizeTreePath);
   await mkdir(join(input.dir, '.git', 'info'), { recursive: true });
-  await appendFile(join(input.dir, '.git', 'info', 'exclude'), `\n# dependency outputs linked in by Genesis (verify.deps.paths)\n${exclude.map((p) => `/${p}`).join('\n')}\n`);
-  const prepared = await prepareDeps({ repo: input.repo, tree: input.base, spec, sandbox: input.sandbox, image: input.manifest.verify.image, cache: input.cache ?? machineDepsCache() });
+  await appendFile(
+    join(input.dir, '.git', 'info', 'exclude'),
+    `\n# dependency outputs linked in by Genesis (verify.deps.paths)\n${exclude.map((p) => `/${p}`).join('\n')}\n`,
+  );
+  const prepared = await prepareDeps({
+    repo: input.repo,
+    tree: input.base,
+    spec,
+    sandbox: input.sandbox,
+    image: input.manifest.verify.image,
+    cache: input.cache ?? machineDepsCache(),
+  });
   if (!prepared.ok) return { exclude, readOnly: [], note: `deps: the workspace has no dependency set: ${prepared.message}` };
   const problem = await applyDepsLayout(input.dir, prepared.layout, { linkViews: true });
   if (problem) return { exclude, readOnly: [], note: `deps: the workspace has no dependency set: ${problem}` };

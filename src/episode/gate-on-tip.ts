@@ -15,7 +15,12 @@ export interface GateTarget {
  * still gating), or null when it cannot go there. In process the run's integration stage answers;
  * over BullMQ the scheduler answers through Redis.
  */
-export type ReserveTip = (change: { episodeId: string; task: string; candidate: string; base: string }) => Promise<{ onto: string; commit: string; speculative: boolean } | null>;
+export type ReserveTip = (change: {
+  episodeId: string;
+  task: string;
+  candidate: string;
+  base: string;
+}) => Promise<{ onto: string; commit: string; speculative: boolean } | null>;
 
 /** The scheduler's side over a shared queue: answers the workers' requests for a place with `reserve`. */
 export interface TipService {
@@ -26,7 +31,11 @@ export interface TipService {
  * Where the episode gates its change: on its place in the queue when it got one, so a change that
  * lands in that order is gated once, whatever landed or queued while its agent worked. Null: on its base.
  */
-export async function targetOnTip(world: WorldRepo, reserve: ReserveTip | undefined, change: { episodeId: string; task: string; candidate: string; base: string }): Promise<GateTarget | null> {
+export async function targetOnTip(
+  world: WorldRepo,
+  reserve: ReserveTip | undefined,
+  change: { episodeId: string; task: string; candidate: string; base: string },
+): Promise<GateTarget | null> {
   const place = reserve ? await reserve(change) : null;
   if (!place) return null;
   return { onto: place.onto, tree: await world.treeOf(place.commit), commit: place.commit, speculative: place.speculative };

@@ -103,10 +103,12 @@ export async function runEpisode(job: EpisodeJob, deps: EpisodeDeps): Promise<Ep
     const baseTree = await world.treeOf(job.base);
     // Over the size limits the workspace is not read at all: rejected as size-limit, with no candidate.
     let oversize: CandidateVerdict | null = null;
-    const tree = await timed('collect', () => collectCandidateTree(world, ws, job.base, wsDeps?.exclude, sizeLimitsOf(manifest.verify)).catch((e: unknown) => {
-      if (isGenesisError(e) && e.code === 'size-limit') oversize = sizeLimitVerdict(e);
-      return isGenesisError(e) ? null : Promise.reject(e);
-    }));
+    const tree = await timed('collect', () =>
+      collectCandidateTree(world, ws, job.base, wsDeps?.exclude, sizeLimitsOf(manifest.verify)).catch((e: unknown) => {
+        if (isGenesisError(e) && e.code === 'size-limit') oversize = sizeLimitVerdict(e);
+        return isGenesisError(e) ? null : Promise.reject(e);
+      }),
+    );
     const changed = tree !== null && tree !== baseTree;
     const candidate = changed ? await world.commitTree(tree, [job.base], `candidate of episode ${job.episodeId} (task ${job.task})\n`) : null;
     const diff = changed ? await diffText(world.path, baseTree, tree) : '';
@@ -116,13 +118,26 @@ export async function runEpisode(job: EpisodeJob, deps: EpisodeDeps): Promise<Ep
     if (!failure && !verdict && tree) {
       gated = candidate ? await targetOnTip(world, deps.reserveTip, { episodeId: job.episodeId, task: job.task, candidate, base: job.base }) : null;
       const gateOn = async (target: GateTarget | null): Promise<CandidateVerdict> => {
-        const on = target ? { head: target.onto, manifest: await world.manifestAt(target.onto), tree: target.tree, from: await world.treeOf(target.onto) } : null;
+        const on = target
+          ? { head: target.onto, manifest: await world.manifestAt(target.onto), tree: target.tree, from: await world.treeOf(target.onto) }
+          : null;
         const gateTask = on?.manifest.tasks.find((t) => t.id === task.id) ?? task;
         const doneOn = on ? await readDoneTasks(world.path, manifest.branch, on.head) : done;
-        return verifyCandidate({ world, sandbox: deps.sandbox, head: on?.head ?? job.base, headManifest: on?.manifest ?? manifest, fromTree: on?.from ?? baseTree, candidateTree: on?.tree ?? tree, task: gateTask, doneTasks: doneOn, name: job.episodeId, baseTree: on?.from ?? baseTree,
+        return verifyCandidate({
+          world,
+          sandbox: deps.sandbox,
+          head: on?.head ?? job.base,
+          headManifest: on?.manifest ?? manifest,
+          fromTree: on?.from ?? baseTree,
+          candidateTree: on?.tree ?? tree,
+          task: gateTask,
+          doneTasks: doneOn,
+          name: job.episodeId,
+          baseTree: on?.from ?? baseTree,
           // The tip's own gate (of the change ahead) is likely still running: its baseline is awaited, not learned again.
           ...(on && target?.speculative ? { awaitHeadBaselineMs: on.manifest.verify.timeoutSec * 1000 } : {}),
-          ...(on ? { sourceChange: { fromTree: baseTree, tree } } : {}) });
+          ...(on ? { sourceChange: { fromTree: baseTree, tree } } : {}),
+        });
       };
       verdict = await timed('gate', () => gateOn(gated));
       // A failure on a tip that holds changes this one did not start from is not yet this change's
@@ -156,8 +171,21 @@ export async function runEpisode(job: EpisodeJob, deps: EpisodeDeps): Promise<Ep
       worker: deps.worker,
     };
     // A second run of the same episode (a job put back after Redis lost it) must not reopen a record the scheduler closed.
-    if ((await ledger.read(job.episodeId))?.status === 'final') return { ...result, verdict: 'abandoned', reason: 'episode-closed', message: 'the episode was already closed when this run of it ended', signature: null };
-    await ledger.write(updated, { prompt, agentLog: wsDeps ? `${wsDeps.note}\n${run.log}` : run.log, diff, gateLog: verdict?.log ?? '', ...(run.transcript === undefined ? {} : { transcript: run.transcript }) });
+    if ((await ledger.read(job.episodeId))?.status === 'final')
+      return {
+        ...result,
+        verdict: 'abandoned',
+        reason: 'episode-closed',
+        message: 'the episode was already closed when this run of it ended',
+        signature: null,
+      };
+    await ledger.write(updated, {
+      prompt,
+      agentLog: wsDeps ? `${wsDeps.note}\n${run.log}` : run.log,
+      diff,
+      gateLog: verdict?.log ?? '',
+      ...(run.transcript === undefined ? {} : { transcript: run.transcript }),
+    });
     return result;
   } finally {
     if (workspace) await removeWorkspace(workspace);
@@ -180,12 +208,26 @@ interface AgentFailure {
 /** The verdict on a workspace too large to read (checkWorkspaceSizes), as the pre-gate would give it. */
 function sizeLimitVerdict(error: GenesisError): CandidateVerdict {
   const paths = (error as GenesisError & { paths?: string[] }).paths ?? [];
-  return { ok: false, reason: 'size-limit', message: error.message, signature: failureSignature('size-limit', null, paths.join('\n')), gate: null, log: `pre-gate: size-limit: ${error.message}\n`, changedFiles: paths };
+  return {
+    ok: false,
+    reason: 'size-limit',
+    message: error.message,
+    signature: failureSignature('size-limit', null, paths.join('\n')),
+    gate: null,
+    log: `pre-gate: size-limit: ${error.message}\n`,
+    changedFiles: paths,
+  };
 }
 
-function agentFailure(run: { exitCode: number; timedOut: boolean; aborted: boolean; durationMs: number; failure?: { reason: RejectionReason; message: string } }, tree: string | null, changed: boolean, oversize = false): AgentFailure | null {
+function agentFailure(
+  run: { exitCode: number; timedOut: boolean; aborted: boolean; durationMs: number; failure?: { reason: RejectionReason; message: string } },
+  tree: string | null,
+  changed: boolean,
+  oversize = false,
+): AgentFailure | null {
   if (run.aborted) return { verdict: 'abandoned', reason: 'aborted', message: 'the run was stopped while the agent worked' };
-  if (run.timedOut) return { verdict: 'failed', reason: 'agent-timeout', message: `the agent ran out of its time (${(run.durationMs / 1000).toFixed(0)}s) and was killed` };
+  if (run.timedOut)
+    return { verdict: 'failed', reason: 'agent-timeout', message: `the agent ran out of its time (${(run.durationMs / 1000).toFixed(0)}s) and was killed` };
   // The agent's own account (a context-length error, a spent turn budget) says more than its exit code.
   if (run.failure) return { verdict: 'failed', reason: run.failure.reason, message: run.failure.message };
   if (run.exitCode !== 0) return { verdict: 'failed', reason: 'agent-exit', message: `the agent exited with code ${run.exitCode}` };
@@ -199,7 +241,8 @@ function toResult(job: EpisodeJob, candidate: string | null, failure: AgentFailu
   const base = { episodeId: job.episodeId, task: job.task, attempt: job.attempt, base: job.base, candidate };
   if (failure) return { ...base, ...failure, signature: failureSignature(failure.reason, null, agentLog.slice(-2000)) };
   // A failure the base has too is not this change's: not charged to the episode's task.
-  if (verdict && !verdict.ok && !isChargedReason(verdict.reason)) return { ...base, verdict: 'abandoned', reason: verdict.reason, message: verdict.message, signature: verdict.signature };
+  if (verdict && !verdict.ok && !isChargedReason(verdict.reason))
+    return { ...base, verdict: 'abandoned', reason: verdict.reason, message: verdict.message, signature: verdict.signature };
   if (verdict && !verdict.ok) return { ...base, verdict: 'rejected', reason: verdict.reason, message: verdict.message, signature: verdict.signature };
   return { ...base, verdict: 'passed', reason: null, message: verdict?.gate.summary ?? null, signature: null };
 }

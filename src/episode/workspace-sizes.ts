@@ -24,7 +24,10 @@ interface WrittenFile {
  * `ls-files --modified` names).
  * `ctx` is the git invocation collectCandidateTree uses (world git dir, workspace tree, private index).
  */
-export async function checkWorkspaceSizes(ctx: { args: string[]; cwd: string; env: Record<string, string>; dir: string; base: string; statIndex?: boolean }, limits: SizeLimits): Promise<void> {
+export async function checkWorkspaceSizes(
+  ctx: { args: string[]; cwd: string; env: Record<string, string>; dir: string; base: string; statIndex?: boolean },
+  limits: SizeLimits,
+): Promise<void> {
   const opts = { cwd: ctx.cwd, env: ctx.env };
   // An index with the checkout's stat data knows which tracked files changed: one process, whatever the size of the base.
   const listed = ctx.statIndex ? ['--others', '--modified'] : ['--others'];
@@ -44,12 +47,21 @@ export async function checkWorkspaceSizes(ctx: { args: string[]; cwd: string; en
   // the change with its other rules first and names the reason it always names.
   const large = written.filter((f) => f.size > Math.max(limits.maxFileBytes, limits.maxChangeBytes));
   if (large.length > 0) {
-    const shown = large.slice(0, 3).map((f) => `${showPath(f.path)} (${f.size} bytes)`).join(', ');
-    throw sizeLimit(large.map((f) => f.path), `${large.length} ${large.length === 1 ? 'file' : 'files'} over the limit of ${limits.maxFileBytes} bytes per file: ${shown}${large.length > 3 ? ` and ${large.length - 3} more` : ''}; keep generated or binary artefacts out of the world (or in .gitignore)`);
+    const shown = large
+      .slice(0, 3)
+      .map((f) => `${showPath(f.path)} (${f.size} bytes)`)
+      .join(', ');
+    throw sizeLimit(
+      large.map((f) => f.path),
+      `${large.length} ${large.length === 1 ? 'file' : 'files'} over the limit of ${limits.maxFileBytes} bytes per file: ${shown}${large.length > 3 ? ` and ${large.length - 3} more` : ''}; keep generated or binary artefacts out of the world (or in .gitignore)`,
+    );
   }
   const total = written.reduce((sum, f) => sum + f.size, 0);
   if (total > limits.maxChangeBytes) {
-    throw sizeLimit(written.map((f) => f.path), `the change writes ${total} bytes in total, over the limit of ${limits.maxChangeBytes}; split the task or leave generated files out`);
+    throw sizeLimit(
+      written.map((f) => f.path),
+      `the change writes ${total} bytes in total, over the limit of ${limits.maxChangeBytes}; split the task or leave generated files out`,
+    );
   }
 }
 

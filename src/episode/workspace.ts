@@ -71,7 +71,13 @@ export async function removeStaleWorkspaces(world: WorldRepo, keep: ReadonlySet<
  * object store. Git runs with the world's own git dir and a private index, so nothing the agent
  * wrote into the workspace's .git (hooks, config, filters, fsmonitor) is ever read.
  */
-export async function collectCandidateTree(world: WorldRepo, workspace: Workspace, base: string, exclude: readonly string[] = [], limits?: SizeLimits): Promise<string> {
+export async function collectCandidateTree(
+  world: WorldRepo,
+  workspace: Workspace,
+  base: string,
+  exclude: readonly string[] = [],
+  limits?: SizeLimits,
+): Promise<string> {
   const indexFile = collectIndexOf(workspace.episodeDir);
   const env = { GIT_INDEX_FILE: indexFile };
   const opts = { cwd: world.path, env };
@@ -84,7 +90,10 @@ export async function collectCandidateTree(world: WorldRepo, workspace: Workspac
   }
   const ctx = ['--git-dir', world.path, '--work-tree', workspace.dir, '-c', `core.excludesFile=${excludesFile}`, '-c', 'core.autocrlf=false'];
   // Without the checkout's own index (a workspace made another way), the base's tree with no stat data: add then hashes every file.
-  const statIndex = await stat(indexFile).then((st) => st.isFile(), () => false);
+  const statIndex = await stat(indexFile).then(
+    (st) => st.isFile(),
+    () => false,
+  );
   if (!statIndex) await git([...ctx, 'read-tree', base], opts);
   // Sizes first, from the file system: nothing over the limits is ever read into the world.
   if (limits) await checkWorkspaceSizes({ args: ctx, cwd: world.path, env, dir: workspace.dir, base, statIndex }, limits);

@@ -12,5 +12,12 @@ export async function checkEvidence(world: WorldRepo, sandbox: Sandbox, manifest
     ...(manifest.verify.build.trim() ? [{ name: 'build', command: manifest.verify.build }] : []),
     { name: 'evidence', command: evidence },
   ];
-  return runGate({ repo: world.path, tree: await world.treeOf(commit), steps, manifest, sandbox, workDir: `${world.scratchDir}/gates/evidence-${commit.slice(0, 12)}` });
+  return runGate({
+    repo: world.path,
+    tree: await world.treeOf(commit),
+    steps,
+    manifest,
+    sandbox,
+    workDir: `${world.scratchDir}/gates/evidence-${commit.slice(0, 12)}`,
+  });
 }

@@ -27,7 +27,10 @@ export function planGate(manifest: WorldManifest, task: TaskSpec | null, doneTas
 }
 
 /** The one-line summary carried by the Genesis-Verified trailer. */
-export function summarizeGate(sandbox: string, steps: Array<{ name: string; exitCode: number; durationMs: number; tests: { passed: number; failed: number } | null }>): string {
+export function summarizeGate(
+  sandbox: string,
+  steps: Array<{ name: string; exitCode: number; durationMs: number; tests: { passed: number; failed: number } | null }>,
+): string {
   const parts = steps.map((s) => {
     const tests = s.tests ? ` ${s.tests.passed} passed ${s.tests.failed} failed` : '';
     return `${s.name} ${s.exitCode === 0 ? 'ok' : `exit ${s.exitCode}`}${tests}`;

@@ -47,7 +47,13 @@ export interface StepRun {
 }
 
 /** The reason of a step that exited non-zero, by its kind (`check:<task>` is a check). */
-const STEP_FAILED = { setup: 'setup-failed', build: 'build-failed', test: 'test-failed', check: 'check-failed', holdout: 'holdout-failed' } as const satisfies Record<string, RejectionReason>;
+const STEP_FAILED = {
+  setup: 'setup-failed',
+  build: 'build-failed',
+  test: 'test-failed',
+  check: 'check-failed',
+  holdout: 'holdout-failed',
+} as const satisfies Record<string, RejectionReason>;
 
 function stepFailedReason(name: string): RejectionReason {
   const kind = name.split(':')[0] ?? name;
@@ -85,7 +91,15 @@ export async function runStep(ctx: StepContext, tree: GateTree, step: GateStep, 
     mounts: ctx.mounts,
     readOnlyPaths: holdout ? [...tree.readOnlyPaths, HOLDOUT_DIR] : tree.readOnlyPaths,
   });
-  const read = preparing ? { run: null, source: null } : await readStepReport({ output: result.output, truncated: result.truncated, workDir, junit, required: step.name === 'test' || step.name.startsWith('check:') });
+  const read = preparing
+    ? { run: null, source: null }
+    : await readStepReport({
+        output: result.output,
+        truncated: result.truncated,
+        workDir,
+        junit,
+        required: step.name === 'test' || step.name.startsWith('check:'),
+      });
   if (preparing && result.exitCode === 0) await tree.keep();
   const run = 'run' in read ? read.run : null;
   const problem = 'problem' in read ? read.problem : null;
@@ -103,7 +117,9 @@ export async function runStep(ctx: StepContext, tree: GateTree, step: GateStep, 
   const end = `[exit ${result.exitCode}${result.timedOut ? ', timed out' : ''}${result.oomKilled ? ', out of memory' : ''} after ${(result.durationMs / 1000).toFixed(2)}s]`;
   const notes = [
     ...(stale.length ? [`[removed before the run, not written by it: ${stale.join(', ')}]`] : []),
-    ...('source' in read && read.source && run ? [`[report: ${read.source}: ${report?.passed} passed, ${report?.failed} failed, ${report?.skipped} skipped]`] : []),
+    ...('source' in read && read.source && run
+      ? [`[report: ${read.source}: ${report?.passed} passed, ${report?.failed} failed, ${report?.skipped} skipped]`]
+      : []),
     ...(problem ? [`[${problem.reason}: ${problem.message}]`] : []),
   ];
   ctx.logs.push(`$ ${step.command}   [${step.name}${note}]\n${tail}${tail.endsWith('\n') ? '' : '\n'}${end}\n${notes.map((n) => `${n}\n`).join('')}`);
@@ -120,9 +136,14 @@ async function copyHoldout(from: string, target: string): Promise<void> {
     await cp(from, target, { recursive: true, errorOnExist: true, force: false });
   } catch (cause) {
     // No path in the message: it may reach a prompt, and the holdout's host path is a secret too.
-    throw new GenesisError('holdout-copy-failed', `the hidden tests could not be put into the gate's work dir (${(cause as NodeJS.ErrnoException).code ?? 'error'})`, {
-      hint: 'check free disk space and that the holdout directory is readable', cause,
-    });
+    throw new GenesisError(
+      'holdout-copy-failed',
+      `the hidden tests could not be put into the gate's work dir (${(cause as NodeJS.ErrnoException).code ?? 'error'})`,
+      {
+        hint: 'check free disk space and that the holdout directory is readable',
+        cause,
+      },
+    );
   }
 }
 
@@ -138,7 +159,8 @@ export function judgeStep(ctx: StepContext, step: GateStep, stepRun: StepRun, op
   const { result, run, report, problem } = stepRun;
   if (result.timedOut) return { reason: 'gate-timeout', message: `${step.name} ran out of the gate's ${ctx.manifest.verify.timeoutSec}s`, rerun: false };
   if (result.oomKilled) return { reason: 'gate-oom', message: `${step.name} ran out of memory (${ctx.manifest.verify.limits.memoryMb} MiB)`, rerun: false };
-  if (result.diskFull && result.exitCode !== 0) return { reason: 'disk-quota', message: `${step.name} filled its disk quota (${ctx.manifest.verify.limits.diskMb} MiB)`, rerun: false };
+  if (result.diskFull && result.exitCode !== 0)
+    return { reason: 'disk-quota', message: `${step.name} filled its disk quota (${ctx.manifest.verify.limits.diskMb} MiB)`, rerun: false };
   if (problem) return { reason: problem.reason, message: `${step.name}: ${problem.message}`, rerun: false };
   const ratchet = options.ratchet && step.name === 'test' ? options.ratchet : undefined;
   const passedByExit = result.exitCode === 0 || ratchet !== undefined;
@@ -151,16 +173,27 @@ export function judgeStep(ctx: StepContext, step: GateStep, stepRun: StepRun, op
     const verdict = judgeRatchet(report?.passed ?? null, ratchet.minScore);
     if (verdict) return { ...verdict, rerun: false };
   } else if (result.exitCode !== 0) {
-    const failing = report?.failures.map((f) => f.name).slice(0, 5).join(', ');
+    const failing = report?.failures
+      .map((f) => f.name)
+      .slice(0, 5)
+      .join(', ');
     const network = describeNetworkFailure(result.output);
-    return { reason: stepFailedReason(step.name), message: `${step.name} failed (exit ${result.exitCode})${failing ? `: ${failing}` : ''}${network ? `; ${network}` : ''}`, rerun: true };
+    return {
+      reason: stepFailedReason(step.name),
+      message: `${step.name} failed (exit ${result.exitCode})${failing ? `: ${failing}` : ''}${network ? `; ${network}` : ''}`,
+      rerun: true,
+    };
   }
   if (options.basePassing && options.basePassing.length > 0) {
     const reported = { passed: run ? passingNames(run) : [], failed: run ? namesWith(run, 'failed') : [] };
     const vanished = vanishedTests(options.basePassing, reported, ratchet !== undefined);
     if (vanished.length > 0) {
       const names = vanished.slice(0, 5).join(', ') + (vanished.length > 5 ? `, and ${vanished.length - 5} more` : '');
-      return { reason: 'tests-vanished', message: `${step.name}: ${vanished.length} test${vanished.length === 1 ? '' : 's'} that pass on the accepted head ${ratchet ? 'were not reported' : 'were not reported passing'}: ${names}`, rerun: false };
+      return {
+        reason: 'tests-vanished',
+        message: `${step.name}: ${vanished.length} test${vanished.length === 1 ? '' : 's'} that pass on the accepted head ${ratchet ? 'were not reported' : 'were not reported passing'}: ${names}`,
+        rerun: false,
+      };
     }
   }
   return null;
@@ -168,7 +201,17 @@ export function judgeStep(ctx: StepContext, step: GateStep, stepRun: StepRun, op
 
 /** Ratchet mode's rule: progress may be slow, but it may never go backwards. */
 function judgeRatchet(score: number | null, minScore: number): { reason: RejectionReason; message: string; signature: string } | null {
-  if (score === null) return { reason: 'no-score', message: 'ratchet mode needs a count of passing tests, and the test step reported none (TAP, node --test, JUnit in the output or in verify.report.junit)', signature: 'no-score' };
-  if (score < minScore) return { reason: 'score-fell', message: `${score} tests pass, fewer than the ${minScore} that pass on the accepted head`, signature: `score-fell:${minScore - score}` };
+  if (score === null)
+    return {
+      reason: 'no-score',
+      message: 'ratchet mode needs a count of passing tests, and the test step reported none (TAP, node --test, JUnit in the output or in verify.report.junit)',
+      signature: 'no-score',
+    };
+  if (score < minScore)
+    return {
+      reason: 'score-fell',
+      message: `${score} tests pass, fewer than the ${minScore} that pass on the accepted head`,
+      signature: `score-fell:${minScore - score}`,
+    };
   return null;
 }

@@ -43,7 +43,10 @@ export class GateTree {
       // cp -a keeps modes, owners and links as they are, and is far faster than a copy in Node.
       await execFileAsync('cp', ['-a', '--', this.pristine, this.workDir]);
     } catch (cause) {
-      throw new GenesisError('gate-copy-failed', `could not copy the gate's tree to ${this.workDir}`, { cause, hint: 'check free disk space where the world keeps its scratch directory' });
+      throw new GenesisError('gate-copy-failed', `could not copy the gate's tree to ${this.workDir}`, {
+        cause,
+        hint: 'check free disk space where the world keeps its scratch directory',
+      });
     }
     return this.workDir;
   }

@@ -70,7 +70,14 @@ export async function runGate(input: GateRunInput): Promise<GateRunVerdict> {
 
 async function runGateSteps(input: GateRunInput): Promise<GateRunVerdict> {
   const started = Date.now();
-  const ctx: StepContext = { sandbox: input.sandbox, manifest: input.manifest, deadline: started + input.manifest.verify.timeoutSec * 1000, records: [], logs: [], mounts: [] };
+  const ctx: StepContext = {
+    sandbox: input.sandbox,
+    manifest: input.manifest,
+    deadline: started + input.manifest.verify.timeoutSec * 1000,
+    records: [],
+    logs: [],
+    mounts: [],
+  };
   const flaky: string[] = [];
   const passing: TestBaseline = {};
   let score: number | null = null;
@@ -83,7 +90,16 @@ async function runGateSteps(input: GateRunInput): Promise<GateRunVerdict> {
   const tree = await GateTree.export(input.repo, input.tree, input.workDir, input.manifest.protected);
   try {
     // The dependency set is laid out in the pristine tree, so every fresh copy has it.
-    const deps = await depsForGate({ repo: input.repo, tree: input.tree, manifest: input.manifest, sandbox: input.sandbox, workDir: tree.pristineDir, cache: input.depsCache, base: input.flaky?.base, image: input.image });
+    const deps = await depsForGate({
+      repo: input.repo,
+      tree: input.tree,
+      manifest: input.manifest,
+      sandbox: input.sandbox,
+      workDir: tree.pristineDir,
+      cache: input.depsCache,
+      base: input.flaky?.base,
+      image: input.image,
+    });
     if (deps) {
       ctx.records.push(deps.step);
       ctx.logs.push(deps.log);
@@ -112,7 +128,14 @@ async function runGateSteps(input: GateRunInput): Promise<GateRunVerdict> {
 }
 
 /** One step, run again when it may be flaky, judged; a failure carries its signature. */
-async function runJudged(input: GateRunInput, ctx: StepContext, tree: GateTree, step: GateStep, index: number, flaky: string[]): Promise<{ stepRun: StepRun; failure: (StepFailure & { signature: string }) | null }> {
+async function runJudged(
+  input: GateRunInput,
+  ctx: StepContext,
+  tree: GateTree,
+  step: GateStep,
+  index: number,
+  flaky: string[],
+): Promise<{ stepRun: StepRun; failure: (StepFailure & { signature: string }) | null }> {
   const options = { ratchet: input.ratchet, basePassing: input.baseline?.[step.command] };
   let stepRun = await runStep(ctx, tree, step);
   let failure = judgeStep(ctx, step, stepRun, options);
@@ -135,7 +158,11 @@ async function runJudged(input: GateRunInput, ctx: StepContext, tree: GateTree, 
  * read-only there). Their output is a log of their own, their step is marked hidden in the record,
  * and nothing about a failure names a hidden test: the message reaches the next attempt's prompt.
  */
-async function runHoldout(ctx: StepContext, tree: GateTree, holdout: { dir: string; command: string }): Promise<{ failure: (StepFailure & { signature: string }) | null; log: string }> {
+async function runHoldout(
+  ctx: StepContext,
+  tree: GateTree,
+  holdout: { dir: string; command: string },
+): Promise<{ failure: (StepFailure & { signature: string }) | null; log: string }> {
   const step = { name: HOLDOUT_STEP, command: holdout.command };
   const logs: string[] = [];
   const stepRun = await runStep({ ...ctx, logs }, tree, step, '', holdout.dir);
@@ -145,15 +172,28 @@ async function runHoldout(ctx: StepContext, tree: GateTree, holdout: { dir: stri
   if (!failure) return { failure: null, log };
   const message = stepRun.result.timedOut
     ? 'the hidden acceptance checks ran out of time'
-    : failure.reason === 'no-tests-ran' ? 'the hidden acceptance checks reported no test that ran' : 'a hidden acceptance check failed';
-  return { failure: { reason: 'holdout-failed', message, rerun: false, signature: failureSignature('holdout-failed', stepRun.report, stepRun.result.output) }, log };
+    : failure.reason === 'no-tests-ran'
+      ? 'the hidden acceptance checks reported no test that ran'
+      : 'a hidden acceptance check failed';
+  return {
+    failure: { reason: 'holdout-failed', message, rerun: false, signature: failureSignature('holdout-failed', stepRun.report, stepRun.result.output) },
+    log,
+  };
 }
 
 /** Runs the steps up to and including `index` on the base tree; true when that step fails there too. */
 async function failsOnBase(input: GateRunInput, ctx: StepContext, index: number, base: string): Promise<boolean> {
   const tree = await GateTree.export(input.repo, base, `${input.workDir}-base`, input.manifest.protected);
   try {
-    const deps = await depsForGate({ repo: input.repo, tree: base, manifest: input.manifest, sandbox: input.sandbox, workDir: tree.pristineDir, cache: input.depsCache, image: input.image });
+    const deps = await depsForGate({
+      repo: input.repo,
+      tree: base,
+      manifest: input.manifest,
+      sandbox: input.sandbox,
+      workDir: tree.pristineDir,
+      cache: input.depsCache,
+      image: input.image,
+    });
     if (deps) ctx.logs.push(deps.log);
     if (deps && !deps.ok) return true;
     const onBase = { ...ctx, mounts: deps?.mounts ?? [] };

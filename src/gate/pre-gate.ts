@@ -35,13 +35,14 @@ export type PreGateReason = Extract<
   | 'size-limit'
 >;
 
-export type PreGateVerdict =
-  | { ok: true; files: number; bytes: number }
-  | { ok: false; reason: PreGateReason; message: string; paths: string[] };
+export type PreGateVerdict = { ok: true; files: number; bytes: number } | { ok: false; reason: PreGateReason; message: string; paths: string[] };
 
 /** Limits used when a manifest sets none. */
-export const DEFAULT_PRE_GATE_LIMITS: Readonly<{ maxFileBytes: number; maxChangeBytes: number; maxFiles: number }> =
-  Object.freeze({ maxFileBytes: 1024 * 1024, maxChangeBytes: 10 * 1024 * 1024, maxFiles: 500 });
+export const DEFAULT_PRE_GATE_LIMITS: Readonly<{ maxFileBytes: number; maxChangeBytes: number; maxFiles: number }> = Object.freeze({
+  maxFileBytes: 1024 * 1024,
+  maxChangeBytes: 10 * 1024 * 1024,
+  maxFiles: 500,
+});
 
 /**
  * Names Genesis itself uses inside a gate's work dir or a workspace (`.genesis-holdout`, where the
@@ -53,7 +54,11 @@ export const RESERVED_NAME_PREFIX = '.genesis-';
 export const PATH_LIMITS: Readonly<{ chars: number; depth: number }> = Object.freeze({ chars: 1024, depth: 64 });
 
 /** A manifest's size limits in bytes (`verify.maxFileKb`, `maxChangeKb`, `maxFiles`), the defaults where it sets 0. */
-export function sizeLimitsOf(verify: { maxFileKb: number; maxChangeKb: number; maxFiles: number }): { maxFileBytes: number; maxChangeBytes: number; maxFiles: number } {
+export function sizeLimitsOf(verify: { maxFileKb: number; maxChangeKb: number; maxFiles: number }): {
+  maxFileBytes: number;
+  maxChangeBytes: number;
+  maxFiles: number;
+} {
   return {
     maxFileBytes: verify.maxFileKb * 1024 || DEFAULT_PRE_GATE_LIMITS.maxFileBytes,
     maxChangeBytes: verify.maxChangeKb * 1024 || DEFAULT_PRE_GATE_LIMITS.maxChangeBytes,
@@ -156,63 +161,91 @@ export function checkChange(entries: readonly ChangedEntry[], rules: PreGateRule
 
   const unsafe = entries.filter((e) => isUnsafePath(e.path)).map((e) => e.path);
   if (unsafe.length > 0) {
-    return reject('unsafe-path', unsafe,
+    return reject(
+      'unsafe-path',
+      unsafe,
       `changes unsafe ${plural(unsafe.length, 'path')} ${listPaths(unsafe)}; paths must be relative, use "/", ` +
-      `and have no empty, ".", ".." or .git segments and no control characters, and stay under ${PATH_LIMITS.chars} bytes and ${PATH_LIMITS.depth} levels`);
+        `and have no empty, ".", ".." or .git segments and no control characters, and stay under ${PATH_LIMITS.chars} bytes and ${PATH_LIMITS.depth} levels`,
+    );
   }
   const reserved = entries.filter((e) => isReserved(e.path)).map((e) => e.path);
   if (reserved.length > 0) {
-    return reject('reserved-name', reserved,
+    return reject(
+      'reserved-name',
+      reserved,
       `changes ${plural(reserved.length, 'path')} ${listPaths(reserved)} with a name Genesis reserves for itself ` +
-      `(anything starting with "${RESERVED_NAME_PREFIX}", such as the gate's .genesis-holdout); rename it`);
+        `(anything starting with "${RESERVED_NAME_PREFIX}", such as the gate's .genesis-holdout); rename it`,
+    );
   }
   const regular = rules.regularFiles ?? [];
   const irregular = entries.filter((e) => breaksRegularFile(e, regular)).map((e) => e.path);
   if (irregular.length > 0) {
-    return reject('not-a-regular-file', irregular,
+    return reject(
+      'not-a-regular-file',
+      irregular,
       `changes ${listPaths(irregular)}, but ${listPaths([...regular])} must stay a regular file ` +
-      '(append to it; never delete it or make it a directory or a symlink)');
+        '(append to it; never delete it or make it a directory or a symlink)',
+    );
   }
   const metadata = entries.filter(isGitMetadata).map((e) => e.path);
   if (metadata.length > 0) {
-    return reject('git-metadata', metadata,
+    return reject(
+      'git-metadata',
+      metadata,
       `changes git metadata ${listPaths(metadata)}; .gitattributes, .gitmodules, .lfsconfig and submodules ` +
-      '(gitlinks) can run code or pull content from outside the world, so an episode may not change them');
+        '(gitlinks) can run code or pull content from outside the world, so an episode may not change them',
+    );
   }
   const prot = entries.filter((e) => matchesAny(e.path, rules.protected)).map((e) => e.path);
   if (prot.length > 0) {
-    return reject('protected-path', prot,
+    return reject(
+      'protected-path',
+      prot,
       `changes protected ${plural(prot.length, 'path')} ${listPaths(prot)} (protected: ${listPatterns(rules.protected)}); ` +
-      'an episode may not edit acceptance tests or the manifest');
+        'an episode may not edit acceptance tests or the manifest',
+    );
   }
   const outside = entries.filter((e) => !matchesAny(e.path, rules.taskPaths)).map((e) => e.path);
   if (outside.length > 0) {
-    return reject('outside-paths', outside,
-      `changes ${plural(outside.length, 'path')} ${listPaths(outside)} outside the task's paths ` +
-      `(allowed: ${listPatterns(rules.taskPaths)})`);
+    return reject(
+      'outside-paths',
+      outside,
+      `changes ${plural(outside.length, 'path')} ${listPaths(outside)} outside the task's paths ` + `(allowed: ${listPatterns(rules.taskPaths)})`,
+    );
   }
   const escaping = live.filter((e) => e.mode === SYMLINK_MODE && symlinkEscapes(e));
   if (escaping.length > 0) {
     const shown = escaping.map((e) => `${showPath(e.path)} -> ${e.symlinkTarget === undefined ? '(unknown)' : showPath(e.symlinkTarget)}`);
-    return reject('symlink-escape', escaping.map((e) => e.path),
+    return reject(
+      'symlink-escape',
+      escaping.map((e) => e.path),
       `adds ${plural(escaping.length, 'symlink')} leaving the tree: ${listFew(shown)}; a symlink must be relative, ` +
-      'stay inside the world and not point into .git (".." only at the start of the target)');
+        'stay inside the world and not point into .git (".." only at the start of the target)',
+    );
   }
   const large = live.filter((e) => e.size > rules.maxFileBytes);
   if (large.length > 0) {
     const shown = large.map((e) => `${showPath(e.path)} (${e.size} bytes)`);
-    return reject('size-limit', large.map((e) => e.path),
+    return reject(
+      'size-limit',
+      large.map((e) => e.path),
       `${large.length} ${plural(large.length, 'file')} over the limit of ${rules.maxFileBytes} bytes per file: ` +
-      `${listFew(shown)}; keep generated or binary artefacts out of the world`);
+        `${listFew(shown)}; keep generated or binary artefacts out of the world`,
+    );
   }
   if (bytes > rules.maxChangeBytes) {
-    return reject('size-limit', live.map((e) => e.path),
-      `the change writes ${bytes} bytes in total, over the limit of ${rules.maxChangeBytes}; ` +
-      'split the task or leave generated files out');
+    return reject(
+      'size-limit',
+      live.map((e) => e.path),
+      `the change writes ${bytes} bytes in total, over the limit of ${rules.maxChangeBytes}; ` + 'split the task or leave generated files out',
+    );
   }
   if (entries.length > rules.maxFiles) {
-    return reject('size-limit', entries.map((e) => e.path),
-      `the change touches ${entries.length} files, over the limit of ${rules.maxFiles}; split the task into smaller ones`);
+    return reject(
+      'size-limit',
+      entries.map((e) => e.path),
+      `the change touches ${entries.length} files, over the limit of ${rules.maxFiles}; split the task into smaller ones`,
+    );
   }
   return { ok: true, files: entries.length, bytes };
 }

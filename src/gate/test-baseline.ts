@@ -21,7 +21,9 @@ export async function loadBaseline(scratchDir: string, tree: string): Promise<Te
   try {
     const parsed = JSON.parse(await readFile(fileOf(scratchDir, tree), 'utf8')) as unknown;
     if (typeof parsed !== 'object' || parsed === null) return {};
-    const entries = Object.entries(parsed as Record<string, unknown>).filter((e): e is [string, string[]] => Array.isArray(e[1]) && e[1].every((n) => typeof n === 'string'));
+    const entries = Object.entries(parsed as Record<string, unknown>).filter(
+      (e): e is [string, string[]] => Array.isArray(e[1]) && e[1].every((n) => typeof n === 'string'),
+    );
     return Object.fromEntries(entries);
   } catch {
     return {};
@@ -44,7 +46,11 @@ export async function saveBaseline(scratchDir: string, tree: string, baseline: T
  * @param reported the candidate's names by outcome for the same command
  * @param allowFailing ratchet mode's test step: a test may fail (the score judges that), not vanish
  */
-export function vanishedTests(basePassing: readonly string[], reported: { passed: readonly string[]; failed: readonly string[] }, allowFailing: boolean): string[] {
+export function vanishedTests(
+  basePassing: readonly string[],
+  reported: { passed: readonly string[]; failed: readonly string[] },
+  allowFailing: boolean,
+): string[] {
   const present = new Set([...reported.passed, ...(allowFailing ? reported.failed : [])]);
   return basePassing.filter((name) => !present.has(name));
 }
@@ -62,11 +68,20 @@ export async function markNoBaseline(scratchDir: string, tree: string): Promise<
  * running, stores it when it passes), until that gate is known to have failed, or until `deadline`.
  * Returns the baseline, or null when it will not come in time.
  */
-export async function waitForBaseline(scratchDir: string, tree: string, commands: readonly string[], deadline: number, pollMs = 100): Promise<TestBaseline | null> {
+export async function waitForBaseline(
+  scratchDir: string,
+  tree: string,
+  commands: readonly string[],
+  deadline: number,
+  pollMs = 100,
+): Promise<TestBaseline | null> {
   for (;;) {
     const known = await loadBaseline(scratchDir, tree);
     if (commands.every((c) => c in known)) return known;
-    const gaveUp = await readFile(noneOf(scratchDir, tree)).then(() => true, () => false);
+    const gaveUp = await readFile(noneOf(scratchDir, tree)).then(
+      () => true,
+      () => false,
+    );
     if (gaveUp || Date.now() >= deadline) return null;
     await new Promise((resolve) => setTimeout(resolve, pollMs));
   }

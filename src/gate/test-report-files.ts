@@ -49,7 +49,13 @@ export async function findReportFiles(workDir: string, patterns: readonly string
   for (const pattern of patterns) {
     const scan = picomatch.scan(pattern);
     if (!scan.isGlob) {
-      if (await lstat(join(workDir, pattern)).then(() => true, () => false)) matches.add(pattern);
+      if (
+        await lstat(join(workDir, pattern)).then(
+          () => true,
+          () => false,
+        )
+      )
+        matches.add(pattern);
       continue;
     }
     const isMatch = picomatch(pattern, { dot: true });
@@ -62,12 +68,21 @@ async function readOne(workDir: string, path: string): Promise<TestRun | ReportP
   const full = join(workDir, path);
   const info = await lstat(full);
   if (!info.isFile()) {
-    return { reason: 'report-invalid', message: `${path} is ${info.isSymbolicLink() ? 'a symbolic link' : 'not a regular file'}; a report must be a file the test runner wrote` };
+    return {
+      reason: 'report-invalid',
+      message: `${path} is ${info.isSymbolicLink() ? 'a symbolic link' : 'not a regular file'}; a report must be a file the test runner wrote`,
+    };
   }
   // A directory on the way may be a link out of the work dir even when the file itself is not one.
   const real = await realpath(full).catch(() => full);
-  if (relative(await realpath(workDir), real).split(sep).includes('..')) return { reason: 'report-invalid', message: `${path} is outside the work dir (through a symbolic link)` };
-  if (info.size > MAX_REPORT_BYTES) return { reason: 'report-invalid', message: `${path} is ${info.size} bytes, over the ${MAX_REPORT_BYTES}-byte limit for a report` };
+  if (
+    relative(await realpath(workDir), real)
+      .split(sep)
+      .includes('..')
+  )
+    return { reason: 'report-invalid', message: `${path} is outside the work dir (through a symbolic link)` };
+  if (info.size > MAX_REPORT_BYTES)
+    return { reason: 'report-invalid', message: `${path} is ${info.size} bytes, over the ${MAX_REPORT_BYTES}-byte limit for a report` };
   try {
     return parseJUnit(await readFile(full, 'utf8'));
   } catch (error) {

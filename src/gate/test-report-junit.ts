@@ -89,7 +89,8 @@ export function parseJUnit(xml: string): TestRun {
   const doc = parser.parse(xml) as Node;
   const rootName = Object.keys(doc).find((k) => !k.startsWith('?') && !k.startsWith('#'));
   const root = rootName === undefined ? undefined : doc[rootName];
-  if (rootName !== 'testsuites' && rootName !== 'testsuite') throw new JUnitFormatError(`not JUnit XML: its root element is ${rootName ? `<${rootName}>` : 'missing'}, not <testsuites> or <testsuite>`);
+  if (rootName !== 'testsuites' && rootName !== 'testsuite')
+    throw new JUnitFormatError(`not JUnit XML: its root element is ${rootName ? `<${rootName}>` : 'missing'}, not <testsuites> or <testsuite>`);
   // isArray makes a root <testsuite> a list of one; <testsuites> is an object, or '' when empty.
   const rootNode: Node = Array.isArray(root) ? ((root[0] ?? {}) as Node) : typeof root === 'object' && root !== null ? (root as Node) : {};
   const cases: TestCase[] = [];

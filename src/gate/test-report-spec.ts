@@ -40,7 +40,10 @@ function finalSummary(lines: readonly string[]): Map<string, number> | null {
   return summary;
 }
 
-interface Point { indent: number; testCase: TestCase | null }
+interface Point {
+  indent: number;
+  testCase: TestCase | null;
+}
 
 /** @returns null unless the output ends with node's spec summary. */
 export function parseSpec(output: string): TestRun | null {
@@ -55,7 +58,10 @@ export function parseSpec(output: string): TestRun | null {
     // The reporter repeats every failure after the summary; counting them again would double them.
     if (/^\s*✖ failing tests:/.test(line)) break;
     const suite = /^(\s*)▶\s+(.*)$/.exec(line);
-    if (suite) { pushAncestor(ancestors, (suite[1] as string).length, (suite[2] as string).trim()); continue; }
+    if (suite) {
+      pushAncestor(ancestors, (suite[1] as string).length, (suite[2] as string).trim());
+      continue;
+    }
     const match = POINT.exec(line);
     if (!match) continue;
     const indent = (match[1] as string).length;

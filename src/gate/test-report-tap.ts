@@ -37,7 +37,13 @@ function messageOf(result: Result, comments: readonly string[]): string {
   const diag = result.diag ?? {};
   for (const key of ['message', 'error', 'diff']) {
     const value = diag[key];
-    if (typeof value === 'string' && value.trim() !== '') return value.trim().split(/\r?\n/).map((l) => l.trim()).filter(Boolean).join(' ');
+    if (typeof value === 'string' && value.trim() !== '')
+      return value
+        .trim()
+        .split(/\r?\n/)
+        .map((l) => l.trim())
+        .filter(Boolean)
+        .join(' ');
   }
   return comments.join(' ');
 }
@@ -86,24 +92,27 @@ function parseDocument(lines: readonly string[], truncated: boolean): TestRun | 
   if (plan.end > plan.count && !bailed && !(summary && !complete)) {
     cases.push({ name: '(plan)', outcome: 'failed', message: `planned ${plan.end} tests, ${plan.count} ran`, fileLevel: false });
   }
-  const node = summary?.has('suites') || summary?.has('cancelled') || events.some((e) => e.kind === 'result' && e.result.diag !== null && 'duration_ms' in e.result.diag);
+  const node =
+    summary?.has('suites') || summary?.has('cancelled') || events.some((e) => e.kind === 'result' && e.result.diag !== null && 'duration_ms' in e.result.diag);
   // node's summary counts every leaf it ran: more passing points than that were not its own.
   const passingPoints = cases.filter((c) => c.outcome === 'passed' && !c.fileLevel).length;
-  const tampered = complete && node && summary?.has('pass') && passingPoints > (summary.get('pass') ?? 0)
-    ? `the output shows ${passingPoints} passing tests and the runner's summary ${summary.get('pass')}: lines were written into the runner's output`
-    : undefined;
+  const tampered =
+    complete && node && summary?.has('pass') && passingPoints > (summary.get('pass') ?? 0)
+      ? `the output shows ${passingPoints} passing tests and the runner's summary ${summary.get('pass')}: lines were written into the runner's output`
+      : undefined;
   return {
     ...(planned && plan.end === 0 && cases.length === 0 ? { declaredEmpty: true } : {}),
     format: node ? 'node-test' : 'tap',
     cases,
     ...(tampered === undefined ? {} : { tampered }),
-    summary: !complete && summary?.has('pass') && summary.has('fail')
-      ? {
-          passed: summary.get('pass') ?? 0,
-          failed: (summary.get('fail') ?? 0) + (summary.get('cancelled') ?? 0),
-          skipped: (summary.get('skipped') ?? 0) + (summary.get('todo') ?? 0),
-        }
-      : null,
+    summary:
+      !complete && summary?.has('pass') && summary.has('fail')
+        ? {
+            passed: summary.get('pass') ?? 0,
+            failed: (summary.get('fail') ?? 0) + (summary.get('cancelled') ?? 0),
+            skipped: (summary.get('skipped') ?? 0) + (summary.get('todo') ?? 0),
+          }
+        : null,
   };
 }
 

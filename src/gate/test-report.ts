@@ -10,7 +10,10 @@ import { JUnitFormatError, parseJUnit } from './test-report-junit.js';
 import { parseOutput } from './test-report-read.js';
 
 /** One failing test: its name (ancestors joined with ' > ') and the first lines of its error. */
-export interface TestFailure { name: string; message: string }
+export interface TestFailure {
+  name: string;
+  message: string;
+}
 
 /** Counts of leaf tests; todo tests count as skipped, cancelled (timed-out) ones as failed. */
 export interface TestReport {
@@ -87,28 +90,33 @@ export function mergeReports(reports: readonly (TestReport | null)[]): TestRepor
   const present = reports.filter((r): r is TestReport => r !== null);
   const first = present[0];
   if (first === undefined) return null;
-  return present.slice(1).reduce<TestReport>((sum, r) => ({
-    format: sum.format,
-    passed: sum.passed + r.passed,
-    failed: sum.failed + r.failed,
-    skipped: sum.skipped + r.skipped,
-    failures: [...sum.failures, ...r.failures],
-  }), { ...first, failures: [...first.failures] });
+  return present.slice(1).reduce<TestReport>(
+    (sum, r) => ({
+      format: sum.format,
+      passed: sum.passed + r.passed,
+      failed: sum.failed + r.failed,
+      skipped: sum.skipped + r.skipped,
+      failures: [...sum.failures, ...r.failures],
+    }),
+    { ...first, failures: [...first.failures] },
+  );
 }
 
 /** Removes what differs between two runs of the same failure: colours, times, ids, paths, numbers. */
 export function normalizeFailureText(text: string): string {
-  return text
-    .replace(ANSI, '')
-    .replace(/\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?/g, '<time>')
-    .replace(/\b\d{1,2}:\d{2}:\d{2}(\.\d+)?\b/g, '<time>')
-    .replace(/\b\d+(\.\d+)?\s?(ns|µs|us|ms|s|sec|secs|seconds|m|min|minutes|h)\b/g, '<duration>')
-    .replace(/\b(0x[0-9a-f]+|(?=[0-9a-f-]*\d)[0-9a-f]{7,}(-[0-9a-f]{4,})*)\b/gi, '<id>')
-    // Workspaces and temp dirs differ per episode; the file's own name is the useful part.
-    .replace(/(?<![\w.@~-])(file:\/\/)?(\/[^\s/'"`:()[\]]+)+\//g, '…/')
-    .replace(/\d+/g, '<n>')
-    .replace(/[ \t]+/g, ' ')
-    .trim();
+  return (
+    text
+      .replace(ANSI, '')
+      .replace(/\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?/g, '<time>')
+      .replace(/\b\d{1,2}:\d{2}:\d{2}(\.\d+)?\b/g, '<time>')
+      .replace(/\b\d+(\.\d+)?\s?(ns|µs|us|ms|s|sec|secs|seconds|m|min|minutes|h)\b/g, '<duration>')
+      .replace(/\b(0x[0-9a-f]+|(?=[0-9a-f-]*\d)[0-9a-f]{7,}(-[0-9a-f]{4,})*)\b/gi, '<id>')
+      // Workspaces and temp dirs differ per episode; the file's own name is the useful part.
+      .replace(/(?<![\w.@~-])(file:\/\/)?(\/[^\s/'"`:()[\]]+)+\//g, '…/')
+      .replace(/\d+/g, '<n>')
+      .replace(/[ \t]+/g, ' ')
+      .trim()
+  );
 }
 
 const SIGNATURE_LINES = 20;
@@ -121,7 +129,14 @@ const SIGNATURE_LINES = 20;
 export function failureSignature(reason: string, report: TestReport | null, logTail: string): string {
   const names = [...new Set((report?.failures ?? []).map((f) => normalizeFailureText(f.name)))].sort();
   // A tail cut at a byte count may start mid-line; keeping only the last lines drops that one.
-  const tail = logTail.split(/\r?\n/).filter((l) => l.trim() !== '').slice(-SIGNATURE_LINES).map(normalizeFailureText);
+  const tail = logTail
+    .split(/\r?\n/)
+    .filter((l) => l.trim() !== '')
+    .slice(-SIGNATURE_LINES)
+    .map(normalizeFailureText);
   const basis = names.length > 0 ? ['tests', ...names] : ['log', ...tail];
-  return createHash('sha256').update([normalizeFailureText(reason), ...basis].join('\n')).digest('hex').slice(0, 12);
+  return createHash('sha256')
+    .update([normalizeFailureText(reason), ...basis].join('\n'))
+    .digest('hex')
+    .slice(0, 12);
 }

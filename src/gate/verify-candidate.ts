@@ -77,16 +77,42 @@ async function judgeCandidate(input: VerifyCandidateInput): Promise<CandidateVer
   });
   if (!pre.ok) {
     const log = `pre-gate: ${pre.reason}: ${pre.message}\n`;
-    return { ok: false, reason: pre.reason, message: pre.message, signature: failureSignature(pre.reason, null, pre.paths.join('\n')), gate: null, log, changedFiles };
+    return {
+      ok: false,
+      reason: pre.reason,
+      message: pre.message,
+      signature: failureSignature(pre.reason, null, pre.paths.join('\n')),
+      gate: null,
+      log,
+      changedFiles,
+    };
   }
   if (input.task.kind === 'planner') {
     const problem = await checkPlan(world, manifest, input.candidateTree);
-    if (problem) return { ok: false, reason: 'invalid-plan', message: problem, signature: failureSignature('invalid-plan', null, problem), gate: null, log: `pre-gate: invalid-plan: ${problem}\n`, changedFiles };
+    if (problem)
+      return {
+        ok: false,
+        reason: 'invalid-plan',
+        message: problem,
+        signature: failureSignature('invalid-plan', null, problem),
+        gate: null,
+        log: `pre-gate: invalid-plan: ${problem}\n`,
+        changedFiles,
+      };
   }
   const scratch = join(world.scratchDir, 'gates', input.name);
   await mkdir(join(world.scratchDir, 'gates'), { recursive: true });
   if (input.task.witness && input.task.check) {
-    const witness = await runGate({ repo: world.path, tree: input.fromTree, steps: planGate(manifest, null, new Set()).filter((s) => s.name !== 'test').concat({ name: `check:${input.task.id}`, command: input.task.check }), manifest, sandbox: input.sandbox, workDir: `${scratch}-witness` });
+    const witness = await runGate({
+      repo: world.path,
+      tree: input.fromTree,
+      steps: planGate(manifest, null, new Set())
+        .filter((s) => s.name !== 'test')
+        .concat({ name: `check:${input.task.id}`, command: input.task.check }),
+      manifest,
+      sandbox: input.sandbox,
+      workDir: `${scratch}-witness`,
+    });
     if (witness.ok) {
       const message = `the task's check already passes without the change, so it witnesses nothing (witness: true asks for a check that fails first)`;
       return { ok: false, reason: 'no-witness', message, signature: 'no-witness', gate: witness.record, log: witness.log, changedFiles };
@@ -109,7 +135,8 @@ async function judgeCandidate(input: VerifyCandidateInput): Promise<CandidateVer
     ratchet: manifest.verify.mode === 'ratchet' ? { minScore: await readHeadScore(world.path, manifest.branch, input.head) } : undefined,
     holdout: manifest.verify.holdout ? { dir: await holdoutDir(world, manifest.verify.holdout.dir), command: manifest.verify.holdout.command } : undefined,
   });
-  const verdict = deferred && ran.ok ? judgeVanished(ran, await awaitedBaseline(input, steps, deferred.missing, `${scratch}-head`), manifest.verify.mode === 'ratchet') : ran;
+  const verdict =
+    deferred && ran.ok ? judgeVanished(ran, await awaitedBaseline(input, steps, deferred.missing, `${scratch}-head`), manifest.verify.mode === 'ratchet') : ran;
   // Kept where no workspace reaches, never in the verdict's log (the ledger's gate.log, a prompt).
   if (verdict.hiddenLog !== undefined) await writeHiddenLog(world, input.name, verdict.hiddenLog);
   if (verdict.ok) {
@@ -137,7 +164,15 @@ async function headBaseline(input: VerifyCandidateInput, steps: GateStep[], work
   const missing = steps.filter((s) => !PREPARING_STEPS.has(s.name) && s.name !== own && !(s.command in known));
   if (missing.length === 0) return known;
   const preparing = steps.filter((s) => PREPARING_STEPS.has(s.name));
-  const learned = await runGate({ repo: world.path, tree: headTree, steps: [...preparing, ...missing], manifest, sandbox: input.sandbox, workDir, allSteps: true });
+  const learned = await runGate({
+    repo: world.path,
+    tree: headTree,
+    steps: [...preparing, ...missing],
+    manifest,
+    sandbox: input.sandbox,
+    workDir,
+    allSteps: true,
+  });
   // A head whose gate ran out of time tells nothing reliable; better no comparison than a wrong one.
   if (learned.ok || learned.reason !== 'gate-timeout') {
     const found = Object.fromEntries(missing.map((s) => [s.command, learned.passing[s.command] ?? []]));
@@ -158,7 +193,12 @@ async function baselineToAwait(input: VerifyCandidateInput, steps: GateStep[]): 
 /** The head's baseline once the gate judging the head stored it, or learned here when it will not. */
 async function awaitedBaseline(input: VerifyCandidateInput, steps: GateStep[], missing: GateStep[], workDir: string): Promise<TestBaseline> {
   const headTree = await input.world.treeOf(input.head);
-  const stored = await waitForBaseline(input.world.scratchDir, headTree, missing.map((s) => s.command), Date.now() + input.awaitHeadBaselineMs!);
+  const stored = await waitForBaseline(
+    input.world.scratchDir,
+    headTree,
+    missing.map((s) => s.command),
+    Date.now() + input.awaitHeadBaselineMs!,
+  );
   return stored ?? headBaseline(input, steps, workDir);
 }
 
@@ -172,7 +212,14 @@ function judgeVanished(ran: Extract<GateRunVerdict, { ok: true }>, baseline: Tes
     const names = vanished.slice(0, 5).join(', ') + (vanished.length > 5 ? `, and ${vanished.length - 5} more` : '');
     const message = `${step.name}: ${vanished.length} test${vanished.length === 1 ? '' : 's'} that pass on the accepted head were not reported passing: ${names}`;
     const signature = failureSignature(`tests-vanished:${step.name}`, null, vanished.join('\n'));
-    return { ...ran, ok: false, reason: 'tests-vanished', message, signature, record: { ...ran.record, ok: false, summary: `${ran.record.summary}; ${message}` } };
+    return {
+      ...ran,
+      ok: false,
+      reason: 'tests-vanished',
+      message,
+      signature,
+      record: { ...ran.record, ok: false, summary: `${ran.record.summary}; ${message}` },
+    };
   }
   return ran;
 }
@@ -190,7 +237,10 @@ function manifestInputs(manifest: WorldManifest, task: TaskSpec): string[] {
 
 /** A path as git lists it: no leading './', no trailing '/'. */
 function normalizeFilePath(path: string): string {
-  return path.trim().replace(/^(\.\/)+/, '').replace(/\/+$/, '');
+  return path
+    .trim()
+    .replace(/^(\.\/)+/, '')
+    .replace(/\/+$/, '');
 }
 
 /**
@@ -214,7 +264,12 @@ async function checkPlan(world: WorldRepo, manifest: WorldManifest, candidateTre
 
 async function holdoutDir(world: WorldRepo, dir: string): Promise<string> {
   const path = isAbsolute(dir) ? dir : join(world.path, dir);
-  if (!(await stat(path).then((s) => s.isDirectory(), () => false))) {
+  if (
+    !(await stat(path).then(
+      (s) => s.isDirectory(),
+      () => false,
+    ))
+  ) {
     throw new GenesisError('holdout-missing', `the holdout directory ${path} does not exist on this machine`, {
       hint: 'create it (hidden tests live outside the repository, next to the world), or fix verify.holdout.dir; a worker needs it at the same path',
     });

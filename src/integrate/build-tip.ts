@@ -26,18 +26,37 @@ export function verificationId(episode: string, generation: number, needsGate: b
  * rejects the change here, without a gate. With `reserve` (issue 18 item 4), the commit is built
  * for the change's own episode to gate before it joins: its trailers name that episode's gate.
  */
-export async function buildTip(world: WorldRepo, change: QueuedChange, record: EpisodeRecord, onto: string, generation: number, options: { reserve?: boolean } = {}): Promise<BuiltTip> {
+export async function buildTip(
+  world: WorldRepo,
+  change: QueuedChange,
+  record: EpisodeRecord,
+  onto: string,
+  generation: number,
+  options: { reserve?: boolean } = {},
+): Promise<BuiltTip> {
   const manifest = await world.manifestAt(onto);
   const task = manifest.tasks.find((t) => t.id === change.task);
   if (!task) return { ok: false, reason: 'task-removed', message: `task ${change.task} is no longer in world.yaml`, signature: 'task-removed' };
   const onOwnBase = onto === change.base;
-  const merged = onOwnBase ? { clean: true as const, tree: await world.treeOf(change.candidate) } : await mergeTrees(world.path, onto, change.source ?? change.candidate, manifest.goal.progressFile);
+  const merged = onOwnBase
+    ? { clean: true as const, tree: await world.treeOf(change.candidate) }
+    : await mergeTrees(world.path, onto, change.source ?? change.candidate, manifest.goal.progressFile);
   if (!merged.clean) {
     const conflicts = [...merged.conflicts].sort();
-    return { ok: false, reason: 'replay-conflict', message: `the change conflicts with the changes landed or queued ahead of it in ${conflicts.join(', ')}`, signature: `replay-conflict:${conflicts.join(',')}` };
+    return {
+      ok: false,
+      reason: 'replay-conflict',
+      message: `the change conflicts with the changes landed or queued ahead of it in ${conflicts.join(', ')}`,
+      signature: `replay-conflict:${conflicts.join(',')}`,
+    };
   }
   if (!onOwnBase && merged.tree === (await world.treeOf(onto))) {
-    return { ok: false, reason: 'replay-empty', message: 'the accepted head (with the changes queued ahead) already contains this change', signature: 'replay-empty' };
+    return {
+      ok: false,
+      reason: 'replay-empty',
+      message: 'the accepted head (with the changes queued ahead) already contains this change',
+      signature: 'replay-empty',
+    };
   }
   // A change reserved before its own gate ran has no gated build yet, not even on its own base.
   const needsGate = options.reserve ? false : !onOwnBase || change.ungated === true;
@@ -51,8 +70,15 @@ export async function buildTip(world: WorldRepo, change: QueuedChange, record: E
       ? `${own ? `${own}; verified again` : 'verified'} on ${onto.slice(0, 12)} by ${verification}${own ? '' : ' (its record holds the verdict)'}`
       : (own ?? 'passed');
   const message = acceptedCommitMessage({
-    title: task.title, episode: change.id, task: change.task, attempt: record.attempt, agent: record.agent, verified,
-    score: needsGate ? null : (record.gate?.score ?? null), tree: merged.tree, verification,
+    title: task.title,
+    episode: change.id,
+    task: change.task,
+    attempt: record.attempt,
+    agent: record.agent,
+    verified,
+    score: needsGate ? null : (record.gate?.score ?? null),
+    tree: merged.tree,
+    verification,
   });
   const commit = await world.commitTree(merged.tree, [onto], message);
   // A ref, so workers that mirror the world (a git URL) fetch the commit they are to verify.

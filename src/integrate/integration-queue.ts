@@ -142,7 +142,14 @@ export function advance(state: IntegrationState, event: IntegrationEvent): Integ
       if (at < 0) return { state, commands: [] };
       const entry = state.entries[at]!;
       // At the front, the tip is the accepted head itself: the head is broken, and that is a verdict.
-      if (entry.onto === state.head) return advance(state, { type: 'verify-failed', id: event.id, generation: event.generation, reason: 'broken-base', message: 'the accepted head fails its gate without this change' });
+      if (entry.onto === state.head)
+        return advance(state, {
+          type: 'verify-failed',
+          id: event.id,
+          generation: event.generation,
+          reason: 'broken-base',
+          message: 'the accepted head fails its gate without this change',
+        });
       return current(state, event, ['verifying'], (e) => ({ ...e, stage: 'built', waitFront: true }));
     }
     case 'build-rejected':
@@ -153,7 +160,9 @@ export function advance(state: IntegrationState, event: IntegrationEvent): Integ
       // A change whose episode has not answered yet is only dropped, never judged: its record is still
       // the worker's to write. If it passes its own gate, it joins again (and is judged then).
       if (entry.pending) return removeAt(state, at, []);
-      return removeAt(state, at, [{ type: 'reject', id: entry.id, generation: entry.generation, change: change(entry), reason: event.reason, message: event.message }]);
+      return removeAt(state, at, [
+        { type: 'reject', id: entry.id, generation: entry.generation, change: change(entry), reason: event.reason, message: event.message },
+      ]);
     }
     case 'landed': {
       const at = state.entries.findIndex((e) => e.id === event.id);
@@ -200,7 +209,12 @@ export function describeQueue(state: IntegrationState): Array<{ id: string; task
   return state.entries.map((e) => ({ id: e.id, task: e.task, stage: e.stage, onto: e.onto, commit: e.commit }));
 }
 
-function current(state: IntegrationState, event: { id: string; generation: number }, stages: EntryStage[], update: (e: QueueEntry) => QueueEntry): IntegrationStep {
+function current(
+  state: IntegrationState,
+  event: { id: string; generation: number },
+  stages: EntryStage[],
+  update: (e: QueueEntry) => QueueEntry,
+): IntegrationStep {
   const at = state.entries.findIndex((e) => e.id === event.id && e.generation === event.generation && stages.includes(e.stage));
   if (at < 0) return { state, commands: [] };
   const entries = [...state.entries];
@@ -248,7 +262,14 @@ function pump(state: IntegrationState, commands: IntegrationCommand[]): Integrat
   const front = entries[0];
   if (front?.stage === 'verified' && front.onto === state.head && !front.pending) {
     entries[0] = { ...front, stage: 'landing' };
-    out.push({ type: 'land', id: front.id, change: change(front), commit: front.commit!, expected: state.head, verifiedOn: front.needsGate ? front.onto : null });
+    out.push({
+      type: 'land',
+      id: front.id,
+      change: change(front),
+      commit: front.commit!,
+      expected: state.head,
+      verifiedOn: front.needsGate ? front.onto : null,
+    });
   }
   return { state: { ...state, entries }, commands: out };
 }

@@ -2,7 +2,15 @@ import type { EpisodeRecord } from '../world/episode-record.js';
 import type { Ledger } from '../world/ledger.js';
 import type { WorldRepo } from '../world/world-repo.js';
 import { buildTip, verificationId } from './build-tip.js';
-import { advance, describeQueue, emptyIntegration, type IntegrationCommand, type IntegrationEvent, type IntegrationState, type QueuedChange } from './integration-queue.js';
+import {
+  advance,
+  describeQueue,
+  emptyIntegration,
+  type IntegrationCommand,
+  type IntegrationEvent,
+  type IntegrationState,
+  type QueuedChange,
+} from './integration-queue.js';
 import type { Lander } from './lander.js';
 import type { VerificationResult } from './verification-job.js';
 import { VerificationLedger } from './verification-ledger.js';
@@ -10,9 +18,7 @@ import type { VerificationQueue } from './verification-queue.js';
 import { isChargedReason, reasonOnTip } from '../vocabulary/rejection-reasons.js';
 
 /** What the integration stage tells the run loop: a change landed, or ended without landing. */
-export type IntegrationOutcome =
-  | { type: 'landed'; record: EpisodeRecord; head: string }
-  | { type: 'rejected'; record: EpisodeRecord };
+export type IntegrationOutcome = { type: 'landed'; record: EpisodeRecord; head: string } | { type: 'rejected'; record: EpisodeRecord };
 
 export interface IntegrationStageDeps {
   world: WorldRepo;
@@ -103,7 +109,13 @@ export class IntegrationStage {
     if (!entry || entry.commit !== result.commit) return Promise.resolve();
     if (result.ok) return this.handle({ type: 'verified', id: result.episodeId, generation: result.generation });
     if (result.reason === 'broken-base') return this.handle({ type: 'verify-inconclusive', id: result.episodeId, generation: result.generation });
-    return this.handle({ type: 'verify-failed', id: result.episodeId, generation: result.generation, reason: result.reason ?? 'verification-failed', message: result.message ?? '' });
+    return this.handle({
+      type: 'verify-failed',
+      id: result.episodeId,
+      generation: result.generation,
+      reason: result.reason ?? 'verification-failed',
+      message: result.message ?? '',
+    });
   }
 
   /** Drops every change without a verdict (the run is stopping); their records stay open for the next run. */
@@ -135,18 +147,35 @@ export class IntegrationStage {
     switch (command.type) {
       case 'build': {
         const record = await this.deps.ledger.read(command.id);
-        if (!record) return { type: 'build-rejected', id: command.id, generation: command.generation, reason: 'episode-unknown', message: `episode ${command.id} has no ledger record` };
+        if (!record)
+          return {
+            type: 'build-rejected',
+            id: command.id,
+            generation: command.generation,
+            reason: 'episode-unknown',
+            message: `episode ${command.id} has no ledger record`,
+          };
         // A build that throws (a candidate missing from the object store, a git failure) must not leave the entry building for ever.
         const built = await buildTip(this.deps.world, command.change, record, command.onto, command.generation, { reserve: command.reserve === true }).catch(
-          (error: unknown) => ({ ok: false as const, reason: 'replay-worker-error' as const, message: `the change could not be built on its tip: ${error instanceof Error ? error.message : String(error)}`, signature: 'replay-worker-error' }),
+          (error: unknown) => ({
+            ok: false as const,
+            reason: 'replay-worker-error' as const,
+            message: `the change could not be built on its tip: ${error instanceof Error ? error.message : String(error)}`,
+            signature: 'replay-worker-error',
+          }),
         );
         if (!built.ok) return { type: 'build-rejected', id: command.id, generation: command.generation, reason: built.reason, message: built.message };
         return { type: 'built', id: command.id, generation: command.generation, commit: built.commit, needsGate: built.needsGate };
       }
       case 'verify':
         await this.deps.verifications.submit({
-          verificationId: verificationId(command.id, command.generation, true), episodeId: command.id, generation: command.generation,
-          world: this.deps.worldName, task: command.change.task, commit: command.commit, onto: command.onto,
+          verificationId: verificationId(command.id, command.generation, true),
+          episodeId: command.id,
+          generation: command.generation,
+          world: this.deps.worldName,
+          task: command.change.task,
+          commit: command.commit,
+          onto: command.onto,
         });
         return null;
       case 'cancel':
@@ -155,8 +184,13 @@ export class IntegrationStage {
       case 'land': {
         const entry = this.state.entries.find((e) => e.id === command.id)!;
         const landed = await this.deps.lander.land({
-          change: command.change, commit: command.commit, expected: command.expected, verifiedOn: command.verifiedOn,
-          generation: entry.generation, verificationId: verificationId(command.id, entry.generation, command.verifiedOn !== null), startedAt: this.joinedAt.get(command.id) ?? performance.now(),
+          change: command.change,
+          commit: command.commit,
+          expected: command.expected,
+          verifiedOn: command.verifiedOn,
+          generation: entry.generation,
+          verificationId: verificationId(command.id, entry.generation, command.verifiedOn !== null),
+          startedAt: this.joinedAt.get(command.id) ?? performance.now(),
         });
         if (landed.landed) {
           this.joinedAt.delete(command.id);
@@ -182,8 +216,14 @@ export class IntegrationStage {
     // A tip that fails as it already does without the change, or a verifier that died, is not charged to the change.
     const outcome = isChargedReason(reason) ? 'rejected' : 'abandoned';
     const final: EpisodeRecord = {
-      ...record, status: 'final', outcome, reason, message: `verified on the changes landed or queued ahead of it: ${command.message}`,
-      signature: verification?.signature ?? reason, gate: verification?.gate ?? record.gate, endedAt: new Date().toISOString(),
+      ...record,
+      status: 'final',
+      outcome,
+      reason,
+      message: `verified on the changes landed or queued ahead of it: ${command.message}`,
+      signature: verification?.signature ?? reason,
+      gate: verification?.gate ?? record.gate,
+      endedAt: new Date().toISOString(),
     };
     await this.deps.ledger.write(final, log ? { gateLog: log } : {});
     await this.deps.onOutcome({ type: 'rejected', record: final });

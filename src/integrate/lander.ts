@@ -61,7 +61,15 @@ export class Lander {
   }
 
   /** Lands one change of the integration queue and records it. */
-  async land(input: { change: QueuedChange; commit: string; expected: string; verifiedOn: string | null; generation: number; verificationId: string; startedAt: number }): Promise<LandOutcome> {
+  async land(input: {
+    change: QueuedChange;
+    commit: string;
+    expected: string;
+    verifiedOn: string | null;
+    generation: number;
+    verificationId: string;
+    startedAt: number;
+  }): Promise<LandOutcome> {
     const record = await this.ledger.read(input.change.id);
     const proof = await this.proof(input, record);
     if (typeof proof === 'string') return { landed: false, moved: false, reason: 'unverified-result', message: proof };
@@ -77,7 +85,8 @@ export class Lander {
     }
     // The branch and the record that names its new commit move in one ref transaction: a crash leaves both or neither.
     const recorded = await this.ledger.writeCommit(final);
-    if (!(await this.swap(input.commit, input.expected, [{ ref: `${EPISODE_REF_PREFIX}${final.id}`, next: recorded }]))) return { landed: false, moved: true, head: await this.world.head(this.branch) };
+    if (!(await this.swap(input.commit, input.expected, [{ ref: `${EPISODE_REF_PREFIX}${final.id}`, next: recorded }])))
+      return { landed: false, moved: true, head: await this.world.head(this.branch) };
     return { landed: true, record: final };
   }
 
@@ -95,7 +104,10 @@ export class Lander {
   }
 
   /** The verification behind the commit as the world holds it, or why there is none. */
-  private async proof(input: { change: QueuedChange; commit: string; verifiedOn: string | null; verificationId: string }, record: EpisodeRecord | null): Promise<VerificationRecord | null | string> {
+  private async proof(
+    input: { change: QueuedChange; commit: string; verifiedOn: string | null; verificationId: string },
+    record: EpisodeRecord | null,
+  ): Promise<VerificationRecord | null | string> {
     if (!record || record.candidate !== input.change.candidate || record.gate?.ok !== true) {
       return `no passing gate record of episode ${input.change.id} for candidate ${input.change.candidate.slice(0, 12)} in the ledger`;
     }

@@ -121,12 +121,21 @@ export function simulatePipeline(input: PipelineModelInput): PipelineModelResult
   const jitter = input.jitter ?? 0.1;
   const draw = (mean: number) => () => mean * (1 + jitter * (2 * rng.next() - 1));
   const s: Settings = {
-    W: input.workers, S: input.slots ?? input.workers, N: input.tasks ?? 20 * input.workers,
-    agent: draw(input.agentMin), gate: draw(input.gateMin), verify: draw(input.verifyMin ?? input.gateMin),
-    overhead: input.episodeOverheadMin ?? MEASURED_COSTS.episodeOverheadS / 60, start: input.startMin ?? MEASURED_COSTS.startS / 60,
-    build: input.buildMin ?? MEASURED_COSTS.buildS / 60, land: input.landMin ?? MEASURED_COSTS.landS / 60,
+    W: input.workers,
+    S: input.slots ?? input.workers,
+    N: input.tasks ?? 20 * input.workers,
+    agent: draw(input.agentMin),
+    gate: draw(input.gateMin),
+    verify: draw(input.verifyMin ?? input.gateMin),
+    overhead: input.episodeOverheadMin ?? MEASURED_COSTS.episodeOverheadS / 60,
+    start: input.startMin ?? MEASURED_COSTS.startS / 60,
+    build: input.buildMin ?? MEASURED_COSTS.buildS / 60,
+    land: input.landMin ?? MEASURED_COSTS.landS / 60,
     failedGateFactor: input.failedGateFactor ?? MEASURED_COSTS.failedGateFactor,
-    reject: input.reject ?? 0, conflict: input.conflict ?? 0, verifyReject: input.verifyReject ?? 0, gateOnTip: input.gateOnTip ?? true,
+    reject: input.reject ?? 0,
+    conflict: input.conflict ?? 0,
+    verifyReject: input.verifyReject ?? 0,
+    gateOnTip: input.gateOnTip ?? true,
   };
   const sim = new Simulation(s, () => rng.next());
   const result = sim.run();
@@ -154,7 +163,10 @@ class Simulation {
   private readonly chain: Array<{ cost: number; done: () => void }> = [];
   private chainBusy = false;
 
-  constructor(private readonly s: Settings, private readonly random: () => number) {
+  constructor(
+    private readonly s: Settings,
+    private readonly random: () => number,
+  ) {
     this.backlog = s.N;
   }
 
@@ -166,8 +178,13 @@ class Simulation {
       next.run();
     }
     return {
-      makespanMin: this.now, acceptedPerHour: (this.accepted / this.now) * 60, gatesPerAccepted: this.gates / Math.max(1, this.accepted),
-      verifications: this.verifications, meanTimeToLandMin: this.landedTotal / Math.max(1, this.accepted), accepted: this.accepted, rejected: this.rejected,
+      makespanMin: this.now,
+      acceptedPerHour: (this.accepted / this.now) * 60,
+      gatesPerAccepted: this.gates / Math.max(1, this.accepted),
+      verifications: this.verifications,
+      meanTimeToLandMin: this.landedTotal / Math.max(1, this.accepted),
+      accepted: this.accepted,
+      rejected: this.rejected,
     };
   }
 

@@ -40,9 +40,8 @@ export type QueueEntryView = QueueSnapshot['entries'][number] & {
 export function describeEntries(snapshot: QueueSnapshot): QueueEntryView[] {
   return snapshot.entries.map((e, i) => {
     const ahead = snapshot.entries[i - 1];
-    const onTopOf: QueueEntryView['onTopOf'] = e.onto === null
-      ? { kind: 'nothing-yet' }
-      : ahead && ahead.commit === e.onto ? { kind: 'change', id: ahead.id, task: ahead.task } : { kind: 'head' };
+    const onTopOf: QueueEntryView['onTopOf'] =
+      e.onto === null ? { kind: 'nothing-yet' } : ahead && ahead.commit === e.onto ? { kind: 'change', id: ahead.id, task: ahead.task } : { kind: 'head' };
     return { ...e, position: i + 1, onTopOf };
   });
 }
@@ -53,7 +52,20 @@ export function formatQueueSnapshot(snapshot: QueueSnapshot | null): string {
   const lines = [`integration queue (as of ${snapshot.at}), front first, on head ${snapshot.head?.slice(0, 12) ?? '?'}:`];
   for (const e of describeEntries(snapshot)) {
     const on = `${e.onto?.slice(0, 12)}${e.onTopOf.kind === 'change' ? ` (${e.onTopOf.task})` : e.onTopOf.kind === 'head' ? ' (head)' : ''}`;
-    const what = e.stage === 'verifying' ? `verifying ${e.commit?.slice(0, 12)} on ${on}` : e.stage === 'verified' ? `verified on ${on}, lands when those ahead have` : e.stage === 'built' ? `built on ${on}, waits for a verification slot` : e.stage === 'landing' ? `landing ${e.commit?.slice(0, 12)} on ${on}` : e.stage === 'building' ? `being built on ${on}` : e.stage === 'gating' ? `its own gate runs on ${e.commit?.slice(0, 12)}, built on ${on}` : 'waits to be built on the change ahead';
+    const what =
+      e.stage === 'verifying'
+        ? `verifying ${e.commit?.slice(0, 12)} on ${on}`
+        : e.stage === 'verified'
+          ? `verified on ${on}, lands when those ahead have`
+          : e.stage === 'built'
+            ? `built on ${on}, waits for a verification slot`
+            : e.stage === 'landing'
+              ? `landing ${e.commit?.slice(0, 12)} on ${on}`
+              : e.stage === 'building'
+                ? `being built on ${on}`
+                : e.stage === 'gating'
+                  ? `its own gate runs on ${e.commit?.slice(0, 12)}, built on ${on}`
+                  : 'waits to be built on the change ahead';
     lines.push(`  ${e.task.padEnd(16)} ${e.id}  ${what}`);
   }
   return lines.join('\n');

@@ -11,10 +11,24 @@ import { verifyOnTip } from './verify-on-tip.js';
  */
 export async function runVerification(job: VerificationJob, deps: { world: WorldRepo; sandbox: Sandbox; worker: string }): Promise<VerificationResult> {
   const verdict = await verifyOnTip(deps.world, deps.sandbox, job);
-  const failure = verdict.ok ? { reason: null, message: null, signature: null } : { reason: verdict.reason, message: verdict.message, signature: verdict.signature };
-  await new VerificationLedger(deps.world.path).write({
-    version: 1, verificationId: job.verificationId, episodeId: job.episodeId, commit: job.commit, tree: await deps.world.treeOf(job.commit), onto: job.onto,
-    ok: verdict.ok, ...failure, gate: verdict.gate, worker: deps.worker, endedAt: new Date().toISOString(),
-  }, verdict.log);
+  const failure = verdict.ok
+    ? { reason: null, message: null, signature: null }
+    : { reason: verdict.reason, message: verdict.message, signature: verdict.signature };
+  await new VerificationLedger(deps.world.path).write(
+    {
+      version: 1,
+      verificationId: job.verificationId,
+      episodeId: job.episodeId,
+      commit: job.commit,
+      tree: await deps.world.treeOf(job.commit),
+      onto: job.onto,
+      ok: verdict.ok,
+      ...failure,
+      gate: verdict.gate,
+      worker: deps.worker,
+      endedAt: new Date().toISOString(),
+    },
+    verdict.log,
+  );
   return { verificationId: job.verificationId, episodeId: job.episodeId, generation: job.generation, commit: job.commit, ok: verdict.ok, ...failure };
 }

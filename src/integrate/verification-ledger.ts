@@ -4,7 +4,6 @@ import { VERIFICATION_REF_PREFIX } from '../world/verification-ref.js';
 
 export { VERIFICATION_REF_PREFIX };
 
-
 /** What a verification found, as its verifier wrote it into the world. */
 export interface VerificationRecord {
   version: 1;
@@ -38,7 +37,10 @@ export class VerificationLedger {
       gitValue(['hash-object', '-w', '--stdin'], { cwd: this.repo, input: log }),
     ]);
     const tree = await gitValue(['mktree'], { cwd: this.repo, input: `100644 blob ${gateLog}\tgate.log\n100644 blob ${json}\trecord.json\n` });
-    const commit = await gitValue(['commit-tree', tree, '-p', record.commit], { cwd: this.repo, input: `verification ${record.verificationId}: ${record.ok ? 'passed' : record.reason}\n` });
+    const commit = await gitValue(['commit-tree', tree, '-p', record.commit], {
+      cwd: this.repo,
+      input: `verification ${record.verificationId}: ${record.ok ? 'passed' : record.reason}\n`,
+    });
     await git(['update-ref', `${VERIFICATION_REF_PREFIX}${record.verificationId}`, commit], { cwd: this.repo });
   }
 

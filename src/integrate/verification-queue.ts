@@ -99,5 +99,14 @@ export class MemoryVerificationQueue implements VerificationQueue {
 }
 
 export function failed(job: VerificationJob, reason: RejectionReason, message: string): VerificationResult {
-  return { verificationId: job.verificationId, episodeId: job.episodeId, generation: job.generation, commit: job.commit, ok: false, reason, message, signature: `verification-${reason}` };
+  return {
+    verificationId: job.verificationId,
+    episodeId: job.episodeId,
+    generation: job.generation,
+    commit: job.commit,
+    ok: false,
+    reason,
+    message,
+    signature: `verification-${reason}`,
+  };
 }

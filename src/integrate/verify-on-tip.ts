@@ -18,11 +18,21 @@ export type TipVerdict =
 export async function verifyOnTip(world: WorldRepo, sandbox: Sandbox, job: VerificationJob): Promise<TipVerdict> {
   const manifest = await world.manifestAt(job.onto);
   const task = manifest.tasks.find((t) => t.id === job.task);
-  if (!task) return { ok: false, reason: 'task-removed', message: `task ${job.task} is no longer in world.yaml`, signature: 'task-removed', gate: null, log: '' };
+  if (!task)
+    return { ok: false, reason: 'task-removed', message: `task ${job.task} is no longer in world.yaml`, signature: 'task-removed', gate: null, log: '' };
   const [tree, ontoTree] = await Promise.all([world.treeOf(job.commit), world.treeOf(job.onto)]);
   const done = await readDoneTasks(world.path, manifest.branch, job.onto);
   const verdict = await verifyCandidate({
-    world, sandbox, head: job.onto, headManifest: manifest, fromTree: ontoTree, candidateTree: tree, task, doneTasks: done, name: job.verificationId, baseTree: ontoTree,
+    world,
+    sandbox,
+    head: job.onto,
+    headManifest: manifest,
+    fromTree: ontoTree,
+    candidateTree: tree,
+    task,
+    doneTasks: done,
+    name: job.verificationId,
+    baseTree: ontoTree,
   });
   if (verdict.ok) return { ok: true, gate: verdict.gate, log: verdict.log };
   return { ok: false, reason: verdict.reason, message: verdict.message, signature: verdict.signature, gate: verdict.gate, log: verdict.log };

@@ -43,9 +43,18 @@ async function addTaskUnlocked(world: WorldRepo, task: Record<string, unknown>, 
   await git(['update-index', '--cacheinfo', `100644,${blob},world.yaml`], { cwd: world.path, env });
   const tree = await gitValue(['write-tree'], { cwd: world.path, env });
   const sandbox = await sandboxFor(manifest);
-  const gate = await runGate({ repo: world.path, tree, steps: planGate(manifest, null, await readDoneTasks(world.path, manifest.branch, head)), manifest, sandbox, workDir: `${world.scratchDir}/gates/add-task` });
+  const gate = await runGate({
+    repo: world.path,
+    tree,
+    steps: planGate(manifest, null, await readDoneTasks(world.path, manifest.branch, head)),
+    manifest,
+    sandbox,
+    workDir: `${world.scratchDir}/gates/add-task`,
+  });
   if (!gate.ok) {
-    throw new GenesisError('task-add-failed', `the world with the new task does not pass its gate: ${gate.message}`, { hint: 'the accepted history is unchanged; fix the world first' });
+    throw new GenesisError('task-add-failed', `the world with the new task does not pass its gate: ${gate.message}`, {
+      hint: 'the accepted history is unchanged; fix the world first',
+    });
   }
   const commit = await world.commitTree(tree, [head], `world: add task ${String(task.id)}\n\n${TRAILERS.verified}: ${gate.record.summary}\n`);
   if (!(await world.compareAndSwap(`refs/heads/${manifest.branch}`, commit, head))) {

@@ -49,16 +49,23 @@ export interface AmendResult {
  */
 export async function amendWorld(world: WorldRepo, input: AmendInput, sandboxFor: (m: WorldManifest) => Promise<Sandbox>): Promise<AmendResult> {
   const message = input.message.trim();
-  if (!message) throw new GenesisError('amend-message-required', 'an amendment needs a --message saying what was changed and why', { hint: 'pass --message "…"; it becomes the commit message and the Genesis-Amend trailer' });
+  if (!message)
+    throw new GenesisError('amend-message-required', 'an amendment needs a --message saying what was changed and why', {
+      hint: 'pass --message "…"; it becomes the commit message and the Genesis-Amend trailer',
+    });
   const current = await world.manifestAt('HEAD');
   const head = await world.head(current.branch);
   const tree = await writeTreeFromDir(world.path, input.from, join(world.scratchDir, `amend-${process.pid}.index`));
   if (tree === (await world.treeOf(head))) {
-    throw new GenesisError('amend-empty', `${input.from} is exactly the accepted head ${head.slice(0, 12)}: nothing to amend`, { hint: 'change the files first (genesis amend lands a working tree, not a diff)' });
+    throw new GenesisError('amend-empty', `${input.from} is exactly the accepted head ${head.slice(0, 12)}: nothing to amend`, {
+      hint: 'change the files first (genesis amend lands a working tree, not a diff)',
+    });
   }
   const amended = await readAmendedManifest(world, tree, input.from);
   if (amended.branch !== current.branch) {
-    throw new GenesisError('amend-branch', `world.yaml in ${input.from} names branch "${amended.branch}", but the accepted branch is "${current.branch}"`, { hint: 'an amendment cannot move the accepted history to another branch; keep `branch:` as it is' });
+    throw new GenesisError('amend-branch', `world.yaml in ${input.from} names branch "${amended.branch}", but the accepted branch is "${current.branch}"`, {
+      hint: 'an amendment cannot move the accepted history to another branch; keep `branch:` as it is',
+    });
   }
   const done = await readDoneTasks(world.path, current.branch, head);
   const diff = (await git(['diff', '--stat', '--patch', '--no-color', '--no-renames', head, tree, '--'], { cwd: world.path })).stdout;
@@ -81,7 +88,9 @@ export async function amendWorld(world: WorldRepo, input: AmendInput, sandboxFor
   if (!verdict.ok || input.dryRun) return result;
   const commit = await world.commitTree(tree, [head], amendMessage(message, input.by, verdict));
   if (!(await world.compareAndSwap(`refs/heads/${current.branch}`, commit, head))) {
-    throw new GenesisError('head-moved', 'the accepted branch moved while the amendment was verified', { hint: 'run genesis amend again: it is verified again on the new head' });
+    throw new GenesisError('head-moved', 'the accepted branch moved while the amendment was verified', {
+      hint: 'run genesis amend again: it is verified again on the new head',
+    });
   }
   return { ...result, commit };
 }
@@ -96,7 +105,9 @@ async function staleCloneWarnings(world: WorldRepo, from: string, head: string):
   if (!/^[0-9a-f]{40}$/.test(base) || base === head) return [];
   const since = await git(['rev-list', '--count', '--first-parent', `${base}..${head}`], { cwd: world.path, okExitCodes: [128] });
   if (since.exitCode !== 0 || since.stdout.trim() === '0') return [];
-  return [`${from} is a clone at ${base.slice(0, 12)}, ${since.stdout.trim()} accepted commit(s) behind the head ${head.slice(0, 12)}: its tree reverts what landed since unless you brought it in (git pull there first)`];
+  return [
+    `${from} is a clone at ${base.slice(0, 12)}, ${since.stdout.trim()} accepted commit(s) behind the head ${head.slice(0, 12)}: its tree reverts what landed since unless you brought it in (git pull there first)`,
+  ];
 }
 
 async function readAmendedManifest(world: WorldRepo, tree: string, from: string): Promise<WorldManifest> {
@@ -104,14 +115,24 @@ async function readAmendedManifest(world: WorldRepo, tree: string, from: string)
     return await world.manifestAt(tree);
   } catch (error) {
     if (!isGenesisError(error)) throw error;
-    throw new GenesisError('amend-invalid-manifest', `world.yaml in ${from} is not a valid manifest:\n${error.message}`, { hint: error.hint ?? 'fix world.yaml (genesis init prints the same checks)', cause: error });
+    throw new GenesisError('amend-invalid-manifest', `world.yaml in ${from} is not a valid manifest:\n${error.message}`, {
+      hint: error.hint ?? 'fix world.yaml (genesis init prints the same checks)',
+      cause: error,
+    });
   }
 }
 
 async function holdoutPath(world: WorldRepo, dir: string): Promise<string> {
   const path = isAbsolute(dir) ? dir : join(world.path, dir);
-  if (!(await stat(path).then((s) => s.isDirectory(), () => false))) {
-    throw new GenesisError('holdout-missing', `the holdout directory ${path} does not exist on this machine`, { hint: 'amend where the hidden tests live, or fix verify.holdout.dir in the amended world.yaml' });
+  if (
+    !(await stat(path).then(
+      (s) => s.isDirectory(),
+      () => false,
+    ))
+  ) {
+    throw new GenesisError('holdout-missing', `the holdout directory ${path} does not exist on this machine`, {
+      hint: 'amend where the hidden tests live, or fix verify.holdout.dir in the amended world.yaml',
+    });
   }
   return path;
 }
@@ -120,7 +141,11 @@ async function holdoutPath(world: WorldRepo, dir: string): Promise<string> {
 export function amendMessage(message: string, by: string, verdict: Extract<GateRunVerdict, { ok: true }>): string {
   const [subject = '', ...body] = message.split('\n');
   const score = verdict.record.score === null || verdict.record.score === undefined ? [] : [`${TRAILERS.score}: ${verdict.record.score}`];
-  const trailers = [`${TRAILERS.amend}: ${by.replace(/\s+/g, ' ')}: ${subject.replace(/\s+/g, ' ').trim()}`, `${TRAILERS.verified}: ${verdict.record.summary.replace(/\s+/g, ' ')}`, ...score];
+  const trailers = [
+    `${TRAILERS.amend}: ${by.replace(/\s+/g, ' ')}: ${subject.replace(/\s+/g, ' ').trim()}`,
+    `${TRAILERS.verified}: ${verdict.record.summary.replace(/\s+/g, ' ')}`,
+    ...score,
+  ];
   const text = body.join('\n').trim();
   return `${subject.trim()}\n\n${text ? `${text}\n\n` : ''}${trailers.join('\n')}\n`;
 }

@@ -30,7 +30,9 @@ export interface InitWorldResult {
 export async function initWorld(opts: { worldPath: string; from: string; sandbox: (m: WorldManifest) => Promise<Sandbox> }): Promise<InitWorldResult> {
   const from = resolve(opts.from);
   const manifestText = await readFile(join(from, 'world.yaml'), 'utf8').catch(() => {
-    throw new GenesisError('manifest-missing', `${from} has no world.yaml`, { hint: 'point --from at a directory with a world.yaml (see worlds/calc for an example)' });
+    throw new GenesisError('manifest-missing', `${from} has no world.yaml`, {
+      hint: 'point --from at a directory with a world.yaml (see worlds/calc for an example)',
+    });
   });
   const manifest = readManifest(manifestText, join(from, 'world.yaml'));
   const { warnings } = parseManifest(manifestText);
@@ -50,7 +52,15 @@ export async function initWorld(opts: { worldPath: string; from: string; sandbox
     await checkDepsFilesExist(path, tree, manifest);
     // A ratchet world starts wherever its suite stands: the first commit sets the score to beat.
     const ratchet = manifest.verify.mode === 'ratchet' ? { minScore: 0 } : undefined;
-    const gate = await runGate({ repo: path, tree, steps: planGate(manifest, null, new Set()), manifest, sandbox, workDir: join(world.scratchDir, 'gates', 'init'), ratchet });
+    const gate = await runGate({
+      repo: path,
+      tree,
+      steps: planGate(manifest, null, new Set()),
+      manifest,
+      sandbox,
+      workDir: join(world.scratchDir, 'gates', 'init'),
+      ratchet,
+    });
     if (!gate.ok) {
       throw new GenesisError('initial-commit-failed', `the world's first commit does not pass its own gate: ${gate.message}\n${gate.log.slice(-2000)}`, {
         hint: 'verify.test must pass on the starting content (task checks only run once their task is done)',
@@ -82,6 +92,8 @@ async function refuseExisting(path: string): Promise<void> {
   if (!info) return;
   const empty = info.isDirectory() && (await readdir(path)).length === 0;
   if (!empty) {
-    throw new GenesisError('world-exists', `${path} already exists`, { hint: 'choose a new --world directory, or remove the old one if you no longer need it' });
+    throw new GenesisError('world-exists', `${path} already exists`, {
+      hint: 'choose a new --world directory, or remove the old one if you no longer need it',
+    });
   }
 }

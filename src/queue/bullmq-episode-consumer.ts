@@ -66,7 +66,15 @@ export class ResultQueues {
  * A consumer killed mid-job leaves the job locked until its lock expires; BullMQ then hands it to
  * another consumer.
  */
-export function consumeEpisodes(settings: ConsumerSettings & { results: ResultQueues; onChange?: (running: string[]) => void; onStart?: (data: DistributedJob) => void; onEnd?: (result: EpisodeResult) => void }, handler: DistributedEpisodeHandler): EpisodeConsumer {
+export function consumeEpisodes(
+  settings: ConsumerSettings & {
+    results: ResultQueues;
+    onChange?: (running: string[]) => void;
+    onStart?: (data: DistributedJob) => void;
+    onEnd?: (result: EpisodeResult) => void;
+  },
+  handler: DistributedEpisodeHandler,
+): EpisodeConsumer {
   const running = new Map<string, AbortController>();
   const changed = () => settings.onChange?.([...running.keys()]);
   const take = async (job: Job): Promise<EpisodeResult> => {

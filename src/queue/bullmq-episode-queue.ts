@@ -49,7 +49,13 @@ export class BullmqEpisodeQueue implements EpisodeQueue {
   }
 
   async submit(job: EpisodeJob): Promise<void> {
-    const data = distributedJobSchema.parse({ job, remote: this.where.remote, worldKey: this.where.worldKey, resultQueue: this.resultQueue, ...(this.where.tips ? { tips: true } : {}) });
+    const data = distributedJobSchema.parse({
+      job,
+      remote: this.where.remote,
+      worldKey: this.where.worldKey,
+      resultQueue: this.resultQueue,
+      ...(this.where.tips ? { tips: true } : {}),
+    });
     await this.episodes.add('episode', data, { jobId: job.episodeId, attempts: 1, ...RETENTION });
   }
 
@@ -105,7 +111,17 @@ export class BullmqEpisodeQueue implements EpisodeQueue {
     const parsed = distributedJobSchema.safeParse(job?.data);
     if (!parsed.success || parsed.data.resultQueue !== this.resultQueue) return;
     const { job: episode } = parsed.data;
-    const result: EpisodeResult = { episodeId: episode.episodeId, task: episode.task, attempt: episode.attempt, base: episode.base, candidate: null, verdict: 'failed', reason: 'worker-lost', message: `no worker finished the episode: ${failedReason}`, signature: 'worker-lost' };
+    const result: EpisodeResult = {
+      episodeId: episode.episodeId,
+      task: episode.task,
+      attempt: episode.attempt,
+      base: episode.base,
+      candidate: null,
+      verdict: 'failed',
+      reason: 'worker-lost',
+      message: `no worker finished the episode: ${failedReason}`,
+      signature: 'worker-lost',
+    };
     await this.results.add('result', result, { jobId: episode.episodeId, ...RETENTION });
   }
 }

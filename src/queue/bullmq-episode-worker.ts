@@ -87,24 +87,57 @@ async function runLeased(data: DistributedJob, options: EpisodeWorkerOptions, wo
   const record = await ledger.read(job.episodeId);
   // A job put back after Redis lost it may name an episode the scheduler already closed: nothing to run, no lease to take.
   if (record?.status === 'final') {
-    return { episodeId: job.episodeId, task: job.task, attempt: job.attempt, base: job.base, candidate: null, verdict: 'abandoned', reason: 'episode-closed', message: 'the episode was already closed when this job ran', signature: null };
+    return {
+      episodeId: job.episodeId,
+      task: job.task,
+      attempt: job.attempt,
+      base: job.base,
+      candidate: null,
+      verdict: 'abandoned',
+      reason: 'episode-closed',
+      message: 'the episode was already closed when this job ran',
+      signature: null,
+    };
   }
   // A job delivered again after its episode ran and passed (its worker stalled or died before the result got out, or
   // Redis lost the job): its change may be waiting to land, so it is sent again as recorded, never made a second time.
   if (record && ranAndPassed(record)) {
     await world.publish(job.episodeId);
-    return { episodeId: job.episodeId, task: job.task, attempt: job.attempt, base: record.base, candidate: record.candidate, verdict: 'passed', reason: null, message: record.message, signature: null, ...(record.gatedOn ? { gatedOn: record.gatedOn } : {}), ...(record.source ? { source: record.source } : {}) };
+    return {
+      episodeId: job.episodeId,
+      task: job.task,
+      attempt: job.attempt,
+      base: record.base,
+      candidate: record.candidate,
+      verdict: 'passed',
+      reason: null,
+      message: record.message,
+      signature: null,
+      ...(record.gatedOn ? { gatedOn: record.gatedOn } : {}),
+      ...(record.source ? { source: record.source } : {}),
+    };
   }
   // A restarted job re-takes its lease: if another episode took overlapping paths meanwhile, this one yields.
   if (!task || !(await leases.tryAcquire(job.episodeId, task.paths))) {
-    return { episodeId: job.episodeId, task: job.task, attempt: job.attempt, base: job.base, candidate: null, verdict: 'abandoned', reason: 'lease-lost', message: 'the path lease of this episode was lost before it ran', signature: null };
+    return {
+      episodeId: job.episodeId,
+      task: job.task,
+      attempt: job.attempt,
+      base: job.base,
+      candidate: null,
+      verdict: 'abandoned',
+      reason: 'lease-lost',
+      message: 'the path lease of this episode was lost before it ran',
+      signature: null,
+    };
   }
   const renew = setInterval(() => void leases.renew(job.episodeId), 5_000);
   try {
     const agent = await options.createAgent(manifest, world.repo, job.base);
     const sandbox = await options.createSandbox(manifest);
     // On the world's own storage the scheduler can build on this worker's candidate: ask it for a place.
-    const reserveTip = data.tips && !isGitUrl(data.remote) ? (change: Parameters<typeof requestTip>[2]) => requestTip(options.redis, data.worldKey, change) : undefined;
+    const reserveTip =
+      data.tips && !isGitUrl(data.remote) ? (change: Parameters<typeof requestTip>[2]) => requestTip(options.redis, data.worldKey, change) : undefined;
     const result = await runEpisode(job, { world: world.repo, ledger, sandbox, agent, worker: workerId, signal, reserveTip });
     // Closed while this duplicate ran: the scheduler will not release the lease it re-took.
     if (result.reason === 'episode-closed') await leases.release(job.episodeId);

@@ -26,7 +26,11 @@ export class BullmqVerificationQueue implements VerificationQueue {
   /** Jobs whose result has not come back yet, by job id: what `ensureSubmitted` puts back if Redis lost them. */
   private readonly owed = new Map<string, VerificationJob>();
 
-  constructor(redis: Redis, private readonly where: { remote: string; worldKey: string }, timing: { lockDurationMs?: number; stalledIntervalMs?: number } = {}) {
+  constructor(
+    redis: Redis,
+    private readonly where: { remote: string; worldKey: string },
+    timing: { lockDurationMs?: number; stalledIntervalMs?: number } = {},
+  ) {
     this.resultQueue = verificationResultQueueOf(where.worldKey);
     this.connections = [redis.duplicate(), redis.duplicate()];
     this.jobs = new Queue(VERIFICATION_QUEUE, { connection: redis, prefix: queuePrefix() });
@@ -34,8 +38,12 @@ export class BullmqVerificationQueue implements VerificationQueue {
     this.events = new QueueEvents(VERIFICATION_QUEUE, { connection: this.connections[0]!, prefix: queuePrefix() });
     this.events.on('failed', ({ jobId, failedReason }) => void this.reportLost(jobId, failedReason));
     this.consumer = new Worker(this.resultQueue, async (job: Job) => this.take(job), {
-      connection: this.connections[1]!, prefix: queuePrefix(), concurrency: 1,
-      lockDuration: timing.lockDurationMs ?? 30_000, stalledInterval: timing.stalledIntervalMs ?? 30_000, ...RETENTION,
+      connection: this.connections[1]!,
+      prefix: queuePrefix(),
+      concurrency: 1,
+      lockDuration: timing.lockDurationMs ?? 30_000,
+      stalledInterval: timing.stalledIntervalMs ?? 30_000,
+      ...RETENTION,
     });
   }
 

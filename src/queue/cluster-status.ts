@@ -20,10 +20,24 @@ export async function readClusterStatus(redis: Redis): Promise<ClusterStatus> {
       const parsed = distributedJobSchema.safeParse(job.data);
       if (!parsed.success) return [];
       const { job: e } = parsed.data;
-      return [{ episodeId: e.episodeId, world: parsed.data.worldKey, task: e.task, attempt: e.attempt, since: new Date(job.processedOn ?? job.timestamp).toISOString() }];
+      return [
+        {
+          episodeId: e.episodeId,
+          world: parsed.data.worldKey,
+          task: e.task,
+          attempt: e.attempt,
+          since: new Date(job.processedOn ?? job.timestamp).toISOString(),
+        },
+      ];
     });
     return {
-      queue: { waiting: counts.waiting ?? 0, active: counts.active ?? 0, delayed: counts.delayed ?? 0, completed: counts.completed ?? 0, failed: counts.failed ?? 0 },
+      queue: {
+        waiting: counts.waiting ?? 0,
+        active: counts.active ?? 0,
+        delayed: counts.delayed ?? 0,
+        completed: counts.completed ?? 0,
+        failed: counts.failed ?? 0,
+      },
       workers: await listWorkers(redis),
       running,
       schedulers: await listSchedulers(redis),
@@ -44,7 +58,12 @@ async function listSchedulers(redis: Redis): Promise<ClusterStatus['schedulers']
       const value = await redis.get(key);
       if (!value) continue;
       const parsed = JSON.parse(value) as { since?: number; owner?: { host?: string; pid?: number } };
-      found.push({ world: key.slice('genesis:{'.length, -'}:integrator'.length), host: parsed.owner?.host ?? '?', pid: parsed.owner?.pid ?? 0, since: new Date(parsed.since ?? 0).toISOString() });
+      found.push({
+        world: key.slice('genesis:{'.length, -'}:integrator'.length),
+        host: parsed.owner?.host ?? '?',
+        pid: parsed.owner?.pid ?? 0,
+        since: new Date(parsed.since ?? 0).toISOString(),
+      });
     }
   } while (cursor !== '0');
   return found;

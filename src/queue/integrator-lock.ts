@@ -49,10 +49,7 @@ export interface IntegratorLockOptions {
  * Why a holder lost its lock: another process holds it now (`taken`), it expired and nobody took
  * it yet (`expired`), or no refresh got through within a ttl, so it may have expired (`unconfirmed`).
  */
-export type IntegratorLockLoss =
-  | { reason: 'taken'; holder: IntegratorLockHolder }
-  | { reason: 'expired' }
-  | { reason: 'unconfirmed' };
+export type IntegratorLockLoss = { reason: 'taken'; holder: IntegratorLockHolder } | { reason: 'expired' } | { reason: 'unconfirmed' };
 
 // KEYS: lock, fence. ARGV: ttl, owner JSON. Replies {1, value} when granted, {0, value, pttl} when held.
 const acquireScript = new RedisScript(`${LUA_NOW_MS}

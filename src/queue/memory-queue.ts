@@ -84,11 +84,29 @@ export class MemoryEpisodeQueue implements EpisodeQueue {
 }
 
 function abandoned(job: EpisodeJob, message: string): EpisodeResult {
-  return { episodeId: job.episodeId, task: job.task, attempt: job.attempt, base: job.base, candidate: null, verdict: 'abandoned', reason: 'aborted', message, signature: null };
+  return {
+    episodeId: job.episodeId,
+    task: job.task,
+    attempt: job.attempt,
+    base: job.base,
+    candidate: null,
+    verdict: 'abandoned',
+    reason: 'aborted',
+    message,
+    signature: null,
+  };
 }
 
 export function workerError(job: EpisodeJob, error: unknown): EpisodeResult {
-  const message = error instanceof ZodError ? `the worker returned a malformed result: ${error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).slice(0, 3).join('; ')}` : error instanceof Error ? error.message : String(error);
+  const message =
+    error instanceof ZodError
+      ? `the worker returned a malformed result: ${error.issues
+          .map((i) => `${i.path.join('.')}: ${i.message}`)
+          .slice(0, 3)
+          .join('; ')}`
+      : error instanceof Error
+        ? error.message
+        : String(error);
   const raw = error instanceof Error && 'code' in error ? String((error as { code: unknown }).code) : 'worker-error';
   // Only a registered code says what the failure means; anything else (a bug, an ENOENT) is the worker's error.
   const code = isGenesisError(error) && isErrorCode(error.code) ? error.code : null;
@@ -101,5 +119,16 @@ export function workerError(job: EpisodeJob, error: unknown): EpisodeResult {
   const reason: EpisodeReason = code ?? 'worker-error';
   // A fatal error stops the run at once; its hint says what to fix.
   const hint = fatal && isGenesisError(error) && error.hint ? ` (${error.hint})` : '';
-  return { episodeId: job.episodeId, task: job.task, attempt: job.attempt, base: job.base, candidate: null, verdict, reason, message: `${message}${hint}`, signature: `worker-error:${raw}`, fatal };
+  return {
+    episodeId: job.episodeId,
+    task: job.task,
+    attempt: job.attempt,
+    base: job.base,
+    candidate: null,
+    verdict,
+    reason,
+    message: `${message}${hint}`,
+    signature: `worker-error:${raw}`,
+    fatal,
+  };
 }

@@ -24,7 +24,10 @@ export async function connectRedis(url: string, options: { timeoutMs?: number; n
   });
   redis.on('error', () => undefined); // reconnects are handled by retryStrategy; errors surface on commands
   try {
-    await withTimeout(redis.connect().then(() => redis.ping()), options.timeoutMs ?? 5000);
+    await withTimeout(
+      redis.connect().then(() => redis.ping()),
+      options.timeoutMs ?? 5000,
+    );
     return redis;
   } catch (cause) {
     redis.disconnect();

@@ -74,7 +74,12 @@ export class RedisTipServer {
       const reply = await Promise.resolve()
         .then(() => handler(change))
         .catch(() => null);
-      await this.redis.multi().rpush(replyKey, JSON.stringify(reply)).pexpire(replyKey, 60_000).exec().catch(() => undefined);
+      await this.redis
+        .multi()
+        .rpush(replyKey, JSON.stringify(reply))
+        .pexpire(replyKey, 60_000)
+        .exec()
+        .catch(() => undefined);
     }
   }
 }
@@ -92,7 +97,12 @@ function parseRequest(raw: string): TipRequest | null {
  * The worker's side: asks for the change's place and waits up to `waitMs` for the answer. Null
  * (no place, no answer in time, Redis unreachable) means: gate on the base, as without a queue.
  */
-export async function requestTip(redis: Redis, worldKey: string, change: Omit<TipRequest, 'replyKey' | 'deadline'>, waitMs = TIP_WAIT_MS): Promise<TipReply | null> {
+export async function requestTip(
+  redis: Redis,
+  worldKey: string,
+  change: Omit<TipRequest, 'replyKey' | 'deadline'>,
+  waitMs = TIP_WAIT_MS,
+): Promise<TipReply | null> {
   const replyKey = `${queuePrefix()}:tips:${worldKey}:reply:${change.episodeId}:${randomBytes(4).toString('hex')}`;
   const request: TipRequest = { ...change, replyKey, deadline: Date.now() + waitMs };
   const blocking = redis.duplicate();

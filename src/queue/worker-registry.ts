@@ -65,11 +65,7 @@ return 1
  * Announces a worker and keeps its entry alive until `stop`. Resolves once the first heartbeat is
  * written, so the worker is listed from then on.
  */
-export async function startHeartbeat(
-  redis: Redis,
-  info: WorkerAnnouncement,
-  options: HeartbeatOptions = {},
-): Promise<WorkerHeartbeat> {
+export async function startHeartbeat(redis: Redis, info: WorkerAnnouncement, options: HeartbeatOptions = {}): Promise<WorkerHeartbeat> {
   const intervalMs = options.intervalMs ?? 5000;
   if (info.id === '') throw new GenesisError('invalid-argument', 'a worker needs a non-empty id');
   if (!Number.isInteger(intervalMs) || intervalMs <= 0) {

@@ -89,7 +89,10 @@ export function fitHorizon(points: readonly HorizonPoint[], options: HorizonFitO
     rejectModelInput(`a horizon fit needs both successes and failures, got ${successes} of ${points.length}`);
   }
   const fit = (sample: readonly HorizonPoint[]) =>
-    fitLogistic(sample.map((point) => Math.log2(point.minutes)), sample.map((point) => point.success));
+    fitLogistic(
+      sample.map((point) => Math.log2(point.minutes)),
+      sample.map((point) => point.success),
+    );
   const main = fit(points);
 
   // Attempts at one task are correlated, so the task is the unit a bootstrap may draw.

@@ -40,10 +40,19 @@ export interface LedgerStatsOptions {
 }
 
 /** A count with the reason it belongs to; a missing reason is reported as `unknown`. */
-export interface ReasonCount { reason: string; count: number }
+export interface ReasonCount {
+  reason: string;
+  count: number;
+}
 
 /** A proportion with its Wilson 95% interval; `rate` is null when nothing was counted. */
-export interface Proportion { count: number; of: number; rate: number | null; low: number; high: number }
+export interface Proportion {
+  count: number;
+  of: number;
+  rate: number | null;
+  low: number;
+  high: number;
+}
 
 /** What {@link computeLedgerStats} measures. Horizons are Infinity when p = 1, null without data. */
 export interface LedgerStats {
@@ -87,8 +96,7 @@ function proportion(count: number, of: number): Proportion {
 function countReasons(episodes: readonly StatsEpisode[]): ReasonCount[] {
   const counts = new Map<string, number>();
   for (const { reason } of episodes) counts.set(reason ?? 'unknown', (counts.get(reason ?? 'unknown') ?? 0) + 1);
-  return [...counts].map(([reason, count]) => ({ reason, count }))
-    .sort((x, y) => y.count - x.count || compareText(x.reason, y.reason));
+  return [...counts].map(([reason, count]) => ({ reason, count })).sort((x, y) => y.count - x.count || compareText(x.reason, y.reason));
 }
 
 function groupByTask(episodes: readonly StatsEpisode[]): Map<string, StatsEpisode[]> {
@@ -151,7 +159,8 @@ function fitHumanMinutes(decided: readonly StatsEpisode[], options: LedgerStatsO
   let reason: string | null = null;
   if (tasks < minTasks) reason = `only ${tasks} task(s) with humanMinutes and a verdict; the fit needs ${minTasks}`;
   else if (lengths < 2) reason = 'every task has the same humanMinutes, so success cannot be related to length';
-  else if (successes === 0 || successes === points.length) reason = `the fit needs both accepted and failed episodes, got ${successes} accepted of ${points.length}`;
+  else if (successes === 0 || successes === points.length)
+    reason = `the fit needs both accepted and failed episodes, got ${successes} accepted of ${points.length}`;
   if (reason !== null) return { fit: null, reason };
   return { fit: fitHorizon(points, { bootstrap: options.bootstrap ?? 200, seed: options.seed ?? 1 }), reason: null };
 }
@@ -187,8 +196,7 @@ export function computeLedgerStats(episodes: readonly StatsEpisode[], options: L
 
   const duration = sumKnown(episodes.map((e) => e.durationMs));
   const cost = sumKnown(episodes.map((e) => e.costUsd));
-  const perAccepted = (sum: { total: number; unknown: number }) =>
-    accepted.length === 0 || sum.unknown > 0 ? null : sum.total / accepted.length;
+  const perAccepted = (sum: { total: number; unknown: number }) => (accepted.length === 0 || sum.unknown > 0 ? null : sum.total / accepted.length);
 
   const deterministicFraction = measureRepeats(tasks);
   let prediction: LedgerStats['prediction'] = null;

@@ -40,10 +40,18 @@ function sigmoid(eta: number): number {
 
 /** True when some threshold on x puts every success on one side and every failure on the other. */
 export function isSeparable(x: readonly number[], y: readonly boolean[]): boolean {
-  let min1 = Infinity, max1 = -Infinity, min0 = Infinity, max0 = -Infinity;
+  let min1 = Infinity,
+    max1 = -Infinity,
+    min0 = Infinity,
+    max0 = -Infinity;
   x.forEach((xi, i) => {
-    if (y[i]) { min1 = Math.min(min1, xi); max1 = Math.max(max1, xi); }
-    else { min0 = Math.min(min0, xi); max0 = Math.max(max0, xi); }
+    if (y[i]) {
+      min1 = Math.min(min1, xi);
+      max1 = Math.max(max1, xi);
+    } else {
+      min0 = Math.min(min0, xi);
+      max0 = Math.max(max0, xi);
+    }
   });
   // Ties at the boundary (quasi-complete separation) also send the MLE to infinity.
   return max0 <= min1 || max1 <= min0;
@@ -58,19 +66,25 @@ interface Evaluation {
 // One Newton step at (b0, b1), on x already centred: the score, the Fisher information, and
 // (for Firth) the hat-matrix adjustment y − p + h(½ − p) and the ½·log|I| penalty.
 function evaluate(x: readonly number[], y: readonly boolean[], b0: number, b1: number, firth: boolean): Evaluation {
-  let i00 = 0, i01 = 0, i11 = 0, logLikelihood = 0;
+  let i00 = 0,
+    i01 = 0,
+    i11 = 0,
+    logLikelihood = 0;
   const p = x.map((xi, i) => {
     const eta = b0 + b1 * xi;
     logLikelihood += (y[i] ? eta : 0) - softplus(eta);
     const pi = sigmoid(eta);
     const w = pi * (1 - pi);
-    i00 += w; i01 += w * xi; i11 += w * xi * xi;
+    i00 += w;
+    i01 += w * xi;
+    i11 += w * xi * xi;
     return pi;
   });
   const det = i00 * i11 - i01 * i01;
   if (!(det > 0)) return { objective: -Infinity, logLikelihood, step: [0, 0] };
   const [v00, v01, v11] = [i11 / det, -i01 / det, i00 / det];
-  let u0 = 0, u1 = 0;
+  let u0 = 0,
+    u1 = 0;
   x.forEach((xi, i) => {
     const pi = p[i] as number;
     let residual = (y[i] ? 1 : 0) - pi;
@@ -78,7 +92,8 @@ function evaluate(x: readonly number[], y: readonly boolean[], b0: number, b1: n
       const h = pi * (1 - pi) * (v00 + 2 * v01 * xi + v11 * xi * xi);
       residual += h * (0.5 - pi);
     }
-    u0 += residual; u1 += residual * xi;
+    u0 += residual;
+    u1 += residual * xi;
   });
   const objective = logLikelihood + (firth ? 0.5 * Math.log(det) : 0);
   return { objective, logLikelihood, step: [v00 * u0 + v01 * u1, v01 * u0 + v11 * u1] };
@@ -97,9 +112,7 @@ export function fitLogistic(x: readonly number[], y: readonly boolean[], options
     rejectModelInput('a logistic fit needs at least two distinct x values (task lengths) to estimate a slope');
   }
   const separable = isSeparable(x, y);
-  const method: LogisticMethod = options.method === undefined || options.method === 'auto'
-    ? (separable ? 'firth' : 'mle')
-    : options.method;
+  const method: LogisticMethod = options.method === undefined || options.method === 'auto' ? (separable ? 'firth' : 'mle') : options.method;
   const firth = method === 'firth';
   const maxIterations = options.maxIterations ?? 100;
   const tolerance = options.tolerance ?? 1e-10;
@@ -109,7 +122,8 @@ export function fitLogistic(x: readonly number[], y: readonly boolean[], options
 
   const successes = y.filter(Boolean).length;
   const start = Math.log((successes + 0.5) / (y.length - successes + 0.5));
-  let b0 = start, b1 = 0;
+  let b0 = start,
+    b1 = 0;
   let current = evaluate(xc, y, b0, b1, firth);
   let converged = false;
   let iterations = 0;

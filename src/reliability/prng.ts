@@ -35,9 +35,7 @@ export function createRng(seed: number): Rng {
   assertInteger('seed', seed, 0);
   if (seed >= TWO_TO_32) rejectModelInput(`seed must be an integer in [0, 4294967295], got ${seed}`);
   const mix = { x: seed | 0 };
-  return createXoshiro128(
-    [splitmix32(mix), splitmix32(mix), splitmix32(mix), splitmix32(mix)],
-  );
+  return createXoshiro128([splitmix32(mix), splitmix32(mix), splitmix32(mix), splitmix32(mix)]);
 }
 
 /**

@@ -31,7 +31,8 @@ export function backoffPolicy(input: Partial<BackoffPolicy> & Pick<BackoffPolicy
     !(Number.isFinite(policy.maxMs) && policy.maxMs >= policy.initialMs) && `maxMs must be finite and >= initialMs, got ${policy.maxMs}`,
     !(Number.isFinite(policy.factor) && policy.factor >= 1) && `factor must be a finite number >= 1, got ${policy.factor}`,
     !(policy.jitter >= 0 && policy.jitter <= 1) && `jitter must be in [0, 1], got ${policy.jitter}`,
-    !((Number.isInteger(policy.maxRetries) && policy.maxRetries >= 0) || policy.maxRetries === Infinity) && `maxRetries must be an integer >= 0 or Infinity, got ${policy.maxRetries}`,
+    !((Number.isInteger(policy.maxRetries) && policy.maxRetries >= 0) || policy.maxRetries === Infinity) &&
+      `maxRetries must be an integer >= 0 or Infinity, got ${policy.maxRetries}`,
   ].filter((p): p is string => typeof p === 'string');
   if (problems.length > 0) throw new GenesisError('invalid-argument', `invalid backoff policy: ${problems.join('; ')}`);
   return policy;

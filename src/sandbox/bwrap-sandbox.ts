@@ -18,9 +18,7 @@ const MOUNT_RACE = /Can't bind mount \/oldroot|Unable to apply mount flags|Unabl
 const MOUNT_RACE_BACKOFF = backoffPolicy({ initialMs: 50, maxMs: 400, jitter: 0.5, maxRetries: 4 });
 const SHORT_OF = new Set(['EAGAIN', 'ENOMEM', 'EMFILE', 'ENFILE']);
 const SETUP_HINT = 'Run `bash scripts/setup-services.sh`; it installs bubblewrap and says what blocks it.';
-const REACH_HINT =
-  `The sandbox runs as uid ${SANDBOX_UID}: make every parent directory searchable by it ` +
-  '(or keep work dirs under /tmp or /var/tmp):';
+const REACH_HINT = `The sandbox runs as uid ${SANDBOX_UID}: make every parent directory searchable by it ` + '(or keep work dirs under /tmp or /var/tmp):';
 
 /**
  * Runs commands under bubblewrap on a minimal root of its own (minimalRootArgs: the image's
@@ -74,7 +72,13 @@ export class BwrapSandbox implements Sandbox {
     const started = 'printf started >&3 && exec 3>&- && exec /bin/sh -c "$0"';
     const [file = 'bwrap', ...args] = [
       ...limitArgs(spec, asRoot),
-      ...['bwrap', ...(await minimalRootArgs(path, user, spec.limits.diskMb)), ...readOnlyArgs(path, spec.readOnlyPaths), ...mountArgs(spec.mounts ?? []), ...bwrapArgs(spec.env)],
+      ...[
+        'bwrap',
+        ...(await minimalRootArgs(path, user, spec.limits.diskMb)),
+        ...readOnlyArgs(path, spec.readOnlyPaths),
+        ...mountArgs(spec.mounts ?? []),
+        ...bwrapArgs(spec.env),
+      ],
       ...dropArgs(user, asRoot),
       ...['/bin/sh', '-c', started, spec.command],
     ];
@@ -90,7 +94,11 @@ export class BwrapSandbox implements Sandbox {
         });
       } catch (cause) {
         // Out of processes or memory for a moment is an outage of the machine, not a bwrap that cannot work here.
-        if (SHORT_OF.has(String((cause as NodeJS.ErrnoException).code))) throw new GenesisError('bwrap-failed', `bubblewrap could not start: ${(cause as Error).message}`, { hint: 'the machine is short of processes or memory; the episode is tried again', cause });
+        if (SHORT_OF.has(String((cause as NodeJS.ErrnoException).code)))
+          throw new GenesisError('bwrap-failed', `bubblewrap could not start: ${(cause as Error).message}`, {
+            hint: 'the machine is short of processes or memory; the episode is tried again',
+            cause,
+          });
         throw unavailable(cause);
       }
       // A bind copies every mount below its source; one that vanishes meanwhile (a container
@@ -104,7 +112,10 @@ export class BwrapSandbox implements Sandbox {
     // namespaces), not the command's.
     if (!outcome.timedOut && outcome.fd3 !== 'started') {
       const reason = outcome.output.trim() || `bwrap exited with ${outcome.exitCode}`;
-      if (MOUNT_RACE.test(outcome.output)) throw new GenesisError('bwrap-failed', `bubblewrap raced a changing mount table ${MOUNT_RACE_BACKOFF.maxRetries + 1} times: ${reason}`, { hint: 'mounts appeared or vanished under it (containers starting); the episode is tried again' });
+      if (MOUNT_RACE.test(outcome.output))
+        throw new GenesisError('bwrap-failed', `bubblewrap raced a changing mount table ${MOUNT_RACE_BACKOFF.maxRetries + 1} times: ${reason}`, {
+          hint: 'mounts appeared or vanished under it (containers starting); the episode is tried again',
+        });
       const denied = asRoot && reason.includes('Permission denied');
       throw unavailable(new Error(reason), denied ? `${REACH_HINT} ${path}` : SETUP_HINT);
     }

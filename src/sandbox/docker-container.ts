@@ -10,7 +10,11 @@ export const SANDBOX_CONTAINER_LABEL = 'genesis.sandbox';
  * Waits for a started container to exit, killing it at `timeoutMs` (then exit code 137), and for
  * its attach stream to end (`drained`), at most 2 s more.
  */
-export async function waitForExit(container: Container, drained: Promise<void>, timeoutMs: number): Promise<{ exitCode: number; timedOut: boolean; oomKilled: boolean }> {
+export async function waitForExit(
+  container: Container,
+  drained: Promise<void>,
+  timeoutMs: number,
+): Promise<{ exitCode: number; timedOut: boolean; oomKilled: boolean }> {
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
@@ -33,12 +37,7 @@ export async function waitForExit(container: Container, drained: Promise<void>, 
  * dropped, no-new-privileges, memory (without swap), pids and CPU limits from the spec, the work
  * dir bound read-write at /work, dependency mounts and read-only paths over it.
  */
-export function containerOptions(
-  spec: SandboxRunSpec,
-  image: string,
-  workDir: string,
-  user: SandboxUser,
-): ContainerCreateOptions {
+export function containerOptions(spec: SandboxRunSpec, image: string, workDir: string, user: SandboxUser): ContainerCreateOptions {
   const env = { ...spec.env, HOME: '/tmp' };
   const cpus = Math.max(0.01, spec.limits.cpus);
   const memory = Math.floor(spec.limits.memoryMb * 1024 * 1024);

@@ -32,7 +32,10 @@ export function dockerError(cause: unknown, stage: DockerStage, image: string, t
   const name = cause instanceof Error ? cause.name : '';
   const status = (cause as { statusCode?: unknown } | null)?.statusCode;
   if (code === 'EACCES' || status === 401 || status === 403) {
-    return new GenesisError('docker-permission-denied', `Docker refused this user: ${message}`, { hint: code === 'EACCES' ? GROUP_HINT : 'Check the Docker daemon\'s authorization settings for this user.', cause });
+    return new GenesisError('docker-permission-denied', `Docker refused this user: ${message}`, {
+      hint: code === 'EACCES' ? GROUP_HINT : "Check the Docker daemon's authorization settings for this user.",
+      cause,
+    });
   }
   if (UNREACHABLE.has(code) || name === 'AbortError' || name === 'TimeoutError') {
     return new GenesisError('docker-unavailable', `The Docker daemon does not answer: ${message}`, { hint: transientHint ?? SETUP_HINT, cause });
@@ -46,7 +49,10 @@ export function dockerError(cause: unknown, stage: DockerStage, image: string, t
       cause,
     });
   }
-  return new GenesisError('sandbox-failed', `Docker could not run the sandbox: ${message}`, { hint: transientHint ?? 'A conflict or a server error of the daemon: it is tried again; `docker info` shows its state.', cause });
+  return new GenesisError('sandbox-failed', `Docker could not run the sandbox: ${message}`, {
+    hint: transientHint ?? 'A conflict or a server error of the daemon: it is tried again; `docker info` shows its state.',
+    cause,
+  });
 }
 
 /** What `docker run` printed when it exited 125 (the daemon refused to start the container), read by kind. */

@@ -33,7 +33,6 @@ export interface DockerSandboxOptions {
   warm?: WarmPool;
 }
 
-
 /**
  * Runs each command in a fresh container: no network, read-only root, private /tmp, all
  * capabilities dropped, no-new-privileges, memory (without swap), pids and CPU limits from the
@@ -121,7 +120,11 @@ export class DockerSandbox implements Sandbox {
 /** A gate runs only in an image that carries its own toolchain: the same programs judge on every host. */
 function refuseHostToolchain(image: string, info: ImageInspectInfo): void {
   if (info.Config?.Labels?.[BIND_HOST_USR_LABEL] !== '1') return;
-  throw new GenesisError('sandbox-image-host-toolchain', `The sandbox image ${image} is a skeleton that would run the host's /usr: a gate must judge with a toolchain of its own.`, {
-    hint: 'Rebuild it with its own toolchain: `bash sandboxes/build-images.sh --force` (or name another image in verify.image).',
-  });
+  throw new GenesisError(
+    'sandbox-image-host-toolchain',
+    `The sandbox image ${image} is a skeleton that would run the host's /usr: a gate must judge with a toolchain of its own.`,
+    {
+      hint: 'Rebuild it with its own toolchain: `bash sandboxes/build-images.sh --force` (or name another image in verify.image).',
+    },
+  );
 }

@@ -30,7 +30,7 @@ const MAX_COMMAND_BYTES = 32 * 1024;
  */
 const LAUNCHER = [
   // Lines joined with newlines between them: the command as written, less trailing newlines.
-  "c=; n=; while IFS= read -r l || [ -n \"$l\" ]; do c=\"$c$n$l\"; n='",
+  'c=; n=; while IFS= read -r l || [ -n "$l" ]; do c="$c$n$l"; n=\'',
   `'; done < ${COMMAND_PATH}`,
   `cd /work || exit ${NOT_MOUNTED_EXIT}`,
   `if [ -e /work/${SLOT_MARKER} ]; then echo '${NOT_MOUNTED}' >&2; exit ${NOT_MOUNTED_EXIT}; fi`,
@@ -42,7 +42,13 @@ const LAUNCHER = [
  * read-only root, limits, user, environment: containerOptions), with the slot's work dir bound as
  * a mount slave at /work and its FIFO at COMMAND_PATH instead of the gate's own binds.
  */
-export function warmContainerOptions(spec: SandboxRunSpec, imageId: string, user: SandboxUser, labels: Record<string, string>, paths: Pick<SlotPaths, 'work' | 'command'>): ContainerCreateOptions {
+export function warmContainerOptions(
+  spec: SandboxRunSpec,
+  imageId: string,
+  user: SandboxUser,
+  labels: Record<string, string>,
+  paths: Pick<SlotPaths, 'work' | 'command'>,
+): ContainerCreateOptions {
   const cold = containerOptions({ ...spec, command: '', mounts: [], readOnlyPaths: [] }, imageId, paths.work, user);
   return {
     ...cold,
@@ -67,7 +73,13 @@ export function warmContainerOptions(spec: SandboxRunSpec, imageId: string, user
  * and after the exit everything is unmounted before this resolves; the container and its slot
  * are then removed in the background, never used again.
  */
-export async function runWarm(pool: WarmPool, spec: SandboxRunSpec, image: { name: string; id: string }, workDir: string, user: SandboxUser): Promise<SandboxRunResult | null> {
+export async function runWarm(
+  pool: WarmPool,
+  spec: SandboxRunSpec,
+  image: { name: string; id: string },
+  workDir: string,
+  user: SandboxUser,
+): Promise<SandboxRunResult | null> {
   if (!pool.usable || Buffer.byteLength(spec.command) > MAX_COMMAND_BYTES) return null;
   const mounts = treeMounts(spec, workDir);
   if (!(await targetsAreDirect(workDir, mounts))) return null;
@@ -126,7 +138,10 @@ function treeMounts(spec: SandboxRunSpec, workDir: string): TreeMount[] {
     ...readOnly.map((path) => ({ source: `${workDir}/${path}`, target: path, readOnly: true })),
   ];
   const depth = (m: TreeMount) => m.target.split('/').length;
-  return all.map((m, i) => ({ m, i })).sort((a, b) => depth(a.m) - depth(b.m) || a.i - b.i).map(({ m }) => m);
+  return all
+    .map((m, i) => ({ m, i }))
+    .sort((a, b) => depth(a.m) - depth(b.m) || a.i - b.i)
+    .map(({ m }) => m);
 }
 
 /** True when no part of any mount target in the tree is a symlink (mount(8) would follow it out of the tree). */
@@ -166,5 +181,8 @@ async function sendCommand(slot: WarmSlot, command: string): Promise<boolean> {
 }
 
 async function isRunning(slot: WarmSlot): Promise<boolean> {
-  return slot.container.inspect().then((info) => info.State.Running, () => false);
+  return slot.container.inspect().then(
+    (info) => info.State.Running,
+    () => false,
+  );
 }

@@ -26,7 +26,8 @@ export async function prepareMountPoints(workDir: string, mounts: readonly Sandb
       dir = join(dir, part);
       const info = await lstat(dir).catch(() => null);
       if (!info) await mkdir(dir);
-      else if (!info.isDirectory()) throw new GenesisError('sandbox-mount-invalid', `cannot mount at ${mount.target}: ${dir} is not a directory in the work dir`);
+      else if (!info.isDirectory())
+        throw new GenesisError('sandbox-mount-invalid', `cannot mount at ${mount.target}: ${dir} is not a directory in the work dir`);
     }
     const path = join(workDir, ...parts);
     const existing = await lstat(path).catch(() => null);

@@ -36,7 +36,10 @@ export async function removeTree(path: string): Promise<void> {
 }
 
 async function exists(path: string): Promise<boolean> {
-  return lstat(path).then(() => true, (error: NodeJS.ErrnoException) => error.code !== 'ENOENT');
+  return lstat(path).then(
+    () => true,
+    (error: NodeJS.ErrnoException) => error.code !== 'ENOENT',
+  );
 }
 
 /** The directory a tree that could not be removed is moved to, beside it: cleared on the next start. */

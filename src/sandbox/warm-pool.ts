@@ -276,7 +276,13 @@ export async function removeStale(docker: Docker): Promise<number> {
   for (const info of listed) {
     const [host, pid] = (info.Labels[WARM_OWNER_LABEL] ?? '').split('/');
     if (host !== hostname() || isAlive(Number(pid))) continue;
-    await docker.getContainer(info.Id).remove({ force: true }).then(() => removed++, () => undefined);
+    await docker
+      .getContainer(info.Id)
+      .remove({ force: true })
+      .then(
+        () => removed++,
+        () => undefined,
+      );
   }
   const entries = await readdir(tmpdir()).catch(() => [] as string[]);
   for (const name of entries) {

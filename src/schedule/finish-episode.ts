@@ -10,7 +10,15 @@ export async function finishEpisode(ledger: Ledger, result: EpisodeResult, fallb
   const record = (await ledger.read(result.episodeId)) ?? fallback;
   if (!record) throw new Error(`episode ${result.episodeId} has no ledger record`);
   if (record.status === 'final') return record;
-  const final: EpisodeRecord = { ...record, status: 'final', outcome: result.verdict === 'passed' ? 'rejected' : result.verdict, reason: result.reason, message: result.message, signature: result.signature, endedAt: new Date().toISOString() };
+  const final: EpisodeRecord = {
+    ...record,
+    status: 'final',
+    outcome: result.verdict === 'passed' ? 'rejected' : result.verdict,
+    reason: result.reason,
+    message: result.message,
+    signature: result.signature,
+    endedAt: new Date().toISOString(),
+  };
   await ledger.write(final);
   return final;
 }
@@ -24,7 +32,8 @@ export async function finishEpisode(ledger: Ledger, result: EpisodeResult, fallb
 export function forgedResultProblem(record: EpisodeRecord | null, result: EpisodeResult): string | null {
   if (!record) return `episode ${result.episodeId} has no ledger record`;
   if (record.status !== 'running') return `episode ${result.episodeId} is already ${record.outcome}`;
-  if (record.candidate === null || record.candidate !== result.candidate) return `the result names candidate ${result.candidate?.slice(0, 12) ?? 'none'}, the ledger ${record.candidate?.slice(0, 12) ?? 'none'}`;
+  if (record.candidate === null || record.candidate !== result.candidate)
+    return `the result names candidate ${result.candidate?.slice(0, 12) ?? 'none'}, the ledger ${record.candidate?.slice(0, 12) ?? 'none'}`;
   if (record.base !== result.base) return `the result names base ${result.base.slice(0, 12)}, the ledger ${record.base.slice(0, 12)}`;
   if (record.gate?.ok !== true) return 'the ledger holds no passing gate for this candidate';
   return null;

@@ -21,11 +21,14 @@ export class Inbox<T> {
       };
       this.takers.push(taker);
       if (timeoutMs !== null) {
-        timer = setTimeout(() => {
-          const at = this.takers.indexOf(taker);
-          if (at >= 0) this.takers.splice(at, 1);
-          resolve({ kind: 'tick' });
-        }, Math.min(timeoutMs, 2 ** 31 - 1));
+        timer = setTimeout(
+          () => {
+            const at = this.takers.indexOf(taker);
+            if (at >= 0) this.takers.splice(at, 1);
+            resolve({ kind: 'tick' });
+          },
+          Math.min(timeoutMs, 2 ** 31 - 1),
+        );
       }
     });
   }

@@ -172,7 +172,13 @@ export function decide(state: PolicyState, event: PolicyEvent): Decision {
 export function taskStatuses(state: PolicyState): Map<string, TaskStatus> {
   const busy = new Set([...state.running.values(), ...state.integrating.values()]);
   const { maxAttempts, blockOnRepeat } = state.config;
-  return deriveWorldTaskStatuses({ manifest: { tasks: [...state.tasks], retry: { maxAttempts, blockOnRepeat } }, done: state.done, episodes: [...state.records.values()], running: busy, retries: state.retries });
+  return deriveWorldTaskStatuses({
+    manifest: { tasks: [...state.tasks], retry: { maxAttempts, blockOnRepeat } },
+    done: state.done,
+    episodes: [...state.records.values()],
+    running: busy,
+    retries: state.retries,
+  });
 }
 
 /** When the loop must wake up by itself: the end of a cooldown or of the hours budget (ms), or null. */

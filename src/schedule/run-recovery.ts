@@ -28,7 +28,13 @@ export function passedItsGate(r: EpisodeRecord): boolean {
  * rejoins the integration queue; the rest are closed as abandoned in process, or taken back as
  * running when workers elsewhere may still be running them.
  */
-export async function recoverOpenRecords(input: { world: WorldRepo; ledger: Ledger; branch: string; records: Map<string, EpisodeRecord>; distributed: boolean }): Promise<Recovered> {
+export async function recoverOpenRecords(input: {
+  world: WorldRepo;
+  ledger: Ledger;
+  branch: string;
+  records: Map<string, EpisodeRecord>;
+  distributed: boolean;
+}): Promise<Recovered> {
   const { world, ledger, records } = input;
   const out: Recovered = { integrating: [], running: [], closed: 0 };
   const verifications = new VerificationLedger(world.path);
@@ -46,7 +52,14 @@ export async function recoverOpenRecords(input: { world: WorldRepo; ledger: Ledg
     } else if (input.distributed) {
       out.running.push(record);
     } else {
-      const closed: EpisodeRecord = { ...record, status: 'final', outcome: 'abandoned', reason: 'orchestrator-stopped', message: 'the orchestrator stopped before this episode ended', endedAt: new Date().toISOString() };
+      const closed: EpisodeRecord = {
+        ...record,
+        status: 'final',
+        outcome: 'abandoned',
+        reason: 'orchestrator-stopped',
+        message: 'the orchestrator stopped before this episode ended',
+        endedAt: new Date().toISOString(),
+      };
       await ledger.write(closed);
       records.set(record.id, closed);
       out.closed++;

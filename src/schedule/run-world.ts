@@ -87,10 +87,22 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
   const records = new Map((await ledger.readAll()).map((r) => [r.id, r]));
   const worker = `${hostname()}:${process.pid}`;
   const distributed = options.distributed;
-  const queue = distributed?.queue ?? new MemoryEpisodeQueue(
-    (job, signal) => runEpisode(job, { world, ledger, sandbox, agent, worker, signal, reserveTip, onPhase: (j, phase) => emit({ type: 'episode-phase', id: j.episodeId, task: j.task, phase }) }),
-    manifest.parallelism,
-  );
+  const queue =
+    distributed?.queue ??
+    new MemoryEpisodeQueue(
+      (job, signal) =>
+        runEpisode(job, {
+          world,
+          ledger,
+          sandbox,
+          agent,
+          worker,
+          signal,
+          reserveTip,
+          onPhase: (j, phase) => emit({ type: 'episode-phase', id: j.episodeId, task: j.task, phase }),
+        }),
+      manifest.parallelism,
+    );
   const leases = distributed?.leases ?? options.leases ?? new MemoryLeaseStore();
   const slots = verificationSlots(manifest);
   const verifications = distributed?.verifications ?? new MemoryVerificationQueue((job) => runVerification(job, { world, sandbox, worker }), slots);
@@ -98,7 +110,13 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
   const inbox = new Inbox<Wake>();
   let snapshots: Promise<void> = Promise.resolve();
   const stage = new IntegrationStage({
-    world, ledger, lander, verifications, slots, head: startHead, worldName: manifest.name,
+    world,
+    ledger,
+    lander,
+    verifications,
+    slots,
+    head: startHead,
+    worldName: manifest.name,
     onOutcome: async (outcome) => inbox.push({ kind: 'integrated', outcome }),
     onChange: (entries) => {
       emit({ type: 'integration', entries });
@@ -107,7 +125,10 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
     },
   });
   // Ratchet worlds keep the episode's score in the trailer of what lands, known only after its gate: no places before it.
-  const reserveTip: ReserveTip = (c) => (manifest.verify.mode === 'ratchet' || finished ? Promise.resolve(null) : stage.reserve({ id: c.episodeId, task: c.task, candidate: c.candidate, base: c.base }));
+  const reserveTip: ReserveTip = (c) =>
+    manifest.verify.mode === 'ratchet' || finished
+      ? Promise.resolve(null)
+      : stage.reserve({ id: c.episodeId, task: c.task, candidate: c.candidate, base: c.base });
   const guard = async () => {
     const moved = await lander.guard();
     if (moved) emit({ type: 'foreign-move', commit: moved.foreign, quarantine: moved.quarantine });
@@ -117,16 +138,38 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
   if (!distributed) await removeStaleWorkspaces(world);
   // A killed scheduler's leases outlive it (in Redis, until their ttl): all but those of the episodes taken over go at once.
   await releaseLeftoverLeases(leases, recovered);
-  const jobs = new Map<string, EpisodeJob>(recovered.running.map((r) => [r.id, { episodeId: r.id, world: manifest.name, task: r.task, attempt: r.attempt, base: r.base }]));
+  const jobs = new Map<string, EpisodeJob>(
+    recovered.running.map((r) => [r.id, { episodeId: r.id, world: manifest.name, task: r.task, attempt: r.attempt, base: r.base }]),
+  );
   const done = await readDoneTasks(world.path, manifest.branch);
   let policy: PolicyState = initialPolicyState({
-    config: { parallelism: manifest.parallelism, maxAttempts: manifest.retry.maxAttempts, blockOnRepeat: manifest.retry.blockOnRepeat, budgets: runBudgets(manifest, records.size, options.maxEpisodes), distributed: distributed !== undefined, pastEvidence: options.pastEvidence ?? false },
-    tasks: manifest.tasks, done, records, now: Date.now(),
+    config: {
+      parallelism: manifest.parallelism,
+      maxAttempts: manifest.retry.maxAttempts,
+      blockOnRepeat: manifest.retry.blockOnRepeat,
+      budgets: runBudgets(manifest, records.size, options.maxEpisodes),
+      distributed: distributed !== undefined,
+      pastEvidence: options.pastEvidence ?? false,
+    },
+    tasks: manifest.tasks,
+    done,
+    records,
+    now: Date.now(),
     running: new Map(recovered.running.map((r) => [r.id, r.task])),
     integrating: new Map(recovered.integrating.map((r) => [r.id, r.task])),
     retries: await readTaskRetries(world.path),
   });
-  emit({ type: 'start', world: world.path, head: startHead, sandbox: sandbox.kind, agent: agent.label, tasks: manifest.tasks.length, done: done.size, recovered: recovered.closed + recovered.running.length + recovered.integrating.length, parallelism: manifest.parallelism });
+  emit({
+    type: 'start',
+    world: world.path,
+    head: startHead,
+    sandbox: sandbox.kind,
+    agent: agent.label,
+    tasks: manifest.tasks.length,
+    done: done.size,
+    recovered: recovered.closed + recovered.running.length + recovered.integrating.length,
+    parallelism: manifest.parallelism,
+  });
 
   let finished: StopReason | null = null;
   let reconciledAt = Date.now();
@@ -183,7 +226,10 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
     await Promise.all(starting.map(({ record }) => ledger.write(record)));
     for (const { record, task, attempt } of starting) {
       const id = record.id;
-      const earlier = [...policy.records.values()].filter((r) => r.task === task.id && r.status === 'final' && r.outcome !== 'accepted').map((r) => r.id).slice(-10);
+      const earlier = [...policy.records.values()]
+        .filter((r) => r.task === task.id && r.status === 'final' && r.outcome !== 'accepted')
+        .map((r) => r.id)
+        .slice(-10);
       const job: EpisodeJob = { episodeId: id, world: manifest.name, task: task.id, attempt, base: head, earlier };
       jobs.set(id, job);
       await apply({ type: 'started', record });
@@ -209,20 +255,38 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
       const forged = forgedResultProblem(record, result);
       if (!forged) {
         await apply({ type: 'passed', id: result.episodeId });
-        const change = { id: result.episodeId, task: result.task, candidate: result.candidate!, base: result.gatedOn ?? result.base, ...(result.source ? { source: result.source } : {}) };
+        const change = {
+          id: result.episodeId,
+          task: result.task,
+          candidate: result.candidate!,
+          base: result.gatedOn ?? result.base,
+          ...(result.source ? { source: result.source } : {}),
+        };
         if (placed) await stage.gated(change, result.candidate!);
         else await stage.join(change);
         await queue.acknowledge(result.episodeId);
         return;
       }
       if (placed) await stage.withdraw(result.episodeId);
-      const refused: EpisodeRecord = { ...(record ?? policy.records.get(result.episodeId)!), status: 'final', outcome: 'rejected', reason: 'unverified-result', message: `a result claimed the gate passed, but the ledger does not agree: ${forged}`, signature: 'unverified-result', endedAt: new Date().toISOString() };
+      const refused: EpisodeRecord = {
+        ...(record ?? policy.records.get(result.episodeId)!),
+        status: 'final',
+        outcome: 'rejected',
+        reason: 'unverified-result',
+        message: `a result claimed the gate passed, but the ledger does not agree: ${forged}`,
+        signature: 'unverified-result',
+        endedAt: new Date().toISOString(),
+      };
       await ledger.write(refused);
       return ended(refused, null, result.episodeId);
     }
     if (placed) await stage.withdraw(result.episodeId);
     const final = await finishEpisode(ledger, result, policy.records.get(result.episodeId));
-    return ended(final, result.fatal ? { reason: result.reason ?? ('worker-error' satisfies EpisodeReason), message: result.message ?? '' } : null, result.episodeId);
+    return ended(
+      final,
+      result.fatal ? { reason: result.reason ?? ('worker-error' satisfies EpisodeReason), message: result.message ?? '' } : null,
+      result.episodeId,
+    );
   };
 
   const ended = async (final: EpisodeRecord, fatal: { reason: string; message: string } | null, ackId: string): Promise<void> => {
@@ -257,7 +321,9 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
   options.signal?.addEventListener('abort', onAbort, { once: true });
 
   // Workers ask for places only for an episode this run is running, from the base it was given.
-  distributed?.tips?.serve((c) => (policy.running.get(c.episodeId) === c.task && jobs.get(c.episodeId)?.base === c.base ? reserveTip(c) : Promise.resolve(null)));
+  distributed?.tips?.serve((c) =>
+    policy.running.get(c.episodeId) === c.task && jobs.get(c.episodeId)?.base === c.base ? reserveTip(c) : Promise.resolve(null),
+  );
   try {
     await guard();
     const startVerdict = await checkEvidence(world, sandbox, manifest, startHead);
@@ -273,7 +339,15 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
     }
     if (!finished) await apply({ type: 'tick', now: Date.now(), retries: await readTaskRetries(world.path) });
     while (!finished) {
-      emit({ type: 'progress', done: policy.done.size, tasks: policy.tasks.length, running: [...policy.running.values()], accepted: policy.tally.accepted, rejected: policy.tally.rejected, failed: policy.tally.failed });
+      emit({
+        type: 'progress',
+        done: policy.done.size,
+        tasks: policy.tasks.length,
+        running: [...policy.running.values()],
+        accepted: policy.tally.accepted,
+        rejected: policy.tally.rejected,
+        failed: policy.tally.failed,
+      });
       const wake = nextWake(policy);
       const waitMs = Math.min(wake === null ? Infinity : Math.max(0, wake - Date.now()), distributed ? (distributed.reconcileMs ?? 5_000) : Infinity);
       const next = await inbox.next(Number.isFinite(waitMs) ? waitMs : null);
@@ -340,13 +414,41 @@ async function reconcile(distributed: DistributedRun, leases: LeaseStore, jobs: 
 }
 
 function emitEnd(emit: (event: RunEvent) => void, final: EpisodeRecord): void {
-  emit({ type: 'episode-end', id: final.id, task: final.task, attempt: final.attempt, outcome: final.outcome!, reason: final.reason, message: final.message, commit: final.commit, durationMs: Date.parse(final.endedAt!) - Date.parse(final.startedAt) });
+  emit({
+    type: 'episode-end',
+    id: final.id,
+    task: final.task,
+    attempt: final.attempt,
+    outcome: final.outcome!,
+    reason: final.reason,
+    message: final.message,
+    commit: final.commit,
+    durationMs: Date.parse(final.endedAt!) - Date.parse(final.startedAt),
+  });
 }
 
 function newRecord(id: string, manifest: WorldManifest, task: TaskSpec, attempt: number, base: string, agent: string, worker: string): EpisodeRecord {
   return {
-    version: 1, id, world: manifest.name, task: task.id, attempt, agent, base, candidate: null, commit: null,
-    status: 'running', outcome: null, reason: null, message: null, signature: null,
-    startedAt: new Date().toISOString(), endedAt: null, phases: {}, gate: null, changedFiles: [], usage: null, worker,
+    version: 1,
+    id,
+    world: manifest.name,
+    task: task.id,
+    attempt,
+    agent,
+    base,
+    candidate: null,
+    commit: null,
+    status: 'running',
+    outcome: null,
+    reason: null,
+    message: null,
+    signature: null,
+    startedAt: new Date().toISOString(),
+    endedAt: null,
+    phases: {},
+    gate: null,
+    changedFiles: [],
+    usage: null,
+    worker,
   };
 }

@@ -6,7 +6,11 @@ export type StopReason =
   | { kind: 'done' }
   /** `pending`: tasks not done when the evidence passed; they run with `genesis run --past-evidence`. */
   | { kind: 'evidence'; command: string; pending?: string[] }
-  | { kind: 'blocked'; blocked: Array<{ task: string; reason: string | null; message: string | null; repeated?: string | null }>; waiting: Array<{ task: string; on: string }> }
+  | {
+      kind: 'blocked';
+      blocked: Array<{ task: string; reason: string | null; message: string | null; repeated?: string | null }>;
+      waiting: Array<{ task: string; on: string }>;
+    }
   | { kind: 'budget'; budget: 'maxEpisodes' | 'maxHours' | 'maxCostUsd' | 'maxTokens'; limit: number; used: number }
   | { kind: 'interrupted' }
   /** An agent failure no retry can cure (a missing binary, bad credentials): no new episodes. */

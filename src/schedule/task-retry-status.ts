@@ -1,7 +1,6 @@
 import { deriveTaskStatuses, type EpisodeFacts, type TaskStatus } from './task-status.js';
 import type { TaskSpec } from '../world/manifest-schema.js';
 
-
 /** The facts of a retry marker the scheduler needs (a `TaskRetry` from src/world/task-retries.ts fits). */
 export interface RetryFacts {
   task: string;

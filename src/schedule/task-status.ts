@@ -49,7 +49,14 @@ export function deriveTaskStatuses(
         : finished.length >= maxAttempts || repeated
           ? 'blocked'
           : 'pending';
-    statuses.set(task.id, { id: task.id, state, failures: finished.length, lastReason: last?.reason ?? null, lastMessage: last?.message ?? null, ...(repeated ? { repeated } : {}) });
+    statuses.set(task.id, {
+      id: task.id,
+      state,
+      failures: finished.length,
+      lastReason: last?.reason ?? null,
+      lastMessage: last?.message ?? null,
+      ...(repeated ? { repeated } : {}),
+    });
   }
   return statuses;
 }

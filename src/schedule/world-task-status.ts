@@ -28,12 +28,21 @@ export interface WorldTaskFacts {
  */
 export function deriveWorldTaskStatuses(facts: WorldTaskFacts): Map<string, RetriedTaskStatus> {
   const { manifest } = facts;
-  const statuses = deriveTaskStatusesWithRetries(manifest.tasks, facts.done, facts.episodes, facts.running, manifest.retry.maxAttempts, facts.retries, manifest.retry.blockOnRepeat);
+  const statuses = deriveTaskStatusesWithRetries(
+    manifest.tasks,
+    facts.done,
+    facts.episodes,
+    facts.running,
+    manifest.retry.maxAttempts,
+    facts.retries,
+    manifest.retry.blockOnRepeat,
+  );
   const counted = episodesSinceRetry(facts.episodes, facts.retries);
   for (const [id, status] of statuses) {
     if (status.state !== 'pending') continue;
     const last = counted.filter((e) => e.task === id && e.status === 'final' && (e.outcome !== 'abandoned' || BROKEN_BASE_REASONS.has(e.reason ?? ''))).at(-1);
-    if (last && BROKEN_BASE_REASONS.has(last.reason ?? '')) statuses.set(id, { ...status, state: 'blocked', lastReason: 'broken-base', lastMessage: last.message });
+    if (last && BROKEN_BASE_REASONS.has(last.reason ?? ''))
+      statuses.set(id, { ...status, state: 'blocked', lastReason: 'broken-base', lastMessage: last.message });
   }
   return statuses;
 }

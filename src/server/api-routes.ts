@@ -42,7 +42,18 @@ export function createApiRoutes(ctx: ApiContext): Hono {
   let reliability: { stamp: string; report: ReliabilityReport } | null = null;
 
   api.onError((error) => errorResponse(error));
-  api.notFound((c) => jsonResponse({ error: { code: 'not-found' satisfies ErrorCode, message: `no API route ${c.req.method} ${c.req.path}`, hint: 'see src/server/README.md for the routes' } }, 404));
+  api.notFound((c) =>
+    jsonResponse(
+      {
+        error: {
+          code: 'not-found' satisfies ErrorCode,
+          message: `no API route ${c.req.method} ${c.req.path}`,
+          hint: 'see src/server/README.md for the routes',
+        },
+      },
+      404,
+    ),
+  );
 
   api.get('/health', async () => {
     const snapshot = await ctx.snapshots.current();
@@ -65,7 +76,8 @@ export function createApiRoutes(ctx: ApiContext): Hono {
   api.get('/episodes', async (c) => {
     const snapshot = await ctx.snapshots.current();
     const outcome = c.req.query('outcome') || undefined;
-    if (outcome && !OUTCOMES.includes(outcome)) throw new GenesisError('bad-request', `unknown outcome "${outcome}"`, { hint: `use one of ${OUTCOMES.join(', ')}` });
+    if (outcome && !OUTCOMES.includes(outcome))
+      throw new GenesisError('bad-request', `unknown outcome "${outcome}"`, { hint: `use one of ${OUTCOMES.join(', ')}` });
     const rows = listEpisodeRows(snapshot.records, { task: c.req.query('task') || undefined, outcome });
     const limit = positiveInt(c.req.query('limit'));
     return jsonResponse({
@@ -98,9 +110,15 @@ export function createApiRoutes(ctx: ApiContext): Hono {
   api.post('/tasks/:id/retry', async (c) => {
     const parsed = retryBody.safeParse(await c.req.json().catch(() => undefined));
     if (!parsed.success) {
-      throw new GenesisError('bad-request', `the body must be {"note": "<optional text, at most ${MAX_RETRY_NOTE} characters>"}`, { hint: parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ') });
+      throw new GenesisError('bad-request', `the body must be {"note": "<optional text, at most ${MAX_RETRY_NOTE} characters>"}`, {
+        hint: parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '),
+      });
     }
-    const result = await retryTask(ctx.world, { task: c.req.param('id'), note: parsed.data.note ?? null, by: ctx.requester(c) }, { snapshots: ctx.snapshots, probe: ctx.probe });
+    const result = await retryTask(
+      ctx.world,
+      { task: c.req.param('id'), note: parsed.data.note ?? null, by: ctx.requester(c) },
+      { snapshots: ctx.snapshots, probe: ctx.probe },
+    );
     return jsonResponse(result, 201);
   });
 
@@ -109,7 +127,10 @@ export function createApiRoutes(ctx: ApiContext): Hono {
     // The METR-style fit bootstraps; compute once per change of the world, not per poll.
     if (reliability?.stamp !== snapshot.stamp) {
       const done = new Set(snapshot.history.flatMap((h) => (h.task ? [h.task] : [])));
-      reliability = { stamp: snapshot.stamp, report: buildReliabilityReport(snapshot.records, snapshot.manifest.tasks, done, snapshot.manifest.retry.maxAttempts) };
+      reliability = {
+        stamp: snapshot.stamp,
+        report: buildReliabilityReport(snapshot.records, snapshot.manifest.tasks, done, snapshot.manifest.retry.maxAttempts),
+      };
     }
     return jsonResponse({ ...reliability.report, maxAttempts: snapshot.manifest.retry.maxAttempts, stamp: snapshot.stamp });
   });
@@ -118,7 +139,10 @@ export function createApiRoutes(ctx: ApiContext): Hono {
     streamSSE(c, async (stream) => {
       const seen = await ctx.snapshots.stamp();
       await stream.writeSSE({ event: 'hello', data: JSON.stringify({ stamp: seen }) });
-      const unsubscribe = ctx.feed.subscribe((stamp) => void stream.writeSSE({ event: 'change', data: JSON.stringify({ stamp }) }).catch(() => undefined), seen);
+      const unsubscribe = ctx.feed.subscribe(
+        (stamp) => void stream.writeSSE({ event: 'change', data: JSON.stringify({ stamp }) }).catch(() => undefined),
+        seen,
+      );
       stream.onAbort(unsubscribe);
       // Comments keep proxies from closing an idle stream; the loop ends when the client leaves.
       while (!stream.aborted && !stream.closed) {

@@ -37,7 +37,12 @@ export function writeGuard(security: ServeSecurity): MiddlewareHandler {
   return async (c, next) => {
     if (SAFE_METHODS.has(c.req.method)) return next();
     if (security.token !== null && !bearerMatches(c.req.header('authorization'), security.token)) {
-      return refuse(401, 'token-required', "this request changes the world and needs the server's token", 'send Authorization: Bearer $GENESIS_TOKEN (the dashboard asks for it once)');
+      return refuse(
+        401,
+        'token-required',
+        "this request changes the world and needs the server's token",
+        'send Authorization: Bearer $GENESIS_TOKEN (the dashboard asks for it once)',
+      );
     }
     const origin = c.req.header('origin');
     if (origin && hostOf(origin) !== new URL(c.req.url).host) {

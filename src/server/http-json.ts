@@ -17,7 +17,10 @@ function replacer(_key: string, value: unknown): unknown {
 
 /** A JSON response that keeps Infinity as the string "Infinity". */
 export function jsonResponse(value: unknown, status = 200, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(value, replacer), { status, headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...headers } });
+  return new Response(JSON.stringify(value, replacer), {
+    status,
+    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...headers },
+  });
 }
 
 /**

@@ -19,7 +19,15 @@ export interface IntegrationView {
 }
 
 // Every stage, so that a stage added to the queue fails typecheck here until it is counted.
-const STAGE_SET: Record<QueueEntryView['stage'], true> = { waiting: true, building: true, built: true, gating: true, verifying: true, verified: true, landing: true };
+const STAGE_SET: Record<QueueEntryView['stage'], true> = {
+  waiting: true,
+  building: true,
+  built: true,
+  gating: true,
+  verifying: true,
+  verified: true,
+  landing: true,
+};
 const STAGES = Object.keys(STAGE_SET) as Array<QueueEntryView['stage']>;
 
 /**

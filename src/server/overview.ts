@@ -21,7 +21,18 @@ export interface BudgetUse {
 
 /** The dashboard's front page. */
 export interface Overview {
-  world: { name: string; path: string; branch: string; head: string; outcome: string; evidence: string | null; sandbox: string; agent: string; parallelism: number; maxAttempts: number };
+  world: {
+    name: string;
+    path: string;
+    branch: string;
+    head: string;
+    outcome: string;
+    evidence: string | null;
+    sandbox: string;
+    agent: string;
+    parallelism: number;
+    maxAttempts: number;
+  };
   run: { state: RunState; why: string };
   tasks: TaskBoard['counts'];
   episodes: { total: number; running: number; accepted: number; rejected: number; failed: number; abandoned: number };
@@ -62,7 +73,13 @@ export function buildOverview(snapshot: WorldSnapshot, board: TaskBoard, probe: 
       parallelism: manifest.parallelism,
       maxAttempts: manifest.retry.maxAttempts,
     },
-    run: describeRun(board, running.map((r) => r.record), inFlight.length - running.length, budgets, snapshot.path),
+    run: describeRun(
+      board,
+      running.map((r) => r.record),
+      inFlight.length - running.length,
+      budgets,
+      snapshot.path,
+    ),
     tasks: board.counts,
     episodes: {
       total: records.length,
@@ -72,7 +89,15 @@ export function buildOverview(snapshot: WorldSnapshot, board: TaskBoard, probe: 
       failed: outcomes('failed'),
       abandoned: outcomes('abandoned'),
     },
-    running: running.map(({ record: r, liveness }) => ({ id: r.id, task: r.task, attempt: r.attempt, agent: r.agent, worker: r.worker, startedAt: r.startedAt, liveness })),
+    running: running.map(({ record: r, liveness }) => ({
+      id: r.id,
+      task: r.task,
+      attempt: r.attempt,
+      agent: r.agent,
+      worker: r.worker,
+      startedAt: r.startedAt,
+      liveness,
+    })),
     workers: [...workers.values()],
     budgets,
     usage: sumUsage(records),
@@ -82,7 +107,11 @@ export function buildOverview(snapshot: WorldSnapshot, board: TaskBoard, probe: 
 }
 
 /** Spent against each budget the way `genesis run` counts it: episodes started, hours since the first. */
-export function budgetUse(stop: { maxEpisodes?: number | undefined; maxHours?: number | undefined }, records: readonly EpisodeRecord[], now: Date): BudgetUse[] {
+export function budgetUse(
+  stop: { maxEpisodes?: number | undefined; maxHours?: number | undefined },
+  records: readonly EpisodeRecord[],
+  now: Date,
+): BudgetUse[] {
   const budgets: BudgetUse[] = [];
   if (stop.maxEpisodes !== undefined) budgets.push({ name: 'maxEpisodes', limit: stop.maxEpisodes, used: records.length, unit: 'episodes' });
   if (stop.maxHours !== undefined) {
@@ -101,7 +130,11 @@ function describeRun(board: TaskBoard, running: EpisodeRecord[], stale: number, 
   const { counts, tasks } = board;
   if (counts.total > 0 && counts.done === counts.total) return { state: 'done', why: `every task is done (${plural(counts.total, 'task')})` };
   const spent = budgets.find((b) => b.used >= b.limit);
-  if (spent) return { state: 'budget', why: `the ${spent.name} budget is spent (${spent.used} of ${spent.limit} ${spent.unit}); raise goal.stop.${spent.name} in world.yaml to go on` };
+  if (spent)
+    return {
+      state: 'budget',
+      why: `the ${spent.name} budget is spent (${spent.used} of ${spent.limit} ${spent.unit}); raise goal.stop.${spent.name} in world.yaml to go on`,
+    };
   const blocked = tasks.filter((t) => t.state === 'blocked');
   const startable = tasks.filter((t) => t.state === 'pending' && !t.waitingOn);
   if (blocked.length > 0 && startable.length === 0) {

@@ -20,18 +20,20 @@ export function toStatsEpisodes(records: readonly EpisodeRecord[], tasks: readon
   const minutes = new Map(tasks.map((t) => [t.id, t.humanMinutes ?? null]));
   return records.flatMap((r): StatsEpisode[] =>
     r.status === 'final' && r.outcome
-      ? [{
-          id: r.id,
-          task: r.task,
-          attempt: r.attempt,
-          outcome: r.outcome satisfies StatsOutcome,
-          reason: r.reason,
-          signature: r.signature,
-          startedAt: r.startedAt,
-          durationMs: r.endedAt ? Date.parse(r.endedAt) - Date.parse(r.startedAt) : null,
-          costUsd: r.usage?.costUsd ?? null,
-          humanMinutes: minutes.get(r.task) ?? null,
-        }]
+      ? [
+          {
+            id: r.id,
+            task: r.task,
+            attempt: r.attempt,
+            outcome: r.outcome satisfies StatsOutcome,
+            reason: r.reason,
+            signature: r.signature,
+            startedAt: r.startedAt,
+            durationMs: r.endedAt ? Date.parse(r.endedAt) - Date.parse(r.startedAt) : null,
+            costUsd: r.usage?.costUsd ?? null,
+            humanMinutes: minutes.get(r.task) ?? null,
+          },
+        ]
       : [],
   );
 }
@@ -40,7 +42,12 @@ export function toStatsEpisodes(records: readonly EpisodeRecord[], tasks: readon
  * Measures the world from its ledger. The prediction covers the tasks not yet done, each allowed
  * `retry.maxAttempts` tries, with the measured deterministic fraction.
  */
-export function buildReliabilityReport(records: readonly EpisodeRecord[], tasks: readonly TaskSpec[], done: ReadonlySet<string>, maxAttempts: number): ReliabilityReport {
+export function buildReliabilityReport(
+  records: readonly EpisodeRecord[],
+  tasks: readonly TaskSpec[],
+  done: ReadonlySet<string>,
+  maxAttempts: number,
+): ReliabilityReport {
   const episodes = toStatsEpisodes(records, tasks);
   const remaining = tasks.filter((t) => !done.has(t.id)).length;
   const stats = computeLedgerStats(episodes, { remaining: { tasks: remaining, attempts: maxAttempts } });
@@ -53,7 +60,12 @@ export function buildReliabilityReport(records: readonly EpisodeRecord[], tasks:
   if (p !== null) {
     const pTask = computeEffectiveReliability({ p, attempts: maxAttempts, deterministic: stats.deterministicFraction.rate ?? 0 });
     // Ledger order is start order, the order in which the episodes drew their luck.
-    chain = computeChainSuccess(decided.map((e) => e.outcome === 'accepted'), p, pTask, maxAttempts);
+    chain = computeChainSuccess(
+      decided.map((e) => e.outcome === 'accepted'),
+      p,
+      pTask,
+      maxAttempts,
+    );
   }
   return { stats, acceptanceOverTime, chain };
 }

@@ -34,9 +34,13 @@ export function resolveServeSecurity(host: string, token: string | undefined): S
   const exposed = !isLoopbackHost(host);
   const given = token?.trim() ? token.trim() : null;
   if (exposed && given === null) {
-    throw new GenesisError('serve-token-required', `refusing to serve on ${host} without GENESIS_TOKEN: anyone who reaches this address could change the world`, {
-      hint: 'set a long random token, e.g. `export GENESIS_TOKEN=$(openssl rand -hex 32)`, and send it as `Authorization: Bearer $GENESIS_TOKEN`; or leave out --host to serve on 127.0.0.1 only',
-    });
+    throw new GenesisError(
+      'serve-token-required',
+      `refusing to serve on ${host} without GENESIS_TOKEN: anyone who reaches this address could change the world`,
+      {
+        hint: 'set a long random token, e.g. `export GENESIS_TOKEN=$(openssl rand -hex 32)`, and send it as `Authorization: Bearer $GENESIS_TOKEN`; or leave out --host to serve on 127.0.0.1 only',
+      },
+    );
   }
   if (exposed && given !== null && given.length < MIN_TOKEN_LENGTH) {
     throw new GenesisError('serve-token-weak', `GENESIS_TOKEN has ${given.length} characters; an exposed server needs at least ${MIN_TOKEN_LENGTH}`, {

@@ -74,11 +74,26 @@ function listen(serverApp: ServerApp, host: string, port: number): Promise<Serve
     server.once('error', (error: NodeJS.ErrnoException) => {
       serverApp.feed.stop();
       if (error.code === 'EADDRINUSE') {
-        reject(new GenesisError('serve-port-in-use', `port ${port} on ${host} is in use`, { hint: 'pass --port <another port>, or stop the program using it', cause: error }));
+        reject(
+          new GenesisError('serve-port-in-use', `port ${port} on ${host} is in use`, {
+            hint: 'pass --port <another port>, or stop the program using it',
+            cause: error,
+          }),
+        );
       } else if (error.code === 'EADDRNOTAVAIL' || error.code === 'ENOTFOUND') {
-        reject(new GenesisError('serve-bad-host', `cannot listen on ${host}: no such address on this machine`, { hint: 'pass --host with an address of this machine, or 0.0.0.0 for all', cause: error }));
+        reject(
+          new GenesisError('serve-bad-host', `cannot listen on ${host}: no such address on this machine`, {
+            hint: 'pass --host with an address of this machine, or 0.0.0.0 for all',
+            cause: error,
+          }),
+        );
       } else {
-        reject(new GenesisError('serve-listen-failed', `cannot listen on ${host}:${port}: ${error.message}`, { hint: 'pass another --host or --port', cause: error }));
+        reject(
+          new GenesisError('serve-listen-failed', `cannot listen on ${host}:${port}: ${error.message}`, {
+            hint: 'pass another --host or --port',
+            cause: error,
+          }),
+        );
       }
     });
   });

@@ -14,7 +14,8 @@ const TYPES: Record<string, string> = {
 };
 
 /** No inline script or style, no third party: the dashboard shows text an agent wrote. */
-const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+const CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
 /**
  * The dashboard's files: plain HTML, CSS and ES modules in `ui/` next to this module (no build

@@ -19,7 +19,15 @@ export interface BoardTask {
   failuresSinceRetry: number;
   attemptsLeft: number;
   /** The latest finished attempt that did not land: what to read before retrying. */
-  lastFailure: { episode: string; attempt: number; outcome: EpisodeOutcome; reason: string | null; message: string | null; signature: string | null; endedAt: string | null } | null;
+  lastFailure: {
+    episode: string;
+    attempt: number;
+    outcome: EpisodeOutcome;
+    reason: string | null;
+    message: string | null;
+    signature: string | null;
+    endedAt: string | null;
+  } | null;
   /** What blocked the task (null unless it is blocked): its attempts used, the same failure twice, or a broken base. */
   blockedBy: 'attempts' | 'repeat' | 'broken-base' | null;
   /** A pending task that cannot start because this (blocked) task is upstream of it. */
@@ -70,13 +78,23 @@ export function buildTaskBoard(snapshot: WorldSnapshot, probe: LivenessProbe): T
       failuresSinceRetry: status.failuresSinceRetry,
       attemptsLeft: Math.max(0, maxAttempts - status.failuresSinceRetry),
       lastFailure: last
-        ? { episode: last.id, attempt: last.attempt, outcome: last.outcome!, reason: last.reason, message: last.message, signature: last.signature, endedAt: last.endedAt }
+        ? {
+            episode: last.id,
+            attempt: last.attempt,
+            outcome: last.outcome!,
+            reason: last.reason,
+            message: last.message,
+            signature: last.signature,
+            endedAt: last.endedAt,
+          }
         : null,
       blockedBy: status.state !== 'blocked' ? null : status.lastReason === 'broken-base' ? 'broken-base' : status.repeated ? 'repeat' : 'attempts',
       waitingOn: waiting.get(task.id) ?? null,
       queuedForRetry: retry && isQueued(status) ? { at: retry.at, note: retry.note, by: retry.by } : null,
       accepted: accepted ? { commit: accepted.commit, episode: accepted.episode, attempt: accepted.attempt, date: accepted.date } : null,
-      running: running ? { episode: running.id, attempt: running.attempt, startedAt: running.startedAt, worker: running.worker, liveness: probe(running.worker) } : null,
+      running: running
+        ? { episode: running.id, attempt: running.attempt, startedAt: running.startedAt, worker: running.worker, liveness: probe(running.worker) }
+        : null,
     };
   });
 

@@ -42,7 +42,10 @@ export class WorldSnapshots {
   async stamp(): Promise<string> {
     const [refs, queue] = await Promise.all([
       git(['for-each-ref', '--format=%(objectname) %(refname)', 'refs/heads/', 'refs/genesis/'], { cwd: this.world.path }),
-      stat(queueSnapshotPath(this.world.scratchDir)).then((s) => String(s.mtimeMs), () => ''),
+      stat(queueSnapshotPath(this.world.scratchDir)).then(
+        (s) => String(s.mtimeMs),
+        () => '',
+      ),
     ]);
     return createHash('sha1').update(refs.stdout).update(queue).digest('hex').slice(0, 16);
   }
@@ -72,7 +75,16 @@ export class WorldSnapshots {
       new Ledger(this.world.path).readAll(),
       readTaskRetries(this.world.path),
     ]);
-    return { stamp, path: this.world.path, manifest, head, history: await withVerdicts(this.world.path, history, records), records, retries, readAt: new Date() };
+    return {
+      stamp,
+      path: this.world.path,
+      manifest,
+      head,
+      history: await withVerdicts(this.world.path, history, records),
+      records,
+      retries,
+      readAt: new Date(),
+    };
   }
 }
 

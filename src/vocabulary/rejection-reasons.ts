@@ -110,7 +110,16 @@ export function reasonTraits(reason: string | null | undefined): FailureTraits |
 }
 
 /** Reasons that only the integration stage gives (the tip, the lander): they keep their name there. */
-const TIP_REASONS: ReadonlySet<string> = new Set<RejectionReason>(['replay-conflict', 'replay-empty', 'replay-broken-base', 'replay-aborted', 'replay-worker-lost', 'replay-worker-error', 'task-removed', 'unverified-result']);
+const TIP_REASONS: ReadonlySet<string> = new Set<RejectionReason>([
+  'replay-conflict',
+  'replay-empty',
+  'replay-broken-base',
+  'replay-aborted',
+  'replay-worker-lost',
+  'replay-worker-error',
+  'task-removed',
+  'unverified-result',
+]);
 
 /**
  * The reason a change rejected on the tip is recorded with: `replay-<reason>` for a verdict any

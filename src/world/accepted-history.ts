@@ -76,7 +76,17 @@ function parseCommit(chunk: string): AcceptedCommit {
 }
 
 /** Formats the commit message of an accepted change, trailers last so `git log` shows them. */
-export function acceptedCommitMessage(fields: { title: string; episode: string; task: string; attempt: number; agent: string; verified: string; score?: number | null; tree?: string; verification?: string }): string {
+export function acceptedCommitMessage(fields: {
+  title: string;
+  episode: string;
+  task: string;
+  attempt: number;
+  agent: string;
+  verified: string;
+  score?: number | null;
+  tree?: string;
+  verification?: string;
+}): string {
   return [
     `${fields.task}: ${fields.title}`,
     '',
@@ -124,7 +134,10 @@ export async function readDoneTasks(repo: string, branch: string, at?: string): 
 async function commitOf(repo: string, branch: string, at?: string): Promise<string> {
   const name = at ?? `refs/heads/${branch}`;
   const found = await resolveObject(repo, `${name}^{commit}`);
-  if (!found) throw new GenesisError('world-no-branch', `${at ? `commit ${at}` : `the branch "${branch}"`} is not in the world`, { hint: 'check `branch:` in world.yaml, or re-create the world with genesis init' });
+  if (!found)
+    throw new GenesisError('world-no-branch', `${at ? `commit ${at}` : `the branch "${branch}"`} is not in the world`, {
+      hint: 'check `branch:` in world.yaml, or re-create the world with genesis init',
+    });
   return found.sha;
 }
 

@@ -45,7 +45,8 @@ export function depsSpecProblems(spec: DepsSpec): string[] {
     const other = paths.findIndex((p, j) => j < i && overlaps(p, path));
     if (other >= 0) errors.push(`verify.deps.paths[${i}]: "${path}" overlaps verify.deps.paths[${other}]; list each output once`);
     const file = spec.files.map(normalizeTreePath).findIndex((f) => overlaps(f, path));
-    if (file >= 0) errors.push(`verify.deps.paths[${i}]: "${path}" overlaps verify.deps.files[${file}]; the install's output cannot hold the files that define it`);
+    if (file >= 0)
+      errors.push(`verify.deps.paths[${i}]: "${path}" overlaps verify.deps.files[${file}]; the install's output cannot hold the files that define it`);
   });
   const files = spec.files.map(normalizeTreePath);
   files.forEach((file, i) => {

@@ -13,14 +13,24 @@ import { diffTrees } from './tree-walk.js';
 export async function exportTree(repo: string, tree: string, dir: string): Promise<void> {
   await mkdir(dir, { recursive: true });
   // The archive streams from git to tar: never buffered here, whatever the size of the tree.
-  const result = await execa('git', ['archive', '--format=tar', tree], { cwd: repo, env: SAFE_GIT_ENV, reject: false, buffer: { stdout: false } })
-    .pipe('tar', ['-x', '-f', '-', '-C', dir, '--no-same-owner'], { reject: false });
+  const result = await execa('git', ['archive', '--format=tar', tree], { cwd: repo, env: SAFE_GIT_ENV, reject: false, buffer: { stdout: false } }).pipe(
+    'tar',
+    ['-x', '-f', '-', '-C', dir, '--no-same-owner'],
+    { reject: false },
+  );
   if (result.exitCode !== 0 || (result.pipedFrom[0]?.exitCode ?? 0) !== 0) {
-    const stderr = [result.pipedFrom[0]?.stderr, result.stderr].map((e) => String(e ?? '').trim()).filter(Boolean).join('; ');
+    const stderr = [result.pipedFrom[0]?.stderr, result.stderr]
+      .map((e) => String(e ?? '').trim())
+      .filter(Boolean)
+      .join('; ');
     // No host path in the message: it reaches the ledger and the next prompt.
-    throw new GenesisError('export-failed', `could not write tree ${tree.slice(0, 12)} into the gate's work dir: ${stderr.slice(-400).replaceAll(dir, '<work dir>')}`, {
-      hint: 'check free disk space and permissions of the world directory',
-    });
+    throw new GenesisError(
+      'export-failed',
+      `could not write tree ${tree.slice(0, 12)} into the gate's work dir: ${stderr.slice(-400).replaceAll(dir, '<work dir>')}`,
+      {
+        hint: 'check free disk space and permissions of the world directory',
+      },
+    );
   }
 }
 
@@ -46,13 +56,24 @@ async function listTree(repo: string, treeish: string): Promise<TreeEntry[]> {
  * The tree the gate verifies: the candidate's files, with every protected path taken from the
  * accepted head (acceptance tests and the manifest can never come from a candidate).
  */
-export async function withProtectedFrom(repo: string, candidateTree: string, head: string, protectedPaths: readonly string[], indexFile: string): Promise<string> {
+export async function withProtectedFrom(
+  repo: string,
+  candidateTree: string,
+  head: string,
+  protectedPaths: readonly string[],
+  indexFile: string,
+): Promise<string> {
   // Mostly the candidate leaves every protected path as the head has it: seen from the trees that differ, with no process.
   const headTree = await resolveObject(repo, `${head}^{tree}`);
   if (headTree && !(await diffTrees(repo, headTree.sha, candidateTree)).some((c) => matchesAny(c.path, protectedPaths))) return candidateTree;
   const [cand, accepted] = await Promise.all([listTree(repo, candidateTree), listTree(repo, head)]);
   const isProtected = (e: TreeEntry) => matchesAny(e.path, protectedPaths);
-  const key = (entries: TreeEntry[]) => entries.filter(isProtected).map((e) => `${e.mode} ${e.sha} ${e.path}`).sort().join('\n');
+  const key = (entries: TreeEntry[]) =>
+    entries
+      .filter(isProtected)
+      .map((e) => `${e.mode} ${e.sha} ${e.path}`)
+      .sort()
+      .join('\n');
   if (key(cand) === key(accepted)) return candidateTree;
   const entries = [...cand.filter((e) => !isProtected(e)), ...accepted.filter(isProtected)];
   const env = { GIT_INDEX_FILE: indexFile };

@@ -48,7 +48,11 @@ interface Entry<T extends RepoProcess> {
 export class RepoProcessPool<T extends RepoProcess> {
   private readonly entries = new Map<string, Entry<T>>();
 
-  constructor(private readonly create: (repo: string) => T, private readonly max = 16, private readonly idleMs = 30_000) {}
+  constructor(
+    private readonly create: (repo: string) => T,
+    private readonly max = 16,
+    private readonly idleMs = 30_000,
+  ) {}
 
   get(repo: string): T {
     const inode = inodeOf(repo);

@@ -41,18 +41,14 @@ export const GIT_IDENTITY: Readonly<Record<string, string>> = Object.freeze({
  * hooks and fsmonitor are off, and no terminal prompt can block a run.
  */
 export async function git(args: string[], options: GitOptions): Promise<GitResult> {
-  const result = await execa(
-    'git',
-    ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', '-c', 'protocol.file.allow=always', ...args],
-    {
-      cwd: options.cwd,
-      input: options.input,
-      env: { ...GIT_IDENTITY, ...options.env, ...SAFE_GIT_ENV },
-      reject: false,
-      stripFinalNewline: false,
-      maxBuffer: 512 * 1024 * 1024,
-    },
-  );
+  const result = await execa('git', ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', '-c', 'protocol.file.allow=always', ...args], {
+    cwd: options.cwd,
+    input: options.input,
+    env: { ...GIT_IDENTITY, ...options.env, ...SAFE_GIT_ENV },
+    reject: false,
+    stripFinalNewline: false,
+    maxBuffer: 512 * 1024 * 1024,
+  });
   const exitCode = result.exitCode ?? -1;
   if (exitCode !== 0 && !(options.okExitCodes ?? []).includes(exitCode)) {
     const stderr = String(result.stderr).trim().split('\n').slice(-5).join('\n');
@@ -90,7 +86,10 @@ export async function gitHead(args: string[], options: Pick<GitOptions, 'cwd' | 
   }
   const result = await child;
   if (!cut && result.exitCode !== 0) {
-    throw new GenesisError('git-failed', `git ${args.slice(0, 3).join(' ')} failed (exit ${result.exitCode ?? -1})`, { hint: 'check that the world path is a git repository you can write to', cause: result });
+    throw new GenesisError('git-failed', `git ${args.slice(0, 3).join(' ')} failed (exit ${result.exitCode ?? -1})`, {
+      hint: 'check that the world path is a git repository you can write to',
+      cause: result,
+    });
   }
   return { text: Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8'), cut };
 }

@@ -38,7 +38,10 @@ export class HistoryIndex {
   /** Walks done so far: incremental ones and full rebuilds (for tests and the bench). */
   readonly stats = { walks: 0, rebuilds: 0 };
 
-  constructor(private readonly readHistory: HistoryReader, private readonly file: string | null = null) {}
+  constructor(
+    private readonly readHistory: HistoryReader,
+    private readonly file: string | null = null,
+  ) {}
 
   /** Loads what an earlier process stored (lines whose chain is incomplete are dropped). */
   async load(): Promise<void> {
@@ -150,11 +153,17 @@ export class HistoryIndex {
     if (!this.file || entries.length === 0) return;
     const lines = entries.map((e) => `${JSON.stringify([e.commit, e.parent, e.task, e.score, e.episode, e.verification])}\n`).join('');
     await mkdir(dirname(this.file), { recursive: true });
-    const exists = await stat(this.file).then(() => true, () => false);
+    const exists = await stat(this.file).then(
+      () => true,
+      () => false,
+    );
     if (rebuilt || !exists) {
       // A rebuild replaces the file whole (through a rename: a reader sees the old one or the new one).
       const tmp = `${this.file}.${process.pid}.tmp`;
-      await writeFile(tmp, `${JSON.stringify({ version: VERSION })}\n${[...this.links.values()].map((e) => JSON.stringify([e.commit, e.parent, e.task, e.score, e.episode, e.verification])).join('\n')}\n`);
+      await writeFile(
+        tmp,
+        `${JSON.stringify({ version: VERSION })}\n${[...this.links.values()].map((e) => JSON.stringify([e.commit, e.parent, e.task, e.score, e.episode, e.verification])).join('\n')}\n`,
+      );
       await rename(tmp, this.file);
       return;
     }
@@ -175,9 +184,17 @@ function parseLine(line: string): IndexedCommit | null {
     const v = JSON.parse(line) as unknown[];
     const [commit, parent, task, score, episode, verification] = v;
     const text = (x: unknown) => x === null || typeof x === 'string';
-    if (!Array.isArray(v) || typeof commit !== 'string' || !OID.test(commit) || !(parent === null || (typeof parent === 'string' && OID.test(parent)))) return null;
+    if (!Array.isArray(v) || typeof commit !== 'string' || !OID.test(commit) || !(parent === null || (typeof parent === 'string' && OID.test(parent))))
+      return null;
     if (!text(task) || !text(episode) || !text(verification) || !(score === null || typeof score === 'number')) return null;
-    return { commit, parent: parent as string | null, task: task as string | null, score: score as number | null, episode: episode as string | null, verification: verification as string | null };
+    return {
+      commit,
+      parent: parent as string | null,
+      task: task as string | null,
+      score: score as number | null,
+      episode: episode as string | null,
+      verification: verification as string | null,
+    };
   } catch {
     return null;
   }
@@ -186,6 +203,11 @@ function parseLine(line: string): IndexedCommit | null {
 /** Where a repository's index file lives: inside its git directory, which no work tree or mirror clone carries. */
 export async function historyIndexFile(repo: string): Promise<string> {
   const dotGit = join(repo, '.git');
-  const gitDir = (await stat(dotGit).then((s) => s.isDirectory(), () => false)) ? dotGit : repo;
+  const gitDir = (await stat(dotGit).then(
+    (s) => s.isDirectory(),
+    () => false,
+  ))
+    ? dotGit
+    : repo;
   return join(gitDir, 'genesis', 'history-index.jsonl');
 }

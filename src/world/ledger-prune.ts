@@ -65,10 +65,12 @@ function isPrunable(record: EpisodeRecord, cutoff: number): boolean {
 
 async function rewriteWithoutCandidate(repo: string, entry: LedgerRef, record: EpisodeRecord, at: string): Promise<boolean> {
   const entries = (await git(['ls-tree', entry.commit], { cwd: repo })).stdout.split('\n').filter(Boolean);
-  const files = new Map(entries.map((line) => {
-    const tab = line.indexOf('\t');
-    return [line.slice(tab + 1), line.slice(0, tab).split(' ')[2] ?? ''] as const;
-  }));
+  const files = new Map(
+    entries.map((line) => {
+      const tab = line.indexOf('\t');
+      return [line.slice(tab + 1), line.slice(0, tab).split(' ')[2] ?? ''] as const;
+    }),
+  );
   const hash = (text: string) => gitValue(['hash-object', '-w', '--stdin'], { cwd: repo, input: text });
   files.set('record.json', await hash(`${JSON.stringify({ ...record, candidatePrunedAt: at }, null, 2)}\n`));
   const diffBlob = files.get('diff.patch');
@@ -90,10 +92,13 @@ async function rewriteWithoutCandidate(repo: string, entry: LedgerRef, record: E
 
 async function ledgerRefs(repo: string): Promise<LedgerRef[]> {
   const out = (await git(['for-each-ref', '--format=%(refname) %(objectname) %(parent)', EPISODE_REF_PREFIX], { cwd: repo })).stdout;
-  return out.split('\n').filter(Boolean).map((line) => {
-    const [ref = '', commit = '', parent = ''] = line.split(' ');
-    return { ref, commit, parent };
-  });
+  return out
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const [ref = '', commit = '', parent = ''] = line.split(' ');
+      return { ref, commit, parent };
+    });
 }
 
 async function objectStoreBytes(repo: string): Promise<number> {

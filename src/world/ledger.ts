@@ -26,7 +26,10 @@ export const EPISODE_REF_PREFIX = 'refs/genesis/episodes/';
  * is the candidate commit, which keeps a rejected change reachable as evidence.
  */
 export class Ledger {
-  constructor(private readonly repo: string, private readonly options: LedgerOptions = {}) {}
+  constructor(
+    private readonly repo: string,
+    private readonly options: LedgerOptions = {},
+  ) {}
 
   /**
    * Stores the record and its logs, scrubbed of secrets (see secret-scrubber.ts): this is the one
@@ -37,7 +40,10 @@ export class Ledger {
   async write(record: EpisodeRecord, artifacts: EpisodeArtifacts = {}): Promise<void> {
     const commit = await this.writeCommit(record, artifacts);
     const moved = await updateRefs(this.repo, [{ ref: `${EPISODE_REF_PREFIX}${record.id}`, next: commit }]);
-    if (!moved.ok) throw new GenesisError('git-failed', `could not record episode ${record.id}: ${moved.error}`, { hint: 'check that the world is a git repository you can write to' });
+    if (!moved.ok)
+      throw new GenesisError('git-failed', `could not record episode ${record.id}: ${moved.error}`, {
+        hint: 'check that the world is a git repository you can write to',
+      });
   }
 
   /**
@@ -60,7 +66,10 @@ export class Ledger {
     texts.forEach(([name], i) => {
       files.set(name, shas[i]!);
     });
-    const tree = await writeTree(this.repo, [...files].map(([name, sha]) => ({ mode: '100644', name, sha })));
+    const tree = await writeTree(
+      this.repo,
+      [...files].map(([name, sha]) => ({ mode: '100644', name, sha })),
+    );
     const message = `episode ${record.id}: ${record.task} attempt ${record.attempt} ${record.outcome ?? record.status}\n`;
     return writeCommit(this.repo, { tree, parents: record.candidate ? [record.candidate] : [], message });
   }
@@ -74,12 +83,13 @@ export class Ledger {
   /** Every record, oldest first (episode ids sort by start time). Two git processes in all. */
   async readAll(): Promise<EpisodeRecord[]> {
     // Object ids, not ref names, in the batch: git then skips a ref lookup per record (2.5x faster at 10,000).
-    const commits = (await git(['for-each-ref', '--format=%(objectname)', EPISODE_REF_PREFIX], { cwd: this.repo })).stdout
-      .split('\n')
-      .filter(Boolean);
+    const commits = (await git(['for-each-ref', '--format=%(objectname)', EPISODE_REF_PREFIX], { cwd: this.repo })).stdout.split('\n').filter(Boolean);
     if (commits.length === 0) return [];
     const out = (await git(['cat-file', '--batch'], { cwd: this.repo, input: commits.map((c) => `${c}:record.json`).join('\n') + '\n' })).stdout;
-    return splitCatFileBatch(out).filter((text): text is string => text !== null).map((text) => JSON.parse(text) as EpisodeRecord).sort((a, b) => a.id.localeCompare(b.id));
+    return splitCatFileBatch(out)
+      .filter((text): text is string => text !== null)
+      .map((text) => JSON.parse(text) as EpisodeRecord)
+      .sort((a, b) => a.id.localeCompare(b.id));
   }
 
   async read(id: string): Promise<EpisodeRecord | null> {

@@ -29,10 +29,7 @@ const goal = z
       .optional()
       .describe('command whose success on the accepted head means the world is done'),
     constraints: z.array(z.string()).default([]).describe('rules every episode is told to keep'),
-    progressFile: z
-      .string()
-      .optional()
-      .describe('a handoff file (e.g. PROGRESS.md) every episode reads and may append to, whatever its task'),
+    progressFile: z.string().optional().describe('a handoff file (e.g. PROGRESS.md) every episode reads and may append to, whatever its task'),
     stop: z
       .object({
         maxEpisodes: z.number().int().positive().optional().describe('stop after this many episodes'),
@@ -121,12 +118,7 @@ const simAgent = z
   .object({
     e: z.number().min(0).max(1).default(0.1).describe('probability that an attempt exits with an error (a visible error)'),
     w: z.number().min(0).max(1).default(0.05).describe('probability that an attempt writes a plausible wrong solution (a silent error)'),
-    d: z
-      .number()
-      .min(0)
-      .max(1)
-      .default(0.8)
-      .describe("probability that a wrong solution is of the kind the world's visible check catches"),
+    d: z.number().min(0).max(1).default(0.8).describe("probability that a wrong solution is of the kind the world's visible check catches"),
     seed: z.number().int().min(0).max(4294967295).default(1).describe('seed of the draws, an integer in [0, 2^32 - 1]'),
   })
   .strict();
@@ -143,21 +135,19 @@ const price = z
 const agentChoice = {
   kind: z
     .enum(['command', 'script', 'sim', 'openai'])
-    .describe('command: any CLI agent; script: replays recorded changes; sim: stochastic calibration agent; openai: the built-in agent for any OpenAI-compatible endpoint'),
+    .describe(
+      'command: any CLI agent; script: replays recorded changes; sim: stochastic calibration agent; openai: the built-in agent for any OpenAI-compatible endpoint',
+    ),
   preset: z.enum(PRESET_NAMES).optional().describe('a known CLI agent for kind command: claude-code, codex, aider, opencode or gemini'),
-  command: z
-    .array(z.string())
-    .min(1)
-    .optional()
-    .describe('argv of the agent (kind command); {promptFile} is replaced by the prompt file path'),
+  command: z.array(z.string()).min(1).optional().describe('argv of the agent (kind command); {promptFile} is replaced by the prompt file path'),
   args: z.array(z.string()).optional().describe("arguments appended to a preset's command"),
-  script: z
-    .string()
-    .optional()
-    .describe('recording the script agent replays (kind script), a path in the accepted tree'),
+  script: z.string().optional().describe('recording the script agent replays (kind script), a path in the accepted tree'),
   sim: simAgent.optional().describe('error rates and seed of the calibration agent (kind sim)'),
   model: z.string().min(1).optional().describe("the model: required for kind openai; a preset passes it to its CLI's --model"),
-  baseUrl: z.url({ protocol: /^https?$/ }).optional().describe('API root of an OpenAI-compatible endpoint (kind openai), e.g. https://api.openai.com/v1'),
+  baseUrl: z
+    .url({ protocol: /^https?$/ })
+    .optional()
+    .describe('API root of an OpenAI-compatible endpoint (kind openai), e.g. https://api.openai.com/v1'),
   apiKeyEnv: z
     .string()
     .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'the name of an environment variable')
@@ -169,7 +159,7 @@ const agentChoice = {
 const agent = z
   .object({
     ...agentChoice,
-    timeoutSec: z.number().int().positive().default(1800).describe('wall time of one episode\'s agent'),
+    timeoutSec: z.number().int().positive().default(1800).describe("wall time of one episode's agent"),
     limits: z
       .object({
         diskMb: z
@@ -177,20 +167,20 @@ const agent = z
           .int()
           .min(16)
           .optional()
-          .describe("disk quota of the agent's workspace, MiB (a size-limited tmpfs: counts toward memory; needs root); filling it fails the episode with disk-quota"),
+          .describe(
+            "disk quota of the agent's workspace, MiB (a size-limited tmpfs: counts toward memory; needs root); filling it fails the episode with disk-quota",
+          ),
       })
       .strict()
       .default({})
       .describe("limits of the agent's sandbox"),
     env: z.array(z.string()).default([]).describe('names of environment variables passed to the agent'),
     homeFiles: z
-      .array(
-        z
-          .string()
-          .regex(/^(?!\/)(?!.*(^|\/)\.\.(\/|$)).+$/, 'a path relative to your HOME, without "..", e.g. ".codex/auth.json"'),
-      )
+      .array(z.string().regex(/^(?!\/)(?!.*(^|\/)\.\.(\/|$)).+$/, 'a path relative to your HOME, without "..", e.g. ".codex/auth.json"'))
       .default([])
-      .describe("files of your HOME the agent gets read-only in its private HOME (a CLI's login or configuration, e.g. .codex/auth.json); nothing else of your HOME is passed"),
+      .describe(
+        "files of your HOME the agent gets read-only in its private HOME (a CLI's login or configuration, e.g. .codex/auth.json); nothing else of your HOME is passed",
+      ),
     maxTurns: z.number().int().positive().default(50).describe('model calls per episode (kind openai)'),
     maxTokens: z.number().int().positive().optional().describe('input + output tokens per episode (kind openai)'),
     requestTimeoutSec: z.number().int().positive().default(300).describe('time for one model call (kind openai)'),
@@ -199,7 +189,9 @@ const agent = z
     sandbox: z
       .enum(['auto', 'docker', 'bwrap', 'none'])
       .default('auto')
-      .describe("where the agent's processes run: auto (bwrap with a network namespace of its own), bwrap, docker (own container and network), or none (a local process, unconfined: say so only for agents you trust)"),
+      .describe(
+        "where the agent's processes run: auto (bwrap with a network namespace of its own), bwrap, docker (own container and network), or none (a local process, unconfined: say so only for agents you trust)",
+      ),
     image: z.string().optional().describe('docker image of the agent sandbox; default: verify.image'),
     network: z
       .union([
@@ -207,7 +199,11 @@ const agent = z
         z
           .object({
             allow: z
-              .array(z.string().regex(/^[A-Za-z0-9*]([A-Za-z0-9*.:-]*[A-Za-z0-9*])?$/, 'a host name or address, with * for any run of characters, e.g. "*.openai.com"'))
+              .array(
+                z
+                  .string()
+                  .regex(/^[A-Za-z0-9*]([A-Za-z0-9*.:-]*[A-Za-z0-9*])?$/, 'a host name or address, with * for any run of characters, e.g. "*.openai.com"'),
+              )
               .min(1, 'an empty allow-list would cut the agent off from its model; remove agent.network instead')
               .describe('hosts the agent may reach through its egress proxy (HTTP CONNECT and plain HTTP); * matches any run of characters'),
             docker: z.string().min(1).optional().describe('docker network of the agent sandbox'),
@@ -215,10 +211,17 @@ const agent = z
           .strict(),
       ])
       .default('genesis-agents')
-      .describe('the docker network of the agent sandbox (a name, created when missing), or { allow: [hosts] }: an egress allow-list enforced by a proxy (sandbox auto or bwrap)'),
+      .describe(
+        'the docker network of the agent sandbox (a name, created when missing), or { allow: [hosts] }: an egress allow-list enforced by a proxy (sandbox auto or bwrap)',
+      ),
     promptTemplate: z.string().min(1).optional().describe('the prompt as a template with {{placeholders}}; default: the built-in prompt'),
     rotation: z
-      .array(z.object({ ...agentChoice, env: z.array(z.string()).optional().describe('more variables passed to this agent, besides agent.env') }).partial().strict())
+      .array(
+        z
+          .object({ ...agentChoice, env: z.array(z.string()).optional().describe('more variables passed to this agent, besides agent.env') })
+          .partial()
+          .strict(),
+      )
       .default([])
       .describe('agents or models for successive attempts: attempt n uses entry (n-1) mod length, merged over this agent'),
   })
@@ -226,9 +229,7 @@ const agent = z
 
 export const taskSchema = z
   .object({
-    id: z
-      .string()
-      .regex(/^[a-z0-9][a-z0-9._-]*$/, 'use lowercase letters, digits, ".", "_" and "-", starting with a letter or digit'),
+    id: z.string().regex(/^[a-z0-9][a-z0-9._-]*$/, 'use lowercase letters, digits, ".", "_" and "-", starting with a letter or digit'),
     title: z.string().min(1).describe('one line saying what the task delivers'),
     kind: z
       .enum(['build', 'planner'])
@@ -236,14 +237,14 @@ export const taskSchema = z
       .describe('build: changes the world; planner: proposes new tasks as a file in tasksDir, validated by the gate'),
     description: z.string().default('').describe('what to build, for the agent'),
     acceptance: z.string().default('').describe('how the result is judged, for the agent'),
-    paths: z.array(z.string()).min(1, 'a task needs at least one path it may change, e.g. ["src/add.js"]').describe('files, directories or globs the task may change'),
+    paths: z
+      .array(z.string())
+      .min(1, 'a task needs at least one path it may change, e.g. ["src/add.js"]')
+      .describe('files, directories or globs the task may change'),
     dependsOn: z.array(z.string()).default([]).describe('ids of tasks that must be done first'),
     check: z.string().optional().describe("the task's acceptance command, run by the gate"),
     humanMinutes: z.number().positive().optional().describe('how long a person would take'),
-    witness: z
-      .boolean()
-      .default(false)
-      .describe("fail-to-pass: the task's check must fail on the base commit and pass on the candidate"),
+    witness: z.boolean().default(false).describe("fail-to-pass: the task's check must fail on the base commit and pass on the candidate"),
   })
   .strict();
 
@@ -264,10 +265,7 @@ export const manifestSchema = z
       .describe('the accepted branch'),
     goal,
     verify,
-    protected: z
-      .array(z.string())
-      .default(['world.yaml'])
-      .describe('paths no episode may change; restored from the accepted head before the gate'),
+    protected: z.array(z.string()).default(['world.yaml']).describe('paths no episode may change; restored from the accepted head before the gate'),
     agent,
     retry: z
       .object({
@@ -288,10 +286,7 @@ export const manifestSchema = z
       .optional()
       .describe('the integration queue: changes that passed their own gate, verified on top of those ahead of them'),
     tasks: z.array(taskSchema).default([]),
-    tasksDir: z
-      .string()
-      .optional()
-      .describe('a directory of YAML files ({ tasks: [...] }) whose tasks join those of world.yaml; planner tasks write here'),
+    tasksDir: z.string().optional().describe('a directory of YAML files ({ tasks: [...] }) whose tasks join those of world.yaml; planner tasks write here'),
     publish: z
       .union([publishTarget, z.array(publishTarget)])
       .transform((v) => (Array.isArray(v) ? v : [v]))

@@ -76,9 +76,7 @@ function formatIssue(issue: z.core.$ZodIssue): string[] {
 }
 
 function formatPath(path: readonly PropertyKey[]): string {
-  return path
-    .map((part, i) => (typeof part === 'number' ? `[${part}]` : `${i === 0 ? '' : '.'}${String(part)}`))
-    .join('');
+  return path.map((part, i) => (typeof part === 'number' ? `[${part}]` : `${i === 0 ? '' : '.'}${String(part)}`)).join('');
 }
 
 type Rule = (m: WorldManifest, errors: string[], warnings: string[]) => void;
@@ -98,7 +96,9 @@ const CROSS_FIELD_RULES: Rule[] = [
   function agentConfinementNeedsASandbox(m, errors, warnings) {
     const sandboxed = m.agent.sandbox === 'auto' || m.agent.sandbox === 'bwrap';
     if (typeof m.agent.network !== 'string' && !sandboxed) {
-      errors.push(`agent.network.allow: an allow-list is enforced by the auto (bubblewrap) agent sandbox, not by agent.sandbox: ${m.agent.sandbox}; remove agent.sandbox or the list`);
+      errors.push(
+        `agent.network.allow: an allow-list is enforced by the auto (bubblewrap) agent sandbox, not by agent.sandbox: ${m.agent.sandbox}; remove agent.sandbox or the list`,
+      );
     }
     if (m.agent.limits.diskMb !== undefined && m.agent.sandbox === 'none') {
       warnings.push('agent.limits.diskMb: has no effect with agent.sandbox: none (an unconfined agent can write anywhere you can)');
@@ -163,15 +163,18 @@ const CROSS_FIELD_RULES: Rule[] = [
 
 /** What an agent of this configuration lacks, as `<prefix>.<field>: problem` lines. */
 function agentConfigProblems(a: AgentConfig, prefix: string, errors: string[]): void {
-  if (a.kind === 'command' && !a.command && !a.preset) errors.push(`${prefix}.command: required when agent.kind is "command" (an argv list, e.g. ["bash", "agent.sh"])`);
+  if (a.kind === 'command' && !a.command && !a.preset)
+    errors.push(`${prefix}.command: required when agent.kind is "command" (an argv list, e.g. ["bash", "agent.sh"])`);
   if (a.preset && a.kind !== 'command') errors.push(`${prefix}.preset: a preset is a command agent; set kind: command or remove preset`);
   if (a.kind === 'script' && !a.script) errors.push(`${prefix}.script: required when agent.kind is "script" (the path of a recording in the world)`);
-  if (a.kind === 'sim' && !a.sim) errors.push(`${prefix}.sim: required when agent.kind is "sim" (its rates e, w, d and a seed, e.g. { e: 0.1, w: 0.05, d: 0.8, seed: 1 })`);
+  if (a.kind === 'sim' && !a.sim)
+    errors.push(`${prefix}.sim: required when agent.kind is "sim" (its rates e, w, d and a seed, e.g. { e: 0.1, w: 0.05, d: 0.8, seed: 1 })`);
   // A tolerance so that e = 0.1 + 0.2 (0.30000000000000004) with w = 0.7 is accepted.
   if (a.kind === 'sim' && a.sim && a.sim.e + a.sim.w > 1 + 1e-12) {
     errors.push(`${prefix}.sim: e + w must be at most 1 (they share one draw), got ${a.sim.e} + ${a.sim.w}`);
   }
-  if (a.kind === 'openai' && !a.baseUrl) errors.push(`${prefix}.baseUrl: required when agent.kind is "openai" (the API root, e.g. https://api.openai.com/v1 or http://localhost:11434/v1)`);
+  if (a.kind === 'openai' && !a.baseUrl)
+    errors.push(`${prefix}.baseUrl: required when agent.kind is "openai" (the API root, e.g. https://api.openai.com/v1 or http://localhost:11434/v1)`);
   if (a.kind === 'openai' && !a.model) errors.push(`${prefix}.model: required when agent.kind is "openai" (the model name the endpoint serves)`);
 }
 

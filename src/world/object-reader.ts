@@ -31,7 +31,11 @@ export class ObjectReader implements RepoProcess {
   private header: { sha: string; type: string; size: number } | null = null;
   private ended: Error | null = null;
 
-  constructor(repo: string, private readonly withContent: boolean, onEnd: (reader: ObjectReader) => void) {
+  constructor(
+    repo: string,
+    private readonly withContent: boolean,
+    onEnd: (reader: ObjectReader) => void,
+  ) {
     this.child = spawnLongLivedGit(repo, ['cat-file', withContent ? '--batch' : '--batch-check']);
     let stderr = '';
     this.child.stderr.on('data', (chunk: Buffer) => {

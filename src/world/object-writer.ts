@@ -23,7 +23,12 @@ async function looseObjectDir(repo: string): Promise<string | null> {
     if (config === null) continue;
     if (/^\s*(objectformat|sharedrepository)\s*=/im.test(config)) return null;
     const objects = join(gitDir, 'objects');
-    return (await stat(objects).then((s) => s.isDirectory(), () => false)) ? objects : null;
+    return (await stat(objects).then(
+      (s) => s.isDirectory(),
+      () => false,
+    ))
+      ? objects
+      : null;
   }
   return null;
 }
@@ -41,7 +46,13 @@ export async function writeObject(repo: string, type: 'blob' | 'tree' | 'commit'
   const sha = createHash('sha1').update(body).digest('hex');
   const fanout = join(dir, sha.slice(0, 2));
   const path = join(fanout, sha.slice(2));
-  if (await stat(path).then(() => true, () => false)) return sha;
+  if (
+    await stat(path).then(
+      () => true,
+      () => false,
+    )
+  )
+    return sha;
   await mkdir(fanout, { recursive: true });
   const tmp = join(fanout, `tmp_obj_genesis_${randomBytes(6).toString('hex')}`);
   await writeFile(tmp, deflateSync(body), { mode: 0o444 });

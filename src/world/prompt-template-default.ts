@@ -15,7 +15,8 @@ export const PROMPT_PLACEHOLDERS: Readonly<Record<string, string>> = {
   protected: 'the protected paths, as a list',
   test: 'verify.test',
   check: "the task's check command (may be empty)",
-  testCommands: 'every command the gate runs, in order, joined by " and ": verify.setup, verify.build, verify.test, the check of this task and of every done task',
+  testCommands:
+    'every command the gate runs, in order, joined by " and ": verify.setup, verify.build, verify.test, the check of this task and of every done task',
   gateCommands: 'the same commands as a list, each as "step: command" (setup, build, test, check:<task>)',
   constraints: 'goal.constraints, as a list',
   planner: 'true for a planner task',

@@ -13,10 +13,7 @@
 export type TemplateValue = string | boolean | readonly string[];
 export type TemplateValues = Readonly<Record<string, TemplateValue>>;
 
-type Node =
-  | { type: 'text'; text: string }
-  | { type: 'var'; name: string }
-  | { type: 'section'; name: string; inverted: boolean; children: Node[] };
+type Node = { type: 'text'; text: string } | { type: 'var'; name: string } | { type: 'section'; name: string; inverted: boolean; children: Node[] };
 
 const TAG = /\{\{\s*([#^/]?)\s*([A-Za-z][\w]*|\.)\s*\}\}/g;
 const STANDALONE = /^[ \t]*(\{\{\s*[#^/]\s*[A-Za-z][\w]*\s*\}\})[ \t]*$/;
@@ -44,10 +41,13 @@ export function renderPromptTemplate(template: string, values: TemplateValues): 
 
 function parse(template: string, names: ReadonlySet<string>): Node[] {
   // Standalone section tags lose their line: "  {{#x}}\n" becomes "{{#x}}".
-  const source = template.split(/(?<=\n)/).map((line) => {
-    const match = STANDALONE.exec(line.replace(/\r?\n$/, ''));
-    return match ? match[1]! : line;
-  }).join('');
+  const source = template
+    .split(/(?<=\n)/)
+    .map((line) => {
+      const match = STANDALONE.exec(line.replace(/\r?\n$/, ''));
+      return match ? match[1]! : line;
+    })
+    .join('');
   const root: Node[] = [];
   const stack: Array<{ name: string; children: Node[] }> = [{ name: '', children: root }];
   let last = 0;

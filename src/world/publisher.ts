@@ -39,7 +39,12 @@ export class Publisher implements RefMoveListener {
   private closed = false;
   private readonly backoff: BackoffPolicy;
 
-  constructor(private readonly world: WorldRepo, private readonly branch: string, private readonly targets: readonly PublishTarget[], private readonly options: PublisherOptions = {}) {
+  constructor(
+    private readonly world: WorldRepo,
+    private readonly branch: string,
+    private readonly targets: readonly PublishTarget[],
+    private readonly options: PublisherOptions = {},
+  ) {
     this.backoff = options.backoff ?? backoffPolicy({ initialMs: 1000, maxMs: 60_000, jitter: 0.2 });
   }
 

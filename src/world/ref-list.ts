@@ -22,12 +22,20 @@ export async function listRefs(repo: string, prefix: string): Promise<ListedRef[
   const read = await readFilesStore(repo, prefix).catch(() => null);
   if (read) return read;
   const out = (await git(['for-each-ref', '--format=%(objectname) %(refname)', prefix], { cwd: repo })).stdout;
-  return out.split('\n').filter(Boolean).map((line) => ({ sha: line.slice(0, line.indexOf(' ')), ref: line.slice(line.indexOf(' ') + 1) }));
+  return out
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => ({ sha: line.slice(0, line.indexOf(' ')), ref: line.slice(line.indexOf(' ') + 1) }));
 }
 
 async function readFilesStore(repo: string, prefix: string): Promise<ListedRef[] | null> {
   if (process.env.GIT_DIR || process.env.GIT_COMMON_DIR) return null;
-  const gitDir = (await stat(join(repo, '.git')).then((s) => s.isDirectory(), () => false)) ? join(repo, '.git') : repo;
+  const gitDir = (await stat(join(repo, '.git')).then(
+    (s) => s.isDirectory(),
+    () => false,
+  ))
+    ? join(repo, '.git')
+    : repo;
   const config = await readFile(join(gitDir, 'config'), 'utf8');
   if (/^\s*refstorage\s*=/im.test(config)) return null;
   const refs = new Map<string, string>();

@@ -58,10 +58,13 @@ class RefUpdater implements RepoProcess {
     return new Promise((resolve) => {
       this.out = '';
       holdAlive(this.child, true);
-      this.waiting = { lines: 3, resolve: (result) => {
-        holdAlive(this.child, false);
-        resolve(result);
-      } };
+      this.waiting = {
+        lines: 3,
+        resolve: (result) => {
+          holdAlive(this.child, false);
+          resolve(result);
+        },
+      };
       // One write: a parent that dies after it still leaves the whole transaction to git.
       this.child.stdin.write(`start\n${lines.join('')}prepare\ncommit\n`);
     });

@@ -60,7 +60,10 @@ class ServerSync implements RefMoveListener {
   private synced = new Map<string, string>();
   private chain: Promise<unknown> = Promise.resolve();
 
-  constructor(private readonly repo: WorldRepo, private readonly url: string) {}
+  constructor(
+    private readonly repo: WorldRepo,
+    private readonly url: string,
+  ) {}
 
   async snapshot(): Promise<void> {
     this.synced = await this.ledgerRefs();
@@ -85,7 +88,10 @@ class ServerSync implements RefMoveListener {
     return this.serialized(async () => {
       const changed = await this.changedLedgerRefs();
       if (changed.length === 0) return [];
-      const answer = await this.push(changed.flatMap((c) => lease(c.ref, this.synced.get(c.ref) ?? null)), changed.map((c) => `${c.sha}:${c.ref}`));
+      const answer = await this.push(
+        changed.flatMap((c) => lease(c.ref, this.synced.get(c.ref) ?? null)),
+        changed.map((c) => `${c.sha}:${c.ref}`),
+      );
       return this.settleLedger(changed, answer);
     });
   }
@@ -94,7 +100,10 @@ class ServerSync implements RefMoveListener {
     const changed = await this.changedLedgerRefs();
     let answer: PushAnswer;
     try {
-      answer = await this.push([...lease(ref, expected), ...changed.flatMap((c) => lease(c.ref, this.synced.get(c.ref) ?? null))], [`${next}:${ref}`, ...changed.map((c) => `${c.sha}:${c.ref}`)]);
+      answer = await this.push(
+        [...lease(ref, expected), ...changed.flatMap((c) => lease(c.ref, this.synced.get(c.ref) ?? null))],
+        [`${next}:${ref}`, ...changed.map((c) => `${c.sha}:${c.ref}`)],
+      );
     } catch (error) {
       // Whether the server took it is unknown: the local ref goes back, and the next fetch says.
       await git(['update-ref', ref, expected ?? '0'.repeat(40), next], { cwd: this.repo.path, okExitCodes: [1, 128] });
@@ -138,7 +147,12 @@ class ServerSync implements RefMoveListener {
 
   private async ledgerRefs(): Promise<Map<string, string>> {
     const out = (await git(['for-each-ref', '--format=%(refname) %(objectname)', LEDGER_REFS], { cwd: this.repo.path })).stdout;
-    return new Map(out.split('\n').filter(Boolean).map((line) => line.split(' ') as [string, string]));
+    return new Map(
+      out
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => line.split(' ') as [string, string]),
+    );
   }
 
   /** Fetches and pushes through one mirror take turns. */

@@ -13,7 +13,11 @@ export function parseTree(content: Buffer): StoredTreeEntry[] {
     const space = content.indexOf(0x20, pos);
     const nul = content.indexOf(0x00, space + 1);
     if (space < 0 || nul < 0 || nul + 21 > content.length) throw new Error('not a tree object');
-    entries.push({ mode: content.subarray(pos, space).toString('latin1'), name: content.subarray(space + 1, nul).toString('utf8'), sha: content.subarray(nul + 1, nul + 21).toString('hex') });
+    entries.push({
+      mode: content.subarray(pos, space).toString('latin1'),
+      name: content.subarray(space + 1, nul).toString('utf8'),
+      sha: content.subarray(nul + 1, nul + 21).toString('hex'),
+    });
     pos = nul + 21;
   }
   return entries;

@@ -10,8 +10,15 @@ import { git, gitValue } from './git.js';
  */
 export async function writeTreeFromDir(repo: string, dir: string, indexFile: string): Promise<string> {
   const from = resolve(dir);
-  if (!(await stat(from).then((s) => s.isDirectory(), () => false))) {
-    throw new GenesisError('from-not-a-directory', `--from ${dir} is not a directory`, { hint: 'pass the working tree that should become the next accepted tree' });
+  if (
+    !(await stat(from).then(
+      (s) => s.isDirectory(),
+      () => false,
+    ))
+  ) {
+    throw new GenesisError('from-not-a-directory', `--from ${dir} is not a directory`, {
+      hint: 'pass the working tree that should become the next accepted tree',
+    });
   }
   const env = { GIT_INDEX_FILE: indexFile };
   const ctx = ['--git-dir', repo, '--work-tree', from, '-c', 'core.excludesFile=/dev/null', '-c', 'core.autocrlf=false'];

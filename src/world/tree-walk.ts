@@ -29,7 +29,8 @@ export async function diffTrees(repo: string, from: string, to: string): Promise
 async function entriesOf(repo: string, tree: string | null): Promise<StoredTreeEntry[]> {
   if (tree === null) return [];
   const found = await readObject(repo, tree);
-  if (found?.type !== 'tree') throw new GenesisError('git-failed', `${tree.slice(0, 40)} is not a tree in the world`, { hint: 'check that the tree exists in the world' });
+  if (found?.type !== 'tree')
+    throw new GenesisError('git-failed', `${tree.slice(0, 40)} is not a tree in the world`, { hint: 'check that the tree exists in the world' });
   return parseTree(found.content);
 }
 

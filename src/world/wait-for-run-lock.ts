@@ -7,7 +7,10 @@ import { acquireRunLock } from './run-lock.js';
  * integrator puts back any branch move it did not make, so a person's change lands between runs.
  * `onWait` is called once, with the holder's message, when waiting starts.
  */
-export async function waitForRunLock(scratchDir: string, options: { onWait?: (message: string) => void; pollMs?: number; signal?: AbortSignal } = {}): Promise<{ release(): Promise<void> }> {
+export async function waitForRunLock(
+  scratchDir: string,
+  options: { onWait?: (message: string) => void; pollMs?: number; signal?: AbortSignal } = {},
+): Promise<{ release(): Promise<void> }> {
   let told = false;
   for (;;) {
     try {

@@ -40,7 +40,10 @@ export async function openWorkerWorld(remote: string, cacheDir: string): Promise
   return {
     repo,
     sync: () => serialized(mirror, () => git(['fetch', '--quiet', '--no-tags', remote, ...FETCH_REFSPECS], { cwd: mirror }).then(() => undefined)),
-    publish: (id) => serialized(mirror, () => git(['push', '--quiet', remote, `+refs/genesis/episodes/${id}:refs/genesis/episodes/${id}`], { cwd: mirror }).then(() => undefined)),
+    publish: (id) =>
+      serialized(mirror, () =>
+        git(['push', '--quiet', remote, `+refs/genesis/episodes/${id}:refs/genesis/episodes/${id}`], { cwd: mirror }).then(() => undefined),
+      ),
     publishRef: (ref) => serialized(mirror, () => git(['push', '--quiet', remote, `+${ref}:${ref}`], { cwd: mirror }).then(() => undefined)),
   };
 }
@@ -49,6 +52,9 @@ export async function openWorkerWorld(remote: string, cacheDir: string): Promise
 const chains = new Map<string, Promise<unknown>>();
 function serialized<T>(key: string, work: () => Promise<T>): Promise<T> {
   const next = (chains.get(key) ?? Promise.resolve()).then(work, work);
-  chains.set(key, next.catch(() => undefined));
+  chains.set(
+    key,
+    next.catch(() => undefined),
+  );
   return next;
 }

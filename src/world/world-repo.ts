@@ -39,7 +39,10 @@ export class WorldRepo {
   /** Opens an existing world; says how to create one when the path is not a world. */
   static async open(path: string): Promise<WorldRepo> {
     const abs = resolve(path);
-    const isDir = await stat(abs).then((s) => s.isDirectory(), () => false);
+    const isDir = await stat(abs).then(
+      (s) => s.isDirectory(),
+      () => false,
+    );
     if (!isDir) {
       throw new GenesisError('world-not-found', `no world at ${abs}`, {
         hint: `create one with: genesis init --world ${path} --from <directory with world.yaml>`,
@@ -87,7 +90,9 @@ export class WorldRepo {
   async manifestAt(commit: string): Promise<WorldManifest> {
     // Parsing is costly for big task lists and happens several times per episode; the same
     // world.yaml blob (with the same `tasks/` tree, where a tasksDir lives) gives the same manifest.
-    const [blob = '', tasksTree = ''] = await Promise.all([`${commit}:world.yaml`, `${commit}:tasks`].map(async (name) => (await resolveObject(this.path, name))?.sha ?? ''));
+    const [blob = '', tasksTree = ''] = await Promise.all(
+      [`${commit}:world.yaml`, `${commit}:tasks`].map(async (name) => (await resolveObject(this.path, name))?.sha ?? ''),
+    );
     const key = blob ? `${this.path}\0${blob}\0${tasksTree}` : null;
     const known = key ? manifestCache.get(key) : undefined;
     if (known) return known;
@@ -162,7 +167,9 @@ export class WorldRepo {
   /** The swap itself, and the refs that move with it in the same transaction (all or none). */
   private async swapRefs(ref: string, next: string, expected: string | null, alongside: ReadonlyArray<{ ref: string; next: string }>): Promise<boolean> {
     const oid = /^[0-9a-f]{40}$/;
-    const plain = [ref, ...alongside.map((a) => a.ref)].every((r) => r.startsWith('refs/')) && [next, expected ?? next, ...alongside.map((a) => a.next)].every((c) => oid.test(c));
+    const plain =
+      [ref, ...alongside.map((a) => a.ref)].every((r) => r.startsWith('refs/')) &&
+      [next, expected ?? next, ...alongside.map((a) => a.next)].every((c) => oid.test(c));
     if (plain) return (await updateRefs(this.path, [{ ref, next, expected }, ...alongside])).ok;
     const r = await git(['update-ref', ref, next, expected ?? '0'.repeat(40)], { cwd: this.path, okExitCodes: [1, 128] });
     if (r.exitCode !== 0) return false;
@@ -178,7 +185,10 @@ export class WorldRepo {
   async setRef(ref: string, commit: string): Promise<void> {
     if (ref.startsWith('refs/') && /^[0-9a-f]{40}$/.test(commit)) {
       const moved = await updateRefs(this.path, [{ ref, next: commit }]);
-      if (!moved.ok) throw new GenesisError('git-failed', `could not set ${ref}: ${moved.error}`, { hint: 'check that the world path is a git repository you can write to' });
+      if (!moved.ok)
+        throw new GenesisError('git-failed', `could not set ${ref}: ${moved.error}`, {
+          hint: 'check that the world path is a git repository you can write to',
+        });
       return;
     }
     await git(['update-ref', ref, commit], { cwd: this.path });

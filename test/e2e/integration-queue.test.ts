@@ -15,7 +15,11 @@ const runs = itWith('bwrap') === it && itWithBrowser() === it;
 const describeE2e = runs ? describe : describe.skip;
 
 /** The DOM as this function uses it, in the page (the test's tsconfig has no DOM types). */
-interface Found { innerText: string; closest(selector: string): Found | null; getAttribute(name: string): string | null }
+interface Found {
+  innerText: string;
+  closest(selector: string): Found | null;
+  getAttribute(name: string): string | null;
+}
 
 /** Runs in the page: the first row being judged on its tip (its own gate, or a verification) and whether the queue is a running scheduler's, or false. */
 function readVerifyingRow(): { text: string; current: string | null } | false {

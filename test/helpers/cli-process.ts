@@ -50,7 +50,10 @@ export function startCli(args: string[], env: Record<string, string> = {}): CliP
       const seen = lines.find((l) => pattern.test(l));
       if (seen) return Promise.resolve(seen);
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no line matching ${pattern} within ${timeoutMs} ms; stdout:\n${lines.join('\n')}\nstderr:\n${stderr}`)), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new Error(`no line matching ${pattern} within ${timeoutMs} ms; stdout:\n${lines.join('\n')}\nstderr:\n${stderr}`)),
+          timeoutMs,
+        );
         const settle = (line: string) => {
           clearTimeout(timer);
           resolve(line);

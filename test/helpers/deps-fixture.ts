@@ -25,14 +25,19 @@ export const SEMVER_FILES: Record<string, string> = {
     null,
     2,
   )}\n`,
-  'test/base.test.js': "import test from 'node:test';\nimport assert from 'node:assert';\nimport semver from 'semver';\ntest('semver is there', () => assert.ok(semver.gt('1.2.3', '1.2.0')));\n",
+  'test/base.test.js':
+    "import test from 'node:test';\nimport assert from 'node:assert';\nimport semver from 'semver';\ntest('semver is there', () => assert.ok(semver.gt('1.2.3', '1.2.0')));\n",
   '.gitignore': 'node_modules\n',
 };
 
 export const NPM_DEPS = { files: ['package.json', 'package-lock.json'], install: 'npm ci --ignore-scripts', paths: ['node_modules'] };
 
 /** The fixture manifest with verify.deps (and whatever else is given for verify). */
-export function depsManifest(sandbox: 'docker' | 'bwrap', verify: Record<string, unknown> = {}, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+export function depsManifest(
+  sandbox: 'docker' | 'bwrap',
+  verify: Record<string, unknown> = {},
+  overrides: Record<string, unknown> = {},
+): Record<string, unknown> {
   const base = baseManifest(overrides);
   return { ...base, verify: { ...(base.verify as Record<string, unknown>), sandbox, deps: NPM_DEPS, ...verify } };
 }

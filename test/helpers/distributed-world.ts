@@ -11,7 +11,8 @@ export async function makeTaskWorld(n: number, sleepMs: number, parallelism = 3)
   const files: Record<string, string> = {};
   const recording: RecordingSteps = {};
   for (const t of tasks) {
-    files[`test/${t}.test.js`] = `import test from 'node:test';\nimport assert from 'node:assert';\nimport { v } from '../src/${t}.js';\ntest('${t}', () => assert.equal(v, '${t}'));\n`;
+    files[`test/${t}.test.js`] =
+      `import test from 'node:test';\nimport assert from 'node:assert';\nimport { v } from '../src/${t}.js';\ntest('${t}', () => assert.equal(v, '${t}'));\n`;
     recording[t] = [{ write: { [`src/${t}.js`]: `export const v = '${t}';\n` }, sleepMs }];
   }
   const manifest = baseManifest({
@@ -24,7 +25,13 @@ export async function makeTaskWorld(n: number, sleepMs: number, parallelism = 3)
 
 /** Fast stall detection and a private queue namespace for one test. */
 export function fastClusterEnv(): Record<string, string> {
-  return { GENESIS_QUEUE_PREFIX: `test-${randomUUID()}`, GENESIS_LOCK_MS: '2000', GENESIS_STALLED_MS: '1000', GENESIS_RECONCILE_MS: '1000', GENESIS_INTEGRATOR_TTL_MS: '3000' };
+  return {
+    GENESIS_QUEUE_PREFIX: `test-${randomUUID()}`,
+    GENESIS_LOCK_MS: '2000',
+    GENESIS_STALLED_MS: '1000',
+    GENESIS_RECONCILE_MS: '1000',
+    GENESIS_INTEGRATOR_TTL_MS: '3000',
+  };
 }
 
 /** What must hold after any run, whatever crashed: returns a list of violations (empty is good). */
@@ -44,7 +51,14 @@ export async function checkWorldInvariants(f: FixtureWorld, tasks: string[]): Pr
   for (const [i, c] of commits.entries()) {
     const m = await f.world.manifestAt(c.commit);
     const doneAt = new Set(commits.slice(i).flatMap((o) => (o.task ? [o.task] : [])));
-    const verdict = await runGate({ repo: f.world.path, tree: await f.world.treeOf(c.commit), steps: planGate(m, null, doneAt), manifest: m, sandbox: f.sandbox, workDir: `${f.world.scratchDir}/gates/recheck` });
+    const verdict = await runGate({
+      repo: f.world.path,
+      tree: await f.world.treeOf(c.commit),
+      steps: planGate(m, null, doneAt),
+      manifest: m,
+      sandbox: f.sandbox,
+      workDir: `${f.world.scratchDir}/gates/recheck`,
+    });
     if (!verdict.ok) problems.push(`commit ${c.commit} fails its tests when checked out again: ${verdict.message}`);
   }
   return problems;

@@ -45,10 +45,11 @@ export async function serveGitHttp(root: string, options: { password?: string } 
   const handle: GitHttpServer = {
     url: `http://127.0.0.1:${port}`,
     requests,
-    close: () => new Promise((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
   open.push(handle);
   return handle;

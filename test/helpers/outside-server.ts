@@ -93,9 +93,11 @@ export async function startOutsideServer(answer = 'outside', serveDir = ''): Pro
     }
     execFileSync('ip', ['netns', 'del', ns], { stdio: 'ignore' });
   };
-  await Promise.race([started, once(child, 'exit').then(() => Promise.reject(new Error(`the outside server in ${ns} did not start`)))]).catch(async (e: unknown) => {
-    await close();
-    throw e;
-  });
+  await Promise.race([started, once(child, 'exit').then(() => Promise.reject(new Error(`the outside server in ${ns} did not start`)))]).catch(
+    async (e: unknown) => {
+      await close();
+      throw e;
+    },
+  );
   return { host: serverAddr, port: 80, url: `http://${serverAddr}/`, received: () => lines.map((l) => JSON.parse(l) as OutsideRequest), close };
 }

@@ -25,7 +25,6 @@ export const bwrapAnswers = (): boolean => answers('bwrap', ['--ro-bind', '/', '
 
 /** `it`, skipped only when the service is missing and skipping it was asked for. */
 export function itWith(service: 'docker' | 'bwrap' | 'redis'): typeof it {
-  const up =
-    service === 'docker' ? dockerAnswers() : service === 'bwrap' ? bwrapAnswers() : answers('redis-cli', ['ping']);
+  const up = service === 'docker' ? dockerAnswers() : service === 'bwrap' ? bwrapAnswers() : answers('redis-cli', ['ping']);
   return !up && allowedToSkip(service) ? (it.skip as typeof it) : it;
 }

@@ -13,13 +13,18 @@ export async function slowGateSeed(dir: string): Promise<string> {
   await mkdir(join(seed, 'test'), { recursive: true });
   await writeFile(join(seed, 'notes', '.keep'), '');
   await writeFile(join(seed, 'test', 'ok.test.js'), "const test = require('node:test');\ntest('ok', () => {});\n");
-  await writeFile(join(seed, 'world.yaml'), stringify({
-    name: 'queue-view', goal: { outcome: 'every note written' },
-    verify: { sandbox: 'bwrap', test: 'sleep 1.5 && node --test test/', timeoutSec: 120 },
-    protected: ['test/**', 'world.yaml'],
-    agent: { kind: 'command', command: ['sh', '-c', 'sleep 0.5; echo "$GENESIS_EPISODE_ID" > "notes/$GENESIS_TASK_ID.txt"'], timeoutSec: 60 },
-    retry: { maxAttempts: 1 }, parallelism: 3,
-    tasks: Array.from({ length: 6 }, (_, i) => ({ id: `t${i + 1}`, title: `note ${i + 1}`, paths: [`notes/t${i + 1}.txt`] })),
-  }));
+  await writeFile(
+    join(seed, 'world.yaml'),
+    stringify({
+      name: 'queue-view',
+      goal: { outcome: 'every note written' },
+      verify: { sandbox: 'bwrap', test: 'sleep 1.5 && node --test test/', timeoutSec: 120 },
+      protected: ['test/**', 'world.yaml'],
+      agent: { kind: 'command', command: ['sh', '-c', 'sleep 0.5; echo "$GENESIS_EPISODE_ID" > "notes/$GENESIS_TASK_ID.txt"'], timeoutSec: 60 },
+      retry: { maxAttempts: 1 },
+      parallelism: 3,
+      tasks: Array.from({ length: 6 }, (_, i) => ({ id: `t${i + 1}`, title: `note ${i + 1}`, paths: [`notes/t${i + 1}.txt`] })),
+    }),
+  );
   return seed;
 }

@@ -31,8 +31,10 @@ export const BASE_FILES: Record<string, string> = {
   'package.json': '{ "type": "module" }\n',
   'src/README.md': 'modules live here\n',
   'test/base.test.js': "import test from 'node:test';\ntest('the world is sane', () => {});\n",
-  'test/a.test.js': "import test from 'node:test';\nimport assert from 'node:assert';\nimport { a } from '../src/a.js';\ntest('a says a', () => assert.equal(a(), 'a'));\n",
-  'test/b.test.js': "import test from 'node:test';\nimport assert from 'node:assert';\nimport { b } from '../src/b.js';\ntest('b says b', () => assert.equal(b(), 'b'));\n",
+  'test/a.test.js':
+    "import test from 'node:test';\nimport assert from 'node:assert';\nimport { a } from '../src/a.js';\ntest('a says a', () => assert.equal(a(), 'a'));\n",
+  'test/b.test.js':
+    "import test from 'node:test';\nimport assert from 'node:assert';\nimport { b } from '../src/b.js';\ntest('b says b', () => assert.equal(b(), 'b'));\n",
 };
 
 export const GOOD_A = "export const a = () => 'a';\n";
@@ -54,7 +56,12 @@ export async function makeWorld(opts: {
 }): Promise<FixtureWorld> {
   const root = await tempDir('genesis-world-');
   const source = join(root, 'source');
-  const files = { ...BASE_FILES, ...opts.files, 'world.yaml': stringify(opts.manifest ?? baseManifest()), '.genesis/recording.yaml': stringify({ tasks: opts.recording }) };
+  const files = {
+    ...BASE_FILES,
+    ...opts.files,
+    'world.yaml': stringify(opts.manifest ?? baseManifest()),
+    '.genesis/recording.yaml': stringify({ tasks: opts.recording }),
+  };
   for (const [path, content] of Object.entries(files)) {
     await mkdir(dirname(join(source, path)), { recursive: true });
     await writeFile(join(source, path), content);

@@ -1,12 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  describePatternProblem,
-  isGitDirName,
-  matchesAny,
-  matchesPattern,
-  patternSetsOverlap,
-  patternsOverlap,
-} from '../../src/world/path-patterns.js';
+import { describePatternProblem, isGitDirName, matchesAny, matchesPattern, patternSetsOverlap, patternsOverlap } from '../../src/world/path-patterns.js';
 
 describe('matchesPattern', () => {
   it('matches an exact file and nothing that merely shares its prefix', () => {

@@ -69,13 +69,19 @@ export class ChatClient {
       const body = readErrorBody(text);
       const status = `${response.status}${body.message ? `: ${body.message}` : ''}`;
       if (response.status === 401 || response.status === 403) {
-        throw new GenesisError('agent-auth-failed', `the model endpoint refused the credentials (${status})`, { hint: 'check agent.apiKeyEnv and the variable it names' });
+        throw new GenesisError('agent-auth-failed', `the model endpoint refused the credentials (${status})`, {
+          hint: 'check agent.apiKeyEnv and the variable it names',
+        });
       }
       if (response.status === 404) {
-        throw new GenesisError('agent-model-not-found', `the model endpoint ${this.url} answered 404 (${body.message || 'not found'})`, { hint: 'check agent.baseUrl (it usually ends in /v1) and agent.model' });
+        throw new GenesisError('agent-model-not-found', `the model endpoint ${this.url} answered 404 (${body.message || 'not found'})`, {
+          hint: 'check agent.baseUrl (it usually ends in /v1) and agent.model',
+        });
       }
       if (response.status === 429 && body.code === 'insufficient_quota') {
-        throw new GenesisError('agent-quota-exhausted', `the model endpoint says the quota is used up (${status})`, { hint: 'add credit or raise the quota; retrying cannot help' });
+        throw new GenesisError('agent-quota-exhausted', `the model endpoint says the quota is used up (${status})`, {
+          hint: 'add credit or raise the quota; retrying cannot help',
+        });
       }
       if (isContextLengthError(response.status, body)) return { kind: 'context-length', message: body.message || status };
       if (response.status === 429 || response.status >= 500) {
@@ -87,7 +93,8 @@ export class ChatClient {
           continue;
         }
         if (response.status === 429) {
-          const why = wait > maxWait ? `it asked to wait ${seconds(wait)}, more than the ${seconds(maxWait)} Genesis waits` : `still limited after ${attempt + 1} tries`;
+          const why =
+            wait > maxWait ? `it asked to wait ${seconds(wait)}, more than the ${seconds(maxWait)} Genesis waits` : `still limited after ${attempt + 1} tries`;
           return { kind: 'rate-limited', message: `the model endpoint is rate limiting (${status}); ${why}`, waitedMs };
         }
       }

@@ -27,7 +27,13 @@ export async function listFiles(workspace: string, args: { path?: string; recurs
 export async function readTextFile(workspace: string, args: { path: string; offset?: number; limit?: number }): Promise<string> {
   const file = await resolveInWorkspace(workspace, args.path, 'read');
   const text = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
-    throw new ToolError(error.code === 'ENOENT' ? `${args.path} does not exist` : error.code === 'EISDIR' ? `${args.path} is a directory; use list_files` : `cannot read ${args.path}: ${error.message}`);
+    throw new ToolError(
+      error.code === 'ENOENT'
+        ? `${args.path} does not exist`
+        : error.code === 'EISDIR'
+          ? `${args.path} is a directory; use list_files`
+          : `cannot read ${args.path}: ${error.message}`,
+    );
   });
   let body = text;
   if (args.offset !== undefined || args.limit !== undefined) {
@@ -60,7 +66,8 @@ export async function searchFiles(workspace: string, args: { pattern: string; pa
     const lines = text.split('\n');
     for (let i = 0; i < lines.length; i++) {
       if (!regex.test(lines[i]!)) continue;
-      if (matches.length >= FILE_TOOL_LIMITS.searchMatches) return `${matches.join('\n')}\n… (more than ${FILE_TOOL_LIMITS.searchMatches} matches; narrow the pattern or the path)`;
+      if (matches.length >= FILE_TOOL_LIMITS.searchMatches)
+        return `${matches.join('\n')}\n… (more than ${FILE_TOOL_LIMITS.searchMatches} matches; narrow the pattern or the path)`;
       matches.push(`${workspaceRelative(root, entry.path)}:${i + 1}: ${lines[i]!.slice(0, FILE_TOOL_LIMITS.lineChars)}`);
     }
   }
@@ -116,4 +123,3 @@ async function* walk(dir: string, recursive: boolean): AsyncGenerator<Entry> {
     }
   }
 }
-

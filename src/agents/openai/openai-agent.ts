@@ -61,11 +61,19 @@ export class OpenAIAgent implements Agent {
     const started = Date.now();
     const apiKey = o.apiKeyEnv ? process.env[o.apiKeyEnv] : undefined;
     if (o.apiKeyEnv && !apiKey) {
-      throw new GenesisError('agent-credentials-missing', `agent.apiKeyEnv names ${o.apiKeyEnv}, which is not set`, { hint: `export ${o.apiKeyEnv} where Genesis runs (each worker needs it)` });
+      throw new GenesisError('agent-credentials-missing', `agent.apiKeyEnv names ${o.apiKeyEnv}, which is not set`, {
+        hint: `export ${o.apiKeyEnv} where Genesis runs (each worker needs it)`,
+      });
     }
     const deadline = AbortSignal.timeout(input.timeoutMs);
     const signal = input.signal ? AbortSignal.any([deadline, input.signal]) : deadline;
-    const client = new ChatClient({ baseUrl: o.baseUrl, apiKey, requestTimeoutMs: o.requestTimeoutMs, maxRetries: o.maxRetries, maxRetryWaitMs: o.maxRetryWaitMs });
+    const client = new ChatClient({
+      baseUrl: o.baseUrl,
+      apiKey,
+      requestTimeoutMs: o.requestTimeoutMs,
+      maxRetries: o.maxRetries,
+      maxRetryWaitMs: o.maxRetryWaitMs,
+    });
     const transcript = new Transcript({ model: o.model, baseUrl: o.baseUrl }, [
       { role: 'system', content: SYSTEM_PROMPT },
       { role: 'user', content: input.prompt },
@@ -74,7 +82,17 @@ export class OpenAIAgent implements Agent {
     const tools: ToolContext = {
       workspace: input.workspace,
       runCommand: (command, timeoutSec) =>
-        runCommand(command, { sandbox: o.sandbox, workspace: input.workspace, home, env: input.env, signal, timeoutMs: Math.min(o.commandTimeoutMs, (timeoutSec ?? Infinity) * 1000), maxOutputBytes: o.commandOutputBytes, name: input.env.GENESIS_EPISODE_ID ?? 'openai', readOnly: input.readOnly }),
+        runCommand(command, {
+          sandbox: o.sandbox,
+          workspace: input.workspace,
+          home,
+          env: input.env,
+          signal,
+          timeoutMs: Math.min(o.commandTimeoutMs, (timeoutSec ?? Infinity) * 1000),
+          maxOutputBytes: o.commandOutputBytes,
+          name: input.env.GENESIS_EPISODE_ID ?? 'openai',
+          readOnly: input.readOnly,
+        }),
     };
     const state: LoopState = { usage: zeroUsage(), finished: null };
     try {
@@ -119,7 +137,14 @@ export class OpenAIAgent implements Agent {
       // Some local servers leave ids out; the tool results must still name the call they answer.
       const calls = (choice.message.tool_calls ?? []).map((call, i): ToolCall => ({ ...call, id: call.id || `call_${turn}_${i}`, type: 'function' }));
       transcript.messages.push({ role: 'assistant', content: choice.message.content ?? null, ...(calls.length > 0 ? { tool_calls: calls } : {}) });
-      const record: TurnRecord = { turn, durationMs: 0, waitedMs: outcome.waitedMs, finishReason: choice.finish_reason ?? null, usage: outcome.response.usage ?? null, tools: [] };
+      const record: TurnRecord = {
+        turn,
+        durationMs: 0,
+        waitedMs: outcome.waitedMs,
+        finishReason: choice.finish_reason ?? null,
+        usage: outcome.response.usage ?? null,
+        tools: [],
+      };
       transcript.turns.push(record);
       if (choice.message.content) transcript.say(`[turn ${turn}] model: ${brief(choice.message.content, 400)}`);
       if (calls.length === 0) {
@@ -127,17 +152,23 @@ export class OpenAIAgent implements Agent {
         transcript.say(`[turn ${turn}] the model answered without a tool call; taken as its final answer`);
       }
       for (const call of calls) {
-        const result = state.finished !== null ? { content: 'not run: finish was already called', malformed: false, failed: true } : await callTool(call, tools);
+        const result =
+          state.finished !== null ? { content: 'not run: finish was already called', malformed: false, failed: true } : await callTool(call, tools);
         transcript.messages.push({ role: 'tool', tool_call_id: call.id, content: result.content });
         record.tools.push({ name: call.function?.name ?? '', malformed: result.malformed, failed: result.failed });
-        transcript.say(`[turn ${turn}] ${call.function?.name ?? '?'} ${brief(call.function?.arguments ?? '', 200)}\n    ${result.malformed ? 'MALFORMED ' : ''}${brief(result.content)}`);
+        transcript.say(
+          `[turn ${turn}] ${call.function?.name ?? '?'} ${brief(call.function?.arguments ?? '', 200)}\n    ${result.malformed ? 'MALFORMED ' : ''}${brief(result.content)}`,
+        );
         if ('finished' in result && result.finished !== undefined) state.finished = result.finished;
       }
       record.durationMs = Date.now() - t0;
       if (state.finished !== null) return;
       const spent = (state.usage.inputTokens ?? 0) + (state.usage.outputTokens ?? 0);
       if (o.maxTokens !== undefined && spent >= o.maxTokens) {
-        state.failure = { reason: 'agent-token-budget', message: `the agent used ${spent} tokens, its budget is ${o.maxTokens} (agent.maxTokens), before it finished` };
+        state.failure = {
+          reason: 'agent-token-budget',
+          message: `the agent used ${spent} tokens, its budget is ${o.maxTokens} (agent.maxTokens), before it finished`,
+        };
         return;
       }
     }
@@ -154,9 +185,12 @@ interface LoopState {
 /** Why a model call ended the episode; an endpoint that never answered at all opens the circuit. */
 function failureOf(outcome: Exclude<ChatOutcome, { kind: 'ok' }>, turn: number): { reason: RejectionReason; message: string } {
   if (outcome.kind === 'failed' && outcome.unreachable && turn === 1) {
-    throw new GenesisError('agent-endpoint-unreachable', outcome.message, { hint: 'check agent.baseUrl and that the model server is running and reachable from this machine' });
+    throw new GenesisError('agent-endpoint-unreachable', outcome.message, {
+      hint: 'check agent.baseUrl and that the model server is running and reachable from this machine',
+    });
   }
-  if (outcome.kind === 'context-length') return { reason: 'agent-context-length', message: `the conversation outgrew the model's context window at turn ${turn}: ${outcome.message}` };
+  if (outcome.kind === 'context-length')
+    return { reason: 'agent-context-length', message: `the conversation outgrew the model's context window at turn ${turn}: ${outcome.message}` };
   if (outcome.kind === 'rate-limited') return { reason: 'agent-rate-limited', message: outcome.message };
   return { reason: 'agent-model-error', message: outcome.message };
 }
@@ -177,4 +211,3 @@ function usageOf(usage: ChatUsage | null | undefined): AgentUsage {
     costUsd: null,
   };
 }
-

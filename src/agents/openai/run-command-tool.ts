@@ -35,7 +35,16 @@ export async function runCommand(command: string, options: RunCommandOptions): P
   const tail = new OutputTail(options.maxOutputBytes);
   let timedOut = false;
   try {
-    const child = execa(launch.file, launch.args, { cwd: options.workspace, env: launch.env, extendEnv: false, detached: true, reject: false, all: true, buffer: false, stdin: 'ignore' });
+    const child = execa(launch.file, launch.args, {
+      cwd: options.workspace,
+      env: launch.env,
+      extendEnv: false,
+      detached: true,
+      reject: false,
+      all: true,
+      buffer: false,
+      stdin: 'ignore',
+    });
     child.all?.on('data', (chunk: Buffer) => tail.push(chunk));
     const killGroup = () => {
       try {
@@ -53,7 +62,9 @@ export async function runCommand(command: string, options: RunCommandOptions): P
     const result = await child;
     clearTimeout(timer);
     options.signal.removeEventListener('abort', killGroup);
-    const head = timedOut ? `timed out after ${Math.round(options.timeoutMs / 1000)}s and was killed` : `exit code ${result.exitCode ?? 'none'}${result.signal ? ` (${result.signal})` : ''}`;
+    const head = timedOut
+      ? `timed out after ${Math.round(options.timeoutMs / 1000)}s and was killed`
+      : `exit code ${result.exitCode ?? 'none'}${result.signal ? ` (${result.signal})` : ''}`;
     const cut = tail.truncated ? `[${tail.totalBytes - tail.capacity} earlier bytes of output not shown]\n` : '';
     return `${head}\n${cut}${tail.text()}`;
   } finally {

@@ -23,11 +23,23 @@ export interface ToolOutcome {
 const path = z.string().describe('a path relative to the workspace root');
 const schemas = {
   list_files: z.object({ path: path.optional(), recursive: z.boolean().optional().describe('list subdirectories too (default false)') }),
-  read_file: z.object({ path, offset: z.number().int().min(1).optional().describe('first line to read, from 1'), limit: z.number().int().min(1).optional().describe('number of lines to read') }),
+  read_file: z.object({
+    path,
+    offset: z.number().int().min(1).optional().describe('first line to read, from 1'),
+    limit: z.number().int().min(1).optional().describe('number of lines to read'),
+  }),
   search: z.object({ pattern: z.string().min(1).describe('a JavaScript regular expression, matched line by line'), path: path.optional() }),
   write_file: z.object({ path, content: z.string().describe('the whole new content of the file') }),
-  edit_file: z.object({ path, old_text: z.string().describe('text that occurs exactly once in the file'), new_text: z.string().describe('its replacement'), replace_all: z.boolean().optional().describe('replace every occurrence') }),
-  run_command: z.object({ command: z.string().min(1).describe('a shell command, run with /bin/sh -c in the workspace root'), timeout_sec: z.number().int().min(1).optional().describe('time limit; at most the configured one') }),
+  edit_file: z.object({
+    path,
+    old_text: z.string().describe('text that occurs exactly once in the file'),
+    new_text: z.string().describe('its replacement'),
+    replace_all: z.boolean().optional().describe('replace every occurrence'),
+  }),
+  run_command: z.object({
+    command: z.string().min(1).describe('a shell command, run with /bin/sh -c in the workspace root'),
+    timeout_sec: z.number().int().min(1).optional().describe('time limit; at most the configured one'),
+  }),
   finish: z.object({ summary: z.string().describe('what you changed and why, in a few lines') }),
 };
 type ToolName = keyof typeof schemas;

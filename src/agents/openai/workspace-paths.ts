@@ -28,7 +28,8 @@ export async function resolveInWorkspace(workspace: string, path: string, purpos
   });
   const real = join(resolved, ...rest);
   if (!inside(root, real)) throw new ToolError(`refused: ${path} leads outside the workspace through a symbolic link`);
-  if (purpose === 'write' && relative(root, real).split(sep)[0] === '.git') throw new ToolError(`refused: ${path} is inside .git; change the working tree only`);
+  if (purpose === 'write' && relative(root, real).split(sep)[0] === '.git')
+    throw new ToolError(`refused: ${path} is inside .git; change the working tree only`);
   return real;
 }
 
@@ -42,5 +43,8 @@ function inside(root: string, path: string): boolean {
 }
 
 async function exists(path: string): Promise<boolean> {
-  return lstat(path).then(() => true, () => false);
+  return lstat(path).then(
+    () => true,
+    () => false,
+  );
 }

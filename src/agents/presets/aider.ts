@@ -23,10 +23,22 @@ export const aiderPreset: CommandPreset = {
   install: 'python -m pip install aider-install && aider-install',
   env: PRESET_ENV.aider,
   argv: (o: PresetOptions) => [
-    'aider', '--message-file', '{promptFile}',
-    '--yes-always', '--no-auto-commits', '--no-dirty-commits', '--no-gitignore',
-    '--no-check-update', '--no-analytics', '--no-pretty', '--no-stream', '--no-show-model-warnings',
-    '--chat-history-file', '/dev/null', '--input-history-file', '/dev/null',
+    'aider',
+    '--message-file',
+    '{promptFile}',
+    '--yes-always',
+    '--no-auto-commits',
+    '--no-dirty-commits',
+    '--no-gitignore',
+    '--no-check-update',
+    '--no-analytics',
+    '--no-pretty',
+    '--no-stream',
+    '--no-show-model-warnings',
+    '--chat-history-file',
+    '/dev/null',
+    '--input-history-file',
+    '/dev/null',
     ...(o.model ? ['--model', o.model] : []),
     ...o.args,
   ],
@@ -35,7 +47,9 @@ export const aiderPreset: CommandPreset = {
 
 const COUNT = String.raw`[\d.,]+[kM]?`;
 // Older Aider prints "2,345 sent" and "$0.01 request"; newer "2.3k sent" and "$0.01 message".
-const TOKENS = new RegExp(String.raw`^Tokens: (${COUNT}) sent(?:, (${COUNT}) cache write)?(?:, (${COUNT}) cache hit)?, (${COUNT}) received\.(?: Cost: \$([\d.]+) (?:message|request), \$([\d.]+) session\.)?`);
+const TOKENS = new RegExp(
+  String.raw`^Tokens: (${COUNT}) sent(?:, (${COUNT}) cache write)?(?:, (${COUNT}) cache hit)?, (${COUNT}) received\.(?: Cost: \$([\d.]+) (?:message|request), \$([\d.]+) session\.)?`,
+);
 
 /** Aider's token counts: "950", "2,345", "2.5k", "12k", "1.2M". */
 export function parseAiderCount(text: string): number {

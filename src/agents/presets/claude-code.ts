@@ -21,7 +21,16 @@ export const claudeCodePreset: CommandPreset = {
   name: 'claude-code',
   install: 'npm install -g @anthropic-ai/claude-code',
   env: PRESET_ENV['claude-code'],
-  argv: (o: PresetOptions) => ['claude', '-p', '--output-format', 'stream-json', '--verbose', '--dangerously-skip-permissions', ...(o.model ? ['--model', o.model] : []), ...o.args],
+  argv: (o: PresetOptions) => [
+    'claude',
+    '-p',
+    '--output-format',
+    'stream-json',
+    '--verbose',
+    '--dangerously-skip-permissions',
+    ...(o.model ? ['--model', o.model] : []),
+    ...o.args,
+  ],
   usageReader: readClaudeUsage,
 };
 

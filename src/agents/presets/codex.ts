@@ -19,7 +19,9 @@ export const codexPreset: CommandPreset = {
   install: 'npm install -g @openai/codex',
   env: PRESET_ENV.codex,
   argv: (o: PresetOptions) => [
-    'codex', 'exec', '--json',
+    'codex',
+    'exec',
+    '--json',
     o.sandboxed ? '--dangerously-bypass-approvals-and-sandbox' : '--full-auto',
     ...(o.model ? ['--model', o.model] : []),
     ...o.args,

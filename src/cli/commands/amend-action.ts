@@ -19,25 +19,40 @@ export async function amendCommand(opts: AmendCliOptions & { world: string }): P
     process.stderr.write(`sandbox: ${sandbox.kind} (${why})\n`);
     return sandbox;
   };
-  const lock = opts.dryRun ? null : await waitForRunLock(world.scratchDir, { onWait: (held) => process.stderr.write(`waiting: ${held}; the amendment lands when it stops (stop it with Ctrl-C there, or press Ctrl-C here to give up)\n`) });
+  const lock = opts.dryRun
+    ? null
+    : await waitForRunLock(world.scratchDir, {
+        onWait: (held) =>
+          process.stderr.write(`waiting: ${held}; the amendment lands when it stops (stop it with Ctrl-C there, or press Ctrl-C here to give up)\n`),
+      });
   let result: AmendResult;
   try {
-    result = await amendWorld(world, { from: opts.from, message: opts.message, by: `${userInfo().username}@${hostname()}`, dryRun: Boolean(opts.dryRun) }, sandboxFor);
+    result = await amendWorld(
+      world,
+      { from: opts.from, message: opts.message, by: `${userInfo().username}@${hostname()}`, dryRun: Boolean(opts.dryRun) },
+      sandboxFor,
+    );
   } finally {
     await lock?.release();
   }
   for (const warning of result.warnings) process.stderr.write(`warning: ${warning}\n`);
   if (opts.json) {
     const { verdict } = result;
-    process.stdout.write(`${JSON.stringify({ head: result.head, tree: result.tree, commit: result.commit, dryRun: Boolean(opts.dryRun), ok: verdict.ok, warnings: result.warnings, verified: verdict.record.summary, reason: verdict.ok ? null : verdict.reason, message: verdict.ok ? null : verdict.message, tasks: result.tasks, diff: result.diff }, null, 2)}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ head: result.head, tree: result.tree, commit: result.commit, dryRun: Boolean(opts.dryRun), ok: verdict.ok, warnings: result.warnings, verified: verdict.record.summary, reason: verdict.ok ? null : verdict.reason, message: verdict.ok ? null : verdict.message, tasks: result.tasks, diff: result.diff }, null, 2)}\n`,
+    );
     return verdict.ok ? EXIT.ok : EXIT.error;
   }
   if (opts.dryRun) process.stdout.write(`${result.diff.trimEnd()}\n\n`);
   printVerdict(result, Boolean(opts.dryRun));
   if (!result.verdict.ok && !opts.dryRun) {
-    throw new GenesisError('amend-rejected', `the amended tree does not pass its own gate: ${result.verdict.reason}: ${result.verdict.message}\n${result.verdict.log.slice(-1500)}`, {
-      hint: 'the accepted history is unchanged; fix the tree and amend again (--dry-run shows the verdict without landing)',
-    });
+    throw new GenesisError(
+      'amend-rejected',
+      `the amended tree does not pass its own gate: ${result.verdict.reason}: ${result.verdict.message}\n${result.verdict.log.slice(-1500)}`,
+      {
+        hint: 'the accepted history is unchanged; fix the tree and amend again (--dry-run shows the verdict without landing)',
+      },
+    );
   }
   return result.verdict.ok ? EXIT.ok : EXIT.error;
 }
@@ -45,7 +60,12 @@ export async function amendCommand(opts: AmendCliOptions & { world: string }): P
 function printVerdict(result: AmendResult, dryRun: boolean): void {
   const { verdict, tasks } = result;
   const lines: string[] = [];
-  if (verdict.ok) lines.push(dryRun ? `gate: passes; ${withCliName('genesis amend')} without --dry-run would land it on ${result.head.slice(0, 12)}` : `amended: ${result.head.slice(0, 12)} → ${result.commit!.slice(0, 12)}`);
+  if (verdict.ok)
+    lines.push(
+      dryRun
+        ? `gate: passes; ${withCliName('genesis amend')} without --dry-run would land it on ${result.head.slice(0, 12)}`
+        : `amended: ${result.head.slice(0, 12)} → ${result.commit!.slice(0, 12)}`,
+    );
   else lines.push(`gate: rejects (${verdict.reason}: ${verdict.message})${dryRun ? '; nothing would land' : ''}`);
   lines.push(`  verified: ${verdict.record.summary}`);
   if (tasks.added.length) lines.push(`  new tasks: ${tasks.added.join(', ')} (their checks run once they are done)`);

@@ -25,6 +25,13 @@ export function renderAudit(report: AuditReport): string {
 function renderFinding(f: AuditFinding): string[] {
   const out = [`${f.severity === 'violation' ? 'VIOLATION' : 'warning'} [${f.code}] ${f.message}`];
   if (f.hint) out.push(`  what to do: ${f.hint}`);
-  if (f.detail) out.push(...f.detail.trimEnd().split('\n').slice(-15).map((line) => `  | ${line}`));
+  if (f.detail)
+    out.push(
+      ...f.detail
+        .trimEnd()
+        .split('\n')
+        .slice(-15)
+        .map((line) => `  | ${line}`),
+    );
   return out;
 }

@@ -27,7 +27,7 @@ export function define(program: Command): void {
   program
     .command('audit')
     .description(
-      'check a world\'s invariants: a linear accepted history brought only by episodes, each commit matching a final, accepted ledger record with a passing gate, every episode closed, and every accepted tree (or a seeded sample) passing its gate again in a fresh sandbox',
+      "check a world's invariants: a linear accepted history brought only by episodes, each commit matching a final, accepted ledger record with a passing gate, every episode closed, and every accepted tree (or a seeded sample) passing its gate again in a fresh sandbox",
     )
     .addOption(worldOption())
     .option('--sample <n>', 'verify again only a seeded random sample of n accepted commits (0: none, structural checks only)', count('--sample', 0))
@@ -36,7 +36,10 @@ export function define(program: Command): void {
     .addOption(sandboxOption())
     .addOption(redisOption('Redis of a distributed run, to tell whether one holds the world now'))
     .option('--json', 'print the report as JSON: {world, branch, head, commits, episodes, running, reverified, findings, violations, warnings, durationMs}')
-    .addHelpText('after', `\nExit codes: ${AUDIT_EXIT.clean} no violation (warnings allowed), 1 error (not a world, no sandbox), 2 usage, ${AUDIT_EXIT.violations} violations found.`)
+    .addHelpText(
+      'after',
+      `\nExit codes: ${AUDIT_EXIT.clean} no violation (warnings allowed), 1 error (not a world, no sandbox), 2 usage, ${AUDIT_EXIT.violations} violations found.`,
+    )
     .action(async (opts: AuditCliOptions) => {
       const { runAudit } = await import('./audit-action.js');
       process.exitCode = await runAudit(requireWorld(opts), opts);

@@ -1,9 +1,20 @@
 import { Option, type Command } from 'commander';
 import { requireWorld, sandboxOption, worldOption } from '../world-option.js';
 
-interface ListOptions { json: boolean }
-interface PrepareOptions { world?: string; commit?: string; sandbox?: 'auto' | 'docker' | 'bwrap' | 'none'; json: boolean }
-interface GcOptions { maxMb?: string; all: boolean; json: boolean }
+interface ListOptions {
+  json: boolean;
+}
+interface PrepareOptions {
+  world?: string;
+  commit?: string;
+  sandbox?: 'auto' | 'docker' | 'bwrap' | 'none';
+  json: boolean;
+}
+interface GcOptions {
+  maxMb?: string;
+  all: boolean;
+  json: boolean;
+}
 
 /**
  * Adds `genesis deps`: the machine's cache of prepared dependency sets (verify.deps). `list`
@@ -13,11 +24,17 @@ interface GcOptions { maxMb?: string; all: boolean; json: boolean }
 export function define(program: Command): void {
   const deps = program
     .command('deps')
-    .description('the dependency sets prepared on this machine (verify.deps): list them, prepare one ahead of time, collect garbage. The cache lives in $GENESIS_CACHE_DIR/deps (default ~/.cache/genesis/deps), capped at $GENESIS_DEPS_CACHE_MB (default 20480)');
+    .description(
+      'the dependency sets prepared on this machine (verify.deps): list them, prepare one ahead of time, collect garbage. The cache lives in $GENESIS_CACHE_DIR/deps (default ~/.cache/genesis/deps), capped at $GENESIS_DEPS_CACHE_MB (default 20480)',
+    );
   deps
     .command('list', { isDefault: true })
     .description('each prepared set: key, size, entries, last use, outputs and install command')
-    .addOption(new Option('--json', 'print JSON: {root, capBytes, sets: [{key, bytes, entries, lastUsed, createdAt, paths, files, install, environment, dir}]}').default(false))
+    .addOption(
+      new Option('--json', 'print JSON: {root, capBytes, sets: [{key, bytes, entries, lastUsed, createdAt, paths, files, install, environment, dir}]}').default(
+        false,
+      ),
+    )
     .action(async (opts: ListOptions) => {
       const { listDeps } = await import('./deps-action.js');
       await listDeps(opts.json);

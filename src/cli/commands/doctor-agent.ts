@@ -17,7 +17,8 @@ export async function checkAgentBinary(world: WorldRepo, manifest: WorldManifest
   const program = agent.command?.[0] ?? preset?.argv({ model: agent.model, args: [], sandboxed: agent.sandbox !== 'none' })[0];
   if (!program) return null;
   if (agent.sandbox === 'docker') return { name: 'agent', status: 'ok', detail: `${program}: looked for in the agent image when the run starts`, hint: null };
-  const inTree = program.includes('/') && !program.startsWith('/') && (await world.readFile(`refs/heads/${manifest.branch}`, program.replace(/^\.\//, ''))) !== null;
+  const inTree =
+    program.includes('/') && !program.startsWith('/') && (await world.readFile(`refs/heads/${manifest.branch}`, program.replace(/^\.\//, ''))) !== null;
   const found = inTree ? program : await resolveOnPath(program, process.env.PATH, process.cwd());
   if (found) return { name: 'agent', status: 'ok', detail: `${program} is ${inTree ? 'in the world' : found}`, hint: null };
   const install = preset ? ` (${preset.install})` : '';

@@ -59,12 +59,27 @@ export async function runDoctorChecks(opts: DoctorOptions): Promise<DoctorCheck[
   const dockerWorks = docker.daemon.ok && docker.image.ok;
   const need = { docker: choice === 'docker', bwrap: choice === 'bwrap' };
   if (choice === 'auto' && !dockerWorks && !bwrap.ok) Object.assign(need, { docker: true, bwrap: true });
-  const why = choice === 'auto' ? (dockerWorks ? 'not needed: auto uses docker' : 'not needed: auto uses bubblewrap') : `not needed: the world uses sandbox ${choice}`;
+  const why =
+    choice === 'auto' ? (dockerWorks ? 'not needed: auto uses docker' : 'not needed: auto uses bubblewrap') : `not needed: the world uses sandbox ${choice}`;
   const graded = (name: string, r: Probe, needed: boolean): DoctorCheck =>
     r.ok ? problem(name, 'ok', r.detail, null) : problem(name, needed ? 'fail' : 'warn', needed ? r.detail : `${r.detail} (${why})`, r.hint);
 
-  const checks = [checkNode(), git, graded('docker', docker.daemon, need.docker), graded('image', docker.image, need.docker), graded('bwrap', bwrap, need.bwrap)];
-  if (choice === 'none') checks.push(problem('sandbox', 'warn', 'verify.sandbox is none: gate commands run without any isolation', 'set verify.sandbox: auto in world.yaml once Docker or bubblewrap works'));
+  const checks = [
+    checkNode(),
+    git,
+    graded('docker', docker.daemon, need.docker),
+    graded('image', docker.image, need.docker),
+    graded('bwrap', bwrap, need.bwrap),
+  ];
+  if (choice === 'none')
+    checks.push(
+      problem(
+        'sandbox',
+        'warn',
+        'verify.sandbox is none: gate commands run without any isolation',
+        'set verify.sandbox: auto in world.yaml once Docker or bubblewrap works',
+      ),
+    );
   if (manifest && agentsRunProcesses(manifest.agent)) checks.push(await checkAgentSandbox(manifest.agent.sandbox, docker.daemon));
   checks.push(await checkDepsCache(manifest));
   checks.push(redis);
@@ -80,13 +95,27 @@ async function checkDepsCache(manifest: WorldManifest | null): Promise<DoctorChe
   const detail = `${status.root}: ${status.sets} set(s), ${formatMb(status.bytes)} of ${formatMb(status.capBytes)}`;
   if (status.writable) return problem('deps-cache', 'ok', detail, null);
   const needed = manifest?.verify.deps !== undefined;
-  return problem('deps-cache', needed ? 'fail' : 'warn', `${status.root} cannot be written: ${status.problem}`, 'set GENESIS_CACHE_DIR to a directory this user can write (the cache goes to $GENESIS_CACHE_DIR/deps)');
+  return problem(
+    'deps-cache',
+    needed ? 'fail' : 'warn',
+    `${status.root} cannot be written: ${status.problem}`,
+    'set GENESIS_CACHE_DIR to a directory this user can write (the cache goes to $GENESIS_CACHE_DIR/deps)',
+  );
 }
 
 /** Where the world's agents run: unconfined only when the manifest says none, and then a warning. */
 async function checkAgentSandbox(choice: WorldManifest['agent']['sandbox'], daemon: Probe): Promise<DoctorCheck> {
-  if (choice === 'none') return problem('agent-sandbox', 'warn', NONE_AGENT_SANDBOX_WARNING, 'remove agent.sandbox from world.yaml (the default, auto, confines agents with bubblewrap)');
-  if (choice === 'docker') return daemon.ok ? problem('agent-sandbox', 'ok', 'agents run in containers on a network of their own', null) : problem('agent-sandbox', 'fail', daemon.detail, daemon.hint);
+  if (choice === 'none')
+    return problem(
+      'agent-sandbox',
+      'warn',
+      NONE_AGENT_SANDBOX_WARNING,
+      'remove agent.sandbox from world.yaml (the default, auto, confines agents with bubblewrap)',
+    );
+  if (choice === 'docker')
+    return daemon.ok
+      ? problem('agent-sandbox', 'ok', 'agents run in containers on a network of their own', null)
+      : problem('agent-sandbox', 'fail', daemon.detail, daemon.hint);
   try {
     await new BwrapAgentSandbox().check();
     return problem('agent-sandbox', 'ok', 'agents run under bubblewrap with a network namespace of their own (slirp4netns)', null);
@@ -98,7 +127,9 @@ async function checkAgentSandbox(choice: WorldManifest['agent']['sandbox'], daem
 function checkNode(): DoctorCheck {
   const version = process.versions.node.split('.').map(Number);
   const detail = `${process.versions.node} (Genesis needs ≥ ${MIN_NODE.join('.')})`;
-  return atLeast(version, MIN_NODE) ? problem('node', 'ok', detail, null) : problem('node', 'fail', detail, `install Node ${MIN_NODE[0]} (${MIN_NODE.join('.')} or later), e.g. from nodejs.org or nvm`);
+  return atLeast(version, MIN_NODE)
+    ? problem('node', 'ok', detail, null)
+    : problem('node', 'fail', detail, `install Node ${MIN_NODE[0]} (${MIN_NODE.join('.')} or later), e.g. from nodejs.org or nvm`);
 }
 
 async function checkGit(): Promise<DoctorCheck> {
@@ -110,7 +141,11 @@ async function checkGit(): Promise<DoctorCheck> {
   return atLeast(version, MIN_GIT) ? problem('git', 'ok', detail, null) : problem('git', 'fail', detail, 'install git 2.38 or later (Debian 12 has 2.39)');
 }
 
-interface Probe { ok: boolean; detail: string; hint: string | null }
+interface Probe {
+  ok: boolean;
+  detail: string;
+  hint: string | null;
+}
 
 async function probeDocker(image: string): Promise<{ daemon: Probe; image: Probe }> {
   try {
@@ -121,7 +156,10 @@ async function probeDocker(image: string): Promise<{ daemon: Probe; image: Probe
     return { daemon: { ok: true, detail: 'the daemon answers', hint: null }, image: { ok: true, detail, hint: null } };
   } catch (error) {
     if (isGenesisError(error) && error.code === 'sandbox-image-missing') {
-      return { daemon: { ok: true, detail: 'the daemon answers', hint: null }, image: { ok: false, detail: `${image} is not built`, hint: hintOf(error, SETUP) } };
+      return {
+        daemon: { ok: true, detail: 'the daemon answers', hint: null },
+        image: { ok: false, detail: `${image} is not built`, hint: hintOf(error, SETUP) },
+      };
     }
     if (isGenesisError(error) && error.code === 'sandbox-image-host-toolchain') {
       return { daemon: { ok: true, detail: 'the daemon answers', hint: null }, image: { ok: false, detail: error.message, hint: hintOf(error, SETUP) } };
@@ -163,11 +201,38 @@ async function checkWorld(path: string): Promise<{ manifest: WorldManifest | nul
     return { manifest: null, check: problem('world', 'fail', messageOf(error), hintOf(error, 'pass the directory genesis init made')) };
   }
   const text = await world.readFile('HEAD', 'world.yaml');
-  if (text === null) return { manifest: null, check: problem('world', 'fail', `${world.path}: the accepted head has no world.yaml`, 'a world keeps its manifest at the repository root; re-create it with genesis init') };
+  if (text === null)
+    return {
+      manifest: null,
+      check: problem(
+        'world',
+        'fail',
+        `${world.path}: the accepted head has no world.yaml`,
+        'a world keeps its manifest at the repository root; re-create it with genesis init',
+      ),
+    };
   const { manifest, errors, warnings } = parseManifest(text);
-  if (!manifest) return { manifest: null, check: problem('world', 'fail', `${world.path}: found issues in world.yaml:\n${errors.map((e) => `  - ${e}`).join('\n')}`, 'fix the fields named above and commit world.yaml to the accepted branch') };
+  if (!manifest)
+    return {
+      manifest: null,
+      check: problem(
+        'world',
+        'fail',
+        `${world.path}: found issues in world.yaml:\n${errors.map((e) => `  - ${e}`).join('\n')}`,
+        'fix the fields named above and commit world.yaml to the accepted branch',
+      ),
+    };
   const head = await world.resolveRef(`refs/heads/${manifest.branch}`);
-  if (!head) return { manifest, check: problem('world', 'fail', `${world.path}: no branch "${manifest.branch}"`, 'check `branch:` in world.yaml, or re-create the world with genesis init') };
+  if (!head)
+    return {
+      manifest,
+      check: problem(
+        'world',
+        'fail',
+        `${world.path}: no branch "${manifest.branch}"`,
+        'check `branch:` in world.yaml, or re-create the world with genesis init',
+      ),
+    };
   const detail = `${world.path}: world.yaml is valid (${manifest.tasks.length} tasks, sandbox ${manifest.verify.sandbox}, agent ${manifest.agent.kind})`;
   return warnings.length === 0
     ? { manifest, repo: world, check: problem('world', 'ok', detail, null) }

@@ -2,12 +2,18 @@ import type { Command } from 'commander';
 import { redisOption } from '../redis-option.js';
 import { worldOption } from '../world-option.js';
 
-interface DoctorCliOptions { world?: string; redis?: string; json?: boolean }
+interface DoctorCliOptions {
+  world?: string;
+  redis?: string;
+  json?: boolean;
+}
 
 export function define(program: Command): void {
   program
     .command('doctor')
-    .description('check this machine for what Genesis needs: Node, git, Docker and its sandbox image, bubblewrap, Redis, and (with --world) the world\'s manifest; says what to do for each problem')
+    .description(
+      "check this machine for what Genesis needs: Node, git, Docker and its sandbox image, bubblewrap, Redis, and (with --world) the world's manifest; says what to do for each problem",
+    )
     .addOption(worldOption())
     .addOption(redisOption('Redis to check (default redis://127.0.0.1:6379; needed only when given)'))
     .option('--json', 'print an array of {name, status: ok|warn|fail, detail, hint}')

@@ -17,9 +17,11 @@ export function define(program: Command): void {
       const { WorldRepo } = await import('../../world/world-repo.js');
       const { Ledger } = await import('../../world/ledger.js');
       const world = await WorldRepo.open(requireWorld(opts));
-      const episodes = (await new Ledger(world.path).readAll()).filter(
-        (e) => (!opts.task || e.task === opts.task) && (!opts.outcome || (opts.outcome === 'running' ? e.status === 'running' : e.outcome === opts.outcome)),
-      ).slice(-(opts.limit ?? Infinity));
+      const episodes = (await new Ledger(world.path).readAll())
+        .filter(
+          (e) => (!opts.task || e.task === opts.task) && (!opts.outcome || (opts.outcome === 'running' ? e.status === 'running' : e.outcome === opts.outcome)),
+        )
+        .slice(-(opts.limit ?? Infinity));
       if (opts.json) return printJson(episodes);
       process.stdout.write(`${formatTable(['episode', 'task', 'attempt', 'outcome', 'reason', 'commit', 'agent', 'gate', 'total'], episodes.map(row))}\n`);
     });

@@ -18,16 +18,44 @@ export function define(program: Command): void {
       const manifest = await world.manifestAt('HEAD');
       const history = (await readAcceptedHistory(world.path, manifest.branch)).slice(0, opts.limit ?? Infinity);
       if (opts.json) {
-        return printJson(history.map((c) => ({ commit: c.commit, made: commitOrigin(c), task: c.task, episode: c.episode, attempt: c.attempt, agent: c.agent, verified: c.verified, score: c.score, amend: c.amend ?? null, date: c.date, subject: c.subject })));
+        return printJson(
+          history.map((c) => ({
+            commit: c.commit,
+            made: commitOrigin(c),
+            task: c.task,
+            episode: c.episode,
+            attempt: c.attempt,
+            agent: c.agent,
+            verified: c.verified,
+            score: c.score,
+            amend: c.amend ?? null,
+            date: c.date,
+            subject: c.subject,
+          })),
+        );
       }
       // Scores mean something only where the gate holds them (ratchet worlds); elsewhere the column is noise.
       const scored = manifest.verify.mode === 'ratchet';
       // A commit no episode made is labelled by what made it: (init), (amend: …), (task add) or (unattributed).
       const label = (c: (typeof history)[number]) => {
         const made = commitOrigin(c);
-        return made === 'episode' ? (c.task ?? '') : made === 'amend' ? `(amend) ${c.subject}` : made === 'task-add' ? `(task add) ${c.subject.replace('world: add task ', '')}` : `(${made})`;
+        return made === 'episode'
+          ? (c.task ?? '')
+          : made === 'amend'
+            ? `(amend) ${c.subject}`
+            : made === 'task-add'
+              ? `(task add) ${c.subject.replace('world: add task ', '')}`
+              : `(${made})`;
       };
-      const rows = history.map((c) => [c.commit.slice(0, 12), c.date.slice(0, 19).replace('T', ' '), label(c), c.attempt ?? '', c.episode ?? '', ...(scored ? [c.score ?? ''] : []), c.verified ?? '']);
+      const rows = history.map((c) => [
+        c.commit.slice(0, 12),
+        c.date.slice(0, 19).replace('T', ' '),
+        label(c),
+        c.attempt ?? '',
+        c.episode ?? '',
+        ...(scored ? [c.score ?? ''] : []),
+        c.verified ?? '',
+      ]);
       process.stdout.write(`${formatTable(['commit', 'date', 'task', 'attempt', 'episode', ...(scored ? ['score'] : []), 'verified'], rows)}\n`);
     });
 }

@@ -30,19 +30,21 @@ export function toChainJson(report: ChainReport): unknown {
     horizons: report.horizons,
     lengths: report.lengths.map((length) => {
       const sim = report.simulated.find((item) => item.steps === length.steps);
-      return sim === undefined ? length : {
-        ...length,
-        simulated: {
-          runs: sim.runs,
-          seed: sim.seed,
-          success: sim.success,
-          low: sim.low,
-          high: sim.high,
-          meanAttempts: sim.meanAttempts,
-          attemptsLow: sim.attemptsLow,
-          attemptsHigh: sim.attemptsHigh,
-        },
-      };
+      return sim === undefined
+        ? length
+        : {
+            ...length,
+            simulated: {
+              runs: sim.runs,
+              seed: sim.seed,
+              success: sim.success,
+              low: sim.low,
+              high: sim.high,
+              meanAttempts: sim.meanAttempts,
+              attemptsLow: sim.attemptsLow,
+              attemptsHigh: sim.attemptsHigh,
+            },
+          };
     }),
   });
 }
@@ -72,9 +74,7 @@ function steps(value: number): string {
 /** The tables `genesis model chain` prints without --json. */
 export function renderChain(report: ChainReport): string {
   const m = report.model;
-  const verifier = m.recall > 0 || m.falseReject > 0
-    ? `verifier recall ${percent(m.recall)}, false rejections ${percent(m.falseReject)}`
-    : 'no verifier';
+  const verifier = m.recall > 0 || m.falseReject > 0 ? `verifier recall ${percent(m.recall)}, false rejections ${percent(m.falseReject)}` : 'no verifier';
   const s = report.step;
   const stepTable = formatTable(
     ['retry', 'correct', 'silently wrong', 'gives up', 'attempts'],
@@ -83,16 +83,17 @@ export function renderChain(report: ChainReport): string {
   const simulatedHeaders = report.simulated.length > 0 ? ['simulated', '95% interval', 'sim. attempts'] : [];
   const lengthRows = report.lengths.map((length) => {
     const sim = report.simulated.find((item) => item.steps === length.steps);
-    const simCells = sim === undefined ? [] : [
-      percent(sim.success),
-      `${percent(sim.low)} - ${percent(sim.high)}`,
-      `${sim.meanAttempts.toFixed(3)} (+/- ${(sim.attemptsHigh - sim.meanAttempts).toFixed(3)})`,
-    ];
+    const simCells =
+      sim === undefined
+        ? []
+        : [
+            percent(sim.success),
+            `${percent(sim.low)} - ${percent(sim.high)}`,
+            `${sim.meanAttempts.toFixed(3)} (+/- ${(sim.attemptsHigh - sim.meanAttempts).toFixed(3)})`,
+          ];
     return [length.steps, percent(length.success), length.expectedAttempts.toFixed(3), ...simCells];
   });
-  const horizonLine = report.horizons
-    .map((h) => `${percent(h.threshold)} after ${steps(h.steps)} steps`)
-    .join(', ');
+  const horizonLine = report.horizons.map((h) => `${percent(h.threshold)} after ${steps(h.steps)} steps`).join(', ');
   return [
     `One step: e ${percent(m.e)} visible, w ${percent(m.w)} silent, ${m.attempts} attempt(s), ${verifier}`,
     '',
@@ -169,15 +170,9 @@ export function renderSuccessChart(chart: SuccessChart): string {
   const axis = `      +${'-'.repeat(width)}`;
   const middle = chart.maxSteps >= 3 ? String(Math.round(chart.maxSteps / 2)) : '';
   const ticks = `       1${middle.padStart(Math.floor(width / 2) - 1)}${String(chart.maxSteps).padStart(width - Math.floor(width / 2))}`;
-  const legend = chart.points.length > 0
-    ? '      . closed form   o simulated   | simulated 95% interval'
-    : '      . closed form   (add --simulate <runs> to draw simulated points)';
-  return [
-    'success',
-    ...rows,
-    axis,
-    ticks,
-    `${' '.repeat(6 + Math.floor(width / 2) - 5)}chain length (steps)`,
-    legend,
-  ].join('\n');
+  const legend =
+    chart.points.length > 0
+      ? '      . closed form   o simulated   | simulated 95% interval'
+      : '      . closed form   (add --simulate <runs> to draw simulated points)';
+  return ['success', ...rows, axis, ticks, `${' '.repeat(6 + Math.floor(width / 2) - 5)}chain length (steps)`, legend].join('\n');
 }

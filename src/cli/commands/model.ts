@@ -89,13 +89,14 @@ export function define(program: Command): void {
       const step = reliability.computeStepOutcome(input);
       const lengths = options.steps.map((steps) => reliability.computeChainLength(step, steps));
       const chartLengths = options.chart ? report.chooseChartLengths(Math.max(...options.steps)) : [];
-      const simulated = options.simulate !== 0
-        ? reliability.simulateChain(input, {
-          lengths: [...options.steps, ...chartLengths],
-          runs: options.simulate,
-          seed: options.seed,
-        })
-        : [];
+      const simulated =
+        options.simulate !== 0
+          ? reliability.simulateChain(input, {
+              lengths: [...options.steps, ...chartLengths],
+              runs: options.simulate,
+              seed: options.seed,
+            })
+          : [];
       const data = {
         model: chainModel,
         step,
@@ -152,21 +153,51 @@ export function define(program: Command): void {
 
   model
     .command('pipeline')
-    .description("Throughput and time to land of genesis run's pipeline (episodes, an integration queue verified on speculative tips), as a seeded discrete-event simulation")
+    .description(
+      "Throughput and time to land of genesis run's pipeline (episodes, an integration queue verified on speculative tips), as a seeded discrete-event simulation",
+    )
     .addOption(numberOption('--workers <n>', 'episodes at once', 4))
     .addOption(numberOption('--agent-min <min>', 'minutes an agent works', 10))
     .addOption(numberOption('--gate-min <min>', 'minutes a gate takes', 5))
     .addOption(numberOption('--reject <rate>', 'probability that a change fails its own gate (a new episode retries it)', 0))
     .addOption(numberOption('--conflict <rate>', 'probability that a change conflicts with those ahead of it when it joins the queue', 0))
-    .addOption(numberOption('--verify-reject <rate>', 'probability that a change fails on its speculative tip (those behind it are rebuilt and verified again)', 0))
+    .addOption(
+      numberOption('--verify-reject <rate>', 'probability that a change fails on its speculative tip (those behind it are rebuilt and verified again)', 0),
+    )
     .addOption(numberOption('--slots <n>', 'verifications at once (0: as many as --workers)', 0))
     .addOption(numberOption('--tasks <n>', 'tasks to land (0: 20 per worker)', 0))
-    .addOption(numberOption('--start-s <s>', 'seconds the scheduler takes to start an episode (one at a time, as builds and landings), as the scaling bench measured', MEASURED_COSTS.startS))
-    .addOption(numberOption('--overhead-s <s>', 'seconds of each episode outside its agent and gate (workspace, collect, ledger), as the scaling bench measured', MEASURED_COSTS.episodeOverheadS))
-    .addOption(numberOption('--build-s <s>', 'seconds the integrator takes to build a change on its tip (one at a time, as landings), as the scaling bench measured', MEASURED_COSTS.buildS))
-    .addOption(numberOption('--land-s <s>', 'seconds the integrator takes to land one change (one at a time), as the scaling bench measured', MEASURED_COSTS.landS))
-    .addOption(numberOption('--failed-gate-factor <x>', 'how much longer a failing gate runs than a passing one (the test, its re-run, the run on the base)', MEASURED_COSTS.failedGateFactor))
-    .addOption(flagOption('--gate-on-base', "episodes gate their change on their own base, never on the speculative tip"))
+    .addOption(
+      numberOption(
+        '--start-s <s>',
+        'seconds the scheduler takes to start an episode (one at a time, as builds and landings), as the scaling bench measured',
+        MEASURED_COSTS.startS,
+      ),
+    )
+    .addOption(
+      numberOption(
+        '--overhead-s <s>',
+        'seconds of each episode outside its agent and gate (workspace, collect, ledger), as the scaling bench measured',
+        MEASURED_COSTS.episodeOverheadS,
+      ),
+    )
+    .addOption(
+      numberOption(
+        '--build-s <s>',
+        'seconds the integrator takes to build a change on its tip (one at a time, as landings), as the scaling bench measured',
+        MEASURED_COSTS.buildS,
+      ),
+    )
+    .addOption(
+      numberOption('--land-s <s>', 'seconds the integrator takes to land one change (one at a time), as the scaling bench measured', MEASURED_COSTS.landS),
+    )
+    .addOption(
+      numberOption(
+        '--failed-gate-factor <x>',
+        'how much longer a failing gate runs than a passing one (the test, its re-run, the run on the base)',
+        MEASURED_COSTS.failedGateFactor,
+      ),
+    )
+    .addOption(flagOption('--gate-on-base', 'episodes gate their change on their own base, never on the speculative tip'))
     .addOption(numberOption('--seed <n>', 'seed of the simulation', 1))
     .addOption(flagOption('--json', 'print JSON instead of lines'))
     .action((o: ModelPipelineOptions) => modelPipeline(o));
@@ -193,31 +224,62 @@ export interface ModelPipelineOptions {
 }
 
 function modelPipeline(o: ModelPipelineOptions): void {
-  for (const [flag, v] of [['--workers', o.workers], ['--slots', o.slots || 1], ['--tasks', o.tasks || 1]] as const) {
+  for (const [flag, v] of [
+    ['--workers', o.workers],
+    ['--slots', o.slots || 1],
+    ['--tasks', o.tasks || 1],
+  ] as const) {
     if (!Number.isInteger(v) || v < 1) throw new GenesisError('invalid-model-input', `${flag} expects a whole number of at least 1, got ${v}`);
   }
-  for (const [flag, v] of [['--agent-min', o.agentMin], ['--gate-min', o.gateMin]] as const) {
+  for (const [flag, v] of [
+    ['--agent-min', o.agentMin],
+    ['--gate-min', o.gateMin],
+  ] as const) {
     if (!(v > 0)) throw new GenesisError('invalid-model-input', `${flag} expects minutes above 0, got ${v}`);
   }
-  for (const [flag, v] of [['--start-s', o.startS], ['--overhead-s', o.overheadS], ['--build-s', o.buildS], ['--land-s', o.landS]] as const) {
+  for (const [flag, v] of [
+    ['--start-s', o.startS],
+    ['--overhead-s', o.overheadS],
+    ['--build-s', o.buildS],
+    ['--land-s', o.landS],
+  ] as const) {
     if (!(v >= 0)) throw new GenesisError('invalid-model-input', `${flag} expects seconds, 0 or more, got ${v}`);
   }
-  if (!(o.failedGateFactor >= 1)) throw new GenesisError('invalid-model-input', `--failed-gate-factor expects a multiple of at least 1, got ${o.failedGateFactor}`);
-  for (const [flag, v] of [['--reject', o.reject], ['--conflict', o.conflict], ['--verify-reject', o.verifyReject]] as const) {
+  if (!(o.failedGateFactor >= 1))
+    throw new GenesisError('invalid-model-input', `--failed-gate-factor expects a multiple of at least 1, got ${o.failedGateFactor}`);
+  for (const [flag, v] of [
+    ['--reject', o.reject],
+    ['--conflict', o.conflict],
+    ['--verify-reject', o.verifyReject],
+  ] as const) {
     if (!(v >= 0 && v < 1)) throw new GenesisError('invalid-model-input', `${flag} expects a probability in [0, 1), got ${v}`);
   }
   const r = simulatePipeline({
-    workers: o.workers, agentMin: o.agentMin, gateMin: o.gateMin, reject: o.reject, conflict: o.conflict, verifyReject: o.verifyReject,
-    slots: o.slots || undefined, tasks: o.tasks || undefined, seed: o.seed, startMin: o.startS / 60, episodeOverheadMin: o.overheadS / 60, buildMin: o.buildS / 60, landMin: o.landS / 60,
-    failedGateFactor: o.failedGateFactor, gateOnTip: !o.gateOnBase,
+    workers: o.workers,
+    agentMin: o.agentMin,
+    gateMin: o.gateMin,
+    reject: o.reject,
+    conflict: o.conflict,
+    verifyReject: o.verifyReject,
+    slots: o.slots || undefined,
+    tasks: o.tasks || undefined,
+    seed: o.seed,
+    startMin: o.startS / 60,
+    episodeOverheadMin: o.overheadS / 60,
+    buildMin: o.buildS / 60,
+    landMin: o.landS / 60,
+    failedGateFactor: o.failedGateFactor,
+    gateOnTip: !o.gateOnBase,
   });
   if (o.json) {
     printJson(r);
     return;
   }
-  process.stdout.write([
-    `${r.accepted} changes landed in ${r.makespanMin.toFixed(1)} min: ${r.acceptedPerHour.toFixed(1)} per hour`,
-    `ceiling (no integration cost): ${r.ceilingMin.toFixed(1)} min; efficiency ${r.efficiency.toFixed(2)}`,
-    `gates per accepted change: ${r.gatesPerAccepted.toFixed(2)} (${r.verifications} verifications on speculative tips); mean time from episode start to landing: ${r.meanTimeToLandMin.toFixed(1)} min; rejected: ${r.rejected}`,
-  ].join('\n') + '\n');
+  process.stdout.write(
+    [
+      `${r.accepted} changes landed in ${r.makespanMin.toFixed(1)} min: ${r.acceptedPerHour.toFixed(1)} per hour`,
+      `ceiling (no integration cost): ${r.ceilingMin.toFixed(1)} min; efficiency ${r.efficiency.toFixed(2)}`,
+      `gates per accepted change: ${r.gatesPerAccepted.toFixed(2)} (${r.verifications} verifications on speculative tips); mean time from episode start to landing: ${r.meanTimeToLandMin.toFixed(1)} min; rejected: ${r.rejected}`,
+    ].join('\n') + '\n',
+  );
 }

@@ -5,14 +5,17 @@ import { requireWorld, worldOption } from '../world-option.js';
 
 function days(value: string): number {
   const n = Number(value);
-  if (!Number.isFinite(n) || n < 0) throw new GenesisError('invalid-option', `--keep-days ${value} is not a number of days`, { hint: 'pass a number ≥ 0, e.g. --keep-days 7' });
+  if (!Number.isFinite(n) || n < 0)
+    throw new GenesisError('invalid-option', `--keep-days ${value} is not a number of days`, { hint: 'pass a number ≥ 0, e.g. --keep-days 7' });
   return n;
 }
 
 export function define(program: Command): void {
   program
     .command('prune')
-    .description("drop the changes of episodes that did not land once older than ledger.keepRejectedDays (the ledger keeps each record and a cut diff), then git gc")
+    .description(
+      'drop the changes of episodes that did not land once older than ledger.keepRejectedDays (the ledger keeps each record and a cut diff), then git gc',
+    )
     .addOption(worldOption())
     .option('--keep-days <days>', 'override ledger.keepRejectedDays of world.yaml', days)
     .option('--no-gc', 'rewrite the ledger refs only; leave the objects to the next git gc')
@@ -25,6 +28,8 @@ export function define(program: Command): void {
       const report = await pruneRejectedChanges(world.path, { keepMs: keepDays * 86_400_000, gc: opts.gc });
       if (opts.json) return printJson(report);
       const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
-      process.stdout.write(`pruned the changes of ${report.pruned.length} episode(s) older than ${keepDays} day(s); objects ${mb(report.bytesBefore)} -> ${mb(report.bytesAfter)}\n`);
+      process.stdout.write(
+        `pruned the changes of ${report.pruned.length} episode(s) older than ${keepDays} day(s); objects ${mb(report.bytesBefore)} -> ${mb(report.bytesAfter)}\n`,
+      );
     });
 }

@@ -52,7 +52,11 @@ export async function runWithSignals(opts: RunCommandOptions): Promise<RunSummar
   const sandbox = await createSandbox(choice, { image: manifest.verify.image });
   if (sandbox.kind === 'none') process.stderr.write(`warning: ${NONE_SANDBOX_WARNING}\n`);
   if (manifest.agent.sandbox === 'none' && agentsRunProcesses(manifest.agent)) process.stderr.write(`warning: ${NONE_AGENT_SANDBOX_WARNING}\n`);
-  const cluster = opts.redis ? await import('./run-distributed.js').then((m) => m.joinCluster(opts.redis!, world, manifest.name, opts.remote ?? opened.location, () => controller.abort())) : null;
+  const cluster = opts.redis
+    ? await import('./run-distributed.js').then((m) =>
+        m.joinCluster(opts.redis!, world, manifest.name, opts.remote ?? opened.location, () => controller.abort()),
+      )
+    : null;
   if (cluster && opened.remote) {
     cluster.distributed.queue = syncingWithServer(cluster.distributed.queue, opened.remote);
     if (cluster.distributed.verifications) cluster.distributed.verifications = syncingVerifications(cluster.distributed.verifications, opened.remote);

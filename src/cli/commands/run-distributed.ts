@@ -14,7 +14,13 @@ import type { WorldRepo } from '../../world/world-repo.js';
  * The composition root of a distributed run: the integrator lock (exactly one scheduler per
  * world), the BullMQ queue and the Redis path leases. Losing the lock stops the run.
  */
-export async function joinCluster(url: string, world: WorldRepo, name: string, remote: string, onLockLost: () => void): Promise<{ distributed: DistributedRun; leave(): Promise<void> }> {
+export async function joinCluster(
+  url: string,
+  world: WorldRepo,
+  name: string,
+  remote: string,
+  onLockLost: () => void,
+): Promise<{ distributed: DistributedRun; leave(): Promise<void> }> {
   const redis = await connectRedis(url, { name: 'genesis-scheduler' });
   const worldKey = worldKeyOf(name, world.path);
   let lock: IntegratorLock;
@@ -31,10 +37,18 @@ export async function joinCluster(url: string, world: WorldRepo, name: string, r
   // Workers on the world's own storage ask for their change's place before gating (issue 18 item 4);
   // behind a git URL their candidates are not in the scheduler's object store yet, so they gate on their base.
   const tips = isGitUrl(remote) ? null : new RedisTipServer(redis, worldKey);
-  const queue = new BullmqEpisodeQueue(redis, { remote, worldKey, tips: tips !== null }, { lockDurationMs: envMs('GENESIS_LOCK_MS'), stalledIntervalMs: envMs('GENESIS_STALLED_MS') });
+  const queue = new BullmqEpisodeQueue(
+    redis,
+    { remote, worldKey, tips: tips !== null },
+    { lockDurationMs: envMs('GENESIS_LOCK_MS'), stalledIntervalMs: envMs('GENESIS_STALLED_MS') },
+  );
   const leases = new RedisPathLeases(redis, worldKey);
   // Gates of speculative commits run on the workers, as episodes do.
-  const verifications = new BullmqVerificationQueue(redis, { remote, worldKey }, { lockDurationMs: envMs('GENESIS_LOCK_MS'), stalledIntervalMs: envMs('GENESIS_STALLED_MS') });
+  const verifications = new BullmqVerificationQueue(
+    redis,
+    { remote, worldKey },
+    { lockDurationMs: envMs('GENESIS_LOCK_MS'), stalledIntervalMs: envMs('GENESIS_STALLED_MS') },
+  );
   return {
     distributed: { queue, leases, verifications, reconcileMs: envMs('GENESIS_RECONCILE_MS') ?? 5_000, ...(tips ? { tips } : {}) },
     async leave() {

@@ -2,12 +2,22 @@ import type { Command } from 'commander';
 import { redisOption } from '../redis-option.js';
 import { requireWorld, sandboxOption, worldOption } from '../world-option.js';
 
-interface RunCliOptions { world?: string; sandbox?: 'auto' | 'docker' | 'bwrap' | 'none'; json?: boolean; redis?: string; remote?: string; cacheDir?: string; pastEvidence?: boolean }
+interface RunCliOptions {
+  world?: string;
+  sandbox?: 'auto' | 'docker' | 'bwrap' | 'none';
+  json?: boolean;
+  redis?: string;
+  remote?: string;
+  cacheDir?: string;
+  pastEvidence?: boolean;
+}
 
 export function define(program: Command): void {
   program
     .command('run')
-    .description('run episodes on the ready tasks until all are done, the goal\'s evidence passes, a budget is spent, or what is left is blocked; run again to resume')
+    .description(
+      "run episodes on the ready tasks until all are done, the goal's evidence passes, a budget is spent, or what is left is blocked; run again to resume",
+    )
     .addOption(worldOption())
     .addOption(sandboxOption())
     .addOption(redisOption())
@@ -18,6 +28,14 @@ export function define(program: Command): void {
     .addHelpText('after', '\nExit codes: 0 done or evidence met, 1 error, 2 usage, 3 blocked, 4 budget spent, 5 interrupted, 6 agent broken (circuit open).')
     .action(async (opts: RunCliOptions) => {
       const { runCommand } = await import('./run-action.js');
-      process.exitCode = await runCommand({ world: requireWorld(opts), sandbox: opts.sandbox, json: Boolean(opts.json), redis: opts.redis, remote: opts.remote, cacheDir: opts.cacheDir, pastEvidence: Boolean(opts.pastEvidence) });
+      process.exitCode = await runCommand({
+        world: requireWorld(opts),
+        sandbox: opts.sandbox,
+        json: Boolean(opts.json),
+        redis: opts.redis,
+        remote: opts.remote,
+        cacheDir: opts.cacheDir,
+        pastEvidence: Boolean(opts.pastEvidence),
+      });
     });
 }

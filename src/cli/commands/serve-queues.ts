@@ -12,7 +12,10 @@ import type { WorldRepo } from '../../world/world-repo.js';
  * results queue, named exactly as src/cli/commands/run-distributed.ts names them; and the
  * workers alive in the registry, for the overview.
  */
-export async function openQueueBoard(url: string, world: WorldRepo): Promise<{ mount(app: Hono): void; listWorkers(): Promise<ClusterWorker[]>; close(): Promise<void> }> {
+export async function openQueueBoard(
+  url: string,
+  world: WorldRepo,
+): Promise<{ mount(app: Hono): void; listWorkers(): Promise<ClusterWorker[]>; close(): Promise<void> }> {
   const manifest = await world.manifestAt('HEAD');
   const redis = await connectRedis(url, { name: 'genesis-serve' });
   const prefix = queuePrefix();

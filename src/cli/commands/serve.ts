@@ -2,7 +2,12 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import { redisOption } from '../redis-option.js';
 import { requireWorld, worldOption } from '../world-option.js';
 
-interface ServeCliOptions { world?: string; host: string; port: number; redis?: string }
+interface ServeCliOptions {
+  world?: string;
+  host: string;
+  port: number;
+  redis?: string;
+}
 
 export function define(program: Command): void {
   program
@@ -19,7 +24,13 @@ export function define(program: Command): void {
     )
     .action(async (opts: ServeCliOptions) => {
       const { serveCommand } = await import('./serve-action.js');
-      process.exitCode = await serveCommand({ world: requireWorld(opts), host: opts.host, port: opts.port, redis: opts.redis, token: process.env.GENESIS_TOKEN });
+      process.exitCode = await serveCommand({
+        world: requireWorld(opts),
+        host: opts.host,
+        port: opts.port,
+        redis: opts.redis,
+        token: process.env.GENESIS_TOKEN,
+      });
     });
 }
 

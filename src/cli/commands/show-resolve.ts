@@ -23,15 +23,26 @@ export async function resolveShowTarget(world: WorldRepo, ledger: Ledger, ref: s
   const ids = (await ledger.readAll()).map((r) => r.id).filter((id) => id.startsWith(ref));
   if (ids.length === 1) return { kind: 'episode', id: ids[0]! };
   if (ids.length > 1) {
-    throw new GenesisError('ambiguous-episode', `"${ref}" starts ${ids.length} episode ids: ${ids.slice(0, 5).join(', ')}${ids.length > 5 ? ', …' : ''}`, { hint: 'give more of the id' });
+    throw new GenesisError('ambiguous-episode', `"${ref}" starts ${ids.length} episode ids: ${ids.slice(0, 5).join(', ')}${ids.length > 5 ? ', …' : ''}`, {
+      hint: 'give more of the id',
+    });
   }
-  throw new GenesisError('episode-not-found', `no episode or accepted commit "${ref}" in this world`, { hint: 'list them with genesis episodes or genesis log' });
+  throw new GenesisError('episode-not-found', `no episode or accepted commit "${ref}" in this world`, {
+    hint: 'list them with genesis episodes or genesis log',
+  });
 }
 
 /** An accepted commit that no episode made: what made it, its trailers and its change. */
 export async function showCommit(repo: string, commit: AcceptedCommit, json: boolean): Promise<void> {
   const diff = (await git(['show', '--format=', '--stat', '--patch', '--no-color', '--no-renames', commit.commit, '--'], { cwd: repo })).stdout;
   if (json) return printJson({ commit, diff });
-  const made = commit.parents.length === 0 ? "the world's first commit (genesis init)" : commit.amend ? `an amendment (genesis amend): ${commit.amend}` : 'a change to world.yaml (genesis task add)';
-  process.stdout.write(`commit ${commit.commit}: ${commit.subject}\n  ${made}; ${commit.date}\n  verified: ${commit.verified ?? '-'}${commit.score === null ? '' : `; score ${commit.score}`}\n\n${diff.trimEnd()}\n`);
+  const made =
+    commit.parents.length === 0
+      ? "the world's first commit (genesis init)"
+      : commit.amend
+        ? `an amendment (genesis amend): ${commit.amend}`
+        : 'a change to world.yaml (genesis task add)';
+  process.stdout.write(
+    `commit ${commit.commit}: ${commit.subject}\n  ${made}; ${commit.date}\n  verified: ${commit.verified ?? '-'}${commit.score === null ? '' : `; score ${commit.score}`}\n\n${diff.trimEnd()}\n`,
+  );
 }

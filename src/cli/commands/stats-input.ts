@@ -28,18 +28,20 @@ export function toStatsEpisodes(records: readonly EpisodeRecord[], tasks: readon
   return records.flatMap((r): StatsEpisode[] => {
     if (r.status !== 'final' || r.outcome === null) return [];
     const ended = r.endedAt === null ? Number.NaN : Date.parse(r.endedAt) - Date.parse(r.startedAt);
-    return [{
-      id: r.id,
-      task: r.task,
-      attempt: r.attempt,
-      outcome: r.outcome,
-      reason: r.reason,
-      signature: r.signature,
-      startedAt: r.startedAt,
-      durationMs: Number.isFinite(ended) ? ended : null,
-      costUsd: r.usage?.costUsd ?? null,
-      humanMinutes: minutes.get(r.task) ?? null,
-    }];
+    return [
+      {
+        id: r.id,
+        task: r.task,
+        attempt: r.attempt,
+        outcome: r.outcome,
+        reason: r.reason,
+        signature: r.signature,
+        startedAt: r.startedAt,
+        durationMs: Number.isFinite(ended) ? ended : null,
+        costUsd: r.usage?.costUsd ?? null,
+        humanMinutes: minutes.get(r.task) ?? null,
+      },
+    ];
   });
 }
 

@@ -44,10 +44,7 @@ export function renderStats(report: StatsReport): string {
   ];
   if (c.episodes === 0) return [...out, '', withCliName('No finished episodes yet: run `genesis run` first.')].join('\n');
 
-  const reasons = [
-    ...s.rejectedByReason.map((r) => ['rejected', r.reason, r.count]),
-    ...s.failedByReason.map((r) => ['failed', r.reason, r.count]),
-  ];
+  const reasons = [...s.rejectedByReason.map((r) => ['rejected', r.reason, r.count]), ...s.failedByReason.map((r) => ['failed', r.reason, r.count])];
   if (reasons.length > 0) out.push('', 'Why episodes did not land', formatTable(['outcome', 'reason', 'episodes'], reasons));
 
   out.push(
@@ -67,17 +64,22 @@ export function renderStats(report: StatsReport): string {
     out.push(
       '',
       'Horizons that p implies (chain length at which success falls to the threshold)',
-      formatTable(['threshold', 'steps', '95% interval'], s.horizons.map((h) => [percent(h.threshold), steps(h.steps), interval(h, steps)])),
+      formatTable(
+        ['threshold', 'steps', '95% interval'],
+        s.horizons.map((h) => [percent(h.threshold), steps(h.steps), interval(h, steps)]),
+      ),
     );
   }
 
   const money = s.perAcceptedChange;
-  const time = money.durationMs === null
-    ? `unknown (${money.episodesWithoutDuration} episode(s) have no duration; known total ${seconds(money.knownDurationMs)})`
-    : `${seconds(money.durationMs)} of episode time (${seconds(money.knownDurationMs)} over ${c.episodes} episodes)`;
-  const cost = money.costUsd === null
-    ? `unknown (${money.episodesWithoutCost} episode(s) report no cost${money.knownCostUsd > 0 ? `; known total $${money.knownCostUsd.toFixed(2)}` : ''})`
-    : `$${money.costUsd.toFixed(4)} ($${money.knownCostUsd.toFixed(2)} in all)`;
+  const time =
+    money.durationMs === null
+      ? `unknown (${money.episodesWithoutDuration} episode(s) have no duration; known total ${seconds(money.knownDurationMs)})`
+      : `${seconds(money.durationMs)} of episode time (${seconds(money.knownDurationMs)} over ${c.episodes} episodes)`;
+  const cost =
+    money.costUsd === null
+      ? `unknown (${money.episodesWithoutCost} episode(s) report no cost${money.knownCostUsd > 0 ? `; known total $${money.knownCostUsd.toFixed(2)}` : ''})`
+      : `$${money.costUsd.toFixed(4)} ($${money.knownCostUsd.toFixed(2)} in all)`;
   out.push('', `Per accepted change:     time ${time}`, `                         cost ${cost}`);
 
   const fit = s.humanMinutesFit.fit;

@@ -2,17 +2,25 @@ import { Option, type Command } from 'commander';
 import { printJson } from '../output.js';
 import { requireWorld, worldOption } from '../world-option.js';
 
-interface StatsOptions { world?: string; json: boolean }
+interface StatsOptions {
+  world?: string;
+  json: boolean;
+}
 
 /** Adds `genesis stats`: what a world's ledger measures about its agents, beside the reliability model. */
 export function define(program: Command): void {
   program
     .command('stats')
     .description(
-      "measure a world from its ledger: acceptance per attempt, why episodes were rejected, what retries recovered, the per-episode success p and the horizons it implies, time and cost per accepted change, and the METR-style fit when tasks carry humanMinutes",
+      'measure a world from its ledger: acceptance per attempt, why episodes were rejected, what retries recovered, the per-episode success p and the horizons it implies, time and cost per accepted change, and the METR-style fit when tasks carry humanMinutes',
     )
     .addOption(worldOption())
-    .addOption(new Option('--json', 'print JSON: {world, counts, rejectedByReason, acceptanceByAttempt, retryRecovery, deterministicFraction, episodeSuccess, horizons, perAcceptedChange, humanMinutesFit, prediction}').default(false))
+    .addOption(
+      new Option(
+        '--json',
+        'print JSON: {world, counts, rejectedByReason, acceptanceByAttempt, retryRecovery, deterministicFraction, episodeSuccess, horizons, perAcceptedChange, humanMinutesFit, prediction}',
+      ).default(false),
+    )
     .action(async (opts: StatsOptions) => {
       const { readStatsInput } = await import('./stats-input.js');
       const { computeLedgerStats } = await import('../../reliability/index.js');

@@ -30,11 +30,31 @@ export function define(program: Command): void {
           '',
           status.workers.length === 0
             ? withCliName('workers: none alive (start one with: genesis worker --redis <url>)')
-            : formatTable(['worker', 'host', 'pid', 'concurrency', 'episodes', 'last seen'], status.workers.map((w) => [w.id, w.host, w.pid, w.concurrency, w.episodes.join(' ') || '-', `${Math.round((Date.now() - w.lastSeen) / 1000)}s ago`])),
+            : formatTable(
+                ['worker', 'host', 'pid', 'concurrency', 'episodes', 'last seen'],
+                status.workers.map((w) => [
+                  w.id,
+                  w.host,
+                  w.pid,
+                  w.concurrency,
+                  w.episodes.join(' ') || '-',
+                  `${Math.round((Date.now() - w.lastSeen) / 1000)}s ago`,
+                ]),
+              ),
           '',
-          status.running.length === 0 ? 'running episodes: none' : formatTable(['episode', 'world', 'task', 'attempt', 'since'], status.running.map((r) => [r.episodeId, r.world, r.task, r.attempt, r.since])),
+          status.running.length === 0
+            ? 'running episodes: none'
+            : formatTable(
+                ['episode', 'world', 'task', 'attempt', 'since'],
+                status.running.map((r) => [r.episodeId, r.world, r.task, r.attempt, r.since]),
+              ),
           '',
-          status.schedulers.length === 0 ? 'schedulers: none' : formatTable(['world', 'host', 'pid', 'since'], status.schedulers.map((s) => [s.world, s.host, s.pid, s.since])),
+          status.schedulers.length === 0
+            ? 'schedulers: none'
+            : formatTable(
+                ['world', 'host', 'pid', 'since'],
+                status.schedulers.map((s) => [s.world, s.host, s.pid, s.since]),
+              ),
         ];
         process.stdout.write(`${lines.join('\n')}\n`);
       } finally {

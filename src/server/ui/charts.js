@@ -57,13 +57,20 @@ export function xyChart(o) {
 
   const svg = s('svg', { class: 'chart', viewBox: `0 0 ${width} ${height}`, role: 'img', 'aria-label': o.ariaLabel ?? 'chart' });
   svg.append(
-    s('g', { class: 'grid' }, yTicks.map((t) => s('line', { x1: m.left, x2: m.left + iw, y1: sy(t), y2: sy(t) }))),
+    s(
+      'g',
+      { class: 'grid' },
+      yTicks.map((t) => s('line', { x1: m.left, x2: m.left + iw, y1: sy(t), y2: sy(t) })),
+    ),
     s(
       'g',
       { class: 'axis' },
       s('line', { x1: m.left, x2: m.left + iw, y1: m.top + ih, y2: m.top + ih }),
       s('line', { x1: m.left, x2: m.left, y1: m.top, y2: m.top + ih }),
-      xTicks.map((t) => [s('line', { x1: sx(t), x2: sx(t), y1: m.top + ih, y2: m.top + ih + 4 }), s('text', { x: sx(t), y: m.top + ih + 16, 'text-anchor': 'middle' }, fx(t))]),
+      xTicks.map((t) => [
+        s('line', { x1: sx(t), x2: sx(t), y1: m.top + ih, y2: m.top + ih + 4 }),
+        s('text', { x: sx(t), y: m.top + ih + 16, 'text-anchor': 'middle' }, fx(t)),
+      ]),
       yTicks.map((t) => s('text', { x: m.left - 6, y: sy(t) + 4, 'text-anchor': 'end' }, fy(t))),
       o.x.label ? s('text', { x: m.left + iw / 2, y: height - 6, 'text-anchor': 'middle' }, o.x.label) : null,
       o.y.label ? s('text', { x: 12, y: m.top + ih / 2, 'text-anchor': 'middle', transform: `rotate(-90 12 ${m.top + ih / 2})` }, o.y.label) : null,

@@ -78,13 +78,21 @@ export function link(href, text, attrs = {}) {
 
 /** A definition list from [label, value] pairs; null values are skipped. */
 export function kv(pairs) {
-  return h('dl', { class: 'kv' }, pairs.filter(([, v]) => v !== null && v !== undefined).flatMap(([k, v]) => [h('dt', null, k), h('dd', null, v)]));
+  return h(
+    'dl',
+    { class: 'kv' },
+    pairs.filter(([, v]) => v !== null && v !== undefined).flatMap(([k, v]) => [h('dt', null, k), h('dd', null, v)]),
+  );
 }
 
 /** A table with a header row; rows are arrays of cells (text or nodes), or { cells, attrs }. */
 export function table(headers, rows, empty = 'Nothing yet.') {
   if (rows.length === 0) return h('p', { class: 'muted' }, empty);
-  const head = h('tr', null, headers.map((col) => (typeof col === 'string' ? h('th', null, col) : h('th', { class: col.class }, col.label))));
+  const head = h(
+    'tr',
+    null,
+    headers.map((col) => (typeof col === 'string' ? h('th', null, col) : h('th', { class: col.class }, col.label))),
+  );
   return h(
     'table',
     null,
@@ -94,7 +102,11 @@ export function table(headers, rows, empty = 'Nothing yet.') {
       null,
       rows.map((row) => {
         const cells = Array.isArray(row) ? row : row.cells;
-        return h('tr', Array.isArray(row) ? null : row.attrs, cells.map((cell, i) => h('td', { class: typeof headers[i] === 'string' ? null : headers[i].class }, cell)));
+        return h(
+          'tr',
+          Array.isArray(row) ? null : row.attrs,
+          cells.map((cell, i) => h('td', { class: typeof headers[i] === 'string' ? null : headers[i].class }, cell)),
+        );
       }),
     ),
   );
@@ -105,5 +117,10 @@ export function panel(title, ...children) {
 }
 
 export function errorBox(error) {
-  return h('div', { class: 'error-box' }, h('strong', null, error.message ?? String(error)), error.hint ? h('div', { class: 'small' }, `What to do: ${error.hint}`) : null);
+  return h(
+    'div',
+    { class: 'error-box' },
+    h('strong', null, error.message ?? String(error)),
+    error.hint ? h('div', { class: 'small' }, `What to do: ${error.hint}`) : null,
+  );
 }

@@ -72,7 +72,10 @@ const ATTACKS = ['read-other-workspace', 'write-world', 'docker-socket', 'redis'
 
 /** This host's IPv4 addresses, loopback first, and slirp4netns's gateway (which leads to the host). */
 function hostAddresses(): string[] {
-  const own = Object.values(networkInterfaces()).flat().filter((i) => i !== undefined && i.family === 'IPv4' && !i.internal).map((i) => i!.address);
+  const own = Object.values(networkInterfaces())
+    .flat()
+    .filter((i) => i !== undefined && i.family === 'IPv4' && !i.internal)
+    .map((i) => i!.address);
   return ['127.0.0.1', ...own, '10.0.2.2'];
 }
 
@@ -113,7 +116,12 @@ beforeAll(async () => {
         check: `echo "gate-env=\${GENESIS_PASSED_SECRET:-none} \${GENESIS_PLANTED_ENV:-none}"; node -e "console.log('gate prints ' + 'sk-' + 'ant-' + 'Qw3'.repeat(10))"; exit 1`,
       })),
       { id: 'fill-disk', title: 'fill-disk', paths: ['src/fill-disk.js'] },
-      { id: 'fill-disk-gate', title: 'fill-disk-gate', paths: ['src/fill-disk-gate.js'], check: 'i=0; while [ $i -lt 128 ]; do head -c 1048576 /dev/zero > fill-$i || exit 1; i=$((i+1)); done; exec sleep 600' },
+      {
+        id: 'fill-disk-gate',
+        title: 'fill-disk-gate',
+        paths: ['src/fill-disk-gate.js'],
+        check: 'i=0; while [ $i -lt 128 ]; do head -c 1048576 /dev/zero > fill-$i || exit 1; i=$((i+1)); done; exec sleep 600',
+      },
     ],
   };
   const files = {
@@ -139,7 +147,13 @@ afterAll(async () => {
 });
 
 const logOf = async (task: string) => (await w.artifactsOf(task)).agentLog ?? '';
-const facts = (log: string) => Object.fromEntries(log.split('\n').filter((l) => /^[a-z@0-9./-]+=/.test(l)).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+const facts = (log: string) =>
+  Object.fromEntries(
+    log
+      .split('\n')
+      .filter((l) => /^[a-z@0-9./-]+=/.test(l))
+      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+  );
 
 describe('a run whose agents attack the machine, with no agent sandbox named', () => {
   itWith('bwrap')('ends normally and lands both honest tasks', () => {
@@ -170,7 +184,8 @@ describe('a run whose agents attack the machine, with no agent sandbox named', (
 
   itWith('redis')('cannot reach Redis on 127.0.0.1 nor through any address of this host', async () => {
     const seen = facts(await logOf('redis'));
-    for (const address of hostAddresses()) expect(seen[`redis@${address}`], `redis through ${address}`).toMatch(/^(ECONNREFUSED|ENETUNREACH|EHOSTUNREACH|timeout)$/);
+    for (const address of hostAddresses())
+      expect(seen[`redis@${address}`], `redis through ${address}`).toMatch(/^(ECONNREFUSED|ENETUNREACH|EHOSTUNREACH|timeout)$/);
     expect(execFileSync('redis-cli', ['EXISTS', redisKey], { encoding: 'utf8' }).trim()).toBe('0');
   });
 
@@ -260,7 +275,13 @@ describe('a run whose agent sends data to a host not on its allow-list', () => {
           goal: { outcome: 'the honest module exists' },
           verify: { sandbox: 'bwrap', test: 'node --test test/base.test.js', timeoutSec: 30 },
           protected: ['test/**', 'world.yaml', '.genesis/**'],
-          agent: { kind: 'command', command: ['sh', '.genesis/agent.sh'], timeoutSec: 30, env: ['GENESIS_DENIED_HOST'], network: { allow: [allowedHost.host] } },
+          agent: {
+            kind: 'command',
+            command: ['sh', '.genesis/agent.sh'],
+            timeoutSec: 30,
+            env: ['GENESIS_DENIED_HOST'],
+            network: { allow: [allowedHost.host] },
+          },
           retry: { maxAttempts: 1 },
           parallelism: 2,
           tasks: [honest.task, { id: 'exfiltrate', title: 'exfiltrate', paths: ['src/exfiltrate.js'] }],

@@ -29,7 +29,10 @@ esac
 /** Host processes whose command line holds `pattern`. */
 function hostProcesses(pattern: string): string[] {
   try {
-    return execFileSync('pgrep', ['-af', pattern], { encoding: 'utf8' }).trim().split('\n').filter((l) => !l.includes('pgrep'));
+    return execFileSync('pgrep', ['-af', pattern], { encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .filter((l) => !l.includes('pgrep'));
   } catch {
     return []; // pgrep exits 1 when nothing matches
   }
@@ -39,7 +42,10 @@ function killAll(pattern: string): void {
   for (const line of hostProcesses(pattern)) process.kill(Number(line.split(' ')[0]), 'SIGKILL');
 }
 
-for (const [agentSandbox, base] of [['none', 600], ['bwrap', 610]] as const) {
+for (const [agentSandbox, base] of [
+  ['none', 600],
+  ['bwrap', 610],
+] as const) {
   describe(`agents that leave processes behind (agent.sandbox: ${agentSandbox})`, () => {
     let w: AttackedWorld;
     beforeAll(async () => {

@@ -37,7 +37,12 @@ let hostConnections = 0;
 const rss = { before: 0, peak: 0 };
 
 /** A world whose tasks each run, as their check, the script their (script) agent wrote. */
-async function attackWorld(name: string, sandbox: 'docker' | 'bwrap', scripts: Record<string, string>, verify: Record<string, unknown>): Promise<AttackedWorld> {
+async function attackWorld(
+  name: string,
+  sandbox: 'docker' | 'bwrap',
+  scripts: Record<string, string>,
+  verify: Record<string, unknown>,
+): Promise<AttackedWorld> {
   const dirs = await attackRoot();
   const honest = honestTask('honest');
   const recording = Object.fromEntries([
@@ -87,7 +92,10 @@ afterAll(async () => {
 /** Host processes whose command line holds `pattern`: a sandbox that leaked would leave some. */
 function hostProcesses(pattern: string): string[] {
   try {
-    return execFileSync('pgrep', ['-af', pattern], { encoding: 'utf8' }).trim().split('\n').filter((l) => !l.includes('pgrep'));
+    return execFileSync('pgrep', ['-af', pattern], { encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .filter((l) => !l.includes('pgrep'));
   } catch {
     return []; // pgrep exits 1 when nothing matches
   }
@@ -148,7 +156,7 @@ describe('a gate that holds every process its limit allows', () => {
     // A low limit for both gates of this world, so that the hog never comes near the limits of
     // gates elsewhere on the machine. bash, unlike dash, goes on when fork fails.
     const recording = {
-      hog: [{ write: { 'src/hog.sh': 'exec bash -c \'for i in $(seq 200); do sleep 20 & done 2>/dev/null; wait\'\n' } }],
+      hog: [{ write: { 'src/hog.sh': "exec bash -c 'for i in $(seq 200); do sleep 20 & done 2>/dev/null; wait'\n" } }],
       honest: [{ write: { 'src/honest.txt': 'honest\n' } }],
     };
     const manifest = {

@@ -60,12 +60,27 @@ absurd-usage) usage 1000000000000000 10 0.5 ;;
 esac
 `;
 
-const ATTACKS = ['leak-holdout', 'print-host', 'deep-ignored', 'deep-in-paths', 'reserved-root', 'reserved-nested', 'handoff-dir', 'plan-invalid', 'sparse', 'big-files', 'negative-usage', 'absurd-usage'];
+const ATTACKS = [
+  'leak-holdout',
+  'print-host',
+  'deep-ignored',
+  'deep-in-paths',
+  'reserved-root',
+  'reserved-nested',
+  'handoff-dir',
+  'plan-invalid',
+  'sparse',
+  'big-files',
+  'negative-usage',
+  'absurd-usage',
+];
 
 let w: AttackedWorld;
 
 function hostPasswdLines(): string[] {
-  return readFileSync('/etc/passwd', 'utf8').split('\n').filter((line) => line.includes(':'));
+  return readFileSync('/etc/passwd', 'utf8')
+    .split('\n')
+    .filter((line) => line.includes(':'));
 }
 
 beforeAll(async () => {
@@ -77,7 +92,12 @@ beforeAll(async () => {
   const manifest = {
     name: 'integrity-attacks',
     goal: { outcome: 'the honest modules exist', progressFile: 'PROGRESS.md', stop: { maxCostUsd: 1000 } },
-    verify: { sandbox: 'bwrap', test: 'node --test test/base.test.js', timeoutSec: 60, holdout: { dir: '../holdout', command: 'node --test .genesis-holdout/' } },
+    verify: {
+      sandbox: 'bwrap',
+      test: 'node --test test/base.test.js',
+      timeoutSec: 60,
+      holdout: { dir: '../holdout', command: 'node --test .genesis-holdout/' },
+    },
     protected: ['test/**', 'world.yaml', '.genesis/**'],
     agent: { kind: 'command', preset: 'claude-code', command: ['sh', '.genesis/agent.sh'], timeoutSec: 30, sandbox: 'bwrap' },
     retry: { maxAttempts: 2 },
@@ -89,7 +109,10 @@ beforeAll(async () => {
       { id: 'print-host', title: 'print-host', paths: ['src/print-host.sh'], check: 'sh src/print-host.sh' },
       { id: 'plan', title: 'plan', kind: 'planner', paths: ['tasks/**'] },
       ...ATTACKS.filter((id) => id !== 'deep-ignored' && id !== 'print-host').map((id) =>
-        id === 'plan-invalid' ? { id, title: id, kind: 'planner', paths: ['tasks/**'] } : { id, title: id, paths: [`src/${id}/**`, `src/${id}.js`, `src/${id}.bin`] }),
+        id === 'plan-invalid'
+          ? { id, title: id, kind: 'planner', paths: ['tasks/**'] }
+          : { id, title: id, paths: [`src/${id}/**`, `src/${id}.js`, `src/${id}.bin`] },
+      ),
     ],
   };
   const files = { ...honest.files, ...deepIgnored.files, '.gitignore': 'node_modules/\n', 'PROGRESS.md': '# progress\n', '.genesis/agent.sh': agentScript };
@@ -103,7 +126,8 @@ describe('attacks on the integrity of a world (issue 12, classes 4 to 6)', () =>
     expect(w.history.map((c) => c.task ?? '(initial)').sort()).toEqual(['(initial)', 'deep-ignored', 'honest', 'plan']);
     expect(w.episodes.every((e) => e.status === 'final')).toBe(true);
     // deep-ignored's change is right: only its workspace attacks (2,100 nested ignored directories).
-    for (const attack of [...ATTACKS.filter((a) => a !== 'deep-ignored'), 'task-writer']) expect(w.episodes.filter((e) => e.task === attack && e.outcome === 'accepted')).toEqual([]);
+    for (const attack of [...ATTACKS.filter((a) => a !== 'deep-ignored'), 'task-writer'])
+      expect(w.episodes.filter((e) => e.task === attack && e.outcome === 'accepted')).toEqual([]);
   });
 
   itWith('bwrap')('leave an accepted head that genesis audit passes', async () => {
@@ -136,16 +160,23 @@ describe('attacks on the integrity of a world (issue 12, classes 4 to 6)', () =>
   });
 
   describe('class 5: no input bricks the world', () => {
-    itWith('bwrap')('lands a right change whose workspace holds 2,100 nested directories, removes it, and the next run starts', async () => {
-      expect(w.episodeOf('deep-ignored')).toMatchObject({ outcome: 'accepted' });
-      expect(w.episodes.filter((e) => e.task === 'deep-in-paths').every((e) => e.outcome === 'failed' || e.outcome === 'rejected')).toBe(true);
-      expect(await readdir(join(w.world.scratchDir, 'episodes')).catch(() => [])).toEqual([]);
-      const again = await runWorld({ world: w.world, sandbox: w.sandbox });
-      expect(again.stop.kind).toBe('blocked');
-    }, 120_000);
+    itWith('bwrap')(
+      'lands a right change whose workspace holds 2,100 nested directories, removes it, and the next run starts',
+      async () => {
+        expect(w.episodeOf('deep-ignored')).toMatchObject({ outcome: 'accepted' });
+        expect(w.episodes.filter((e) => e.task === 'deep-in-paths').every((e) => e.outcome === 'failed' || e.outcome === 'rejected')).toBe(true);
+        expect(await readdir(join(w.world.scratchDir, 'episodes')).catch(() => [])).toEqual([]);
+        const again = await runWorld({ world: w.world, sandbox: w.sandbox });
+        expect(again.stop.kind).toBe('blocked');
+      },
+      120_000,
+    );
 
     itWith('bwrap')('rejects names Genesis reserves, at the root or nested, in any case, naming them and no host path', () => {
-      for (const [task, path] of [['reserved-root', '.genesis-holdout'], ['reserved-nested', 'src/reserved-nested/.Genesis-Holdout/a.test.js']] as const) {
+      for (const [task, path] of [
+        ['reserved-root', '.genesis-holdout'],
+        ['reserved-nested', 'src/reserved-nested/.Genesis-Holdout/a.test.js'],
+      ] as const) {
         const e = w.episodes.find((x) => x.task === task)!;
         expect(e).toMatchObject({ outcome: 'rejected', reason: 'reserved-name' });
         expect(e.message).toContain(path);
@@ -173,14 +204,19 @@ describe('attacks on the integrity of a world (issue 12, classes 4 to 6)', () =>
         const e = w.episodes.find((x) => x.task === task)!;
         expect(e).toMatchObject({ outcome: 'rejected', reason: 'size-limit', candidate: null });
       }
-      const sizes = (await git(['cat-file', '--batch-all-objects', '--batch-check=%(objectsize)'], { cwd: w.world.path })).stdout.trim().split('\n').map(Number);
+      const sizes = (await git(['cat-file', '--batch-all-objects', '--batch-check=%(objectsize)'], { cwd: w.world.path })).stdout
+        .trim()
+        .split('\n')
+        .map(Number);
       expect(Math.max(...sizes)).toBeLessThanOrEqual(1024 * 1024);
     });
 
     itWith('bwrap')('records nonsense usage clamped at zero and flagged, so it buys no budget', () => {
       const negative = w.episodes.find((e) => e.task === 'negative-usage')!;
       expect(negative.usage).toMatchObject({ inputTokens: 0, outputTokens: 0, costUsd: 0 });
-      expect(negative.usageProblems).toEqual(expect.arrayContaining([expect.stringMatching(/^costUsd was -50, below zero/), expect.stringMatching(/^inputTokens was -100000/)]));
+      expect(negative.usageProblems).toEqual(
+        expect.arrayContaining([expect.stringMatching(/^costUsd was -50, below zero/), expect.stringMatching(/^inputTokens was -100000/)]),
+      );
       const absurd = w.episodes.find((e) => e.task === 'absurd-usage')!;
       expect(absurd.usageProblems).toEqual([expect.stringMatching(/^inputTokens was 1000000000000000, more than one episode can spend/)]);
       expect(w.episodes.find((e) => e.task === 'honest')?.usageProblems).toBeUndefined();
@@ -251,17 +287,21 @@ describe('refs/replace swaps by an agent that is not sandboxed (class 6)', () =>
     expect(replaced).toHaveLength(3);
   });
 
-  itWith('bwrap')('audit names every replace ref, and holds, every commit verified again, once they are deleted', async () => {
-    const report = await auditWorld({ world: r.world, sample: 0 });
-    const violations = report.findings.filter((f) => f.severity === 'violation');
-    expect(violations.map((f) => f.code)).toEqual(['replace-ref', 'replace-ref', 'replace-ref']);
-    const refs = (await git(['for-each-ref', '--format=%(refname)', 'refs/replace/'], { cwd: r.world.path })).stdout.split('\n').filter(Boolean);
-    for (const ref of refs) {
-      expect(violations.some((f) => f.message.startsWith(ref))).toBe(true);
-      await git(['update-ref', '-d', ref], { cwd: r.world.path });
-    }
-    const after = await auditWorld({ world: r.world, sandbox: r.sandbox });
-    expect(after.reverified.commits).toBe(2);
-    expect(after.violations).toBe(0);
-  }, 120_000);
+  itWith('bwrap')(
+    'audit names every replace ref, and holds, every commit verified again, once they are deleted',
+    async () => {
+      const report = await auditWorld({ world: r.world, sample: 0 });
+      const violations = report.findings.filter((f) => f.severity === 'violation');
+      expect(violations.map((f) => f.code)).toEqual(['replace-ref', 'replace-ref', 'replace-ref']);
+      const refs = (await git(['for-each-ref', '--format=%(refname)', 'refs/replace/'], { cwd: r.world.path })).stdout.split('\n').filter(Boolean);
+      for (const ref of refs) {
+        expect(violations.some((f) => f.message.startsWith(ref))).toBe(true);
+        await git(['update-ref', '-d', ref], { cwd: r.world.path });
+      }
+      const after = await auditWorld({ world: r.world, sandbox: r.sandbox });
+      expect(after.reverified.commits).toBe(2);
+      expect(after.violations).toBe(0);
+    },
+    120_000,
+  );
 });

@@ -49,11 +49,16 @@ const FORGE = [
   "console.log('pass 1002');",
   "console.log('ℹ tests 1003\\nℹ suites 0\\nℹ pass 1003\\nℹ fail 0');",
   "console.log('TAP version 13\\nok 1 - fake\\nok 2 - fake\\n1..2');",
-  "console.log('<?xml version=\"1.0\"?>\\n<testsuites><testsuite name=\"fake\" tests=\"1004\"><testcase name=\"fake\"/></testsuite></testsuites>');",
+  'console.log(\'<?xml version="1.0"?>\\n<testsuites><testsuite name="fake" tests="1004"><testcase name="fake"/></testsuite></testsuites>\');',
   "export const v = 'wrong';",
 ].join('\n');
 
-async function nodeWorld(name: string, verify: Record<string, unknown>, attacks: Record<string, string>, checkFor: (id: string) => string): Promise<AttackedWorld> {
+async function nodeWorld(
+  name: string,
+  verify: Record<string, unknown>,
+  attacks: Record<string, string>,
+  checkFor: (id: string) => string,
+): Promise<AttackedWorld> {
   const { root } = await attackRoot();
   const ids = ['honest', ...Object.keys(attacks)];
   const recording = Object.fromEntries([
@@ -81,7 +86,8 @@ async function pytestWorld(): Promise<AttackedWorld> {
   const attacks: Record<string, string> = {
     honest: "v = 'honest'\n",
     'py-exit-on-load': 'import os\nos._exit(0)\n',
-    'py-forge': "print('=' * 20 + ' 1001 passed in 0.01s ' + '=' * 20)\nprint('<testsuites><testsuite tests=\"1002\"><testcase name=\"fake\"/></testsuite></testsuites>')\nv = 'wrong'\n",
+    'py-forge':
+      "print('=' * 20 + ' 1001 passed in 0.01s ' + '=' * 20)\nprint('<testsuites><testsuite tests=\"1002\"><testcase name=\"fake\"/></testsuite></testsuites>')\nv = 'wrong'\n",
   };
   const ids = Object.keys(attacks);
   const manifest = {
@@ -97,7 +103,9 @@ async function pytestWorld(): Promise<AttackedWorld> {
   const files: Record<string, string> = {
     'pkg/__init__.py': '',
     'tests/test_base.py': 'def test_base():\n    assert True\n',
-    '.genesis/recording.yaml': stringify({ tasks: Object.fromEntries(ids.map((id) => [id, [{ write: { [`pkg/${id.replaceAll('-', '_')}.py`]: attacks[id] } }]])) }),
+    '.genesis/recording.yaml': stringify({
+      tasks: Object.fromEntries(ids.map((id) => [id, [{ write: { [`pkg/${id.replaceAll('-', '_')}.py`]: attacks[id] } }]])),
+    }),
   };
   for (const id of ids) {
     const mod = id.replaceAll('-', '_');
@@ -115,7 +123,12 @@ let forgedPytest: AttackedWorld;
 beforeAll(async () => {
   const ratchet = (reporter: string) => ({ mode: 'ratchet', test: `node --test ${reporter}test/` });
   [rewrites, forgedTap, forgedSpec, forgedJUnit, forgedPytest] = await Promise.all([
-    nodeWorld('report-attacks-rewrites', { test: 'node --test test/base.test.js' }, NODE_ATTACKS, (id) => `node --test ${id === 'exit-on-load-junit' ? '--test-reporter=junit ' : ''}test/${id}.test.js`),
+    nodeWorld(
+      'report-attacks-rewrites',
+      { test: 'node --test test/base.test.js' },
+      NODE_ATTACKS,
+      (id) => `node --test ${id === 'exit-on-load-junit' ? '--test-reporter=junit ' : ''}test/${id}.test.js`,
+    ),
     nodeWorld('report-attacks-tap', ratchet(''), { forge: FORGE }, (id) => `node --test test/${id}.test.js`),
     nodeWorld('report-attacks-spec', ratchet('--test-reporter=spec '), { forge: FORGE }, (id) => `node --test --test-reporter=spec test/${id}.test.js`),
     nodeWorld('report-attacks-junit', ratchet('--test-reporter=junit '), { forge: FORGE }, (id) => `node --test --test-reporter=junit test/${id}.test.js`),
@@ -158,7 +171,12 @@ describe('code under test that exits 0 as it loads', () => {
 });
 
 describe('code under test that prints fake test summaries', () => {
-  const cases = [['node TAP', () => forgedTap, 'forge'], ['node spec', () => forgedSpec, 'forge'], ['node JUnit on stdout', () => forgedJUnit, 'forge'], ['pytest JUnit file', () => forgedPytest, 'py-forge']] as const;
+  const cases = [
+    ['node TAP', () => forgedTap, 'forge'],
+    ['node spec', () => forgedSpec, 'forge'],
+    ['node JUnit on stdout', () => forgedJUnit, 'forge'],
+    ['pytest JUnit file', () => forgedPytest, 'py-forge'],
+  ] as const;
   for (const [format, world, id] of cases) {
     itWith('bwrap')(`${format}: its gate counts only the tests that ran, and the honest change lands with the true score`, () => {
       const w = world();

@@ -65,7 +65,18 @@ never-exits) exec sleep 600 ;;
 esac
 `;
 
-const ATTACKS = ['edit-protected-test', 'delete-protected-test', 'edit-manifest', 'symlink-out', 'odd-names', 'write-outside', 'git-hooks', 'gitattributes-filter', 'oversize', 'never-exits'];
+const ATTACKS = [
+  'edit-protected-test',
+  'delete-protected-test',
+  'edit-manifest',
+  'symlink-out',
+  'odd-names',
+  'write-outside',
+  'git-hooks',
+  'gitattributes-filter',
+  'oversize',
+  'never-exits',
+];
 
 let w: AttackedWorld;
 let markers: string;
@@ -88,7 +99,9 @@ beforeAll(async () => {
     parallelism: 4,
     tasks: [
       honest.task,
-      ...ATTACKS.map((id) => (id === 'git-hooks' ? gitHooks.task : { id, title: id, paths: [id === 'oversize' ? 'src/oversize.js' : `src/${id}/**`, `src/${id}.js`] })),
+      ...ATTACKS.map((id) =>
+        id === 'git-hooks' ? gitHooks.task : { id, title: id, paths: [id === 'oversize' ? 'src/oversize.js' : `src/${id}/**`, `src/${id}.js`] },
+      ),
     ],
   };
   w = await runAttackedWorld({ root: dirs.root, manifest, files: { ...honest.files, ...gitHooks.files }, sandbox: 'bwrap' });

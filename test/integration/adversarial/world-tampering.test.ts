@@ -48,7 +48,10 @@ for (const agentSandbox of ['none', 'bwrap'] as const) {
     itWith('bwrap')('lands nothing: every commit after the first came through the gate', () => {
       expect(w.history.map((c) => c.task)).toContain('honest');
       const unverified = w.history.filter((c) => c.commit !== w.initial && c.episode === null);
-      expect(unverified.map((c) => c.subject), 'commits on the accepted branch that no episode brought').toEqual([]);
+      expect(
+        unverified.map((c) => c.subject),
+        'commits on the accepted branch that no episode brought',
+      ).toEqual([]);
     });
 
     itWith('bwrap')('leaves a world that genesis audit passes, or one whose forged commit it names', async () => {

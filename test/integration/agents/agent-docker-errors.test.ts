@@ -34,7 +34,9 @@ describe("when docker cannot start an agent's container", () => {
 
 describe("when the agent's docker sandbox is checked", () => {
   withDocker('names a missing agent image as fatal, with how to get it', async () => {
-    const error = await new DockerAgentSandbox({ image: `genesis/vocab-no-such-image:${randomUUID().slice(0, 8)}`, network: 'genesis-agents' }).check().catch((e: unknown) => e);
+    const error = await new DockerAgentSandbox({ image: `genesis/vocab-no-such-image:${randomUUID().slice(0, 8)}`, network: 'genesis-agents' })
+      .check()
+      .catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'agent-sandbox-unavailable', fatal: true, hint: expect.stringContaining('agent.image') });
   });
 

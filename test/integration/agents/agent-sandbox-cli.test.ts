@@ -11,7 +11,7 @@ async function runOnce(agent: Record<string, unknown>): Promise<{ code: number |
   const manifest = baseManifest({
     goal: { outcome: 'module a exists', stop: { maxEpisodes: 1 } },
     parallelism: 1,
-    agent: { kind: 'command', command: ['sh', '-c', "printf \"export const a = () => 'a';\\n\" > src/a.js"], timeoutSec: 30, ...agent },
+    agent: { kind: 'command', command: ['sh', '-c', 'printf "export const a = () => \'a\';\\n" > src/a.js'], timeoutSec: 30, ...agent },
   });
   const f = await makeWorld({ sandbox: 'bwrap', manifest, recording: {} });
   const run = startCli(['run', '--world', f.world.path, '--json']);
@@ -37,7 +37,10 @@ describe('genesis run and the agent sandbox', () => {
 /** Host processes whose command line holds `pattern`. */
 function hostProcesses(pattern: string): string[] {
   try {
-    return execFileSync('pgrep', ['-af', pattern], { encoding: 'utf8' }).trim().split('\n').filter((l) => l && !l.includes('pgrep'));
+    return execFileSync('pgrep', ['-af', pattern], { encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .filter((l) => l && !l.includes('pgrep'));
   } catch {
     return [];
   }

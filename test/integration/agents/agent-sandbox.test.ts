@@ -41,7 +41,10 @@ const PROBE = [
 
 /** This host's IPv4 addresses, loopback first, and slirp4netns's gateway (which leads to the host). */
 function hostAddresses(): string[] {
-  const own = Object.values(networkInterfaces()).flat().filter((i) => i !== undefined && i.family === 'IPv4' && !i.internal).map((i) => i!.address);
+  const own = Object.values(networkInterfaces())
+    .flat()
+    .filter((i) => i !== undefined && i.family === 'IPv4' && !i.internal)
+    .map((i) => i!.address);
   return ['127.0.0.1', ...own, '10.0.2.2'];
 }
 
@@ -94,12 +97,22 @@ async function layout(modelHost: string, modelPort = port): Promise<{ run: Agent
  */
 function expectHomeHidden(entries: string | undefined): void {
   expect(entries, 'the probe listed the host home').toBeDefined();
-  const onPath = new Set((process.env.PATH ?? '').split(':').filter((d) => d.startsWith(homedir() + sep)).map((d) => relative(homedir(), d).split(sep)[0]));
+  const onPath = new Set(
+    (process.env.PATH ?? '')
+      .split(':')
+      .filter((d) => d.startsWith(homedir() + sep))
+      .map((d) => relative(homedir(), d).split(sep)[0]),
+  );
   for (const entry of (entries ?? '').split(' ').filter(Boolean)) expect(onPath, `~/${entry} is visible`).toContain(entry);
 }
 
 function facts(log: string): Record<string, string> {
-  return Object.fromEntries(log.split('\n').filter((l) => /^[a-z-]+(@[0-9.]+)?=/.test(l)).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+  return Object.fromEntries(
+    log
+      .split('\n')
+      .filter((l) => /^[a-z-]+(@[0-9.]+)?=/.test(l))
+      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+  );
 }
 
 async function probe(kind: 'docker' | 'bwrap', modelHost: string, modelPort = port) {
@@ -151,7 +164,11 @@ describe('an agent sandboxed with docker', () => {
     const { run } = await layout('127.0.0.1');
     const result = await new CommandAgent(['sleep', '60'], { sandbox }).run({ ...run, timeoutMs: 1_500 });
     expect(result.timedOut).toBe(true);
-    const left = execFileSync('docker', ['ps', '-a', '--filter', 'label=genesis.sandbox=agent', '--filter', 'name=genesis-agent-e1-', '--format', '{{.Names}}'], { encoding: 'utf8' }).trim();
+    const left = execFileSync(
+      'docker',
+      ['ps', '-a', '--filter', 'label=genesis.sandbox=agent', '--filter', 'name=genesis-agent-e1-', '--format', '{{.Names}}'],
+      { encoding: 'utf8' },
+    ).trim();
     expect(left).toBe('');
   });
 
@@ -164,8 +181,17 @@ describe('an agent sandboxed with docker', () => {
 
   itWith('docker')("cannot reach the gate: the gate's container has no network interface but loopback", async () => {
     const dir = await tempDir('genesis-gate-net-');
-    const gate = await new DockerSandbox({ image: 'genesis/node:20' }).run({ command: 'cat /proc/net/dev', workDir: dir, timeoutMs: 30_000, limits: { cpus: 1, memoryMb: 256, pids: 64 } });
-    const interfaces = gate.output.split('\n').slice(2).map((l) => l.trim().split(':')[0]).filter(Boolean);
+    const gate = await new DockerSandbox({ image: 'genesis/node:20' }).run({
+      command: 'cat /proc/net/dev',
+      workDir: dir,
+      timeoutMs: 30_000,
+      limits: { cpus: 1, memoryMb: 256, pids: 64 },
+    });
+    const interfaces = gate.output
+      .split('\n')
+      .slice(2)
+      .map((l) => l.trim().split(':')[0])
+      .filter(Boolean);
     expect(interfaces).toEqual(['lo']);
   });
 });
@@ -178,9 +204,21 @@ describe("the openai agent's commands", () => {
         const sandbox = await createAgentSandbox({ kind, image: 'genesis/node:20', network: 'genesis-agents' });
         const { run } = await layout('127.0.0.1');
         await mkdir(join(run.workspace, 'test'), { recursive: true });
-        await writeFile(join(run.workspace, 'test/a.test.js'), "import test from 'node:test';\nimport assert from 'node:assert';\nimport { a } from '../src/a.js';\ntest('a says a', () => assert.equal(a(), 'a'));\n");
+        await writeFile(
+          join(run.workspace, 'test/a.test.js'),
+          "import test from 'node:test';\nimport assert from 'node:assert';\nimport { a } from '../src/a.js';\ntest('a says a', () => assert.equal(a(), 'a'));\n",
+        );
         await writeFile(join(run.workspace, 'package.json'), '{ "type": "module" }\n');
-        const agent = new OpenAIAgent({ baseUrl: replay.baseUrl, model: 'gpt-4.1-mini', maxTurns: 10, requestTimeoutMs: 10_000, commandTimeoutMs: 30_000, commandOutputBytes: 16_384, price: null, sandbox });
+        const agent = new OpenAIAgent({
+          baseUrl: replay.baseUrl,
+          model: 'gpt-4.1-mini',
+          maxTurns: 10,
+          requestTimeoutMs: 10_000,
+          commandTimeoutMs: 30_000,
+          commandOutputBytes: 16_384,
+          price: null,
+          sandbox,
+        });
         const result = await agent.run({ ...run, prompt: 'Make module a.\n' });
         expect(replay.mismatches).toEqual([]);
         expect(result.exitCode).toBe(0);
@@ -222,7 +260,8 @@ describe('an agent sandboxed with bubblewrap', () => {
       // Redis listens on this host's 127.0.0.1:6379; from the agent, no address leads there.
       const addresses = run.env.HOST_ADDRS!.split(',');
       expect(addresses).toContain('127.0.0.1');
-      for (const address of addresses) expect(seen[`redis@${address}`], `redis through ${address}`).toMatch(/^(ECONNREFUSED|ENETUNREACH|EHOSTUNREACH|timeout)$/);
+      for (const address of addresses)
+        expect(seen[`redis@${address}`], `redis through ${address}`).toMatch(/^(ECONNREFUSED|ENETUNREACH|EHOSTUNREACH|timeout)$/);
       expect(outside.received().length).toBe(1);
     } finally {
       await outside.close();
@@ -232,7 +271,11 @@ describe('an agent sandboxed with bubblewrap', () => {
   itWith('bwrap')("cannot reach the gate: the gate's sandbox has no network interface but loopback", async () => {
     const dir = await tempDir('genesis-gate-net-');
     const gate = await new BwrapSandbox().run({ command: 'cat /proc/net/dev', workDir: dir, timeoutMs: 30_000, limits: { cpus: 1, memoryMb: 256, pids: 64 } });
-    const interfaces = gate.output.split('\n').slice(2).map((l) => l.trim().split(':')[0]).filter(Boolean);
+    const interfaces = gate.output
+      .split('\n')
+      .slice(2)
+      .map((l) => l.trim().split(':')[0])
+      .filter(Boolean);
     expect(interfaces).toEqual(['lo']);
   });
 

@@ -14,7 +14,14 @@ async function input(overrides: Partial<Parameters<CommandAgent['run']>[0]> = {}
     workspace,
     promptFile,
     prompt: 'do the thing\n',
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', GENESIS_TASK_ID: 't1', GENESIS_ATTEMPT: '2', GENESIS_EPISODE_ID: 'e1', GENESIS_WORLD_NAME: 'w', GENESIS_PROMPT_FILE: promptFile },
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      GENESIS_TASK_ID: 't1',
+      GENESIS_ATTEMPT: '2',
+      GENESIS_EPISODE_ID: 'e1',
+      GENESIS_WORLD_NAME: 'w',
+      GENESIS_PROMPT_FILE: promptFile,
+    },
     timeoutMs: 10_000,
     taskId: 't1',
     attempt: 2,
@@ -35,7 +42,8 @@ const alive = (pid: number) => {
 describe('the command agent', () => {
   it('runs in the workspace with the prompt on stdin, in a file, and the GENESIS_ variables', async () => {
     const run = await input();
-    const script = 'cat > from-stdin.txt; cp "$GENESIS_PROMPT_FILE" from-file.txt; echo "$GENESIS_TASK_ID $GENESIS_ATTEMPT $GENESIS_EPISODE_ID $GENESIS_WORLD_NAME" > env.txt; echo "{promptFile}" > argv.txt';
+    const script =
+      'cat > from-stdin.txt; cp "$GENESIS_PROMPT_FILE" from-file.txt; echo "$GENESIS_TASK_ID $GENESIS_ATTEMPT $GENESIS_EPISODE_ID $GENESIS_WORLD_NAME" > env.txt; echo "{promptFile}" > argv.txt';
     const result = await new CommandAgent(['sh', '-c', script]).run(run);
     expect(result).toMatchObject({ exitCode: 0, timedOut: false });
     expect(await readFile(join(run.workspace, 'from-stdin.txt'), 'utf8')).toBe('do the thing\n');

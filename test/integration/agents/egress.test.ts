@@ -62,7 +62,12 @@ afterAll(async () => {
 });
 
 function facts(log: string): Record<string, string> {
-  return Object.fromEntries(log.split('\n').filter((l) => /^[a-z-]+=/.test(l)).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+  return Object.fromEntries(
+    log
+      .split('\n')
+      .filter((l) => /^[a-z-]+=/.test(l))
+      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+  );
 }
 
 describe('an agent with an egress allow-list (agent.network.allow)', () => {
@@ -76,7 +81,15 @@ describe('an agent with an egress allow-list (agent.network.allow)', () => {
     const promptFile = join(dir, 'prompt.md');
     await writeFile(promptFile, 'probe\n');
     const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', ALLOWED: allowed.host, DENIED: denied.host, GENESIS_EPISODE_ID: 'e1' };
-    const result = await new CommandAgent(['node', 'probe.js'], { sandbox }).run({ workspace, promptFile, prompt: 'probe\n', env, timeoutMs: 60_000, taskId: 't', attempt: 1 });
+    const result = await new CommandAgent(['node', 'probe.js'], { sandbox }).run({
+      workspace,
+      promptFile,
+      prompt: 'probe\n',
+      env,
+      timeoutMs: 60_000,
+      taskId: 't',
+      attempt: 1,
+    });
     const seen = facts(result.log);
     expect(seen).toMatchObject({
       'plain-allowed': '200 allowed-answers',

@@ -15,7 +15,10 @@ import { tempDir } from '../../helpers/temp-dir.js';
  */
 function hostFilter(): string {
   const rules = (chain: string) => execFileSync('iptables', ['-S', chain], { encoding: 'utf8' });
-  const policies = execFileSync('iptables', ['-S'], { encoding: 'utf8' }).split('\n').filter((l) => l.startsWith('-P ')).join('\n');
+  const policies = execFileSync('iptables', ['-S'], { encoding: 'utf8' })
+    .split('\n')
+    .filter((l) => l.startsWith('-P '))
+    .join('\n');
   return `${policies}\n${rules('INPUT')}${rules('OUTPUT')}`;
 }
 
@@ -24,7 +27,15 @@ async function workspace(root: string, name: string) {
   await mkdir(join(ws, 'home'), { recursive: true });
   const promptFile = join(ws, 'prompt.md');
   await writeFile(promptFile, 'nothing\n');
-  return { workspace: ws, promptFile, prompt: 'nothing\n', env: { PATH: '/usr/bin:/bin', HOME: join(ws, 'home') }, timeoutMs: 60_000, taskId: name, attempt: 1 };
+  return {
+    workspace: ws,
+    promptFile,
+    prompt: 'nothing\n',
+    env: { PATH: '/usr/bin:/bin', HOME: join(ws, 'home') },
+    timeoutMs: 60_000,
+    taskId: name,
+    attempt: 1,
+  };
 }
 
 const asRoot = process.getuid?.() === 0;

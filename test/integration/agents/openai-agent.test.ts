@@ -10,7 +10,8 @@ import { GenesisError } from '../../../src/errors.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 import { loadRecording, startReplayServer, type ReplayServer } from './replay-server.js';
 
-const A_TEST = "import test from 'node:test';\nimport assert from 'node:assert';\nimport { a } from '../src/a.js';\ntest('a says a', () => assert.equal(a(), 'a'));\n";
+const A_TEST =
+  "import test from 'node:test';\nimport assert from 'node:assert';\nimport { a } from '../src/a.js';\ntest('a says a', () => assert.equal(a(), 'a'));\n";
 
 let server: ReplayServer | undefined;
 afterEach(async () => {
@@ -46,7 +47,16 @@ async function input(prompt: string, files: Record<string, string> = {}, more: P
   }
   const promptFile = join(episodeDir, 'prompt.md');
   await writeFile(promptFile, prompt);
-  return { workspace, promptFile, prompt, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', GENESIS_EPISODE_ID: 'e1' }, timeoutMs: 60_000, taskId: 't', attempt: 1, ...more };
+  return {
+    workspace,
+    promptFile,
+    prompt,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', GENESIS_EPISODE_ID: 'e1' },
+    timeoutMs: 60_000,
+    taskId: 't',
+    attempt: 1,
+    ...more,
+  };
 }
 
 describe('the openai agent against a replayed Chat Completions server', () => {
@@ -90,7 +100,9 @@ describe('the openai agent against a replayed Chat Completions server', () => {
 
   it('refuses to start when the key variable is not set, without retrying', async () => {
     const s = await serve('tool-calls');
-    const error = await agent(s.baseUrl, { apiKeyEnv: 'GENESIS_TEST_NO_SUCH_KEY' }).run(await input('Make module a.\n')).catch((e: unknown) => e);
+    const error = await agent(s.baseUrl, { apiKeyEnv: 'GENESIS_TEST_NO_SUCH_KEY' })
+      .run(await input('Make module a.\n'))
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(GenesisError);
     expect(error).toMatchObject({ code: 'agent-credentials-missing', retryable: false });
     expect(s.requests).toHaveLength(0);
@@ -126,7 +138,9 @@ describe('the openai agent against a replayed Chat Completions server', () => {
     expect(Date.now() - started).toBeLessThan(900);
     expect(result.exitCode).toBe(1);
     expect(result.failure).toMatchObject({ reason: 'agent-rate-limited' });
-    expect(result.failure!.message).toMatch(/rate limiting \(429: Rate limit reached for gpt-4.1-mini.*\); it asked to wait 1.0s, more than the 0.5s Genesis waits$/);
+    expect(result.failure!.message).toMatch(
+      /rate limiting \(429: Rate limit reached for gpt-4.1-mini.*\); it asked to wait 1.0s, more than the 0.5s Genesis waits$/,
+    );
   });
 
   describe('when the conversation outgrows the context window', () => {
@@ -134,13 +148,18 @@ describe('the openai agent against a replayed Chat Completions server', () => {
       const s = await serve('context-length');
       const result = await agent(s.baseUrl).run(await input('Read the big file.\n', { 'big.txt': 'line 1\n'.repeat(1000) }));
       expect(result.exitCode).toBe(1);
-      expect(result.failure).toEqual({ reason: 'agent-context-length', message: expect.stringMatching(/^the conversation outgrew the model's context window at turn 2: This model's maximum context length is 8192 tokens/) });
+      expect(result.failure).toEqual({
+        reason: 'agent-context-length',
+        message: expect.stringMatching(/^the conversation outgrew the model's context window at turn 2: This model's maximum context length is 8192 tokens/),
+      });
       expect(result.usage).toMatchObject({ inputTokens: 7000, outputTokens: 18 });
     });
 
-    it('recognises llama.cpp server\'s exceed_context_size_error too', async () => {
+    it("recognises llama.cpp server's exceed_context_size_error too", async () => {
       const s = await serve('context-length');
-      const result = await agent(s.baseUrl, { model: 'qwen2.5-coder-7b-instruct', price: null }).run(await input('Read it on llama.cpp.\n', { 'big.txt': 'line 1\n' }));
+      const result = await agent(s.baseUrl, { model: 'qwen2.5-coder-7b-instruct', price: null }).run(
+        await input('Read it on llama.cpp.\n', { 'big.txt': 'line 1\n' }),
+      );
       expect(result.failure).toMatchObject({ reason: 'agent-context-length', message: expect.stringContaining('exceeds the available context size') });
       expect(result.usage).toEqual({ inputTokens: 7000, outputTokens: 18, cachedTokens: null, costUsd: null });
     });
@@ -186,7 +205,9 @@ describe('the openai agent against a replayed Chat Completions server', () => {
 
   it('opens the circuit on credentials the endpoint refuses', async () => {
     const s = await serve('budgets');
-    const error = await agent(s.baseUrl).run(await input('Bad key.\n')).catch((e: unknown) => e);
+    const error = await agent(s.baseUrl)
+      .run(await input('Bad key.\n'))
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(GenesisError);
     expect(error).toMatchObject({ code: 'agent-auth-failed', retryable: false });
     expect((error as Error).message).toContain('Incorrect API key provided');
@@ -197,7 +218,9 @@ describe('the openai agent against a replayed Chat Completions server', () => {
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const { port } = closed.address() as AddressInfo;
     await new Promise((resolve) => closed.close(resolve));
-    const error = await agent(`http://127.0.0.1:${port}/v1`, { maxRetries: 1 }).run(await input('anything\n')).catch((e: unknown) => e);
+    const error = await agent(`http://127.0.0.1:${port}/v1`, { maxRetries: 1 })
+      .run(await input('anything\n'))
+      .catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'agent-endpoint-unreachable', retryable: false });
     expect((error as Error).message).toMatch(/ECONNREFUSED/);
   });

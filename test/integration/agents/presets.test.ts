@@ -41,11 +41,26 @@ afterEach(() => {
 
 describe('the command presets, against stand-in CLIs on PATH', () => {
   const cases = [
-    { preset: 'claude-code', label: 'claude-code', usage: { inputTokens: 12 + 3456 + 7890, outputTokens: 234, cachedTokens: 7890, costUsd: 0.0421 }, logs: '"type":"result"' },
+    {
+      preset: 'claude-code',
+      label: 'claude-code',
+      usage: { inputTokens: 12 + 3456 + 7890, outputTokens: 234, cachedTokens: 7890, costUsd: 0.0421 },
+      logs: '"type":"result"',
+    },
     { preset: 'codex', label: 'codex', usage: { inputTokens: 24763, outputTokens: 122, cachedTokens: 24448, costUsd: null }, logs: '"type":"turn.completed"' },
     { preset: 'aider', label: 'aider', usage: { inputTokens: 12950, outputTokens: 180, cachedTokens: 10000, costUsd: 0.01 }, logs: 'Applied edit to src/a.js' },
-    { preset: 'opencode', label: 'opencode', usage: { inputTokens: 1200 + 3000 + 500 + 300 + 4200, outputTokens: 80 + 16 + 20, cachedTokens: 7200, costUsd: 0.0163 }, logs: '"type":"step_finish"' },
-    { preset: 'gemini', label: 'gemini', usage: { inputTokens: 24939 + 800, outputTokens: 20 + 154 + 10, cachedTokens: 21263, costUsd: null }, logs: '"response": "Done."' },
+    {
+      preset: 'opencode',
+      label: 'opencode',
+      usage: { inputTokens: 1200 + 3000 + 500 + 300 + 4200, outputTokens: 80 + 16 + 20, cachedTokens: 7200, costUsd: 0.0163 },
+      logs: '"type":"step_finish"',
+    },
+    {
+      preset: 'gemini',
+      label: 'gemini',
+      usage: { inputTokens: 24939 + 800, outputTokens: 20 + 154 + 10, cachedTokens: 21263, costUsd: null },
+      logs: '"response": "Done."',
+    },
   ] as const;
 
   for (const c of cases) {
@@ -97,7 +112,10 @@ describe('the command presets, against stand-in CLIs on PATH', () => {
     process.env.ANTHROPIC_API_KEY = 'sk-ant-test';
     process.env.GENESIS_TEST_UNLISTED = 'secret';
     try {
-      const agent = await createCommandAgent(config({ preset: 'claude-code', command: ['sh', '-c', 'echo "key=$ANTHROPIC_API_KEY unlisted=${GENESIS_TEST_UNLISTED:-none}"; echo changed > f.txt'] }), 'genesis/node:20');
+      const agent = await createCommandAgent(
+        config({ preset: 'claude-code', command: ['sh', '-c', 'echo "key=$ANTHROPIC_API_KEY unlisted=${GENESIS_TEST_UNLISTED:-none}"; echo changed > f.txt'] }),
+        'genesis/node:20',
+      );
       const result = await agent.run(await input());
       expect(result.log).toContain('key=sk-ant-test unlisted=none');
     } finally {

@@ -69,7 +69,8 @@ export async function startReplayServer(recording: Recording): Promise<ReplaySer
       res.writeHead(status, { 'content-type': 'application/json', ...headers });
       res.end(JSON.stringify(body));
     };
-    if (req.method !== 'POST' || req.url !== '/v1/chat/completions') return send(404, { error: { message: `no route ${req.method} ${req.url}`, type: 'invalid_request_error', code: 'not_found' } });
+    if (req.method !== 'POST' || req.url !== '/v1/chat/completions')
+      return send(404, { error: { message: `no route ${req.method} ${req.url}`, type: 'invalid_request_error', code: 'not_found' } });
     const body = JSON.parse(await readBody(req)) as ChatRequestBody;
     requests.push({ at: Date.now(), body, authorization: req.headers.authorization });
     const first = body.messages.find((m) => m.role === 'user')?.content ?? '';
@@ -102,7 +103,10 @@ function checkExpectation(body: ChatRequestBody, expect: TurnExpectation | undef
   if (!expect) return null;
   const last = body.messages.at(-1);
   if (expect.lastRole && last?.role !== expect.lastRole) return `expected the last message to be ${expect.lastRole}, got ${last?.role}`;
-  const results = body.messages.slice(body.messages.findLastIndex((m) => m.role === 'assistant') + 1).filter((m) => m.role === 'tool').map((m) => m.content ?? '');
+  const results = body.messages
+    .slice(body.messages.findLastIndex((m) => m.role === 'assistant') + 1)
+    .filter((m) => m.role === 'tool')
+    .map((m) => m.content ?? '');
   for (const text of expect.toolResultIncludes ?? []) {
     if (!results.some((r) => r.includes(text))) return `expected a tool result containing ${JSON.stringify(text)}, got ${JSON.stringify(results)}`;
   }

@@ -27,7 +27,14 @@ describe('when a task is retried with agent.rotation', () => {
     const manifest = baseManifest({
       tasks: [TASK_A],
       parallelism: 1,
-      agent: { kind: 'command', preset: 'claude-code', sandbox: 'bwrap', env: ['GENESIS_STANDIN_PLAN'], timeoutSec: 60, rotation: [{}, { preset: 'codex', model: 'gpt-4.1' }] },
+      agent: {
+        kind: 'command',
+        preset: 'claude-code',
+        sandbox: 'bwrap',
+        env: ['GENESIS_STANDIN_PLAN'],
+        timeoutSec: 60,
+        rotation: [{}, { preset: 'codex', model: 'gpt-4.1' }],
+      },
     });
     const f = await makeWorld({ sandbox: 'bwrap', manifest, recording: {} });
 

@@ -10,13 +10,44 @@ import { readManifest } from '../../../src/world/manifest.js';
 // brought into (the integration tests in audit.test.ts tamper with real worlds for the rest).
 const sha = (n: number) => n.toString(16).padStart(40, '0');
 const commit = (n: number, fields: Partial<AuditedCommit> = {}): AuditedCommit => ({
-  commit: sha(n), parents: n === 0 ? [] : [sha(n - 1)], date: '', subject: `c${n}`, episode: `e${n}`, task: `t${n}`, attempt: 1, agent: 'script',
-  verified: 'ok', score: null, tree: sha(1000 + n), changed: [`src/t${n}.js`], manifestKey: 'm', ...fields,
+  commit: sha(n),
+  parents: n === 0 ? [] : [sha(n - 1)],
+  date: '',
+  subject: `c${n}`,
+  episode: `e${n}`,
+  task: `t${n}`,
+  attempt: 1,
+  agent: 'script',
+  verified: 'ok',
+  score: null,
+  tree: sha(1000 + n),
+  changed: [`src/t${n}.js`],
+  manifestKey: 'm',
+  ...fields,
 });
 const record = (n: number, fields: Partial<EpisodeRecord> = {}): EpisodeRecord => ({
-  version: 1, id: `e${n}`, world: 'w', task: `t${n}`, attempt: 1, agent: 'script', base: sha(n - 1), candidate: sha(2000 + n), commit: sha(n),
-  status: 'final', outcome: 'accepted', reason: null, message: null, signature: null, startedAt: '', endedAt: '', phases: {},
-  gate: { ok: true, sandbox: 'bwrap', summary: '', steps: [], durationMs: 0 }, changedFiles: [], usage: null, worker: 'w', ...fields,
+  version: 1,
+  id: `e${n}`,
+  world: 'w',
+  task: `t${n}`,
+  attempt: 1,
+  agent: 'script',
+  base: sha(n - 1),
+  candidate: sha(2000 + n),
+  commit: sha(n),
+  status: 'final',
+  outcome: 'accepted',
+  reason: null,
+  message: null,
+  signature: null,
+  startedAt: '',
+  endedAt: '',
+  phases: {},
+  gate: { ok: true, sandbox: 'bwrap', summary: '', steps: [], durationMs: 0 },
+  changedFiles: [],
+  usage: null,
+  worker: 'w',
+  ...fields,
 });
 const root = commit(0, { episode: null, task: null, attempt: null, changed: ['world.yaml'] });
 const codes = (findings: Array<{ code: string }>) => findings.map((f) => f.code);
@@ -42,7 +73,9 @@ describe('the audit rules on the accepted history', () => {
   });
 
   it('accept a change within its task paths and report one outside them', () => {
-    const manifest = readManifest('name: w\ngoal: { outcome: x }\nverify: { test: "true" }\nagent: { kind: script, script: r }\ntasks:\n  - { id: t1, title: t, paths: [src/t1.js] }\n');
+    const manifest = readManifest(
+      'name: w\ngoal: { outcome: x }\nverify: { test: "true" }\nagent: { kind: script, script: r }\ntasks:\n  - { id: t1, title: t, paths: [src/t1.js] }\n',
+    );
     const rules = new Map([['m', manifest]]);
     expect(checkChangesAgainstRules([commit(1), root], rules)).toEqual([]);
     expect(codes(checkChangesAgainstRules([commit(1, { changed: ['src/t1.js', 'src/other.js'] }), root], rules))).toEqual(['outside-task-paths']);
@@ -57,7 +90,9 @@ describe('the audit rules on the ledger', () => {
 
   it('warn once about every record left running, and not at all while a run holds the world', () => {
     const entries = [1, 2].map((n) => ({ id: `e${n}`, record: record(n, { status: 'running', outcome: null, commit: null }), problem: null }));
-    expect(checkLedgerOutcomes(entries, new Set(), null)).toMatchObject([{ code: 'episode-open', severity: 'warning', message: expect.stringContaining('2 episode(s)') }]);
+    expect(checkLedgerOutcomes(entries, new Set(), null)).toMatchObject([
+      { code: 'episode-open', severity: 'warning', message: expect.stringContaining('2 episode(s)') },
+    ]);
     expect(checkLedgerOutcomes(entries, new Set(), 'genesis run on host (pid 1)')).toEqual([]);
   });
 });

@@ -11,7 +11,9 @@ describe('genesis audit on worlds that use the harness', () => {
       verify: { sandbox: 'bwrap', test: 'node --test test/suite.test.js', mode: 'ratchet' },
       tasks: [{ id: 'more', title: 'pass more', paths: ['src/f0.js', 'src/f1.js'] }],
     });
-    const files = { 'test/suite.test.js': `import test from 'node:test';\nimport assert from 'node:assert';\nimport { existsSync } from 'node:fs';\n${suite}\n` };
+    const files = {
+      'test/suite.test.js': `import test from 'node:test';\nimport assert from 'node:assert';\nimport { existsSync } from 'node:fs';\n${suite}\n`,
+    };
     const f = await makeWorld({ sandbox: 'bwrap', manifest, files, recording: { more: [{ write: { 'src/f0.js': '', 'src/f1.js': '' } }] } });
     await runWorld({ world: f.world, sandbox: f.sandbox });
     const report = await auditWorld({ world: f.world, sandbox: f.sandbox });
@@ -25,7 +27,10 @@ describe('genesis audit on worlds that use the harness', () => {
       sandbox: 'bwrap',
       manifest,
       files: { 'PROGRESS.md': '# Progress\n' },
-      recording: { a: [{ write: { 'src/a.js': GOOD_A, 'PROGRESS.md': '# Progress\n- a: done\n' } }], b: [{ write: { 'src/b.js': GOOD_B, 'PROGRESS.md': '# Progress\n- b: done\n' } }] },
+      recording: {
+        a: [{ write: { 'src/a.js': GOOD_A, 'PROGRESS.md': '# Progress\n- a: done\n' } }],
+        b: [{ write: { 'src/b.js': GOOD_B, 'PROGRESS.md': '# Progress\n- b: done\n' } }],
+      },
     });
     await runWorld({ world: f.world, sandbox: f.sandbox });
     const report = await auditWorld({ world: f.world, sandbox: f.sandbox, sample: 0 });

@@ -76,7 +76,9 @@ describe('genesis audit on a world someone tampered with', () => {
     expect(code).toBe(7);
     // task a already landed, so this is also its second landing (a warning on its own).
     expect(codesOf(report)).toEqual(['ledger-mismatch', 'outside-task-paths', 'protected-path-changed', 'task-landed-twice']);
-    expect(report.findings.find((f) => f.code === 'ledger-mismatch')?.message).toMatch(/outcome is rejected, not accepted; its gate did not pass; the record names commit none/);
+    expect(report.findings.find((f) => f.code === 'ledger-mismatch')?.message).toMatch(
+      /outcome is rejected, not accepted; its gate did not pass; the record names commit none/,
+    );
     expect(report.findings.find((f) => f.code === 'protected-path-changed')?.message).toContain('"test/a.test.js"');
   });
 
@@ -125,7 +127,12 @@ describe('genesis audit when an episode is still recorded as running', () => {
     const world = await withOpenEpisode();
     const before = await auditCli(world.path, ['--sample', '0']);
     expect(before.code).toBe(0);
-    expect(before.report).toMatchObject({ running: 1, violations: 0, warnings: 1, findings: [{ code: 'episode-open', severity: 'warning', episode: 'zz-open' }] });
+    expect(before.report).toMatchObject({
+      running: 1,
+      violations: 0,
+      warnings: 1,
+      findings: [{ code: 'episode-open', severity: 'warning', episode: 'zz-open' }],
+    });
     expect(before.report.findings[0]!.hint).toMatch(/`genesis run` closes them as abandoned/);
     const run = startCli(['run', '--world', world.path]);
     expect(await run.exited).toBe(0);
@@ -143,7 +150,7 @@ describe('genesis audit when an episode is still recorded as running', () => {
     expect(report.runHolder).toBe(`genesis run on ${hostname()} (pid ${process.pid})`);
   });
 
-  itWith('redis')('names a distributed run that holds the world\'s integrator lock, read from --redis', async () => {
+  itWith('redis')("names a distributed run that holds the world's integrator lock, read from --redis", async () => {
     const world = await withOpenEpisode();
     const { name } = await world.manifestAt('HEAD');
     const url = 'redis://127.0.0.1:6379';

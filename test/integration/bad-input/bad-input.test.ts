@@ -42,7 +42,9 @@ afterAll(() => rm(root, { recursive: true, force: true }));
 
 describe.concurrent('genesis init refuses a bad world.yaml with one clear error and creates nothing', () => {
   itWith('bwrap')('when it is not YAML, giving the line', async () => {
-    expect(await initFails(good(TASK_A).replace('goal: { outcome: "module a exists" }', 'goal: { outcome: "module a exists"'))).toMatch(/world\.yaml is not valid YAML \(line \d+\)/);
+    expect(await initFails(good(TASK_A).replace('goal: { outcome: "module a exists" }', 'goal: { outcome: "module a exists"'))).toMatch(
+      /world\.yaml is not valid YAML \(line \d+\)/,
+    );
   });
 
   itWith('bwrap')('when it has unknown fields, naming each by its full path', async () => {
@@ -60,15 +62,20 @@ describe.concurrent('genesis init refuses a bad world.yaml with one clear error 
   });
 
   itWith('bwrap')('when a task has an empty path, saying how to write one', async () => {
-    expect(await initFails(good('tasks:\n  - { id: a, title: a, paths: [""] }\n'))).toContain('- tasks[0].paths[0]: pattern "" is empty; name a file ("src/add.js")');
+    expect(await initFails(good('tasks:\n  - { id: a, title: a, paths: [""] }\n'))).toContain(
+      '- tasks[0].paths[0]: pattern "" is empty; name a file ("src/add.js")',
+    );
   });
 
   itWith('bwrap')("when a task's path climbs out of the tree", async () => {
-    expect(await initFails(good('tasks:\n  - { id: a, title: a, paths: ["../outside.js"] }\n'))).toContain('- tasks[0].paths[0]: pattern "../outside.js" has a ".." segment');
+    expect(await initFails(good('tasks:\n  - { id: a, title: a, paths: ["../outside.js"] }\n'))).toContain(
+      '- tasks[0].paths[0]: pattern "../outside.js" has a ".." segment',
+    );
   });
 
   itWith('bwrap')('when dependencies form a cycle, naming it and how to break it', async () => {
-    const tasks = 'tasks:\n  - { id: a, title: a, paths: [a.js], dependsOn: [c] }\n  - { id: b, title: b, paths: [b.js], dependsOn: [a] }\n  - { id: c, title: c, paths: [c.js], dependsOn: [b] }\n';
+    const tasks =
+      'tasks:\n  - { id: a, title: a, paths: [a.js], dependsOn: [c] }\n  - { id: b, title: b, paths: [b.js], dependsOn: [a] }\n  - { id: c, title: c, paths: [c.js], dependsOn: [b] }\n';
     expect(await initFails(good(tasks))).toContain('- tasks: dependency cycle a -> c -> b -> a; remove one of these dependsOn entries');
   });
 
@@ -118,7 +125,10 @@ describe.concurrent('commands on a world refuse bad input with one clear error a
 
   itWith('bwrap')('a Redis URL that does not answer, for a scheduler and for a worker', async () => {
     const before = await refsOf(world);
-    const [run, worker] = await Promise.all([genesis(['run', '--world', world, '--redis', 'redis://127.0.0.1:1']), genesis(['worker', '--redis', 'redis://127.0.0.1:1'])]);
+    const [run, worker] = await Promise.all([
+      genesis(['run', '--world', world, '--redis', 'redis://127.0.0.1:1']),
+      genesis(['worker', '--redis', 'redis://127.0.0.1:1']),
+    ]);
     for (const result of [run, worker]) {
       const { problem, hint } = expectOneClearError(result, 'redis-unreachable');
       expect(problem).toContain('Redis at redis://127.0.0.1:1 does not answer');

@@ -12,7 +12,18 @@ function episodes(): StatsEpisode[] {
   for (let i = 0; i < 24; i += 1) {
     const minutes = 2 ** (i % 10);
     const success = (i * 7) % 10 >= i % 10;
-    list.push({ id: `e${i}`, task: `t${i}`, attempt: 1, outcome: success ? 'accepted' : 'rejected', reason: success ? null : 'test-failed', signature: success ? null : 'sig', startedAt: `2026-01-01T00:00:${String(i).padStart(2, '0')}Z`, durationMs: 1000, costUsd: 0.5, humanMinutes: minutes });
+    list.push({
+      id: `e${i}`,
+      task: `t${i}`,
+      attempt: 1,
+      outcome: success ? 'accepted' : 'rejected',
+      reason: success ? null : 'test-failed',
+      signature: success ? null : 'sig',
+      startedAt: `2026-01-01T00:00:${String(i).padStart(2, '0')}Z`,
+      durationMs: 1000,
+      costUsd: 0.5,
+      humanMinutes: minutes,
+    });
   }
   return list;
 }

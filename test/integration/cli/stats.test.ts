@@ -60,15 +60,24 @@ describe('genesis stats on the calc demo world', () => {
     const of = (outcome: string) => records.filter((r) => r.outcome === outcome);
     expect(json.world).toMatchObject({ name: 'calc', path: world, tasks: 5, tasksDone: 5, running: 0, maxAttempts: 3 });
     expect(json.counts).toEqual({
-      episodes: records.length, accepted: of('accepted').length, rejected: of('rejected').length, failed: of('failed').length,
-      abandoned: 0, tasks: 5, tasksAccepted: 5,
+      episodes: records.length,
+      accepted: of('accepted').length,
+      rejected: of('rejected').length,
+      failed: of('failed').length,
+      abandoned: 0,
+      tasks: 5,
+      tasksAccepted: 5,
     });
     const reasons = new Map<string, number>();
     for (const r of of('rejected')) reasons.set(r.reason!, (reasons.get(r.reason!) ?? 0) + 1);
     expect(Object.fromEntries(json.rejectedByReason.map((r: { reason: string; count: number }) => [r.reason, r.count]))).toEqual(Object.fromEntries(reasons));
     const attempts = [...new Set(records.map((r) => r.attempt))].sort();
     expect(json.acceptanceByAttempt.map((a: any) => ({ attempt: a.attempt, count: a.count, of: a.of }))).toEqual(
-      attempts.map((attempt) => ({ attempt, count: records.filter((r) => r.attempt === attempt && r.outcome === 'accepted').length, of: records.filter((r) => r.attempt === attempt).length })),
+      attempts.map((attempt) => ({
+        attempt,
+        count: records.filter((r) => r.attempt === attempt && r.outcome === 'accepted').length,
+        of: records.filter((r) => r.attempt === attempt).length,
+      })),
     );
   });
 
@@ -82,7 +91,13 @@ describe('genesis stats on the calc demo world', () => {
     const recovered = [...failedFirst].filter((t) => records.some((r) => r.task === t && r.outcome === 'accepted')).sort();
     expect(json.retryRecovery).toMatchObject({ ...ratio(recovered.length, failedFirst.size), tasks: recovered });
     const totalMs = records.reduce((sum, r) => sum + Date.parse(r.endedAt!) - Date.parse(r.startedAt), 0);
-    expect(json.perAcceptedChange).toMatchObject({ accepted, knownDurationMs: totalMs, durationMs: expect.closeTo(totalMs / accepted, 6), costUsd: null, episodesWithoutCost: records.length });
+    expect(json.perAcceptedChange).toMatchObject({
+      accepted,
+      knownDurationMs: totalMs,
+      durationMs: expect.closeTo(totalMs / accepted, 6),
+      costUsd: null,
+      episodesWithoutCost: records.length,
+    });
     expect(json.humanMinutesFit).toEqual({ fit: null, reason: 'only 5 task(s) with humanMinutes and a verdict; the fit needs 10' });
     expect(json.prediction).toMatchObject({ tasks: 0, success: 1 });
   });
@@ -100,17 +115,21 @@ describe('genesis stats on the calc demo world', () => {
 });
 
 describe('genesis stats on a world that stopped blocked', () => {
-  itWith('bwrap')('predicts what is left from the measured p and the repeated failure signatures', async () => {
-    const { world } = await runSimFixture({ steps: 3, e: 1, w: 0, f: 0, attempts: 2 });
-    const json = JSON.parse(await genesis('stats', '--world', world.path, '--json')) as Record<string, any>;
-    expect(json.counts).toMatchObject({ episodes: 2, failed: 2, accepted: 0 });
-    expect(json.failedByReason).toEqual([{ reason: 'agent-exit', count: 2 }]);
-    // The sim agent's crash prints the same words every time, so its signature repeats.
-    expect(json.deterministicFraction).toMatchObject(ratio(1, 1));
-    expect(json.horizons[0]).toMatchObject({ steps: 0 });
-    expect(json.prediction).toMatchObject({ tasks: 3, attempts: 2, deterministic: 1, pTask: 0, success: 0 });
-    const text = await genesis('stats', '--world', world.path);
-    expect(text).toContain('agent-exit');
-    expect(text).toContain('What is left:            3 task(s)');
-  }, 120_000);
+  itWith('bwrap')(
+    'predicts what is left from the measured p and the repeated failure signatures',
+    async () => {
+      const { world } = await runSimFixture({ steps: 3, e: 1, w: 0, f: 0, attempts: 2 });
+      const json = JSON.parse(await genesis('stats', '--world', world.path, '--json')) as Record<string, any>;
+      expect(json.counts).toMatchObject({ episodes: 2, failed: 2, accepted: 0 });
+      expect(json.failedByReason).toEqual([{ reason: 'agent-exit', count: 2 }]);
+      // The sim agent's crash prints the same words every time, so its signature repeats.
+      expect(json.deterministicFraction).toMatchObject(ratio(1, 1));
+      expect(json.horizons[0]).toMatchObject({ steps: 0 });
+      expect(json.prediction).toMatchObject({ tasks: 3, attempts: 2, deterministic: 1, pTask: 0, success: 0 });
+      const text = await genesis('stats', '--world', world.path);
+      expect(text).toContain('agent-exit');
+      expect(text).toContain('What is left:            3 task(s)');
+    },
+    120_000,
+  );
 });

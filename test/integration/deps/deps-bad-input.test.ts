@@ -47,17 +47,25 @@ describe('an install that cannot reach its registry', () => {
     const lookup = `node -e "require('dns').lookup('registry.genesis.invalid', (e) => { console.error(e.code, 'getaddrinfo'); process.exit(1); })"`;
     const manifest = depsManifest('bwrap', { deps: { ...NPM_DEPS, install: lookup } });
     const made = makeWorld({ sandbox: 'bwrap', manifest, files: SEMVER_FILES, recording: {} });
-    await expect(made).rejects.toMatchObject({ code: 'initial-commit-failed', message: expect.stringContaining("a name lookup failed inside the install's sandbox") });
+    await expect(made).rejects.toMatchObject({
+      code: 'initial-commit-failed',
+      message: expect.stringContaining("a name lookup failed inside the install's sandbox"),
+    });
   });
 });
 
 describe('a gate that reaches for the network', () => {
   itWith('bwrap')('fails fast and says gates have no network, pointing at verify.deps', async () => {
     const { 'test/base.test.js': _usesSemver, ...lockfiles } = SEMVER_FILES;
-    const manifest = baseManifest({ verify: { sandbox: 'bwrap', setup: 'npm ci', test: 'node --test test/base.test.js', timeoutSec: 120, limits: { cpus: 1, memoryMb: 512, pids: 128 } } });
+    const manifest = baseManifest({
+      verify: { sandbox: 'bwrap', setup: 'npm ci', test: 'node --test test/base.test.js', timeoutSec: 120, limits: { cpus: 1, memoryMb: 512, pids: 128 } },
+    });
     const started = Date.now();
     const made = makeWorld({ sandbox: 'bwrap', manifest, files: lockfiles, recording: {} });
-    await expect(made).rejects.toMatchObject({ code: 'initial-commit-failed', message: expect.stringMatching(/setup failed \(exit \d+\); [^\n]*gates have no network[^\n]*verify\.deps/) });
+    await expect(made).rejects.toMatchObject({
+      code: 'initial-commit-failed',
+      message: expect.stringMatching(/setup failed \(exit \d+\); [^\n]*gates have no network[^\n]*verify\.deps/),
+    });
     // npm alone retries DNS for about 70 s when nobody tells it to stay offline.
     expect(Date.now() - started).toBeLessThan(30_000);
   });

@@ -18,14 +18,16 @@ function request(counter: string, command = 'sleep 0.5; mkdir -p out/pkg; cat lo
     environment: 'test',
     image: '',
     install: async (spec: InstallSpec) => {
-      await writeFile(counter, `${(await readFile(counter, 'utf8').catch(() => ''))}x`);
+      await writeFile(counter, `${await readFile(counter, 'utf8').catch(() => '')}x`);
       return installWithoutSandbox(spec);
     },
   };
 }
 
 function runChild(root: string, command: string): { pid: number; done: Promise<string> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/deps/prepare-child.ts', root, KEY, command], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/deps/prepare-child.ts', root, KEY, command], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let out = '';
   child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
   return { pid: child.pid!, done: new Promise((resolve) => child.on('close', () => resolve(out))) };
@@ -57,8 +59,13 @@ describe('the dependency cache', () => {
     const root = await tempDir('genesis-deps-');
     const cacheRoot = join(root, 'cache');
     const child = runChild(cacheRoot, 'mkdir -p out; echo half > out/partial; sleep 30');
-    await waitFor(async () => (await readdir(join(cacheRoot, 'locks')).catch(() => [])).length === 1 && (await readdir(join(cacheRoot, 'staging')).catch(() => [])).length > 0);
-    await waitFor(async () => (await readdir(join(cacheRoot, 'staging'), { recursive: true }).catch(() => [] as string[])).some((p) => String(p).endsWith('partial')));
+    await waitFor(
+      async () =>
+        (await readdir(join(cacheRoot, 'locks')).catch(() => [])).length === 1 && (await readdir(join(cacheRoot, 'staging')).catch(() => [])).length > 0,
+    );
+    await waitFor(async () =>
+      (await readdir(join(cacheRoot, 'staging'), { recursive: true }).catch(() => [] as string[])).some((p) => String(p).endsWith('partial')),
+    );
     process.kill(child.pid, 'SIGKILL');
     await child.done;
     const cache = new DepsCache({ root: cacheRoot });

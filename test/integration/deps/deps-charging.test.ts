@@ -16,7 +16,13 @@ const cache = useTempDepsCache();
 async function flaggedWorld(flag: string, recording: Parameters<typeof makeWorld>[0]['recording']) {
   const deps = { files: ['deps.txt'], install: `test ! -e ${flag} && grep -qx ok deps.txt && mkdir vendor && cp deps.txt vendor/`, paths: ['vendor'] };
   const manifest = baseManifest({
-    verify: { sandbox: 'none', deps, test: 'test -f vendor/deps.txt && node --test test/base.test.js', timeoutSec: 60, limits: { cpus: 1, memoryMb: 256, pids: 64 } },
+    verify: {
+      sandbox: 'none',
+      deps,
+      test: 'test -f vendor/deps.txt && node --test test/base.test.js',
+      timeoutSec: 60,
+      limits: { cpus: 1, memoryMb: 256, pids: 64 },
+    },
     tasks: [
       { id: 'a', title: 'module a', paths: ['src/a.js', 'deps.txt'], check: 'node --test test/a.test.js' },
       { id: 'b', title: 'module b', paths: ['src/b.js'], check: 'node --test test/b.test.js' },

@@ -13,7 +13,7 @@ async function genesis(args: string[], cacheDir: string) {
 }
 
 describe('genesis deps', () => {
-  itWith('bwrap')('prepares a world\'s set on demand, lists it with key, size and last use, and collects it', { timeout: 120_000 }, async () => {
+  itWith('bwrap')("prepares a world's set on demand, lists it with key, size and last use, and collects it", { timeout: 120_000 }, async () => {
     const initCache = await tempDir('genesis-deps-init-');
     process.env.GENESIS_CACHE_DIR = initCache;
     const f = await makeWorld({ sandbox: 'bwrap', manifest: depsManifest('bwrap'), files: SEMVER_FILES, recording: {} });

@@ -12,14 +12,22 @@ const cache = useTempDepsCache();
 for (const kind of ['docker', 'bwrap'] as const) {
   describe(`a world with verify.deps under ${kind}`, () => {
     itWith(kind)('installs the set once, then every gate finds it and sees it read-only', async () => {
-      const probe = "node --test test/base.test.js && mkdir node_modules/.cache && touch node_modules/.cache/ok && ! touch node_modules/semver/x 2>/dev/null && echo PROBE-OK";
+      const probe =
+        'node --test test/base.test.js && mkdir node_modules/.cache && touch node_modules/.cache/ok && ! touch node_modules/semver/x 2>/dev/null && echo PROBE-OK';
       const f = await makeWorld({ sandbox: kind, manifest: depsManifest(kind), files: SEMVER_FILES, recording: {} });
       const sets = await new DepsCache({ root: cache.root() }).list();
       expect(sets.map((s) => s.paths)).toEqual([['node_modules']]);
       expect(sets[0]!.bytes).toBeGreaterThan(10_000);
       const manifest = await f.world.manifestAt(f.commit);
       const steps = [...planGate(manifest, null, new Set()), { name: 'probe', command: probe }];
-      const verdict = await runGate({ repo: f.world.path, tree: await f.world.treeOf(f.commit), steps, manifest, sandbox: f.sandbox, workDir: `${f.world.scratchDir}/gates/again` });
+      const verdict = await runGate({
+        repo: f.world.path,
+        tree: await f.world.treeOf(f.commit),
+        steps,
+        manifest,
+        sandbox: f.sandbox,
+        workDir: `${f.world.scratchDir}/gates/again`,
+      });
       expect(verdict.ok, verdict.log).toBe(true);
       expect(verdict.log).toContain('already prepared on this machine');
       expect(verdict.log).toContain('PROBE-OK');

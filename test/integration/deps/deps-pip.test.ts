@@ -22,7 +22,9 @@ useTempDepsCache();
 async function serveIndex(wheel: string): Promise<{ url: string; host: string; downloads: () => number; server: OutsideServer }> {
   const root = await tempDir('genesis-index-');
   const file = basename(wheel);
-  const sha = createHash('sha256').update(await readFile(wheel)).digest('hex');
+  const sha = createHash('sha256')
+    .update(await readFile(wheel))
+    .digest('hex');
   await mkdir(join(root, 'simple', 'tinyver'), { recursive: true });
   await mkdir(join(root, 'files'));
   await writeFile(join(root, 'simple', 'tinyver', 'index.html'), `<!DOCTYPE html><html><body><a href="/files/${file}#sha256=${sha}">${file}</a></body></html>`);
@@ -51,15 +53,23 @@ describe('a Python world with verify.deps and pip', () => {
       paths: ['.pydeps'],
     };
     const manifest = baseManifest({
-      verify: { sandbox: 'bwrap', deps, test: 'PYTHONPATH=.pydeps python3 -m unittest tests.test_base -v', timeoutSec: 120, limits: { cpus: 1, memoryMb: 512, pids: 128 } },
+      verify: {
+        sandbox: 'bwrap',
+        deps,
+        test: 'PYTHONPATH=.pydeps python3 -m unittest tests.test_base -v',
+        timeoutSec: 120,
+        limits: { cpus: 1, memoryMb: 512, pids: 128 },
+      },
       tasks: [{ id: 'cmp', title: 'compare versions', paths: ['app/cmp.py'], check: 'PYTHONPATH=.pydeps:. python3 -m unittest tests.test_cmp -v' }],
       protected: ['tests/**', 'world.yaml', '.genesis/**'],
     });
     const files = {
       'requirements.txt': 'tinyver==1.2.0\n',
       'tests/__init__.py': '',
-      'tests/test_base.py': 'import unittest\nimport tinyver\n\nclass Base(unittest.TestCase):\n    def test_dependency(self):\n        self.assertEqual(tinyver.parse("1.2.0"), (1, 2, 0))\n',
-      'tests/test_cmp.py': 'import unittest\nfrom app.cmp import newer\n\nclass Cmp(unittest.TestCase):\n    def test_newer(self):\n        self.assertTrue(newer("1.10.0", "1.9.9"))\n',
+      'tests/test_base.py':
+        'import unittest\nimport tinyver\n\nclass Base(unittest.TestCase):\n    def test_dependency(self):\n        self.assertEqual(tinyver.parse("1.2.0"), (1, 2, 0))\n',
+      'tests/test_cmp.py':
+        'import unittest\nfrom app.cmp import newer\n\nclass Cmp(unittest.TestCase):\n    def test_newer(self):\n        self.assertTrue(newer("1.10.0", "1.9.9"))\n',
       'app/__init__.py': '',
     };
     const cmp = 'import tinyver\n\ndef newer(a, b):\n    return tinyver.parse(a) > tinyver.parse(b)\n';

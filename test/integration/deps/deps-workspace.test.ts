@@ -21,10 +21,14 @@ for (const agentSandbox of ['none', 'bwrap'] as const) {
     itWith('bwrap')("starts with its base's dependencies, usable by the agent's own test runs, and never in the candidate", { timeout: 180_000 }, async () => {
       // No .gitignore: only Genesis keeps the linked node_modules out of git's sight.
       const { '.gitignore': _ignore, ...files } = SEMVER_FILES;
-      const manifest = depsManifest('bwrap', {}, {
-        agent: { kind: 'command', command: ['sh', '-c', AGENT], timeoutSec: 60, sandbox: agentSandbox },
-        tasks: [{ id: 'a', title: 'module a', paths: ['src/a.js'], check: 'node --test test/a.test.js' }],
-      });
+      const manifest = depsManifest(
+        'bwrap',
+        {},
+        {
+          agent: { kind: 'command', command: ['sh', '-c', AGENT], timeoutSec: 60, sandbox: agentSandbox },
+          tasks: [{ id: 'a', title: 'module a', paths: ['src/a.js'], check: 'node --test test/a.test.js' }],
+        },
+      );
       const f = await makeWorld({ sandbox: 'bwrap', manifest, files, recording: {} });
       const summary = await runWorld({ world: f.world, sandbox: f.sandbox });
       const [episode] = await new Ledger(f.world.path).readAll();

@@ -10,7 +10,10 @@ const PROBE = (addresses: string[], port: number) =>
   `node -e "for (const a of '${addresses.join(',')}'.split(',')) { const s = require('net').connect(${port}, a); s.setTimeout(3000, () => { console.log(a + '=timeout'); s.destroy(); }); s.on('connect', () => { console.log(a + '=connected'); s.destroy(); }); s.on('error', (e) => console.log(a + '=' + e.code)); }"`;
 
 function hostAddresses(): string[] {
-  return ['127.0.0.1', ...Object.values(networkInterfaces()).flatMap((list) => (list ?? []).filter((a) => a.family === 'IPv4' && !a.internal).map((a) => a.address))];
+  return [
+    '127.0.0.1',
+    ...Object.values(networkInterfaces()).flatMap((list) => (list ?? []).filter((a) => a.family === 'IPv4' && !a.internal).map((a) => a.address)),
+  ];
 }
 
 describe('a dependency install under bubblewrap', () => {
@@ -23,7 +26,10 @@ describe('a dependency install under bubblewrap', () => {
       const result = await installWithBwrap({ workDir, command, timeoutMs: 60_000, memoryMb: 512, image: 'genesis/node:20' });
       expect(result.exitCode, result.output).toBe(0);
       expect(result.output).toContain('outside=registry-answers');
-      for (const address of addresses) expect(result.output, `redis through ${address}`).toMatch(new RegExp(`${address.replaceAll('.', '\\.')}=(ECONNREFUSED|ENETUNREACH|EHOSTUNREACH|timeout)`));
+      for (const address of addresses)
+        expect(result.output, `redis through ${address}`).toMatch(
+          new RegExp(`${address.replaceAll('.', '\\.')}=(ECONNREFUSED|ENETUNREACH|EHOSTUNREACH|timeout)`),
+        );
     } finally {
       await outside.close();
     }

@@ -26,7 +26,12 @@ describe('worlds/ts-lib, a TypeScript library with npm dependencies', () => {
     expect(summary.evidence).toEqual({ command: 'npx vitest run', passed: true });
 
     const history = await readAcceptedHistory(init.world.path, 'main');
-    expect(history.map((c) => c.task).filter(Boolean).sort()).toEqual(['case', 'index', 'slug', 'versions', 'words']);
+    expect(
+      history
+        .map((c) => c.task)
+        .filter(Boolean)
+        .sort(),
+    ).toEqual(['case', 'index', 'slug', 'versions', 'words']);
     expect(history[0]!.task).toBe('index');
     expect(await init.world.readFile('main', 'package.json')).toContain('"semver": "7.6.3"');
 

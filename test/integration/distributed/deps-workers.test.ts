@@ -14,7 +14,12 @@ describe('distributed workers and verify.deps', () => {
   itWith('redis')('each worker prepares the set on a miss in its own cache, and gates there pass', { timeout: 240_000 }, async () => {
     process.env.GENESIS_CACHE_DIR = await tempDir('genesis-deps-init-');
     const manifest = depsManifest('bwrap', {}, { parallelism: 2 });
-    const f = await makeWorld({ sandbox: 'bwrap', manifest, files: SEMVER_FILES, recording: { a: [{ write: { 'src/a.js': GOOD_A }, sleepMs: 1500 }], b: [{ write: { 'src/b.js': GOOD_B }, sleepMs: 1500 }] } });
+    const f = await makeWorld({
+      sandbox: 'bwrap',
+      manifest,
+      files: SEMVER_FILES,
+      recording: { a: [{ write: { 'src/a.js': GOOD_A }, sleepMs: 1500 }], b: [{ write: { 'src/b.js': GOOD_B }, sleepMs: 1500 }] },
+    });
     const env = { GENESIS_QUEUE_PREFIX: `test-${randomUUID()}`, GENESIS_LOCK_MS: '2000', GENESIS_STALLED_MS: '1000', GENESIS_RECONCILE_MS: '1000' };
     const caches = [await tempDir('genesis-deps-w1-'), await tempDir('genesis-deps-w2-')];
     const workers = caches.map((cache) => startCli(['worker', '--redis', REDIS, '--json'], { ...env, GENESIS_CACHE_DIR: cache }));
@@ -23,7 +28,12 @@ describe('distributed workers and verify.deps', () => {
       const scheduler = startCli(['run', '--world', f.world.path, '--redis', REDIS, '--json'], env);
       expect(await Promise.race([scheduler.exited, new Promise((r) => setTimeout(() => r('timeout'), 180_000))])).toBe(0);
       const episodes = await new Ledger(f.world.path).readAll();
-      expect(episodes.filter((e) => e.outcome === 'accepted').map((e) => e.task).sort()).toEqual(['a', 'b']);
+      expect(
+        episodes
+          .filter((e) => e.outcome === 'accepted')
+          .map((e) => e.task)
+          .sort(),
+      ).toEqual(['a', 'b']);
       // Every worker that ran an episode installed the set into its own cache.
       let used = 0;
       for (const [i, w] of workers.entries()) {

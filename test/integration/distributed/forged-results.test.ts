@@ -31,12 +31,19 @@ describe('a result written straight into Redis (issue 12, forged results)', () =
     const start = JSON.parse(await scheduler.waitFor(/"type":"episode-start"/)) as { id: string; task: string };
     const base = await f.world.head('main');
     // A wrong function and an edited protected test, as the red team's agent wrote.
-    const cheat = await forgedCandidate(f.world, base, { 'src/t1.js': "export const v = 'wrong';\n", 'test/t1.test.js': "import test from 'node:test';\ntest('t1', () => {});\n" });
+    const cheat = await forgedCandidate(f.world, base, {
+      'src/t1.js': "export const v = 'wrong';\n",
+      'test/t1.test.js': "import test from 'node:test';\ntest('t1', () => {});\n",
+    });
     const redis = await connectRedis(REDIS);
     process.env.GENESIS_QUEUE_PREFIX = env.GENESIS_QUEUE_PREFIX;
     const results = new Queue(resultQueueOf(worldKeyOf('fixture', f.world.path)), { connection: redis, prefix: queuePrefix() });
     try {
-      await results.add('result', { episodeId: start.id, task: start.task, attempt: 1, base, candidate: cheat, verdict: 'passed', reason: null, message: null, signature: null }, { jobId: start.id });
+      await results.add(
+        'result',
+        { episodeId: start.id, task: start.task, attempt: 1, base, candidate: cheat, verdict: 'passed', reason: null, message: null, signature: null },
+        { jobId: start.id },
+      );
       const end = JSON.parse(await scheduler.waitFor(/"type":"episode-end"/)) as { outcome: string; reason: string };
       expect(end).toMatchObject({ outcome: 'rejected', reason: 'unverified-result' });
       scheduler.child.kill('SIGINT');

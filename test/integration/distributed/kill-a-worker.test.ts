@@ -19,7 +19,8 @@ describe('a distributed run with three workers, one killed mid-episode', () => {
     const files: Record<string, string> = {};
     const recording: RecordingSteps = {};
     for (const t of TASKS) {
-      files[`test/${t}.test.js`] = `import test from 'node:test';\nimport assert from 'node:assert';\nimport { v } from '../src/${t}.js';\ntest('${t}', () => assert.equal(v, '${t}'));\n`;
+      files[`test/${t}.test.js`] =
+        `import test from 'node:test';\nimport assert from 'node:assert';\nimport { v } from '../src/${t}.js';\ntest('${t}', () => assert.equal(v, '${t}'));\n`;
       recording[t] = [{ write: { [`src/${t}.js`]: `export const v = '${t}';\n` }, sleepMs: 1500 }];
     }
     const manifest = baseManifest({
@@ -51,7 +52,14 @@ describe('a distributed run with three workers, one killed mid-episode', () => {
     for (const [i, c] of commits.entries()) {
       const m = await f.world.manifestAt(c.commit);
       const done = new Set(commits.slice(i).flatMap((o) => (o.task ? [o.task] : [])));
-      const verdict = await runGate({ repo: f.world.path, tree: await f.world.treeOf(c.commit), steps: planGate(m, null, done), manifest: m, sandbox: f.sandbox, workDir: `${f.world.scratchDir}/gates/recheck` });
+      const verdict = await runGate({
+        repo: f.world.path,
+        tree: await f.world.treeOf(c.commit),
+        steps: planGate(m, null, done),
+        manifest: m,
+        sandbox: f.sandbox,
+        workDir: `${f.world.scratchDir}/gates/recheck`,
+      });
       expect(verdict.ok, verdict.ok ? '' : verdict.log).toBe(true);
     }
     const redis = await connectRedis(REDIS);

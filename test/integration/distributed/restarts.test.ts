@@ -64,7 +64,8 @@ describe('a distributed run survives restarts', () => {
     const dir = await tempDir('genesis-redis-');
     const port = String(16000 + Math.floor(Math.random() * 2000));
     const url = `redis://127.0.0.1:${port}`;
-    const startRedis = () => spawn('redis-server', ['--port', port, '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--save', ''], { stdio: 'ignore' });
+    const startRedis = () =>
+      spawn('redis-server', ['--port', port, '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--save', ''], { stdio: 'ignore' });
     let redis = startRedis();
     await new Promise((r) => setTimeout(r, 300));
     try {
@@ -86,28 +87,32 @@ describe('a distributed run survives restarts', () => {
     }
   });
 
-  itWith('redis')('releases the path leases a killed scheduler left behind, so their tasks are not left unschedulable', async () => {
-    const { f, tasks } = await makeTaskWorld(2, 200, 2);
-    const env = fastClusterEnv();
-    const redis = await connectRedis(REDIS);
-    try {
-      // A scheduler killed between closing an episode's record (or before writing it) and releasing its lease left
-      // these; they live long enough here that only a release frees their paths during the run.
-      const leases = new RedisPathLeases(redis, worldKeyOf('fixture', f.world.path), { ttlMs: 600_000 });
-      expect(await leases.tryAcquire('20261201-000000-000-dead01', ['src/t1.js'])).toBe(true);
-      expect(await leases.tryAcquire('20261201-000000-000-dead02', ['src/t2.js'])).toBe(true);
-      const worker = startCli(['worker', '--redis', REDIS, '--json', '--concurrency', '2'], env);
-      await worker.waitFor(/"type":"ready"/);
-      const run = startCli(['run', '--world', f.world.path, '--redis', REDIS, '--json'], env);
-      // Before, every start was refused, nothing ran, and the run stopped at once as blocked (exit 3).
-      expect(await within(run.exited, 120_000), `${run.lines.join('\n')}\n${run.stderr()}`).toBe(0);
-      expect(await checkWorldInvariants(f, tasks)).toEqual([]);
-      expect(await leases.list()).toEqual([]);
-      worker.child.kill('SIGTERM');
-    } finally {
-      redis.disconnect();
-    }
-  }, 180_000);
+  itWith('redis')(
+    'releases the path leases a killed scheduler left behind, so their tasks are not left unschedulable',
+    async () => {
+      const { f, tasks } = await makeTaskWorld(2, 200, 2);
+      const env = fastClusterEnv();
+      const redis = await connectRedis(REDIS);
+      try {
+        // A scheduler killed between closing an episode's record (or before writing it) and releasing its lease left
+        // these; they live long enough here that only a release frees their paths during the run.
+        const leases = new RedisPathLeases(redis, worldKeyOf('fixture', f.world.path), { ttlMs: 600_000 });
+        expect(await leases.tryAcquire('20261201-000000-000-dead01', ['src/t1.js'])).toBe(true);
+        expect(await leases.tryAcquire('20261201-000000-000-dead02', ['src/t2.js'])).toBe(true);
+        const worker = startCli(['worker', '--redis', REDIS, '--json', '--concurrency', '2'], env);
+        await worker.waitFor(/"type":"ready"/);
+        const run = startCli(['run', '--world', f.world.path, '--redis', REDIS, '--json'], env);
+        // Before, every start was refused, nothing ran, and the run stopped at once as blocked (exit 3).
+        expect(await within(run.exited, 120_000), `${run.lines.join('\n')}\n${run.stderr()}`).toBe(0);
+        expect(await checkWorldInvariants(f, tasks)).toEqual([]);
+        expect(await leases.list()).toEqual([]);
+        worker.child.kill('SIGTERM');
+      } finally {
+        redis.disconnect();
+      }
+    },
+    180_000,
+  );
 
   itWith('redis')('serves a world to a worker through a git URL, with a mirror of its own', async () => {
     const { f, tasks } = await makeTaskWorld(2, 200, 2);

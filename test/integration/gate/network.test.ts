@@ -39,7 +39,12 @@ describe('a gate command that tries to reach the network', () => {
         tasks: [{ id: 'net', title: 'reach out', paths: ['src/net.js'], check: 'node --test test/net.test.js' }],
         retry: { maxAttempts: 1 },
       });
-      const f = await makeWorld({ sandbox: kind, manifest, files: { 'test/net.test.js': probe(host.port) }, recording: { net: [{ write: { 'src/net.js': 'export {};\n' } }] } });
+      const f = await makeWorld({
+        sandbox: kind,
+        manifest,
+        files: { 'test/net.test.js': probe(host.port) },
+        recording: { net: [{ write: { 'src/net.js': 'export {};\n' } }] },
+      });
       const summary = await runWorld({ world: f.world, sandbox: f.sandbox });
       expect(summary.stop.kind).toBe('blocked');
       const [episode] = await new Ledger(f.world.path).readAll();

@@ -25,13 +25,20 @@ async function treeOf(files: Record<string, string>): Promise<{ repo: string; tr
   return { repo, tree: git('write-tree') };
 }
 
-const TEST_JS = "import test from 'node:test';\nimport assert from 'node:assert';\nimport { v } from '../src/v.js';\ntest('one', () => assert.equal(v, 1));\ntest('two', () => assert.equal(v + 1, 2));\n";
+const TEST_JS =
+  "import test from 'node:test';\nimport assert from 'node:assert';\nimport { v } from '../src/v.js';\ntest('one', () => assert.equal(v, 1));\ntest('two', () => assert.equal(v + 1, 2));\n";
 
 async function gate(files: Record<string, string>, verify: Record<string, unknown>, extra: Partial<GateRunInput> = {}) {
-  const manifest = readManifest(stringify({
-    name: 'reports', goal: { outcome: 'x' }, verify: { sandbox: 'bwrap', timeoutSec: 60, ...verify }, protected: ['test/**', 'world.yaml'],
-    agent: { kind: 'script', script: 'r.yaml' }, tasks: [],
-  }));
+  const manifest = readManifest(
+    stringify({
+      name: 'reports',
+      goal: { outcome: 'x' },
+      verify: { sandbox: 'bwrap', timeoutSec: 60, ...verify },
+      protected: ['test/**', 'world.yaml'],
+      agent: { kind: 'script', script: 'r.yaml' },
+      tasks: [],
+    }),
+  );
   const { repo, tree } = await treeOf({ 'package.json': '{ "type": "module" }\n', 'test/v.test.js': TEST_JS, 'src/v.js': 'export const v = 1;\n', ...files });
   const setup = manifest.verify.setup ? [{ name: 'setup', command: manifest.verify.setup }] : [];
   const steps = [...setup, { name: 'test', command: manifest.verify.test }, ...(extra.steps ?? [])];
@@ -39,7 +46,10 @@ async function gate(files: Record<string, string>, verify: Record<string, unknow
 }
 
 describe('a gate that reads a named JUnit report', () => {
-  const junit = { test: 'mkdir -p reports && node --test --test-reporter=junit --test-reporter-destination=reports/junit.xml test/', report: { junit: 'reports/*.xml' } };
+  const junit = {
+    test: 'mkdir -p reports && node --test --test-reporter=junit --test-reporter-destination=reports/junit.xml test/',
+    report: { junit: 'reports/*.xml' },
+  };
 
   it('counts the file the test step wrote', async () => {
     const verdict = await gate({}, { ...junit, mode: 'ratchet' }, { ratchet: { minScore: 0 } });
@@ -51,17 +61,25 @@ describe('a gate that reads a named JUnit report', () => {
 
   it('fails with report-missing when the step wrote none', async () => {
     const verdict = await gate({}, { test: 'node --test test/', report: { junit: 'reports/*.xml' } });
-    expect(verdict).toMatchObject({ ok: false, reason: 'report-missing', message: 'test: verify.report.junit names reports/*.xml, and the step wrote no such file' });
+    expect(verdict).toMatchObject({
+      ok: false,
+      reason: 'report-missing',
+      message: 'test: verify.report.junit names reports/*.xml, and the step wrote no such file',
+    });
   });
 
   it('fails with report-invalid when the file is not JUnit', async () => {
-    const verdict = await gate({}, { test: 'node --test test/ && mkdir -p reports && echo "<testsuites><testcase" > reports/junit.xml', report: { junit: 'reports/*.xml' } });
+    const verdict = await gate(
+      {},
+      { test: 'node --test test/ && mkdir -p reports && echo "<testsuites><testcase" > reports/junit.xml', report: { junit: 'reports/*.xml' } },
+    );
     expect(verdict).toMatchObject({ ok: false, reason: 'report-invalid' });
     expect(verdict.ok ? '' : verdict.message).toMatch(/^test: reports\/junit.xml is not well-formed XML/);
   });
 
   it('removes a report the tree already held before the step runs, so a committed one claims nothing', async () => {
-    const forged = '<testsuites><testsuite name="f">' + Array.from({ length: 50 }, (_, i) => `<testcase name="fake ${i}"/>`).join('') + '</testsuite></testsuites>';
+    const forged =
+      '<testsuites><testsuite name="f">' + Array.from({ length: 50 }, (_, i) => `<testcase name="fake ${i}"/>`).join('') + '</testsuite></testsuites>';
     const verdict = await gate({ 'reports/forged.xml': forged }, { ...junit, mode: 'ratchet' }, { ratchet: { minScore: 0 } });
     expect(verdict.record.score).toBe(2);
     expect(verdict.log).toMatch(/removed before the run, not written by it: reports\/forged.xml/);
@@ -75,7 +93,11 @@ describe('a gate step', () => {
   });
 
   it('starts from a fresh copy of the tree: what one step wrote, the next never sees', async () => {
-    const verdict = await gate({}, { test: 'node --test test/ && echo left > left-behind.txt' }, { steps: [{ name: 'check:x', command: 'test ! -e left-behind.txt && echo clean' }] });
+    const verdict = await gate(
+      {},
+      { test: 'node --test test/ && echo left > left-behind.txt' },
+      { steps: [{ name: 'check:x', command: 'test ! -e left-behind.txt && echo clean' }] },
+    );
     expect(verdict.ok, verdict.log).toBe(true);
     expect(verdict.log).toContain('clean');
   });
@@ -96,7 +118,11 @@ describe('a gate step', () => {
   it('fails with tests-vanished when a test that passes on the head is not reported passing', async () => {
     const cut = "import test from 'node:test';\ntest('one', () => {});\n";
     const verdict = await gate({ 'test/v.test.js': cut }, { test: 'node --test test/' }, { baseline: { 'node --test test/': ['one', 'two'] } });
-    expect(verdict).toMatchObject({ ok: false, reason: 'tests-vanished', message: 'test: 1 test that pass on the accepted head were not reported passing: two' });
+    expect(verdict).toMatchObject({
+      ok: false,
+      reason: 'tests-vanished',
+      message: 'test: 1 test that pass on the accepted head were not reported passing: two',
+    });
     expect(verdict.passing).toEqual({ 'node --test test/': ['one'] });
   });
 });

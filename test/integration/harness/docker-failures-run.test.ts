@@ -51,7 +51,10 @@ async function flakyDockerSocket(dir: string, flag: string): Promise<{ path: str
     }
     const daemon = createConnection('/var/run/docker.sock');
     client.pipe(daemon).pipe(client);
-    const close = () => { client.destroy(); daemon.destroy(); };
+    const close = () => {
+      client.destroy();
+      daemon.destroy();
+    };
     client.on('error', close);
     daemon.on('error', close);
   });
@@ -65,7 +68,11 @@ describe('a run whose gate meets a Docker failure', () => {
     const tag = `genesis/vocab-vanishing:${randomUUID().slice(0, 8)}`;
     execFileSync('docker', ['tag', IMAGE, tag]);
     try {
-      const f = await makeWorld({ sandbox: 'docker', manifest: oneTaskWorld(`docker rmi -f ${tag} >/dev/null 2>&1; ${WRITE_A}`, { image: tag }), recording: {} });
+      const f = await makeWorld({
+        sandbox: 'docker',
+        manifest: oneTaskWorld(`docker rmi -f ${tag} >/dev/null 2>&1; ${WRITE_A}`, { image: tag }),
+        recording: {},
+      });
       const started = Date.now();
       const summary = await runWorld({ world: f.world, sandbox: new DockerSandbox({ image: tag }) });
       expect(Date.now() - started).toBeLessThan(20_000);
@@ -94,7 +101,10 @@ describe('a run whose gate meets a Docker failure', () => {
       expect(socket.dropped()).toBe(1);
       expect(summary.stop).toMatchObject({ kind: 'done' });
       const episodes = await new Ledger(f.world.path).readAll();
-      expect(episodes.map((e) => [e.outcome, e.reason])).toEqual([['abandoned', 'docker-unavailable'], ['accepted', null]]);
+      expect(episodes.map((e) => [e.outcome, e.reason])).toEqual([
+        ['abandoned', 'docker-unavailable'],
+        ['accepted', null],
+      ]);
       // Retried after the outage cooldown, not at once.
       expect(Date.parse(episodes[1]!.startedAt) - Date.parse(episodes[0]!.endedAt!)).toBeGreaterThanOrEqual(1_900);
     } finally {

@@ -27,7 +27,11 @@ test('a says a (flaky)', async () => {
 
 describe('when the gate fails for reasons that are not the change', () => {
   itWith('bwrap')('does not block a right change on a flaky test, and reports the test as flaky', async () => {
-    const f = await makeWorld({ sandbox: 'bwrap', files: { 'test/a.test.js': FLAKY_A_TEST }, recording: { a: [{ write: { 'src/a.js': GOOD_A } }], b: [{ write: { 'src/b.js': GOOD_B } }] } });
+    const f = await makeWorld({
+      sandbox: 'bwrap',
+      files: { 'test/a.test.js': FLAKY_A_TEST },
+      recording: { a: [{ write: { 'src/a.js': GOOD_A } }], b: [{ write: { 'src/b.js': GOOD_B } }] },
+    });
     const summary = await runWorld({ world: f.world, sandbox: f.sandbox });
     expect(summary.stop.kind).toBe('done');
     const [a] = (await new Ledger(f.world.path).readAll()).filter((e) => e.task === 'a');
@@ -47,7 +51,10 @@ describe('when the gate fails for reasons that are not the change', () => {
     // Someone breaks the accepted head by hand: its base test now fails.
     const env = { GIT_INDEX_FILE: `${f.world.path}/genesis-test.index` };
     await git(['read-tree', 'main'], { cwd: f.world.path, env });
-    const blob = await gitValue(['hash-object', '-w', '--stdin'], { cwd: f.world.path, input: "import test from 'node:test';\ntest('broken', () => { throw new Error('broken base'); });\n" });
+    const blob = await gitValue(['hash-object', '-w', '--stdin'], {
+      cwd: f.world.path,
+      input: "import test from 'node:test';\ntest('broken', () => { throw new Error('broken base'); });\n",
+    });
     await git(['update-index', '--cacheinfo', `100644,${blob},test/base.test.js`], { cwd: f.world.path, env });
     const tree = await gitValue(['write-tree'], { cwd: f.world.path, env });
     const broken = await f.world.commitTree(tree, [f.commit], 'break the base test\n');
@@ -72,8 +79,12 @@ describe('when the agent itself cannot work', () => {
   });
 
   itWith('bwrap')('keeps the partial work of an agent that timed out under a quarantine ref, and tells the next attempt', async () => {
-    const script = 'echo "export const a = () => \\"half\\";" > src/a.js; if [ "$GENESIS_ATTEMPT" = 1 ]; then sleep 30; fi; echo "export const a = () => \\"a\\";" > src/a.js';
-    const manifest = baseManifest({ agent: { kind: 'command', command: ['sh', '-c', script], timeoutSec: 1 }, tasks: [{ id: 'a', title: 'module a', paths: ['src/a.js'], check: 'node --test test/a.test.js' }] });
+    const script =
+      'echo "export const a = () => \\"half\\";" > src/a.js; if [ "$GENESIS_ATTEMPT" = 1 ]; then sleep 30; fi; echo "export const a = () => \\"a\\";" > src/a.js';
+    const manifest = baseManifest({
+      agent: { kind: 'command', command: ['sh', '-c', script], timeoutSec: 1 },
+      tasks: [{ id: 'a', title: 'module a', paths: ['src/a.js'], check: 'node --test test/a.test.js' }],
+    });
     const f = await makeWorld({ sandbox: 'bwrap', manifest, recording: {} });
     await runWorld({ world: f.world, sandbox: f.sandbox });
     const ledger = new Ledger(f.world.path);

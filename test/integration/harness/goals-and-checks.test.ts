@@ -12,12 +12,19 @@ import { BAD_A, baseManifest, GOOD_A, GOOD_B, makeWorld } from '../../helpers/wo
 /** a() returns 'a' for the visible test but gets the hidden case wrong: a plausible, silently wrong change. */
 const SILENTLY_WRONG_A = "export const a = (x) => (x === undefined ? 'a' : 'wrong');\n";
 const RIGHT_A = "export const a = (x) => (x === undefined ? 'a' : `a${x}`);\n";
-const HIDDEN_TEST = "import test from 'node:test';\nimport assert from 'node:assert';\nimport { a } from '../src/a.js';\ntest('a with an argument', () => assert.equal(a(1), 'a1'));\n";
+const HIDDEN_TEST =
+  "import test from 'node:test';\nimport assert from 'node:assert';\nimport { a } from '../src/a.js';\ntest('a with an argument', () => assert.equal(a(1), 'a1'));\n";
 
 describe('goals, checks and budgets', () => {
   itWith('bwrap')('catches a silently wrong change with a hidden holdout test the agent never saw', async () => {
-    const manifest = baseManifest({ verify: { sandbox: 'bwrap', test: 'node --test test/base.test.js', holdout: { dir: 'holdout', command: 'node --test .genesis-holdout/' } } });
-    const f = await makeWorld({ sandbox: 'bwrap', manifest, recording: { a: [{ write: { 'src/a.js': SILENTLY_WRONG_A } }, { write: { 'src/a.js': RIGHT_A } }], b: [{ write: { 'src/b.js': GOOD_B } }] } });
+    const manifest = baseManifest({
+      verify: { sandbox: 'bwrap', test: 'node --test test/base.test.js', holdout: { dir: 'holdout', command: 'node --test .genesis-holdout/' } },
+    });
+    const f = await makeWorld({
+      sandbox: 'bwrap',
+      manifest,
+      recording: { a: [{ write: { 'src/a.js': SILENTLY_WRONG_A } }, { write: { 'src/a.js': RIGHT_A } }], b: [{ write: { 'src/b.js': GOOD_B } }] },
+    });
     await mkdir(join(f.world.path, 'holdout'), { recursive: true });
     await writeFile(join(f.world.path, 'holdout', 'a.test.js'), HIDDEN_TEST);
     await runWorld({ world: f.world, sandbox: f.sandbox });
@@ -37,15 +44,28 @@ describe('goals, checks and budgets', () => {
   });
 
   itWith('bwrap')('blocks a task after two attempts that fail the same way, before using all its attempts', async () => {
-    const f = await makeWorld({ sandbox: 'bwrap', manifest: baseManifest({ retry: { maxAttempts: 5 } }), recording: { a: [{ write: { 'src/a.js': BAD_A } }], b: [{ write: { 'src/b.js': GOOD_B } }] } });
+    const f = await makeWorld({
+      sandbox: 'bwrap',
+      manifest: baseManifest({ retry: { maxAttempts: 5 } }),
+      recording: { a: [{ write: { 'src/a.js': BAD_A } }], b: [{ write: { 'src/b.js': GOOD_B } }] },
+    });
     const summary = await runWorld({ world: f.world, sandbox: f.sandbox });
     expect((await new Ledger(f.world.path).readAll()).filter((e) => e.task === 'a')).toHaveLength(2);
     expect(summary.stop).toMatchObject({ kind: 'blocked', blocked: [{ task: 'a', reason: 'check-failed', repeated: expect.any(String) }] });
   });
 
   itWith('bwrap')('asks a witness task for a check that fails before the change and passes after it', async () => {
-    const manifest = baseManifest({ tasks: [{ id: 'a', title: 'a', paths: ['src/a.js'], check: 'node --test test/a.test.js', witness: true }, { id: 'trivial', title: 't', paths: ['src/t.js'], check: 'node --test test/base.test.js', witness: true }] });
-    const f = await makeWorld({ sandbox: 'bwrap', manifest, recording: { a: [{ write: { 'src/a.js': GOOD_A } }], trivial: [{ write: { 'src/t.js': 'export {};\n' } }] } });
+    const manifest = baseManifest({
+      tasks: [
+        { id: 'a', title: 'a', paths: ['src/a.js'], check: 'node --test test/a.test.js', witness: true },
+        { id: 'trivial', title: 't', paths: ['src/t.js'], check: 'node --test test/base.test.js', witness: true },
+      ],
+    });
+    const f = await makeWorld({
+      sandbox: 'bwrap',
+      manifest,
+      recording: { a: [{ write: { 'src/a.js': GOOD_A } }], trivial: [{ write: { 'src/t.js': 'export {};\n' } }] },
+    });
     await runWorld({ world: f.world, sandbox: f.sandbox });
     const episodes = await new Ledger(f.world.path).readAll();
     expect(episodes.find((e) => e.task === 'a')).toMatchObject({ outcome: 'accepted' });
@@ -53,7 +73,11 @@ describe('goals, checks and budgets', () => {
   });
 
   itWith('bwrap')('stops an episode still running when the hours budget runs out, and keeps its work', async () => {
-    const manifest = baseManifest({ goal: { outcome: 'x', stop: { maxHours: 1.5 / 3600 } }, parallelism: 1, tasks: [{ id: 'a', title: 'a', paths: ['src/a.js'], check: 'node --test test/a.test.js' }] });
+    const manifest = baseManifest({
+      goal: { outcome: 'x', stop: { maxHours: 1.5 / 3600 } },
+      parallelism: 1,
+      tasks: [{ id: 'a', title: 'a', paths: ['src/a.js'], check: 'node --test test/a.test.js' }],
+    });
     const f = await makeWorld({ sandbox: 'bwrap', manifest, recording: { a: [{ write: { 'src/a.js': GOOD_A }, sleepMs: 20_000 }] } });
     const started = Date.now();
     const summary = await runWorld({ world: f.world, sandbox: f.sandbox });
@@ -93,13 +117,28 @@ describe('goals, checks and budgets', () => {
         { id: 'worse', title: 'pass fewer', paths: ['src/f3.js', 'src/keep.js'], dependsOn: ['more'] },
       ],
     });
-    const files = { 'test/suite.test.js': `import test from 'node:test';\nimport assert from 'node:assert';\nimport { existsSync } from 'node:fs';\n${suite(4)}\n`, 'src/f3.js': '' };
-    const f = await makeWorld({ sandbox: 'bwrap', manifest, files, recording: { more: [{ write: { 'src/f0.js': '', 'src/f1.js': '' } }], worse: [{ write: { 'src/keep.js': '' }, delete: ['src/f3.js'] }, { write: { 'src/keep.js': '' } }] } });
+    const files = {
+      'test/suite.test.js': `import test from 'node:test';\nimport assert from 'node:assert';\nimport { existsSync } from 'node:fs';\n${suite(4)}\n`,
+      'src/f3.js': '',
+    };
+    const f = await makeWorld({
+      sandbox: 'bwrap',
+      manifest,
+      files,
+      recording: {
+        more: [{ write: { 'src/f0.js': '', 'src/f1.js': '' } }],
+        worse: [{ write: { 'src/keep.js': '' }, delete: ['src/f3.js'] }, { write: { 'src/keep.js': '' } }],
+      },
+    });
     const history0 = await readAcceptedHistory(f.world.path, 'main');
     expect(history0[0]!.score).toBe(1);
     await runWorld({ world: f.world, sandbox: f.sandbox });
     const history = await readAcceptedHistory(f.world.path, 'main');
-    expect(history.map((c) => [c.task, c.score])).toEqual([['worse', 3], ['more', 3], [null, 1]]);
+    expect(history.map((c) => [c.task, c.score])).toEqual([
+      ['worse', 3],
+      ['more', 3],
+      [null, 1],
+    ]);
     const [fell] = (await new Ledger(f.world.path).readAll()).filter((e) => e.task === 'worse');
     expect(fell).toMatchObject({ outcome: 'rejected', reason: 'score-fell' });
   });

@@ -17,7 +17,11 @@ describe('a planner episode', () => {
     const f = await makeWorld({
       sandbox: 'bwrap',
       manifest,
-      recording: { plan: [{ write: { 'tasks/plan.yaml': cyclic } }, { write: { 'tasks/plan.yaml': plan([A, B]) } }], a: [{ write: { 'src/a.js': GOOD_A } }], b: [{ write: { 'src/b.js': GOOD_B } }] },
+      recording: {
+        plan: [{ write: { 'tasks/plan.yaml': cyclic } }, { write: { 'tasks/plan.yaml': plan([A, B]) } }],
+        a: [{ write: { 'src/a.js': GOOD_A } }],
+        b: [{ write: { 'src/b.js': GOOD_B } }],
+      },
     });
     const summary = await runWorld({ world: f.world, sandbox: f.sandbox });
     expect(summary.stop.kind).toBe('done');

@@ -12,7 +12,11 @@ const genesis = (args: string[]) => spawnSync(process.execPath, [BIN, ...args], 
 
 describe('genesis task', () => {
   itWith('bwrap')('retry gives a blocked task new attempts, and its note reaches the next prompt', async () => {
-    const f = await makeWorld({ sandbox: 'bwrap', manifest: baseManifest({ retry: { maxAttempts: 1 } }), recording: { a: [{ write: { 'src/a.js': BAD_A } }, { write: { 'src/a.js': GOOD_A } }], b: [{ write: { 'src/b.js': GOOD_B } }] } });
+    const f = await makeWorld({
+      sandbox: 'bwrap',
+      manifest: baseManifest({ retry: { maxAttempts: 1 } }),
+      recording: { a: [{ write: { 'src/a.js': BAD_A } }, { write: { 'src/a.js': GOOD_A } }], b: [{ write: { 'src/b.js': GOOD_B } }] },
+    });
     const first = await runWorld({ world: f.world, sandbox: f.sandbox });
     expect(first.stop).toMatchObject({ kind: 'blocked', blocked: [{ task: 'a' }] });
     const pending = genesis(['task', 'retry', 'b', '--world', f.world.path]);
@@ -23,12 +27,19 @@ describe('genesis task', () => {
     const second = await runWorld({ world: f.world, sandbox: f.sandbox });
     expect(second.stop.kind).toBe('done');
     const episodes = (await new Ledger(f.world.path).readAll()).filter((e) => e.task === 'a');
-    expect(episodes.map((e) => [e.attempt, e.outcome])).toEqual([[1, 'rejected'], [2, 'accepted']]);
+    expect(episodes.map((e) => [e.attempt, e.outcome])).toEqual([
+      [1, 'rejected'],
+      [2, 'accepted'],
+    ]);
     expect((await new Ledger(f.world.path).readArtifacts(episodes[1]!.id)).prompt).toContain('a() must return the letter a');
   });
 
   itWith('bwrap')('add puts a validated task on the accepted branch, verified, and the next run does it', async () => {
-    const f = await makeWorld({ sandbox: 'bwrap', manifest: baseManifest({ tasks: [{ id: 'a', title: 'a', paths: ['src/a.js'], check: 'node --test test/a.test.js' }] }), recording: { a: [{ write: { 'src/a.js': GOOD_A } }], b: [{ write: { 'src/b.js': GOOD_B } }] } });
+    const f = await makeWorld({
+      sandbox: 'bwrap',
+      manifest: baseManifest({ tasks: [{ id: 'a', title: 'a', paths: ['src/a.js'], check: 'node --test test/a.test.js' }] }),
+      recording: { a: [{ write: { 'src/a.js': GOOD_A } }], b: [{ write: { 'src/b.js': GOOD_B } }] },
+    });
     const bad = genesis(['task', 'add', 'b', '--world', f.world.path, '--title', 'module b', '--paths', 'src/b.js', '--depends-on', 'nope']);
     expect(bad.status).toBe(1);
     expect(bad.stderr).toContain('no task has id "nope"');

@@ -11,12 +11,17 @@ import { tempDir } from '../../helpers/temp-dir.js';
 import { BAD_A, baseManifest, GOOD_A, GOOD_B, makeWorld, type RecordingSteps } from '../../helpers/world-fixture.js';
 import { genesis } from './genesis-cli.js';
 
-const C_TEST = "import test from 'node:test';\nimport assert from 'node:assert';\nimport { c } from '../src/c.js';\ntest('c says c', () => assert.equal(c(), 'c'));\n";
+const C_TEST =
+  "import test from 'node:test';\nimport assert from 'node:assert';\nimport { c } from '../src/c.js';\ntest('c says c', () => assert.equal(c(), 'c'));\n";
 const GOOD_C = "export const c = () => 'c';\n";
 
 /** A world where task a is done, and a person's clone of it to edit. */
 async function doneWorld(recording: RecordingSteps = {}) {
-  const f = await makeWorld({ sandbox: 'bwrap', manifest: baseManifest({ tasks: [{ id: 'a', title: 'module a', paths: ['src/a.js'], check: 'node --test test/a.test.js' }] }), recording: { a: [{ write: { 'src/a.js': GOOD_A } }], ...recording } });
+  const f = await makeWorld({
+    sandbox: 'bwrap',
+    manifest: baseManifest({ tasks: [{ id: 'a', title: 'module a', paths: ['src/a.js'], check: 'node --test test/a.test.js' }] }),
+    recording: { a: [{ write: { 'src/a.js': GOOD_A } }], ...recording },
+  });
   const run = await genesis(['run', '--world', f.world.path, '--sandbox', 'bwrap']);
   expect(run.status, run.stdout + run.stderr).toBe(0);
   const clone = join(await tempDir('genesis-amend-'), 'clone');
@@ -31,41 +36,63 @@ async function editManifest(dir: string, change: (m: Record<string, any>) => voi
 }
 
 describe('genesis amend', () => {
-  itWith('bwrap')('lands a person\'s change to protected tests and world.yaml, with a Genesis-Amend trailer the audit accepts, and the next run does the new task', async () => {
-    const f = await doneWorld({ c: [{ write: { 'src/c.js': GOOD_C } }] });
-    const before = await f.world.head('main');
-    // A new task with its acceptance test (test/** is protected), and a stricter test of a.
-    await writeFile(join(f.clone, 'test/c.test.js'), C_TEST);
-    await writeFile(join(f.clone, 'test/a.test.js'), `${await readFile(join(f.clone, 'test/a.test.js'), 'utf8')}test('a is stable', () => assert.equal(a(), a()));\n`);
-    await editManifest(f.clone, (m) => m.tasks.push({ id: 'c', title: 'module c', paths: ['src/c.js'], check: 'node --test test/c.test.js' }));
+  itWith('bwrap')(
+    "lands a person's change to protected tests and world.yaml, with a Genesis-Amend trailer the audit accepts, and the next run does the new task",
+    async () => {
+      const f = await doneWorld({ c: [{ write: { 'src/c.js': GOOD_C } }] });
+      const before = await f.world.head('main');
+      // A new task with its acceptance test (test/** is protected), and a stricter test of a.
+      await writeFile(join(f.clone, 'test/c.test.js'), C_TEST);
+      await writeFile(
+        join(f.clone, 'test/a.test.js'),
+        `${await readFile(join(f.clone, 'test/a.test.js'), 'utf8')}test('a is stable', () => assert.equal(a(), a()));\n`,
+      );
+      await editManifest(f.clone, (m) => m.tasks.push({ id: 'c', title: 'module c', paths: ['src/c.js'], check: 'node --test test/c.test.js' }));
 
-    const dry = await genesis(['amend', '--world', f.world.path, '--from', f.clone, '--message', 'add task c and its test', '--dry-run', '--sandbox', 'bwrap']);
-    expect(dry.status, dry.stderr).toBe(0);
-    expect(dry.stdout).toContain('+++ b/test/c.test.js');
-    expect(dry.stdout).toMatch(/gate: passes/);
-    expect(dry.stdout).toContain('new tasks: c');
-    expect(await f.world.head('main')).toBe(before);
+      const dry = await genesis([
+        'amend',
+        '--world',
+        f.world.path,
+        '--from',
+        f.clone,
+        '--message',
+        'add task c and its test',
+        '--dry-run',
+        '--sandbox',
+        'bwrap',
+      ]);
+      expect(dry.status, dry.stderr).toBe(0);
+      expect(dry.stdout).toContain('+++ b/test/c.test.js');
+      expect(dry.stdout).toMatch(/gate: passes/);
+      expect(dry.stdout).toContain('new tasks: c');
+      expect(await f.world.head('main')).toBe(before);
 
-    const landed = await genesis(['amend', '--world', f.world.path, '--from', f.clone, '--message', 'add task c and its test', '--sandbox', 'bwrap']);
-    expect(landed.status, landed.stderr).toBe(0);
-    const [head] = await readAcceptedHistory(f.world.path, 'main');
-    expect(head).toMatchObject({ subject: 'add task c and its test', episode: null, amend: expect.stringMatching(/: add task c and its test$/) });
-    expect(head!.parents).toEqual([before]);
-    expect(head!.verified).toMatch(/check:a ok/);
-    expect(await f.world.readFile(head!.commit, 'test/c.test.js')).toBe(C_TEST);
-    expect(await f.world.readFile(head!.commit, '.git/HEAD')).toBeNull();
+      const landed = await genesis(['amend', '--world', f.world.path, '--from', f.clone, '--message', 'add task c and its test', '--sandbox', 'bwrap']);
+      expect(landed.status, landed.stderr).toBe(0);
+      const [head] = await readAcceptedHistory(f.world.path, 'main');
+      expect(head).toMatchObject({ subject: 'add task c and its test', episode: null, amend: expect.stringMatching(/: add task c and its test$/) });
+      expect(head!.parents).toEqual([before]);
+      expect(head!.verified).toMatch(/check:a ok/);
+      expect(await f.world.readFile(head!.commit, 'test/c.test.js')).toBe(C_TEST);
+      expect(await f.world.readFile(head!.commit, '.git/HEAD')).toBeNull();
 
-    const audit = await genesis(['audit', '--world', f.world.path, '--sandbox', 'bwrap']);
-    expect(audit.status, audit.stdout + audit.stderr).toBe(0);
-    const run = await genesis(['run', '--world', f.world.path, '--sandbox', 'bwrap']);
-    expect(run.status, run.stdout + run.stderr).toBe(0);
-    const episodes = await new Ledger(f.world.path).readAll();
-    expect(episodes.map((e) => [e.task, e.outcome])).toEqual([['a', 'accepted'], ['c', 'accepted']]);
-    // c's agent was told every command its change would be judged by, a's check (a is done) included.
-    expect((await new Ledger(f.world.path).readArtifacts(episodes[1]!.id)).prompt).toContain('  - test: node --test test/base.test.js\n  - check:a: node --test test/a.test.js\n  - check:c: node --test test/c.test.js\n');
-  });
+      const audit = await genesis(['audit', '--world', f.world.path, '--sandbox', 'bwrap']);
+      expect(audit.status, audit.stdout + audit.stderr).toBe(0);
+      const run = await genesis(['run', '--world', f.world.path, '--sandbox', 'bwrap']);
+      expect(run.status, run.stdout + run.stderr).toBe(0);
+      const episodes = await new Ledger(f.world.path).readAll();
+      expect(episodes.map((e) => [e.task, e.outcome])).toEqual([
+        ['a', 'accepted'],
+        ['c', 'accepted'],
+      ]);
+      // c's agent was told every command its change would be judged by, a's check (a is done) included.
+      expect((await new Ledger(f.world.path).readArtifacts(episodes[1]!.id)).prompt).toContain(
+        '  - test: node --test test/base.test.js\n  - check:a: node --test test/a.test.js\n  - check:c: node --test test/c.test.js\n',
+      );
+    },
+  );
 
-  itWith('bwrap')('rejects a tree that breaks a done task\'s check or has an invalid manifest, and leaves the branch as it was', async () => {
+  itWith('bwrap')("rejects a tree that breaks a done task's check or has an invalid manifest, and leaves the branch as it was", async () => {
     const f = await doneWorld();
     const head = await f.world.head('main');
     execFileSync('git', ['-C', f.clone, 'reset', '-q', '--hard', 'HEAD~1']); // a clone of the head before a landed
@@ -115,7 +142,11 @@ describe('genesis amend', () => {
     const pushed = await f.world.head('main');
     const run = await genesis(['run', '--world', f.world.path, '--sandbox', 'bwrap']);
     expect(run.status, run.stdout + run.stderr).toBe(0);
-    expect(run.stdout).toMatch(new RegExp(`moved outside Genesis to ${pushed.slice(0, 12)}; put back to ${head.slice(0, 12)}, the commit is kept at refs/genesis/quarantine/foreign-\\S+\\. To change the world by hand, land the change with .*amend`));
+    expect(run.stdout).toMatch(
+      new RegExp(
+        `moved outside Genesis to ${pushed.slice(0, 12)}; put back to ${head.slice(0, 12)}, the commit is kept at refs/genesis/quarantine/foreign-\\S+\\. To change the world by hand, land the change with .*amend`,
+      ),
+    );
     expect((await readAcceptedHistory(f.world.path, 'main')).map((c) => c.commit)).not.toContain(pushed);
     const kept = execFileSync('git', ['--git-dir', f.world.path, 'for-each-ref', '--format=%(objectname)', 'refs/genesis/quarantine/'], { encoding: 'utf8' });
     expect(kept).toContain(pushed);

@@ -10,26 +10,38 @@ import { genesis } from './genesis-cli.js';
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const BIN = join(ROOT, 'bin/genesis.js');
 // PATH without any `genesis` of another install, so the fallback is what this test sees.
-const PATH = (process.env.PATH ?? '').split(':').filter((dir) => spawnSync('test', ['-e', join(dir, 'genesis')]).status !== 0).join(':');
+const PATH = (process.env.PATH ?? '')
+  .split(':')
+  .filter((dir) => spawnSync('test', ['-e', join(dir, 'genesis')]).status !== 0)
+  .join(':');
 
 function examplesOf(help: string): string[] {
   const at = help.indexOf('\nExamples');
   expect(at, help).toBeGreaterThan(0);
-  return help.slice(at).split('\n').slice(2).filter((line) => line.startsWith('  ')).map((line) => line.trim());
+  return help
+    .slice(at)
+    .split('\n')
+    .slice(2)
+    .filter((line) => line.startsWith('  '))
+    .map((line) => line.trim());
 }
 
 describe('the command line as printed', () => {
-  itWith('docker')('runs every --help example as printed, in order, without genesis on PATH', async () => {
-    const cwd = await tempDir('genesis-examples-');
-    const help = await genesis(['--help'], { cwd, env: { PATH } });
-    const examples = examplesOf(help.stdout);
-    expect(examples.length).toBeGreaterThanOrEqual(6);
-    expect(examples.filter((e) => !e.startsWith('git ')).every((e) => e.startsWith(`node ${BIN} `))).toBe(true);
-    for (const line of examples) {
-      const r = spawnSync('sh', ['-c', line], { cwd, env: { ...process.env, PATH }, encoding: 'utf8', timeout: 300_000 });
-      expect(r.status, `${line}\n${r.stdout}\n${r.stderr}`).toBe(0);
-    }
-  }, 600_000);
+  itWith('docker')(
+    'runs every --help example as printed, in order, without genesis on PATH',
+    async () => {
+      const cwd = await tempDir('genesis-examples-');
+      const help = await genesis(['--help'], { cwd, env: { PATH } });
+      const examples = examplesOf(help.stdout);
+      expect(examples.length).toBeGreaterThanOrEqual(6);
+      expect(examples.filter((e) => !e.startsWith('git ')).every((e) => e.startsWith(`node ${BIN} `))).toBe(true);
+      for (const line of examples) {
+        const r = spawnSync('sh', ['-c', line], { cwd, env: { ...process.env, PATH }, encoding: 'utf8', timeout: 300_000 });
+        expect(r.status, `${line}\n${r.stdout}\n${r.stderr}`).toBe(0);
+      }
+    },
+    600_000,
+  );
 
   it('prints plain genesis in hints and examples once the checkout is installed globally, and that command works', async () => {
     const prefix = await tempDir('genesis-prefix-');

@@ -10,7 +10,11 @@ import { genesis } from './genesis-cli.js';
 
 async function source(manifest: Record<string, unknown>): Promise<string> {
   const dir = join(await tempDir('genesis-init-sandbox-'), 'source');
-  const files = { ...BASE_FILES, 'world.yaml': stringify(manifest), '.genesis/recording.yaml': stringify({ tasks: { a: [{ write: { 'src/a.js': GOOD_A } }], b: [{ write: { 'src/b.js': GOOD_B } }] } }) };
+  const files = {
+    ...BASE_FILES,
+    'world.yaml': stringify(manifest),
+    '.genesis/recording.yaml': stringify({ tasks: { a: [{ write: { 'src/a.js': GOOD_A } }], b: [{ write: { 'src/b.js': GOOD_B } }] } }),
+  };
   for (const [path, content] of Object.entries(files)) {
     await mkdir(dirname(join(dir, path)), { recursive: true });
     await writeFile(join(dir, path), content);

@@ -26,7 +26,11 @@ function clingyAgent(pidFile: string): string[] {
 }
 
 async function world(pidFile: string) {
-  const manifest = baseManifest({ parallelism: 1, agent: { kind: 'command', command: clingyAgent(pidFile), sandbox: 'none', timeoutSec: 600 }, tasks: [{ id: 'a', title: 'module a', paths: ['src/a.js'], check: 'node --test test/a.test.js' }] });
+  const manifest = baseManifest({
+    parallelism: 1,
+    agent: { kind: 'command', command: clingyAgent(pidFile), sandbox: 'none', timeoutSec: 600 },
+    tasks: [{ id: 'a', title: 'module a', paths: ['src/a.js'], check: 'node --test test/a.test.js' }],
+  });
   return makeWorld({ sandbox: 'bwrap', manifest, recording: {} });
 }
 
@@ -89,6 +93,9 @@ describe('agents do not outlive the orchestrator', () => {
     const closed = second.lines.findIndex((l) => /closed 1 episodes left running by an earlier run/.test(l));
     expect(killed, second.lines.join('\n')).toBeGreaterThanOrEqual(0);
     expect(closed).toBeGreaterThan(killed);
-    expect((await new Ledger(f.world.path).readAll()).map((e) => [e.outcome, e.reason])).toEqual([['abandoned', 'orchestrator-stopped'], ['accepted', null]]);
+    expect((await new Ledger(f.world.path).readAll()).map((e) => [e.outcome, e.reason])).toEqual([
+      ['abandoned', 'orchestrator-stopped'],
+      ['accepted', null],
+    ]);
   });
 });

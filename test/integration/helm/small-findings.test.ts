@@ -15,7 +15,11 @@ import { genesis } from './genesis-cli.js';
 let world = '';
 beforeAll(async () => {
   if (!bwrapAnswers()) return;
-  const built = await makeWorld({ sandbox: 'bwrap', manifest: baseManifest({ tasks: [{ id: 'a', title: 'module a', paths: ['src/a.js'], check: 'node --test test/a.test.js' }] }), recording: { a: [{ write: { 'src/a.js': GOOD_A } }] } });
+  const built = await makeWorld({
+    sandbox: 'bwrap',
+    manifest: baseManifest({ tasks: [{ id: 'a', title: 'module a', paths: ['src/a.js'], check: 'node --test test/a.test.js' }] }),
+    recording: { a: [{ write: { 'src/a.js': GOOD_A } }] },
+  });
   // makeWorld's folder goes when the first test ends: keep a copy for all of them.
   world = join(await mkdtemp(join(tmpdir(), 'genesis-findings-')), 'w.world');
   await cp(built.world.path, world, { recursive: true });
@@ -61,7 +65,12 @@ describe('the smaller findings of a first day', () => {
   });
 
   it('refuses bad list flags as usage errors (exit 2) naming the flag', async () => {
-    for (const args of [['episodes', '--outcome', 'bogus'], ['episodes', '--limit', 'abc'], ['log', '--limit', 'abc'], ['log', '--limit', '0']]) {
+    for (const args of [
+      ['episodes', '--outcome', 'bogus'],
+      ['episodes', '--limit', 'abc'],
+      ['log', '--limit', 'abc'],
+      ['log', '--limit', '0'],
+    ]) {
       const r = await genesis([...args, '--world', world]);
       expect(r.status, args.join(' ')).toBe(2);
       expect(r.stderr).toContain(args[1]);
@@ -71,12 +80,20 @@ describe('the smaller findings of a first day', () => {
   });
 
   it('fails genesis doctor --world when the agent binary is missing, and passes it when it exists', async () => {
-    const missing = await makeWorld({ sandbox: 'bwrap', manifest: baseManifest({ agent: { kind: 'command', command: ['genesis-agent-that-does-not-exist'], sandbox: 'none' } }), recording: {} });
+    const missing = await makeWorld({
+      sandbox: 'bwrap',
+      manifest: baseManifest({ agent: { kind: 'command', command: ['genesis-agent-that-does-not-exist'], sandbox: 'none' } }),
+      recording: {},
+    });
     const bad = await genesis(['doctor', '--world', missing.world.path, '--json']);
     expect(bad.status).toBe(1);
     const agent = (JSON.parse(bad.stdout) as Array<{ name: string; status: string; detail: string }>).find((c) => c.name === 'agent');
     expect(agent).toMatchObject({ status: 'fail', detail: expect.stringContaining('genesis-agent-that-does-not-exist') });
-    const present = await makeWorld({ sandbox: 'bwrap', manifest: baseManifest({ agent: { kind: 'command', command: ['sh', '-c', 'true'], sandbox: 'none' } }), recording: {} });
+    const present = await makeWorld({
+      sandbox: 'bwrap',
+      manifest: baseManifest({ agent: { kind: 'command', command: ['sh', '-c', 'true'], sandbox: 'none' } }),
+      recording: {},
+    });
     const good = JSON.parse((await genesis(['doctor', '--world', present.world.path, '--json'])).stdout) as Array<{ name: string; status: string }>;
     expect(good.find((c) => c.name === 'agent')).toMatchObject({ status: 'ok' });
   });

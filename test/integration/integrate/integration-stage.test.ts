@@ -16,13 +16,14 @@ import { itWith } from '../../helpers/services.js';
 import { baseManifest, GOOD_A, GOOD_B, makeWorld, type FixtureWorld } from '../../helpers/world-fixture.js';
 
 const GOOD_C = "export const c = () => 'c';\n";
-const threeTasks = () => baseManifest({
-  tasks: [
-    { id: 'a', title: 'module a', paths: ['src/a.js'], check: 'node --test test/a.test.js' },
-    { id: 'b', title: 'module b', paths: ['src/b.js', 'package.json'], check: 'node --test test/b.test.js' },
-    { id: 'c', title: 'module c', paths: ['src/c.js'] },
-  ],
-});
+const threeTasks = () =>
+  baseManifest({
+    tasks: [
+      { id: 'a', title: 'module a', paths: ['src/a.js'], check: 'node --test test/a.test.js' },
+      { id: 'b', title: 'module b', paths: ['src/b.js', 'package.json'], check: 'node --test test/b.test.js' },
+      { id: 'c', title: 'module c', paths: ['src/c.js'] },
+    ],
+  });
 
 /** A candidate commit on `base` that writes `files`, made with plumbing as a worker would. */
 async function candidate(world: WorldRepo, base: string, files: Record<string, string>): Promise<string> {
@@ -36,12 +37,34 @@ async function candidate(world: WorldRepo, base: string, files: Record<string, s
 }
 
 /** An episode whose own gate passed its candidate, as a worker leaves it in the ledger. */
-async function passedEpisode(f: FixtureWorld, task: string, files: Record<string, string>): Promise<{ id: string; task: string; candidate: string; base: string }> {
+async function passedEpisode(
+  f: FixtureWorld,
+  task: string,
+  files: Record<string, string>,
+): Promise<{ id: string; task: string; candidate: string; base: string }> {
   const id = newEpisodeId();
   const cand = await candidate(f.world, f.commit, files);
   const record: EpisodeRecord = {
-    version: 1, id, world: 'fixture', task, attempt: 1, agent: 'test', base: f.commit, candidate: cand, commit: null, status: 'running', outcome: null,
-    reason: null, message: null, signature: null, startedAt: new Date().toISOString(), endedAt: null, phases: {}, changedFiles: Object.keys(files), usage: null, worker: 'test',
+    version: 1,
+    id,
+    world: 'fixture',
+    task,
+    attempt: 1,
+    agent: 'test',
+    base: f.commit,
+    candidate: cand,
+    commit: null,
+    status: 'running',
+    outcome: null,
+    reason: null,
+    message: null,
+    signature: null,
+    startedAt: new Date().toISOString(),
+    endedAt: null,
+    phases: {},
+    changedFiles: Object.keys(files),
+    usage: null,
+    worker: 'test',
     gate: { ok: true, sandbox: 'docker', summary: 'its own gate passed', steps: [], durationMs: 1 },
   };
   await new Ledger(f.world.path).write(record);
@@ -60,7 +83,13 @@ function stageFor(f: FixtureWorld, handler?: (job: VerificationJob) => Promise<V
   let wanted = 0;
   let wake: () => void = () => {};
   const stage = new IntegrationStage({
-    world: f.world, ledger, lander: new Lander(f.world, ledger, 'main', f.commit), verifications, slots: 3, head: f.commit, worldName: 'fixture',
+    world: f.world,
+    ledger,
+    lander: new Lander(f.world, ledger, 'main', f.commit),
+    verifications,
+    slots: 3,
+    head: f.commit,
+    worldName: 'fixture',
     onOutcome: async (o) => {
       outcomes.push(o);
       if (outcomes.length >= wanted) wake();
@@ -70,7 +99,9 @@ function stageFor(f: FixtureWorld, handler?: (job: VerificationJob) => Promise<V
     for (;;) await stage.verified(await verifications.nextResult());
   })();
   return {
-    stage, outcomes, jobs,
+    stage,
+    outcomes,
+    jobs,
     async until(count: number): Promise<IntegrationOutcome[]> {
       wanted = count;
       if (outcomes.length < count) await new Promise<void>((resolve) => (wake = resolve));
@@ -103,7 +134,11 @@ describe('the integration stage', () => {
     ];
     for (const c of changes) await s.stage.join(c);
     const outs = await s.until(3);
-    expect(outs.map((o) => [o.type, o.record.task])).toEqual([['landed', 'a'], ['landed', 'b'], ['landed', 'c']]);
+    expect(outs.map((o) => [o.type, o.record.task])).toEqual([
+      ['landed', 'a'],
+      ['landed', 'b'],
+      ['landed', 'c'],
+    ]);
     // b and c were each gated once, on the speculative commit ahead of them, and those commits landed.
     expect(s.jobs.map((j) => j.task)).toEqual(['b', 'c']);
     const history = await readAcceptedHistory(f.world.path, 'main');
@@ -112,7 +147,12 @@ describe('the integration stage', () => {
     expect(history[1]!.commit).toBe(s.jobs[0]!.commit);
     expect(s.jobs[1]!.onto).toBe(s.jobs[0]!.commit);
     const record = await new Ledger(f.world.path).read(changes[2]!.id);
-    expect(record).toMatchObject({ outcome: 'accepted', reason: 'replayed', commit: history[0]!.commit, verification: { tree: await f.world.treeOf(history[0]!.commit) } });
+    expect(record).toMatchObject({
+      outcome: 'accepted',
+      reason: 'replayed',
+      commit: history[0]!.commit,
+      verification: { tree: await f.world.treeOf(history[0]!.commit) },
+    });
     expect(record!.gate!.steps.map((st) => st.name)).toEqual(['test', 'check:a', 'check:b']);
     const report = await auditWorld({ world: f.world, sandbox: f.sandbox });
     expect(report.findings.filter((x) => x.severity === 'violation')).toEqual([]);
@@ -127,12 +167,23 @@ describe('the integration stage', () => {
     const c = await passedEpisode(f, 'c', { 'src/c.js': GOOD_C });
     for (const x of [a, breaking, c]) await s.stage.join(x);
     const outs = await s.until(3);
-    expect(outs.map((o) => [o.type, o.record.task, o.record.reason])).toEqual(expect.arrayContaining([['landed', 'a', null], ['rejected', 'b', expect.stringMatching(/^replay-/)], ['landed', 'c', 'replayed']]));
+    expect(outs.map((o) => [o.type, o.record.task, o.record.reason])).toEqual(
+      expect.arrayContaining([
+        ['landed', 'a', null],
+        ['rejected', 'b', expect.stringMatching(/^replay-/)],
+        ['landed', 'c', 'replayed'],
+      ]),
+    );
     const history = await readAcceptedHistory(f.world.path, 'main');
     expect(history.map((x) => x.task)).toEqual(['c', 'a', null]);
     expect(await f.world.readFile('main', 'package.json')).toBe('{ "type": "module" }\n');
     // c was verified again on a's commit once b left the queue.
-    expect(s.jobs.filter((j) => j.task === 'c').map((j) => j.generation).at(-1)).toBe(2);
+    expect(
+      s.jobs
+        .filter((j) => j.task === 'c')
+        .map((j) => j.generation)
+        .at(-1),
+    ).toBe(2);
   });
 
   itWith('docker')('rejects a textual conflict when the change is built, without spending a gate', async () => {
@@ -141,7 +192,10 @@ describe('the integration stage', () => {
     await s.stage.join(await passedEpisode(f, 'a', { 'src/a.js': GOOD_A }));
     await s.stage.join(await passedEpisode(f, 'a', { 'src/a.js': "export const a = () => 'a'; // rival\n" }));
     const outs = await s.until(2);
-    expect(outs.map((o) => [o.type, o.record.reason])).toEqual([['landed', null], ['rejected', 'replay-conflict']]);
+    expect(outs.map((o) => [o.type, o.record.reason])).toEqual([
+      ['landed', null],
+      ['rejected', 'replay-conflict'],
+    ]);
     expect(outs[1]!.record.message).toContain('src/a.js');
     expect(s.jobs).toEqual([]);
   });
@@ -149,13 +203,25 @@ describe('the integration stage', () => {
   itWith('docker')('lands nothing on a "passed" verification the world holds no record of (a forged result)', async () => {
     const f = await makeWorld({ recording: {} });
     // A forger answers every verification with a pass, without running or recording a gate.
-    const s = stageFor(f, async (job) => ({ verificationId: job.verificationId, episodeId: job.episodeId, generation: job.generation, commit: job.commit, ok: true, reason: null, message: null, signature: null }));
+    const s = stageFor(f, async (job) => ({
+      verificationId: job.verificationId,
+      episodeId: job.episodeId,
+      generation: job.generation,
+      commit: job.commit,
+      ok: true,
+      reason: null,
+      message: null,
+      signature: null,
+    }));
     const a = await passedEpisode(f, 'a', { 'src/a.js': GOOD_A });
     const b = await passedEpisode(f, 'b', { 'src/b.js': GOOD_B });
     await s.stage.join(a);
     await s.stage.join(b);
     const outs = await s.until(2);
-    expect(outs.map((o) => [o.type, o.record.task, o.record.reason])).toEqual([['landed', 'a', null], ['rejected', 'b', 'unverified-result']]);
+    expect(outs.map((o) => [o.type, o.record.task, o.record.reason])).toEqual([
+      ['landed', 'a', null],
+      ['rejected', 'b', 'unverified-result'],
+    ]);
     expect((await readAcceptedHistory(f.world.path, 'main')).map((x) => x.task)).toEqual(['a', null]);
     expect(await new VerificationLedger(f.world.path).read(s.jobs[0]!.verificationId)).toBeNull();
   });

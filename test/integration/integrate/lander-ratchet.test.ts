@@ -29,24 +29,83 @@ async function commitOn(world: WorldRepo, parent: string, path: string, content:
 async function raceAfterA(f: FixtureWorld, scoreOnTip: number) {
   const ledger = new Ledger(f.world.path);
   const lander = new Lander(f.world, ledger, 'main', f.commit);
-  const a = await commitOn(f.world, f.commit, 'src/a.js', 'export const a = 1;\n', acceptedCommitMessage({ title: 'a', episode: 'ep-a', task: 'a', attempt: 1, agent: 'test', verified: 'passed', score: 5 }));
+  const a = await commitOn(
+    f.world,
+    f.commit,
+    'src/a.js',
+    'export const a = 1;\n',
+    acceptedCommitMessage({ title: 'a', episode: 'ep-a', task: 'a', attempt: 1, agent: 'test', verified: 'passed', score: 5 }),
+  );
   expect(await lander.swap(a, f.commit)).toBe(true);
   const id = newEpisodeId();
   const candidate = await commitOn(f.world, f.commit, 'src/b.js', 'export const b = 1;\n', 'candidate\n');
   const record: EpisodeRecord = {
-    version: 1, id, world: 'fixture', task: 'b', attempt: 1, agent: 'test', base: f.commit, candidate, commit: null, status: 'running', outcome: null,
-    reason: null, message: null, signature: null, startedAt: new Date().toISOString(), endedAt: null, phases: {}, changedFiles: ['src/b.js'], usage: null, worker: 'test', gate: gate(3),
+    version: 1,
+    id,
+    world: 'fixture',
+    task: 'b',
+    attempt: 1,
+    agent: 'test',
+    base: f.commit,
+    candidate,
+    commit: null,
+    status: 'running',
+    outcome: null,
+    reason: null,
+    message: null,
+    signature: null,
+    startedAt: new Date().toISOString(),
+    endedAt: null,
+    phases: {},
+    changedFiles: ['src/b.js'],
+    usage: null,
+    worker: 'test',
+    gate: gate(3),
   };
   await ledger.write(record);
   const verificationId = `${id}-v1`;
-  const tip = await commitOn(f.world, a, 'src/b.js', 'export const b = 1;\n', acceptedCommitMessage({ title: 'b', episode: id, task: 'b', attempt: 1, agent: 'test', verified: 'passed; verified again', verification: verificationId }));
+  const tip = await commitOn(
+    f.world,
+    a,
+    'src/b.js',
+    'export const b = 1;\n',
+    acceptedCommitMessage({ title: 'b', episode: id, task: 'b', attempt: 1, agent: 'test', verified: 'passed; verified again', verification: verificationId }),
+  );
   const tree = await f.world.treeOf(tip);
-  await new VerificationLedger(f.world.path).write({ version: 1, verificationId, episodeId: id, commit: tip, tree, onto: a, ok: true, reason: null, message: null, signature: null, gate: gate(scoreOnTip), worker: 'test', endedAt: new Date().toISOString() }, 'log\n');
-  const outcome = await lander.land({ change: { id, task: 'b', base: f.commit, candidate } as never, commit: tip, expected: a, verifiedOn: a, generation: 1, verificationId, startedAt: performance.now() });
+  await new VerificationLedger(f.world.path).write(
+    {
+      version: 1,
+      verificationId,
+      episodeId: id,
+      commit: tip,
+      tree,
+      onto: a,
+      ok: true,
+      reason: null,
+      message: null,
+      signature: null,
+      gate: gate(scoreOnTip),
+      worker: 'test',
+      endedAt: new Date().toISOString(),
+    },
+    'log\n',
+  );
+  const outcome = await lander.land({
+    change: { id, task: 'b', base: f.commit, candidate } as never,
+    commit: tip,
+    expected: a,
+    verifiedOn: a,
+    generation: 1,
+    verificationId,
+    startedAt: performance.now(),
+  });
   return { outcome, tip, a };
 }
 
-const ratchet = () => baseManifest({ verify: { sandbox: 'auto', mode: 'ratchet', test: 'node --test test/base.test.js', timeoutSec: 60, limits: { cpus: 1, memoryMb: 256, pids: 64 } } });
+const ratchet = () =>
+  baseManifest({
+    verify: { sandbox: 'auto', mode: 'ratchet', test: 'node --test test/base.test.js', timeoutSec: 60, limits: { cpus: 1, memoryMb: 256, pids: 64 } },
+  });
 
 describe('the lander in a ratchet world', () => {
   itWith('bwrap')('refuses a change whose verified score is below the head it would land on', async () => {

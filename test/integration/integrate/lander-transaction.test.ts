@@ -16,8 +16,26 @@ async function passed(f: FixtureWorld): Promise<{ id: string; candidate: string 
   const candidate = await f.world.commitTree(await gitValue(['write-tree'], { cwd: f.world.path, env }), [f.commit], 'a: module a\n\nGenesis-Task: a\n');
   const id = newEpisodeId();
   const record: EpisodeRecord = {
-    version: 1, id, world: 'fixture', task: 'a', attempt: 1, agent: 'test', base: f.commit, candidate, commit: null, status: 'running', outcome: null,
-    reason: null, message: null, signature: null, startedAt: new Date().toISOString(), endedAt: null, phases: {}, changedFiles: ['src/a.js'], usage: null, worker: 'test',
+    version: 1,
+    id,
+    world: 'fixture',
+    task: 'a',
+    attempt: 1,
+    agent: 'test',
+    base: f.commit,
+    candidate,
+    commit: null,
+    status: 'running',
+    outcome: null,
+    reason: null,
+    message: null,
+    signature: null,
+    startedAt: new Date().toISOString(),
+    endedAt: null,
+    phases: {},
+    changedFiles: ['src/a.js'],
+    usage: null,
+    worker: 'test',
     gate: { ok: true, sandbox: 'bwrap', summary: 'passed', steps: [], durationMs: 1 },
   };
   await new Ledger(f.world.path).write(record);
@@ -29,7 +47,15 @@ describe('the lander moves the branch and the landing record together', () => {
     const f = await makeWorld({ sandbox: 'bwrap', recording: {} });
     const ledger = new Ledger(f.world.path);
     const { id, candidate } = await passed(f);
-    const outcome = await new Lander(f.world, ledger, 'main', f.commit).land({ change: { id, task: 'a', base: f.commit, candidate } as never, commit: candidate, expected: f.commit, verifiedOn: null, generation: 1, verificationId: id, startedAt: performance.now() });
+    const outcome = await new Lander(f.world, ledger, 'main', f.commit).land({
+      change: { id, task: 'a', base: f.commit, candidate } as never,
+      commit: candidate,
+      expected: f.commit,
+      verifiedOn: null,
+      generation: 1,
+      verificationId: id,
+      startedAt: performance.now(),
+    });
     expect(outcome).toMatchObject({ landed: true });
     expect(await f.world.head('main')).toBe(candidate);
     expect(await ledger.read(id)).toMatchObject({ status: 'final', outcome: 'accepted', commit: candidate });
@@ -44,7 +70,15 @@ describe('the lander moves the branch and the landing record together', () => {
     const { id, candidate } = await passed(f);
     const before = await gitValue(['rev-parse', `refs/genesis/episodes/${id}`], { cwd: f.world.path });
     // The queue believes the branch is at the candidate's own commit: the swap from there must fail.
-    const outcome = await new Lander(f.world, ledger, 'main', f.commit).land({ change: { id, task: 'a', base: f.commit, candidate } as never, commit: candidate, expected: candidate, verifiedOn: null, generation: 1, verificationId: id, startedAt: performance.now() });
+    const outcome = await new Lander(f.world, ledger, 'main', f.commit).land({
+      change: { id, task: 'a', base: f.commit, candidate } as never,
+      commit: candidate,
+      expected: candidate,
+      verifiedOn: null,
+      generation: 1,
+      verificationId: id,
+      startedAt: performance.now(),
+    });
     expect(outcome).toEqual({ landed: false, moved: true, head: f.commit });
     expect(await f.world.head('main')).toBe(f.commit);
     expect(await gitValue(['rev-parse', `refs/genesis/episodes/${id}`], { cwd: f.world.path })).toBe(before);

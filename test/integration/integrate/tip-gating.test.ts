@@ -8,14 +8,15 @@ import { itWith } from '../../helpers/services.js';
 import { BAD_A, baseManifest, GOOD_A, GOOD_B, makeWorld, type FixtureWorld } from '../../helpers/world-fixture.js';
 
 const GOOD_C = "export const c = () => 'c';\n";
-const threeTasks = () => baseManifest({
-  parallelism: 3,
-  tasks: [
-    { id: 'a', title: 'module a', paths: ['src/a.js'], check: 'node --test test/a.test.js' },
-    { id: 'b', title: 'module b', paths: ['src/b.js'], check: 'node --test test/b.test.js' },
-    { id: 'c', title: 'module c', paths: ['src/c.js'] },
-  ],
-});
+const threeTasks = () =>
+  baseManifest({
+    parallelism: 3,
+    tasks: [
+      { id: 'a', title: 'module a', paths: ['src/a.js'], check: 'node --test test/a.test.js' },
+      { id: 'b', title: 'module b', paths: ['src/b.js'], check: 'node --test test/b.test.js' },
+      { id: 'c', title: 'module c', paths: ['src/c.js'] },
+    ],
+  });
 
 async function verificationRefs(f: FixtureWorld): Promise<string[]> {
   return (await git(['for-each-ref', '--format=%(refname)', 'refs/genesis/verifications/'], { cwd: f.world.path })).stdout.split('\n').filter(Boolean);
@@ -31,7 +32,11 @@ describe('tip gating in process (issue 18 item 4)', () => {
     // The agents end one after another while the first gates are still running.
     const f = await makeWorld({
       manifest: threeTasks(),
-      recording: { a: [{ write: { 'src/a.js': GOOD_A } }], b: [{ write: { 'src/b.js': GOOD_B }, sleepMs: 300 }], c: [{ write: { 'src/c.js': GOOD_C }, sleepMs: 600 }] },
+      recording: {
+        a: [{ write: { 'src/a.js': GOOD_A } }],
+        b: [{ write: { 'src/b.js': GOOD_B }, sleepMs: 300 }],
+        c: [{ write: { 'src/c.js': GOOD_C }, sleepMs: 600 }],
+      },
     });
     const summary = await runWorld({ world: f.world, sandbox: f.sandbox });
     expect(summary).toMatchObject({ stop: { kind: 'done' }, accepted: 3, rejected: 0 });
@@ -49,22 +54,25 @@ describe('tip gating in process (issue 18 item 4)', () => {
     expect(await auditViolations(f)).toEqual([]);
   });
 
-  itWith('docker')('judges a change on its own base when the tip it was given fails without it, and lands it without the change that broke the tip', async () => {
-    const f = await makeWorld({
-      recording: { a: [{ write: { 'src/a.js': BAD_A } }, { write: { 'src/a.js': GOOD_A } }], b: [{ write: { 'src/b.js': GOOD_B }, sleepMs: 300 }] },
-      manifest: baseManifest({ retry: { maxAttempts: 2 } }),
-    });
-    const summary = await runWorld({ world: f.world, sandbox: f.sandbox });
-    expect(summary).toMatchObject({ stop: { kind: 'done' }, accepted: 2, rejected: 1 });
-    const records = await new Ledger(f.world.path).readAll();
-    const b = records.find((r) => r.task === 'b')!;
-    expect(records.find((r) => r.task === 'a' && r.outcome === 'rejected')).toMatchObject({ reason: 'check-failed' });
-    // b's place was behind the bad a, whose check fails on that tip with or without b: b was judged on its base instead.
-    expect(b.phases['gate-on-base']).toBeGreaterThan(0);
-    expect(b).toMatchObject({ outcome: 'accepted', base: f.commit });
-    expect(b.gatedOn).toBeUndefined();
-    expect(await f.world.readFile('main', 'src/a.js')).toBe(GOOD_A);
-    expect(await f.world.readFile('main', 'src/b.js')).toBe(GOOD_B);
-    expect(await auditViolations(f)).toEqual([]);
-  });
+  itWith('docker')(
+    'judges a change on its own base when the tip it was given fails without it, and lands it without the change that broke the tip',
+    async () => {
+      const f = await makeWorld({
+        recording: { a: [{ write: { 'src/a.js': BAD_A } }, { write: { 'src/a.js': GOOD_A } }], b: [{ write: { 'src/b.js': GOOD_B }, sleepMs: 300 }] },
+        manifest: baseManifest({ retry: { maxAttempts: 2 } }),
+      });
+      const summary = await runWorld({ world: f.world, sandbox: f.sandbox });
+      expect(summary).toMatchObject({ stop: { kind: 'done' }, accepted: 2, rejected: 1 });
+      const records = await new Ledger(f.world.path).readAll();
+      const b = records.find((r) => r.task === 'b')!;
+      expect(records.find((r) => r.task === 'a' && r.outcome === 'rejected')).toMatchObject({ reason: 'check-failed' });
+      // b's place was behind the bad a, whose check fails on that tip with or without b: b was judged on its base instead.
+      expect(b.phases['gate-on-base']).toBeGreaterThan(0);
+      expect(b).toMatchObject({ outcome: 'accepted', base: f.commit });
+      expect(b.gatedOn).toBeUndefined();
+      expect(await f.world.readFile('main', 'src/a.js')).toBe(GOOD_A);
+      expect(await f.world.readFile('main', 'src/b.js')).toBe(GOOD_B);
+      expect(await auditViolations(f)).toEqual([]);
+    },
+  );
 });

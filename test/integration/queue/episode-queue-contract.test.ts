@@ -71,7 +71,17 @@ function job(task = 'add'): EpisodeJob {
 }
 
 function passed(j: EpisodeJob): EpisodeResult {
-  return { episodeId: j.episodeId, task: j.task, attempt: j.attempt, base: j.base, candidate: CANDIDATE, verdict: 'passed', reason: null, message: null, signature: null };
+  return {
+    episodeId: j.episodeId,
+    task: j.task,
+    attempt: j.attempt,
+    base: j.base,
+    candidate: CANDIDATE,
+    verdict: 'passed',
+    reason: null,
+    message: null,
+    signature: null,
+  };
 }
 
 /** The next result, or 'nothing' when none comes within `ms`. */
@@ -141,11 +151,22 @@ for (const [name, it, make] of adapters) {
         await queue.acknowledge(r.episodeId);
       }
       expect(got.get('outage')).toMatchObject({ verdict: 'abandoned', reason: 'docker-unavailable', fatal: false, candidate: null });
-      expect(got.get('broken')).toMatchObject({ verdict: 'abandoned', reason: 'agent-not-found', fatal: true, message: 'claude: command not found (install the agent)' });
-      expect(got.get('bug')).toMatchObject({ verdict: 'failed', reason: 'worker-error', fatal: false, message: 'boom', signature: 'worker-error:worker-error' });
+      expect(got.get('broken')).toMatchObject({
+        verdict: 'abandoned',
+        reason: 'agent-not-found',
+        fatal: true,
+        message: 'claude: command not found (install the agent)',
+      });
+      expect(got.get('bug')).toMatchObject({
+        verdict: 'failed',
+        reason: 'worker-error',
+        fatal: false,
+        message: 'boom',
+        signature: 'worker-error:worker-error',
+      });
     });
 
-    it('turns a malformed result into the worker\'s error, still exactly one result', async () => {
+    it("turns a malformed result into the worker's error, still exactly one result", async () => {
       const { queue } = await make(async () => ({ verdict: 'passed', candidate: 'not a commit' }) as unknown as EpisodeResult, 1);
       const j = job();
       await queue.submit(j);

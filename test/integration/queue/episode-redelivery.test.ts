@@ -27,7 +27,15 @@ describe('an episode job delivered again after its episode ran and passed', () =
     const redis = await testRedis();
     const where = { remote: f.world.path, worldKey: `test-${randomUUID()}` };
     const queue = new BullmqEpisodeQueue(redis, where, { lockDurationMs: 2000, stalledIntervalMs: 1000 });
-    workers.push(await startEpisodeWorker({ redis: await testRedis(), concurrency: 1, cacheDir: join(await tempDir(), 'cache'), createAgent, createSandbox: async () => f.sandbox }));
+    workers.push(
+      await startEpisodeWorker({
+        redis: await testRedis(),
+        concurrency: 1,
+        cacheDir: join(await tempDir(), 'cache'),
+        createAgent,
+        createSandbox: async () => f.sandbox,
+      }),
+    );
     const ledger = new Ledger(f.world.path);
     const job: EpisodeJob = { episodeId: newEpisodeId(), world: 'fixture', task: 'a', attempt: 1, base: f.commit };
     await ledger.write(openRecord(job));
@@ -61,8 +69,26 @@ describe('an episode job delivered again after its episode ran and passed', () =
 /** The record the scheduler writes when it starts an episode. */
 function openRecord(job: EpisodeJob): EpisodeRecord {
   return {
-    version: 1, id: job.episodeId, world: job.world, task: job.task, attempt: job.attempt, agent: 'script', base: job.base, candidate: null, commit: null,
-    status: 'running', outcome: null, reason: null, message: null, signature: null,
-    startedAt: new Date().toISOString(), endedAt: null, phases: {}, gate: null, changedFiles: [], usage: null, worker: 'test',
+    version: 1,
+    id: job.episodeId,
+    world: job.world,
+    task: job.task,
+    attempt: job.attempt,
+    agent: 'script',
+    base: job.base,
+    candidate: null,
+    commit: null,
+    status: 'running',
+    outcome: null,
+    reason: null,
+    message: null,
+    signature: null,
+    startedAt: new Date().toISOString(),
+    endedAt: null,
+    phases: {},
+    gate: null,
+    changedFiles: [],
+    usage: null,
+    worker: 'test',
   };
 }

@@ -58,8 +58,22 @@ const overBullmq: Mode = async (f) => {
   // Loads its script, so asking later is one command in the connection's order.
   await leases.holders();
   const timing = { lockDurationMs: 2000, stalledIntervalMs: 1000 };
-  workers.push(await startEpisodeWorker({ redis: await testRedis(), concurrency: 2, cacheDir: join(await tempDir(), 'cache'), ...timing, createAgent, createSandbox: async () => f.sandbox }));
-  const distributed = { queue: new BullmqEpisodeQueue(redis, where, timing), leases, verifications: new BullmqVerificationQueue(redis, where, timing), reconcileMs: 500 };
+  workers.push(
+    await startEpisodeWorker({
+      redis: await testRedis(),
+      concurrency: 2,
+      cacheDir: join(await tempDir(), 'cache'),
+      ...timing,
+      createAgent,
+      createSandbox: async () => f.sandbox,
+    }),
+  );
+  const distributed = {
+    queue: new BullmqEpisodeQueue(redis, where, timing),
+    leases,
+    verifications: new BullmqVerificationQueue(redis, where, timing),
+    reconcileMs: 500,
+  };
   return { leases, options: { distributed } };
 };
 
@@ -85,7 +99,12 @@ describe('the path lease of a task between the stages of a run', () => {
       const watch = (what: string, open: string[], ended: string | null) => seen.push(leases.holders().then((holders) => ({ what, open, ended, holders })));
       const onEvent = (e: RunEvent) => {
         if (e.type === 'episode-start') watch(`${e.id} starts`, [e.id], null);
-        if (e.type === 'integration') watch(`integration: ${e.entries.map((x) => `${x.id} ${x.stage}`).join(', ')}`, e.entries.map((x) => x.id), null);
+        if (e.type === 'integration')
+          watch(
+            `integration: ${e.entries.map((x) => `${x.id} ${x.stage}`).join(', ')}`,
+            e.entries.map((x) => x.id),
+            null,
+          );
         if (e.type === 'episode-end') watch(`${e.id} ends ${e.outcome}`, [], e.id);
       };
       const summary = await runWorld({ world: f.world, sandbox: f.sandbox, onEvent, ...options });

@@ -26,7 +26,7 @@ for (const [name, it, make] of stores) {
       expect(await leases.tryAcquire('e5', ['lib/x.js'])).toBe(true);
     });
 
-    it('lets a holder take its own lease again (a worker re-taking the scheduler\'s lease for the same episode)', async () => {
+    it("lets a holder take its own lease again (a worker re-taking the scheduler's lease for the same episode)", async () => {
       const leases = await make();
       expect(await leases.tryAcquire('e1', ['src/a.js'])).toBe(true);
       expect(await leases.tryAcquire('e1', ['src/a.js'])).toBe(true);

@@ -34,7 +34,20 @@ describe('the BullMQ verification queue when Redis loses a job', () => {
       expect(ids).toHaveLength(2);
       // A worker answers one of them.
       const answeredId = ids.find((id) => id.startsWith(answered.verificationId))!;
-      await results.add('result', { verificationId: answered.verificationId, episodeId: answered.episodeId, generation: 1, commit: COMMIT, ok: true, reason: null, message: null, signature: null }, { jobId: answeredId, ...RETENTION });
+      await results.add(
+        'result',
+        {
+          verificationId: answered.verificationId,
+          episodeId: answered.episodeId,
+          generation: 1,
+          commit: COMMIT,
+          ok: true,
+          reason: null,
+          message: null,
+          signature: null,
+        },
+        { jobId: answeredId, ...RETENTION },
+      );
       expect(await queue.nextResult()).toMatchObject({ verificationId: answered.verificationId, ok: true });
       // Redis restarts and its last second of writes is gone: both jobs.
       for (const id of ids) await (await jobs.getJob(id))?.remove();

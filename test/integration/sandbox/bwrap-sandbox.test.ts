@@ -17,7 +17,12 @@ describe('BwrapSandbox', () => {
     // Absent (the minimal root has no /run) or empty: either way nothing of the host's is listed.
     const spec = await specFor('ls -A /run /var/run 2>/dev/null; test -e /var/run/docker.sock || echo hidden');
     const result = await new BwrapSandbox().run(spec);
-    expect(result.output.trim().split('\n').filter((line) => line && !line.endsWith(':'))).toEqual(['hidden']);
+    expect(
+      result.output
+        .trim()
+        .split('\n')
+        .filter((line) => line && !line.endsWith(':')),
+    ).toEqual(['hidden']);
   });
 
   withBwrap('makes allocations over the memory limit fail', async () => {
@@ -49,7 +54,7 @@ describe('BwrapSandbox', () => {
     expect((await stat(join(workDir, 'who'))).uid).toBe(uid);
   });
 
-  withBwrap.runIf(asRoot)('gives different work dirs different users, so one gate cannot use up another gate\'s processes', async () => {
+  withBwrap.runIf(asRoot)("gives different work dirs different users, so one gate cannot use up another gate's processes", async () => {
     const [a, b] = [await tempDir(), await tempDir()];
     expect(isolatedUserFor(a).uid).not.toBe(isolatedUserFor(b).uid);
   });

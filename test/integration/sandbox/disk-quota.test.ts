@@ -13,7 +13,10 @@ const FILL = 'i=0; while [ $i -lt 64 ]; do head -c 1048576 /dev/zero > fill-$i |
 const limits = { cpus: 1, memoryMb: 512, pids: 64, diskMb: 16 };
 
 async function mounts(under: string): Promise<string[]> {
-  return (await readFile('/proc/self/mountinfo', 'utf8')).split('\n').map((l) => l.split(' ')[4] ?? '').filter((p) => p.startsWith(under));
+  return (await readFile('/proc/self/mountinfo', 'utf8'))
+    .split('\n')
+    .map((l) => l.split(' ')[4] ?? '')
+    .filter((p) => p.startsWith(under));
 }
 
 const pool = testPool();

@@ -13,7 +13,10 @@ const image = 'genesis/node:20';
 const withDocker = itWith('docker');
 
 async function failureOf(work: Promise<unknown>): Promise<GenesisError> {
-  const error = await work.then(() => null, (e: unknown) => e);
+  const error = await work.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(GenesisError);
   return error as GenesisError;
 }
@@ -23,7 +26,12 @@ describe('when Docker refuses a sandbox as configured', () => {
     const started = Date.now();
     const error = await failureOf(new DockerSandbox({ image: 'genesis/vocab-no-such-image:0' }).run(await specFor('true')));
     expect(Date.now() - started).toBeLessThan(5_000);
-    expect(error).toMatchObject({ code: 'sandbox-image-missing', fatal: true, retryable: false, message: 'The sandbox image genesis/vocab-no-such-image:0 does not exist.' });
+    expect(error).toMatchObject({
+      code: 'sandbox-image-missing',
+      fatal: true,
+      retryable: false,
+      message: 'The sandbox image genesis/vocab-no-such-image:0 does not exist.',
+    });
     expect(error.hint).toContain('sandboxes/build-images.sh');
     const other = await failureOf(new DockerSandbox({ image }).run(await specFor('true', { image: 'example.org/team/app:1' })));
     expect(other).toMatchObject({ code: 'sandbox-image-missing', fatal: true });
@@ -70,7 +78,10 @@ describe('when Docker fails for a while', () => {
     } finally {
       await first.remove({ force: true });
     }
-    const vanished = await docker.getContainer(name).inspect().catch((e: unknown) => e);
+    const vanished = await docker
+      .getContainer(name)
+      .inspect()
+      .catch((e: unknown) => e);
     expect(vanished).toMatchObject({ statusCode: 404 });
     expect(dockerError(vanished, 'run', image)).toMatchObject({ code: 'sandbox-failed', retryable: true });
     expect(dockerError(vanished, 'create', image)).toMatchObject({ code: 'sandbox-image-missing', fatal: true });
@@ -90,6 +101,10 @@ describe('dockerError', () => {
     const own = new GenesisError('sandbox-image-host-toolchain', 'skeleton');
     expect(dockerError(own, 'run', image)).toBe(own);
     const server = Object.assign(new Error('(HTTP code 500) server error'), { statusCode: 500, json: { message: 'could not find bridge docker0' } });
-    expect(dockerError(server, 'run', image)).toMatchObject({ code: 'sandbox-failed', retryable: true, message: 'Docker could not run the sandbox: could not find bridge docker0' });
+    expect(dockerError(server, 'run', image)).toMatchObject({
+      code: 'sandbox-failed',
+      retryable: true,
+      message: 'Docker could not run the sandbox: could not find bridge docker0',
+    });
   });
 });

@@ -14,18 +14,14 @@ describe('DockerSandbox', () => {
 
   withDocker('kills a command over its memory limit and reports it as out of memory', async () => {
     const hog = `node -e "const a = []; for (;;) a.push(Buffer.alloc(1 << 24, 1))"`;
-    const result = await new DockerSandbox({ image }).run(
-      await specFor(hog, { limits: { cpus: 1, memoryMb: 128, pids: 64 } }),
-    );
+    const result = await new DockerSandbox({ image }).run(await specFor(hog, { limits: { cpus: 1, memoryMb: 128, pids: 64 } }));
     expect(result).toMatchObject({ exitCode: 137, oomKilled: true, timedOut: false });
   });
 
   withDocker('stops a fork bomb at the pids limit', async () => {
     // Bounded, so a broken limit costs 200 sleeping processes rather than the machine.
     const bomb = 'i=0; while [ $i -lt 200 ]; do sleep 5 & i=$((i+1)); done; echo forked all';
-    const result = await new DockerSandbox({ image }).run(
-      await specFor(bomb, { limits: { cpus: 1, memoryMb: 128, pids: 32 }, timeoutMs: 10_000 }),
-    );
+    const result = await new DockerSandbox({ image }).run(await specFor(bomb, { limits: { cpus: 1, memoryMb: 128, pids: 32 }, timeoutMs: 10_000 }));
     expect(result.output).toMatch(/fork/i);
     expect(result.output).not.toContain('forked all');
     expect(result.timedOut).toBe(false);

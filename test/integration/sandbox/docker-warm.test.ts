@@ -18,7 +18,12 @@ describeSandboxContract('docker', () => warmOnly(contractPool), 'warm pool');
 
 /** Lines of the probe's output as a record: `name=value`. */
 function parse(output: string): Record<string, string> {
-  return Object.fromEntries(output.split('\n').filter((l) => l.includes('=')).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+  return Object.fromEntries(
+    output
+      .split('\n')
+      .filter((l) => l.includes('='))
+      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+  );
 }
 
 describe('a warm docker pool keeps gates apart', () => {
@@ -111,10 +116,13 @@ describe('a warm docker pool keeps every setting of the gate', () => {
       const deps = (await specFor('true')).workDir;
       await writeFile(join(deps, 'dep.js'), 'module.exports = 1');
       await chmod(deps, 0o755);
-      const spec = await specFor('echo x > test/new; echo y > test/a.js; mv test t2; echo x > node_modules/dep/new; cat node_modules/dep/dep.js; echo; ls test', {
-        readOnlyPaths: ['test'],
-        mounts: [{ source: deps, target: 'node_modules/dep' }],
-      });
+      const spec = await specFor(
+        'echo x > test/new; echo y > test/a.js; mv test t2; echo x > node_modules/dep/new; cat node_modules/dep/dep.js; echo; ls test',
+        {
+          readOnlyPaths: ['test'],
+          mounts: [{ source: deps, target: 'node_modules/dep' }],
+        },
+      );
       await mkdir(join(spec.workDir, 'test'));
       await writeFile(join(spec.workDir, 'test/a.js'), 'original');
       const result = await warmOnly(pool).run(spec);
@@ -159,7 +167,12 @@ describe('a warm docker pool keeps every setting of the gate', () => {
       await sandbox.run(await specFor('true', { limits: { cpus: 1, memoryMb: 256, pids: 64 } }));
       for (let i = 0; i < 600 && pool.readyCount === 0; i++) await new Promise((r) => setTimeout(r, 50));
       const hits = pool.stats.hits;
-      const result = await sandbox.run(await specFor('cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes; cat /sys/fs/cgroup/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids/pids.max', { limits: { cpus: 1, memoryMb: 128, pids: 32 } }));
+      const result = await sandbox.run(
+        await specFor(
+          'cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes; cat /sys/fs/cgroup/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids/pids.max',
+          { limits: { cpus: 1, memoryMb: 128, pids: 32 } },
+        ),
+      );
       expect(pool.stats.hits).toBe(hits);
       expect(result.output).toBe(`${128 * 1024 * 1024}\n32\n`);
       const env = await sandbox.run(await specFor('echo $ONLY_HERE', { limits: { cpus: 1, memoryMb: 256, pids: 64 }, env: { ONLY_HERE: 'yes' } }));
@@ -226,7 +239,8 @@ describe('a warm docker pool under concurrent gates', () => {
       await sandbox.run(await specFor('true'));
       await settled();
       expect(pool.readyCount).toBe(1);
-      const batch = async (n: number) => Promise.all(Array.from({ length: n }, async () => (await sandbox.run(await specFor('cat /proc/self/cgroup | tail -1'))).output));
+      const batch = async (n: number) =>
+        Promise.all(Array.from({ length: n }, async () => (await sandbox.run(await specFor('cat /proc/self/cgroup | tail -1'))).output));
       const before = { ...pool.stats };
       const first = await batch(4);
       expect(pool.stats.hits - before.hits).toBe(1);

@@ -31,16 +31,30 @@ async function protectedWorkDir(command: string) {
 }
 
 const pool = testPool();
-for (const [service, make, variant] of [['bwrap', () => new BwrapSandbox(), ''], ['docker', () => new DockerSandbox({ image: 'genesis/node:20' }), ''], ['docker', () => warmOnly(pool), ' (warm pool)']] as const) {
+for (const [service, make, variant] of [
+  ['bwrap', () => new BwrapSandbox(), ''],
+  ['docker', () => new DockerSandbox({ image: 'genesis/node:20' }), ''],
+  ['docker', () => warmOnly(pool), ' (warm pool)'],
+] as const) {
   describe(`readOnlyPaths in the ${service}${variant} sandbox`, () => {
     const it = itWith(service);
     const sandbox: () => Sandbox = make;
 
     it('refuses every way of changing a read-only file or directory, and leaves the rest writable', async () => {
-      const script = [...ATTACKS.map(([name, cmd]) => `(${cmd}) 2>/dev/null; echo "${name}=$?"`), 'echo free > free.txt && echo free=$?', 'mkdir -p lib/deep/new && echo y > lib/deep/new/f && echo beside=$?'].join('\n');
+      const script = [
+        ...ATTACKS.map(([name, cmd]) => `(${cmd}) 2>/dev/null; echo "${name}=$?"`),
+        'echo free > free.txt && echo free=$?',
+        'mkdir -p lib/deep/new && echo y > lib/deep/new/f && echo beside=$?',
+      ].join('\n');
       const spec = await protectedWorkDir(script);
       const result = await sandbox().run(spec);
-      const codes = Object.fromEntries(result.output.trim().split('\n').filter((l) => l.includes('=')).map((l) => l.split('=') as [string, string]));
+      const codes = Object.fromEntries(
+        result.output
+          .trim()
+          .split('\n')
+          .filter((l) => l.includes('='))
+          .map((l) => l.split('=') as [string, string]),
+      );
       for (const [name] of ATTACKS) expect(codes[name], `${name} succeeded:\n${result.output}`).not.toBe('0');
       expect(codes).toMatchObject({ free: '0', beside: '0' });
       for (const file of ['test/sub/a.test.js', 'lib/deep/check.js', 'world.yaml']) expect(await readFile(join(spec.workDir, file), 'utf8')).toBe('original\n');

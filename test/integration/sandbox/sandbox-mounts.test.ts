@@ -20,7 +20,7 @@ async function sources(): Promise<{ dir: string; file: string }> {
 }
 
 const READ_AND_TRY_WRITE = [
-  'node -e "console.log(\'value\', require(\'./node_modules/pkg\'))"',
+  "node -e \"console.log('value', require('./node_modules/pkg'))\"",
   'cat node_modules/.lock.json',
   'if touch node_modules/pkg/new 2>/dev/null; then echo WROTE-PKG; fi',
   'if echo x >> node_modules/.lock.json 2>/dev/null; then echo WROTE-FILE; fi',
@@ -36,7 +36,12 @@ for (const [service, make, variant] of [
   describe(`mounts in the ${service}${variant} sandbox`, () => {
     itWith(service)('shows each source read-only at its target, beside writable places of the work dir', async () => {
       const src = await sources();
-      const spec = await specFor(READ_AND_TRY_WRITE, { mounts: [{ source: src.dir, target: 'node_modules/pkg' }, { source: src.file, target: 'node_modules/.lock.json' }] });
+      const spec = await specFor(READ_AND_TRY_WRITE, {
+        mounts: [
+          { source: src.dir, target: 'node_modules/pkg' },
+          { source: src.file, target: 'node_modules/.lock.json' },
+        ],
+      });
       const result = await make().run(spec);
       expect(result.output).toContain('value 42');
       expect(result.output).toContain('{"v":1}');
@@ -47,7 +52,9 @@ for (const [service, make, variant] of [
 
     itWith(service)('refuses a target that leaves the work dir or goes through a symlink', async () => {
       const src = await sources();
-      await expect(make().run(await specFor('true', { mounts: [{ source: src.dir, target: '../escape' }] }))).rejects.toMatchObject({ code: 'sandbox-mount-invalid' });
+      await expect(make().run(await specFor('true', { mounts: [{ source: src.dir, target: '../escape' }] }))).rejects.toMatchObject({
+        code: 'sandbox-mount-invalid',
+      });
       const spec = await specFor('true');
       await symlink('/etc', join(spec.workDir, 'node_modules'));
       await expect(make().run({ ...spec, mounts: [{ source: src.dir, target: 'node_modules/pkg' }] })).rejects.toMatchObject({ code: 'sandbox-mount-invalid' });
@@ -58,7 +65,9 @@ for (const [service, make, variant] of [
 describe('mounts in the none sandbox', () => {
   it('links each source in (no isolation, so not read-only), and runs again over its own links', async () => {
     const src = await sources();
-    const spec = await specFor('node -e "console.log(\'value\', require(\'./node_modules/pkg\'))"', { mounts: [{ source: src.dir, target: 'node_modules/pkg' }] });
+    const spec = await specFor("node -e \"console.log('value', require('./node_modules/pkg'))\"", {
+      mounts: [{ source: src.dir, target: 'node_modules/pkg' }],
+    });
     expect((await new NoneSandbox().run(spec)).output).toContain('value 42');
     expect((await new NoneSandbox().run(spec)).output).toContain('value 42');
   });

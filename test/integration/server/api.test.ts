@@ -43,7 +43,11 @@ describeWithDocker('the dashboard API on a world after a real run', () => {
     return world;
   }
 
-  const post = (body: unknown, headers: Record<string, string> = {}) => ({ method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const post = (body: unknown, headers: Record<string, string> = {}) => ({
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
 
   it('says on the overview that the run is blocked, and counts tasks and episodes by state', async () => {
     const o = await getJson(worldPath, '/api/overview');
@@ -96,7 +100,7 @@ describeWithDocker('the dashboard API on a world after a real run', () => {
     expect(failed.episodes[0].durationMs).toBeGreaterThan(0);
   });
 
-  it("returns one episode with its prompt, agent log, diff, gate log and the reason it was rejected", async () => {
+  it('returns one episode with its prompt, agent log, diff, gate log and the reason it was rejected', async () => {
     const [rejected] = (await getJson(worldPath, '/api/episodes?task=a')).episodes;
     const e = await getJson(worldPath, `/api/episodes/${rejected.id}`);
     expect(e.record).toMatchObject({ task: 'a', outcome: 'rejected', reason: 'check-failed' });
@@ -118,7 +122,7 @@ describeWithDocker('the dashboard API on a world after a real run', () => {
     expect((await (await appFor()).request('/api/episodes/..%2F..%2Fetc')).status).toBe(404);
   });
 
-  it("shows the blocked task on the board with its last reason and signature, and the task waiting on it", async () => {
+  it('shows the blocked task on the board with its last reason and signature, and the task waiting on it', async () => {
     const board = await getJson(worldPath, '/api/tasks');
     const byId = Object.fromEntries(board.tasks.map((t: any) => [t.id, t]));
     expect(byId.a).toMatchObject({ state: 'blocked', failures: 2, failuresSinceRetry: 2, attemptsLeft: 0, queuedForRetry: null });
@@ -133,7 +137,10 @@ describeWithDocker('the dashboard API on a world after a real run', () => {
     const r = await getJson(worldPath, '/api/reliability');
     expect(r.stats.episodeSuccess).toMatchObject({ count: 2, of: 7, rate: 2 / 7 });
     expect(r.stats.horizons.map((h: any) => h.threshold)).toEqual([0.5, 0.8, 0.95]);
-    expect(r.stats.rejectedByReason).toEqual([{ reason: 'check-failed', count: 2 }, { reason: 'outside-paths', count: 2 }]);
+    expect(r.stats.rejectedByReason).toEqual([
+      { reason: 'check-failed', count: 2 },
+      { reason: 'outside-paths', count: 2 },
+    ]);
     expect(r.chain.p).toBe(2 / 7);
     expect(r.chain.perEpisode[0]).toEqual({ n: 1, success: 2 / 7 });
     expect(r.chain.measured[0]).toMatchObject({ n: 1, chains: 7, successes: 2 });
@@ -146,7 +153,14 @@ describeWithDocker('the dashboard API on a world after a real run', () => {
     const response = await app.request('/api/tasks/a/retry', post({ note: 'the test of a was fixed' }));
     expect(response.status, await response.clone().text()).toBe(201);
     const body = (await response.json()) as any;
-    expect(body.task).toMatchObject({ id: 'a', state: 'pending', failures: 2, failuresSinceRetry: 0, attemptsLeft: 2, queuedForRetry: { note: 'the test of a was fixed' } });
+    expect(body.task).toMatchObject({
+      id: 'a',
+      state: 'pending',
+      failures: 2,
+      failuresSinceRetry: 0,
+      attemptsLeft: 2,
+      queuedForRetry: { note: 'the test of a was fixed' },
+    });
     expect(body.retry.ref).toMatch(/^refs\/genesis\/task-retries\/a\/\d{8}-\d{6}-\d{3}-[0-9a-f]{6}$/);
 
     const refs = (await git(['for-each-ref', '--format=%(refname)', 'refs/genesis/task-retries/'], { cwd: world.path })).stdout.trim().split('\n');

@@ -25,7 +25,10 @@ export async function buildDashboardWorld(): Promise<{ path: string; summary: Ru
   });
   const f = await makeWorld({
     manifest,
-    files: { 'test/c.test.js': "import test from 'node:test';\nimport assert from 'node:assert';\nimport { c } from '../src/c.js';\ntest('c says c', () => assert.equal(c(), 'c'));\n" },
+    files: {
+      'test/c.test.js':
+        "import test from 'node:test';\nimport assert from 'node:assert';\nimport { c } from '../src/c.js';\ntest('c says c', () => assert.equal(c(), 'c'));\n",
+    },
     recording: {
       a: [{ say: 'writing a (wrongly)', write: { 'src/a.js': BAD_A } }],
       b: [{ say: 'crashing on purpose', exit: 1 }, { write: { 'src/b.js': GOOD_B } }],

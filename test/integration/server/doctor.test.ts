@@ -37,7 +37,14 @@ describe('genesis doctor', () => {
     const world = await worldWith(manifest('sandbox: auto'));
     const checks = await runDoctorChecks({ world, redis: 'redis://127.0.0.1:6379', redisNeeded: true });
     expect(checks.map((c) => [c.name, c.status])).toEqual([
-      ['node', 'ok'], ['git', 'ok'], ['docker', 'ok'], ['image', 'ok'], ['bwrap', 'ok'], ['deps-cache', 'ok'], ['redis', 'ok'], ['world', 'ok'],
+      ['node', 'ok'],
+      ['git', 'ok'],
+      ['docker', 'ok'],
+      ['image', 'ok'],
+      ['bwrap', 'ok'],
+      ['deps-cache', 'ok'],
+      ['redis', 'ok'],
+      ['world', 'ok'],
     ]);
     expect(byName(checks).world!.detail).toContain('world.yaml is valid (1 tasks, sandbox auto, agent script)');
     expect(doctorExitCode(checks)).toBe(0);
@@ -52,7 +59,8 @@ describe('genesis doctor', () => {
   });
 
   itWith('bwrap')("checks where a world's agents run: confined by default, a warning for agent.sandbox none", async () => {
-    const world = (sandbox: string) => worldWith(`
+    const world = (sandbox: string) =>
+      worldWith(`
 name: doc
 goal: { outcome: nothing }
 verify: { test: "true" }
@@ -62,7 +70,11 @@ tasks: [{ id: a, title: a, paths: [a.js] }]
     const confined = byName(await runDoctorChecks({ world: await world(''), redis: UNUSED_REDIS, redisNeeded: false }));
     expect(confined['agent-sandbox']).toMatchObject({ status: 'ok', detail: expect.stringContaining('network namespace of their own') });
     const open = byName(await runDoctorChecks({ world: await world(', sandbox: none'), redis: UNUSED_REDIS, redisNeeded: false }));
-    expect(open['agent-sandbox']).toMatchObject({ status: 'warn', detail: expect.stringContaining('agent.sandbox is "none"'), hint: expect.stringContaining('remove agent.sandbox') });
+    expect(open['agent-sandbox']).toMatchObject({
+      status: 'warn',
+      detail: expect.stringContaining('agent.sandbox is "none"'),
+      hint: expect.stringContaining('remove agent.sandbox'),
+    });
   });
 
   it('lists every issue of a broken manifest and exits 1', async () => {

@@ -20,7 +20,8 @@ describe('genesis serve beyond loopback', () => {
     const { world } = await makeWorld({ recording: {} });
     const server = await startServer({ world, host: '0.0.0.0', port: 0, token: TOKEN });
     const base = `http://127.0.0.1:${server.port}`;
-    const retry = (headers: Record<string, string>) => fetch(`${base}/api/tasks/a/retry`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: '{}' });
+    const retry = (headers: Record<string, string>) =>
+      fetch(`${base}/api/tasks/a/retry`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: '{}' });
     try {
       expect(server.security).toMatchObject({ exposed: true, token: TOKEN });
       expect((await fetch(`${base}/api/overview`)).status).toBe(200);
@@ -49,7 +50,9 @@ describe('genesis serve beyond loopback', () => {
         request({ host: '127.0.0.1', port: server.port, path: '/api/overview', headers: { host: `evil.example:${server.port}` } }, (res) => {
           res.resume();
           resolve(res.statusCode ?? 0);
-        }).on('error', reject).end();
+        })
+          .on('error', reject)
+          .end();
       });
       expect(status).toBe(421);
     } finally {
@@ -61,7 +64,10 @@ describe('genesis serve beyond loopback', () => {
     const { world } = await makeWorld({ recording: {} });
     const first = await startServer({ world, port: 0 });
     try {
-      await expect(startServer({ world, port: first.port })).rejects.toMatchObject({ code: 'serve-port-in-use', message: `port ${first.port} on 127.0.0.1 is in use` });
+      await expect(startServer({ world, port: first.port })).rejects.toMatchObject({
+        code: 'serve-port-in-use',
+        message: `port ${first.port} on 127.0.0.1 is in use`,
+      });
     } finally {
       await first.close();
     }

@@ -23,12 +23,26 @@ const CONFIGS: Array<[string, Omit<SimWorldOptions, 'seed'>]> = [
 
 describe('calibration: measured world success against the closed form', () => {
   CONFIGS.forEach(([name, world], i) => {
-    itWith('bwrap')(`falls within four standard errors of the closed form with ${name}`, async () => {
-      const c = await runSimCalibration({ world, runs: RUNS, firstSeed: 1000 * (i + 1), sandbox: await bwrapSandbox(), root: await tempDir('genesis-calibration-'), concurrency: 4 });
-      const facts = `measured ${c.successes}/${c.runs} = ${c.success.toFixed(3)} (z ${c.successZ.toFixed(2)}), predicted ${c.predicted.success.toFixed(3)}; attempts ${c.meanAttempts.toFixed(2)} (z ${c.attemptsZ.toFixed(2)}) against ${c.predicted.expectedAttempts.toFixed(2)}`;
-      expect(c.mismatches.map((m) => ({ seed: m.seed, episodes: m.episodes, success: m.success, replay: m.replay })), facts).toEqual([]);
-      expect(Math.abs(c.successZ), facts).toBeLessThanOrEqual(4);
-      expect(Math.abs(c.attemptsZ), facts).toBeLessThanOrEqual(4);
-    }, 300_000);
+    itWith('bwrap')(
+      `falls within four standard errors of the closed form with ${name}`,
+      async () => {
+        const c = await runSimCalibration({
+          world,
+          runs: RUNS,
+          firstSeed: 1000 * (i + 1),
+          sandbox: await bwrapSandbox(),
+          root: await tempDir('genesis-calibration-'),
+          concurrency: 4,
+        });
+        const facts = `measured ${c.successes}/${c.runs} = ${c.success.toFixed(3)} (z ${c.successZ.toFixed(2)}), predicted ${c.predicted.success.toFixed(3)}; attempts ${c.meanAttempts.toFixed(2)} (z ${c.attemptsZ.toFixed(2)}) against ${c.predicted.expectedAttempts.toFixed(2)}`;
+        expect(
+          c.mismatches.map((m) => ({ seed: m.seed, episodes: m.episodes, success: m.success, replay: m.replay })),
+          facts,
+        ).toEqual([]);
+        expect(Math.abs(c.successZ), facts).toBeLessThanOrEqual(4);
+        expect(Math.abs(c.attemptsZ), facts).toBeLessThanOrEqual(4);
+      },
+      300_000,
+    );
   });
 });

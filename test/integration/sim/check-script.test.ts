@@ -34,7 +34,10 @@ describe('checks/steps.sh, the visible test of a sim-chain world', () => {
     }
     const sandbox = await bwrapSandbox();
     const result = await sandbox.run({ command: `sh checks/steps.sh ${f}`, workDir: dir, timeoutMs: 30_000, limits: LIMITS });
-    const points = result.output.split('\n').filter((l) => /^(not )?ok /.test(l)).map((l) => l.replace(/ \d+ - /, ' - '));
+    const points = result.output
+      .split('\n')
+      .filter((l) => /^(not )?ok /.test(l))
+      .map((l) => l.replace(/ \d+ - /, ' - '));
     expect(points).toEqual(expected);
     expect(expected.some((p) => p.startsWith('not ok') && p.endsWith('brittle'))).toBe(true);
     expect(result.exitCode).toBe(1);

@@ -26,10 +26,27 @@ async function candidate(repo: string, bytes: number): Promise<{ commit: string;
 
 function record(id: string, outcome: EpisodeRecord['outcome'], candidateCommit: string, endedAt: number): EpisodeRecord {
   return {
-    version: 1, id, world: 'w', task: 't', attempt: 1, agent: 'a', base: candidateCommit, candidate: candidateCommit,
-    commit: outcome === 'accepted' ? candidateCommit : null, status: 'final', outcome, reason: outcome === 'accepted' ? null : 'test-failed',
-    message: null, signature: null, startedAt: new Date(endedAt - 1000).toISOString(), endedAt: new Date(endedAt).toISOString(),
-    phases: {}, gate: null, changedFiles: ['big.bin'], usage: null, worker: 'test',
+    version: 1,
+    id,
+    world: 'w',
+    task: 't',
+    attempt: 1,
+    agent: 'a',
+    base: candidateCommit,
+    candidate: candidateCommit,
+    commit: outcome === 'accepted' ? candidateCommit : null,
+    status: 'final',
+    outcome,
+    reason: outcome === 'accepted' ? null : 'test-failed',
+    message: null,
+    signature: null,
+    startedAt: new Date(endedAt - 1000).toISOString(),
+    endedAt: new Date(endedAt).toISOString(),
+    phases: {},
+    gate: null,
+    changedFiles: ['big.bin'],
+    usage: null,
+    worker: 'test',
   };
 }
 
@@ -60,7 +77,11 @@ describe('pruning the changes of episodes that did not land', () => {
     expect(await exists(repo, accepted.blob)).toBe(true);
     const records = await ledger.readAll();
     expect(records.map((r) => r.id)).toEqual(['e1-rejected', 'e2-failed', 'e3-young', 'e4-accepted']);
-    expect(records.find((r) => r.id === 'e1-rejected')).toMatchObject({ outcome: 'rejected', candidate: old[0]!.commit, candidatePrunedAt: new Date(NOW).toISOString() });
+    expect(records.find((r) => r.id === 'e1-rejected')).toMatchObject({
+      outcome: 'rejected',
+      candidate: old[0]!.commit,
+      candidatePrunedAt: new Date(NOW).toISOString(),
+    });
     expect(records.find((r) => r.id === 'e3-young')?.candidatePrunedAt).toBeUndefined();
     const artifacts = await ledger.readArtifacts('e1-rejected');
     expect(artifacts.gateLog).toBe('log 1');

@@ -7,7 +7,8 @@ import { Publisher, type PublishEvent } from '../../../src/world/publisher.js';
 import { WorldRepo } from '../../../src/world/world-repo.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
-const git = (cwd: string, args: string[], input?: string) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd, input, encoding: 'utf8' }).trim();
+const git = (cwd: string, args: string[], input?: string) =>
+  execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd, input, encoding: 'utf8' }).trim();
 
 /** A bare world whose main has two commits, the second made by a compare-and-swap the publisher hears of. */
 async function worldWithPublisher(backoff: ReturnType<typeof backoffPolicy>) {
@@ -32,7 +33,11 @@ describe('a publisher whose pushes keep failing', () => {
     const { publisher, events, forge } = await worldWithPublisher(backoffPolicy({ initialMs: 50, maxMs: 400, factor: 2, maxRetries: 2 }));
     for (const end = Date.now() + 10_000; events.length < 3 && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
     await new Promise((r) => setTimeout(r, 300)); // no fourth try comes
-    expect(events.map((e) => e.type === 'publish-failed' && [e.attempt, e.retryInMs])).toEqual([[1, 50], [2, 100], [3, null]]);
+    expect(events.map((e) => e.type === 'publish-failed' && [e.attempt, e.retryInMs])).toEqual([
+      [1, 50],
+      [2, 100],
+      [3, null],
+    ]);
     expect(describePublish(events[2]!)).toMatch(/failed \(try 3\), tried again by the next run: /);
     expect(describePublish(events[0]!)).toMatch(/failed \(try 1\), again in 0s: /);
     publisher.close();

@@ -37,7 +37,15 @@ describe('the py-ratchet example world', () => {
     const head = await init.world.head('main');
     const manifest = await init.world.manifestAt(head);
     const done = new Set(history.flatMap((c) => (c.task ? [c.task] : [])));
-    const again = await runGate({ repo: init.world.path, tree: await init.world.treeOf(head), steps: planGate(manifest, null, done), manifest, sandbox, workDir: join(root, 'final-gate'), ratchet: { minScore: 0 } });
+    const again = await runGate({
+      repo: init.world.path,
+      tree: await init.world.treeOf(head),
+      steps: planGate(manifest, null, done),
+      manifest,
+      sandbox,
+      workDir: join(root, 'final-gate'),
+      ratchet: { minScore: 0 },
+    });
     finalScore = again.record.score ?? null;
   }, 240_000);
 
@@ -47,14 +55,22 @@ describe('the py-ratchet example world', () => {
 
   itWith('bwrap')('is built to done: every task lands and the goal evidence (all of pytest) passes', () => {
     expect(summary.stop).toMatchObject({ kind: 'evidence', command: 'python3 -B -m pytest -p no:cacheprovider -q tests' });
-    expect(history.map((c) => c.task).filter(Boolean).sort()).toEqual(['count', 'slug', 'wrap']);
+    expect(
+      history
+        .map((c) => c.task)
+        .filter(Boolean)
+        .sort(),
+    ).toEqual(['count', 'slug', 'wrap']);
   });
 
   itWith('bwrap')('scores every commit from the JUnit file pytest wrote, and the score never falls', () => {
     expect(initialScore).toBe(1);
     // A change verified again on a moved head lands without a Genesis-Score trailer (its score is
     // in its verification record), so only the commits that carry one are compared here.
-    const scores = history.map((c) => c.score).reverse().filter((s): s is number => s !== null);
+    const scores = history
+      .map((c) => c.score)
+      .reverse()
+      .filter((s): s is number => s !== null);
     expect(scores[0]).toBe(1);
     for (let i = 1; i < scores.length; i++) expect(scores[i]!).toBeGreaterThanOrEqual(scores[i - 1]!);
     for (const e of episodes) expect(e.gate?.score ?? 0).toBeLessThanOrEqual(11);
@@ -66,7 +82,10 @@ describe('the py-ratchet example world', () => {
 
   itWith('bwrap')('rejects the wrong turn by its check, naming the failing test from the report', () => {
     const wrap = episodes.filter((e) => e.task === 'wrap').sort((a, b) => a.attempt - b.attempt);
-    expect(wrap.map((e) => [e.attempt, e.outcome])).toEqual([[1, 'rejected'], [2, 'accepted']]);
+    expect(wrap.map((e) => [e.attempt, e.outcome])).toEqual([
+      [1, 'rejected'],
+      [2, 'accepted'],
+    ]);
     expect(wrap[0]!.reason).toBe('check-failed');
     expect(wrap[0]!.message).toContain('tests.test_wrap > test_long_word_stands_alone');
   });

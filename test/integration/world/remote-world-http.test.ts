@@ -39,73 +39,94 @@ function commitOn(repo: string, parent: string, path: string, content: string): 
 }
 
 describe('a world on a git server over smart HTTP (git http-backend)', () => {
-  itWith('bwrap')('genesis run --world http://… lands every task on the server, with the ledger beside it, and the audit passes there', async () => {
-    const { server, url, root, http } = await worldOverHttp();
-    const before = gitIn(server, ['rev-parse', 'refs/heads/main']);
+  itWith('bwrap')(
+    'genesis run --world http://… lands every task on the server, with the ledger beside it, and the audit passes there',
+    async () => {
+      const { server, url, root, http } = await worldOverHttp();
+      const before = gitIn(server, ['rev-parse', 'refs/heads/main']);
 
-    const run = startCli(['run', '--world', url, '--cache-dir', join(root, 'cache')]);
-    expect(await run.exited, `${run.stderr()}\n${http.requests.join('\n')}`).toBe(0);
+      const run = startCli(['run', '--world', url, '--cache-dir', join(root, 'cache')]);
+      expect(await run.exited, `${run.stderr()}\n${http.requests.join('\n')}`).toBe(0);
 
-    // The run went over HTTP both ways: it fetched and it pushed (receive-pack) through the backend.
-    expect(http.requests.some((r) => /^GET \/world\.git\/info\/refs\?service=git-upload-pack 200$/.test(r))).toBe(true);
-    expect(http.requests.some((r) => /^POST \/world\.git\/git-receive-pack 200$/.test(r))).toBe(true);
+      // The run went over HTTP both ways: it fetched and it pushed (receive-pack) through the backend.
+      expect(http.requests.some((r) => /^GET \/world\.git\/info\/refs\?service=git-upload-pack 200$/.test(r))).toBe(true);
+      expect(http.requests.some((r) => /^POST \/world\.git\/git-receive-pack 200$/.test(r))).toBe(true);
 
-    const history = await expectLandedOnServer(server, ['a', 'b']);
-    expect(history.map((c) => c.commit)).toContain(before);
-    expect(gitIn(server, ['for-each-ref', '--format=%(refname)', 'refs/genesis/episodes']).split('\n').length).toBeGreaterThanOrEqual(2);
-  }, 180_000);
+      const history = await expectLandedOnServer(server, ['a', 'b']);
+      expect(history.map((c) => c.commit)).toContain(before);
+      expect(gitIn(server, ['for-each-ref', '--format=%(refname)', 'refs/genesis/episodes']).split('\n').length).toBeGreaterThanOrEqual(2);
+    },
+    180_000,
+  );
 
-  itWith('bwrap')('moves the branch on the server only by compare-and-swap over HTTP: a push that raced it is kept, and the mirror takes it', async () => {
-    const { server, url, root, http } = await worldOverHttp();
-    const remote = await openRemoteWorld(url, join(root, 'cache'));
-    const head = await remote.repo.head('main');
-    const ours = commitOn(remote.repo.path, head, 'src/a.js', GOOD_A);
-    const theirs = commitOn(server, head, 'src/b.js', GOOD_B);
-    gitIn(server, ['update-ref', 'refs/heads/main', theirs, head]);
+  itWith('bwrap')(
+    'moves the branch on the server only by compare-and-swap over HTTP: a push that raced it is kept, and the mirror takes it',
+    async () => {
+      const { server, url, root, http } = await worldOverHttp();
+      const remote = await openRemoteWorld(url, join(root, 'cache'));
+      const head = await remote.repo.head('main');
+      const ours = commitOn(remote.repo.path, head, 'src/a.js', GOOD_A);
+      const theirs = commitOn(server, head, 'src/b.js', GOOD_B);
+      gitIn(server, ['update-ref', 'refs/heads/main', theirs, head]);
 
-    expect(await remote.repo.compareAndSwap('refs/heads/main', ours, head)).toBe(false);
-    expect(gitIn(server, ['rev-parse', 'refs/heads/main'])).toBe(theirs);
-    expect(await remote.repo.head('main')).toBe(theirs);
+      expect(await remote.repo.compareAndSwap('refs/heads/main', ours, head)).toBe(false);
+      expect(gitIn(server, ['rev-parse', 'refs/heads/main'])).toBe(theirs);
+      expect(await remote.repo.head('main')).toBe(theirs);
 
-    const next = commitOn(remote.repo.path, theirs, 'src/a.js', GOOD_A);
-    expect(await remote.repo.compareAndSwap('refs/heads/main', next, theirs)).toBe(true);
-    expect(gitIn(server, ['rev-parse', 'refs/heads/main'])).toBe(next);
-    // Both pushes asked the server for its refs; the stale lease was refused on them, so only the second sent a pack.
-    expect(http.requests.filter((r) => /^GET \/world\.git\/info\/refs\?service=git-receive-pack 200$/.test(r))).toHaveLength(2);
-    expect(http.requests.filter((r) => /^POST \/world\.git\/git-receive-pack 200$/.test(r))).toHaveLength(1);
-  }, 120_000);
+      const next = commitOn(remote.repo.path, theirs, 'src/a.js', GOOD_A);
+      expect(await remote.repo.compareAndSwap('refs/heads/main', next, theirs)).toBe(true);
+      expect(gitIn(server, ['rev-parse', 'refs/heads/main'])).toBe(next);
+      // Both pushes asked the server for its refs; the stale lease was refused on them, so only the second sent a pack.
+      expect(http.requests.filter((r) => /^GET \/world\.git\/info\/refs\?service=git-receive-pack 200$/.test(r))).toHaveLength(2);
+      expect(http.requests.filter((r) => /^POST \/world\.git\/git-receive-pack 200$/.test(r))).toHaveLength(1);
+    },
+    120_000,
+  );
 
-  itWith('redis')('runs distributed over HTTP: workers fetch from the server and push their records there, the scheduler lands them by compare-and-swap', async () => {
-    // Both agents work at once on the same head, so one change is verified again on the other, on the worker.
-    const { server, url, root, http } = await worldOverHttp(1500);
-    const env = { GENESIS_QUEUE_PREFIX: `test-${randomUUID()}`, GENESIS_LOCK_MS: '2000', GENESIS_STALLED_MS: '1000', GENESIS_RECONCILE_MS: '1000' };
-    const worker = startCli(['worker', '--redis', 'redis://127.0.0.1:6379', '--concurrency', '2', '--cache-dir', join(root, 'worker-cache'), '--json'], env);
-    await worker.waitFor(/"type":"ready"/);
-    const run = startCli(['run', '--world', url, '--redis', 'redis://127.0.0.1:6379', '--cache-dir', join(root, 'cache')], env);
-    expect(await run.exited, `${run.lines.join('\n')}\n${run.stderr()}\n${worker.lines.join('\n')}\n${http.requests.join('\n')}`).toBe(0);
-    worker.child.kill('SIGTERM');
-    // The worker worked behind the URL: a mirror of its own, fetched over HTTP, holding the episodes it ran.
-    const mirrors = (await readdir(join(root, 'worker-cache'))).filter((name) => name.endsWith('.git'));
-    expect(mirrors).toHaveLength(1);
-    expect(gitIn(join(root, 'worker-cache', mirrors[0]!), ['for-each-ref', '--format=%(refname)', 'refs/genesis/episodes'])).not.toBe('');
-    await expectLandedOnServer(server, ['a', 'b']);
-    await expectVerifiedOnWorkers(server, ['a', 'b']);
-  }, 180_000);
+  itWith('redis')(
+    'runs distributed over HTTP: workers fetch from the server and push their records there, the scheduler lands them by compare-and-swap',
+    async () => {
+      // Both agents work at once on the same head, so one change is verified again on the other, on the worker.
+      const { server, url, root, http } = await worldOverHttp(1500);
+      const env = { GENESIS_QUEUE_PREFIX: `test-${randomUUID()}`, GENESIS_LOCK_MS: '2000', GENESIS_STALLED_MS: '1000', GENESIS_RECONCILE_MS: '1000' };
+      const worker = startCli(['worker', '--redis', 'redis://127.0.0.1:6379', '--concurrency', '2', '--cache-dir', join(root, 'worker-cache'), '--json'], env);
+      await worker.waitFor(/"type":"ready"/);
+      const run = startCli(['run', '--world', url, '--redis', 'redis://127.0.0.1:6379', '--cache-dir', join(root, 'cache')], env);
+      expect(await run.exited, `${run.lines.join('\n')}\n${run.stderr()}\n${worker.lines.join('\n')}\n${http.requests.join('\n')}`).toBe(0);
+      worker.child.kill('SIGTERM');
+      // The worker worked behind the URL: a mirror of its own, fetched over HTTP, holding the episodes it ran.
+      const mirrors = (await readdir(join(root, 'worker-cache'))).filter((name) => name.endsWith('.git'));
+      expect(mirrors).toHaveLength(1);
+      expect(gitIn(join(root, 'worker-cache', mirrors[0]!), ['for-each-ref', '--format=%(refname)', 'refs/genesis/episodes'])).not.toBe('');
+      await expectLandedOnServer(server, ['a', 'b']);
+      await expectVerifiedOnWorkers(server, ['a', 'b']);
+    },
+    180_000,
+  );
 
-  itWith('bwrap')('works with a server that asks for a password in the URL, and the password shows nowhere: not in the output, not on disk', async () => {
-    const password = 's3cret-pw';
-    const { server, root } = await worldOverHttp();
-    gitIn(server, ['config', '--unset', 'http.receivepack']); // pushes only from an authenticated user
-    const http = await serveGitHttp(join(root, 'repos'), { password });
-    const url = `${http.url.replace('http://', `http://bob:${password}@`)}/world.git`;
+  itWith('bwrap')(
+    'works with a server that asks for a password in the URL, and the password shows nowhere: not in the output, not on disk',
+    async () => {
+      const password = 's3cret-pw';
+      const { server, root } = await worldOverHttp();
+      gitIn(server, ['config', '--unset', 'http.receivepack']); // pushes only from an authenticated user
+      const http = await serveGitHttp(join(root, 'repos'), { password });
+      const url = `${http.url.replace('http://', `http://bob:${password}@`)}/world.git`;
 
-    const run = startCli(['run', '--world', url, '--cache-dir', join(root, 'cache')]);
-    expect(await run.exited, run.stderr()).toBe(0);
-    expect(http.requests.some((r) => / 401$/.test(r))).toBe(true);
-    expect(http.requests.some((r) => /^POST \/world\.git\/git-receive-pack 200$/.test(r))).toBe(true);
-    expect((await readAcceptedHistory(server, 'main')).map((c) => c.task).filter(Boolean).sort()).toEqual(['a', 'b']);
-    expect(`${run.lines.join('\n')}\n${run.stderr()}`).not.toContain(password);
-    // grep exits 1 when no file under the test's directory (server, scheduler's mirror) holds it.
-    expect(spawnSync('grep', ['-rlF', password, root], { encoding: 'utf8' })).toMatchObject({ status: 1, stdout: '' });
-  }, 180_000);
+      const run = startCli(['run', '--world', url, '--cache-dir', join(root, 'cache')]);
+      expect(await run.exited, run.stderr()).toBe(0);
+      expect(http.requests.some((r) => / 401$/.test(r))).toBe(true);
+      expect(http.requests.some((r) => /^POST \/world\.git\/git-receive-pack 200$/.test(r))).toBe(true);
+      expect(
+        (await readAcceptedHistory(server, 'main'))
+          .map((c) => c.task)
+          .filter(Boolean)
+          .sort(),
+      ).toEqual(['a', 'b']);
+      expect(`${run.lines.join('\n')}\n${run.stderr()}`).not.toContain(password);
+      // grep exits 1 when no file under the test's directory (server, scheduler's mirror) holds it.
+      expect(spawnSync('grep', ['-rlF', password, root], { encoding: 'utf8' })).toMatchObject({ status: 1, stdout: '' });
+    },
+    180_000,
+  );
 });

@@ -40,43 +40,55 @@ async function commitOn(repo: string, parent: string, path: string, content: str
 }
 
 describe('a world on a git server', () => {
-  itWith('bwrap')('genesis run --world <url> lands every task on the server, with the ledger beside it, and the audit passes there', async () => {
-    const { server, url, root } = await worldOnServer();
-    const run = startCli(['run', '--world', url, '--cache-dir', join(root, 'cache')]);
-    expect(await run.exited, run.stderr()).toBe(0);
-    await expectLandedOnServer(server, ['a', 'b']);
-  }, 180_000);
+  itWith('bwrap')(
+    'genesis run --world <url> lands every task on the server, with the ledger beside it, and the audit passes there',
+    async () => {
+      const { server, url, root } = await worldOnServer();
+      const run = startCli(['run', '--world', url, '--cache-dir', join(root, 'cache')]);
+      expect(await run.exited, run.stderr()).toBe(0);
+      await expectLandedOnServer(server, ['a', 'b']);
+    },
+    180_000,
+  );
 
-  itWith('bwrap')('moves the branch on the server only by compare-and-swap: a push that raced it is kept, and the mirror takes it', async () => {
-    const { server, url, root } = await worldOnServer();
-    const remote = await openRemoteWorld(url, join(root, 'cache'));
-    const head = await remote.repo.head('main');
-    const ours = await commitOn(remote.repo.path, head, 'src/a.js', GOOD_A);
-    // Someone pushes to the server first.
-    const theirs = await commitOn(server, head, 'src/b.js', GOOD_B);
-    gitIn(server, ['update-ref', 'refs/heads/main', theirs, head]);
+  itWith('bwrap')(
+    'moves the branch on the server only by compare-and-swap: a push that raced it is kept, and the mirror takes it',
+    async () => {
+      const { server, url, root } = await worldOnServer();
+      const remote = await openRemoteWorld(url, join(root, 'cache'));
+      const head = await remote.repo.head('main');
+      const ours = await commitOn(remote.repo.path, head, 'src/a.js', GOOD_A);
+      // Someone pushes to the server first.
+      const theirs = await commitOn(server, head, 'src/b.js', GOOD_B);
+      gitIn(server, ['update-ref', 'refs/heads/main', theirs, head]);
 
-    expect(await remote.repo.compareAndSwap('refs/heads/main', ours, head)).toBe(false);
-    expect(gitIn(server, ['rev-parse', 'refs/heads/main'])).toBe(theirs);
-    expect(await remote.repo.head('main')).toBe(theirs);
+      expect(await remote.repo.compareAndSwap('refs/heads/main', ours, head)).toBe(false);
+      expect(gitIn(server, ['rev-parse', 'refs/heads/main'])).toBe(theirs);
+      expect(await remote.repo.head('main')).toBe(theirs);
 
-    const next = await commitOn(remote.repo.path, theirs, 'src/a.js', GOOD_A);
-    expect(await remote.repo.compareAndSwap('refs/heads/main', next, theirs)).toBe(true);
-    expect(gitIn(server, ['rev-parse', 'refs/heads/main'])).toBe(next);
-  }, 120_000);
+      const next = await commitOn(remote.repo.path, theirs, 'src/a.js', GOOD_A);
+      expect(await remote.repo.compareAndSwap('refs/heads/main', next, theirs)).toBe(true);
+      expect(gitIn(server, ['rev-parse', 'refs/heads/main'])).toBe(next);
+    },
+    120_000,
+  );
 
-  itWith('redis')('runs distributed: workers fetch from the server and push their records there, the scheduler lands them by compare-and-swap', async () => {
-    // Both agents work at once on the same head, so one change is verified again on the other, on the worker.
-    const { server, url, root } = await worldOnServer({}, 1500);
-    const env = { GENESIS_QUEUE_PREFIX: `test-${randomUUID()}`, GENESIS_LOCK_MS: '2000', GENESIS_STALLED_MS: '1000', GENESIS_RECONCILE_MS: '1000' };
-    const worker = startCli(['worker', '--redis', 'redis://127.0.0.1:6379', '--concurrency', '2', '--cache-dir', join(root, 'worker-cache'), '--json'], env);
-    await worker.waitFor(/"type":"ready"/);
-    const run = startCli(['run', '--world', url, '--redis', 'redis://127.0.0.1:6379', '--cache-dir', join(root, 'cache')], env);
-    expect(await run.exited, `${run.lines.join('\n')}\n${run.stderr()}\n${worker.lines.join('\n')}`).toBe(0);
-    worker.child.kill('SIGTERM');
-    await expectLandedOnServer(server, ['a', 'b']);
-    await expectVerifiedOnWorkers(server, ['a', 'b']);
-  }, 180_000);
+  itWith('redis')(
+    'runs distributed: workers fetch from the server and push their records there, the scheduler lands them by compare-and-swap',
+    async () => {
+      // Both agents work at once on the same head, so one change is verified again on the other, on the worker.
+      const { server, url, root } = await worldOnServer({}, 1500);
+      const env = { GENESIS_QUEUE_PREFIX: `test-${randomUUID()}`, GENESIS_LOCK_MS: '2000', GENESIS_STALLED_MS: '1000', GENESIS_RECONCILE_MS: '1000' };
+      const worker = startCli(['worker', '--redis', 'redis://127.0.0.1:6379', '--concurrency', '2', '--cache-dir', join(root, 'worker-cache'), '--json'], env);
+      await worker.waitFor(/"type":"ready"/);
+      const run = startCli(['run', '--world', url, '--redis', 'redis://127.0.0.1:6379', '--cache-dir', join(root, 'cache')], env);
+      expect(await run.exited, `${run.lines.join('\n')}\n${run.stderr()}\n${worker.lines.join('\n')}`).toBe(0);
+      worker.child.kill('SIGTERM');
+      await expectLandedOnServer(server, ['a', 'b']);
+      await expectVerifiedOnWorkers(server, ['a', 'b']);
+    },
+    180_000,
+  );
 
   it('says which URL it cannot reach, without the password in it', async () => {
     const error = await openRemoteWorld('https://bob:s3cret@127.0.0.1:1/none.git', await tempDir()).catch((e: unknown) => e);
@@ -85,22 +97,26 @@ describe('a world on a git server', () => {
 });
 
 describe('publish:', () => {
-  itWith('bwrap')('mirrors the accepted branch and the ledger to another remote after every accepted change', async () => {
-    const { server, url, root } = await worldOnServer();
-    const forge = join(root, 'forge.git');
-    gitIn(root, ['init', '--quiet', '--bare', forge]);
-    // publish: is read from the accepted head's world.yaml; put it there as a person would (a commit on the server).
-    const head = gitIn(server, ['rev-parse', 'refs/heads/main']);
-    const yaml = gitIn(server, ['show', `${head}:world.yaml`]);
-    const withPublish = await commitOn(server, head, 'world.yaml', `${yaml}\npublish:\n  url: ${forge}\n  ledger: true\n`);
-    gitIn(server, ['update-ref', 'refs/heads/main', withPublish, head]);
+  itWith('bwrap')(
+    'mirrors the accepted branch and the ledger to another remote after every accepted change',
+    async () => {
+      const { server, url, root } = await worldOnServer();
+      const forge = join(root, 'forge.git');
+      gitIn(root, ['init', '--quiet', '--bare', forge]);
+      // publish: is read from the accepted head's world.yaml; put it there as a person would (a commit on the server).
+      const head = gitIn(server, ['rev-parse', 'refs/heads/main']);
+      const yaml = gitIn(server, ['show', `${head}:world.yaml`]);
+      const withPublish = await commitOn(server, head, 'world.yaml', `${yaml}\npublish:\n  url: ${forge}\n  ledger: true\n`);
+      gitIn(server, ['update-ref', 'refs/heads/main', withPublish, head]);
 
-    const run = startCli(['run', '--world', url, '--cache-dir', join(root, 'cache')]);
-    expect(await run.exited, run.stderr()).toBe(0);
-    expect(run.stderr()).toMatch(/publish: .*forge\.git now at [0-9a-f]{12}/);
-    expect(gitIn(forge, ['rev-parse', 'refs/heads/main'])).toBe(gitIn(server, ['rev-parse', 'refs/heads/main']));
-    expect(gitIn(forge, ['for-each-ref', '--format=%(refname)', 'refs/genesis/episodes']).split('\n').length).toBeGreaterThanOrEqual(2);
-  }, 180_000);
+      const run = startCli(['run', '--world', url, '--cache-dir', join(root, 'cache')]);
+      expect(await run.exited, run.stderr()).toBe(0);
+      expect(run.stderr()).toMatch(/publish: .*forge\.git now at [0-9a-f]{12}/);
+      expect(gitIn(forge, ['rev-parse', 'refs/heads/main'])).toBe(gitIn(server, ['rev-parse', 'refs/heads/main']));
+      expect(gitIn(forge, ['for-each-ref', '--format=%(refname)', 'refs/genesis/episodes']).split('\n').length).toBeGreaterThanOrEqual(2);
+    },
+    180_000,
+  );
 
   it('retries a failed push and shows it, keeps it across runs, and one success makes up for all', async () => {
     const root = await tempDir('genesis-publish-');
@@ -111,7 +127,10 @@ describe('publish:', () => {
     const forge = join(root, 'forge.git'); // does not exist yet: every push fails
     const events: PublishEvent[] = [];
     const repo = WorldRepo.at(world);
-    const publisher = new Publisher(repo, 'main', [{ url: forge, ledger: false }], { backoff: backoffPolicy({ initialMs: 100, maxMs: 100 }), onEvent: (e) => events.push(e) });
+    const publisher = new Publisher(repo, 'main', [{ url: forge, ledger: false }], {
+      backoff: backoffPolicy({ initialMs: 100, maxMs: 100 }),
+      onEvent: (e) => events.push(e),
+    });
     repo.onRefMoved(publisher);
     const second = await commitOn(world, first, 'b.txt', 'b\n');
     expect(await repo.compareAndSwap('refs/heads/main', second, first)).toBe(true);

@@ -40,7 +40,9 @@ describe('genesis run on a real world', () => {
   });
 
   itWith('docker')("rejects a change outside the task's paths", async () => {
-    const f = await makeWorld({ recording: { a: [{ write: { 'src/a.js': GOOD_A, 'src/b.js': GOOD_B } }, { write: { 'src/a.js': GOOD_A } }], b: [{ write: { 'src/b.js': GOOD_B } }] } });
+    const f = await makeWorld({
+      recording: { a: [{ write: { 'src/a.js': GOOD_A, 'src/b.js': GOOD_B } }, { write: { 'src/a.js': GOOD_A } }], b: [{ write: { 'src/b.js': GOOD_B } }] },
+    });
     await runWorld({ world: f.world, sandbox: f.sandbox });
     const [first] = (await new Ledger(f.world.path).readAll()).filter((e) => e.task === 'a');
     expect(first).toMatchObject({ outcome: 'rejected', reason: 'outside-paths' });
@@ -63,7 +65,10 @@ describe('genesis run on a real world', () => {
   });
 
   itWith('bwrap')('passes its tests again at every accepted commit when checked out afresh', async () => {
-    const f = await makeWorld({ sandbox: 'bwrap', recording: { a: [{ write: { 'src/a.js': BAD_A } }, { write: { 'src/a.js': GOOD_A } }], b: [{ write: { 'src/b.js': GOOD_B } }] } });
+    const f = await makeWorld({
+      sandbox: 'bwrap',
+      recording: { a: [{ write: { 'src/a.js': BAD_A } }, { write: { 'src/a.js': GOOD_A } }], b: [{ write: { 'src/b.js': GOOD_B } }] },
+    });
     await runWorld({ world: f.world, sandbox: f.sandbox });
     const commits = await history(f);
     expect(commits).toHaveLength(3);
@@ -73,7 +78,14 @@ describe('genesis run on a real world', () => {
       const done = new Set(commits.slice(i).flatMap((o) => (o.task ? [o.task] : [])));
       const steps = planGate(manifest, null, done);
       expect(steps.length).toBe(1 + done.size);
-      const verdict = await runGate({ repo: f.world.path, tree: await f.world.treeOf(c.commit), steps, manifest, sandbox: f.sandbox, workDir: `${f.world.scratchDir}/gates/recheck` });
+      const verdict = await runGate({
+        repo: f.world.path,
+        tree: await f.world.treeOf(c.commit),
+        steps,
+        manifest,
+        sandbox: f.sandbox,
+        workDir: `${f.world.scratchDir}/gates/recheck`,
+      });
       expect(verdict.ok, `${c.commit} ${verdict.log}`).toBe(true);
     }
   });
@@ -101,8 +113,26 @@ describe('genesis run on a real world', () => {
     const candidate = await f.world.commitTree(await gitValue(['write-tree'], { cwd: f.world.path, env }), [f.commit], 'candidate\n');
     const id = newEpisodeId();
     await new Ledger(f.world.path).write({
-      version: 1, id, world: 'fixture', task: 'a', attempt: 1, agent: 'script', base: f.commit, candidate, commit: null, status: 'running', outcome: null, reason: null,
-      message: null, signature: null, startedAt: new Date().toISOString(), endedAt: null, phases: {}, changedFiles: ['src/a.js'], usage: null, worker: 'dead:1',
+      version: 1,
+      id,
+      world: 'fixture',
+      task: 'a',
+      attempt: 1,
+      agent: 'script',
+      base: f.commit,
+      candidate,
+      commit: null,
+      status: 'running',
+      outcome: null,
+      reason: null,
+      message: null,
+      signature: null,
+      startedAt: new Date().toISOString(),
+      endedAt: null,
+      phases: {},
+      changedFiles: ['src/a.js'],
+      usage: null,
+      worker: 'dead:1',
       gate: { ok: true, sandbox: 'docker', summary: 'passed before the crash', steps: [], durationMs: 1 },
     });
     const summary = await runWorld({ world: f.world, sandbox: f.sandbox });
@@ -113,4 +143,3 @@ describe('genesis run on a real world', () => {
     expect(await f.world.readFile('main', 'src/a.js')).toBe(GOOD_A);
   });
 });
-

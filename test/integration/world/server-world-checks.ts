@@ -13,9 +13,24 @@ import { auditCli } from '../audit/audited-world.js';
  */
 export async function expectLandedOnServer(server: string, tasks: string[]): Promise<AcceptedCommit[]> {
   const history = await readAcceptedHistory(server, 'main');
-  expect(history.map((c) => c.task).filter(Boolean).sort()).toEqual([...tasks].sort());
+  expect(
+    history
+      .map((c) => c.task)
+      .filter(Boolean)
+      .sort(),
+  ).toEqual([...tasks].sort());
   const records = await new Ledger(server).readAll();
-  expect(records.filter((r) => r.status === 'final' && r.outcome === 'accepted').map((r) => r.commit).sort()).toEqual(history.filter((c) => c.task).map((c) => c.commit).sort());
+  expect(
+    records
+      .filter((r) => r.status === 'final' && r.outcome === 'accepted')
+      .map((r) => r.commit)
+      .sort(),
+  ).toEqual(
+    history
+      .filter((c) => c.task)
+      .map((c) => c.commit)
+      .sort(),
+  );
   const { code, report } = await auditCli(server);
   expect(report.findings).toEqual([]);
   expect(code).toBe(0);

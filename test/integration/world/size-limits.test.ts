@@ -27,7 +27,11 @@ async function bareWorld(): Promise<{ world: WorldRepo; base: string }> {
 /** A tree of the given entries (mode, blob, path; paths with '/' welcome), through a private index. */
 async function makeTree(repo: string, entries: Array<[string, string, string]>): Promise<string> {
   const env = { GIT_INDEX_FILE: join(repo, `test-${entries.length}-${Date.now()}.index`) };
-  await git(['update-index', '--add', '-z', '--index-info'], { cwd: repo, env, input: entries.map(([mode, sha, path]) => `${mode} ${sha}\t${path}\0`).join('') });
+  await git(['update-index', '--add', '-z', '--index-info'], {
+    cwd: repo,
+    env,
+    input: entries.map(([mode, sha, path]) => `${mode} ${sha}\t${path}\0`).join(''),
+  });
   return gitValue(['write-tree'], { cwd: repo, env });
 }
 
@@ -62,7 +66,10 @@ describe('size limits before anything is read', () => {
     await expect(collectCandidateTree(world, ws, base, [], LIMITS)).rejects.toMatchObject({ code: 'size-limit', paths: ['src/a.js'] });
     const ws2 = await createWorkspace(world, 'many', base);
     for (let i = 0; i < 5; i++) await writeFile(join(ws2.dir, 'src', `part${i}.bin`), Buffer.alloc(1000 * 1024, i));
-    await expect(collectCandidateTree(world, ws2, base, [], LIMITS)).rejects.toMatchObject({ code: 'size-limit', message: expect.stringContaining('in total, over the limit of 4194304') });
+    await expect(collectCandidateTree(world, ws2, base, [], LIMITS)).rejects.toMatchObject({
+      code: 'size-limit',
+      message: expect.stringContaining('in total, over the limit of 4194304'),
+    });
   });
 
   it('leaves ignored files out of the count, as git add does', async () => {
@@ -80,7 +87,10 @@ describe('size limits before anything is read', () => {
     const { world, base } = await bareWorld();
     const big = await gitValue(['hash-object', '-w', '--stdin'], { cwd: world.path, input: Buffer.alloc(3 * 1024 * 1024, 'x') });
     const small = await gitValue(['hash-object', '-w', '--stdin'], { cwd: world.path, input: 'line\n'.repeat(12_000) });
-    const tree = await makeTree(world.path, [['100644', big, 'src/big.bin'], ['100644', small, 'src/lines.txt']]);
+    const tree = await makeTree(world.path, [
+      ['100644', big, 'src/big.bin'],
+      ['100644', small, 'src/lines.txt'],
+    ]);
     const diff = await diffText(world.path, await world.treeOf(base), tree, 64 * 1024);
     expect(diff.length).toBeLessThan(66 * 1024);
     expect(diff).toContain('[diff cut at 65536 bytes]');

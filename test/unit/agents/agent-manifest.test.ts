@@ -10,7 +10,15 @@ describe('the agent section of world.yaml', () => {
   it('fills the defaults of a preset agent: the auto sandbox, no rotation, the default prompt', () => {
     const { manifest, errors } = parse({ kind: 'command', preset: 'claude-code' });
     expect(errors).toEqual([]);
-    expect(manifest!.agent).toMatchObject({ kind: 'command', preset: 'claude-code', sandbox: 'auto', network: 'genesis-agents', rotation: [], maxTurns: 50, env: [] });
+    expect(manifest!.agent).toMatchObject({
+      kind: 'command',
+      preset: 'claude-code',
+      sandbox: 'auto',
+      network: 'genesis-agents',
+      rotation: [],
+      maxTurns: 50,
+      env: [],
+    });
     expect(manifest!.agent.promptTemplate).toBeUndefined();
   });
 
@@ -21,7 +29,9 @@ describe('the agent section of world.yaml', () => {
   });
 
   it('refuses a preset on an agent that is not a command agent', () => {
-    expect(parse({ kind: 'openai', preset: 'codex', baseUrl: 'http://localhost:8000/v1', model: 'm' }).errors).toEqual(['agent.preset: a preset is a command agent; set kind: command or remove preset']);
+    expect(parse({ kind: 'openai', preset: 'codex', baseUrl: 'http://localhost:8000/v1', model: 'm' }).errors).toEqual([
+      'agent.preset: a preset is a command agent; set kind: command or remove preset',
+    ]);
   });
 
   it('requires baseUrl and model for the openai agent, with examples', () => {
@@ -45,12 +55,18 @@ describe('the agent section of world.yaml', () => {
   });
 
   it('refuses a prompt template with an unknown placeholder', () => {
-    expect(parse({ kind: 'command', preset: 'codex', promptTemplate: 'Do {{task}}' }).errors).toEqual([expect.stringMatching(/^agent\.promptTemplate: unknown placeholder \{\{task\}\}; known: acceptance, attempt, check/)]);
+    expect(parse({ kind: 'command', preset: 'codex', promptTemplate: 'Do {{task}}' }).errors).toEqual([
+      expect.stringMatching(/^agent\.promptTemplate: unknown placeholder \{\{task\}\}; known: acceptance, attempt, check/),
+    ]);
   });
 
   it('warns that a sandbox does nothing for an in-process agent, and that a listed API key reaches commands', () => {
-    expect(parse({ kind: 'script', script: 'r.yaml', sandbox: 'docker' }).warnings).toEqual(['agent.sandbox: docker has no effect on a script agent, which runs inside Genesis']);
-    expect(parse({ kind: 'openai', baseUrl: 'https://api.openai.com/v1', model: 'gpt-4.1', apiKeyEnv: 'OPENAI_API_KEY', env: ['OPENAI_API_KEY'] }).warnings).toEqual(['agent.env: lists OPENAI_API_KEY, the API key, so the commands the agent runs can read it too']);
+    expect(parse({ kind: 'script', script: 'r.yaml', sandbox: 'docker' }).warnings).toEqual([
+      'agent.sandbox: docker has no effect on a script agent, which runs inside Genesis',
+    ]);
+    expect(
+      parse({ kind: 'openai', baseUrl: 'https://api.openai.com/v1', model: 'gpt-4.1', apiKeyEnv: 'OPENAI_API_KEY', env: ['OPENAI_API_KEY'] }).warnings,
+    ).toEqual(['agent.env: lists OPENAI_API_KEY, the API key, so the commands the agent runs can read it too']);
   });
 
   it('takes a price override', () => {
@@ -60,7 +76,8 @@ describe('the agent section of world.yaml', () => {
 });
 
 describe('the confinement fields of the agent section', () => {
-  const parseAgent = (agent: Record<string, unknown>) => parseManifest(stringify({ name: 'w', goal: { outcome: 'x' }, verify: { test: 'true' }, agent: { kind: 'command', command: ['a'], ...agent } }));
+  const parseAgent = (agent: Record<string, unknown>) =>
+    parseManifest(stringify({ name: 'w', goal: { outcome: 'x' }, verify: { test: 'true' }, agent: { kind: 'command', command: ['a'], ...agent } }));
 
   it('accepts an allow-list with the default sandbox, and refuses it where it cannot be enforced', () => {
     expect(parseAgent({ network: { allow: ['api.anthropic.com', '*.openai.com'] } }).errors).toEqual([]);
@@ -72,7 +89,9 @@ describe('the confinement fields of the agent section', () => {
   });
 
   it('warns that a disk quota does nothing for an unconfined agent', () => {
-    expect(parseAgent({ sandbox: 'none', limits: { diskMb: 512 } }).warnings).toContain('agent.limits.diskMb: has no effect with agent.sandbox: none (an unconfined agent can write anywhere you can)');
+    expect(parseAgent({ sandbox: 'none', limits: { diskMb: 512 } }).warnings).toContain(
+      'agent.limits.diskMb: has no effect with agent.sandbox: none (an unconfined agent can write anywhere you can)',
+    );
   });
 
   it('refuses a HOME file outside HOME', () => {

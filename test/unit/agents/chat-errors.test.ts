@@ -4,7 +4,11 @@ import { isContextLengthError, readErrorBody, retryAfterMs } from '../../../src/
 describe('reading errors of OpenAI-compatible servers', () => {
   it('reads OpenAI, llama.cpp and plain-text error bodies', () => {
     expect(readErrorBody('{"error":{"message":"m","type":"t","code":"c"}}')).toEqual({ message: 'm', type: 't', code: 'c' });
-    expect(readErrorBody('{"error":{"code":400,"message":"m","type":"exceed_context_size_error"}}')).toEqual({ message: 'm', type: 'exceed_context_size_error', code: '400' });
+    expect(readErrorBody('{"error":{"code":400,"message":"m","type":"exceed_context_size_error"}}')).toEqual({
+      message: 'm',
+      type: 'exceed_context_size_error',
+      code: '400',
+    });
     expect(readErrorBody('{"error":"model not found"}').message).toBe('model not found');
     expect(readErrorBody('Bad Gateway\n')).toEqual({ message: 'Bad Gateway', type: '', code: '' });
   });

@@ -43,7 +43,15 @@ describe('targetOf', () => {
 describe('hostNetworks', () => {
   it("names this host's own IPv4 addresses and its container bridges' subnets, never loopback or IPv6", async () => {
     const { hostNetworks } = await import('../../../src/agents/agent-netns.js');
-    const nic = (address: string, cidr: string, internal = false, family: 'IPv4' | 'IPv6' = 'IPv4') => ({ address, cidr, internal, family, netmask: '', mac: '', scopeid: 0 });
+    const nic = (address: string, cidr: string, internal = false, family: 'IPv4' | 'IPv6' = 'IPv4') => ({
+      address,
+      cidr,
+      internal,
+      family,
+      netmask: '',
+      mac: '',
+      scopeid: 0,
+    });
     expect(
       hostNetworks({
         lo: [nic('127.0.0.1', '127.0.0.1/8', true)],

@@ -15,7 +15,11 @@ async function workspace(files: Record<string, string> = {}): Promise<ToolContex
   return { workspace: dir, runCommand: async (command) => `ran ${command}` };
 }
 
-const call = (name: string, args: unknown): ToolCall => ({ id: 'c1', type: 'function', function: { name, arguments: typeof args === 'string' ? args : JSON.stringify(args) } });
+const call = (name: string, args: unknown): ToolCall => ({
+  id: 'c1',
+  type: 'function',
+  function: { name, arguments: typeof args === 'string' ? args : JSON.stringify(args) },
+});
 
 describe('the tools of the openai agent', () => {
   it('describes every tool with a JSON schema of its arguments', () => {
@@ -41,8 +45,15 @@ describe('the tools of the openai agent', () => {
 
   it('edits one exact occurrence and refuses an ambiguous one', async () => {
     const c = await workspace({ 'f.js': 'a a b' });
-    expect(await callTool(call('edit_file', { path: 'f.js', old_text: 'a', new_text: 'z' }), c)).toMatchObject({ failed: true, malformed: false, content: expect.stringContaining('occurs 2 times') });
-    expect(await callTool(call('edit_file', { path: 'f.js', old_text: 'b', new_text: 'c' }), c)).toMatchObject({ failed: false, content: 'edited f.js (1 replacement)' });
+    expect(await callTool(call('edit_file', { path: 'f.js', old_text: 'a', new_text: 'z' }), c)).toMatchObject({
+      failed: true,
+      malformed: false,
+      content: expect.stringContaining('occurs 2 times'),
+    });
+    expect(await callTool(call('edit_file', { path: 'f.js', old_text: 'b', new_text: 'c' }), c)).toMatchObject({
+      failed: false,
+      content: 'edited f.js (1 replacement)',
+    });
     expect(await callTool(call('edit_file', { path: 'f.js', old_text: 'a', new_text: '$&$&', replace_all: true }), c)).toMatchObject({ failed: false });
     expect(await readFile(join(c.workspace, 'f.js'), 'utf8')).toBe('$&$& $&$& c');
   });
@@ -59,7 +70,11 @@ describe('the tools of the openai agent', () => {
       ['write_file', { path: 'up/new.txt', content: 'x' }, 'through a symbolic link'],
       ['write_file', { path: '.git/hooks/post-checkout', content: 'x' }, 'inside .git'],
     ] as const) {
-      expect(await callTool(call(name, args), c), `${name} ${JSON.stringify(args)}`).toMatchObject({ failed: true, malformed: false, content: expect.stringContaining(why) });
+      expect(await callTool(call(name, args), c), `${name} ${JSON.stringify(args)}`).toMatchObject({
+        failed: true,
+        malformed: false,
+        content: expect.stringContaining(why),
+      });
     }
   });
 
@@ -70,15 +85,24 @@ describe('the tools of the openai agent', () => {
 
   describe('when a call is malformed', () => {
     it('answers arguments that are not JSON', async () => {
-      expect(await callTool(call('read_file', '{"path": '), await workspace())).toMatchObject({ malformed: true, content: expect.stringMatching(/^error: the arguments of read_file are not valid JSON/) });
+      expect(await callTool(call('read_file', '{"path": '), await workspace())).toMatchObject({
+        malformed: true,
+        content: expect.stringMatching(/^error: the arguments of read_file are not valid JSON/),
+      });
     });
 
     it('answers an unknown tool with the list of tools', async () => {
-      expect(await callTool(call('delete_everything', {}), await workspace())).toMatchObject({ malformed: true, content: expect.stringContaining('the tools are list_files, read_file') });
+      expect(await callTool(call('delete_everything', {}), await workspace())).toMatchObject({
+        malformed: true,
+        content: expect.stringContaining('the tools are list_files, read_file'),
+      });
     });
 
     it('answers arguments that do not fit the schema, naming the field', async () => {
-      expect(await callTool(call('write_file', { path: 'x' }), await workspace())).toMatchObject({ malformed: true, content: expect.stringMatching(/^error: wrong arguments for write_file: content:/) });
+      expect(await callTool(call('write_file', { path: 'x' }), await workspace())).toMatchObject({
+        malformed: true,
+        content: expect.stringMatching(/^error: wrong arguments for write_file: content:/),
+      });
     });
   });
 

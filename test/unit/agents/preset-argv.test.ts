@@ -27,8 +27,24 @@ describe('the command each preset runs', () => {
   });
 
   it('passes agent.model as --model and appends agent.args before any trailing prompt argument', () => {
-    expect(PRESETS.codex.argv({ model: 'o4-mini', args: ['-c', 'x=1'], sandboxed: false })).toEqual(['codex', 'exec', '--json', '--full-auto', '--model', 'o4-mini', '-c', 'x=1', '-']);
-    expect(PRESETS.gemini.argv({ model: 'gemini-2.5-flash', args: ['--debug'], sandboxed: false }).slice(4)).toEqual(['--model', 'gemini-2.5-flash', '--debug', '--prompt', GEMINI_PROMPT]);
+    expect(PRESETS.codex.argv({ model: 'o4-mini', args: ['-c', 'x=1'], sandboxed: false })).toEqual([
+      'codex',
+      'exec',
+      '--json',
+      '--full-auto',
+      '--model',
+      'o4-mini',
+      '-c',
+      'x=1',
+      '-',
+    ]);
+    expect(PRESETS.gemini.argv({ model: 'gemini-2.5-flash', args: ['--debug'], sandboxed: false }).slice(4)).toEqual([
+      '--model',
+      'gemini-2.5-flash',
+      '--debug',
+      '--prompt',
+      GEMINI_PROMPT,
+    ]);
   });
 
   it('names the credentials each preset passes through', () => {

@@ -18,7 +18,12 @@ const UNKNOWN = { inputTokens: null, outputTokens: null, cachedTokens: null, cos
 
 describe('reading usage from the output of each CLI agent', () => {
   it('reads Claude Code: cache writes and reads counted as input, reads as cached, its own cost', () => {
-    expect(read('claude-code', output('claude-stream.jsonl'))).toEqual({ inputTokens: 10 + 2320 + 24200, outputTokens: 70, cachedTokens: 24200, costUsd: 0.01932 });
+    expect(read('claude-code', output('claude-stream.jsonl'))).toEqual({
+      inputTokens: 10 + 2320 + 24200,
+      outputTokens: 70,
+      cachedTokens: 24200,
+      costUsd: 0.01932,
+    });
   });
 
   it("reads an older Claude Code's cost_usd", () => {

@@ -11,10 +11,25 @@ function agentOf(agent: Record<string, unknown>) {
 const fake = (label: string): Agent => ({ label, run: async () => ({ exitCode: 0, timedOut: false, aborted: false, log: label, durationMs: 0 }) });
 
 describe('agent.rotation', () => {
-  const base = agentOf({ kind: 'command', preset: 'claude-code', model: 'sonnet', args: ['--x'], env: ['A'], sandbox: 'bwrap', rotation: [{}, { preset: 'codex' }, { model: 'opus' }] });
+  const base = agentOf({
+    kind: 'command',
+    preset: 'claude-code',
+    model: 'sonnet',
+    args: ['--x'],
+    env: ['A'],
+    sandbox: 'bwrap',
+    rotation: [{}, { preset: 'codex' }, { model: 'opus' }],
+  });
 
   it('uses entry (n-1) mod length for attempt n', () => {
-    expect([1, 2, 3, 4, 5, 6].map((n) => agentConfigForAttempt(base, n).preset)).toEqual(['claude-code', 'codex', 'claude-code', 'claude-code', 'codex', 'claude-code']);
+    expect([1, 2, 3, 4, 5, 6].map((n) => agentConfigForAttempt(base, n).preset)).toEqual([
+      'claude-code',
+      'codex',
+      'claude-code',
+      'claude-code',
+      'codex',
+      'claude-code',
+    ]);
   });
 
   it('keeps the base agent for an empty entry', () => {
@@ -33,7 +48,12 @@ describe('agent.rotation', () => {
   });
 
   it('switches kinds, and adds the entry variables to the base ones', () => {
-    const mixed = agentOf({ kind: 'command', preset: 'aider', env: ['A'], rotation: [{ kind: 'openai', baseUrl: 'http://localhost:11434/v1', model: 'qwen', env: ['B'] }] });
+    const mixed = agentOf({
+      kind: 'command',
+      preset: 'aider',
+      env: ['A'],
+      rotation: [{ kind: 'openai', baseUrl: 'http://localhost:11434/v1', model: 'qwen', env: ['B'] }],
+    });
     expect(agentConfigForAttempt(mixed, 1)).toMatchObject({ kind: 'openai', baseUrl: 'http://localhost:11434/v1', model: 'qwen', env: ['A', 'B'] });
     expect(agentConfigForAttempt(mixed, 1).preset).toBeUndefined();
   });

@@ -132,7 +132,9 @@ describe('ScriptAgent', () => {
         const ws = join(parent, 'ws');
         await mkdir(ws);
         const evil = new ScriptAgent({ tasks: { t: [{ say: '', write: { [path]: 'pwned' }, delete: [], exit: 0, sleepMs: 0 }] } });
-        await expect(evil.run(input(ws, 't', 1))).rejects.toThrow(expect.objectContaining({ name: 'GenesisError', code: 'recording-invalid', message: `recording path ${path} leaves the workspace` }));
+        await expect(evil.run(input(ws, 't', 1))).rejects.toThrow(
+          expect.objectContaining({ name: 'GenesisError', code: 'recording-invalid', message: `recording path ${path} leaves the workspace` }),
+        );
         expect(await exists(join(parent, 'escape.txt'))).toBe(false);
         expect(await exists('/tmp/genesis-script-agent-escape.txt')).toBe(false);
       });

@@ -19,8 +19,7 @@ describe('drawSimAttempt', () => {
     const counts: Record<SimOutcome, number> = { 'visible-error': 0, right: 0, 'wrong-caught': 0, 'wrong-missed': 0 };
     const n = 40_000;
     for (let i = 0; i < n; i += 1) counts[drawSimAttempt({ ...rates, seed: i % 97 }, `t${i % 13}`, Math.floor(i / 1261) + 1).outcome] += 1;
-    const within = (count: number, of: number, p: number) =>
-      expect(Math.abs(count / of - p)).toBeLessThanOrEqual(4 * Math.sqrt((p * (1 - p)) / of));
+    const within = (count: number, of: number, p: number) => expect(Math.abs(count / of - p)).toBeLessThanOrEqual(4 * Math.sqrt((p * (1 - p)) / of));
     within(counts['visible-error'], n, rates.e);
     within(counts['wrong-caught'] + counts['wrong-missed'], n, rates.w);
     within(counts['wrong-caught'], counts['wrong-caught'] + counts['wrong-missed'], rates.d);

@@ -59,6 +59,8 @@ describe('renderSimWorld with rates out of range', () => {
     [{ attempts: 1.5 }, /attempts must be an integer >= 1/],
     [{ seed: -1 }, /seed must be an integer in \[0, 4294967295\]/],
   ])('refuses %j with a clear invalid-model-input error', (options, message) => {
-    expect(() => renderSimWorld(options)).toThrow(expect.objectContaining({ name: 'GenesisError', code: 'invalid-model-input', message: expect.stringMatching(message) }));
+    expect(() => renderSimWorld(options)).toThrow(
+      expect.objectContaining({ name: 'GenesisError', code: 'invalid-model-input', message: expect.stringMatching(message) }),
+    );
   });
 });

@@ -6,7 +6,10 @@ const sane = { inputTokens: 1000, outputTokens: 200, cachedTokens: 100, costUsd:
 describe('checking the usage an agent reports', () => {
   it('keeps sane figures as they are and flags nothing', () => {
     expect(checkUsage(sane)).toEqual({ usage: sane, problems: [] });
-    expect(checkUsage({ inputTokens: null, outputTokens: null, cachedTokens: null, costUsd: 0 })).toEqual({ usage: { inputTokens: null, outputTokens: null, cachedTokens: null, costUsd: 0 }, problems: [] });
+    expect(checkUsage({ inputTokens: null, outputTokens: null, cachedTokens: null, costUsd: 0 })).toEqual({
+      usage: { inputTokens: null, outputTokens: null, cachedTokens: null, costUsd: 0 },
+      problems: [],
+    });
   });
 
   it('records a negative figure as 0 and names it', () => {

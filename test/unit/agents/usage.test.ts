@@ -4,16 +4,25 @@ import { priceOf } from '../../../src/agents/usage-prices.js';
 
 describe('agent usage', () => {
   it('adds field by field', () => {
-    expect(addUsage({ inputTokens: 1, outputTokens: 2, cachedTokens: 3, costUsd: 0.5 }, { inputTokens: 10, outputTokens: 20, cachedTokens: 30, costUsd: 1 })).toEqual({ inputTokens: 11, outputTokens: 22, cachedTokens: 33, costUsd: 1.5 });
+    expect(
+      addUsage({ inputTokens: 1, outputTokens: 2, cachedTokens: 3, costUsd: 0.5 }, { inputTokens: 10, outputTokens: 20, cachedTokens: 30, costUsd: 1 }),
+    ).toEqual({ inputTokens: 11, outputTokens: 22, cachedTokens: 33, costUsd: 1.5 });
   });
 
   it('keeps a field unknown when either side does not know it', () => {
-    expect(addUsage({ ...zeroUsage(), cachedTokens: null }, { inputTokens: 5, outputTokens: 5, cachedTokens: 5, costUsd: null })).toEqual({ inputTokens: 5, outputTokens: 5, cachedTokens: null, costUsd: null });
+    expect(addUsage({ ...zeroUsage(), cachedTokens: null }, { inputTokens: 5, outputTokens: 5, cachedTokens: 5, costUsd: null })).toEqual({
+      inputTokens: 5,
+      outputTokens: 5,
+      cachedTokens: null,
+      costUsd: null,
+    });
     expect(addUsage(unknownUsage(), zeroUsage())).toEqual(unknownUsage());
   });
 
   it('charges cached input at the cached price and the rest at the input price', () => {
-    expect(costOf({ inputTokens: 1_000_000, cachedTokens: 400_000, outputTokens: 100_000 }, { inputPerMTok: 2, outputPerMTok: 8, cachedInputPerMTok: 0.5 })).toBe(1.2 + 0.2 + 0.8);
+    expect(
+      costOf({ inputTokens: 1_000_000, cachedTokens: 400_000, outputTokens: 100_000 }, { inputPerMTok: 2, outputPerMTok: 8, cachedInputPerMTok: 0.5 }),
+    ).toBe(1.2 + 0.2 + 0.8);
   });
 
   it('charges all input at the input price when the cached share is unknown', () => {

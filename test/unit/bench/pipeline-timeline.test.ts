@@ -20,7 +20,17 @@ describe('the run timeline', () => {
 
   it('places the agent, the own gate, each verification and the landing of a change', () => {
     const [row] = buildTimeline(events);
-    expect(row).toEqual({ id: 'a', task: 'a', start: 10, agent: [20, 2020], gate: [2100, 5100], joined: 5100, verifications: [{ start: 5200, end: 8200, onto: 'h1' }], end: 8400, outcome: 'accepted' });
+    expect(row).toEqual({
+      id: 'a',
+      task: 'a',
+      start: 10,
+      agent: [20, 2020],
+      gate: [2100, 5100],
+      joined: 5100,
+      verifications: [{ start: 5200, end: 8200, onto: 'h1' }],
+      end: 8400,
+      outcome: 'accepted',
+    });
   });
 
   it('adds up where the time went', () => {

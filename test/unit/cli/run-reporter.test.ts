@@ -45,7 +45,9 @@ describe('formatRunEvent', () => {
     });
 
     it('says when an accepted change was replayed on a newer head', () => {
-      expect(line({ ...end, outcome: 'accepted', reason: 'replayed', message: null, commit: COMMIT })).toContain('accepted as fedcba987654 (replayed on a newer head)');
+      expect(line({ ...end, outcome: 'accepted', reason: 'replayed', message: null, commit: COMMIT })).toContain(
+        'accepted as fedcba987654 (replayed on a newer head)',
+      );
     });
 
     it('shows a rejected episode with its reason and message', () => {
@@ -56,7 +58,9 @@ describe('formatRunEvent', () => {
 
     it('marks a failed episode as a failure and an abandoned one apart', () => {
       expect(line({ ...end, outcome: 'failed', reason: 'agent-exit', message: null, commit: null })).toMatch(/^✗ add attempt 1 failed: agent-exit: /);
-      expect(line({ ...end, outcome: 'abandoned', reason: 'aborted', message: 'stopped', commit: null })).toMatch(/^– add attempt 1 abandoned: aborted: stopped/);
+      expect(line({ ...end, outcome: 'abandoned', reason: 'aborted', message: 'stopped', commit: null })).toMatch(
+        /^– add attempt 1 abandoned: aborted: stopped/,
+      );
     });
   });
 
@@ -148,8 +152,6 @@ describe('formatSummary', () => {
       durationMs: 61_500,
       evidence: null,
     });
-    expect(text).toBe(
-      'stopped: all tasks are done\n7 episodes this run: 5 accepted, 1 rejected by the gate, 1 failed, 0 abandoned; head 0123456789ab; 61.5s',
-    );
+    expect(text).toBe('stopped: all tasks are done\n7 episodes this run: 5 accepted, 1 rejected by the gate, 1 failed, 0 abandoned; head 0123456789ab; 61.5s');
   });
 });

@@ -4,11 +4,11 @@ import { describeNetworkFailure, GATE_OFFLINE_ENV, networkFailureKind } from '..
 describe('describeNetworkFailure', () => {
   it.each([
     ['npm without a network', 'npm error code ENOTFOUND\nnpm error syscall getaddrinfo\nnpm error errno ENOTFOUND registry.npmjs.org'],
-    ['npm kept offline', 'npm error code ENOTCACHED\nnpm error request to https://registry.npmjs.org/semver failed: cache mode is \'only-if-cached\''],
+    ['npm kept offline', "npm error code ENOTCACHED\nnpm error request to https://registry.npmjs.org/semver failed: cache mode is 'only-if-cached'"],
     ['a DNS retry', 'Error: getaddrinfo EAI_AGAIN registry.npmjs.org'],
     ['curl', 'curl: (6) Could not resolve host: example.com'],
     ['pip with no index', 'ERROR: Could not find a version that satisfies the requirement pytest (from versions: none)'],
-    ['pip retrying', "WARNING: Retrying ... Failed to establish a new connection: [Errno -3] Temporary failure in name resolution"],
+    ['pip retrying', 'WARNING: Retrying ... Failed to establish a new connection: [Errno -3] Temporary failure in name resolution'],
     ['cargo offline', 'error: failed to download `serde v1.0.0`\nattempting to make an HTTP request, but --offline was specified'],
   ])('recognises %s and points at verify.deps', (_what, output) => {
     const message = describeNetworkFailure(output);
@@ -30,7 +30,9 @@ describe('GATE_OFFLINE_ENV', () => {
 
 describe('networkFailureKind', () => {
   it('names the kind of failure for an install that could not reach its registry', () => {
-    expect(networkFailureKind('npm error request to https://registry.npmjs.org/x failed, reason: getaddrinfo EAI_AGAIN registry.npmjs.org')).toBe('a name lookup failed');
+    expect(networkFailureKind('npm error request to https://registry.npmjs.org/x failed, reason: getaddrinfo EAI_AGAIN registry.npmjs.org')).toBe(
+      'a name lookup failed',
+    );
     expect(networkFailureKind('npm error code E404')).toBeNull();
   });
 });

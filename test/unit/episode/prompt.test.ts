@@ -80,7 +80,9 @@ describe('composePrompt', () => {
     const rules = section(prompt(), 'Rules the gate enforces');
     expect(rules).toContain('- Change only: src/arith.js, src/lib/**');
     expect(rules).toContain('- Never change: test/**, world.yaml');
-    expect(rules).toContain('- Every change must pass each of these commands, run in this order in a fresh sandbox without network (nothing else is run):\n  - test: node --test test/world.test.js\n  - check:add: node --test test/arith.test.js\n');
+    expect(rules).toContain(
+      '- Every change must pass each of these commands, run in this order in a fresh sandbox without network (nothing else is run):\n  - test: node --test test/world.test.js\n  - check:add: node --test test/arith.test.js\n',
+    );
     expect(rules).toContain('- Plain JavaScript ES modules, no dependencies.');
     expect(rules).toContain('- Keep functions pure.');
     expect(rules).toMatch(/empty change counts as a failure/);
@@ -105,7 +107,13 @@ describe('composePrompt', () => {
     const rules = section(prompt({ manifest: world, task: world.tasks[0]!, doneTasks: new Set(['parse']) }), 'Rules the gate enforces');
     const listed = rules.split('\n').filter((l) => l.startsWith('  - '));
     expect(listed).toEqual(planGate(world, world.tasks[0]!, new Set(['parse'])).map((s) => `  - ${s.name}: ${s.command}`));
-    expect(listed).toEqual(['  - setup: npm ci --offline', '  - build: npm run build', '  - test: node --test test/world.test.js', '  - check:add: node --test test/arith.test.js', '  - check:parse: node --test test/parse.test.js']);
+    expect(listed).toEqual([
+      '  - setup: npm ci --offline',
+      '  - build: npm run build',
+      '  - test: node --test test/world.test.js',
+      '  - check:add: node --test test/arith.test.js',
+      '  - check:parse: node --test test/parse.test.js',
+    ]);
   });
 
   it('says so when a task has no description, and leaves out an empty acceptance', () => {
@@ -160,7 +168,9 @@ describe('composePrompt', () => {
       const earlier = [episode(1, 'rejected'), episode(2, 'rejected')];
       const text = prompt({ attempt: 3, earlier, lastGateLog: 'not ok 1 - adds\nexpected 5, got 6' });
       const reflections = section(text, 'Earlier attempts at this task (newest first)');
-      expect(reflections).toContain('- attempt 2: rejected (test-failed): message of attempt 2\n  gate log (tail):\n    not ok 1 - adds\n    expected 5, got 6\n- attempt 1:');
+      expect(reflections).toContain(
+        '- attempt 2: rejected (test-failed): message of attempt 2\n  gate log (tail):\n    not ok 1 - adds\n    expected 5, got 6\n- attempt 1:',
+      );
       expect(text.match(/gate log \(tail\)/g)).toHaveLength(1);
     });
 
@@ -173,25 +183,46 @@ describe('composePrompt', () => {
     });
 
     describe('when an attempt met hidden checks', () => {
-      const step = (name: string, exitCode: number, hidden?: boolean) => ({ name, command: 'c', exitCode, timedOut: false, oomKilled: false, durationMs: 1, tests: null, ...(hidden === undefined ? {} : { hidden }) });
+      const step = (name: string, exitCode: number, hidden?: boolean) => ({
+        name,
+        command: 'c',
+        exitCode,
+        timedOut: false,
+        oomKilled: false,
+        durationMs: 1,
+        tests: null,
+        ...(hidden === undefined ? {} : { hidden }),
+      });
       const gate = (...steps: ReturnType<typeof step>[]) => ({ ok: false, sandbox: 'bwrap', summary: '', steps, durationMs: 1 });
       const secret = 'not ok 1 - hidden: parse("x") should be 42';
 
       it('shows no gate log for any reason of the holdout family, whatever stage prefixed it', () => {
         // Records of other versions may hold reasons this one does not register.
-        for (const reason of ['holdout-failed', 'replay-holdout-failed', 'integrate-replay-holdout-failed', 'holdout-copy-failed', 'HOLDOUT_TIMEOUT'] as EpisodeRecord['reason'][]) {
+        for (const reason of [
+          'holdout-failed',
+          'replay-holdout-failed',
+          'integrate-replay-holdout-failed',
+          'holdout-copy-failed',
+          'HOLDOUT_TIMEOUT',
+        ] as EpisodeRecord['reason'][]) {
           expect(prompt({ attempt: 2, earlier: [episode(1, 'rejected', { reason })], lastGateLog: secret })).not.toContain('parse("x")');
         }
       });
 
       it('shows no gate log of a gate that ran a hidden step, whatever its reason says', () => {
         for (const g of [gate(step('test', 0), step('holdout', 1)), gate(step('test', 0), step('acceptance', 1, true)), gate(step('holdout (run again)', 1))]) {
-          expect(prompt({ attempt: 2, earlier: [episode(1, 'rejected', { reason: 'replay-test-failed', gate: g })], lastGateLog: secret })).not.toContain('parse("x")');
+          expect(prompt({ attempt: 2, earlier: [episode(1, 'rejected', { reason: 'replay-test-failed', gate: g })], lastGateLog: secret })).not.toContain(
+            'parse("x")',
+          );
         }
       });
 
       it('still shows the log of a gate that failed before reaching them', () => {
-        const text = prompt({ attempt: 2, earlier: [episode(1, 'rejected', { reason: 'test-failed', gate: gate(step('test', 1)) })], lastGateLog: 'not ok 2 - visible' });
+        const text = prompt({
+          attempt: 2,
+          earlier: [episode(1, 'rejected', { reason: 'test-failed', gate: gate(step('test', 1)) })],
+          lastGateLog: 'not ok 2 - visible',
+        });
         expect(text).toContain('not ok 2 - visible');
       });
     });

@@ -7,7 +7,9 @@ const OTHER = `sha256:${'cd34'.repeat(16)}`;
 
 describe('the image in a gate summary', () => {
   it('names the image by name and id after the sandbox kind', () => {
-    expect(withImageInSummary('docker: test ok 3 passed 0 failed (1.0s)', 'docker', { name: 'genesis/node:20', id: ID })).toBe(`docker genesis/node:20@${ID}: test ok 3 passed 0 failed (1.0s)`);
+    expect(withImageInSummary('docker: test ok 3 passed 0 failed (1.0s)', 'docker', { name: 'genesis/node:20', id: ID })).toBe(
+      `docker genesis/node:20@${ID}: test ok 3 passed 0 failed (1.0s)`,
+    );
   });
 
   it('leaves a summary without an image (bwrap, none) as it is', () => {
@@ -30,7 +32,16 @@ describe('recordImage', () => {
       check: async () => undefined,
       run: async (spec: SandboxRunSpec) => {
         asked.push(spec.image);
-        return { exitCode: 0, timedOut: false, oomKilled: false, output: '', outputBytes: 0, truncated: false, durationMs: 1, ...(id ? { image: { name: spec.image ?? '?', id } } : {}) };
+        return {
+          exitCode: 0,
+          timedOut: false,
+          oomKilled: false,
+          output: '',
+          outputBytes: 0,
+          truncated: false,
+          durationMs: 1,
+          ...(id ? { image: { name: spec.image ?? '?', id } } : {}),
+        };
       },
     };
     return { sandbox, asked };

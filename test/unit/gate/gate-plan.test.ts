@@ -94,7 +94,9 @@ describe('summarizeGate', () => {
   });
 
   it('shows the exit code of a failing step', () => {
-    expect(summarizeGate('bwrap', [{ name: 'test', exitCode: 1, durationMs: 349, tests: { passed: 2, failed: 1 } }])).toBe('bwrap: test exit 1 2 passed 1 failed (0.3s)');
+    expect(summarizeGate('bwrap', [{ name: 'test', exitCode: 1, durationMs: 349, tests: { passed: 2, failed: 1 } }])).toBe(
+      'bwrap: test exit 1 2 passed 1 failed (0.3s)',
+    );
   });
 
   it('handles a gate without steps', () => {

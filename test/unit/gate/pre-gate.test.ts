@@ -116,7 +116,12 @@ describe('checkChange', () => {
 
     it('names the first few paths and counts the rest', () => {
       const paths = ['a.js', 'b.js', 'c.js', 'd.js', 'e.js'];
-      const verdict = rejection(checkChange(paths.map((p) => file(p)), rules));
+      const verdict = rejection(
+        checkChange(
+          paths.map((p) => file(p)),
+          rules,
+        ),
+      );
       expect(verdict.paths).toEqual(paths);
       expect(verdict.message).toContain('changes paths a.js, b.js, c.js and 2 more outside');
     });
@@ -186,11 +191,14 @@ describe('checkChange', () => {
   });
 
   describe('when a change uses a name Genesis reserves', () => {
-    it.each(['.genesis-holdout', '.genesis-holdout/a.test.js', 'src/lib/.genesis-holdout', 'src/lib/.GENESIS-Report.xml', 'src/lib/.genesis-anything/x'])('rejects %s, naming it', (path) => {
-      const verdict = rejection(checkChange([file(path, { change: 'added' })], { ...rules, taskPaths: ['**'] }));
-      expect(verdict).toMatchObject({ reason: 'reserved-name', paths: [path] });
-      expect(verdict.message).toContain('.genesis-');
-    });
+    it.each(['.genesis-holdout', '.genesis-holdout/a.test.js', 'src/lib/.genesis-holdout', 'src/lib/.GENESIS-Report.xml', 'src/lib/.genesis-anything/x'])(
+      'rejects %s, naming it',
+      (path) => {
+        const verdict = rejection(checkChange([file(path, { change: 'added' })], { ...rules, taskPaths: ['**'] }));
+        expect(verdict).toMatchObject({ reason: 'reserved-name', paths: [path] });
+        expect(verdict.message).toContain('.genesis-');
+      },
+    );
 
     it('leaves other dot names alone', () => {
       expect(checkChange([file('src/lib/.genesis', { change: 'added' }), file('src/lib/.genesisrc', { change: 'added' })], rules).ok).toBe(true);

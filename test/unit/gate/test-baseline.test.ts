@@ -35,7 +35,10 @@ describe('baselines on disk', () => {
     await saveBaseline(dir, 'tip', { 'node --test': ['a'] });
     setTimeout(() => void saveBaseline(dir, 'tip', { 'node --test check': ['c'] }), 150);
     const t0 = Date.now();
-    expect(await waitForBaseline(dir, 'tip', ['node --test', 'node --test check'], Date.now() + 5000, 20)).toEqual({ 'node --test': ['a'], 'node --test check': ['c'] });
+    expect(await waitForBaseline(dir, 'tip', ['node --test', 'node --test check'], Date.now() + 5000, 20)).toEqual({
+      'node --test': ['a'],
+      'node --test check': ['c'],
+    });
     expect(Date.now() - t0).toBeGreaterThanOrEqual(100);
   });
 

@@ -20,7 +20,12 @@ async function workDir(files: Record<string, string>): Promise<string> {
 
 describe('readJUnitFiles', () => {
   it('merges every file a glob matches, and only those', async () => {
-    const dir = await workDir({ 'reports/a.xml': fixture('pytest-junitxml.xml'), 'reports/b.xml': fixture('gotestsum-junit.xml'), 'reports/notes.txt': 'x', 'other/c.xml': fixture('jest-junit.xml') });
+    const dir = await workDir({
+      'reports/a.xml': fixture('pytest-junitxml.xml'),
+      'reports/b.xml': fixture('gotestsum-junit.xml'),
+      'reports/notes.txt': 'x',
+      'other/c.xml': fixture('jest-junit.xml'),
+    });
     const read = await readJUnitFiles(dir, ['reports/*.xml']);
     expect('run' in read && read.files).toEqual(['reports/a.xml', 'reports/b.xml']);
     expect('run' in read && reportOf(read.run)).toMatchObject({ passed: 6, failed: 6, skipped: 2 });
@@ -35,14 +40,18 @@ describe('readJUnitFiles', () => {
     const broken = await readJUnitFiles(await workDir({ 'reports/junit.xml': '<testsuites><testcase name="a">' }), ['reports/junit.xml']);
     expect(broken).toEqual({ problem: { reason: 'report-invalid', message: expect.stringMatching(/^reports\/junit.xml is not well-formed XML: .*line 1/) } });
     const html = await readJUnitFiles(await workDir({ 'reports/junit.xml': '<html></html>' }), ['reports/*.xml']);
-    expect(html).toEqual({ problem: { reason: 'report-invalid', message: 'reports/junit.xml is not JUnit XML: its root element is <html>, not <testsuites> or <testsuite>' } });
+    expect(html).toEqual({
+      problem: { reason: 'report-invalid', message: 'reports/junit.xml is not JUnit XML: its root element is <html>, not <testsuites> or <testsuite>' },
+    });
   });
 
   it('refuses a report that is a symlink, which could make the gate read a file of the host', async () => {
     const dir = await workDir({});
     await mkdir(join(dir, 'reports'));
     await symlink('/etc/passwd', join(dir, 'reports/junit.xml'));
-    expect(await readJUnitFiles(dir, ['reports/*.xml'])).toEqual({ problem: { reason: 'report-invalid', message: 'reports/junit.xml is a symbolic link; a report must be a file the test runner wrote' } });
+    expect(await readJUnitFiles(dir, ['reports/*.xml'])).toEqual({
+      problem: { reason: 'report-invalid', message: 'reports/junit.xml is a symbolic link; a report must be a file the test runner wrote' },
+    });
   });
 
   it('does not look through a symlinked directory', async () => {
@@ -72,7 +81,9 @@ describe('readStepReport', () => {
 
   it('is a problem when the test step wrote no report, and falls back to the output for a check', async () => {
     const dir = await workDir({});
-    expect(await readStepReport({ ...base, workDir: dir, required: true, output: fixture('node-tap.txt') })).toMatchObject({ problem: { reason: 'report-missing' } });
+    expect(await readStepReport({ ...base, workDir: dir, required: true, output: fixture('node-tap.txt') })).toMatchObject({
+      problem: { reason: 'report-missing' },
+    });
     const check = await readStepReport({ ...base, workDir: dir, required: false, output: fixture('node-tap.txt') });
     expect('run' in check && check.run?.format).toBe('node-test');
   });
@@ -88,7 +99,9 @@ describe('readJUnitFiles through a linked directory', () => {
     const outside = await workDir({ 'junit.xml': fixture('jest-junit.xml') });
     const dir = await workDir({});
     await symlink(outside, join(dir, 'reports'));
-    expect(await readJUnitFiles(dir, ['reports/junit.xml'])).toMatchObject({ problem: { reason: 'report-invalid', message: 'reports/junit.xml is outside the work dir (through a symbolic link)' } });
+    expect(await readJUnitFiles(dir, ['reports/junit.xml'])).toMatchObject({
+      problem: { reason: 'report-invalid', message: 'reports/junit.xml is outside the work dir (through a symbolic link)' },
+    });
     expect(await readJUnitFiles(dir, ['reports/*.xml'])).toMatchObject({ problem: { reason: 'report-missing' } });
   });
 });

@@ -19,7 +19,10 @@ describe('JUnit written by real runners', () => {
     expect(run.cases.map((c) => c.name)).toContain('tests.test_calc.TestGroup > test_in_class');
     const markup = run.cases.find((c) => c.name.endsWith('test_message_with_markup'));
     expect(markup?.message).toContain(`'<a & b>' == ']]> done'`);
-    expect(run.cases.find((c) => c.name.endsWith('test_fixture_error'))).toMatchObject({ outcome: 'failed', message: expect.stringMatching(/^failed on setup with "FileNotFoundError/) });
+    expect(run.cases.find((c) => c.name.endsWith('test_fixture_error'))).toMatchObject({
+      outcome: 'failed',
+      message: expect.stringMatching(/^failed on setup with "FileNotFoundError/),
+    });
   });
 
   it('node --test --test-reporter=junit: suites name nested tests, and a file that ran no test is a file-level result', () => {
@@ -43,7 +46,10 @@ describe('JUnit written by real runners', () => {
 
   it('Maven Surefire (a testsuite root) and cargo nextest, written from their documented formats', () => {
     expect(counts(parseJUnit(fixture('surefire-junit.xml')))).toEqual({ passed: 2, failed: 2, skipped: 1 });
-    expect(reportOf(parseJUnit(fixture('surefire-junit.xml'))).failures.map((f) => f.name)).toEqual(['com.example.CalcTest > divides', 'com.example.CalcTest > dividesByZero']);
+    expect(reportOf(parseJUnit(fixture('surefire-junit.xml'))).failures.map((f) => f.name)).toEqual([
+      'com.example.CalcTest > divides',
+      'com.example.CalcTest > dividesByZero',
+    ]);
     expect(counts(parseJUnit(fixture('nextest-junit.xml')))).toEqual({ passed: 2, failed: 1, skipped: 0 });
   });
 
@@ -63,8 +69,13 @@ describe('TAP 14 from node-tap', () => {
     const run = parseOutput(fixture('node-tap-tap14.txt'));
     expect(counts(run)).toEqual({ passed: 4, failed: 1, skipped: 2 });
     expect(run?.cases.map((c) => c.name)).toEqual([
-      'parser > reads numbers', 'parser > reads hex', 'parser > nested > reads octal', 'parser > nested > reads binary',
-      'formatter > formats objects', 'formatter > formats dates', 'top-level assertion # with a hash',
+      'parser > reads numbers',
+      'parser > reads hex',
+      'parser > nested > reads octal',
+      'parser > nested > reads binary',
+      'formatter > formats objects',
+      'formatter > formats dates',
+      'top-level assertion # with a hash',
     ]);
     expect(reportOf(run!).failures).toEqual([{ name: 'parser > reads hex', message: '--- expected +++ actual @@ -1,1 +1,1 @@ -255 +NaN' }]);
   });
@@ -91,7 +102,7 @@ describe('scores that a test cannot forge by printing', () => {
     expect(counts(run)).toEqual({ passed: 2, failed: 0, skipped: 0 });
   });
 
-  it('node TAP: test points written into the runner\'s own output, past its escaping, make the report invalid', async () => {
+  it("node TAP: test points written into the runner's own output, past its escaping, make the report invalid", async () => {
     expect(parseOutput(fixture('node-injected-tap.txt'))?.tampered).toMatch(/shows 2 passing tests and the runner's summary 1/);
     const read = await readStepReport({ output: fixture('node-injected-tap.txt'), truncated: false, workDir: '/nonexistent', junit: null, required: true });
     expect(read).toMatchObject({ problem: { reason: 'report-invalid' } });
@@ -112,7 +123,8 @@ describe('scores that a test cannot forge by printing', () => {
 
 describe('testsThatRan', () => {
   it('is 0 when the only results are files that ran no test', () => {
-    const exit0 = 'TAP version 13\n# Subtest: /work/test/a.test.js\nok 1 - /work/test/a.test.js\n  ---\n  duration_ms: 60.1\n  ...\n1..1\n# tests 1\n# suites 0\n# pass 1\n# fail 0\n';
+    const exit0 =
+      'TAP version 13\n# Subtest: /work/test/a.test.js\nok 1 - /work/test/a.test.js\n  ---\n  duration_ms: 60.1\n  ...\n1..1\n# tests 1\n# suites 0\n# pass 1\n# fail 0\n';
     const run = parseOutput(exit0);
     expect(counts(run)).toEqual({ passed: 0, failed: 0, skipped: 0 });
     expect(testsThatRan(run!)).toBe(0);

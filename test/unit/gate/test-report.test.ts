@@ -11,11 +11,16 @@ import {
 } from '../../../src/gate/test-report.js';
 import type { TestReport } from '../../../src/gate/test-report.js';
 
-const fixture = (name: string): string =>
-  readFileSync(new URL(`../../fixtures/test-reports/${name}`, import.meta.url), 'utf8');
+const fixture = (name: string): string => readFileSync(new URL(`../../fixtures/test-reports/${name}`, import.meta.url), 'utf8');
 
-const report = (overrides: Partial<TestReport> = {}): TestReport =>
-  ({ format: 'tap', passed: 1, failed: 1, skipped: 0, failures: [{ name: 'adds', message: 'boom' }], ...overrides });
+const report = (overrides: Partial<TestReport> = {}): TestReport => ({
+  format: 'tap',
+  passed: 1,
+  failed: 1,
+  skipped: 0,
+  failures: [{ name: 'adds', message: 'boom' }],
+  ...overrides,
+});
 
 describe('parseTestOutput', () => {
   describe('when node --test prints TAP (its reporter when not on a terminal)', () => {
@@ -155,8 +160,13 @@ describe('parseJUnitXml', () => {
 describe('parseWithPattern', () => {
   it('reads counts from a capture group and adds up every match', () => {
     const output = '  12 passing (30ms)\n  3 failing\n\n  4 passing\n';
-    expect(parseWithPattern(output, { passed: '(\\d+) passing', failed: '(\\d+) failing' }))
-      .toEqual({ format: 'pattern', passed: 16, failed: 3, skipped: 0, failures: [] });
+    expect(parseWithPattern(output, { passed: '(\\d+) passing', failed: '(\\d+) failing' })).toEqual({
+      format: 'pattern',
+      passed: 16,
+      failed: 3,
+      skipped: 0,
+      failures: [],
+    });
   });
 
   it('returns null when no pattern matches or a pattern is invalid', () => {
@@ -175,7 +185,16 @@ describe('mergeReports', () => {
   it('adds counts and failures, skipping missing reports, without changing its inputs', () => {
     const a = report();
     const merged = mergeReports([a, null, report({ format: 'junit', passed: 2, failures: [{ name: 'subs', message: 'x' }] })]);
-    expect(merged).toEqual({ format: 'tap', passed: 3, failed: 2, skipped: 0, failures: [{ name: 'adds', message: 'boom' }, { name: 'subs', message: 'x' }] });
+    expect(merged).toEqual({
+      format: 'tap',
+      passed: 3,
+      failed: 2,
+      skipped: 0,
+      failures: [
+        { name: 'adds', message: 'boom' },
+        { name: 'subs', message: 'x' },
+      ],
+    });
     expect(a.failures).toHaveLength(1);
   });
 
@@ -191,15 +210,26 @@ describe('failureSignature', () => {
   });
 
   it('depends on the set of failing tests, not their order or messages', () => {
-    const one = report({ failures: [{ name: 'a', message: 'took 12ms' }, { name: 'b', message: 'x' }] });
-    const two = report({ failures: [{ name: 'b', message: 'y' }, { name: 'a', message: 'took 9ms' }] });
+    const one = report({
+      failures: [
+        { name: 'a', message: 'took 12ms' },
+        { name: 'b', message: 'x' },
+      ],
+    });
+    const two = report({
+      failures: [
+        { name: 'b', message: 'y' },
+        { name: 'a', message: 'took 9ms' },
+      ],
+    });
     expect(failureSignature('tests-failed', one, 'log one')).toBe(failureSignature('tests-failed', two, 'log two'));
     expect(failureSignature('tests-failed', one, '')).not.toBe(failureSignature('tests-failed', report(), ''));
   });
 
   it('is the same for the TAP and spec output of one run', () => {
-    expect(failureSignature('tests-failed', parseTestOutput(fixture('node-tap.txt')), ''))
-      .toBe(failureSignature('tests-failed', parseTestOutput(fixture('node-spec.txt')), ''));
+    expect(failureSignature('tests-failed', parseTestOutput(fixture('node-tap.txt')), '')).toBe(
+      failureSignature('tests-failed', parseTestOutput(fixture('node-spec.txt')), ''),
+    );
   });
 
   it('uses the log when no failing test is named, ignoring times, ids, temp paths and durations', () => {

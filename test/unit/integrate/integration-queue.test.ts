@@ -19,7 +19,8 @@ function run(events: IntegrationEvent[], slots = 4, start: IntegrationState = em
   return { state, commands };
 }
 
-const of = <T extends IntegrationCommand['type']>(commands: IntegrationCommand[], type: T) => commands.filter((c): c is Extract<IntegrationCommand, { type: T }> => c.type === type);
+const of = <T extends IntegrationCommand['type']>(commands: IntegrationCommand[], type: T) =>
+  commands.filter((c): c is Extract<IntegrationCommand, { type: T }> => c.type === type);
 
 describe('the integration queue', () => {
   it('builds each change on the commit of the one ahead, the first on the accepted head', () => {
@@ -30,7 +31,11 @@ describe('the integration queue', () => {
       { type: 'join', change: change('c') },
       { type: 'built', id: 'b', generation: 1, commit: 'sb', needsGate: true },
     ]);
-    expect(of(commands, 'build').map((c) => [c.id, c.onto])).toEqual([['a', HEAD], ['b', 'sa'], ['c', 'sb']]);
+    expect(of(commands, 'build').map((c) => [c.id, c.onto])).toEqual([
+      ['a', HEAD],
+      ['b', 'sa'],
+      ['c', 'sb'],
+    ]);
   });
 
   it('verifies the speculative commits in parallel up to its slots, front first', () => {
@@ -41,7 +46,10 @@ describe('the integration queue', () => {
       { type: 'built', id: 'c', generation: 1, commit: 'sc', needsGate: true },
     ];
     const { state, commands } = run([...events, ...built], 2);
-    expect(of(commands, 'verify').map((c) => [c.id, c.commit, c.onto])).toEqual([['a', 'sa', HEAD], ['b', 'sb', 'sa']]);
+    expect(of(commands, 'verify').map((c) => [c.id, c.commit, c.onto])).toEqual([
+      ['a', 'sa', HEAD],
+      ['b', 'sb', 'sa'],
+    ]);
     expect(state.entries.map((e) => e.stage)).toEqual(['verifying', 'verifying', 'built']);
     const next = run([{ type: 'verified', id: 'b', generation: 1 }], 2, state);
     expect(of(next.commands, 'verify').map((c) => c.id)).toEqual(['c']);
@@ -59,7 +67,10 @@ describe('the integration queue', () => {
       { type: 'verified', id: 'a', generation: 1 },
       { type: 'landed', id: 'a', commit: 'sa' },
     ]);
-    expect(of(commands, 'land').map((c) => [c.id, c.commit, c.expected, c.verifiedOn])).toEqual([['a', 'sa', HEAD, HEAD], ['b', 'sb', 'sa', 'sa']]);
+    expect(of(commands, 'land').map((c) => [c.id, c.commit, c.expected, c.verifiedOn])).toEqual([
+      ['a', 'sa', HEAD, HEAD],
+      ['b', 'sb', 'sa', 'sa'],
+    ]);
     expect(of(commands, 'verify')).toHaveLength(2);
   });
 
@@ -85,10 +96,24 @@ describe('the integration queue', () => {
         { type: 'verify-failed', id: 'b', generation: 1, reason: 'test-failed', message: '1 test failed' },
       ]);
       expect(of(commands, 'reject')).toMatchObject([{ id: 'b', reason: 'test-failed' }]);
-      expect(of(commands, 'build').filter((c) => c.generation === 2).map((c) => [c.id, c.onto])).toEqual([['c', 'sa']]);
-      expect(state.entries.map((e) => [e.id, e.stage])).toEqual([['a', 'verifying'], ['c', 'building']]);
+      expect(
+        of(commands, 'build')
+          .filter((c) => c.generation === 2)
+          .map((c) => [c.id, c.onto]),
+      ).toEqual([['c', 'sa']]);
+      expect(state.entries.map((e) => [e.id, e.stage])).toEqual([
+        ['a', 'verifying'],
+        ['c', 'building'],
+      ]);
       // c's earlier pass was on a tree holding b: it counts for nothing now.
-      const late = run([{ type: 'built', id: 'c', generation: 1, commit: 'old', needsGate: true }, { type: 'verified', id: 'c', generation: 1 }], 4, state);
+      const late = run(
+        [
+          { type: 'built', id: 'c', generation: 1, commit: 'old', needsGate: true },
+          { type: 'verified', id: 'c', generation: 1 },
+        ],
+        4,
+        state,
+      );
       expect(late.state).toEqual(state);
     });
 
@@ -115,7 +140,14 @@ describe('the integration queue', () => {
     ]);
     expect(of(commands, 'reject')).toEqual([]);
     expect(state.entries.map((e) => e.stage)).toEqual(['verifying', 'built']);
-    const after = run([{ type: 'verified', id: 'a', generation: 1 }, { type: 'landed', id: 'a', commit: 'sa' }], 4, state);
+    const after = run(
+      [
+        { type: 'verified', id: 'a', generation: 1 },
+        { type: 'landed', id: 'a', commit: 'sa' },
+      ],
+      4,
+      state,
+    );
     expect(of(after.commands, 'verify').map((c) => [c.id, c.onto])).toEqual([['b', 'sa']]);
     const front = run([{ type: 'verify-inconclusive', id: 'b', generation: 1 }], 4, after.state);
     expect(of(front.commands, 'reject')).toMatchObject([{ id: 'b', reason: 'broken-base' }]);
@@ -140,7 +172,10 @@ describe('the integration queue', () => {
       { type: 'built', id: 'a', generation: 1, commit: 'sa', needsGate: false },
       { type: 'head-moved', head: 'h1' },
     ]);
-    expect(of(commands, 'build').map((c) => [c.generation, c.onto])).toEqual([[1, HEAD], [2, 'h1']]);
+    expect(of(commands, 'build').map((c) => [c.generation, c.onto])).toEqual([
+      [1, HEAD],
+      [2, 'h1'],
+    ]);
     expect(state).toMatchObject({ head: 'h1', entries: [{ id: 'a', stage: 'building', generation: 2 }] });
   });
 
@@ -175,9 +210,15 @@ describe('the integration queue', () => {
         { type: 'reserve', change: change('b') },
         { type: 'built', id: 'b', generation: 1, commit: 'sb', needsGate: false },
       ]);
-      expect(of(commands, 'build').map((c) => [c.id, c.onto, c.reserve])).toEqual([['a', HEAD, true], ['b', 'sa', true]]);
+      expect(of(commands, 'build').map((c) => [c.id, c.onto, c.reserve])).toEqual([
+        ['a', HEAD, true],
+        ['b', 'sa', true],
+      ]);
       expect(of(commands, 'verify')).toEqual([]);
-      expect(state.entries.map((e) => [e.id, e.stage])).toEqual([['a', 'gating'], ['b', 'gating']]);
+      expect(state.entries.map((e) => [e.id, e.stage])).toEqual([
+        ['a', 'gating'],
+        ['b', 'gating'],
+      ]);
     });
 
     it('lands each change its episode gated where it stands, in order, with no second gate', () => {
@@ -192,7 +233,10 @@ describe('the integration queue', () => {
         { type: 'landed', id: 'a', commit: 'sa' },
       ]);
       expect(of(commands, 'verify')).toEqual([]);
-      expect(of(commands, 'land').map((c) => [c.id, c.commit, c.expected, c.verifiedOn, c.change.candidate])).toEqual([['a', 'sa', HEAD, null, 'sa'], ['b', 'sb', 'sa', null, 'sb']]);
+      expect(of(commands, 'land').map((c) => [c.id, c.commit, c.expected, c.verifiedOn, c.change.candidate])).toEqual([
+        ['a', 'sa', HEAD, null, 'sa'],
+        ['b', 'sb', 'sa', null, 'sb'],
+      ]);
     });
 
     it('lands nothing of a change whose episode has not answered, even when a verification passed it', () => {
@@ -220,8 +264,15 @@ describe('the integration queue', () => {
         // a's tip failed without it, so its episode gated it on its base instead.
         { type: 'gated', id: 'a', commit: 'cand-a', change: change('a') },
       ]);
-      expect(of(commands, 'build').slice(2).map((c) => [c.id, c.generation, c.onto])).toEqual([['a', 2, HEAD]]);
-      expect(state.entries.map((e) => [e.id, e.stage, e.generation])).toEqual([['a', 'building', 2], ['b', 'waiting', 2]]);
+      expect(
+        of(commands, 'build')
+          .slice(2)
+          .map((c) => [c.id, c.generation, c.onto]),
+      ).toEqual([['a', 2, HEAD]]);
+      expect(state.entries.map((e) => [e.id, e.stage, e.generation])).toEqual([
+        ['a', 'building', 2],
+        ['b', 'waiting', 2],
+      ]);
       const rebuilt = run([{ type: 'built', id: 'a', generation: 2, commit: 'sa2', needsGate: false }], 4, state);
       expect(of(rebuilt.commands, 'land')).toMatchObject([{ id: 'a', commit: 'sa2', verifiedOn: null }]);
       expect(of(rebuilt.commands, 'build')).toMatchObject([{ id: 'b', generation: 2, onto: 'sa2', change: { ungated: true } }]);

@@ -68,7 +68,11 @@ describe('the pipeline model', () => {
   it('pays for changes that fail their own gate with longer gates, retries and a later end', () => {
     const clean = simulatePipeline({ workers: 4, agentMin: 10, gateMin: 5, tasks: 80, seed: 5 });
     const failing = simulatePipeline({ workers: 4, agentMin: 10, gateMin: 5, tasks: 80, reject: 0.2, seed: 5 });
-    const mean = (factor: number) => Array.from({ length: 10 }, (_, i) => simulatePipeline({ workers: 4, agentMin: 10, gateMin: 5, tasks: 80, reject: 0.2, seed: i + 1, failedGateFactor: factor }).makespanMin).reduce((a, b) => a + b) / 10;
+    const mean = (factor: number) =>
+      Array.from(
+        { length: 10 },
+        (_, i) => simulatePipeline({ workers: 4, agentMin: 10, gateMin: 5, tasks: 80, reject: 0.2, seed: i + 1, failedGateFactor: factor }).makespanMin,
+      ).reduce((a, b) => a + b) / 10;
     expect(failing.rejected).toBeGreaterThan(0);
     expect(failing.makespanMin).toBeGreaterThan(clean.makespanMin);
     expect(mean(5)).toBeGreaterThan(mean(1));

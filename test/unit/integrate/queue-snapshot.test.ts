@@ -4,7 +4,8 @@ import { describeEntries, formatQueueSnapshot } from '../../../src/integrate/que
 describe('the integration queue as genesis status shows it', () => {
   it('says what is verified on top of what, and what waits, front first', () => {
     const text = formatQueueSnapshot({
-      at: '2026-12-01T09:00:00.000Z', head: 'a'.repeat(40),
+      at: '2026-12-01T09:00:00.000Z',
+      head: 'a'.repeat(40),
       entries: [
         { id: 'e1', task: 't1', stage: 'verified', onto: 'a'.repeat(40), commit: 'b'.repeat(40) },
         { id: 'e2', task: 't2', stage: 'verifying', onto: 'b'.repeat(40), commit: 'c'.repeat(40) },
@@ -20,7 +21,8 @@ describe('the integration queue as genesis status shows it', () => {
 
   it('names what each change sits on: the head, the change ahead, or nothing yet', () => {
     const views = describeEntries({
-      at: '2026-12-01T09:00:00.000Z', head: 'a'.repeat(40),
+      at: '2026-12-01T09:00:00.000Z',
+      head: 'a'.repeat(40),
       entries: [
         { id: 'e1', task: 't1', stage: 'verifying', onto: 'a'.repeat(40), commit: 'b'.repeat(40) },
         { id: 'e2', task: 't2', stage: 'built', onto: 'b'.repeat(40), commit: 'c'.repeat(40) },

@@ -61,7 +61,8 @@ describe('the layer rules', () => {
     const result = await lint({
       'src/sandbox/bad.ts': "import { git } from '../world/git.js';\nexport const a = git;\n",
       'src/gate/bad.ts': "import type { Agent } from '../agents/agent.js';\nexport type A = Agent;\n",
-      'src/gate/good.ts': "import { git } from '../world/git.js';\nimport type { Sandbox } from '../sandbox/sandbox.js';\nexport const a = git;\nexport type S = Sandbox;\n",
+      'src/gate/good.ts':
+        "import { git } from '../world/git.js';\nimport type { Sandbox } from '../sandbox/sandbox.js';\nexport const a = git;\nexport type S = Sandbox;\n",
       'src/reliability/bad.ts': "import { readLedger } from '../world/ledger.js';\nexport const a = readLedger;\n",
       'src/episode/bad.ts': "import { runWorld } from '../schedule/run-world.js';\nexport const a = runWorld;\n",
       'src/operations/bad.ts': "import { runEpisode } from '../episode/run-episode.js';\nexport const a = runEpisode;\n",
@@ -109,7 +110,8 @@ describe('the code rules', () => {
       'src/schedule/floating.ts': 'async function work(): Promise<number> {\n  return 1;\n}\nexport function go(): void {\n  work();\n}\n',
       'src/schedule/cycle-a.ts': "import { b } from './cycle-b.js';\nexport const a = (): number => b() + 1;\n",
       'src/schedule/cycle-b.ts': "import { a } from './cycle-a.js';\nexport const b = (): number => a() - 1;\n",
-      'src/schedule/unused.ts': "import { join } from 'node:path';\nconst left = 1;\nexport function f(used: number, unused: number): number {\n  return used;\n}\n",
+      'src/schedule/unused.ts':
+        "import { join } from 'node:path';\nconst left = 1;\nexport function f(used: number, unused: number): number {\n  return used;\n}\n",
       'src/schedule/clean.ts': 'export async function go(work: () => Promise<void>): Promise<void> {\n  await work();\n}\n',
     });
     expect(result.code).not.toBe(0);

@@ -14,7 +14,17 @@ function job(task = 'add', attempt = 1): EpisodeJob {
 }
 
 function passed(j: EpisodeJob): EpisodeResult {
-  return { episodeId: j.episodeId, task: j.task, attempt: j.attempt, base: j.base, candidate: CANDIDATE, verdict: 'passed', reason: null, message: null, signature: null };
+  return {
+    episodeId: j.episodeId,
+    task: j.task,
+    attempt: j.attempt,
+    base: j.base,
+    candidate: CANDIDATE,
+    verdict: 'passed',
+    reason: null,
+    message: null,
+    signature: null,
+  };
 }
 
 async function results(queue: MemoryEpisodeQueue, n: number): Promise<EpisodeResult[]> {
@@ -142,7 +152,12 @@ describe('MemoryEpisodeQueue', () => {
         throw new GenesisError('sandbox-image-missing', 'The sandbox image genesis/nope:1 does not exist.', { hint: 'build it' });
       }, 1);
       await queue.submit(job());
-      expect(await queue.nextResult()).toMatchObject({ verdict: 'abandoned', reason: 'sandbox-image-missing', fatal: true, message: 'The sandbox image genesis/nope:1 does not exist. (build it)' });
+      expect(await queue.nextResult()).toMatchObject({
+        verdict: 'abandoned',
+        reason: 'sandbox-image-missing',
+        fatal: true,
+        message: 'The sandbox image genesis/nope:1 does not exist. (build it)',
+      });
       await queue.close();
     });
 
@@ -151,7 +166,12 @@ describe('MemoryEpisodeQueue', () => {
         throw new GenesisError('agent-sandbox-failed', 'docker could not start the container', { hint: 'check docker' });
       }, 1);
       await queue.submit(job());
-      expect(await queue.nextResult()).toMatchObject({ verdict: 'abandoned', reason: 'agent-sandbox-failed', fatal: false, message: 'docker could not start the container' });
+      expect(await queue.nextResult()).toMatchObject({
+        verdict: 'abandoned',
+        reason: 'agent-sandbox-failed',
+        fatal: false,
+        message: 'docker could not start the container',
+      });
       await queue.close();
     });
 
@@ -164,7 +184,7 @@ describe('MemoryEpisodeQueue', () => {
       await queue.close();
     });
 
-    it('treats an error whose code is not registered (ENOENT) as the worker\'s own error', async () => {
+    it("treats an error whose code is not registered (ENOENT) as the worker's own error", async () => {
       const queue = new MemoryEpisodeQueue(async () => {
         throw Object.assign(new Error('no such file'), { code: 'ENOENT' });
       }, 1);
@@ -178,7 +198,12 @@ describe('MemoryEpisodeQueue', () => {
         throw new TypeError('x is undefined');
       }, 1);
       await queue.submit(job());
-      expect(await queue.nextResult()).toMatchObject({ verdict: 'failed', reason: 'worker-error', message: 'x is undefined', signature: 'worker-error:worker-error' });
+      expect(await queue.nextResult()).toMatchObject({
+        verdict: 'failed',
+        reason: 'worker-error',
+        message: 'x is undefined',
+        signature: 'worker-error:worker-error',
+      });
       await queue.close();
     });
 
@@ -202,7 +227,10 @@ describe('MemoryEpisodeQueue', () => {
     });
 
     it('reads a reason this version does not know (a worker of another version) as worker-error, keeping the verdict and message', async () => {
-      const queue = new MemoryEpisodeQueue(async (j) => ({ ...passed(j), verdict: 'rejected', reason: 'made-up-reason', message: 'it said why' }) as unknown as EpisodeResult, 1);
+      const queue = new MemoryEpisodeQueue(
+        async (j) => ({ ...passed(j), verdict: 'rejected', reason: 'made-up-reason', message: 'it said why' }) as unknown as EpisodeResult,
+        1,
+      );
       await queue.submit(job());
       expect(await queue.nextResult()).toMatchObject({ verdict: 'rejected', reason: 'worker-error', message: 'it said why' });
       await queue.close();

@@ -56,19 +56,51 @@ describe('staticPrefixesConflict', () => {
 describe('the prefix rule compared with patternsOverlap', () => {
   // Files, directories, globs at every depth, braces (also across '/'), extglobs, look-alike names.
   const patterns = [
-    'src', 'src/', 'srcs', 'src/add.js', 'src/add.js.map', 'src/sub.js', 'src/lib', 'src/lib/a.ts',
-    'src/lib/**', 'src/*.js', 'src/*.ts', 'src/*', 'src/**/*.js', 'src/{a,b}.js', 'src/file?.js',
-    'src/[ab].js', 'src/@(lib|bin)/x.js', '{src,lib}/a.js', '{src,lib/x}/a.js', 'lib/a.js', 'lib/x/a.js',
-    'lib/y/b.js', 'test', 'test/**', 'test/unit/a.test.js', 'test/*/a.test.js', '**/*.md', '*.md',
-    'README.md', 'docs', 'docs/api.md', 'docs/*.md', 'packages/*/src', 'packages/core/src/index.ts',
-    'packages/core/test', 'packages/core', '.github/workflows', '.github/**', 'bin/calc.js', '**',
+    'src',
+    'src/',
+    'srcs',
+    'src/add.js',
+    'src/add.js.map',
+    'src/sub.js',
+    'src/lib',
+    'src/lib/a.ts',
+    'src/lib/**',
+    'src/*.js',
+    'src/*.ts',
+    'src/*',
+    'src/**/*.js',
+    'src/{a,b}.js',
+    'src/file?.js',
+    'src/[ab].js',
+    'src/@(lib|bin)/x.js',
+    '{src,lib}/a.js',
+    '{src,lib/x}/a.js',
+    'lib/a.js',
+    'lib/x/a.js',
+    'lib/y/b.js',
+    'test',
+    'test/**',
+    'test/unit/a.test.js',
+    'test/*/a.test.js',
+    '**/*.md',
+    '*.md',
+    'README.md',
+    'docs',
+    'docs/api.md',
+    'docs/*.md',
+    'packages/*/src',
+    'packages/core/src/index.ts',
+    'packages/core/test',
+    'packages/core',
+    '.github/workflows',
+    '.github/**',
+    'bin/calc.js',
+    '**',
   ];
   const pairs = patterns.flatMap((a) => patterns.map((b): [string, string] => [a, b]));
 
   it('makes every pair that patternsOverlap says may share a file conflict', () => {
-    const missed = pairs.filter(
-      ([a, b]) => patternsOverlap(a, b) && !staticPrefixesConflict(staticPrefix(a), staticPrefix(b)),
-    );
+    const missed = pairs.filter(([a, b]) => patternsOverlap(a, b) && !staticPrefixesConflict(staticPrefix(a), staticPrefix(b)));
     expect(missed).toEqual([]);
   });
 

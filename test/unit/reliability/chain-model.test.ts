@@ -1,11 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { GenesisError } from '../../../src/errors.js';
-import {
-  compileChainModel,
-  computeChainLength,
-  computeStepOutcome,
-  type ChainInput,
-} from '../../../src/reliability/index.js';
+import { compileChainModel, computeChainLength, computeStepOutcome, type ChainInput } from '../../../src/reliability/index.js';
 
 function expectModelError(action: () => unknown, message: RegExp): void {
   try {
@@ -77,7 +72,7 @@ describe('computeStepOutcome', () => {
 });
 
 describe('computeChainLength', () => {
-  it('reproduces success 0.9179 and 11.256 expected attempts for the issue\'s ten steps', () => {
+  it("reproduces success 0.9179 and 11.256 expected attempts for the issue's ten steps", () => {
     const step = computeStepOutcome({ e: 0.05, w: 0.03, attempts: 3, recall: 0.8, falseReject: 0.05 });
     const ten = computeChainLength(step, 10);
     expect(ten.success).toBeCloseTo(0.9914656 ** 10, 12);
@@ -115,7 +110,12 @@ describe('computeChainLength', () => {
 describe('compileChainModel', () => {
   it('fills in no verifier and one attempt by default', () => {
     expect(compileChainModel({ e: 0.05, w: 0.03 })).toEqual({
-      e: 0.05, w: 0.03, c: expect.closeTo(0.92, 12), recall: 0, falseReject: 0, attempts: 1,
+      e: 0.05,
+      w: 0.03,
+      c: expect.closeTo(0.92, 12),
+      recall: 0,
+      falseReject: 0,
+      attempts: 1,
     });
   });
 

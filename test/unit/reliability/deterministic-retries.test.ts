@@ -1,14 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { GenesisError } from '../../../src/errors.js';
-import {
-  computeEffectiveFailure,
-  computeEffectiveReliability,
-  computeHorizonFromFailure,
-  computeHorizonSteps,
-} from '../../../src/reliability/index.js';
+import { computeEffectiveFailure, computeEffectiveReliability, computeHorizonFromFailure, computeHorizonSteps } from '../../../src/reliability/index.js';
 
 describe('computeEffectiveReliability', () => {
-  it('gives the issue\'s p_eff of 0.99749925 for p 0.99, 3 attempts, a quarter deterministic', () => {
+  it("gives the issue's p_eff of 0.99749925 for p 0.99, 3 attempts, a quarter deterministic", () => {
     expect(computeEffectiveReliability({ p: 0.99, attempts: 3, deterministic: 0.25 })).toBeCloseTo(0.99749925, 14);
   });
 
@@ -36,14 +31,12 @@ describe('computeEffectiveReliability', () => {
       'deterministic (fraction of failures that repeat) must be a probability in [0, 1], got 1.2',
     );
     expect(() => computeEffectiveReliability({ p: 0.9, attempts: 0 })).toThrow(GenesisError);
-    expect(() => computeEffectiveReliability({ p: 1.01 })).toThrow(
-      'p (per-attempt success) must be a probability in [0, 1], got 1.01',
-    );
+    expect(() => computeEffectiveReliability({ p: 1.01 })).toThrow('p (per-attempt success) must be a probability in [0, 1], got 1.01');
   });
 });
 
 describe('computeHorizonSteps', () => {
-  it('gives the issue\'s horizons of 276.83 and 89.12 steps at 50% and 80%', () => {
+  it("gives the issue's horizons of 276.83 and 89.12 steps at 50% and 80%", () => {
     const failure = computeEffectiveFailure({ p: 0.99, attempts: 3, deterministic: 0.25 });
     expect(computeHorizonFromFailure(failure, 0.5)).toBeCloseTo(276.83, 2);
     expect(computeHorizonFromFailure(failure, 0.8)).toBeCloseTo(89.12, 2);
@@ -68,9 +61,7 @@ describe('computeHorizonSteps', () => {
 
   it('rejects a threshold of 0 or 1, which has no horizon', () => {
     for (const threshold of [0, 1, 1.5]) {
-      expect(() => computeHorizonSteps(0.9, threshold)).toThrow(
-        `threshold (success threshold) must be in (0, 1), exclusive, got ${threshold}`,
-      );
+      expect(() => computeHorizonSteps(0.9, threshold)).toThrow(`threshold (success threshold) must be in (0, 1), exclusive, got ${threshold}`);
     }
   });
 });

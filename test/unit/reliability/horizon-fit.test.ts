@@ -1,12 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { GenesisError } from '../../../src/errors.js';
-import {
-  computeFittedHorizon,
-  createRng,
-  fitHorizon,
-  fitLogistic,
-  type HorizonPoint,
-} from '../../../src/reliability/index.js';
+import { computeFittedHorizon, createRng, fitHorizon, fitLogistic, type HorizonPoint } from '../../../src/reliability/index.js';
 
 /** METR-like data: tasks from 1 minute to 17 hours, six runs each, success from a known logistic. */
 function generate(intercept: number, slope: number, tasks: number, runsPerTask: number, seed: number): HorizonPoint[] {
@@ -22,13 +16,30 @@ function generate(intercept: number, slope: number, tasks: number, runsPerTask: 
 
 // Sixteen attempts whose maximum-likelihood fit was computed independently (scipy, BFGS).
 const SMALL: HorizonPoint[] = [
-  [1, 1], [2, 1], [4, 1], [4, 0], [8, 1], [8, 1], [15, 1], [15, 0],
-  [30, 1], [30, 0], [60, 0], [60, 1], [120, 0], [120, 0], [240, 1], [480, 0],
+  [1, 1],
+  [2, 1],
+  [4, 1],
+  [4, 0],
+  [8, 1],
+  [8, 1],
+  [15, 1],
+  [15, 0],
+  [30, 1],
+  [30, 0],
+  [60, 0],
+  [60, 1],
+  [120, 0],
+  [120, 0],
+  [240, 1],
+  [480, 0],
 ].map(([minutes, success]) => ({ minutes: minutes as number, success: success === 1 }));
 
 describe('fitLogistic', () => {
   it('matches an independent maximum-likelihood fit on a small data set', () => {
-    const fit = fitLogistic(SMALL.map((p) => Math.log2(p.minutes)), SMALL.map((p) => p.success));
+    const fit = fitLogistic(
+      SMALL.map((p) => Math.log2(p.minutes)),
+      SMALL.map((p) => p.success),
+    );
     expect(fit.method).toBe('mle');
     expect(fit.converged).toBe(true);
     expect(fit.intercept).toBeCloseTo(2.10749125, 6);
@@ -36,7 +47,7 @@ describe('fitLogistic', () => {
     expect(fit.logLikelihood).toBeCloseTo(-9.398281470151971, 9);
   });
 
-  it('falls back to Firth\'s penalty, with finite estimates, when successes and failures are separable', () => {
+  it("falls back to Firth's penalty, with finite estimates, when successes and failures are separable", () => {
     const x = [0, 1, 2, 3, 4, 5, 6, 7];
     const y = [true, true, true, true, false, false, false, false];
     const fit = fitLogistic(x, y);
@@ -49,9 +60,7 @@ describe('fitLogistic', () => {
   });
 
   it('refuses data with a single x value, which has no slope', () => {
-    expect(() => fitLogistic([2, 2, 2], [true, false, true])).toThrow(
-      'a logistic fit needs at least two distinct x values (task lengths) to estimate a slope',
-    );
+    expect(() => fitLogistic([2, 2, 2], [true, false, true])).toThrow('a logistic fit needs at least two distinct x values (task lengths) to estimate a slope');
   });
 });
 
@@ -98,8 +107,6 @@ describe('fitHorizon', () => {
     const all = SMALL.map((p) => ({ ...p, success: true }));
     expect(() => fitHorizon(all)).toThrow(GenesisError);
     expect(() => fitHorizon(all)).toThrow('a horizon fit needs both successes and failures, got 16 of 16');
-    expect(() => fitHorizon([...SMALL, { minutes: 0, success: true }])).toThrow(
-      'minutes (human minutes of a task) must be a finite number > 0, got 0',
-    );
+    expect(() => fitHorizon([...SMALL, { minutes: 0, success: true }])).toThrow('minutes (human minutes of a task) must be a finite number > 0, got 0');
   });
 });

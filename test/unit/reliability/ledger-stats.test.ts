@@ -1,11 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  computeHorizonSteps,
-  computeLedgerStats,
-  computeWilsonInterval,
-  createRng,
-  type StatsEpisode,
-} from '../../../src/reliability/index.js';
+import { computeHorizonSteps, computeLedgerStats, computeWilsonInterval, createRng, type StatsEpisode } from '../../../src/reliability/index.js';
 
 let counter = 0;
 function episode(task: string, attempt: number, outcome: StatsEpisode['outcome'], extra: Partial<StatsEpisode> = {}): StatsEpisode {
@@ -50,7 +44,10 @@ describe('computeLedgerStats', () => {
   });
 
   it('counts rejections and failures by reason, most frequent first', () => {
-    expect(stats.rejectedByReason).toEqual([{ reason: 'tests', count: 2 }, { reason: 'protected-path', count: 1 }]);
+    expect(stats.rejectedByReason).toEqual([
+      { reason: 'tests', count: 2 },
+      { reason: 'protected-path', count: 1 },
+    ]);
     expect(stats.failedByReason).toEqual([{ reason: 'agent-exit', count: 2 }]);
   });
 
@@ -98,7 +95,7 @@ describe('computeLedgerStats', () => {
     expect(known.perAcceptedChange.costUsd).toBeCloseTo((7 * 0.5) / 3, 12);
   });
 
-  it('orders a task\'s attempts by number, not by their place in the list', () => {
+  it("orders a task's attempts by number, not by their place in the list", () => {
     expect(computeLedgerStats([...LEDGER].reverse())).toEqual(stats);
   });
 
@@ -114,7 +111,11 @@ describe('computeLedgerStats', () => {
     const q = 5 / 9;
     const pTask = 1 - q * (0.25 + 0.75 * q ** 2);
     expect(withPrediction.prediction).toEqual({
-      tasks: 5, attempts: 3, deterministic: 0.25, pTask: expect.closeTo(pTask, 12), success: expect.closeTo(pTask ** 5, 12),
+      tasks: 5,
+      attempts: 3,
+      deterministic: 0.25,
+      pTask: expect.closeTo(pTask, 12),
+      success: expect.closeTo(pTask ** 5, 12),
     });
   });
 

@@ -25,18 +25,42 @@ async function genesis(...args: string[]): Promise<string> {
 }
 
 describe('genesis model chain', () => {
-  it('prints the issue\'s step and lengths as JSON, with the simulation beside them', async () => {
-    const json = JSON.parse(await genesis(
-      'model', 'chain', '--e', '0.05', '--w', '0.03', '--attempts', '3', '--recall', '0.8',
-      '--false-reject', '0.05', '--steps', '10,30', '--simulate', '2000', '--seed', '7', '--json',
-    )) as Record<string, any>;
+  it("prints the issue's step and lengths as JSON, with the simulation beside them", async () => {
+    const json = JSON.parse(
+      await genesis(
+        'model',
+        'chain',
+        '--e',
+        '0.05',
+        '--w',
+        '0.03',
+        '--attempts',
+        '3',
+        '--recall',
+        '0.8',
+        '--false-reject',
+        '0.05',
+        '--steps',
+        '10,30',
+        '--simulate',
+        '2000',
+        '--seed',
+        '7',
+        '--json',
+      ),
+    ) as Record<string, any>;
     expect(json.step).toEqual({ retry: 0.12, correct: 0.9914656, silentlyWrong: 0.0068064, givesUp: 0.001728, attempts: 1.1344 });
     expect(json.lengths).toHaveLength(2);
     expect(json.lengths[0]).toMatchObject({ steps: 10, success: expect.closeTo(0.9179, 4), expectedAttempts: expect.closeTo(11.256, 3) });
     expect(json.lengths[0].simulated).toEqual({
-      runs: 2000, seed: 7,
-      success: expect.any(Number), low: expect.any(Number), high: expect.any(Number),
-      meanAttempts: expect.any(Number), attemptsLow: expect.any(Number), attemptsHigh: expect.any(Number),
+      runs: 2000,
+      seed: 7,
+      success: expect.any(Number),
+      low: expect.any(Number),
+      high: expect.any(Number),
+      meanAttempts: expect.any(Number),
+      attemptsLow: expect.any(Number),
+      attemptsHigh: expect.any(Number),
     });
     expect(json.lengths[0].simulated.low).toBeLessThan(json.lengths[0].success);
     expect(json.lengths[0].simulated.high).toBeGreaterThan(json.lengths[0].success);
@@ -70,7 +94,7 @@ describe('genesis model chain', () => {
 });
 
 describe('genesis model horizon', () => {
-  it('prints the issue\'s p_eff and horizons as JSON', async () => {
+  it("prints the issue's p_eff and horizons as JSON", async () => {
     const json = JSON.parse(await genesis('model', 'horizon', '--p', '0.99', '--attempts', '3', '--deterministic', '0.25', '--json')) as Record<string, any>;
     expect(json.pEff).toBe(0.99749925);
     expect(json.horizons).toEqual([
@@ -92,9 +116,7 @@ describe('genesis model horizon', () => {
   });
 
   it('rejects a threshold of 1', async () => {
-    await expect(genesis('model', 'horizon', '--threshold', '0.5,1')).rejects.toThrow(
-      'threshold (success threshold) must be in (0, 1), exclusive, got 1',
-    );
+    await expect(genesis('model', 'horizon', '--threshold', '0.5,1')).rejects.toThrow('threshold (success threshold) must be in (0, 1), exclusive, got 1');
   });
 });
 
@@ -119,7 +141,26 @@ describe('genesis model --help', () => {
 
 describe('genesis model pipeline', () => {
   it('hands every flag to the simulation and prints its result as JSON', async () => {
-    const args = ['--workers', '8', '--agent-min', '2', '--gate-min', '3', '--tasks', '40', '--seed', '3', '--start-s', '0', '--overhead-s', '0', '--build-s', '0', '--land-s', '0'];
+    const args = [
+      '--workers',
+      '8',
+      '--agent-min',
+      '2',
+      '--gate-min',
+      '3',
+      '--tasks',
+      '40',
+      '--seed',
+      '3',
+      '--start-s',
+      '0',
+      '--overhead-s',
+      '0',
+      '--build-s',
+      '0',
+      '--land-s',
+      '0',
+    ];
     const plain = JSON.parse(await genesis('model', 'pipeline', ...args, '--json')) as Record<string, number>;
     expect(plain).toMatchObject({ accepted: 40, rejected: 0, ceilingMin: 25 });
     output = '';

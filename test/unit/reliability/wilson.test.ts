@@ -9,7 +9,7 @@ describe('computeWilsonInterval', () => {
     [15, 148, 0.0624, 0.1605],
     [0, 20, 0, 0.1611],
     [1, 29, 0.0061, 0.1718],
-  ])('matches Newcombe\'s published interval for %i of %i', (successes, trials, low, high) => {
+  ])("matches Newcombe's published interval for %i of %i", (successes, trials, low, high) => {
     const interval = computeWilsonInterval(successes, trials);
     expect(interval.low).toBeCloseTo(low, 4);
     expect(interval.high).toBeCloseTo(high, 4);

@@ -3,7 +3,8 @@ import { GenesisError } from '../../../src/errors.js';
 import { createRng } from '../../../src/reliability/prng.js';
 import { backoffDelay, backoffPolicy } from '../../../src/retry/backoff-policy.js';
 
-const delays = (policy: Parameters<typeof backoffDelay>[0], n: number, draw: () => number = () => 0) => Array.from({ length: n }, (_, i) => backoffDelay(policy, i + 1, draw()));
+const delays = (policy: Parameters<typeof backoffDelay>[0], n: number, draw: () => number = () => 0) =>
+  Array.from({ length: n }, (_, i) => backoffDelay(policy, i + 1, draw()));
 
 describe('backoffDelay', () => {
   it('grows by the factor from the first wait and stops growing at the cap', () => {

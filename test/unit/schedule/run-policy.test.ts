@@ -11,9 +11,28 @@ const T0 = Date.parse('2026-12-01T08:00:00Z');
 
 function record(id: string, taskId: string, fields: Partial<EpisodeRecord> = {}): EpisodeRecord {
   return {
-    version: 1, id, world: 'w', task: taskId, attempt: 1, agent: 'a', base: 'b'.repeat(40), candidate: null, commit: null,
-    status: 'running', outcome: null, reason: null, message: null, signature: null, startedAt: new Date(T0).toISOString(),
-    endedAt: null, phases: {}, gate: null, changedFiles: [], usage: null, worker: 'w', ...fields,
+    version: 1,
+    id,
+    world: 'w',
+    task: taskId,
+    attempt: 1,
+    agent: 'a',
+    base: 'b'.repeat(40),
+    candidate: null,
+    commit: null,
+    status: 'running',
+    outcome: null,
+    reason: null,
+    message: null,
+    signature: null,
+    startedAt: new Date(T0).toISOString(),
+    endedAt: null,
+    phases: {},
+    gate: null,
+    changedFiles: [],
+    usage: null,
+    worker: 'w',
+    ...fields,
   };
 }
 
@@ -24,7 +43,10 @@ function final(r: EpisodeRecord, outcome: EpisodeRecord['outcome'], reason: Epis
 function policy(tasks: TaskSpec[], config: Partial<Parameters<typeof initialPolicyState>[0]['config']> = {}, records: EpisodeRecord[] = []): PolicyState {
   return initialPolicyState({
     config: { parallelism: 2, maxAttempts: 2, blockOnRepeat: true, budgets: {}, distributed: false, ...config },
-    tasks, done: new Set(), records: new Map(records.map((r) => [r.id, r])), now: T0,
+    tasks,
+    done: new Set(),
+    records: new Map(records.map((r) => [r.id, r])),
+    now: T0,
   });
 }
 
@@ -159,7 +181,12 @@ describe('the run policy', () => {
   it('opens the circuit on a fatal agent failure: nothing new starts, the run stops when the rest ended', () => {
     const h = new Harness(policy([task('a'), task('b'), task('c')]));
     h.feed({ type: 'tick', now: T0 });
-    h.feed({ type: 'finished', record: final(h.recordOf('a'), 'failed', 'agent-not-found'), fatal: { reason: 'agent-not-found', message: 'no such binary' }, now: T0 + 1 });
+    h.feed({
+      type: 'finished',
+      record: final(h.recordOf('a'), 'failed', 'agent-not-found'),
+      fatal: { reason: 'agent-not-found', message: 'no such binary' },
+      now: T0 + 1,
+    });
     expect(h.running()).toEqual(['b']);
     expect(h.stop()).toBeUndefined();
     h.feed({ type: 'finished', record: final(h.recordOf('b'), 'failed', 'agent-not-found'), now: T0 + 2 });
@@ -196,7 +223,7 @@ describe('the run policy', () => {
     });
   });
 
-  describe('the goal\'s evidence', () => {
+  describe("the goal's evidence", () => {
     it('stops the run when it passes after a landing, naming the tasks left pending', () => {
       const h = new Harness(policy([task('a'), task('b')], { parallelism: 1 }));
       h.feed({ type: 'tick', now: T0 });

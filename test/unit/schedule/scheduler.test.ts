@@ -135,7 +135,10 @@ describe('idleStop', () => {
 
   it('says blocked with each blocked task, its last reason, and the tasks waiting on it', () => {
     const tasks = [task('a'), task('b', ['a']), task('c', ['b']), task('d'), task('e')];
-    const episodes = [rejected('a', 'test-failed', '2 tests failed'), { task: 'd', status: 'final', outcome: 'failed', reason: 'agent-exit', message: null } as const];
+    const episodes = [
+      rejected('a', 'test-failed', '2 tests failed'),
+      { task: 'd', status: 'final', outcome: 'failed', reason: 'agent-exit', message: null } as const,
+    ];
     const statuses = deriveTaskStatuses(tasks, new Set(['e']), episodes, none, 1);
     expect(idleStop(tasks, statuses)).toEqual({
       kind: 'blocked',

@@ -24,11 +24,22 @@ describe('failures since the latest retry', () => {
       { task: 'b', at: '2026-01-01T23:00:00Z' },
     ];
     expect(countFailuresSinceRetry('a', [...failures, later], retries)).toBe(1);
-    expect(episodesSinceRetry([...failures, later, ended('c', 'rejected', '2026-01-01T10:00:00Z')], retries).map((e) => e.endedAt)).toEqual(['2026-01-01T13:00:00Z', '2026-01-01T10:00:00Z']);
+    expect(episodesSinceRetry([...failures, later, ended('c', 'rejected', '2026-01-01T10:00:00Z')], retries).map((e) => e.endedAt)).toEqual([
+      '2026-01-01T13:00:00Z',
+      '2026-01-01T10:00:00Z',
+    ]);
   });
 
   it('keeps an episode that was still running when the retry came', () => {
-    const running: TimedEpisodeFacts = { task: 'a', status: 'running', outcome: null, reason: null, message: null, startedAt: '2026-01-01T10:00:00Z', endedAt: null };
+    const running: TimedEpisodeFacts = {
+      task: 'a',
+      status: 'running',
+      outcome: null,
+      reason: null,
+      message: null,
+      startedAt: '2026-01-01T10:00:00Z',
+      endedAt: null,
+    };
     expect(episodesSinceRetry([running], [{ task: 'a', at: '2026-01-01T11:00:00Z' }])).toEqual([running]);
   });
 });
@@ -38,7 +49,14 @@ describe('task statuses with retries', () => {
     const before = deriveTaskStatusesWithRetries([task('a')], new Set(), failures, new Set(), 2, []);
     expect(before.get('a')).toMatchObject({ state: 'blocked', failures: 2, failuresSinceRetry: 2, retriedAt: null });
     const after = deriveTaskStatusesWithRetries([task('a')], new Set(), failures, new Set(), 2, [{ task: 'a', at: '2026-01-01T12:00:00Z', note: 'fixed' }]);
-    expect(after.get('a')).toMatchObject({ state: 'pending', failures: 2, failuresSinceRetry: 0, retriedAt: '2026-01-01T12:00:00Z', retryNote: 'fixed', lastReason: 'check-failed' });
+    expect(after.get('a')).toMatchObject({
+      state: 'pending',
+      failures: 2,
+      failuresSinceRetry: 0,
+      retriedAt: '2026-01-01T12:00:00Z',
+      retryNote: 'fixed',
+      lastReason: 'check-failed',
+    });
   });
 
   it('blocks a retried task again once it used up its new attempts', () => {

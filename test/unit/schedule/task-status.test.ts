@@ -6,7 +6,12 @@ function task(id: string, dependsOn: string[] = [], paths = [`src/${id}.js`]): T
   return { id, title: id, description: '', acceptance: '', paths, dependsOn, witness: false, kind: 'build' };
 }
 
-function ended(taskId: string, outcome: NonNullable<EpisodeFacts['outcome']>, reason: string | null = `${outcome}-reason`, message: string | null = null): EpisodeFacts {
+function ended(
+  taskId: string,
+  outcome: NonNullable<EpisodeFacts['outcome']>,
+  reason: string | null = `${outcome}-reason`,
+  message: string | null = null,
+): EpisodeFacts {
   return { task: taskId, status: 'final', outcome, reason, message };
 }
 
@@ -56,7 +61,12 @@ describe('deriveTaskStatuses', () => {
   });
 
   it('does not count abandoned attempts towards blocking', () => {
-    const episodes = [ended('a', 'abandoned', 'aborted'), ended('a', 'abandoned', 'aborted'), ended('a', 'abandoned', 'aborted'), ended('a', 'rejected', 'test-failed')];
+    const episodes = [
+      ended('a', 'abandoned', 'aborted'),
+      ended('a', 'abandoned', 'aborted'),
+      ended('a', 'abandoned', 'aborted'),
+      ended('a', 'rejected', 'test-failed'),
+    ];
     const statuses = deriveTaskStatuses([task('a')], none, episodes, none, 2);
     expect(statuses.get('a')).toMatchObject({ state: 'pending', failures: 1, lastReason: 'test-failed' });
   });

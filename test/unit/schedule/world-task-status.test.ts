@@ -6,7 +6,13 @@ import { taskSchema } from '../../../src/world/manifest-schema.js';
 const tasks = ['a', 'b'].map((id) => taskSchema.parse({ id, title: id, paths: [`src/${id}.js`] }));
 const manifest = (maxAttempts: number, blockOnRepeat: boolean) => ({ tasks, retry: { maxAttempts, blockOnRepeat } });
 
-function ended(task: string, outcome: 'rejected' | 'failed' | 'abandoned', at: string, reason = 'check-failed', signature: string | null = null): TimedEpisodeFacts {
+function ended(
+  task: string,
+  outcome: 'rejected' | 'failed' | 'abandoned',
+  at: string,
+  reason = 'check-failed',
+  signature: string | null = null,
+): TimedEpisodeFacts {
   return { task, status: 'final', outcome, reason, message: `${reason} at ${at}`, signature, startedAt: at, endedAt: at };
 }
 
@@ -14,7 +20,10 @@ const facts = (m: ReturnType<typeof manifest>, episodes: TimedEpisodeFacts[], re
   deriveWorldTaskStatuses({ manifest: m, done: new Set(), episodes, running: new Set(), retries });
 
 describe('the one derivation of task states', () => {
-  const repeated = [ended('a', 'rejected', '2026-01-01T10:00:00Z', 'check-failed', 'sig-1'), ended('a', 'rejected', '2026-01-01T11:00:00Z', 'check-failed', 'sig-1')];
+  const repeated = [
+    ended('a', 'rejected', '2026-01-01T10:00:00Z', 'check-failed', 'sig-1'),
+    ended('a', 'rejected', '2026-01-01T11:00:00Z', 'check-failed', 'sig-1'),
+  ];
 
   it('blocks on the same failure twice when the manifest says retry.blockOnRepeat, and not otherwise', () => {
     expect(facts(manifest(5, true), repeated).get('a')).toMatchObject({ state: 'blocked', repeated: 'sig-1' });
@@ -38,7 +47,10 @@ describe('the one derivation of task states', () => {
     const broken = [ended('b', 'abandoned', '2026-01-01T10:00:00Z', 'broken-base')];
     const before = facts(manifest(2, true), [...used, ...broken]);
     expect([before.get('a')?.state, before.get('b')?.state]).toEqual(['blocked', 'blocked']);
-    const retries = [{ task: 'a', at: '2026-01-01T12:00:00Z' }, { task: 'b', at: '2026-01-01T12:00:00Z' }];
+    const retries = [
+      { task: 'a', at: '2026-01-01T12:00:00Z' },
+      { task: 'b', at: '2026-01-01T12:00:00Z' },
+    ];
     const after = facts(manifest(2, true), [...used, ...broken], retries);
     expect([after.get('a')?.state, after.get('b')?.state]).toEqual(['pending', 'pending']);
     expect(facts(manifest(5, true), repeated, [{ task: 'a', at: '2026-01-01T12:00:00Z' }]).get('a')?.state).toBe('pending');

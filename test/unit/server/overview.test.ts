@@ -19,10 +19,27 @@ tasks:
 
 function record(id: string, task: string, outcome: EpisodeRecord['outcome'], worker = 'elsewhere:1'): EpisodeRecord {
   return {
-    version: 1, id, world: 'w', task, attempt: 1, agent: 'script', base: '0'.repeat(40), candidate: null, commit: null,
-    status: outcome ? 'final' : 'running', outcome, reason: outcome === 'rejected' ? 'check-failed' : null, message: null, signature: null,
-    startedAt: '2026-01-01T10:00:00.000Z', endedAt: outcome ? '2026-01-01T10:01:00.000Z' : null, phases: {}, gate: null, changedFiles: [],
-    usage: outcome ? { inputTokens: 100, outputTokens: 10, costUsd: 0.5 } : null, worker,
+    version: 1,
+    id,
+    world: 'w',
+    task,
+    attempt: 1,
+    agent: 'script',
+    base: '0'.repeat(40),
+    candidate: null,
+    commit: null,
+    status: outcome ? 'final' : 'running',
+    outcome,
+    reason: outcome === 'rejected' ? 'check-failed' : null,
+    message: null,
+    signature: null,
+    startedAt: '2026-01-01T10:00:00.000Z',
+    endedAt: outcome ? '2026-01-01T10:01:00.000Z' : null,
+    phases: {},
+    gate: null,
+    changedFiles: [],
+    usage: outcome ? { inputTokens: 100, outputTokens: 10, costUsd: 0.5 } : null,
+    worker,
   };
 }
 

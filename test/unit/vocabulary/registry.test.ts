@@ -18,11 +18,9 @@ describe('the registry of error codes', () => {
 
   it('finds an inconsistent table', () => {
     const both = { ...transient('x'), fatal: true };
-    expect(inconsistentTraits({ 'ok-code': charged('fine'), 'both-code': both, Bad_Name: refused('n'), 'charged-fatal': { ...fatal('y'), charged: true } })).toEqual([
-      'both-code: both retryable and fatal',
-      'Bad_Name: not kebab-case',
-      'charged-fatal: charged, yet fatal',
-    ]);
+    expect(
+      inconsistentTraits({ 'ok-code': charged('fine'), 'both-code': both, Bad_Name: refused('n'), 'charged-fatal': { ...fatal('y'), charged: true } }),
+    ).toEqual(['both-code: both retryable and fatal', 'Bad_Name: not kebab-case', 'charged-fatal: charged, yet fatal']);
   });
 
   it('lists only codes that some source file uses', async () => {
@@ -74,13 +72,15 @@ describe('the registry of rejection reasons', () => {
     expect(reasonOnTip('test-failed')).toBe('replay-test-failed');
     expect(reasonOnTip('broken-base')).toBe('replay-broken-base');
     expect(reasonOnTip('worker-lost')).toBe('replay-worker-lost');
-    for (const own of ['replay-conflict', 'replay-empty', 'task-removed', 'unverified-result', 'replay-test-failed'] as const) expect(reasonOnTip(own)).toBe(own);
+    for (const own of ['replay-conflict', 'replay-empty', 'task-removed', 'unverified-result', 'replay-test-failed'] as const)
+      expect(reasonOnTip(own)).toBe(own);
     expect(reasonTraits(reasonOnTip('score-fell'))).toEqual(REJECTION_REASONS['score-fell']);
   });
 
   it('knows a reason, a reason on the tip and an error code as episode reasons, and nothing else', () => {
     for (const known of ['test-failed', 'replay-test-failed', 'replay-conflict', 'docker-unavailable']) expect(isEpisodeReason(known)).toBe(true);
-    for (const unknown of ['replay-', 'replay-replay-test-failed', 'replay-docker-unavailable', 'made-up', 'constructor', 42, null]) expect(isEpisodeReason(unknown)).toBe(false);
+    for (const unknown of ['replay-', 'replay-replay-test-failed', 'replay-docker-unavailable', 'made-up', 'constructor', 42, null])
+      expect(isEpisodeReason(unknown)).toBe(false);
   });
 
   it('charges what it does not know, as records of older versions always were', () => {

@@ -26,9 +26,17 @@ describe('objects written without a git process', () => {
     const b = await writeObject(repo, 'blob', Buffer.from('b\n'));
     const sub = await writeTree(repo, [{ mode: '100644', name: 'x', sha: a }]);
     // Git sorts a tree named "d" as "d/": after "d.txt", unlike a plain byte order of the names.
-    const entries = [{ mode: '100644', name: 'd.txt', sha: b }, { mode: '40000', name: 'd', sha: sub }, { mode: '100755', name: 'run', sha: a }, { mode: '120000', name: 'link', sha: b }];
+    const entries = [
+      { mode: '100644', name: 'd.txt', sha: b },
+      { mode: '40000', name: 'd', sha: sub },
+      { mode: '100755', name: 'run', sha: a },
+      { mode: '120000', name: 'link', sha: b },
+    ];
     const tree = await writeTree(repo, entries);
-    const gitTree = await gitValue(['mktree'], { cwd: repo, input: '100644 blob ' + b + '\td.txt\n040000 tree ' + sub + '\td\n100755 blob ' + a + '\trun\n120000 blob ' + b + '\tlink\n' });
+    const gitTree = await gitValue(['mktree'], {
+      cwd: repo,
+      input: '100644 blob ' + b + '\td.txt\n040000 tree ' + sub + '\td\n100755 blob ' + a + '\trun\n120000 blob ' + b + '\tlink\n',
+    });
     expect(tree).toBe(gitTree);
     expect(parseTree((await readObject(repo, tree))!.content).map((e) => e.name)).toEqual(['d.txt', 'd', 'link', 'run']);
     const now = new Date('2026-01-02T03:04:05Z');
@@ -106,17 +114,27 @@ describe('ref transactions through one long-lived update-ref', () => {
     const tree = await writeTree(repo, []);
     const c1 = await writeCommit(repo, { tree, parents: [], message: 'c1\n' });
     const c2 = await writeCommit(repo, { tree, parents: [c1], message: 'c2\n' });
-    expect(await updateRefs(repo, [{ ref: 'refs/heads/main', next: c1, expected: null }, { ref: 'refs/genesis/episodes/e1', next: c2 }])).toEqual({ ok: true, error: '' });
+    expect(
+      await updateRefs(repo, [
+        { ref: 'refs/heads/main', next: c1, expected: null },
+        { ref: 'refs/genesis/episodes/e1', next: c2 },
+      ]),
+    ).toEqual({ ok: true, error: '' });
     // Someone else moves main: a swap that expects c1 must fail, and take the ledger ref with it.
     await git(['update-ref', 'refs/heads/main', c2], { cwd: repo });
-    const lost = await updateRefs(repo, [{ ref: 'refs/heads/main', next: c1, expected: c1 }, { ref: 'refs/genesis/episodes/e2', next: c1 }]);
+    const lost = await updateRefs(repo, [
+      { ref: 'refs/heads/main', next: c1, expected: c1 },
+      { ref: 'refs/genesis/episodes/e2', next: c1 },
+    ]);
     expect(lost.ok).toBe(false);
     expect(lost.error).toMatch(/refs\/heads\/main/);
     expect(await resolveObject(repo, 'refs/genesis/episodes/e2')).toBeNull();
     // A ref that must not exist yet, and does.
     expect((await updateRefs(repo, [{ ref: 'refs/genesis/episodes/e1', next: c1, expected: null }])).ok).toBe(false);
     // The next transaction works (a new process), and many at once run one after another.
-    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => updateRefs(repo, [{ ref: `refs/genesis/episodes/n${i}`, next: i % 2 ? c1 : c2, expected: null }])));
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => updateRefs(repo, [{ ref: `refs/genesis/episodes/n${i}`, next: i % 2 ? c1 : c2, expected: null }])),
+    );
     expect(results.every((r) => r.ok)).toBe(true);
     expect((await gitValue(['for-each-ref', '--format=%(refname)', 'refs/genesis/episodes/n*'], { cwd: repo })).split('\n')).toHaveLength(10);
     expect((await resolveObject(repo, 'refs/heads/main'))?.sha).toBe(c2);
@@ -170,7 +188,10 @@ describe('refs listed from the ref store without a process', () => {
     const tree = await writeTree(repo, []);
     const c = await Promise.all([1, 2, 3].map((n) => writeCommit(repo, { tree, parents: [], message: `c${n}\n` })));
     const forEachRef = async (prefix: string) =>
-      (await gitValue(['for-each-ref', '--format=%(refname) %(objectname)', prefix], { cwd: repo })).split('\n').filter(Boolean).map((l) => ({ ref: l.split(' ')[0], sha: l.split(' ')[1] }));
+      (await gitValue(['for-each-ref', '--format=%(refname) %(objectname)', prefix], { cwd: repo }))
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => ({ ref: l.split(' ')[0], sha: l.split(' ')[1] }));
     const prefix = 'refs/genesis/task-retries/';
     expect(await listRefs(repo, prefix)).toEqual([]);
     await git(['update-ref', `${prefix}a/1`, c[0]!], { cwd: repo });

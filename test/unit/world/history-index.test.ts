@@ -75,7 +75,8 @@ describe('the history index', () => {
         const expected = await truth(repo, head);
         expect(await index.doneAt(head)).toEqual(expected);
         // Incremental: an append or a merge on top of the head it knew is one walk of the new commits, never a rebuild.
-        if (known && (kind === 'append' || kind === 'merge')) expect(index.stats, `seed ${seed}, ${kind}`).toEqual({ walks: before.walks + 1, rebuilds: before.rebuilds });
+        if (known && (kind === 'append' || kind === 'merge'))
+          expect(index.stats, `seed ${seed}, ${kind}`).toEqual({ walks: before.walks + 1, rebuilds: before.rebuilds });
         if (kind === 'unrelated') expect(index.stats.rebuilds).toBe(before.rebuilds + 1);
         // The same answer as an index built from nothing at this head (every third step: each is a full read).
         if (seen.length % 3 === 0) expect(await fresh(repo).doneAt(head)).toEqual(expected);

@@ -56,7 +56,21 @@ describe('parseManifest', () => {
           maxFiles: 500,
         },
         protected: ['world.yaml'],
-        agent: { kind: 'command', command: ['bash', 'agent.sh'], timeoutSec: 1800, env: [], maxTurns: 50, requestTimeoutSec: 300, commandTimeoutSec: 300, commandOutputKb: 32, sandbox: 'auto', network: 'genesis-agents', rotation: [], limits: {}, homeFiles: [] },
+        agent: {
+          kind: 'command',
+          command: ['bash', 'agent.sh'],
+          timeoutSec: 1800,
+          env: [],
+          maxTurns: 50,
+          requestTimeoutSec: 300,
+          commandTimeoutSec: 300,
+          commandOutputKb: 32,
+          sandbox: 'auto',
+          network: 'genesis-agents',
+          rotation: [],
+          limits: {},
+          homeFiles: [],
+        },
         retry: { maxAttempts: 3, blockOnRepeat: true },
         parallelism: 2,
         tasks: [],
@@ -96,7 +110,21 @@ describe('parseManifest', () => {
     it('accepts a script agent with its recording', () => {
       const result = parse(minimal({ agent: { kind: 'script', script: '.genesis/recording.yaml' } }));
       expect(result.errors).toEqual([]);
-      expect(result.manifest!.agent).toEqual({ kind: 'script', script: '.genesis/recording.yaml', timeoutSec: 1800, env: [], maxTurns: 50, requestTimeoutSec: 300, commandTimeoutSec: 300, commandOutputKb: 32, sandbox: 'auto', network: 'genesis-agents', rotation: [], limits: {}, homeFiles: [] });
+      expect(result.manifest!.agent).toEqual({
+        kind: 'script',
+        script: '.genesis/recording.yaml',
+        timeoutSec: 1800,
+        env: [],
+        maxTurns: 50,
+        requestTimeoutSec: 300,
+        commandTimeoutSec: 300,
+        commandOutputKb: 32,
+        sandbox: 'auto',
+        network: 'genesis-agents',
+        rotation: [],
+        limits: {},
+        homeFiles: [],
+      });
     });
 
     it('accepts the calc example world written the way the README shows it', () => {
@@ -181,10 +209,7 @@ describe('parseManifest', () => {
 
     it('names each unknown field of one object with its own path', () => {
       const { errors } = parse(minimal({ verify: { test: 'node --test', tset: 'x', biuld: 'y' } }));
-      expect(errors).toEqual([
-        'verify.tset: unknown field; remove it or check its spelling',
-        'verify.biuld: unknown field; remove it or check its spelling',
-      ]);
+      expect(errors).toEqual(['verify.tset: unknown field; remove it or check its spelling', 'verify.biuld: unknown field; remove it or check its spelling']);
     });
 
     it('names a misspelled task field with the index of the task', () => {
@@ -311,7 +336,12 @@ describe('parseManifest', () => {
       const error = onlyError(
         parse(
           minimal({
-            tasks: [task('x', ['x']), task('a', ['a'], { dependsOn: ['c'] }), task('b', ['b'], { dependsOn: ['a'] }), task('c', ['c'], { dependsOn: ['b', 'x'] })],
+            tasks: [
+              task('x', ['x']),
+              task('a', ['a'], { dependsOn: ['c'] }),
+              task('b', ['b'], { dependsOn: ['a'] }),
+              task('c', ['c'], { dependsOn: ['b', 'x'] }),
+            ],
           }),
         ),
       );
@@ -422,7 +452,9 @@ describe('readManifest', () => {
   });
 
   it('throws for text that is not YAML', () => {
-    expect(() => readManifest('a: [')).toThrow(expect.objectContaining({ code: 'manifest-invalid', message: expect.stringMatching(/not valid YAML \(line \d+\)/) }));
+    expect(() => readManifest('a: [')).toThrow(
+      expect.objectContaining({ code: 'manifest-invalid', message: expect.stringMatching(/not valid YAML \(line \d+\)/) }),
+    );
   });
 });
 

@@ -56,12 +56,18 @@ describe('agent.promptTemplate', () => {
     });
 
   it('renders the episode prompt from the manifest template', () => {
-    const m = manifest('Task {{taskId}} of {{world}}, attempt {{attempt}}/{{maxAttempts}}: {{title}}\nRun: {{testCommands}}\n{{#constraints}}* {{.}}\n{{/constraints}}');
-    expect(composePrompt({ manifest: m, task: m.tasks[0]!, attempt: 2, earlier: [] })).toBe('Task add of calc, attempt 2/3: add(a, b)\nRun: npm test and node --test test/add.test.js\n* No dependencies.\n');
+    const m = manifest(
+      'Task {{taskId}} of {{world}}, attempt {{attempt}}/{{maxAttempts}}: {{title}}\nRun: {{testCommands}}\n{{#constraints}}* {{.}}\n{{/constraints}}',
+    );
+    expect(composePrompt({ manifest: m, task: m.tasks[0]!, attempt: 2, earlier: [] })).toBe(
+      'Task add of calc, attempt 2/3: add(a, b)\nRun: npm test and node --test test/add.test.js\n* No dependencies.\n',
+    );
   });
 
   it('uses the default template when none is set', () => {
     const m = manifest();
-    expect(composePrompt({ manifest: m, task: m.tasks[0]!, attempt: 1, earlier: [] })).toMatch(/^# World "calc": task add \(attempt 1 of 3\)\n\n## Goal\nA calculator\.\n/);
+    expect(composePrompt({ manifest: m, task: m.tasks[0]!, attempt: 1, earlier: [] })).toMatch(
+      /^# World "calc": task add \(attempt 1 of 3\)\n\n## Goal\nA calculator\.\n/,
+    );
   });
 });

@@ -13,9 +13,14 @@ ${publish}
 
 describe('publish: in world.yaml', () => {
   it('takes one remote or a list, the ledger off unless asked for', () => {
-    expect(parseManifest(manifest('publish: { url: "git@github.com:me/w.git" }')).manifest?.publish).toEqual([{ url: 'git@github.com:me/w.git', ledger: false }]);
+    expect(parseManifest(manifest('publish: { url: "git@github.com:me/w.git" }')).manifest?.publish).toEqual([
+      { url: 'git@github.com:me/w.git', ledger: false },
+    ]);
     const two = parseManifest(manifest('publish: [{ url: /srv/a.git, ledger: true }, { url: "https://forge/b.git" }]')).manifest?.publish;
-    expect(two).toEqual([{ url: '/srv/a.git', ledger: true }, { url: 'https://forge/b.git', ledger: false }]);
+    expect(two).toEqual([
+      { url: '/srv/a.git', ledger: true },
+      { url: 'https://forge/b.git', ledger: false },
+    ]);
     expect(parseManifest(manifest('')).manifest?.publish).toBeUndefined();
   });
 

@@ -70,11 +70,15 @@ describe('scrubSecrets', () => {
 
 describe('secretEnvNames', () => {
   it("names the manifest's variables, the presets' credentials and anything named like a key", () => {
-    const names = secretEnvNames(
-      { env: ['MY_SERVICE_URL'], apiKeyEnv: 'LLM_KEY', rotation: [{ env: ['OTHER'] }] } as never,
-      { DEPLOY_TOKEN: 'x', GIT_AUTHOR_NAME: 'Dev', SSH_PASSWORD: 'y', PATH: '/bin' },
+    const names = secretEnvNames({ env: ['MY_SERVICE_URL'], apiKeyEnv: 'LLM_KEY', rotation: [{ env: ['OTHER'] }] } as never, {
+      DEPLOY_TOKEN: 'x',
+      GIT_AUTHOR_NAME: 'Dev',
+      SSH_PASSWORD: 'y',
+      PATH: '/bin',
+    });
+    expect(names).toEqual(
+      expect.arrayContaining(['MY_SERVICE_URL', 'LLM_KEY', 'OTHER', 'ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'DEPLOY_TOKEN', 'SSH_PASSWORD']),
     );
-    expect(names).toEqual(expect.arrayContaining(['MY_SERVICE_URL', 'LLM_KEY', 'OTHER', 'ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'DEPLOY_TOKEN', 'SSH_PASSWORD']));
     expect(names).not.toContain('GIT_AUTHOR_NAME');
     expect(names).not.toContain('PATH');
   });

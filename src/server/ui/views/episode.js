@@ -20,7 +20,14 @@ export async function render({ match }) {
       { class: 'page-head' },
       h('h1', null, `Episode `, h('span', { class: 'mono' }, r.id)),
       badge(outcome),
-      h('p', { class: 'muted' }, 'task ', link(`#/episodes?task=${encodeURIComponent(r.task)}`, r.task), task ? ` (${task.title})` : '', ` · attempt ${r.attempt}`),
+      h(
+        'p',
+        { class: 'muted' },
+        'task ',
+        link(`#/episodes?task=${encodeURIComponent(r.task)}`, r.task),
+        task ? ` (${task.title})` : '',
+        ` · attempt ${r.attempt}`,
+      ),
     ),
     reasonBox(r, outcome),
     h(
@@ -74,7 +81,14 @@ export async function render({ match }) {
 
 function reasonBox(r, outcome) {
   const tone = TONE[outcome] ?? '';
-  const headline = outcome === 'accepted' ? (r.reason === 'replayed' ? 'Accepted after a replay on a newer head' : 'Accepted') : outcome === 'running' ? 'Still running' : `${outcome[0].toUpperCase()}${outcome.slice(1)}`;
+  const headline =
+    outcome === 'accepted'
+      ? r.reason === 'replayed'
+        ? 'Accepted after a replay on a newer head'
+        : 'Accepted'
+      : outcome === 'running'
+        ? 'Still running'
+        : `${outcome[0].toUpperCase()}${outcome.slice(1)}`;
   return h(
     'div',
     { class: `reason-box ${tone}`, 'data-reason': r.reason ?? '' },
@@ -96,6 +110,22 @@ function logSection(label, text, hint, diff = false) {
 }
 
 function diffBlock(text) {
-  const kind = (line) => (line.startsWith('+++') || line.startsWith('---') || line.startsWith('diff ') ? 'file' : line.startsWith('@@') ? 'hunk' : line.startsWith('+') ? 'add' : line.startsWith('-') ? 'del' : null);
-  return h('pre', { class: 'text diff' }, text.split('\n').map((line) => { const k = kind(line); return k ? h('span', { class: k }, line) : `${line}\n`; }));
+  const kind = (line) =>
+    line.startsWith('+++') || line.startsWith('---') || line.startsWith('diff ')
+      ? 'file'
+      : line.startsWith('@@')
+        ? 'hunk'
+        : line.startsWith('+')
+          ? 'add'
+          : line.startsWith('-')
+            ? 'del'
+            : null;
+  return h(
+    'pre',
+    { class: 'text diff' },
+    text.split('\n').map((line) => {
+      const k = kind(line);
+      return k ? h('span', { class: k }, line) : `${line}\n`;
+    }),
+  );
 }

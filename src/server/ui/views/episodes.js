@@ -53,12 +53,34 @@ export async function render({ params, navigate }) {
   return h(
     'div',
     null,
-    h('div', { class: 'page-head' }, h('h1', null, 'Episodes'), h('p', { class: 'muted' }, `${data.total} shown${task || outcome ? ' (filtered)' : ''}, newest first.`)),
-    h('div', { class: 'filters' }, select('Task', 'task', task, data.tasks), select('Outcome', 'outcome', outcome, data.outcomes), task || outcome ? h('button', { class: 'secondary', onclick: () => navigate('/episodes') }, 'Clear filters') : null),
+    h(
+      'div',
+      { class: 'page-head' },
+      h('h1', null, 'Episodes'),
+      h('p', { class: 'muted' }, `${data.total} shown${task || outcome ? ' (filtered)' : ''}, newest first.`),
+    ),
+    h(
+      'div',
+      { class: 'filters' },
+      select('Task', 'task', task, data.tasks),
+      select('Outcome', 'outcome', outcome, data.outcomes),
+      task || outcome ? h('button', { class: 'secondary', onclick: () => navigate('/episodes') }, 'Clear filters') : null,
+    ),
     panel(
       null,
       table(
-        ['Episode', 'Started', 'Task', { label: 'Attempt', class: 'num' }, 'Outcome', { label: 'Reason', class: 'reason' }, 'Agent', { label: 'Duration', class: 'num' }, { label: 'Cost', class: 'num' }, 'Commit'],
+        [
+          'Episode',
+          'Started',
+          'Task',
+          { label: 'Attempt', class: 'num' },
+          'Outcome',
+          { label: 'Reason', class: 'reason' },
+          'Agent',
+          { label: 'Duration', class: 'num' },
+          { label: 'Cost', class: 'num' },
+          'Commit',
+        ],
         rows,
         'No episode matches.',
       ),

@@ -50,7 +50,10 @@ export async function render() {
 
 /** Ratchet worlds: tests passing after every accepted commit, oldest first (none when no commit has a score). */
 function scoreChart(commits) {
-  const scored = commits.filter((c) => c.score !== null && c.score !== undefined).map((c) => [Date.parse(c.date), c.score]).reverse();
+  const scored = commits
+    .filter((c) => c.score !== null && c.score !== undefined)
+    .map((c) => [Date.parse(c.date), c.score])
+    .reverse();
   if (scored.length === 0) return null;
   const xs = scored.map(([x]) => x);
   const ys = scored.map(([, y]) => y);

@@ -20,8 +20,21 @@ export async function render() {
       panel(
         'Tasks',
         h('div', { class: 'stat' }, `${t.done}`, h('small', null, ` of ${t.total} done`)),
-        h('div', { class: 'bar', title: 'done · running · blocked' }, h('span', { class: 'done', 'data-w': share(t.done) }), h('span', { class: 'running', 'data-w': share(t.running) }), h('span', { class: 'blocked', 'data-w': share(t.blocked) })),
-        h('div', { class: 'counts' }, h('span', null, badge('running'), ` ${t.running}`), h('span', null, badge('pending'), ` ${t.pending}`), h('span', null, badge('blocked'), ` ${t.blocked}`), t.queuedForRetry ? h('span', null, badge('queued', 'queued for retry'), ` ${t.queuedForRetry}`) : null),
+        h(
+          'div',
+          { class: 'bar', title: 'done · running · blocked' },
+          h('span', { class: 'done', 'data-w': share(t.done) }),
+          h('span', { class: 'running', 'data-w': share(t.running) }),
+          h('span', { class: 'blocked', 'data-w': share(t.blocked) }),
+        ),
+        h(
+          'div',
+          { class: 'counts' },
+          h('span', null, badge('running'), ` ${t.running}`),
+          h('span', null, badge('pending'), ` ${t.pending}`),
+          h('span', null, badge('blocked'), ` ${t.blocked}`),
+          t.queuedForRetry ? h('span', null, badge('queued', 'queued for retry'), ` ${t.queuedForRetry}`) : null,
+        ),
       ),
       panel(
         'Episodes',
@@ -29,7 +42,9 @@ export async function render() {
         h(
           'div',
           { class: 'counts' },
-          ['accepted', 'rejected', 'failed', 'abandoned', 'running'].map((k) => h('span', null, link(`#/episodes?outcome=${k}`, badge(k)), ` ${o.episodes[k]}`)),
+          ['accepted', 'rejected', 'failed', 'abandoned', 'running'].map((k) =>
+            h('span', null, link(`#/episodes?outcome=${k}`, badge(k)), ` ${o.episodes[k]}`),
+          ),
         ),
       ),
       panel(
@@ -58,7 +73,13 @@ export async function render() {
         'Running now',
         table(
           ['Episode', 'Task', 'Attempt', 'Worker', 'Started'],
-          o.running.map((r) => [link(`#/episodes/${r.id}`, r.id, { class: 'mono' }), r.task, r.attempt, h('span', null, `${r.worker} `, badge(r.liveness)), fmtAgo(r.startedAt)]),
+          o.running.map((r) => [
+            link(`#/episodes/${r.id}`, r.id, { class: 'mono' }),
+            r.task,
+            r.attempt,
+            h('span', null, `${r.worker} `, badge(r.liveness)),
+            fmtAgo(r.startedAt),
+          ]),
           'No episode is running.',
         ),
       ),
@@ -66,7 +87,9 @@ export async function render() {
         'Recently accepted',
         table(
           ['Commit', 'Task', 'When'],
-          recent.commits.filter((c) => c.task).map((c) => [c.episode ? link(`#/episodes/${c.episode}`, shortSha(c.commit), { class: 'mono' }) : shortSha(c.commit), c.task, fmtTime(c.date)]),
+          recent.commits
+            .filter((c) => c.task)
+            .map((c) => [c.episode ? link(`#/episodes/${c.episode}`, shortSha(c.commit), { class: 'mono' }) : shortSha(c.commit), c.task, fmtTime(c.date)]),
           'Nothing accepted yet.',
         ),
         h('p', { class: 'note' }, link('#/history', 'Whole history →')),
@@ -93,7 +116,7 @@ const STAGE_WORDS = {
   waiting: 'waits to be built on the change ahead',
   building: 'being built',
   built: 'built, waits for a verification slot',
-  gating: 'its episode\'s own gate runs on this commit',
+  gating: "its episode's own gate runs on this commit",
   verifying: 'being verified',
   verified: 'verified, lands when those ahead have',
   landing: 'landing',
@@ -106,7 +129,10 @@ function integrationPanel(q) {
     const on = e.onTopOf.kind === 'head' ? 'the accepted head' : h('span', null, 'change ', link(`#/episodes/${e.onTopOf.id}`, e.onTopOf.task));
     return h('span', null, on, ' ', h('span', { class: 'mono muted' }, shortSha(e.onto)));
   };
-  const counts = Object.entries(q.counts).filter(([, n]) => n > 0).map(([stage, n]) => `${n} ${stage}`).join(' · ');
+  const counts = Object.entries(q.counts)
+    .filter(([, n]) => n > 0)
+    .map(([stage, n]) => `${n} ${stage}`)
+    .join(' · ');
   let about = 'No run is going.';
   if (q.current) about = `As of ${fmtTime(q.at)}, from ${q.run}${counts ? `: ${counts}` : ''}.`;
   else if (q.entries.length > 0) about = `No run is going; these changes are as the last run left them at ${fmtTime(q.at)} (the next run takes them up again).`;
@@ -115,7 +141,14 @@ function integrationPanel(q) {
     h('p', { class: 'note', 'data-queue-current': String(q.current) }, about),
     table(
       [{ label: '#', class: 'num' }, 'Task', 'Episode', 'Stage', 'On top of', 'Speculative commit'],
-      q.entries.map((e) => [e.position, e.task, link(`#/episodes/${e.id}`, e.id, { class: 'mono' }), h('span', { 'data-stage': e.stage }, badge(e.stage), ` ${STAGE_WORDS[e.stage] ?? ''}`), onTopOf(e), h('span', { class: 'mono' }, shortSha(e.commit))]),
+      q.entries.map((e) => [
+        e.position,
+        e.task,
+        link(`#/episodes/${e.id}`, e.id, { class: 'mono' }),
+        h('span', { 'data-stage': e.stage }, badge(e.stage), ` ${STAGE_WORDS[e.stage] ?? ''}`),
+        onTopOf(e),
+        h('span', { class: 'mono' }, shortSha(e.commit)),
+      ]),
       'Nothing waits to land.',
     ),
   );
@@ -128,7 +161,14 @@ function workersPanel(cluster) {
     cluster.error ? h('p', { class: 'error-box' }, `Redis does not answer: ${cluster.error}`) : null,
     table(
       ['Worker', 'Host', 'PID', { label: 'Slots', class: 'num' }, 'Running', 'Last heartbeat'],
-      cluster.workers.map((w) => [h('span', { class: 'mono' }, w.id), w.host, w.pid, w.concurrency, w.episodes.length ? w.episodes.map((id) => link(`#/episodes/${id}`, id, { class: 'mono' })) : 'idle', fmtAgo(new Date(w.lastSeen).toISOString())]),
+      cluster.workers.map((w) => [
+        h('span', { class: 'mono' }, w.id),
+        w.host,
+        w.pid,
+        w.concurrency,
+        w.episodes.length ? w.episodes.map((id) => link(`#/episodes/${id}`, id, { class: 'mono' })) : 'idle',
+        fmtAgo(new Date(w.lastSeen).toISOString()),
+      ]),
       cluster.error ? '' : 'No worker is alive: start one with genesis worker --redis <url>.',
     ),
   );

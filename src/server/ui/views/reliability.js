@@ -13,7 +13,12 @@ export async function render() {
   const r = await getJson('/api/reliability');
   const s = r.stats;
   if (s.episodeSuccess.of === 0) {
-    return h('div', null, h('div', { class: 'page-head' }, h('h1', null, 'Reliability')), panel(null, h('p', { class: 'muted' }, 'No episode has been decided yet: nothing to measure.')));
+    return h(
+      'div',
+      null,
+      h('div', { class: 'page-head' }, h('h1', null, 'Reliability')),
+      panel(null, h('p', { class: 'muted' }, 'No episode has been decided yet: nothing to measure.')),
+    );
   }
   return h(
     'div',
@@ -22,19 +27,47 @@ export async function render() {
     h(
       'div',
       { class: 'grid' },
-      panel('Per-episode success p', h('div', { class: 'stat', 'data-stat': 'p' }, pct(s.episodeSuccess.rate)), h('div', { class: 'small muted' }, interval(s.episodeSuccess))),
-      panel('Retries recover', h('div', { class: 'stat' }, pct(s.retryRecovery.rate)), h('div', { class: 'small muted' }, `${s.retryRecovery.count} of ${s.retryRecovery.of} tasks whose first attempt failed`)),
-      panel('Failures that repeat', h('div', { class: 'stat' }, pct(s.deterministicFraction.rate)), h('div', { class: 'small muted' }, `deterministic fraction c: ${s.deterministicFraction.count} of ${s.deterministicFraction.of} retried failures came back the same`)),
+      panel(
+        'Per-episode success p',
+        h('div', { class: 'stat', 'data-stat': 'p' }, pct(s.episodeSuccess.rate)),
+        h('div', { class: 'small muted' }, interval(s.episodeSuccess)),
+      ),
+      panel(
+        'Retries recover',
+        h('div', { class: 'stat' }, pct(s.retryRecovery.rate)),
+        h('div', { class: 'small muted' }, `${s.retryRecovery.count} of ${s.retryRecovery.of} tasks whose first attempt failed`),
+      ),
+      panel(
+        'Failures that repeat',
+        h('div', { class: 'stat' }, pct(s.deterministicFraction.rate)),
+        h(
+          'div',
+          { class: 'small muted' },
+          `deterministic fraction c: ${s.deterministicFraction.count} of ${s.deterministicFraction.of} retried failures came back the same`,
+        ),
+      ),
       panel(
         'What is left',
         s.prediction && s.prediction.tasks === 0
           ? h('p', { class: 'muted' }, 'Every task is done: nothing left to predict.')
           : s.prediction
-          ? [h('div', { class: 'stat' }, pct(s.prediction.success)), h('div', { class: 'small muted' }, `chance that all ${s.prediction.tasks} remaining tasks land with ${s.prediction.attempts} attempts each (p per task ${pct(s.prediction.pTask)})`)]
-          : h('p', { class: 'muted' }, 'nothing to predict'),
+            ? [
+                h('div', { class: 'stat' }, pct(s.prediction.success)),
+                h(
+                  'div',
+                  { class: 'small muted' },
+                  `chance that all ${s.prediction.tasks} remaining tasks land with ${s.prediction.attempts} attempts each (p per task ${pct(s.prediction.pTask)})`,
+                ),
+              ]
+            : h('p', { class: 'muted' }, 'nothing to predict'),
       ),
     ),
-    h('div', { class: 'two' }, panel('Acceptance over time', acceptanceChart(r.acceptanceOverTime)), panel('Success against chain length', chainChart(r.chain))),
+    h(
+      'div',
+      { class: 'two' },
+      panel('Acceptance over time', acceptanceChart(r.acceptanceOverTime)),
+      panel('Success against chain length', chainChart(r.chain)),
+    ),
     h(
       'div',
       { class: 'two' },
@@ -44,22 +77,36 @@ export async function render() {
           ['Success threshold', { label: 'Steps (from p)', class: 'num' }, { label: '95% range', class: 'num' }],
           s.horizons.map((x) => [pct0(x.threshold), fmtNumber(x.steps), `${fmtNumber(x.low)} – ${fmtNumber(x.high)}`]),
         ),
-        h('p', { class: 'note' }, 'ln(threshold) / ln(p): the chain length at which the chance that every step is accepted first time falls to the threshold. The range comes from the interval of p.'),
+        h(
+          'p',
+          { class: 'note' },
+          'ln(threshold) / ln(p): the chain length at which the chance that every step is accepted first time falls to the threshold. The range comes from the interval of p.',
+        ),
         h('h3', null, 'Against task length (METR-style fit)'),
         s.humanMinutesFit.fit
           ? table(
               ['Success', { label: 'Human minutes', class: 'num' }, { label: '95% range', class: 'num' }],
-              s.humanMinutesFit.fit.horizons.map((x) => [pct0(x.threshold), fmtNumber(x.minutes), x.low === null ? '–' : `${fmtNumber(x.low)} – ${fmtNumber(x.high)}`]),
+              s.humanMinutesFit.fit.horizons.map((x) => [
+                pct0(x.threshold),
+                fmtNumber(x.minutes),
+                x.low === null ? '–' : `${fmtNumber(x.low)} – ${fmtNumber(x.high)}`,
+              ]),
             )
           : h('p', { class: 'note' }, `Not fitted: ${s.humanMinutesFit.reason}.`),
       ),
       panel(
         'Acceptance by attempt',
-        table(['Attempt', { label: 'Accepted', class: 'num' }, { label: 'Rate (95% CI)', class: 'num' }], s.acceptanceByAttempt.map((a) => [a.attempt, `${a.count} of ${a.of}`, `${pct(a.rate)} (${pct(a.low)}–${pct(a.high)})`])),
+        table(
+          ['Attempt', { label: 'Accepted', class: 'num' }, { label: 'Rate (95% CI)', class: 'num' }],
+          s.acceptanceByAttempt.map((a) => [a.attempt, `${a.count} of ${a.of}`, `${pct(a.rate)} (${pct(a.low)}–${pct(a.high)})`]),
+        ),
         h('h3', null, 'Why attempts did not land'),
         table(
           ['Outcome', 'Reason', { label: 'Count', class: 'num' }],
-          [...s.rejectedByReason.map((x) => ['rejected', h('code', null, x.reason), x.count]), ...s.failedByReason.map((x) => ['failed', h('code', null, x.reason), x.count])],
+          [
+            ...s.rejectedByReason.map((x) => ['rejected', h('code', null, x.reason), x.count]),
+            ...s.failedByReason.map((x) => ['failed', h('code', null, x.reason), x.count]),
+          ],
           'Every attempt landed.',
         ),
         h('h3', null, 'Per accepted change'),
@@ -95,12 +142,30 @@ function acceptanceChart(a) {
   const max = Date.parse(a.buckets.at(-1).end);
   const dots = a.buckets
     .filter((b) => b.decided > 0)
-    .map((b) => ({ x: (Date.parse(b.start) + Date.parse(b.end)) / 2, y: b.rate, low: b.low, high: b.high, class: 'ok', title: `${b.accepted} of ${b.decided} accepted` }));
+    .map((b) => ({
+      x: (Date.parse(b.start) + Date.parse(b.end)) / 2,
+      y: b.rate,
+      low: b.low,
+      high: b.high,
+      class: 'ok',
+      title: `${b.accepted} of ${b.decided} accepted`,
+    }));
   const cumulative = a.cumulative.map((c) => [Date.parse(c.at), c.rate]);
   const ticks = timeTicks(min, max);
   return [
-    xyChart({ ariaLabel: 'acceptance over time', x: { min, max, ticks: ticks.ticks, format: timeFormat(ticks.step), label: `time (buckets of ${bucketLabel(a.bucketMs)})` }, y: { min: 0, max: 1, ticks: [0, 0.25, 0.5, 0.75, 1], format: pct0, label: 'accepted' }, lines: [{ points: cumulative, class: 's-cumulative' }], dots }),
-    h('div', { class: 'legend' }, h('span', null, h('i', { class: 'dot k-point' }), 'acceptance per bucket, with 95% interval'), h('span', null, h('i', { class: 'k-cumulative' }), 'running rate since the start')),
+    xyChart({
+      ariaLabel: 'acceptance over time',
+      x: { min, max, ticks: ticks.ticks, format: timeFormat(ticks.step), label: `time (buckets of ${bucketLabel(a.bucketMs)})` },
+      y: { min: 0, max: 1, ticks: [0, 0.25, 0.5, 0.75, 1], format: pct0, label: 'accepted' },
+      lines: [{ points: cumulative, class: 's-cumulative' }],
+      dots,
+    }),
+    h(
+      'div',
+      { class: 'legend' },
+      h('span', null, h('i', { class: 'dot k-point' }), 'acceptance per bucket, with 95% interval'),
+      h('span', null, h('i', { class: 'k-cumulative' }), 'running rate since the start'),
+    ),
   ];
 }
 

@@ -21,7 +21,11 @@ export async function render({ refresh }) {
       'div',
       { class: 'page-head' },
       h('h1', null, 'Tasks'),
-      h('p', { class: 'muted' }, `${board.counts.done} of ${board.counts.total} done · a task is blocked after ${board.maxAttempts} failed attempts; Retry gives it ${board.maxAttempts} more.`),
+      h(
+        'p',
+        { class: 'muted' },
+        `${board.counts.done} of ${board.counts.total} done · a task is blocked after ${board.maxAttempts} failed attempts; Retry gives it ${board.maxAttempts} more.`,
+      ),
     ),
     h(
       'div',
@@ -56,9 +60,22 @@ function card(t, maxAttempts, refresh) {
       ? h('div', { class: 'line' }, `attempt ${t.running.attempt} since ${fmtAgo(t.running.startedAt)} · `, link(`#/episodes/${t.running.episode}`, 'episode'))
       : null,
     t.state === 'done' && t.accepted
-      ? h('div', { class: 'line' }, 'accepted as ', h('span', { class: 'mono' }, shortSha(t.accepted.commit)), t.accepted.attempt ? ` on attempt ${t.accepted.attempt}` : '', t.accepted.episode ? [' · ', link(`#/episodes/${t.accepted.episode}`, 'episode')] : null)
+      ? h(
+          'div',
+          { class: 'line' },
+          'accepted as ',
+          h('span', { class: 'mono' }, shortSha(t.accepted.commit)),
+          t.accepted.attempt ? ` on attempt ${t.accepted.attempt}` : '',
+          t.accepted.episode ? [' · ', link(`#/episodes/${t.accepted.episode}`, 'episode')] : null,
+        )
       : null,
-    t.state !== 'done' && t.failures > 0 ? h('div', { class: 'line' }, `${t.failuresSinceRetry} of ${maxAttempts} attempts used${t.failures !== t.failuresSinceRetry ? ` (${t.failures} failed in all)` : ''}`) : null,
+    t.state !== 'done' && t.failures > 0
+      ? h(
+          'div',
+          { class: 'line' },
+          `${t.failuresSinceRetry} of ${maxAttempts} attempts used${t.failures !== t.failuresSinceRetry ? ` (${t.failures} failed in all)` : ''}`,
+        )
+      : null,
     t.waitingOn ? h('div', { class: 'line' }, 'waiting on blocked task ', h('strong', null, t.waitingOn)) : null,
     t.dependsOn.length && t.state === 'pending' && !t.waitingOn ? h('div', { class: 'line' }, `after ${t.dependsOn.join(', ')}`) : null,
     queued ? h('div', { class: 'line' }, `retried ${fmtAgo(t.queuedForRetry.at)}${t.queuedForRetry.note ? `: “${t.queuedForRetry.note}”` : ''}`) : null,
