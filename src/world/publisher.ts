@@ -34,7 +34,8 @@ const PENDING_FILE = 'publish-pending.json';
  * Publishing never holds up or undoes an accepted change.
  */
 export class Publisher implements RefMoveListener {
-  private readonly behind = new Map<string, { target: PublishTarget; attempt: number; timer?: NodeJS.Timeout }>();
+  // `marks` counts the moves seen: a push that succeeds clears the entry only if no move came while it ran.
+  private readonly behind = new Map<string, { target: PublishTarget; attempt: number; marks: number; timer?: NodeJS.Timeout }>();
   private running: Promise<void> = Promise.resolve();
   private closed = false;
   private readonly backoff: BackoffPolicy;
@@ -81,7 +82,8 @@ export class Publisher implements RefMoveListener {
   }
 
   private markBehind(target: PublishTarget): void {
-    const entry = this.behind.get(target.url) ?? { target, attempt: 0 };
+    const entry = this.behind.get(target.url) ?? { target, attempt: 0, marks: 0 };
+    entry.marks += 1;
     clearTimeout(entry.timer);
     entry.timer = undefined;
     this.behind.set(target.url, entry);
@@ -96,6 +98,7 @@ export class Publisher implements RefMoveListener {
     const entry = this.behind.get(target.url);
     if (!entry) return;
     entry.attempt += 1;
+    const marks = entry.marks;
     const refspecs = [`+refs/heads/${this.branch}:refs/heads/${this.branch}`, ...(target.ledger ? ['+refs/genesis/*:refs/genesis/*'] : [])];
     // git's own message (the last lines of its stderr) says why: shown, since a person must fix it.
     const error = await git(['push', '--quiet', target.url, ...refspecs], { cwd: this.world.path }).then(
@@ -103,7 +106,10 @@ export class Publisher implements RefMoveListener {
       (e: unknown) => redactAll(e instanceof Error ? e.message : String(e), target.url),
     );
     if (error === null) {
-      this.behind.delete(target.url);
+      // The branch moved again while this push ran (it sent what it read at its start): the push
+      // queued for that move must still find the remote behind, else the last change is never sent.
+      if (entry.marks === marks) this.behind.delete(target.url);
+      else entry.attempt = 0;
       const head = (await this.world.resolveRef(`refs/heads/${this.branch}`)) ?? '';
       this.options.onEvent?.({ type: 'published', url: redactUrl(target.url), head, attempt: entry.attempt });
       return;
