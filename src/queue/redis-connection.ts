@@ -5,8 +5,13 @@ import { backoffDelay, backoffPolicy } from '../retry/backoff-policy.js';
 /** Default Redis for a single machine, as started by scripts/setup-services.sh. */
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 
-/** Reconnects to a Redis that went away: soon at first, then every 2 s at most, never giving up. */
-const RECONNECT = backoffPolicy({ initialMs: 100, maxMs: 2000, jitter: 0.2 });
+/**
+ * Reconnects to a Redis that went away: soon at first, then every half second at most, never
+ * giving up. The cap is short because leases and the integrator lock live a few seconds: a
+ * connection that waited 2 s between tries came back after a 1.5 s restart with the lock's ttl
+ * already spent, and the scheduler stopped (exit 5) where it could have carried on.
+ */
+const RECONNECT = backoffPolicy({ initialMs: 100, maxMs: 500, jitter: 0.2 });
 
 /**
  * Opens a Redis connection for BullMQ and Genesis's own keys. `maxRetriesPerRequest: null` is what

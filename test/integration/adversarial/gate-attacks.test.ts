@@ -135,7 +135,11 @@ describe('candidates that attack the gate running them', () => {
   });
 
   itWith('bwrap')('a test that prints a gigabyte fails, keeps only the tail of its output, and costs the orchestrator no gigabyte', async () => {
-    expect(bwrap.episodeOf('print-gigabyte')).toMatchObject({ outcome: 'rejected', reason: 'check-failed' });
+    // Printing a gigabyte through a pipe takes most of the gate's 20 s on a busy machine: whether the
+    // check fails first or the gate's time runs out, it is rejected and only the tail is kept.
+    const e = bwrap.episodeOf('print-gigabyte');
+    expect(e.outcome).toBe('rejected');
+    expect(['check-failed', 'gate-timeout']).toContain(e.reason);
     const log = (await bwrap.artifactsOf('print-gigabyte')).gateLog ?? '';
     expect(log.length).toBeLessThan(200_000);
     expect(log).toMatch(/0123456789abcdef/);
