@@ -18,6 +18,7 @@ import { runVerification } from '../integrate/run-verification.js';
 import { VERIFICATION_REF_PREFIX } from '../integrate/verification-ledger.js';
 import { RedisPathLeases } from './redis-path-leases.js';
 import { startHeartbeat } from './worker-registry.js';
+import { abandonedResult } from './memory-queue.js';
 
 export interface EpisodeWorkerOptions {
   redis: Redis;
@@ -87,17 +88,7 @@ async function runLeased(data: DistributedJob, options: EpisodeWorkerOptions, wo
   const record = await ledger.read(job.episodeId);
   // A job put back after Redis lost it may name an episode the scheduler already closed: nothing to run, no lease to take.
   if (record?.status === 'final') {
-    return {
-      episodeId: job.episodeId,
-      task: job.task,
-      attempt: job.attempt,
-      base: job.base,
-      candidate: null,
-      verdict: 'abandoned',
-      reason: 'episode-closed',
-      message: 'the episode was already closed when this job ran',
-      signature: null,
-    };
+    return abandonedResult(job, 'the episode was already closed when this job ran', 'episode-closed');
   }
   // A job delivered again after its episode ran and passed (its worker stalled or died before the result got out, or
   // Redis lost the job): its change may be waiting to land, so it is sent again as recorded, never made a second time.

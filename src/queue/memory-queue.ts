@@ -27,7 +27,7 @@ export class MemoryEpisodeQueue implements EpisodeQueue {
     if (this.seen.has(valid.episodeId)) return;
     if (this.abort.signal.aborted) {
       this.seen.add(valid.episodeId);
-      this.deliver(abandoned(valid, 'the queue was closed when the episode was submitted'));
+      this.deliver(abandonedResult(valid, 'the queue was closed when the episode was submitted'));
       return;
     }
     this.seen.add(valid.episodeId);
@@ -55,7 +55,7 @@ export class MemoryEpisodeQueue implements EpisodeQueue {
 
   async close(): Promise<void> {
     this.abort.abort();
-    for (const job of this.waiting.splice(0)) this.deliver(abandoned(job, 'the queue closed before the episode started'));
+    for (const job of this.waiting.splice(0)) this.deliver(abandonedResult(job, 'the queue closed before the episode started'));
     await Promise.all(this.running.values());
   }
 
@@ -83,7 +83,8 @@ export class MemoryEpisodeQueue implements EpisodeQueue {
   }
 }
 
-function abandoned(job: EpisodeJob, message: string): EpisodeResult {
+/** A result for an episode that did not run to its end and is nobody's failure (not charged). */
+export function abandonedResult(job: EpisodeJob, message: string, reason: EpisodeReason = 'aborted'): EpisodeResult {
   return {
     episodeId: job.episodeId,
     task: job.task,
@@ -91,7 +92,7 @@ function abandoned(job: EpisodeJob, message: string): EpisodeResult {
     base: job.base,
     candidate: null,
     verdict: 'abandoned',
-    reason: 'aborted',
+    reason,
     message,
     signature: null,
   };
