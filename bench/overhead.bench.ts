@@ -11,7 +11,7 @@ import { DockerSandbox } from '../src/sandbox/docker-sandbox.js';
 import { sharedWarmPool } from '../src/sandbox/warm-pool.js';
 import type { BenchContext, BenchResult } from './lib/bench-module.js';
 import { createBenchWorld, IMAGE, makeBenchRoot } from './lib/bench-world.js';
-import { column, PHASE_LABELS, PHASES, type EpisodeTiming } from './lib/episode-timing.js';
+import { column, OTHER_COVERS, PHASE_LABELS, PHASES, type EpisodeTiming } from './lib/episode-timing.js';
 import { runGenesisEpisodes } from './lib/genesis-episodes.js';
 import { tally, traceGit, type GitStart } from './lib/git-trace.js';
 import { measureHostFloor } from './lib/host-floor.js';
@@ -82,7 +82,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
       table: formatTable(['phase', ...names, 'host floor (no harness)'], rows),
       notes: [
         'Every episode is accepted: a one-line change to its own notes file, gated by `node --test test/` (one tiny test) in a fresh sandbox; parallelism 1. The columns take turns episode by episode (a full run discards one warm-up round first).',
-        'Genesis figures are the phases each episode recorded in the ledger; total is the record\'s endedAt − startedAt, so "other" is the ledger writes, prompt, diff and scheduler steps around the phases.',
+        `Genesis figures are the phases each episode recorded in the ledger; total is the record's endedAt − startedAt. The phases are disjoint and add up to the total: workspace includes linking the dependency set, gate includes a second gate on the base, integrate runs from the moment the integration stage hears the own gate passed to the landed record (the reservation before the gate is not counted in it). Other: ${OTHER_COVERS}.`,
         'The naive loop (bench/naive-loop.sh) does per episode: git clone --no-local (as from a remote), the agent, git commit, docker run --rm --network none with the same image and host binds, git push, rm -rf.',
         'host floor: the agent command and the test command run directly on the host; a column minus the floor is what that harness adds.',
         `git processes of one genesis + docker episode: ${tally(traced[0]!)}; of the naive loop: ${tally(traced[2]!)}. Git run through simple-git is not counted: simple-git strips GIT_* variables, the trace's too. Not counted either: the world's long-lived git processes (one cat-file --batch, one --batch-check, one update-ref --stdin per world and Genesis process), started once by an earlier episode and used by every later one.`,

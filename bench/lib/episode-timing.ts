@@ -1,10 +1,12 @@
 /**
  * One episode's time by phase, in milliseconds. The same shape for Genesis (read back from the
  * ledger) and for the naive loop (printed by naive-loop.sh), so the two sit side by side.
- * `other` is what the total holds beyond the named phases: for Genesis the ledger writes, the
- * prompt, the diff and the scheduler's own steps; for the naive loop removing the clone.
+ * The phases are disjoint and add up to `total`; `other` is what the total holds beyond the named
+ * phases (see OTHER_COVERS).
  */
 export interface EpisodeTiming {
+  /** Genesis: the episode's own bookkeeping before its workspace (its record, manifest, earlier attempts, done tasks, prompt); the naive loop has none. */
+  prepare: number;
   workspace: number;
   agent: number;
   collect: number;
@@ -16,16 +18,17 @@ export interface EpisodeTiming {
   sandbox: number;
 }
 
-export const PHASES = ['workspace', 'agent', 'collect', 'gate', 'sandbox', 'integrate', 'other', 'total'] as const;
+export const PHASES = ['prepare', 'workspace', 'agent', 'collect', 'gate', 'sandbox', 'integrate', 'other', 'total'] as const;
 
 /** What each phase is called in tables: Genesis's name and what the naive loop does there. */
 export const PHASE_LABELS: Record<(typeof PHASES)[number], string> = {
+  prepare: 'prepare (record, manifest, prompt | -)',
   workspace: 'workspace (shared clone | git clone)',
   agent: 'agent start (no-op agent)',
   collect: 'collect (tree of the change | git commit)',
   gate: 'gate (checks, export, fresh sandbox)',
   sandbox: '  of which the sandboxed test run',
-  integrate: 'integrate (CAS fast-forward | git push)',
+  integrate: 'integrate (own gate passed → landed | git push)',
   other: 'other (ledger, bookkeeping | rm -rf)',
   total: 'total per episode',
 };
@@ -33,3 +36,7 @@ export const PHASE_LABELS: Record<(typeof PHASES)[number], string> = {
 export function column(timings: readonly EpisodeTiming[], phase: (typeof PHASES)[number]): number[] {
   return timings.map((t) => t[phase]);
 }
+
+/** What `other` holds, column by column (the bench prints it). */
+export const OTHER_COVERS =
+  'Genesis: the scheduler before the episode runs (lease, the start record, the job), the candidate commit, diff and reservation after collect, the gated record write, removing the workspace, and the run loop taking the result to the integration stage; the naive loop: rm -rf of the clone';

@@ -38,7 +38,15 @@ export async function runGenesisEpisodes(world: WorldRepo, sandbox: Sandbox, cou
   }
   return records.map((r, i) => {
     const p = r.phases;
-    const named = { workspace: p.workspace ?? 0, agent: p.agent ?? 0, collect: p.collect ?? 0, gate: p.gate ?? 0, integrate: p.integrate ?? 0 };
+    // Disjoint: the workspace with its dependency link, the gate with a second gate on the base, integrate from the passed gate on.
+    const named = {
+      prepare: p.prepare ?? 0,
+      workspace: (p.workspace ?? 0) + (p.deps ?? 0),
+      agent: p.agent ?? 0,
+      collect: p.collect ?? 0,
+      gate: (p.gate ?? 0) + (p['gate-on-base'] ?? 0),
+      integrate: p.integrate ?? 0,
+    };
     const startedAt = Date.parse(r.startedAt);
     const total = Date.parse(r.endedAt ?? r.startedAt) - startedAt;
     const sum = Object.values(named).reduce((a, b) => a + b, 0);

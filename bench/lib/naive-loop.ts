@@ -46,11 +46,11 @@ function parseLine(line: string): EpisodeTiming {
   const raw = JSON.parse(line) as Record<string, unknown>;
   if (typeof raw.error === 'string') throw new Error(`naive-loop.sh episode ${String(raw.episode)}: ${raw.error}`);
   const timing = {} as EpisodeTiming;
-  for (const phase of PHASES.filter((p) => p !== 'sandbox')) {
+  for (const phase of PHASES.filter((p) => p !== 'sandbox' && p !== 'prepare')) {
     const value = raw[phase];
     if (typeof value !== 'number') throw new Error(`naive-loop.sh printed no ${phase} in ${line}`);
     timing[phase] = value;
   }
   // The naive gate is nothing but the docker run.
-  return { ...timing, sandbox: timing.gate };
+  return { ...timing, prepare: 0, sandbox: timing.gate };
 }

@@ -50,6 +50,7 @@ export interface EpisodeDeps {
  */
 export async function runEpisode(job: EpisodeJob, deps: EpisodeDeps): Promise<EpisodeResult> {
   const { world, ledger } = deps;
+  const preparing = performance.now();
   const record = await ledger.read(job.episodeId);
   if (!record) throw new GenesisError('episode-unknown', `episode ${job.episodeId} has no ledger record`, { hint: 'episodes are created by genesis run' });
   const manifest = await world.manifestAt(job.base);
@@ -76,6 +77,8 @@ export async function runEpisode(job: EpisodeJob, deps: EpisodeDeps): Promise<Ep
   // The prompt names the same gate plan the gate runs, so the agent is judged only by what it was told.
   const done = await readDoneTasks(world.path, manifest.branch, job.base);
   const prompt = composePrompt({ manifest, task, attempt: job.attempt, earlier, lastGateLog, retryNote, doneTasks: done });
+  // The record, the manifest, earlier attempts, done tasks and the prompt: bookkeeping before the workspace.
+  phases.prepare = Math.round(performance.now() - preparing);
 
   let workspace: Workspace | null = null;
   try {

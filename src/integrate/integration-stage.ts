@@ -81,7 +81,6 @@ export class IntegrationStage {
     await this.handle({ type: 'reserve', change });
     const entry = this.state.entries.find((e) => e.id === change.id);
     if (entry?.stage !== 'gating' || entry.commit === null || entry.onto === null) return null;
-    this.joinedAt.set(change.id, performance.now());
     return { onto: entry.onto, commit: entry.commit, speculative: entry.onto !== this.state.head };
   }
 
@@ -90,9 +89,12 @@ export class IntegrationStage {
     return this.state.entries.some((e) => e.id === id);
   }
 
-  /** The episode of a reserved change passed its own gate on `commit`; `change` is what it now names. */
+  /**
+   * The episode of a reserved change passed its own gate on `commit`; `change` is what it now names.
+   * Its integrate phase starts here, not at its reservation: the gate between them is the episode's own phase.
+   */
   gated(change: QueuedChange, commit: string): Promise<void> {
-    if (!this.joinedAt.has(change.id)) this.joinedAt.set(change.id, performance.now());
+    this.joinedAt.set(change.id, performance.now());
     return this.handle({ type: 'gated', id: change.id, commit, change });
   }
 
