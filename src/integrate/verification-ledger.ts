@@ -1,5 +1,8 @@
-import { git, gitValue } from '../world/git.js';
+import { GenesisError } from '../errors.js';
 import type { GateRecord } from '../world/episode-record.js';
+import { readText } from '../world/object-reader.js';
+import { writeCommit, writeObject, writeTree } from '../world/object-writer.js';
+import { updateRefs } from '../world/ref-updates.js';
 import { VERIFICATION_REF_PREFIX } from '../world/verification-ref.js';
 
 export { VERIFICATION_REF_PREFIX };
@@ -31,31 +34,40 @@ export interface VerificationRecord {
 export class VerificationLedger {
   constructor(private readonly repo: string) {}
 
+  /** No git process: the objects go into the store directly and the ref through the world's long-lived `update-ref --stdin`. */
   async write(record: VerificationRecord, log: string): Promise<void> {
     const [json, gateLog] = await Promise.all([
-      gitValue(['hash-object', '-w', '--stdin'], { cwd: this.repo, input: `${JSON.stringify(record, null, 2)}\n` }),
-      gitValue(['hash-object', '-w', '--stdin'], { cwd: this.repo, input: log }),
+      writeObject(this.repo, 'blob', Buffer.from(`${JSON.stringify(record, null, 2)}\n`)),
+      writeObject(this.repo, 'blob', Buffer.from(log)),
     ]);
-    const tree = await gitValue(['mktree'], { cwd: this.repo, input: `100644 blob ${gateLog}\tgate.log\n100644 blob ${json}\trecord.json\n` });
-    const commit = await gitValue(['commit-tree', tree, '-p', record.commit], {
-      cwd: this.repo,
-      input: `verification ${record.verificationId}: ${record.ok ? 'passed' : record.reason}\n`,
+    const tree = await writeTree(this.repo, [
+      { mode: '100644', name: 'gate.log', sha: gateLog },
+      { mode: '100644', name: 'record.json', sha: json },
+    ]);
+    const commit = await writeCommit(this.repo, {
+      tree,
+      parents: [record.commit],
+      message: `verification ${record.verificationId}: ${record.ok ? 'passed' : record.reason}\n`,
     });
-    await git(['update-ref', `${VERIFICATION_REF_PREFIX}${record.verificationId}`, commit], { cwd: this.repo });
+    const moved = await updateRefs(this.repo, [{ ref: `${VERIFICATION_REF_PREFIX}${record.verificationId}`, next: commit }]);
+    if (!moved.ok)
+      throw new GenesisError('git-failed', `could not record verification ${record.verificationId}: ${moved.error}`, {
+        hint: 'check that the world is a git repository you can write to',
+      });
   }
 
+  /** Through the world's long-lived `cat-file --batch`: no process per read. */
   async read(verificationId: string): Promise<VerificationRecord | null> {
-    const r = await git(['cat-file', 'blob', `${VERIFICATION_REF_PREFIX}${verificationId}:record.json`], { cwd: this.repo, okExitCodes: [128] });
-    if (r.exitCode !== 0) return null;
+    const text = await readText(this.repo, `${VERIFICATION_REF_PREFIX}${verificationId}:record.json`);
+    if (text === null) return null;
     try {
-      return JSON.parse(r.stdout) as VerificationRecord;
+      return JSON.parse(text) as VerificationRecord;
     } catch {
       return null;
     }
   }
 
-  async readLog(verificationId: string): Promise<string | null> {
-    const r = await git(['cat-file', 'blob', `${VERIFICATION_REF_PREFIX}${verificationId}:gate.log`], { cwd: this.repo, okExitCodes: [128] });
-    return r.exitCode === 0 ? r.stdout : null;
+  readLog(verificationId: string): Promise<string | null> {
+    return readText(this.repo, `${VERIFICATION_REF_PREFIX}${verificationId}:gate.log`);
   }
 }
