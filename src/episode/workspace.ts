@@ -1,6 +1,7 @@
 import { copyFile, mkdir, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { git, gitValue } from '../world/git.js';
+import { runScratchName, scratchOwnerOf } from '../world/scratch-names.js';
 import { discardTree } from '../sandbox/remove-tree.js';
 import { checkWorkspaceSizes, type SizeLimits } from './workspace-sizes.js';
 import type { WorldRepo } from '../world/world-repo.js';
@@ -22,12 +23,13 @@ function collectIndexOf(episodeDir: string): string {
   return join(episodeDir, 'collect.index');
 }
 
-export function episodeDirOf(world: WorldRepo, episodeId: string): string {
-  return join(world.scratchDir, 'episodes', episodeId);
+/** A directory of its own for this run of the episode: a second run of it (a job handed out again) never shares or removes it. */
+function newEpisodeDir(world: WorldRepo, episodeId: string): string {
+  return join(world.scratchDir, 'episodes', runScratchName(episodeId));
 }
 
 export async function createWorkspace(world: WorldRepo, episodeId: string, base: string): Promise<Workspace> {
-  const episodeDir = episodeDirOf(world, episodeId);
+  const episodeDir = newEpisodeDir(world, episodeId);
   const dir = join(episodeDir, 'ws');
   await discardTree(episodeDir);
   // home/ is the agent's private HOME unless the manifest passes the real one through.
@@ -51,15 +53,16 @@ export async function removeWorkspace(workspace: Workspace): Promise<boolean> {
 }
 
 /**
- * Removes episode directories left behind by a crash. Only call it when no episode of this world
- * can be running on this machine (at the start of `genesis run`).
+ * Removes episode and gate directories left behind by a crash, but those of the episodes in
+ * `keep` (matched by owner: every run of a kept episode stays). Only call it when no other episode
+ * of this world can be running on this machine (at the start of `genesis run`).
  */
 export async function removeStaleWorkspaces(world: WorldRepo, keep: ReadonlySet<string> = new Set()): Promise<number> {
   let removed = 0;
   // Gate dirs too: a gate cut short by the same crash leaves one, and a tree moved aside waits in .trash.
   for (const root of [join(world.scratchDir, 'episodes'), join(world.scratchDir, 'gates')]) {
     const names = await readdir(root).catch(() => [] as string[]);
-    const stale = names.filter((name) => !keep.has(name));
+    const stale = names.filter((name) => !keep.has(scratchOwnerOf(name)));
     // One at a time: each may be a deep tree handed to `rm -rf`, and a machine has few cores.
     for (const name of stale) if (await discardTree(join(root, name))) removed += 1;
   }

@@ -6,6 +6,7 @@ import { readHeadScore } from '../world/accepted-history.js';
 import type { GateRecord } from '../world/episode-record.js';
 import { withProtectedFrom } from '../world/export-tree.js';
 import { writeHiddenLog } from '../world/hidden-logs.js';
+import { runScratchName } from '../world/scratch-names.js';
 import type { TaskSpec, WorldManifest } from '../world/manifest-schema.js';
 import { listChanges } from '../world/tree-diff.js';
 import type { WorldRepo } from '../world/world-repo.js';
@@ -32,7 +33,7 @@ export interface VerifyCandidateInput {
   candidateTree: string;
   task: TaskSpec;
   doneTasks: ReadonlySet<string>;
-  /** Unique name for the gate's scratch directory. */
+  /** The gate's name: its episode or verification id (its hidden log is kept under it; its scratch dir is this run's own). */
   name: string;
   /** The tree of the accepted head before this change: a failure that happens there too is not the change's. */
   baseTree?: string;
@@ -100,7 +101,8 @@ async function judgeCandidate(input: VerifyCandidateInput): Promise<CandidateVer
         changedFiles,
       };
   }
-  const scratch = join(world.scratchDir, 'gates', input.name);
+  // This run's own: a second run of the same episode gating at the same time must not share (and remove) it.
+  const scratch = join(world.scratchDir, 'gates', runScratchName(input.name));
   await mkdir(join(world.scratchDir, 'gates'), { recursive: true });
   if (input.task.witness && input.task.check) {
     const witness = await runGate({
