@@ -22,6 +22,8 @@ export type RunEvent =
   | { type: 'foreign-move'; commit: string; quarantine: string }
   /** The integration queue changed: each change, front first, with the commit it is verified on. */
   | { type: 'integration'; entries: Array<{ id: string; task: string; stage: string; onto: string | null; commit: string | null }> }
+  /** A task's paths are leased by a holder outside this run: it waits (uncharged) and is tried again at `untilMs` (epoch ms). */
+  | { type: 'lease-wait'; task: string; untilMs: number }
   | { type: 'progress'; done: number; tasks: number; running: string[]; accepted: number; rejected: number; failed: number }
   | { type: 'stop'; reason: StopReason };
 

@@ -27,7 +27,7 @@ export interface PolicyState {
   readonly integrating: ReadonlyMap<string, string>;
   /** Tasks whose gate found the accepted head itself failing: not tried again in this run. */
   readonly held: ReadonlyMap<string, string>;
-  /** Tasks whose last episode met an outage of the machine, and the time (ms) before which none starts. */
+  /** Tasks whose last episode met an outage of the machine (or whose lease another holder keeps), and the time (ms) before which none starts. */
   readonly cooldown: ReadonlyMap<string, number>;
   /** Episodes in a row of a task that met an outage: each next cooldown is longer (see outageBackoff). */
   readonly outages: ReadonlyMap<string, number>;
@@ -65,8 +65,13 @@ export type PolicyEvent =
   | { type: 'tick'; now: number; retries?: readonly RetryFacts[] }
   /** The loop took the task's lease and wrote the record: the episode runs. */
   | { type: 'started'; record: EpisodeRecord }
-  /** The loop tried every start it was given. */
-  | { type: 'starts-done'; now: number }
+  /**
+   * The loop tried every start it was given. `refused`: tasks whose path lease the store refused.
+   * With nothing of this run running or integrating, none of its own episodes holds those paths:
+   * another holder does (a duplicate run of a closed episode, a lease a Redis restart brought back),
+   * and it lets go within its lease's ttl. Not the task's failure: it waits, uncharged, with backoff.
+   */
+  | { type: 'starts-done'; now: number; refused?: readonly string[] }
   /** The episode's own gate passed: its change joined the integration queue. */
   | { type: 'passed'; id: string }
   /** An episode ended for good (failed, rejected, abandoned, or landed), with its final record. */
@@ -135,7 +140,7 @@ export function decide(state: PolicyState, event: PolicyEvent): Decision {
       return { state: { ...state, records, running, tally: { ...state.tally, episodes: state.tally.episodes + 1 } }, commands: [] };
     }
     case 'starts-done':
-      return afterStarts({ ...state, now: event.now });
+      return afterStarts({ ...state, now: event.now }, event.refused ?? []);
     case 'passed': {
       const task = state.running.get(event.id);
       if (task === undefined) return { state, commands: [] };
@@ -213,9 +218,14 @@ function plan(state: PolicyState): Decision {
   return { state, commands: [{ type: 'start', tasks, limit }] };
 }
 
-/** After starting what it could: with nothing running, nothing integrating and nothing cooling down, the run is stuck. */
-function afterStarts(state: PolicyState): Decision {
+/**
+ * After starting what it could: with nothing running, nothing integrating and nothing cooling down,
+ * the run is stuck. A task whose lease was refused then cools down (and is tried again) instead:
+ * while something of this run is busy, the next event tries it again anyway.
+ */
+function afterStarts(state: PolicyState, refused: readonly string[] = []): Decision {
   if (state.stop || state.running.size + state.integrating.size > 0) return settle(state);
+  if (refused.length > 0) return settle(leaseWait(state, refused));
   if ([...state.cooldown.values()].some((until) => until > state.now)) return settle(state);
   const statuses = taskStatuses(state);
   const waiting = state.tasks.filter((t) => statuses.get(t.id)?.state === 'pending').map((t) => ({ task: t.id, on: 'unschedulable' }));
@@ -244,6 +254,18 @@ function finished(state: PolicyState, event: Extract<PolicyEvent, { type: 'finis
   const stop = !state.stop && event.fatal ? { kind: 'circuit-open' as const, reason: event.fatal.reason, message: event.fatal.message } : state.stop;
   const records = new Map(state.records).set(record.id, record);
   return plan({ ...state, now: event.now, records, running, integrating, tally, held, cooldown, outages, stop });
+}
+
+/** Tasks whose lease another holder keeps wait as after an outage: a cooldown, longer each time in a row. */
+function leaseWait(state: PolicyState, tasks: readonly string[]): PolicyState {
+  const outages = new Map(state.outages);
+  const cooldown = new Map(state.cooldown);
+  for (const task of tasks) {
+    const streak = (outages.get(task) ?? 0) + 1;
+    outages.set(task, streak);
+    cooldown.set(task, state.now + outageCooldownMs(state.config, streak));
+  }
+  return { ...state, outages, cooldown };
 }
 
 /** The wait before a task's next episode after `streak` outages in a row. No jitter: the policy is pure, and tasks meet outages at different times. */

@@ -216,10 +216,14 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
   const startEpisodes = async (tasks: Array<{ task: TaskSpec; attempt: number }>, limit: number): Promise<void> => {
     const head = lander.head!;
     const starting: Array<{ record: EpisodeRecord; task: TaskSpec; attempt: number }> = [];
+    const refused: string[] = [];
     for (const { task, attempt } of tasks) {
       if (starting.length >= limit) break;
       const id = newEpisodeId();
-      if (!(await leases.tryAcquire(id, task.paths))) continue;
+      if (!(await leases.tryAcquire(id, task.paths))) {
+        refused.push(task.id);
+        continue;
+      }
       starting.push({ record: newRecord(id, manifest, task, attempt, head, agentForAttempt(agent, attempt).label, worker), task, attempt });
     }
     // Each record is in the world before its job exists; written together, a wave of episodes starts at once, not one git write apart.
@@ -236,7 +240,8 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
       emit({ type: 'episode-start', id, task: task.id, attempt });
       await queue.submit(job);
     }
-    await apply({ type: 'starts-done', now: Date.now() });
+    await apply({ type: 'starts-done', now: Date.now(), refused });
+    for (const t of refused) if ((policy.cooldown.get(t) ?? 0) > Date.now()) emit({ type: 'lease-wait', task: t, untilMs: policy.cooldown.get(t)! });
   };
 
   const onEpisodeResult = async (result: EpisodeResult): Promise<void> => {
@@ -407,7 +412,11 @@ function verificationSlots(manifest: WorldManifest): number {
 
 /** Keeps every lease the scheduler holds alive (episodes and changes in integration) and every job submitted. */
 async function reconcile(distributed: DistributedRun, leases: LeaseStore, jobs: Map<string, EpisodeJob>, policy: PolicyState): Promise<void> {
-  for (const id of [...policy.running.keys(), ...policy.integrating.keys()]) await leases.renew(id);
+  for (const [id, task] of [...policy.running, ...policy.integrating]) {
+    // Lost (a Redis restart dropped it): taken again, so no new episode takes these paths meanwhile.
+    const paths = policy.tasks.find((t) => t.id === task)?.paths;
+    if (!(await leases.renew(id)) && paths) await leases.tryAcquire(id, paths);
+  }
   for (const [id, job] of jobs) if (policy.running.has(id)) await distributed.queue.ensureSubmitted(job);
   // A verification job Redis lost would leave its change waiting in the integration queue for ever.
   await distributed.verifications?.ensureSubmitted();

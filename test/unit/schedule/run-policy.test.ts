@@ -256,13 +256,48 @@ describe('the run policy', () => {
     expect(h.stop()).toEqual({ type: 'finish', reason: { kind: 'interrupted' } });
   });
 
-  it('stops blocked when the ready tasks cannot be started at all (their paths are leased elsewhere)', () => {
+  it('stops blocked when the ready tasks cannot be started at all and the loop names no refused lease', () => {
     let state = policy([task('a')]);
     const started = decide(state, { type: 'tick', now: T0 });
     expect(started.commands).toMatchObject([{ type: 'start', limit: 2 }]);
     state = started.state;
     const { commands } = decide(state, { type: 'starts-done', now: T0 });
     expect(commands).toEqual([{ type: 'finish', reason: { kind: 'blocked', blocked: [], waiting: [{ task: 'a', on: 'unschedulable' }] } }]);
+  });
+
+  describe('when a lease is refused by a holder outside the run (a duplicate run, a lease Redis brought back)', () => {
+    it('does not stop: the task waits, uncharged, and is tried again after a backoff that grows while the refusals go on', () => {
+      let state = policy([task('a')], { cooldownMs: 1000 });
+      state = decide(state, { type: 'tick', now: T0 }).state;
+      const first = decide(state, { type: 'starts-done', now: T0, refused: ['a'] });
+      expect(first.commands).toEqual([]);
+      expect(nextWake(first.state)).toBe(T0 + 1000);
+      // Not before the wake: nothing starts.
+      expect(decide(first.state, { type: 'tick', now: T0 + 500 }).commands).toEqual([]);
+      const again = decide(first.state, { type: 'tick', now: T0 + 1000 });
+      expect(again.commands).toMatchObject([{ type: 'start', tasks: [{ task: { id: 'a' }, attempt: 1 }] }]);
+      const second = decide(again.state, { type: 'starts-done', now: T0 + 1000, refused: ['a'] });
+      expect(second.commands).toEqual([]);
+      expect(nextWake(second.state)).toBe(T0 + 1000 + 2000);
+      // Once the lease is free, the task starts as its first attempt and the run ends as usual.
+      const h = new Harness({ ...second.state, now: T0 + 3000 });
+      h.feed({ type: 'tick', now: T0 + 3000 });
+      expect(h.running()).toEqual(['a']);
+      expect(h.recordOf('a').attempt).toBe(1);
+      h.feed({ type: 'passed', id: h.recordOf('a').id });
+      h.feed({ type: 'landed', task: 'a', tasks: h.state.tasks });
+      h.feed({ type: 'finished', record: final(h.recordOf('a'), 'accepted'), now: T0 + 4000 });
+      expect(h.stop()).toEqual({ type: 'finish', reason: { kind: 'done' } });
+    });
+
+    it('leaves a refused task to the next event while an episode of the run is busy (its own lease may be the one in the way)', () => {
+      let state = policy([task('a'), task('b')], { parallelism: 1 });
+      state = decide(state, { type: 'tick', now: T0 }).state;
+      state = decide(state, { type: 'started', record: record('e1', 'a') }).state;
+      const after = decide(state, { type: 'starts-done', now: T0, refused: ['b'] });
+      expect(after.commands).toEqual([]);
+      expect(after.state.cooldown.size).toBe(0);
+    });
   });
 
   it('ignores the end of an episode it does not know (a result delivered twice)', () => {
