@@ -6,11 +6,14 @@
  *
  *   node --import tsx scripts/fault-injection.ts --seed 7 --trials 10 [--docker] [--faults k1,k2] [--keep] [--port n]
  *
- * Faults: kill -9 of a worker, of the scheduler at any moment, of the scheduler while it
- * integrates a result, a crash and restart of Redis (append-only file on); with --docker also a
- * restart of a Docker daemon during a gate. That daemon is a private one this script starts (own
- * socket and data root), never the machine's: restarting that one would break everyone's
- * containers. Exit code: 0 when no trial found a violation, 1 otherwise.
+ * Faults: kill -9 of a worker running an episode, of the scheduler at any moment, of the
+ * scheduler while it integrates a result, of a worker while it gates a change on its reserved tip,
+ * of the scheduler between such a gate's passing result and its landing, a crash and restart of
+ * Redis (append-only file on); with --docker also a restart of a Docker daemon during a gate. That
+ * daemon is a private one this script starts (own socket and data root), never the machine's:
+ * restarting that one would break everyone's containers. Each trial says whether its fault fired
+ * (met what it is meant to hit). Exit code: 1 when a trial found a violation, else 2 when a fault
+ * did not fire, else 0.
  */
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -41,7 +44,10 @@ Options:
   --port <n>        port of the private Redis (default 17000 + seed % 1000)
   -h, --help        this text
 
-Exit code: 0 when no trial found a violation, 1 otherwise.`;
+A fault that found nothing to hit (no episode in flight, no change gating on its reserved tip, no
+result waiting to land) is reported as "did not fire", never as a pass.
+
+Exit code: 1 when a trial found a violation, else 2 when some fault did not fire, else 0.`;
 
 const { values } = parseArgs({
   options: {
@@ -91,9 +97,8 @@ try {
     process.stderr.write(`trial ${trial}/${trials}: ${plan.kind} (delay ${plan.delayMs} ms, agents ${plan.sleepMs} ms) ... `);
     const result = await runTrial(trial, plan, { redis, docker, keep: values.keep }, seed);
     results.push(result);
-    process.stderr.write(
-      `${result.violations.length === 0 ? 'ok' : `${result.violations.length} violation(s)`} in ${(result.durationMs / 1000).toFixed(1)}s\n`,
-    );
+    const verdict = result.violations.length > 0 ? `${result.violations.length} violation(s)` : result.fired ? 'ok' : 'ok, but the fault did not fire';
+    process.stderr.write(`${verdict} in ${(result.durationMs / 1000).toFixed(1)}s\n`);
   }
 } finally {
   await redis.stop().catch(() => undefined);
@@ -101,4 +106,4 @@ try {
   await rm(state, { recursive: true, force: true }).catch(() => undefined);
 }
 process.stdout.write(`${formatReport(results, kinds, seed, Date.now() - started)}\n`);
-process.exitCode = results.some((r) => r.violations.length > 0) ? 1 : 0;
+process.exitCode = results.some((r) => r.violations.length > 0) ? 1 : results.some((r) => !r.fired) ? 2 : 0;

@@ -1,14 +1,19 @@
 import type { Rng } from '../../src/reliability/prng.js';
 
 /**
- * The faults a trial can inject. `kill-integrator` is a kill -9 of the scheduler timed to land
- * while it integrates a result (the scheduler is the world's integrator); `kill-scheduler` lands
- * at any moment. `restart-docker` restarts a private Docker daemon during a gate. The integration
- * stage: `kill-verifier` kills a worker while it verifies a speculative commit (its verification
- * must be retried elsewhere); `kill-lander` kills the scheduler just after a verification passed,
- * while it lands (nothing may land unverified or unrecorded).
+ * The faults a trial can inject. `kill-worker` is a kill -9 of a worker while it runs an episode;
+ * `kill-scheduler` of the scheduler at any moment; `kill-integrator` of the scheduler just after a
+ * worker sent a passing result (the scheduler is the world's integrator). `restart-redis` crashes
+ * the private Redis and starts it again from its append-only file; `restart-docker` restarts a
+ * private Docker daemon during a gate. The gating stage, as it is since tip gating by reservation
+ * (a change is gated by its own episode on the place the scheduler reserved for it in the
+ * integration queue): `kill-tip-gater` kills a worker while it gates a change on its reserved tip
+ * (the reservation outstanding: its job must run again elsewhere and the queue must not wait on it
+ * for ever); `kill-lander` kills the scheduler between such a change's passing result and its
+ * landing report (before the landing transaction, or after it and before the record's lease and
+ * acknowledgement: nothing may land unverified or unrecorded).
  */
-export type FaultKind = 'kill-worker' | 'kill-scheduler' | 'kill-integrator' | 'restart-redis' | 'restart-docker' | 'kill-verifier' | 'kill-lander';
+export type FaultKind = 'kill-worker' | 'kill-scheduler' | 'kill-integrator' | 'restart-redis' | 'restart-docker' | 'kill-tip-gater' | 'kill-lander';
 
 export const FAULT_KINDS: readonly FaultKind[] = [
   'kill-worker',
@@ -16,7 +21,7 @@ export const FAULT_KINDS: readonly FaultKind[] = [
   'kill-integrator',
   'restart-redis',
   'restart-docker',
-  'kill-verifier',
+  'kill-tip-gater',
   'kill-lander',
 ];
 

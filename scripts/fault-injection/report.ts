@@ -7,13 +7,15 @@ export function formatReport(results: readonly TrialResult[], kinds: readonly Fa
     String(r.trial),
     r.plan.kind,
     r.injected,
+    r.fired ? 'yes' : 'NO',
     String(r.restarts),
     String(r.episodes),
     String(r.violations.length),
     `${(r.durationMs / 1000).toFixed(1)}s`,
   ]);
-  const lines = [table(['trial', 'fault', 'injected', 'restarts', 'episodes', 'violations', 'time'], rows), ''];
+  const lines = [table(['trial', 'fault', 'injected', 'fired', 'restarts', 'episodes', 'violations', 'time'], rows), ''];
   for (const r of results) {
+    if (!r.fired) lines.push(`trial ${r.trial} FAULT DID NOT FIRE: ${r.injected}`);
     for (const v of r.violations) lines.push(`trial ${r.trial} VIOLATION: ${v}`);
     for (const s of r.stops) lines.push(`trial ${r.trial} run stopped early: ${s}`);
     for (const w of r.warnings) lines.push(`trial ${r.trial} warning: ${w}`);
@@ -21,7 +23,9 @@ export function formatReport(results: readonly TrialResult[], kinds: readonly Fa
   const byKind = kinds.map((k) => `${k} ${results.filter((r) => r.plan.kind === k).length}`).join(', ');
   const violations = results.reduce((n, r) => n + r.violations.length, 0);
   lines.push('', `seed ${seed}: ${results.length} trials; faults: ${byKind}`);
-  lines.push(`violations: ${violations}; unexpected early stops: ${results.reduce((n, r) => n + r.restarts, 0)}; time ${(totalMs / 1000).toFixed(0)}s`);
+  lines.push(
+    `violations: ${violations}; faults that did not fire: ${results.filter((r) => !r.fired).length}; unexpected early stops: ${results.reduce((n, r) => n + r.restarts, 0)}; time ${(totalMs / 1000).toFixed(0)}s`,
+  );
   return lines.join('\n');
 }
 

@@ -10,6 +10,7 @@ import type { FaultPlan } from './faults.js';
 import { startGenesis, stopProcess, within, type GenesisProcess } from './genesis-process.js';
 import type { PrivateDocker } from './private-docker.js';
 import type { PrivateRedis } from './private-redis.js';
+import { injectFault } from './inject-fault.js';
 import { createTrialWorld } from './trial-world.js';
 
 export interface TrialResult {
@@ -17,6 +18,8 @@ export interface TrialResult {
   plan: FaultPlan;
   /** What was done, in words, with when (ms after the first episode started). */
   injected: string;
+  /** Whether the fault met what it is meant to hit (see Injected); a trial where it did not proves nothing. */
+  fired: boolean;
   /** Times `genesis run` was started again after it ended without finishing (lock waits excluded). */
   restarts: number;
   /** Why the scheduler ended before the world was done, each time it did. */
@@ -60,7 +63,7 @@ export async function runTrial(trial: number, plan: FaultPlan, services: TrialSe
   const startWorker = () => keep('worker', startGenesis(['worker', '--redis', url, '--json', '--concurrency', '1', '--cache-dir', join(dir, 'cache')], env));
   const startScheduler = () => keep('scheduler', startGenesis(['run', '--world', world.path, '--redis', url, '--json'], env));
   const workers: GenesisProcess[] = [startWorker(), startWorker(), startWorker()];
-  const result: TrialResult = { trial, plan, injected: '', restarts: 0, stops: [], violations: [], warnings: [], episodes: 0, durationMs: 0 };
+  const result: TrialResult = { trial, plan, injected: '', fired: false, restarts: 0, stops: [], violations: [], warnings: [], episodes: 0, durationMs: 0 };
   try {
     await Promise.all(
       workers.map((w) => w.waitFor(/"type":"ready"/).catch((e: Error) => Promise.reject(new Error(`${e.message}; worker stderr: ${w.stderr().slice(-500)}`)))),
@@ -69,8 +72,11 @@ export async function runTrial(trial: number, plan: FaultPlan, services: TrialSe
     await scheduler.current.waitFor(/"type":"episode-start"/, 60_000);
     const t0 = Date.now();
     const at = () => `${Date.now() - t0} ms`;
-    await sleep(plan.kind === 'kill-integrator' ? 0 : plan.delayMs);
-    result.injected = await inject(plan, { workers, scheduler, startWorker, services, at });
+    // These wait for their own moment (a result, a gate on a reserved tip); the others strike after the planned delay.
+    await sleep(['kill-integrator', 'kill-lander', 'kill-tip-gater'].includes(plan.kind) ? 0 : plan.delayMs);
+    const injected = await injectFault(plan, { workers, scheduler, startWorker, redis: services.redis, docker, worldPath: world.path, at });
+    result.injected = injected.what;
+    result.fired = injected.fired;
     await finish(scheduler, startScheduler, result);
     await Promise.all(workers.map((w) => stopProcess(w)));
     await check(world, url, env, result);
@@ -80,82 +86,10 @@ export async function runTrial(trial: number, plan: FaultPlan, services: TrialSe
     await Promise.all(workers.map((w) => stopProcess(w, 2000)));
     result.durationMs = Date.now() - started;
     // A run that stopped early (a hang killed after 180 s, say) is kept too: it may be a liveness bug.
-    if (!services.keep && result.violations.length === 0 && result.stops.length === 0) await rm(dir, { recursive: true, force: true });
+    if (!services.keep && result.violations.length === 0 && result.stops.length === 0 && result.fired) await rm(dir, { recursive: true, force: true });
     else result.warnings.push(`world kept at ${world.path}, the processes' output in ${await saveLogs(dir, processes)}`);
   }
   return result;
-}
-
-interface InjectContext {
-  workers: GenesisProcess[];
-  scheduler: { current: GenesisProcess };
-  startWorker: () => GenesisProcess;
-  services: TrialServices;
-  at: () => string;
-}
-
-async function inject(plan: FaultPlan, ctx: InjectContext): Promise<string> {
-  switch (plan.kind) {
-    case 'kill-worker': {
-      const victim = ctx.workers[plan.worker]!;
-      const when = ctx.at();
-      victim.kill('SIGKILL');
-      await victim.exited;
-      ctx.workers[plan.worker] = ctx.startWorker();
-      await ctx.workers[plan.worker]!.waitFor(/"type":"ready"/);
-      return `kill -9 worker ${plan.worker} at ${when}, a new worker started`;
-    }
-    case 'kill-scheduler': {
-      const when = ctx.at();
-      ctx.scheduler.current.kill('SIGKILL');
-      await ctx.scheduler.current.exited;
-      return `kill -9 scheduler at ${when}`;
-    }
-    case 'kill-integrator': {
-      // A result is on its way to the scheduler, which integrates it: land the kill in that window.
-      await Promise.race(ctx.workers.map((w) => w.waitFor(/"type":"end".*"verdict":"passed"/, 60_000)));
-      await sleep(plan.delayMs % 300);
-      const when = ctx.at();
-      ctx.scheduler.current.kill('SIGKILL');
-      await ctx.scheduler.current.exited;
-      return `kill -9 scheduler ${plan.delayMs % 300} ms after a passing result, at ${when}`;
-    }
-    case 'kill-verifier': {
-      // Wait for a worker to start verifying a speculative commit, then kill it mid-gate.
-      const started = await Promise.race(ctx.workers.map((w, i) => w.waitFor(/"type":"verify-start"/, 60_000).then(() => i)));
-      await sleep(plan.delayMs % 500);
-      const when = ctx.at();
-      ctx.workers[started]!.kill('SIGKILL');
-      await ctx.workers[started]!.exited;
-      ctx.workers[started] = ctx.startWorker();
-      await ctx.workers[started]!.waitFor(/"type":"ready"/);
-      return `kill -9 worker ${started} ${plan.delayMs % 500} ms into a verification, at ${when}`;
-    }
-    case 'kill-lander': {
-      // A verification passed: its result is on its way to the scheduler, which lands it.
-      await Promise.race(ctx.workers.map((w) => w.waitFor(/"type":"verify-end".*"verdict":"passed"/, 60_000)));
-      await sleep(plan.delayMs % 200);
-      const when = ctx.at();
-      ctx.scheduler.current.kill('SIGKILL');
-      await ctx.scheduler.current.exited;
-      return `kill -9 scheduler ${plan.delayMs % 200} ms after a passing verification, at ${when}`;
-    }
-    case 'restart-redis': {
-      const when = ctx.at();
-      await ctx.services.redis.crash();
-      await sleep(1500);
-      await ctx.services.redis.start();
-      return `kill -9 redis at ${when}, restarted 1.5 s later from its append-only file`;
-    }
-    case 'restart-docker': {
-      // The agents sleep plan.sleepMs, then the gate runs: restart the daemon inside a gate.
-      await Promise.race(ctx.workers.map((w) => w.waitFor(/"type":"start"/, 60_000)));
-      await sleep(plan.sleepMs + 400);
-      const when = ctx.at();
-      await ctx.services.docker!.restart();
-      return `restart of the private dockerd at ${when} (during a gate), up again at ${ctx.at()}`;
-    }
-  }
 }
 
 /** Waits for the run to end, starting `genesis run` again until the world is done. */

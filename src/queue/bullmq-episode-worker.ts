@@ -28,7 +28,8 @@ export interface EpisodeWorkerOptions {
   /** How long a job stays locked without renewal: a killed worker's job restarts after about this. @default 30 s */
   lockDurationMs?: number;
   stalledIntervalMs?: number;
-  onEvent?: (event: { type: 'start' | 'end' | 'verify-start' | 'verify-end'; episodeId: string; task: string; verdict?: string }) => void;
+  /** `gate-on-tip`: the scheduler gave the episode's change a place in the integration queue; its gate on that tip starts. */
+  onEvent?: (event: { type: 'start' | 'gate-on-tip' | 'end' | 'verify-start' | 'verify-end'; episodeId: string; task: string; verdict?: string }) => void;
   /** Builds the agent a job's world asks for at the job's base: the composition root's factory (`genesis worker`). */
   createAgent: (manifest: WorldManifest, world: WorldRepo, head: string) => Promise<Agent>;
   /** Builds the gate sandbox a world's manifest asks for, for an episode or a verification. */
@@ -128,7 +129,13 @@ async function runLeased(data: DistributedJob, options: EpisodeWorkerOptions, wo
     const sandbox = await options.createSandbox(manifest);
     // On the world's own storage the scheduler can build on this worker's candidate: ask it for a place.
     const reserveTip =
-      data.tips && !isGitUrl(data.remote) ? (change: Parameters<typeof requestTip>[2]) => requestTip(options.redis, data.worldKey, change) : undefined;
+      data.tips && !isGitUrl(data.remote)
+        ? async (change: Parameters<typeof requestTip>[2]) => {
+            const place = await requestTip(options.redis, data.worldKey, change);
+            if (place) options.onEvent?.({ type: 'gate-on-tip', episodeId: job.episodeId, task: job.task });
+            return place;
+          }
+        : undefined;
     const result = await runEpisode(job, { world: world.repo, ledger, sandbox, agent, worker: workerId, signal, reserveTip });
     // Closed while this duplicate ran: the scheduler will not release the lease it re-took.
     if (result.reason === 'episode-closed') await leases.release(job.episodeId);
