@@ -7,37 +7,10 @@ import { newEpisodeId, type EpisodeJob, type EpisodeResult } from '../../../src/
 import { runEpisode } from '../../../src/episode/run-episode.js';
 import { createWorkspace, removeStaleWorkspaces, removeWorkspace } from '../../../src/episode/workspace.js';
 import { workerError } from '../../../src/queue/memory-queue.js';
-import type { EpisodeRecord } from '../../../src/world/episode-record.js';
 import { Ledger } from '../../../src/world/ledger.js';
+import { openRecord } from '../../helpers/open-record.js';
 import { itWith } from '../../helpers/services.js';
 import { baseManifest, GOOD_A, makeWorld, type FixtureWorld } from '../../helpers/world-fixture.js';
-
-/** The record the scheduler writes before an episode's job goes out. */
-function openRecord(f: FixtureWorld, id: string): EpisodeRecord {
-  return {
-    version: 1,
-    id,
-    world: 'fixture',
-    task: 'a',
-    attempt: 1,
-    agent: 'script',
-    base: f.commit,
-    candidate: null,
-    commit: null,
-    status: 'running',
-    outcome: null,
-    reason: null,
-    message: null,
-    signature: null,
-    startedAt: new Date().toISOString(),
-    endedAt: null,
-    phases: {},
-    gate: null,
-    changedFiles: [],
-    usage: null,
-    worker: 'test',
-  };
-}
 
 /** One run of the job as a BullMQ worker runs it: an error becomes the result the scheduler sees. */
 async function runOnce(f: FixtureWorld, job: EpisodeJob, worker: string, onPhase?: (phase: string) => void): Promise<EpisodeResult> {
@@ -61,8 +34,8 @@ describe('two runners of one episode (a job handed out again while its first run
         recording: { a: [{ write: { 'src/a.js': GOOD_A }, sleepMs: 200 }] },
       });
       const id = newEpisodeId();
-      await new Ledger(f.world.path).write(openRecord(f, id));
       const job: EpisodeJob = { episodeId: id, world: 'fixture', task: 'a', attempt: 1, base: f.commit };
+      await new Ledger(f.world.path).write(openRecord(job));
       const second: { run?: Promise<EpisodeResult> } = {};
       const first = runOnce(f, job, 'first', (phase) => {
         // 0.6 s into the first gate, plus the second runner's workspace and agent: its gate starts mid-test of the first.

@@ -7,8 +7,8 @@ import { newEpisodeId, type EpisodeJob } from '../../../src/episode/episode-job.
 import { BullmqEpisodeQueue } from '../../../src/queue/bullmq-episode-queue.js';
 import { startEpisodeWorker, type EpisodeWorker } from '../../../src/queue/bullmq-episode-worker.js';
 import { EPISODE_QUEUE, queuePrefix, resultQueueOf } from '../../../src/queue/distributed-job.js';
-import type { EpisodeRecord } from '../../../src/world/episode-record.js';
 import { Ledger } from '../../../src/world/ledger.js';
+import { openRecord } from '../../helpers/open-record.js';
 import { itWith } from '../../helpers/services.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 import { GOOD_A, makeWorld } from '../../helpers/world-fixture.js';
@@ -65,30 +65,3 @@ describe('an episode job delivered again after its episode ran and passed', () =
     }
   }, 120_000);
 });
-
-/** The record the scheduler writes when it starts an episode. */
-function openRecord(job: EpisodeJob): EpisodeRecord {
-  return {
-    version: 1,
-    id: job.episodeId,
-    world: job.world,
-    task: job.task,
-    attempt: job.attempt,
-    agent: 'script',
-    base: job.base,
-    candidate: null,
-    commit: null,
-    status: 'running',
-    outcome: null,
-    reason: null,
-    message: null,
-    signature: null,
-    startedAt: new Date().toISOString(),
-    endedAt: null,
-    phases: {},
-    gate: null,
-    changedFiles: [],
-    usage: null,
-    worker: 'test',
-  };
-}
