@@ -138,7 +138,7 @@ export async function runWarm(
   }
 }
 
-type Ended = { by: 'status' } | { by: 'daemon'; exitCode: number; timedOut: boolean };
+type Ended = { by: 'status'; oomKills: number | null } | { by: 'daemon'; exitCode: number; timedOut: boolean };
 
 /**
  * Waits for the command's end: its status in the output FIFO and every process of the container
@@ -151,8 +151,10 @@ async function endOf(slot: WarmSlot, output: WarmOutput, daemon: DaemonWatch): P
   const init = slot.init;
   const byStatus = init
     ? output.status.then(async () => {
+        // Counted while the container's cgroup surely exists: the daemon may remove it as soon as the last process ends.
+        const early = await oomKills(init);
         while (!settled && !(await initEnded(init))) await new Promise((resolve) => setTimeout(resolve, 1));
-        return { by: 'status' as const };
+        return { by: 'status' as const, oomKills: (await oomKills(init)) ?? early };
       })
     : new Promise<never>(() => undefined);
   const byDaemon = daemon.exited.then((exit) => ({ by: 'daemon' as const, ...exit }));
@@ -176,7 +178,7 @@ async function exitOf(
 ): Promise<{ exitCode: number; timedOut: boolean; oomKilled: boolean } | 'unmounted'> {
   if (status === 'unmounted') return 'unmounted';
   const code = ended.by === 'status' && status !== null && /^\d{1,3}$/.test(status) ? Number(status) : null;
-  const kills = code !== null && code !== 137 && slot.init ? await oomKills(slot.init) : null;
+  const kills = ended.by === 'status' && code !== 137 ? ended.oomKills : null;
   if (code !== null && kills !== null) return { exitCode: code, timedOut: false, oomKilled: kills > 0 };
   const exit = ended.by === 'daemon' ? ended : await daemon.exited;
   const state = (await slot.container.inspect()).State;
