@@ -1,3 +1,4 @@
+import { markNoBaseline } from '../gate/test-baseline.js';
 import type { EpisodeRecord } from '../world/episode-record.js';
 import type { Ledger } from '../world/ledger.js';
 import type { WorldRepo } from '../world/world-repo.js';
@@ -77,7 +78,7 @@ export class IntegrationStage {
   async reserve(change: QueuedChange): Promise<{ onto: string; commit: string; speculative: boolean } | null> {
     // A second run of the same episode (its job handed out again) made another change: the first one's place goes.
     const held = this.state.entries.find((e) => e.id === change.id);
-    if (held && (held.source ?? held.candidate) !== change.candidate) await this.handle({ type: 'withdraw', id: change.id });
+    if (held && (held.source ?? held.candidate) !== change.candidate) await this.giveUp(change.id);
     await this.handle({ type: 'reserve', change });
     const entry = this.state.entries.find((e) => e.id === change.id);
     if (entry?.stage !== 'gating' || entry.commit === null || entry.onto === null) return null;
@@ -101,6 +102,20 @@ export class IntegrationStage {
   /** Gives up a change's place without a verdict (its episode failed or was stopped; its record says why). */
   withdraw(id: string): Promise<void> {
     this.joinedAt.delete(id);
+    return this.giveUp(id);
+  }
+
+  /**
+   * Takes a change out of the queue. If its own gate on its reserved tip never reported (its worker
+   * died), the gates of the changes behind it, which wait for that tip's test baseline, are told it
+   * will not come, so they learn it at once instead of waiting out the gate's timeout.
+   */
+  private async giveUp(id: string): Promise<void> {
+    const entry = this.state.entries.find((e) => e.id === id);
+    if (entry?.stage === 'gating' && entry.commit !== null) {
+      const tree = await this.deps.world.treeOf(entry.commit);
+      await markNoBaseline(this.deps.world.scratchDir, tree).catch(() => undefined);
+    }
     return this.handle({ type: 'withdraw', id });
   }
 

@@ -1,6 +1,7 @@
 import { describe, expect } from 'vitest';
 import { auditWorld } from '../../../src/audit/audit-world.js';
 import { newEpisodeId } from '../../../src/episode/episode-job.js';
+import { waitForBaseline } from '../../../src/gate/test-baseline.js';
 import { IntegrationStage, type IntegrationOutcome } from '../../../src/integrate/integration-stage.js';
 import { Lander } from '../../../src/integrate/lander.js';
 import { runVerification } from '../../../src/integrate/run-verification.js';
@@ -225,4 +226,27 @@ describe('the integration stage', () => {
     expect((await readAcceptedHistory(f.world.path, 'main')).map((x) => x.task)).toEqual(['a', null]);
     expect(await new VerificationLedger(f.world.path).read(s.jobs[0]!.verificationId)).toBeNull();
   });
+
+  itWith('bwrap')(
+    "tells the gates behind a reserved change that its tip's baseline will not come when its place is given up before its own gate reported",
+    async () => {
+      // a's worker died while it gated a on its reserved tip; b gates on a's tip and waits for that tip's baseline.
+      const f = await makeWorld({ manifest: threeTasks(), recording: {}, sandbox: 'bwrap' });
+      const s = stageFor(f);
+      const a = await passedEpisode(f, 'a', { 'src/a.js': GOOD_A });
+      const b = await passedEpisode(f, 'b', { 'src/b.js': GOOD_B });
+      const placeOfA = await s.stage.reserve(a);
+      const placeOfB = await s.stage.reserve(b);
+      expect(placeOfB?.onto).toBe(placeOfA?.commit);
+      const waited = performance.now();
+      const baseline = waitForBaseline(f.world.scratchDir, await f.world.treeOf(placeOfB!.onto), ['node --test test/base.test.js'], Date.now() + 60_000);
+      // a's job runs again elsewhere and makes its change anew: the first run's place goes.
+      const again = { ...a, candidate: await candidate(f.world, f.commit, { 'src/a.js': `${GOOD_A}// again\n` }) };
+      await s.stage.reserve(again);
+      expect(await baseline).toBeNull();
+      expect(performance.now() - waited).toBeLessThan(10_000);
+      expect(s.stage.describe().map((e) => e.id)).toEqual([b.id, a.id]);
+    },
+    90_000,
+  );
 });
