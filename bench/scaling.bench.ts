@@ -1,8 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import { formatTable } from '../src/cli/output.js';
-import { joinCluster } from '../src/cli/commands/run-distributed.js';
 import { newEpisodeId } from '../src/episode/episode-job.js';
 import { IntegrationStage } from '../src/integrate/integration-stage.js';
 import { Lander } from '../src/integrate/lander.js';
@@ -17,11 +13,10 @@ import { git, gitValue } from '../src/world/git.js';
 import type { WorldRepo } from '../src/world/world-repo.js';
 import type { BenchContext, BenchResult } from './lib/bench-module.js';
 import { makeBenchRoot } from './lib/bench-world.js';
+import { runOverBullmq } from './lib/bullmq-run.js';
 import { loadNow } from './lib/machine.js';
 import { pipelineWorld, readRunStats, RunTracer, type PipelineRunStats } from './lib/pipeline-world.js';
 
-const BIN = fileURLToPath(new URL('../bin/genesis.js', import.meta.url));
-const REDIS = process.env.GENESIS_BENCH_REDIS ?? 'redis://127.0.0.1:6379';
 /** Issue 18's shape: an agent that waits 2 s (as a remote model does) and a gate of about 3 s. */
 const AGENT_S = 2;
 const GATE_S = 3;
@@ -64,40 +59,16 @@ async function measure(root: string, setup: Setup): Promise<Measured> {
 
 /** The run's wall time, and how it stopped when that was not with every task done (the bench reports it rather than hide it). */
 async function timedRun(run: () => Promise<RunSummary>): Promise<{ makespanS: number; stopped: string | null }> {
-  const t0 = performance.now();
   const summary = await run();
-  const makespanS = (performance.now() - t0) / 1000;
+  // runWorld's own clock: over BullMQ the workers' start before it is not the run's.
+  const makespanS = summary.durationMs / 1000;
   if (summary.stop.kind === 'done') return { makespanS, stopped: null };
   const blocked = summary.stop.kind === 'blocked' ? summary.stop.blocked.map((b) => `${b.task} ${b.reason}`).join(', ') : '';
   return { makespanS, stopped: `${summary.stop.kind}${blocked ? `: ${blocked}` : ''}` };
 }
 
 async function distributed(world: WorldRepo, name: string, workers: number, tracer: RunTracer): Promise<{ makespanS: number; stopped: string | null }> {
-  const env = { ...process.env, GENESIS_QUEUE_PREFIX: `bench-${randomUUID()}` };
-  process.env.GENESIS_QUEUE_PREFIX = env.GENESIS_QUEUE_PREFIX;
-  const children: ChildProcess[] = [];
-  try {
-    const ready = Array.from(
-      { length: workers },
-      () =>
-        new Promise<void>((resolve, reject) => {
-          const child = spawn(process.execPath, [BIN, 'worker', '--redis', REDIS, '--json'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-          children.push(child);
-          child.on('exit', (code) => reject(new Error(`a genesis worker exited (${code}) before it was ready`)));
-          child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('"ready"') && resolve());
-        }),
-    );
-    await Promise.all(ready);
-    const cluster = await joinCluster(REDIS, world, name, world.path, () => undefined);
-    try {
-      return await timedRun(() => runWorld({ world, distributed: cluster.distributed, onEvent: tracer.onEvent }));
-    } finally {
-      await cluster.leave();
-    }
-  } finally {
-    for (const c of children) c.kill('SIGTERM');
-    delete process.env.GENESIS_QUEUE_PREFIX;
-  }
+  return timedRun(() => runOverBullmq(world, name, workers, tracer.onEvent));
 }
 
 /**

@@ -17,7 +17,8 @@ export interface AgentSandboxOptions {
 
 /**
  * The agent sandbox a manifest asks for (`agent.sandbox`), checked to be usable: rejects with a
- * GenesisError and a hint when it is not. `auto` is bubblewrap with a network namespace of the
+ * GenesisError and a hint when it is not. The same options give the same checked sandbox for a
+ * few minutes (see `probed`). `auto` is bubblewrap with a network namespace of the
  * agent's own; docker only when asked. Unlike the gate's `auto`, there is no fallback: an agent
  * runs unconfined only when the manifest says `none`, never because confinement failed.
  */
@@ -33,15 +34,31 @@ export async function createAgentSandbox(options: AgentSandboxOptions): Promise<
       },
     );
   }
+  const key = JSON.stringify([options.kind, options.image, options.network]);
+  const kept = probed.get(key);
+  if (kept && Date.now() - kept.at < PROBE_STANDS_MS) return kept.sandbox;
   const sandbox =
     options.kind === 'docker'
       ? new DockerAgentSandbox({ image: options.image, network })
       : options.kind === 'bwrap' || options.kind === 'auto'
         ? new BwrapAgentSandbox(allow)
         : new NoneAgentSandbox();
-  await sandbox.check();
-  return sandbox;
+  const checked = sandbox.check().then(() => sandbox);
+  probed.set(key, { sandbox: checked, at: Date.now() });
+  checked.catch(() => {
+    if (probed.get(key)?.sandbox === checked) probed.delete(key);
+  });
+  return checked;
 }
+
+/**
+ * Agent sandboxes whose probe passed in this process, by what they were made from. A probe starts
+ * bubblewrap twice (once with a network namespace): 0.3-1.1 s on a loaded 2-core machine, which a
+ * BullMQ worker, making the agent of each job, paid on every job. A failed probe is not kept; a
+ * passed one stands for a few minutes, so a long-lived worker notices a sandbox that broke.
+ */
+const probed = new Map<string, { sandbox: Promise<AgentSandbox>; at: number }>();
+const PROBE_STANDS_MS = 5 * 60_000;
 
 /**
  * Whether a world's agents start processes of their own (command and openai agents, in any

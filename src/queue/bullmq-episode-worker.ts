@@ -28,12 +28,26 @@ export interface EpisodeWorkerOptions {
   /** How long a job stays locked without renewal: a killed worker's job restarts after about this. @default 30 s */
   lockDurationMs?: number;
   stalledIntervalMs?: number;
-  /** `gate-on-tip`: the scheduler gave the episode's change a place in the integration queue; its gate on that tip starts. */
-  onEvent?: (event: { type: 'start' | 'gate-on-tip' | 'end' | 'verify-start' | 'verify-end'; episodeId: string; task: string; verdict?: string }) => void;
+  onEvent?: (event: WorkerEvent) => void;
   /** Builds the agent a job's world asks for at the job's base: the composition root's factory (`genesis worker`). */
   createAgent: (manifest: WorldManifest, world: WorldRepo, head: string) => Promise<Agent>;
   /** Builds the gate sandbox a world's manifest asks for, for an episode or a verification. */
   createSandbox: (manifest: WorldManifest) => Promise<Sandbox>;
+}
+
+/**
+ * What a worker reports while it works (`genesis worker --json` prints one line each): a job taken
+ * and its result sent, each phase of an episode as it starts, a request for a place in the
+ * integration queue and its answer (`gate-on-tip`: the scheduler gave the change a place; its gate on
+ * that tip starts), a verification's start and end.
+ */
+export interface WorkerEvent {
+  type: 'start' | 'end' | 'phase' | 'tip-asked' | 'tip-answered' | 'gate-on-tip' | 'verify-start' | 'verify-end';
+  episodeId: string;
+  task: string;
+  verdict?: string;
+  /** With `phase`: the phase starting (workspace, deps, agent, collect, gate, gate-on-base). */
+  phase?: string;
 }
 
 export interface EpisodeWorker {
@@ -131,12 +145,15 @@ async function runLeased(data: DistributedJob, options: EpisodeWorkerOptions, wo
     const reserveTip =
       data.tips && !isGitUrl(data.remote)
         ? async (change: Parameters<typeof requestTip>[2]) => {
+            options.onEvent?.({ type: 'tip-asked', episodeId: job.episodeId, task: job.task });
             const place = await requestTip(options.redis, data.worldKey, change);
+            options.onEvent?.({ type: 'tip-answered', episodeId: job.episodeId, task: job.task, verdict: place ? 'placed' : 'none' });
             if (place) options.onEvent?.({ type: 'gate-on-tip', episodeId: job.episodeId, task: job.task });
             return place;
           }
         : undefined;
-    const result = await runEpisode(job, { world: world.repo, ledger, sandbox, agent, worker: workerId, signal, reserveTip });
+    const onPhase = (_: unknown, phase: string) => options.onEvent?.({ type: 'phase', episodeId: job.episodeId, task: job.task, phase });
+    const result = await runEpisode(job, { world: world.repo, ledger, sandbox, agent, worker: workerId, signal, reserveTip, onPhase });
     // Closed while this duplicate ran: the scheduler will not release the lease it re-took.
     if (result.reason === 'episode-closed') await leases.release(job.episodeId);
     else await world.publish(job.episodeId);

@@ -8,6 +8,7 @@ import { connectRedis } from '../../queue/redis-connection.js';
 import { createSandbox } from '../../sandbox/create-sandbox.js';
 import { EXIT } from '../exit-codes.js';
 import type { WorkerCliOptions } from './worker.js';
+import { preflightWorker } from './worker-preflight.js';
 
 export async function runWorkerCommand(opts: WorkerCliOptions): Promise<number> {
   if (!Number.isInteger(opts.concurrency) || opts.concurrency < 1) {
@@ -15,10 +16,14 @@ export async function runWorkerCommand(opts: WorkerCliOptions): Promise<number> 
   }
   const redis = await connectRedis(opts.redis, { name: 'genesis-worker' });
   const print = (event: Record<string, unknown>) =>
-    process.stdout.write(opts.json ? `${JSON.stringify(event)}\n` : `${new Date().toISOString().slice(11, 19)} ${Object.values(event).join(' ')}\n`);
+    process.stdout.write(
+      opts.json ? `${JSON.stringify({ ...event, at: Date.now() })}\n` : `${new Date().toISOString().slice(11, 19)} ${Object.values(event).join(' ')}\n`,
+    );
   // A worker that died by kill -9 left its unsandboxed agents to the next start, which is this one.
   const orphans = await killOrphanedAgents();
   if (orphans > 0) print({ event: 'orphans-killed', processes: orphans });
+  // Before the first job is taken: the probes (and code) that job would otherwise wait for.
+  const preflight = await preflightWorker();
   const worker = await startEpisodeWorker({
     redis,
     concurrency: opts.concurrency,
@@ -30,7 +35,15 @@ export async function runWorkerCommand(opts: WorkerCliOptions): Promise<number> 
     createAgent,
     createSandbox: (m) => createSandbox(m.verify.sandbox, { image: m.verify.image }),
   });
-  print({ type: 'ready', worker: worker.id, concurrency: opts.concurrency, redis: opts.redis });
+  print({
+    type: 'ready',
+    worker: worker.id,
+    concurrency: opts.concurrency,
+    redis: opts.redis,
+    sandboxes: preflight.sandboxes,
+    agentSandbox: preflight.agentSandbox,
+    preflightMs: preflight.ms,
+  });
   await new Promise<void>((resolve) => {
     let stopping = false;
     const stop = () => {
