@@ -7,6 +7,9 @@ import { distributedJobSchema, EPISODE_QUEUE, queuePrefix, resultQueueOf, RETENT
 import type { EpisodeQueue } from './episode-queue.js';
 import { workerError } from './memory-queue.js';
 
+/** Results taken from Redis ahead of the scheduler's handling of them; each stays unacknowledged (and redelivered after a crash) until handled. */
+const RESULTS_AT_ONCE = 32;
+
 /**
  * The scheduler's side of the BullMQ adapter: episode jobs go to the shared `episodes` queue,
  * results come back on the world's own results queue. A result job stays active until the
@@ -39,7 +42,9 @@ export class BullmqEpisodeQueue implements EpisodeQueue {
     this.consumer = new Worker(this.resultQueue, (job) => this.take(job), {
       connection: this.connections[1]!,
       prefix: queuePrefix(),
-      concurrency: 1,
+      // Results wait in this process for their acknowledgement, each still active (locked) in Redis: with one at a
+      // time, a wave of results reached the scheduler one Redis round trip (finish, fetch the next) after another.
+      concurrency: RESULTS_AT_ONCE,
       lockDuration: timing.lockDurationMs ?? 30_000,
       stalledInterval: timing.stalledIntervalMs ?? 30_000,
       // An interrupted scheduler leaves its result unacknowledged; it must never be dropped for that.
