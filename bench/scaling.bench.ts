@@ -41,7 +41,7 @@ interface Measured extends Setup {
 }
 
 /** Runs one world through `runWorld`, in this process or over BullMQ with `workers` worker processes. */
-async function measure(root: string, setup: Setup): Promise<Measured> {
+export async function measure(root: string, setup: Setup): Promise<Measured> {
   const name = `${setup.mode === 'BullMQ' ? 'redis' : 'mem'}-${setup.workers}-${setup.tasks}-${setup.failEvery}-${setup.clashEvery}`;
   const world = await pipelineWorld(root, name, {
     tasks: setup.tasks,
@@ -193,14 +193,14 @@ function modelled(m: Measured, nominal: boolean): number {
   return runs.reduce((a, b) => a + b, 0) / runs.length;
 }
 
-function modelCells(m: Measured): string[] {
+export function modelCells(m: Measured): string[] {
   if (m.stopped) return ['- (the run stopped early)', '-'];
   return [modelled(m, false), modelled(m, true)].map(
     (predicted) => `${predicted.toFixed(1)} (${predicted >= m.makespanS ? '+' : ''}${(((predicted - m.makespanS) / m.makespanS) * 100).toFixed(0)}%)`,
   );
 }
 
-function row(m: Measured): string[] {
+export function row(m: Measured): string[] {
   const ceiling = ceilingS(m);
   const perMin = (m.stats.accepted / m.makespanS) * 60;
   return [

@@ -94,7 +94,11 @@ export interface PipelineRunStats {
   verifications: number;
   /** Episodes that gated their change on the speculative tip rather than their base. */
   gatedOnTip: number;
-  /** Medians, seconds: the agent phase, the own gate (passed ones), a failed own gate, the verifications (their gate, and as the queue saw them: from sent to verdict). */
+  /**
+   * Medians, seconds: the agent phase, a passing own gate, a failing one (an own failure, or a gate on a
+   * tip that failed for a change ahead), the verifications (their gate, and as the queue saw them: from
+   * sent to verdict).
+   */
   agentS: number;
   gateS: number;
   failedGateS: number | null;
@@ -117,7 +121,14 @@ export async function readRunStats(world: WorldRepo, tracer: RunTracer): Promise
   const gated = records.filter((r) => r.phases.gate !== undefined);
   const s = (ms: number[]) => Math.round(summarize(ms).median) / 1000;
   const ownFailure = (r: EpisodeRecord) => r.outcome === 'rejected' && !r.reason?.startsWith('replay-');
-  const failed = gated.filter(ownFailure).map((r) => r.phases.gate!);
+  // A gate on a tip that failed there for a change ahead is followed by a gate on the base (run-episode.ts): the first
+  // is a failing gate (the test, its re-run, the run on the tip's base), the second passes unless the change is bad itself.
+  const onBase = (r: EpisodeRecord) => r.phases['gate-on-base'] !== undefined;
+  const passing = gated.filter((r) => !ownFailure(r)).map((r) => (onBase(r) ? r.phases['gate-on-base']! : r.phases.gate!));
+  const failed = gated.flatMap((r) => [
+    ...(ownFailure(r) || onBase(r) ? [r.phases.gate!] : []),
+    ...(ownFailure(r) && onBase(r) ? [r.phases['gate-on-base']!] : []),
+  ]);
   const overheads = tracer.overheads(records);
   const verifyMs = verifications.map((v) => v.gate?.durationMs ?? 0).filter((ms) => ms > 0);
   return {
@@ -128,7 +139,7 @@ export async function readRunStats(world: WorldRepo, tracer: RunTracer): Promise
     verifications: verifications.length,
     gatedOnTip: records.filter((r) => r.gatedOn).length,
     agentS: s(gated.map((r) => r.phases.agent ?? 0)),
-    gateS: s(gated.filter((r) => !ownFailure(r)).map((r) => r.phases.gate!)),
+    gateS: s(passing),
     failedGateS: failed.length > 0 ? s(failed) : null,
     verifyS: verifyMs.length > 0 ? s(verifyMs) : null,
     verifySeenS: overheads.verifyS,

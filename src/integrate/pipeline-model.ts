@@ -76,8 +76,17 @@ interface Entry {
   gate?: (() => void) | undefined;
   /** Taken out by a conflict found at its reserved build: its episode is rejected once its gate is done. */
   conflicted?: boolean;
+  /**
+   * Reserved, and will not land: its own gate fails (`reject`), or it breaks with a change ahead
+   * (`verifyReject`). Every change whose tip holds it fails its gate there too until it is out.
+   */
+  doomed?: 'fails' | 'clashes';
+  /** Its reserved commit was built on a tip holding a doomed change: its gate on it fails, and it is gated on its base. */
+  onBrokenTip?: boolean;
   /** The version its own gate judged it on. */
   gatedOn: number;
+  /** The head its episode started from (reserved changes). */
+  base?: number;
   /** The version it is built on, and its own speculative version on top. */
   onto: number;
   tip: number;
@@ -225,7 +234,7 @@ class Simulation {
       const start = this.now;
       this.serial(this.s.start, () => {
         const base = this.head;
-        this.at(this.s.agent(), () => (this.s.gateOnTip ? this.reserve(start) : this.gateOnBase(start, base)));
+        this.at(this.s.agent(), () => (this.s.gateOnTip ? this.reserve(start, base) : this.gateOnBase(start, base)));
       });
     }
   }
@@ -249,13 +258,15 @@ class Simulation {
    * its gate passed, that commit lands with no second gate; if the queue was rebuilt under it, the
    * new build is verified. A failing gate takes the change out, and those behind it are rebuilt.
    */
-  private reserve(start: number): void {
-    const entry: Entry = { start, pending: true, gatedOn: -1, onto: this.tail(), tip: ++this.version, stage: 'building', generation: 1 };
+  private reserve(start: number, base: number): void {
+    const entry: Entry = { start, base, pending: true, gatedOn: -1, onto: this.tail(), tip: ++this.version, stage: 'building', generation: 1 };
+    const fails = this.random() < this.s.reject;
+    if (fails) entry.doomed = 'fails';
+    else if (this.queue.length > 0 && this.random() < this.s.verifyReject) entry.doomed = 'clashes';
     entry.gate = () => {
-      const fails = this.random() < this.s.reject;
       const generation = entry.generation;
       this.gates++;
-      this.at(this.s.gate() * (fails ? this.s.failedGateFactor : 1) + this.s.overhead, () => {
+      this.at(this.reservedGateTime(entry), () => {
         this.running--;
         if (fails || entry.conflicted) this.retry();
         this.startEpisodes();
@@ -266,13 +277,29 @@ class Simulation {
           this.rebuildFrom(at);
         } else {
           entry.pending = false;
-          if (entry.stage === 'gating' && entry.generation === generation) entry.stage = 'verified';
+          // Judged on its base (its tip was broken, or it breaks with one ahead): it is verified on its tip.
+          if (entry.onBrokenTip || entry.doomed) {
+            if (entry.stage === 'gating') entry.stage = 'built';
+          } else if (entry.stage === 'gating' && entry.generation === generation) entry.stage = 'verified';
         }
         this.pump();
       });
     };
     this.queue.push(entry);
     this.buildLater(entry);
+  }
+
+  /**
+   * How long a reserved change's own gate takes, as run-episode.ts runs it: on its tip; when it
+   * fails there while the tip holds a change it did not start from (one ahead fails, or it breaks
+   * with one ahead), the failing gate (test, its re-run, the run on the tip's base) and then the
+   * gate on its own base, which fails again for a change that is bad itself.
+   */
+  private reservedGateTime(entry: Entry): number {
+    const failed = this.s.gate() * this.s.failedGateFactor;
+    if (!entry.onBrokenTip && !entry.doomed) return this.s.gate() + this.s.overhead;
+    if (entry.doomed === 'fails') return failed + (entry.onto === entry.base ? 0 : failed) + this.s.overhead;
+    return failed + this.s.gate() + this.s.overhead;
   }
 
   private retry(): void {
@@ -303,8 +330,10 @@ class Simulation {
           this.retry();
           this.startEpisodes();
         }
-      } else if (gate) entry.stage = entry.generation === 1 ? 'gating' : 'built';
-      else entry.stage = entry.onto === entry.gatedOn ? 'verified' : 'built';
+      } else if (gate) {
+        entry.stage = entry.generation === 1 ? 'gating' : 'built';
+        entry.onBrokenTip = this.queue.slice(0, at).some((e) => e.doomed !== undefined);
+      } else entry.stage = entry.onto === entry.gatedOn ? 'verified' : 'built';
       gate?.();
       this.pump();
     });
@@ -348,7 +377,7 @@ class Simulation {
       this.pump();
       return;
     }
-    if (this.random() < this.s.verifyReject) {
+    if (entry.doomed === 'clashes' || (!this.s.gateOnTip && this.random() < this.s.verifyReject)) {
       this.queue.splice(at, 1);
       this.retry();
       this.rebuildFrom(at);

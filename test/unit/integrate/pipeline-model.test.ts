@@ -90,6 +90,30 @@ describe('the pipeline model', () => {
     expect(failing.makespanMin).toBeGreaterThan(clean.makespanMin);
   });
 
+  it('fails the gates reserved behind a change that fails its own: they run on its tip, then on their base, then are verified', () => {
+    // Two at once, one after the other by a hair: the second reserves its place behind the first, which fails.
+    const input = { workers: 2, agentMin: 1, gateMin: 1, tasks: 2, jitter: 0, ...FREE, failedGateFactor: 3 };
+    const failing = Array.from({ length: 200 }, (_, i) => simulatePipeline({ ...input, reject: 0.5, seed: i + 1 }));
+    // Runs where only the first failed: its agent 0-1 min and failing gate 1-4, the second's 1-5 (3 on the broken tip, 1 on its base), verified
+    // 4-5 once the first is out; the first's retry 4-6.
+    const behind = failing.filter((r) => r.rejected === 1 && r.verifications === 1);
+    expect(behind.length).toBeGreaterThan(0);
+    for (const r of behind) {
+      expect(r.gatesPerAccepted).toBeCloseTo(4 / 2, 6);
+      expect(r.makespanMin).toBeCloseTo(6, 6);
+    }
+  });
+
+  it('rejects a change that breaks with one ahead on its tip, after its gates there and on its base, and retries it', () => {
+    const base = { workers: 4, agentMin: 2, gateMin: 3, tasks: 40, seed: 6 };
+    const clean = simulatePipeline(base);
+    const clashing = simulatePipeline({ ...base, verifyReject: 0.2 });
+    expect(clashing.rejected).toBeGreaterThan(0);
+    expect(clashing.accepted).toBe(40);
+    expect(clashing.verifications).toBeGreaterThan(clashing.rejected);
+    expect(clashing.makespanMin).toBeGreaterThan(clean.makespanMin);
+  });
+
   it('slows down when verification slots are scarce', () => {
     const many = simulatePipeline({ workers: 8, agentMin: 1, gateMin: 5, tasks: 80, seed: 2 });
     const one = simulatePipeline({ workers: 8, agentMin: 1, gateMin: 5, tasks: 80, slots: 1, seed: 2, gateOnTip: false });
