@@ -39,9 +39,11 @@ export async function injectFault(plan: FaultPlan, ctx: InjectContext): Promise<
       return { fired: running, what: running ? `kill -9 scheduler at ${when}` : `the run had already ended at ${when}` };
     }
     case 'kill-integrator':
-      return killBeforeLanding(ctx, plan.delayMs % 300, false);
+      // The scheduler takes a result and lands it within tens of ms: a longer wait mostly finds it landed.
+      return killBeforeLanding(ctx, plan.delayMs % 60, 'result');
     case 'kill-lander':
-      return killBeforeLanding(ctx, plan.delayMs % 200, true);
+      // Half the trials strike just after a reserved gate's passing result, half as its landing starts.
+      return plan.delayMs % 2 === 0 ? killBeforeLanding(ctx, plan.delayMs % 40, 'reserved') : killBeforeLanding(ctx, plan.delayMs % 15, 'landing');
     case 'kill-tip-gater':
       return killTipGater(plan, ctx);
     case 'restart-redis': {
@@ -111,18 +113,23 @@ async function killTipGater(plan: FaultPlan, ctx: InjectContext): Promise<Inject
 }
 
 /**
- * kill -9 of the scheduler `delayMs` after a worker sent a passing result that the scheduler has not
- * reported landed yet (with `reservedOnly`, a change gated on its reserved tip). Afterwards the
- * world says which side of the landing transaction the kill fell on.
+ * Which moment before a landing: a worker sent a passing `result`, or one for a change gated on its
+ * `reserved` tip, or the scheduler says a change is `landing` (its lander is about to swap the branch).
  */
-async function killBeforeLanding(ctx: InjectContext, delayMs: number, reservedOnly: boolean): Promise<Injected> {
+type LandingMoment = 'result' | 'reserved' | 'landing';
+
+/**
+ * kill -9 of the scheduler `delayMs` after the moment, for a change the scheduler has not reported
+ * landed yet. Afterwards the world says which side of the landing transaction the kill fell on.
+ */
+async function killBeforeLanding(ctx: InjectContext, delayMs: number, moment: LandingMoment): Promise<Injected> {
   const deadline = Date.now() + WAIT_MS;
   const tried = new Set<string>();
   while (Date.now() < deadline && alive(ctx.scheduler.current)) {
     const id = await until(() => {
       const reported = endedBy(ctx.scheduler.current);
-      for (const w of ctx.workers) for (const p of passedBy(w, reservedOnly)) if (!tried.has(p) && !reported.has(p)) return p;
-      return null;
+      const ready = moment === 'landing' ? landingIn(ctx.scheduler.current) : ctx.workers.flatMap((w) => passedBy(w, moment === 'reserved'));
+      return ready.find((p) => !tried.has(p) && !reported.has(p)) ?? null;
     }, deadline - Date.now());
     if (!id) break;
     tried.add(id);
@@ -134,13 +141,13 @@ async function killBeforeLanding(ctx: InjectContext, delayMs: number, reservedOn
     await sleep(100);
     if (endedBy(ctx.scheduler.current).has(id)) return { fired: false, what: `kill -9 scheduler at ${when}, after it had reported ${id}` };
     const landed = (await readAcceptedHistory(ctx.worldPath, 'main')).some((c) => c.episode === id);
-    const which = reservedOnly ? 'passing gate on its reserved tip' : 'passing result';
+    const which = { result: 'passing result', reserved: 'passing gate on its reserved tip', landing: 'start of the landing' }[moment];
     return {
       fired: true,
       what: `kill -9 scheduler ${delayMs} ms after the ${which} of ${id}, ${landed ? 'after its landing transaction, before it was reported' : 'before it landed'}, at ${when}`,
     };
   }
-  return { fired: false, what: `no passing ${reservedOnly ? 'reserved-tip gate' : 'result'} waited to land within ${WAIT_MS / 1000} s (tried ${tried.size})` };
+  return { fired: false, what: `no ${moment} moment before a landing was met within ${WAIT_MS / 1000} s (tried ${tried.size}, ${delayMs} ms after it)` };
 }
 
 async function killScheduler(ctx: InjectContext): Promise<void> {
@@ -203,6 +210,14 @@ function passedBy(p: GenesisProcess, reservedOnly: boolean): string[] {
   const all = events(p);
   const reserved = new Set(all.filter((e) => e.type === 'gate-on-tip').map((e) => e.episodeId));
   return all.filter((e) => e.type === 'end' && e.verdict === 'passed' && e.episodeId && (!reservedOnly || reserved.has(e.episodeId))).map((e) => e.episodeId!);
+}
+
+/** The changes the scheduler says are landing now or were (the lander swaps the branch next). */
+function landingIn(p: GenesisProcess): string[] {
+  const ids = new Set<string>();
+  for (const e of events(p) as Array<WorkerEvent & { entries?: Array<{ id: string; stage: string }> }>)
+    if (e.type === 'integration') for (const x of e.entries ?? []) if (x.stage === 'landing') ids.add(x.id);
+  return [...ids];
 }
 
 /** The episodes the scheduler reported ended (landed or not). */
