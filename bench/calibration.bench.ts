@@ -6,7 +6,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runSimCalibration, type SimCalibration } from '../src/agents/sim-calibration.js';
+import { runSimCalibration, type SimCalibration } from '../src/compose/sim-calibration.js';
 import { replaySimRun } from '../src/agents/sim-replay.js';
 import type { SimWorldOptions } from '../src/agents/sim-world.js';
 import { formatTable } from '../src/cli/output.js';

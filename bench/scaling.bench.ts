@@ -8,7 +8,7 @@ import { MemoryVerificationQueue } from '../src/integrate/verification-queue.js'
 import { Ledger } from '../src/world/ledger.js';
 import { NoneSandbox } from '../src/sandbox/none-sandbox.js';
 import type { RunSummary } from '../src/schedule/run-events.js';
-import { runWorld } from '../src/schedule/run-world.js';
+import { runEmbedded } from '../src/compose/embedded-run.js';
 import { git, gitValue } from '../src/world/git.js';
 import type { WorldRepo } from '../src/world/world-repo.js';
 import type { BenchContext, BenchResult } from './lib/bench-module.js';
@@ -53,7 +53,7 @@ export async function measure(root: string, setup: Setup): Promise<Measured> {
   });
   const tracer = new RunTracer();
   const { makespanS, stopped } =
-    setup.mode === 'BullMQ' ? await distributed(world, name, setup.workers, tracer) : await timedRun(() => runWorld({ world, onEvent: tracer.onEvent }));
+    setup.mode === 'BullMQ' ? await distributed(world, name, setup.workers, tracer) : await timedRun(() => runEmbedded({ world, onEvent: tracer.onEvent }));
   return { ...setup, makespanS, stopped, stats: await readRunStats(world, tracer), load: loadNow() };
 }
 

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { stringify } from 'yaml';
 import { createSandbox } from '../src/sandbox/create-sandbox.js';
-import { runWorld } from '../src/schedule/run-world.js';
+import { runEmbedded } from '../src/compose/embedded-run.js';
 import { initWorld } from '../src/operations/init-world.js';
 import { Ledger } from '../src/world/ledger.js';
 import { pruneRejectedChanges } from '../src/world/ledger-prune.js';
@@ -42,7 +42,7 @@ try {
   const start = process.memoryUsage().rss;
   let peak = start;
   const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 50);
-  await runWorld({ world, sandbox });
+  await runEmbedded({ world, sandbox });
   clearInterval(sampler);
   const objects = () =>
     Number(

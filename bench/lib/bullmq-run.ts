@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { joinCluster } from '../../src/cli/commands/run-distributed.js';
 import type { RunEvent, RunSummary } from '../../src/schedule/run-events.js';
 import { runWorld } from '../../src/schedule/run-world.js';
+import { composeClusterRun } from '../../src/compose/cluster-run.js';
 import type { WorldRepo } from '../../src/world/world-repo.js';
 
 const BIN = fileURLToPath(new URL('../../bin/genesis.js', import.meta.url));
@@ -60,11 +61,11 @@ export async function runOverBullmq(
     await Promise.all(ready);
     for (const w of warmUp) {
       const cluster = await joinCluster(BENCH_REDIS, w.world, w.name, w.world.path, () => undefined);
-      await runWorld({ world: w.world, distributed: cluster.distributed }).finally(() => cluster.leave());
+      await runWorld({ world: w.world, ...(await composeClusterRun(w.world, cluster.distributed)) }).finally(() => cluster.leave());
     }
     const cluster = await joinCluster(BENCH_REDIS, world, name, world.path, () => undefined);
     try {
-      return await runWorld({ world, distributed: cluster.distributed, onEvent });
+      return await runWorld({ world, ...(await composeClusterRun(world, cluster.distributed)), onEvent });
     } finally {
       await cluster.leave();
     }

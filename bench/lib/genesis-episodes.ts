@@ -1,5 +1,5 @@
 import type { Sandbox } from '../../src/sandbox/sandbox.js';
-import { runWorld } from '../../src/schedule/run-world.js';
+import { runEmbedded } from '../../src/compose/embedded-run.js';
 import { Ledger } from '../../src/world/ledger.js';
 import type { WorldRepo } from '../../src/world/world-repo.js';
 import type { EpisodeTiming } from './episode-timing.js';
@@ -27,7 +27,7 @@ export interface GenesisEpisode extends EpisodeTiming {
 export async function runGenesisEpisodes(world: WorldRepo, sandbox: Sandbox, count: number, opts: { trace?: boolean } = {}): Promise<GenesisEpisode[]> {
   const ledger = new Ledger(world.path);
   const before = new Set((await ledger.readAll()).map((r) => r.id));
-  const run = () => runWorld({ world, sandbox, maxEpisodes: count });
+  const run = () => runEmbedded({ world, sandbox, maxEpisodes: count });
   const { result: summary, starts } = opts.trace ? await traceGit(run) : { result: await run(), starts: undefined };
   const records = (await ledger.readAll()).filter((r) => !before.has(r.id));
   const bad = records.filter((r) => r.outcome !== 'accepted');

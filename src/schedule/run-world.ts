@@ -1,5 +1,4 @@
 import { hostname } from 'node:os';
-import { createAgent } from '../agents/create-agent.js';
 import { agentForAttempt } from '../agents/rotation.js';
 import { newEpisodeId, type EpisodeJob, type EpisodeResult } from '../episode/episode-job.js';
 import type { ReserveTip, TipService } from '../episode/gate-on-tip.js';
@@ -11,11 +10,8 @@ import { Lander } from '../integrate/lander.js';
 import { writeQueueSnapshot } from '../integrate/queue-snapshot.js';
 import { runVerification } from '../integrate/run-verification.js';
 import type { VerificationResult } from '../integrate/verification-job.js';
-import { MemoryVerificationQueue, type VerificationQueue } from '../integrate/verification-queue.js';
+import type { VerificationQueue } from '../integrate/verification-queue.js';
 import type { EpisodeQueue } from '../queue/episode-queue.js';
-import { MemoryEpisodeQueue } from '../queue/memory-queue.js';
-import { createSandbox } from '../sandbox/create-sandbox.js';
-import type { Sandbox } from '../sandbox/sandbox.js';
 import { readDoneTasks } from '../world/accepted-history.js';
 import type { EpisodeRecord } from '../world/episode-record.js';
 import { Ledger } from '../world/ledger.js';
@@ -24,7 +20,8 @@ import { readTaskRetries } from '../world/task-retries.js';
 import type { WorldRepo } from '../world/world-repo.js';
 import { secretEnvNames } from '../world/secret-env.js';
 import { finishEpisode, forgedResultProblem } from './finish-episode.js';
-import { MemoryLeaseStore, type LeaseStore } from './lease-store.js';
+import type { LeaseStore } from './lease-store.js';
+import type { RunPorts } from './run-ports.js';
 import { Inbox } from './inbox.js';
 import type { RunEvent, RunSummary } from './run-events.js';
 import { decide, initialPolicyState, nextWake, type PolicyCommand, type PolicyEvent, type PolicyState } from './run-policy.js';
@@ -32,12 +29,12 @@ import { recoverOpenRecords, releaseLeftoverLeases } from './run-recovery.js';
 import type { StopReason } from './scheduler.js';
 import type { EpisodeReason } from '../vocabulary/rejection-reasons.js';
 
-/** Where episodes run when they do not run in this process. */
+/**
+ * A run whose episodes run on workers elsewhere: its ports' queues and leases are shared (BullMQ,
+ * Redis). The run then keeps them in step (lease renewals, lost jobs put back), leaves running
+ * episodes to their workers when it stops, and answers the workers' tip requests.
+ */
 export interface DistributedRun {
-  queue: EpisodeQueue;
-  leases: LeaseStore;
-  /** Where speculative commits are verified; without it, in this process. */
-  verifications?: VerificationQueue;
   /** How often to check that the queue still holds every running episode. @default 5000 */
   reconcileMs?: number;
   /** Answers workers asking for their change's place in the integration queue; without it they gate on their base. */
@@ -46,18 +43,16 @@ export interface DistributedRun {
 
 export interface RunOptions {
   world: WorldRepo;
-  /** Overrides the sandbox the manifest asks for (tests, benchmarks). */
-  sandbox?: Sandbox;
+  /** The adapters of this run, built by the command's composition root (src/compose/embedded-run.ts for one process). */
+  ports: RunPorts;
   signal?: AbortSignal;
   onEvent?: (event: RunEvent) => void;
-  /** Workers elsewhere, through a shared queue; without it episodes run in this process. */
+  /** Workers elsewhere, through the ports' shared queues; without it episodes run in this process. */
   distributed?: DistributedRun;
   /** Run the pending tasks even when the goal's evidence passes. */
   pastEvidence?: boolean;
   /** Start at most this many episodes in this run, then end as when goal.stop.maxEpisodes is spent (benchmarks). */
   maxEpisodes?: number;
-  /** Where an in-process run keeps its path leases (tests watch them). @default a new MemoryLeaseStore */
-  leases?: LeaseStore;
 }
 
 type Wake =
@@ -80,32 +75,29 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
   const emit = options.onEvent ?? (() => undefined);
   let manifest = await world.manifestAt('HEAD');
   const startHead = await world.head(manifest.branch);
-  const sandbox = options.sandbox ?? (await createSandbox(manifest.verify.sandbox, { image: manifest.verify.image }));
+  const { sandbox, leases } = options.ports;
   await sandbox.check();
-  const agent = await createAgent(manifest, world, startHead);
+  const agent = await options.ports.agent(manifest, startHead);
   const ledger = new Ledger(world.path, { secretEnv: secretEnvNames(manifest.agent) });
   const records = new Map((await ledger.readAll()).map((r) => [r.id, r]));
   const worker = `${hostname()}:${process.pid}`;
   const distributed = options.distributed;
-  const queue =
-    distributed?.queue ??
-    new MemoryEpisodeQueue(
-      (job, signal) =>
-        runEpisode(job, {
-          world,
-          ledger,
-          sandbox,
-          agent,
-          worker,
-          signal,
-          reserveTip,
-          onPhase: (j, phase) => emit({ type: 'episode-phase', id: j.episodeId, task: j.task, phase }),
-        }),
-      manifest.parallelism,
-    );
-  const leases = distributed?.leases ?? options.leases ?? new MemoryLeaseStore();
+  const queue = options.ports.episodes(
+    (job, signal) =>
+      runEpisode(job, {
+        world,
+        ledger,
+        sandbox,
+        agent,
+        worker,
+        signal,
+        reserveTip,
+        onPhase: (j, phase) => emit({ type: 'episode-phase', id: j.episodeId, task: j.task, phase }),
+      }),
+    manifest.parallelism,
+  );
   const slots = verificationSlots(manifest);
-  const verifications = distributed?.verifications ?? new MemoryVerificationQueue((job) => runVerification(job, { world, sandbox, worker }), slots);
+  const verifications = options.ports.verifications((job) => runVerification(job, { world, sandbox, worker }), slots);
   const lander = new Lander(world, ledger, manifest.branch, startHead);
   const inbox = new Inbox<Wake>();
   let snapshots: Promise<void> = Promise.resolve();
@@ -377,7 +369,7 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
       }
       // By the clock, not only when the inbox is quiet: a steady stream of results must not starve lease renewals.
       if (distributed && Date.now() - reconciledAt >= (distributed.reconcileMs ?? 5_000)) {
-        await reconcile(distributed, leases, jobs, policy);
+        await reconcile(queue, verifications, leases, jobs, policy);
         reconciledAt = Date.now();
       }
       if (!finished) await apply({ type: 'tick', now: Date.now(), retries: await readTaskRetries(world.path) });
@@ -411,15 +403,21 @@ function verificationSlots(manifest: WorldManifest): number {
 }
 
 /** Keeps every lease the scheduler holds alive (episodes and changes in integration) and every job submitted. */
-async function reconcile(distributed: DistributedRun, leases: LeaseStore, jobs: Map<string, EpisodeJob>, policy: PolicyState): Promise<void> {
+async function reconcile(
+  queue: EpisodeQueue,
+  verifications: VerificationQueue,
+  leases: LeaseStore,
+  jobs: Map<string, EpisodeJob>,
+  policy: PolicyState,
+): Promise<void> {
   for (const [id, task] of [...policy.running, ...policy.integrating]) {
     // Lost (a Redis restart dropped it): taken again, so no new episode takes these paths meanwhile.
     const paths = policy.tasks.find((t) => t.id === task)?.paths;
     if (!(await leases.renew(id)) && paths) await leases.tryAcquire(id, paths);
   }
-  for (const [id, job] of jobs) if (policy.running.has(id)) await distributed.queue.ensureSubmitted(job);
+  for (const [id, job] of jobs) if (policy.running.has(id)) await queue.ensureSubmitted(job);
   // A verification job Redis lost would leave its change waiting in the integration queue for ever.
-  await distributed.verifications?.ensureSubmitted();
+  await verifications.ensureSubmitted();
 }
 
 function emitEnd(emit: (event: RunEvent) => void, final: EpisodeRecord): void {

@@ -4,7 +4,9 @@ import { killOrphanedAgents } from '../../agents/process-tracker.js';
 import { createSandbox } from '../../sandbox/create-sandbox.js';
 import { NONE_SANDBOX_WARNING } from '../../sandbox/none-sandbox.js';
 import type { RunSummary } from '../../schedule/run-events.js';
-import { runWorld, type DistributedRun } from '../../schedule/run-world.js';
+import { composeClusterRun } from '../../compose/cluster-run.js';
+import { composeEmbeddedRun } from '../../compose/embedded-run.js';
+import { runWorld } from '../../schedule/run-world.js';
 import { acquireRunLock } from '../../world/run-lock.js';
 import { putBackForeignHead } from '../../world/put-back-foreign-head.js';
 import { withCliName } from '../invocation.js';
@@ -83,11 +85,11 @@ export async function runWithSignals(opts: RunCommandOptions): Promise<RunSummar
   (opts.json ? process.stderr : process.stdout).write(`sandbox: ${sandbox.kind} (${why})\n`);
   const printer = createRunPrinter(process.stdout);
   try {
+    const composed = cluster ? await composeClusterRun(world, cluster.distributed, sandbox) : { ports: await composeEmbeddedRun(world, { sandbox }) };
     return await runWorld({
       world,
-      sandbox,
+      ...composed,
       signal: controller.signal,
-      distributed: cluster?.distributed,
       pastEvidence: opts.pastEvidence,
       onEvent: (event) => {
         if (opts.json) return process.stdout.write(`${JSON.stringify(event)}\n`);
@@ -103,5 +105,3 @@ export async function runWithSignals(opts: RunCommandOptions): Promise<RunSummar
     process.off('SIGTERM', onSignal);
   }
 }
-
-export type { DistributedRun };

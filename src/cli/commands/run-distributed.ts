@@ -7,7 +7,7 @@ import { connectRedis } from '../../queue/redis-connection.js';
 import { RedisPathLeases } from '../../queue/redis-path-leases.js';
 import { RedisTipServer } from '../../queue/redis-tip-broker.js';
 import { isGitUrl } from '../../world/worker-world.js';
-import type { DistributedRun } from '../../schedule/run-world.js';
+import type { ClusterAdapters } from '../../compose/cluster-run.js';
 import type { WorldRepo } from '../../world/world-repo.js';
 
 /**
@@ -20,7 +20,7 @@ export async function joinCluster(
   name: string,
   remote: string,
   onLockLost: () => void,
-): Promise<{ distributed: DistributedRun; leave(): Promise<void> }> {
+): Promise<{ distributed: ClusterAdapters; leave(): Promise<void> }> {
   const redis = await connectRedis(url, { name: 'genesis-scheduler' });
   const worldKey = worldKeyOf(name, world.path);
   let lock: IntegratorLock;

@@ -5,7 +5,7 @@ import { stringify } from 'yaml';
 import { createSandbox } from '../../../src/sandbox/create-sandbox.js';
 import type { Sandbox } from '../../../src/sandbox/sandbox.js';
 import type { RunSummary } from '../../../src/schedule/run-events.js';
-import { runWorld } from '../../../src/schedule/run-world.js';
+import { runEmbedded } from '../../../src/compose/embedded-run.js';
 import { readAcceptedHistory, type AcceptedCommit } from '../../../src/world/accepted-history.js';
 import type { EpisodeArtifacts, EpisodeRecord } from '../../../src/world/episode-record.js';
 import { initWorld } from '../../../src/operations/init-world.js';
@@ -74,7 +74,7 @@ async function runInRoot(opts: Parameters<typeof runAttackedWorld>[0]): Promise<
   const sandbox = await createSandbox(opts.sandbox, { image: 'genesis/node:20' });
   const { world, commit } = await initWorld({ worldPath: join(root, 'w.world'), from: source, sandbox: async () => sandbox });
   const started = Date.now();
-  const summary = await runWorld({ world, sandbox });
+  const summary = await runEmbedded({ world, sandbox });
   const durationMs = Date.now() - started;
   const ledger = new Ledger(world.path);
   const episodes = await ledger.readAll();

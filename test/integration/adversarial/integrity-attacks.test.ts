@@ -3,7 +3,7 @@ import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { auditWorld } from '../../../src/audit/index.js';
-import { runWorld } from '../../../src/schedule/run-world.js';
+import { runEmbedded } from '../../../src/compose/embedded-run.js';
 import { git } from '../../../src/world/git.js';
 import { Ledger } from '../../../src/world/ledger.js';
 import { readHiddenLog } from '../../../src/world/hidden-logs.js';
@@ -166,7 +166,7 @@ describe('attacks on the integrity of a world (issue 12, classes 4 to 6)', () =>
         expect(w.episodeOf('deep-ignored')).toMatchObject({ outcome: 'accepted' });
         expect(w.episodes.filter((e) => e.task === 'deep-in-paths').every((e) => e.outcome === 'failed' || e.outcome === 'rejected')).toBe(true);
         expect(await readdir(join(w.world.scratchDir, 'episodes')).catch(() => [])).toEqual([]);
-        const again = await runWorld({ world: w.world, sandbox: w.sandbox });
+        const again = await runEmbedded({ world: w.world, sandbox: w.sandbox });
         expect(again.stop.kind).toBe('blocked');
       },
       120_000,

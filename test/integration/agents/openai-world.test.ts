@@ -1,5 +1,5 @@
 import { afterEach, describe, expect } from 'vitest';
-import { runWorld } from '../../../src/schedule/run-world.js';
+import { runEmbedded } from '../../../src/compose/embedded-run.js';
 import { readAcceptedHistory } from '../../../src/world/accepted-history.js';
 import type { EpisodeRecord } from '../../../src/world/episode-record.js';
 import { Ledger } from '../../../src/world/ledger.js';
@@ -20,7 +20,7 @@ describe('a world built by the openai agent against a replayed model', () => {
     const manifest = baseManifest({ agent: { kind: 'openai', baseUrl: server.baseUrl, model: 'gpt-4.1-mini', timeoutSec: 60 } });
     const f = await makeWorld({ sandbox: 'bwrap', manifest, recording: {} });
 
-    const summary = await runWorld({ world: f.world, sandbox: f.sandbox });
+    const summary = await runEmbedded({ world: f.world, sandbox: f.sandbox });
 
     expect(server.mismatches).toEqual([]);
     expect(summary.stop.kind).toBe('done');

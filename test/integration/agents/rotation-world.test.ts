@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect } from 'vitest';
-import { runWorld } from '../../../src/schedule/run-world.js';
+import { runEmbedded } from '../../../src/compose/embedded-run.js';
 import { readAcceptedHistory } from '../../../src/world/accepted-history.js';
 import { Ledger } from '../../../src/world/ledger.js';
 import { itWith } from '../../helpers/services.js';
@@ -38,7 +38,7 @@ describe('when a task is retried with agent.rotation', () => {
     });
     const f = await makeWorld({ sandbox: 'bwrap', manifest, recording: {} });
 
-    const summary = await runWorld({ world: f.world, sandbox: f.sandbox });
+    const summary = await runEmbedded({ world: f.world, sandbox: f.sandbox });
 
     expect(summary.stop.kind).toBe('done');
     const episodes = await new Ledger(f.world.path).readAll();
@@ -57,7 +57,7 @@ describe('when a task is retried with agent.rotation', () => {
     const f = await makeWorld({ sandbox: 'bwrap', manifest, recording: {} });
     process.env.PATH = saved.PATH ?? '/usr/bin:/bin';
 
-    const summary = await runWorld({ world: f.world, sandbox: f.sandbox });
+    const summary = await runEmbedded({ world: f.world, sandbox: f.sandbox });
 
     expect(summary.stop).toMatchObject({ kind: 'circuit-open', reason: 'agent-not-found', message: expect.stringContaining('"opencode" was not found') });
     expect(summary.episodes).toBe(1);

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { sharedWarmPool } from '../../../src/sandbox/warm-pool.js';
 import { afterAll, describe, expect } from 'vitest';
-import { runWorld } from '../../../src/schedule/run-world.js';
+import { runEmbedded } from '../../../src/compose/embedded-run.js';
 import { readAcceptedHistory } from '../../../src/world/accepted-history.js';
 import { Ledger } from '../../../src/world/ledger.js';
 import { itWith } from '../../helpers/services.js';
@@ -32,7 +32,7 @@ describe('the image that judged a change', () => {
         }),
         recording: { a: [{ write: { 'src/a.js': GOOD_A } }], b: [{ write: { 'src/b.js': GOOD_B } }] },
       });
-      await runWorld({ world: f.world, sandbox: f.sandbox });
+      await runEmbedded({ world: f.world, sandbox: f.sandbox });
 
       const history = await readAcceptedHistory(f.world.path, 'main');
       expect(history).toHaveLength(3);

@@ -1,6 +1,6 @@
 import { describe, expect } from 'vitest';
 import { auditWorld } from '../../../src/audit/index.js';
-import { runWorld } from '../../../src/schedule/run-world.js';
+import { runEmbedded } from '../../../src/compose/embedded-run.js';
 import { itWith } from '../../helpers/services.js';
 import { baseManifest, GOOD_A, GOOD_B, makeWorld } from '../../helpers/world-fixture.js';
 
@@ -15,7 +15,7 @@ describe('genesis audit on worlds that use the harness', () => {
       'test/suite.test.js': `import test from 'node:test';\nimport assert from 'node:assert';\nimport { existsSync } from 'node:fs';\n${suite}\n`,
     };
     const f = await makeWorld({ sandbox: 'bwrap', manifest, files, recording: { more: [{ write: { 'src/f0.js': '', 'src/f1.js': '' } }] } });
-    await runWorld({ world: f.world, sandbox: f.sandbox });
+    await runEmbedded({ world: f.world, sandbox: f.sandbox });
     const report = await auditWorld({ world: f.world, sandbox: f.sandbox });
     expect(report.findings).toEqual([]);
     expect(report.reverified.commits).toBe(2);
@@ -32,7 +32,7 @@ describe('genesis audit on worlds that use the harness', () => {
         b: [{ write: { 'src/b.js': GOOD_B, 'PROGRESS.md': '# Progress\n- b: done\n' } }],
       },
     });
-    await runWorld({ world: f.world, sandbox: f.sandbox });
+    await runEmbedded({ world: f.world, sandbox: f.sandbox });
     const report = await auditWorld({ world: f.world, sandbox: f.sandbox, sample: 0 });
     expect(report.commits).toBe(3);
     expect(report.findings).toEqual([]);

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { AuditReport } from '../../../src/audit/index.js';
-import { runWorld } from '../../../src/schedule/run-world.js';
+import { runEmbedded } from '../../../src/compose/embedded-run.js';
 import { git, gitValue } from '../../../src/world/git.js';
 import { WorldRepo } from '../../../src/world/world-repo.js';
 import { BAD_A, baseManifest, GOOD_A, GOOD_B, makeWorld } from '../../helpers/world-fixture.js';
@@ -24,7 +24,7 @@ export async function buildAuditedWorld(): Promise<{ path: string; copy(): Promi
     manifest: baseManifest({ verify: { sandbox: 'bwrap', test: 'node --test test/base.test.js', timeoutSec: 60 } }),
     recording: { a: [{ write: { 'src/a.js': BAD_A } }, { write: { 'src/a.js': GOOD_A } }], b: [{ write: { 'src/b.js': GOOD_B } }] },
   });
-  await runWorld({ world: f.world, sandbox: f.sandbox });
+  await runEmbedded({ world: f.world, sandbox: f.sandbox });
   // makeWorld's directory goes when the current test ends; this copy lives as long as the file.
   const keep = await mkdtemp(join(tmpdir(), 'genesis-audit-world-'));
   await cp(f.world.path, join(keep, 'w.world'), { recursive: true });

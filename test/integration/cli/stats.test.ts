@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { afterAll, afterEach, beforeAll, describe, expect, vi } from 'vitest';
 import { define } from '../../../src/cli/commands/stats.js';
 import { createSandbox } from '../../../src/sandbox/create-sandbox.js';
-import { runWorld } from '../../../src/schedule/run-world.js';
+import { runEmbedded } from '../../../src/compose/embedded-run.js';
 import type { EpisodeRecord } from '../../../src/world/episode-record.js';
 import { initWorld } from '../../../src/operations/init-world.js';
 import { Ledger } from '../../../src/world/ledger.js';
@@ -46,7 +46,7 @@ describe('genesis stats on the calc demo world', () => {
     root = await mkdtemp(join(tmpdir(), 'genesis-stats-'));
     const sandbox = await createSandbox('bwrap', { image: 'genesis/node:20' });
     const init = await initWorld({ worldPath: join(root, 'calc.world'), from: CALC, sandbox: async () => sandbox });
-    await runWorld({ world: init.world, sandbox });
+    await runEmbedded({ world: init.world, sandbox });
     world = init.world.path;
     records = await new Ledger(world).readAll();
   }, 120_000);

@@ -1,7 +1,7 @@
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runWorld } from '../../../src/schedule/run-world.js';
+import { runEmbedded } from '../../../src/compose/embedded-run.js';
 import { Ledger } from '../../../src/world/ledger.js';
 import { useTempDepsCache } from '../../helpers/deps-fixture.js';
 import { tempDir } from '../../helpers/temp-dir.js';
@@ -37,7 +37,7 @@ describe('who pays for a failed install', () => {
   it('charges the episode whose change broke the dependency files (deps-failed, with the install log)', async () => {
     const flag = join(await tempDir('genesis-flag-'), 'outage');
     const f = await flaggedWorld(flag, { a: [{ write: { 'src/a.js': GOOD_A, 'deps.txt': 'broken\n' } }], b: [{ write: { 'src/b.js': GOOD_B } }] });
-    await runWorld({ world: f.world, sandbox: f.sandbox });
+    await runEmbedded({ world: f.world, sandbox: f.sandbox });
     const a = (await new Ledger(f.world.path).readAll()).find((e) => e.task === 'a')!;
     expect(a).toMatchObject({ outcome: 'rejected', reason: 'deps-failed' });
     const log = (await new Ledger(f.world.path).readArtifacts(a.id)).gateLog;
@@ -51,7 +51,7 @@ describe('who pays for a failed install', () => {
     // This worker lost its cache, and the registry is down.
     await rm(cache.root(), { recursive: true, force: true });
     await writeFile(flag, '');
-    const summary = await runWorld({ world: f.world, sandbox: f.sandbox });
+    const summary = await runEmbedded({ world: f.world, sandbox: f.sandbox });
     const episodes = await new Ledger(f.world.path).readAll();
     expect(episodes.length).toBeGreaterThan(0);
     for (const e of episodes) expect(e).toMatchObject({ outcome: 'abandoned', reason: 'broken-base' });

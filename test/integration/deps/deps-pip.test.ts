@@ -3,7 +3,7 @@ import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { execa } from 'execa';
 import { afterEach, describe, expect } from 'vitest';
-import { runWorld } from '../../../src/schedule/run-world.js';
+import { runEmbedded } from '../../../src/compose/embedded-run.js';
 import { Ledger } from '../../../src/world/ledger.js';
 import { useTempDepsCache } from '../../helpers/deps-fixture.js';
 import { startOutsideServer, type OutsideServer } from '../../helpers/outside-server.js';
@@ -74,7 +74,7 @@ describe('a Python world with verify.deps and pip', () => {
     };
     const cmp = 'import tinyver\n\ndef newer(a, b):\n    return tinyver.parse(a) > tinyver.parse(b)\n';
     const f = await makeWorld({ sandbox: 'bwrap', manifest, files, recording: { cmp: [{ write: { 'app/cmp.py': cmp } }] } });
-    const summary = await runWorld({ world: f.world, sandbox: f.sandbox });
+    const summary = await runEmbedded({ world: f.world, sandbox: f.sandbox });
     expect(summary.stop.kind).toBe('done');
     const [episode] = await new Ledger(f.world.path).readAll();
     const gateLog = (await new Ledger(f.world.path).readArtifacts(episode!.id)).gateLog;

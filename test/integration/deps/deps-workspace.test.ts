@@ -1,5 +1,5 @@
 import { describe, expect } from 'vitest';
-import { runWorld } from '../../../src/schedule/run-world.js';
+import { runEmbedded } from '../../../src/compose/embedded-run.js';
 import { Ledger } from '../../../src/world/ledger.js';
 import { depsManifest, SEMVER_FILES, useTempDepsCache } from '../../helpers/deps-fixture.js';
 import { itWith } from '../../helpers/services.js';
@@ -30,7 +30,7 @@ for (const agentSandbox of ['none', 'bwrap'] as const) {
         },
       );
       const f = await makeWorld({ sandbox: 'bwrap', manifest, files, recording: {} });
-      const summary = await runWorld({ world: f.world, sandbox: f.sandbox });
+      const summary = await runEmbedded({ world: f.world, sandbox: f.sandbox });
       const [episode] = await new Ledger(f.world.path).readAll();
       const artifacts = await new Ledger(f.world.path).readArtifacts(episode!.id);
       expect(episode, artifacts.agentLog).toMatchObject({ outcome: 'accepted', changedFiles: ['src/a.js'] });

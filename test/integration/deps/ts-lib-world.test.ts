@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect } from 'vitest';
 import { DepsCache } from '../../../src/deps/deps-cache.js';
 import { createSandbox } from '../../../src/sandbox/create-sandbox.js';
-import { runWorld } from '../../../src/schedule/run-world.js';
+import { runEmbedded } from '../../../src/compose/embedded-run.js';
 import { readAcceptedHistory } from '../../../src/world/accepted-history.js';
 import { initWorld } from '../../../src/operations/init-world.js';
 import { Ledger } from '../../../src/world/ledger.js';
@@ -21,7 +21,7 @@ describe('worlds/ts-lib, a TypeScript library with npm dependencies', () => {
     const root = await tempDir('genesis-ts-lib-');
     const init = await initWorld({ worldPath: join(root, 'ts-lib.world'), from: TS_LIB, sandbox: async () => sandbox });
     expect(init.gate.record.steps.map((s) => s.name)).toEqual(['deps', 'build', 'test']);
-    const summary = await runWorld({ world: init.world, sandbox });
+    const summary = await runEmbedded({ world: init.world, sandbox });
     expect(summary.stop.kind).toBe('evidence');
     expect(summary.evidence).toEqual({ command: 'npx vitest run', passed: true });
 

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:net';
 import { afterEach, describe, expect } from 'vitest';
-import { runWorld } from '../../../src/schedule/run-world.js';
+import { runEmbedded } from '../../../src/compose/embedded-run.js';
 import { Ledger } from '../../../src/world/ledger.js';
 import { itWith } from '../../helpers/services.js';
 import { baseManifest, makeWorld } from '../../helpers/world-fixture.js';
@@ -45,7 +45,7 @@ describe('a gate command that tries to reach the network', () => {
         files: { 'test/net.test.js': probe(host.port) },
         recording: { net: [{ write: { 'src/net.js': 'export {};\n' } }] },
       });
-      const summary = await runWorld({ world: f.world, sandbox: f.sandbox });
+      const summary = await runEmbedded({ world: f.world, sandbox: f.sandbox });
       expect(summary.stop.kind).toBe('blocked');
       const [episode] = await new Ledger(f.world.path).readAll();
       expect(episode).toMatchObject({ outcome: 'rejected', reason: 'check-failed' });

@@ -1,5 +1,5 @@
 import { describe, expect } from 'vitest';
-import { runWorld } from '../../../src/schedule/run-world.js';
+import { runEmbedded } from '../../../src/compose/embedded-run.js';
 import { Ledger } from '../../../src/world/ledger.js';
 import { startCli } from '../../helpers/cli-process.js';
 import { itWith } from '../../helpers/services.js';
@@ -23,7 +23,7 @@ describe('budgets are hard', () => {
     const f = await sleepyWorld(300, { maxEpisodes: 3 }, 4);
     let running = 0;
     let most = 0;
-    const summary = await runWorld({
+    const summary = await runEmbedded({
       world: f.world,
       sandbox: f.sandbox,
       onEvent: (e) => {
@@ -34,7 +34,7 @@ describe('budgets are hard', () => {
     expect(summary.stop).toMatchObject({ kind: 'budget', budget: 'maxEpisodes', limit: 3 });
     expect(await new Ledger(f.world.path).readAll()).toHaveLength(3);
     expect(most).toBe(3);
-    const again = await runWorld({ world: f.world, sandbox: f.sandbox });
+    const again = await runEmbedded({ world: f.world, sandbox: f.sandbox });
     expect(again.episodes).toBe(0);
     expect(await new Ledger(f.world.path).readAll()).toHaveLength(3);
   });

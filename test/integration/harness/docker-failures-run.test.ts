@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import Docker from 'dockerode';
 import { describe, expect } from 'vitest';
 import { DockerSandbox } from '../../../src/sandbox/index.js';
-import { runWorld } from '../../../src/schedule/run-world.js';
+import { runEmbedded } from '../../../src/compose/embedded-run.js';
 import { Ledger } from '../../../src/world/ledger.js';
 import { itWith } from '../../helpers/services.js';
 import { tempDir } from '../../helpers/temp-dir.js';
@@ -74,7 +74,7 @@ describe('a run whose gate meets a Docker failure', () => {
         recording: {},
       });
       const started = Date.now();
-      const summary = await runWorld({ world: f.world, sandbox: new DockerSandbox({ image: tag }) });
+      const summary = await runEmbedded({ world: f.world, sandbox: new DockerSandbox({ image: tag }) });
       expect(Date.now() - started).toBeLessThan(20_000);
       expect(summary.stop).toMatchObject({ kind: 'circuit-open', reason: 'sandbox-image-missing' });
       expect(summary.stop.kind === 'circuit-open' && summary.stop.message).toContain(`The sandbox image ${tag} does not exist.`);
@@ -97,7 +97,7 @@ describe('a run whose gate meets a Docker failure', () => {
       // The first episode starts an outage of one connection: the gate's first call to the daemon fails.
       const script = `n=$(cat ${count} 2>/dev/null || echo 0); echo $((n + 1)) > ${count}; if [ "$n" = 0 ]; then touch ${flag}; fi; ${WRITE_A}`;
       const f = await makeWorld({ sandbox: 'docker', manifest: oneTaskWorld(script), recording: {} });
-      const summary = await runWorld({ world: f.world, sandbox: new DockerSandbox({ image: IMAGE, docker: new Docker({ socketPath: socket.path }) }) });
+      const summary = await runEmbedded({ world: f.world, sandbox: new DockerSandbox({ image: IMAGE, docker: new Docker({ socketPath: socket.path }) }) });
       expect(socket.dropped()).toBe(1);
       expect(summary.stop).toMatchObject({ kind: 'done' });
       const episodes = await new Ledger(f.world.path).readAll();

@@ -1,5 +1,5 @@
 import { describe, expect } from 'vitest';
-import { runWorld } from '../../../src/schedule/run-world.js';
+import { runEmbedded } from '../../../src/compose/embedded-run.js';
 import { readAcceptedHistory } from '../../../src/world/accepted-history.js';
 import { git, gitValue } from '../../../src/world/git.js';
 import { Ledger } from '../../../src/world/ledger.js';
@@ -32,7 +32,7 @@ describe('when the gate fails for reasons that are not the change', () => {
       files: { 'test/a.test.js': FLAKY_A_TEST },
       recording: { a: [{ write: { 'src/a.js': GOOD_A } }], b: [{ write: { 'src/b.js': GOOD_B } }] },
     });
-    const summary = await runWorld({ world: f.world, sandbox: f.sandbox });
+    const summary = await runEmbedded({ world: f.world, sandbox: f.sandbox });
     expect(summary.stop.kind).toBe('done');
     const [a] = (await new Ledger(f.world.path).readAll()).filter((e) => e.task === 'a');
     expect(a).toMatchObject({ attempt: 1, outcome: 'accepted' });
@@ -60,7 +60,7 @@ describe('when the gate fails for reasons that are not the change', () => {
     const broken = await f.world.commitTree(tree, [f.commit], 'break the base test\n');
     await f.world.setRef('refs/heads/main', broken);
 
-    const summary = await runWorld({ world: f.world, sandbox: f.sandbox });
+    const summary = await runEmbedded({ world: f.world, sandbox: f.sandbox });
     expect(summary.stop).toMatchObject({ kind: 'blocked' });
     const episodes = await new Ledger(f.world.path).readAll();
     expect(episodes.length).toBe(2);
@@ -73,7 +73,7 @@ describe('when the agent itself cannot work', () => {
   itWith('bwrap')('opens the circuit on a missing agent binary instead of spawning more episodes', async () => {
     const manifest = baseManifest({ agent: { kind: 'command', command: ['genesis-agent-that-does-not-exist'] }, parallelism: 1 });
     const f = await makeWorld({ sandbox: 'bwrap', manifest, recording: {} });
-    const summary = await runWorld({ world: f.world, sandbox: f.sandbox });
+    const summary = await runEmbedded({ world: f.world, sandbox: f.sandbox });
     expect(summary.stop).toMatchObject({ kind: 'circuit-open', reason: 'agent-not-found' });
     expect(summary.episodes).toBe(1);
   });
@@ -86,7 +86,7 @@ describe('when the agent itself cannot work', () => {
       tasks: [{ id: 'a', title: 'module a', paths: ['src/a.js'], check: 'node --test test/a.test.js' }],
     });
     const f = await makeWorld({ sandbox: 'bwrap', manifest, recording: {} });
-    await runWorld({ world: f.world, sandbox: f.sandbox });
+    await runEmbedded({ world: f.world, sandbox: f.sandbox });
     const ledger = new Ledger(f.world.path);
     const [first, second] = await ledger.readAll();
     expect(first).toMatchObject({ outcome: 'failed', reason: 'agent-timeout', quarantine: `refs/genesis/quarantine/${first!.id}` });

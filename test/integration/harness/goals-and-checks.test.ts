@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
-import { runWorld } from '../../../src/schedule/run-world.js';
+import { runEmbedded } from '../../../src/compose/embedded-run.js';
 import { readAcceptedHistory } from '../../../src/world/accepted-history.js';
 import { git } from '../../../src/world/git.js';
 import { readHiddenLog } from '../../../src/world/hidden-logs.js';
@@ -27,7 +27,7 @@ describe('goals, checks and budgets', () => {
     });
     await mkdir(join(f.world.path, 'holdout'), { recursive: true });
     await writeFile(join(f.world.path, 'holdout', 'a.test.js'), HIDDEN_TEST);
-    await runWorld({ world: f.world, sandbox: f.sandbox });
+    await runEmbedded({ world: f.world, sandbox: f.sandbox });
     const ledger = new Ledger(f.world.path);
     const [first, second] = (await ledger.readAll()).filter((e) => e.task === 'a');
     expect(first).toMatchObject({ outcome: 'rejected', reason: 'holdout-failed', message: 'a hidden acceptance check failed' });
@@ -49,7 +49,7 @@ describe('goals, checks and budgets', () => {
       manifest: baseManifest({ retry: { maxAttempts: 5 } }),
       recording: { a: [{ write: { 'src/a.js': BAD_A } }], b: [{ write: { 'src/b.js': GOOD_B } }] },
     });
-    const summary = await runWorld({ world: f.world, sandbox: f.sandbox });
+    const summary = await runEmbedded({ world: f.world, sandbox: f.sandbox });
     expect((await new Ledger(f.world.path).readAll()).filter((e) => e.task === 'a')).toHaveLength(2);
     expect(summary.stop).toMatchObject({ kind: 'blocked', blocked: [{ task: 'a', reason: 'check-failed', repeated: expect.any(String) }] });
   });
@@ -66,7 +66,7 @@ describe('goals, checks and budgets', () => {
       manifest,
       recording: { a: [{ write: { 'src/a.js': GOOD_A } }], trivial: [{ write: { 'src/t.js': 'export {};\n' } }] },
     });
-    await runWorld({ world: f.world, sandbox: f.sandbox });
+    await runEmbedded({ world: f.world, sandbox: f.sandbox });
     const episodes = await new Ledger(f.world.path).readAll();
     expect(episodes.find((e) => e.task === 'a')).toMatchObject({ outcome: 'accepted' });
     expect(episodes.find((e) => e.task === 'trivial')).toMatchObject({ outcome: 'rejected', reason: 'no-witness' });
@@ -80,7 +80,7 @@ describe('goals, checks and budgets', () => {
     });
     const f = await makeWorld({ sandbox: 'bwrap', manifest, recording: { a: [{ write: { 'src/a.js': GOOD_A }, sleepMs: 20_000 }] } });
     const started = Date.now();
-    const summary = await runWorld({ world: f.world, sandbox: f.sandbox });
+    const summary = await runEmbedded({ world: f.world, sandbox: f.sandbox });
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(summary.stop).toMatchObject({ kind: 'budget', budget: 'maxHours' });
     const [episode] = await new Ledger(f.world.path).readAll();
@@ -99,7 +99,7 @@ describe('goals, checks and budgets', () => {
         b: [{ write: { 'src/b.js': GOOD_B, 'PROGRESS.md': '# Progress\n- b: done\n' }, sleepMs: 200 }],
       },
     });
-    const summary = await runWorld({ world: f.world, sandbox: f.sandbox });
+    const summary = await runEmbedded({ world: f.world, sandbox: f.sandbox });
     expect(summary.stop.kind).toBe('done');
     const progress = (await f.world.readFile('main', 'PROGRESS.md')) ?? '';
     expect(progress).toContain('- a: done');
@@ -132,7 +132,7 @@ describe('goals, checks and budgets', () => {
     });
     const history0 = await readAcceptedHistory(f.world.path, 'main');
     expect(history0[0]!.score).toBe(1);
-    await runWorld({ world: f.world, sandbox: f.sandbox });
+    await runEmbedded({ world: f.world, sandbox: f.sandbox });
     const history = await readAcceptedHistory(f.world.path, 'main');
     expect(history.map((c) => [c.task, c.score])).toEqual([
       ['worse', 3],

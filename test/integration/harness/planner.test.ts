@@ -1,6 +1,6 @@
 import { describe, expect } from 'vitest';
 import { stringify } from 'yaml';
-import { runWorld } from '../../../src/schedule/run-world.js';
+import { runEmbedded } from '../../../src/compose/embedded-run.js';
 import { readAcceptedHistory } from '../../../src/world/accepted-history.js';
 import { Ledger } from '../../../src/world/ledger.js';
 import { itWith } from '../../helpers/services.js';
@@ -23,7 +23,7 @@ describe('a planner episode', () => {
         b: [{ write: { 'src/b.js': GOOD_B } }],
       },
     });
-    const summary = await runWorld({ world: f.world, sandbox: f.sandbox });
+    const summary = await runEmbedded({ world: f.world, sandbox: f.sandbox });
     expect(summary.stop.kind).toBe('done');
     const episodes = await new Ledger(f.world.path).readAll();
     expect(episodes.map((e) => [e.task, e.outcome, e.reason])).toEqual([

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect } from 'vitest';
-import { runWorld } from '../../../src/schedule/run-world.js';
+import { runEmbedded } from '../../../src/compose/embedded-run.js';
 import { readAcceptedHistory } from '../../../src/world/accepted-history.js';
 import { Ledger } from '../../../src/world/ledger.js';
 import { itWith } from '../../helpers/services.js';
@@ -17,14 +17,14 @@ describe('genesis task', () => {
       manifest: baseManifest({ retry: { maxAttempts: 1 } }),
       recording: { a: [{ write: { 'src/a.js': BAD_A } }, { write: { 'src/a.js': GOOD_A } }], b: [{ write: { 'src/b.js': GOOD_B } }] },
     });
-    const first = await runWorld({ world: f.world, sandbox: f.sandbox });
+    const first = await runEmbedded({ world: f.world, sandbox: f.sandbox });
     expect(first.stop).toMatchObject({ kind: 'blocked', blocked: [{ task: 'a' }] });
     const pending = genesis(['task', 'retry', 'b', '--world', f.world.path]);
     expect(pending.status).toBe(1);
     expect(pending.stderr).toContain('task-not-blocked');
     const retried = genesis(['task', 'retry', 'a', '--world', f.world.path, '--note', 'a() must return the letter a']);
     expect(retried.status, retried.stderr).toBe(0);
-    const second = await runWorld({ world: f.world, sandbox: f.sandbox });
+    const second = await runEmbedded({ world: f.world, sandbox: f.sandbox });
     expect(second.stop.kind).toBe('done');
     const episodes = (await new Ledger(f.world.path).readAll()).filter((e) => e.task === 'a');
     expect(episodes.map((e) => [e.attempt, e.outcome])).toEqual([
@@ -46,7 +46,7 @@ describe('genesis task', () => {
     expect(await f.world.head('main')).toBe(f.commit);
     const added = genesis(['task', 'add', 'b', '--world', f.world.path, '--title', 'module b', '--paths', 'src/b.js', '--check', 'node --test test/b.test.js']);
     expect(added.status, added.stderr).toBe(0);
-    const summary = await runWorld({ world: f.world, sandbox: f.sandbox });
+    const summary = await runEmbedded({ world: f.world, sandbox: f.sandbox });
     expect(summary.stop.kind).toBe('done');
     const subjects = (await readAcceptedHistory(f.world.path, 'main')).map((c) => c.task ?? c.subject);
     expect(subjects.slice(2)).toEqual(['world: add task b', 'world fixture: initial content']);

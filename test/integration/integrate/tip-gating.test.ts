@@ -1,6 +1,6 @@
 import { describe, expect } from 'vitest';
 import { auditWorld } from '../../../src/audit/audit-world.js';
-import { runWorld } from '../../../src/schedule/run-world.js';
+import { runEmbedded } from '../../../src/compose/embedded-run.js';
 import { readAcceptedHistory } from '../../../src/world/accepted-history.js';
 import { git } from '../../../src/world/git.js';
 import { Ledger } from '../../../src/world/ledger.js';
@@ -38,7 +38,7 @@ describe('tip gating in process (issue 18 item 4)', () => {
         c: [{ write: { 'src/c.js': GOOD_C }, sleepMs: 600 }],
       },
     });
-    const summary = await runWorld({ world: f.world, sandbox: f.sandbox });
+    const summary = await runEmbedded({ world: f.world, sandbox: f.sandbox });
     expect(summary).toMatchObject({ stop: { kind: 'done' }, accepted: 3, rejected: 0 });
     // One gate per change: no verification on a tip was needed.
     expect(await verificationRefs(f)).toEqual([]);
@@ -61,7 +61,7 @@ describe('tip gating in process (issue 18 item 4)', () => {
         recording: { a: [{ write: { 'src/a.js': BAD_A } }, { write: { 'src/a.js': GOOD_A } }], b: [{ write: { 'src/b.js': GOOD_B }, sleepMs: 300 }] },
         manifest: baseManifest({ retry: { maxAttempts: 2 } }),
       });
-      const summary = await runWorld({ world: f.world, sandbox: f.sandbox });
+      const summary = await runEmbedded({ world: f.world, sandbox: f.sandbox });
       expect(summary).toMatchObject({ stop: { kind: 'done' }, accepted: 2, rejected: 1 });
       const records = await new Ledger(f.world.path).readAll();
       const b = records.find((r) => r.task === 'b')!;

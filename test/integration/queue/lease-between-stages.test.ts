@@ -8,6 +8,8 @@ import { BullmqVerificationQueue } from '../../../src/queue/bullmq-verification-
 import { RedisPathLeases } from '../../../src/queue/redis-path-leases.js';
 import { MemoryLeaseStore, type LeaseStore } from '../../../src/schedule/lease-store.js';
 import type { RunEvent } from '../../../src/schedule/run-events.js';
+import { composeClusterRun } from '../../../src/compose/cluster-run.js';
+import { composeEmbeddedRun } from '../../../src/compose/embedded-run.js';
 import { runWorld, type RunOptions } from '../../../src/schedule/run-world.js';
 import { Ledger } from '../../../src/world/ledger.js';
 import { itWith } from '../../helpers/services.js';
@@ -43,11 +45,11 @@ async function world(): Promise<FixtureWorld> {
   });
 }
 
-type Mode = (f: FixtureWorld) => Promise<{ leases: LeaseStore; options: Partial<RunOptions> }>;
+type Mode = (f: FixtureWorld) => Promise<{ leases: LeaseStore; options: Pick<RunOptions, 'ports' | 'distributed'> }>;
 
-const inProcess: Mode = async () => {
+const inProcess: Mode = async (f) => {
   const leases = new MemoryLeaseStore();
-  return { leases, options: { leases } };
+  return { leases, options: { ports: await composeEmbeddedRun(f.world, { sandbox: f.sandbox, leases }) } };
 };
 
 const overBullmq: Mode = async (f) => {
@@ -74,7 +76,7 @@ const overBullmq: Mode = async (f) => {
     verifications: new BullmqVerificationQueue(redis, where, timing),
     reconcileMs: 500,
   };
-  return { leases, options: { distributed } };
+  return { leases, options: await composeClusterRun(f.world, distributed, f.sandbox) };
 };
 
 interface Seen {
@@ -107,7 +109,7 @@ describe('the path lease of a task between the stages of a run', () => {
           );
         if (e.type === 'episode-end') watch(`${e.id} ends ${e.outcome}`, [], e.id);
       };
-      const summary = await runWorld({ world: f.world, sandbox: f.sandbox, onEvent, ...options });
+      const summary = await runWorld({ world: f.world, onEvent, ...options });
       expect(summary.stop.kind).toBe('done');
       expect(summary.accepted).toBe(2);
       const all = await Promise.all(seen);

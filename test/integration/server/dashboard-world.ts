@@ -1,7 +1,7 @@
 import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runWorld } from '../../../src/schedule/run-world.js';
+import { runEmbedded } from '../../../src/compose/embedded-run.js';
 import type { RunSummary } from '../../../src/schedule/run-events.js';
 import { WorldRepo } from '../../../src/world/world-repo.js';
 import { BAD_A, baseManifest, GOOD_B, makeWorld } from '../../helpers/world-fixture.js';
@@ -37,7 +37,7 @@ export async function buildDashboardWorld(): Promise<{ path: string; summary: Ru
       e: [{ say: 'also touching b', write: { 'src/e.js': 'export const e = 1;\n', 'src/b.js': 'export const b = 0;\n' } }],
     },
   });
-  const summary = await runWorld({ world: f.world, sandbox: f.sandbox });
+  const summary = await runEmbedded({ world: f.world, sandbox: f.sandbox });
   // makeWorld's folder is removed after the current test; keep a copy that outlives it.
   const keep = await mkdtemp(join(tmpdir(), 'genesis-dashboard-'));
   await cp(f.world.path, join(keep, 'w.world'), { recursive: true });

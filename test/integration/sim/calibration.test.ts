@@ -1,5 +1,5 @@
 import { describe, expect } from 'vitest';
-import { runSimCalibration } from '../../../src/agents/sim-calibration.js';
+import { runSimCalibration } from '../../../src/compose/sim-calibration.js';
 import type { SimWorldOptions } from '../../../src/agents/sim-world.js';
 import { itWith } from '../../helpers/services.js';
 import { tempDir } from '../../helpers/temp-dir.js';

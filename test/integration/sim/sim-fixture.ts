@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { writeSimWorld, type SimWorldOptions } from '../../../src/agents/sim-world.js';
 import { createSandbox } from '../../../src/sandbox/create-sandbox.js';
 import type { Sandbox } from '../../../src/sandbox/sandbox.js';
-import { runWorld } from '../../../src/schedule/run-world.js';
+import { runEmbedded } from '../../../src/compose/embedded-run.js';
 import type { RunSummary } from '../../../src/schedule/run-events.js';
 import { initWorld } from '../../../src/operations/init-world.js';
 import type { WorldRepo } from '../../../src/world/world-repo.js';
@@ -19,6 +19,6 @@ export async function runSimFixture(options: SimWorldOptions): Promise<{ world: 
   await writeSimWorld(join(root, 'source'), options);
   const sandbox = await bwrapSandbox();
   const { world } = await initWorld({ worldPath: join(root, 'w.world'), from: join(root, 'source'), sandbox: async () => sandbox });
-  const summary = await runWorld({ world, sandbox });
+  const summary = await runEmbedded({ world, sandbox });
   return { world, summary };
 }

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect } from 'vitest';
 import { judgeSimWorld } from '../../../src/agents/sim-hidden-check.js';
 import { replaySimRun } from '../../../src/agents/sim-replay.js';
-import { runWorld } from '../../../src/schedule/run-world.js';
+import { runEmbedded } from '../../../src/compose/embedded-run.js';
 import { initWorld } from '../../../src/operations/init-world.js';
 import { Ledger } from '../../../src/world/ledger.js';
 import { itWith } from '../../helpers/services.js';
@@ -103,7 +103,7 @@ describe('a sim-chain world under the real orchestrator', () => {
       const root = await tempDir('genesis-sim-');
       const sandbox = await bwrapSandbox();
       const { world } = await initWorld({ worldPath: join(root, 'w.world'), from: TEMPLATE, sandbox: async () => sandbox });
-      const summary = await runWorld({ world, sandbox });
+      const summary = await runEmbedded({ world, sandbox });
       const replay = replaySimRun({});
       expect(summary.episodes).toBe(replay.episodes);
       expect((await judgeSimWorld(world)).success).toBe(replay.success);

@@ -7,7 +7,7 @@ import { runGate } from '../../../src/gate/gate.js';
 import { planGate } from '../../../src/gate/gate-plan.js';
 import { createSandbox } from '../../../src/sandbox/create-sandbox.js';
 import type { RunSummary } from '../../../src/schedule/run-events.js';
-import { runWorld } from '../../../src/schedule/run-world.js';
+import { runEmbedded } from '../../../src/compose/embedded-run.js';
 import { readAcceptedHistory, type AcceptedCommit } from '../../../src/world/accepted-history.js';
 import type { EpisodeRecord } from '../../../src/world/episode-record.js';
 import { initWorld } from '../../../src/operations/init-world.js';
@@ -31,7 +31,7 @@ describe('the py-ratchet example world', () => {
     const sandbox = await createSandbox('bwrap', { image: 'genesis/node:20' });
     const init = await initWorld({ worldPath: join(root, 'py.world'), from: PY_RATCHET, sandbox: async () => sandbox });
     initialScore = init.gate.record.score ?? null;
-    summary = await runWorld({ world: init.world, sandbox });
+    summary = await runEmbedded({ world: init.world, sandbox });
     history = await readAcceptedHistory(init.world.path, 'main');
     episodes = await new Ledger(init.world.path).readAll();
     const head = await init.world.head('main');

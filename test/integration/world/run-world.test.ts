@@ -1,7 +1,7 @@
 import { describe, expect } from 'vitest';
 import { runGate } from '../../../src/gate/gate.js';
 import { planGate } from '../../../src/gate/gate-plan.js';
-import { runWorld } from '../../../src/schedule/run-world.js';
+import { runEmbedded } from '../../../src/compose/embedded-run.js';
 import { readAcceptedHistory } from '../../../src/world/accepted-history.js';
 import { Ledger } from '../../../src/world/ledger.js';
 import { git, gitValue } from '../../../src/world/git.js';
@@ -16,7 +16,7 @@ async function history(f: FixtureWorld) {
 describe('genesis run on a real world', () => {
   itWith('docker')('never lands a change that breaks the tests, and blocks the task after its attempts', async () => {
     const f = await makeWorld({ recording: { a: [{ write: { 'src/a.js': BAD_A } }], b: [{ write: { 'src/b.js': GOOD_B } }] } });
-    const summary = await runWorld({ world: f.world, sandbox: f.sandbox });
+    const summary = await runEmbedded({ world: f.world, sandbox: f.sandbox });
     expect(summary.stop.kind).toBe('blocked');
     const commits = await history(f);
     expect(commits.map((c) => c.task)).toEqual(['b', null]);
@@ -32,7 +32,7 @@ describe('genesis run on a real world', () => {
   itWith('docker')('rejects a change to a protected test even when the tests would pass', async () => {
     const cheat = { 'src/a.js': BAD_A, 'test/a.test.js': "import test from 'node:test';\ntest('ok', () => {});\n" };
     const f = await makeWorld({ recording: { a: [{ write: cheat }, { write: { 'src/a.js': GOOD_A } }], b: [{ write: { 'src/b.js': GOOD_B } }] } });
-    await runWorld({ world: f.world, sandbox: f.sandbox });
+    await runEmbedded({ world: f.world, sandbox: f.sandbox });
     const [first] = (await new Ledger(f.world.path).readAll()).filter((e) => e.task === 'a');
     expect(first).toMatchObject({ outcome: 'rejected', reason: 'protected-path' });
     expect(first!.message).toContain('test/a.test.js');
@@ -43,7 +43,7 @@ describe('genesis run on a real world', () => {
     const f = await makeWorld({
       recording: { a: [{ write: { 'src/a.js': GOOD_A, 'src/b.js': GOOD_B } }, { write: { 'src/a.js': GOOD_A } }], b: [{ write: { 'src/b.js': GOOD_B } }] },
     });
-    await runWorld({ world: f.world, sandbox: f.sandbox });
+    await runEmbedded({ world: f.world, sandbox: f.sandbox });
     const [first] = (await new Ledger(f.world.path).readAll()).filter((e) => e.task === 'a');
     expect(first).toMatchObject({ outcome: 'rejected', reason: 'outside-paths' });
     expect(first!.message).toContain('src/b.js');
@@ -51,7 +51,7 @@ describe('genesis run on a real world', () => {
 
   itWith('docker')('lands two episodes on disjoint paths that ran at the same time, keeping the history linear', async () => {
     const f = await makeWorld({ recording: { a: [{ write: { 'src/a.js': GOOD_A }, sleepMs: 300 }], b: [{ write: { 'src/b.js': GOOD_B }, sleepMs: 300 }] } });
-    const summary = await runWorld({ world: f.world, sandbox: f.sandbox });
+    const summary = await runEmbedded({ world: f.world, sandbox: f.sandbox });
     expect(summary.stop.kind).toBe('done');
     const episodes = await new Ledger(f.world.path).readAll();
     expect(episodes.map((e) => e.base)).toEqual([f.commit, f.commit]);
@@ -69,7 +69,7 @@ describe('genesis run on a real world', () => {
       sandbox: 'bwrap',
       recording: { a: [{ write: { 'src/a.js': BAD_A } }, { write: { 'src/a.js': GOOD_A } }], b: [{ write: { 'src/b.js': GOOD_B } }] },
     });
-    await runWorld({ world: f.world, sandbox: f.sandbox });
+    await runEmbedded({ world: f.world, sandbox: f.sandbox });
     const commits = await history(f);
     expect(commits).toHaveLength(3);
     for (const [i, c] of commits.entries()) {
@@ -95,10 +95,10 @@ describe('genesis run on a real world', () => {
       manifest: baseManifest({ parallelism: 1, goal: { outcome: 'x', stop: { maxEpisodes: 1 } } }),
       recording: { a: [{ write: { 'src/a.js': GOOD_A } }], b: [{ write: { 'src/b.js': GOOD_B } }] },
     });
-    const first = await runWorld({ world: f.world, sandbox: f.sandbox });
+    const first = await runEmbedded({ world: f.world, sandbox: f.sandbox });
     expect(first.stop).toMatchObject({ kind: 'budget', budget: 'maxEpisodes', limit: 1 });
     expect(await history(f)).toHaveLength(2);
-    const again = await runWorld({ world: f.world, sandbox: f.sandbox });
+    const again = await runEmbedded({ world: f.world, sandbox: f.sandbox });
     expect(again.stop.kind).toBe('budget');
     expect(again.episodes).toBe(0);
   });
@@ -135,7 +135,7 @@ describe('genesis run on a real world', () => {
       worker: 'dead:1',
       gate: { ok: true, sandbox: 'docker', summary: 'passed before the crash', steps: [], durationMs: 1 },
     });
-    const summary = await runWorld({ world: f.world, sandbox: f.sandbox });
+    const summary = await runEmbedded({ world: f.world, sandbox: f.sandbox });
     expect(summary.stop.kind).toBe('done');
     const episodes = await new Ledger(f.world.path).readAll();
     // The recording's a would write BAD_A: no episode of a ran again, the recovered change landed.

@@ -83,6 +83,34 @@ describe('the layer rules', () => {
     ]);
   });
 
+  it('keep the construction of adapters in the composition roots (src/compose, src/cli)', async () => {
+    const result = await lint({
+      'src/schedule/bad.ts':
+        "import { createSandbox } from '../sandbox/create-sandbox.js';\nimport { MemoryLeaseStore } from './lease-store.js';\nexport const a = [createSandbox, MemoryLeaseStore];\n",
+      'src/integrate/bad.ts': "import { MemoryVerificationQueue } from './verification-queue.js';\nexport const a = MemoryVerificationQueue;\n",
+      'src/episode/bad.ts': "import { createAgent } from '../agents/create-agent.js';\nexport const a = createAgent;\n",
+      'src/gate/bad.ts': "import { DockerSandbox } from '../sandbox/docker-sandbox.js';\nexport const a = DockerSandbox;\n",
+      'src/server/bad.ts': "import { RedisPathLeases } from '../queue/redis-path-leases.js';\nexport const a = RedisPathLeases;\n",
+      'src/schedule/up.ts': "import { composeEmbeddedRun } from '../compose/embedded-run.js';\nexport const a = composeEmbeddedRun;\n",
+      'src/compose/bad.ts': "import { main } from '../cli/main.js';\nexport const a = main;\n",
+      'src/schedule/good.ts':
+        "import type { LeaseStore } from './lease-store.js';\nimport type { RunPorts } from './run-ports.js';\nexport type A = LeaseStore | RunPorts;\n",
+      'src/compose/good.ts':
+        "import { createSandbox } from '../sandbox/create-sandbox.js';\nimport { MemoryLeaseStore } from '../schedule/lease-store.js';\nimport { runWorld } from '../schedule/run-world.js';\nexport const a = [createSandbox, MemoryLeaseStore, runWorld];\n",
+      'src/cli/commands/good.ts': "import { composeEmbeddedRun } from '../../compose/embedded-run.js';\nexport const a = composeEmbeddedRun;\n",
+    });
+    expect(result.findings.sort()).toEqual([
+      `${RESTRICTED} src/compose/bad.ts:1`,
+      `${RESTRICTED} src/episode/bad.ts:1`,
+      `${RESTRICTED} src/gate/bad.ts:1`,
+      `${RESTRICTED} src/integrate/bad.ts:1`,
+      `${RESTRICTED} src/schedule/bad.ts:1`,
+      `${RESTRICTED} src/schedule/bad.ts:2`,
+      `${RESTRICTED} src/schedule/up.ts:1`,
+      `${RESTRICTED} src/server/bad.ts:1`,
+    ]);
+  });
+
   it('keep bullmq, ioredis, dockerode, execa and simple-git inside their adapters', async () => {
     const result = await lint({
       'src/schedule/bad.ts': "import { Queue } from 'bullmq';\nexport const a = Queue;\n",

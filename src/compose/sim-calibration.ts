@@ -1,13 +1,13 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { judgeSimWorld } from '../agents/sim-hidden-check.js';
+import { replaySimRun, type SimReplay } from '../agents/sim-replay.js';
+import { computeSimWorldModel, SIM_WORLD_DEFAULTS, writeSimWorld, type SimWorldOptions } from '../agents/sim-world.js';
 import { GenesisError } from '../errors.js';
 import { computeChainLength, computeStepOutcome, computeWilsonInterval, INVALID_MODEL_INPUT, type ChainInput, type ChainLength } from '../reliability/index.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
-import { runWorld } from '../schedule/run-world.js';
 import { initWorld } from '../operations/init-world.js';
-import { judgeSimWorld } from './sim-hidden-check.js';
-import { replaySimRun, type SimReplay } from './sim-replay.js';
-import { computeSimWorldModel, SIM_WORLD_DEFAULTS, writeSimWorld, type SimWorldOptions } from './sim-world.js';
+import { runEmbedded } from './embedded-run.js';
 
 /** One real run of a sim-chain world: what the orchestrator did and what the hidden check says. */
 export interface SimRunOutcome {
@@ -34,7 +34,7 @@ export async function runSimWorld(opts: { dir: string; world: SimWorldOptions; s
   try {
     await writeSimWorld(source, opts.world);
     const init = await initWorld({ worldPath: join(opts.dir, 'world'), from: source, sandbox: async () => opts.sandbox });
-    const summary = await runWorld({ world: init.world, sandbox: opts.sandbox });
+    const summary = await runEmbedded({ world: init.world, sandbox: opts.sandbox });
     const judgement = await judgeSimWorld(init.world);
     return {
       seed: opts.world.seed ?? SIM_WORLD_DEFAULTS.seed,
