@@ -1,8 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import Docker from 'dockerode';
-import { GenesisError } from '../errors.js';
-import type { SandboxKind } from '../sandbox/sandbox.js';
+import { dockerError } from '../sandbox/docker-errors.js';
+import { dockerClientOf, type Sandbox } from '../sandbox/sandbox.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -50,16 +49,14 @@ export function hostToolchainId(): Promise<string> {
  * Where an install runs, as part of the key: the image id for docker (the image carries its own
  * toolchain), the host's toolchain for bwrap and none.
  */
-export async function environmentId(kind: SandboxKind, image: string, docker: Docker = new Docker()): Promise<string> {
-  if (kind !== 'docker') return `host:${await hostToolchainId()}`;
-  let info: Docker.ImageInspectInfo;
-  try {
-    info = await docker.getImage(image).inspect();
-  } catch (cause) {
-    throw new GenesisError('sandbox-image-missing', `cannot key dependencies on the image ${image}: ${(cause as Error).message}`, {
-      hint: 'Run `bash sandboxes/build-images.sh` (or `bash scripts/setup-services.sh`) to build it.',
-      cause,
+export async function environmentId(sandbox: Sandbox, image: string): Promise<string> {
+  if (sandbox.kind !== 'docker') return `host:${await hostToolchainId()}`;
+  // A daemon that does not answer is transient (docker-unavailable), not a missing image.
+  const info = await dockerClientOf(sandbox)
+    .getImage(image)
+    .inspect()
+    .catch((cause: unknown) => {
+      throw dockerError(cause, 'image', image);
     });
-  }
   return `docker:${info.Id}`;
 }

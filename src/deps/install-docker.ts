@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
-import Docker from 'dockerode';
+import type Docker from 'dockerode';
 import type { Container } from 'dockerode';
 import { dockerError } from '../sandbox/docker-errors.js';
 import { readFrames } from '../sandbox/docker-frames.js';
@@ -17,9 +17,10 @@ const CA_IN_CONTAINER = '/etc/genesis-ca.crt';
  * host's loopback, not the gate's none), as uid 1000 with every capability dropped, a read-only
  * root, memory, pids and CPU limits and a timeout. It sees the dependency files at /work, the
  * image's own toolchain (the gate's image, so the set runs where it was built) and this machine's
- * CA bundle, nothing else: no world, no ledger, no Docker socket.
+ * CA bundle, nothing else: no world, no ledger, no Docker socket. `docker` is the gate sandbox's
+ * client (dockerClientOf), so the set is installed on the daemon that runs the gates.
  */
-export async function installWithDocker(spec: InstallSpec, docker: Docker = new Docker()): Promise<InstallResult> {
+export async function installWithDocker(spec: InstallSpec, docker: Docker): Promise<InstallResult> {
   const { path: workDir, user } = await prepareWorkDir(spec.workDir);
   const info = await docker
     .getImage(spec.image)

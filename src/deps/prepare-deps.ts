@@ -1,6 +1,6 @@
 import { lstat, readdir, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Sandbox } from '../sandbox/sandbox.js';
+import { dockerClientOf, type Sandbox } from '../sandbox/sandbox.js';
 import type { DepsSpec } from '../world/manifest-schema.js';
 import type { DepsCache } from './deps-cache.js';
 import { environmentId } from './deps-environment.js';
@@ -29,7 +29,10 @@ export interface PrepareDepsInput {
 
 /** The install of the sandbox kind the gate uses, so the set runs where it was built. */
 export function installerFor(sandbox: Sandbox): (spec: InstallSpec) => Promise<InstallResult> {
-  if (sandbox.kind === 'docker') return (spec) => installWithDocker(spec);
+  if (sandbox.kind === 'docker') {
+    const docker = dockerClientOf(sandbox);
+    return (spec) => installWithDocker(spec, docker);
+  }
   if (sandbox.kind === 'bwrap') return installWithBwrap;
   return installWithoutSandbox;
 }
@@ -48,7 +51,7 @@ export async function prepareDeps(input: PrepareDepsInput): Promise<PreparedDeps
     const message = `verify.deps.files names ${missing.map((m) => `"${m}"`).join(', ')}, which the tree does not have; commit ${missing.length === 1 ? 'it' : 'them'} (e.g. run \`npm install\` once to write package-lock.json) or fix verify.deps.files`;
     return { ok: false, reason: 'deps-failed', message, log: `deps: ${message}\n`, filesDigest };
   }
-  const environment = await environmentId(input.sandbox.kind, input.image);
+  const environment = await environmentId(input.sandbox, input.image);
   const key = computeDepsKey({ files, install: input.spec.install, paths: input.spec.paths, environment });
   const outcome = await input.cache.ensure({
     key,

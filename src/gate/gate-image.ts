@@ -16,6 +16,7 @@ export function recordImage(inner: Sandbox, image?: string): ImageRecordingSandb
   let seen: SandboxImage | null = null;
   const sandbox: Sandbox = {
     kind: inner.kind,
+    ...(inner.docker ? { docker: inner.docker } : {}),
     check: () => inner.check(),
     run: async (spec) => {
       const result = await inner.run(image === undefined ? spec : { ...spec, image });

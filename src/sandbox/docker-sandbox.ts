@@ -41,7 +41,8 @@ export interface DockerSandboxOptions {
  */
 export class DockerSandbox implements Sandbox {
   readonly kind: SandboxKind = 'docker';
-  private readonly docker: Docker;
+  /** The client its containers run with; shared with code that must reach the same daemon. */
+  readonly docker: Docker;
   private readonly image: string;
   private readonly warm: WarmPool | undefined;
 

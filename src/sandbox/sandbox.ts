@@ -1,3 +1,6 @@
+import type Docker from 'dockerode';
+import { GenesisError } from '../errors.js';
+
 /**
  * The Sandbox port: run one shell command against a host directory, isolated from the network
  * and from everything on the host that the command has no business touching.
@@ -96,7 +99,21 @@ export interface SandboxImage {
 
 export interface Sandbox {
   readonly kind: SandboxKind;
+  /**
+   * The client a docker sandbox runs its containers with (docker only; see dockerClientOf). Code
+   * that must reach the same daemon, such as the dependency installer, takes it from here instead
+   * of making a client of its own; a wrapping sandbox passes its inner one on.
+   */
+  readonly docker?: Docker;
   /** Resolves when the sandbox can run commands; rejects with a GenesisError and a hint if not. */
   check(): Promise<void>;
   run(spec: SandboxRunSpec): Promise<SandboxRunResult>;
+}
+
+/** The Docker client of a docker sandbox; a docker sandbox without one is a wrapper that dropped it. */
+export function dockerClientOf(sandbox: Sandbox): Docker {
+  if (sandbox.docker) return sandbox.docker;
+  throw new GenesisError('sandbox-client-missing', `a ${sandbox.kind} sandbox has no Docker client to share`, {
+    hint: 'a sandbox that wraps a docker sandbox must pass its `docker` client on (see recordImage in src/gate/gate-image.ts)',
+  });
 }

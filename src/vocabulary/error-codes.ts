@@ -27,6 +27,7 @@ export const ERROR_CODES = {
   'sandbox-image-missing': fatal('the sandbox image does not exist on this host'),
   'sandbox-image-host-toolchain': fatal("the sandbox image would judge with the host's toolchain"),
   'sandbox-config-invalid': fatal('Docker refused the sandbox container as configured'),
+  'sandbox-client-missing': fatal('a docker sandbox was handed on without its Docker client (a wrapper that dropped it)'),
   'sandbox-failed': transient('Docker failed to run the sandbox (a server error or a conflict)'),
   'sandbox-spawn-failed': charged('the sandbox could not start its shell in the work dir'),
   'bwrap-unavailable': fatal('bubblewrap cannot start a sandbox here (no user namespaces, a path it may not reach)'),

@@ -2,7 +2,10 @@ import { randomUUID } from 'node:crypto';
 import Docker from 'dockerode';
 import { describe, expect, it } from 'vitest';
 import { GenesisError } from '../../../src/errors.js';
+import { environmentId } from '../../../src/deps/deps-environment.js';
 import { installWithDocker } from '../../../src/deps/install-docker.js';
+import { installerFor } from '../../../src/deps/prepare-deps.js';
+import { recordImage } from '../../../src/gate/gate-image.js';
 import { DockerSandbox } from '../../../src/sandbox/index.js';
 import { dockerError } from '../../../src/sandbox/docker-errors.js';
 import { itWith } from '../../helpers/services.js';
@@ -62,9 +65,22 @@ describe('when Docker fails for a while', () => {
     const spec = { workDir: await tempDir('genesis-install-'), command: 'true', timeoutMs: 10_000, memoryMb: 256, image };
     const down = new Docker({ socketPath: `/tmp/genesis-no-daemon-${randomUUID()}.sock` });
     expect(await failureOf(installWithDocker(spec, down))).toMatchObject({ code: 'docker-unavailable', retryable: true });
-    const missing = await failureOf(installWithDocker({ ...spec, image: 'genesis/vocab-no-such-image:0' }));
+    const missing = await failureOf(installWithDocker({ ...spec, image: 'genesis/vocab-no-such-image:0' }, new Docker()));
     expect(missing).toMatchObject({ code: 'sandbox-image-missing', fatal: true });
     expect(missing.hint).toContain('sandboxes/build-images.sh');
+  });
+
+  withDocker("installs and keys a dependency set on the gate sandbox's own daemon, never on a default client", async () => {
+    const spec = { workDir: await tempDir('genesis-install-'), command: 'true', timeoutMs: 10_000, memoryMb: 256, image };
+    // A sandbox whose client reaches no daemon: were a default client made, both would succeed on the real one.
+    const down = new DockerSandbox({ image, docker: new Docker({ socketPath: `/tmp/genesis-no-daemon-${randomUUID()}.sock` }) });
+    for (const sandbox of [down, recordImage(down).sandbox]) {
+      expect(await failureOf(environmentId(sandbox, image))).toMatchObject({ code: 'docker-unavailable', retryable: true });
+      expect(await failureOf(installerFor(sandbox)(spec))).toMatchObject({ code: 'docker-unavailable', retryable: true });
+    }
+    expect(await environmentId(new DockerSandbox({ image }), image)).toMatch(/^docker:sha256:[0-9a-f]{64}$/);
+    const dropped = { kind: 'docker' as const, check: () => down.check(), run: (s: Parameters<typeof down.run>[0]) => down.run(s) };
+    expect(await failureOf(environmentId(dropped, image))).toMatchObject({ code: 'sandbox-client-missing', fatal: true });
   });
 
   withDocker('reads a conflict (409) and a container that vanished mid-run (404) from the real daemon as transient', async () => {

@@ -14,6 +14,7 @@ export function warmOnly(pool: WarmPool, image = 'genesis/node:20'): Sandbox {
   const inner = new DockerSandbox({ image, warm: pool });
   return {
     kind: 'docker',
+    docker: inner.docker,
     check: () => inner.check(),
     run: async (spec: SandboxRunSpec): Promise<SandboxRunResult> => {
       if (pool.readyCount === 0) {
