@@ -61,7 +61,11 @@ export async function runOverBullmq(
     await Promise.all(ready);
     for (const w of warmUp) {
       const cluster = await joinCluster(BENCH_REDIS, w.world, w.name, w.world.path, () => undefined);
-      await runWorld({ world: w.world, ...(await composeClusterRun(w.world, cluster.distributed)) }).finally(() => cluster.leave());
+      try {
+        await runWorld({ world: w.world, ...(await composeClusterRun(w.world, cluster.distributed)) });
+      } finally {
+        await cluster.leave();
+      }
     }
     const cluster = await joinCluster(BENCH_REDIS, world, name, world.path, () => undefined);
     try {

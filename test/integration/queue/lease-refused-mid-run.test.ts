@@ -7,6 +7,8 @@ import { startEpisodeWorker, type EpisodeWorker } from '../../../src/queue/bullm
 import { BullmqVerificationQueue } from '../../../src/queue/bullmq-verification-queue.js';
 import { RedisPathLeases } from '../../../src/queue/redis-path-leases.js';
 import type { RunEvent } from '../../../src/schedule/run-events.js';
+import { composeClusterRun } from '../../../src/compose/cluster-run.js';
+import { runEmbedded } from '../../../src/compose/embedded-run.js';
 import { runWorld } from '../../../src/schedule/run-world.js';
 import { Ledger } from '../../../src/world/ledger.js';
 import { itWith } from '../../helpers/services.js';
@@ -37,7 +39,7 @@ describe('a path lease refused mid-run (Redis lease store)', () => {
       const events: RunEvent[] = [];
       const planted: Array<Promise<boolean>> = [];
       const released: Array<Promise<void>> = [];
-      const summary = await runWorld({
+      const summary = await runEmbedded({
         world: f.world,
         sandbox: f.sandbox,
         leases,
@@ -108,7 +110,7 @@ describe('a path lease lost mid-run (Redis dropped it) over BullMQ', () => {
             .then(() => leases.holders()),
         );
       };
-      const summary = await runWorld({ world: f.world, sandbox: f.sandbox, onEvent, distributed });
+      const summary = await runWorld({ world: f.world, onEvent, ...(await composeClusterRun(f.world, distributed, f.sandbox)) });
       expect(summary.stop).toEqual({ kind: 'done' });
       const a = (await new Ledger(f.world.path).readAll()).find((r) => r.task === 'a')!;
       // 1.5 s after the loss, a (whose agent works 4 s) holds its lease again.
