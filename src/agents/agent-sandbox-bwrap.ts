@@ -72,10 +72,7 @@ export class BwrapAgentSandbox implements AgentSandbox {
     const homeFiles = await homeFileBinds(spec.homeFiles, spec.home);
     const asRoot = process.getuid?.() === 0;
     // As root the agent runs as uid 1000, which must own what it may write.
-    if (asRoot) {
-      await prepareWorkDir(spec.workspace);
-      await prepareWorkDir(spec.home);
-    }
+    if (asRoot) await Promise.all([prepareWorkDir(spec.workspace), prepareWorkDir(spec.home)]);
     const binds = parentsFirst([
       ...(await agentReadOnlyPaths(argv[0]!, spec)).map((target) => ({ target, args: ['--ro-bind', target, target] })),
       ...[spec.workspace, spec.home].map((target) => ({ target, args: ['--bind', target, target] })),
