@@ -12,7 +12,7 @@ import { prepareMountPoints } from './mount-points.js';
 import type { Sandbox, SandboxKind, SandboxRunResult, SandboxRunSpec } from './sandbox.js';
 import { runWarm } from './docker-warm.js';
 import type { WarmPool } from './warm-pool.js';
-import { prepareWorkDir } from './work-dir.js';
+import { handOverWorkDir, locateWorkDir } from './work-dir.js';
 
 /**
  * Image label of the skeleton images older versions of sandboxes/node/build.sh made: a root
@@ -77,9 +77,11 @@ export class DockerSandbox implements Sandbox {
     refuseHostToolchain(image, info);
     if (spec.limits.diskMb !== undefined) await confineDisk(spec.workDir, spec.limits.diskMb);
     if (spec.mounts?.length) await prepareMountPoints(spec.workDir, spec.mounts);
-    const { path, user } = await prepareWorkDir(spec.workDir);
-    const warm = this.warm && (await runWarm(this.warm, spec, { name: image, id: info.Id }, path, user));
+    const { path, user, handOver } = await locateWorkDir(spec.workDir);
+    // A pooled run hands the tree to the user in its mount script; otherwise it is done here.
+    const warm = this.warm && (await runWarm(this.warm, spec, { name: image, id: info.Id }, path, user, handOver));
     if (warm) return { ...warm, ...(spec.limits.diskMb !== undefined ? { diskFull: await isDiskFull(path) } : {}) };
+    if (handOver) await handOverWorkDir(path, user);
     const tail = new OutputTail(spec.maxOutputBytes);
     const started = performance.now();
     let container: Container | undefined;

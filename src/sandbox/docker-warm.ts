@@ -79,6 +79,8 @@ export async function runWarm(
   image: { name: string; id: string },
   workDir: string,
   user: SandboxUser,
+  /** The tree still has to be handed to `user` (prepareWorkDir's chown): done by the mount script. */
+  handOver = false,
 ): Promise<SandboxRunResult | null> {
   if (!pool.usable || Buffer.byteLength(spec.command) > MAX_COMMAND_BYTES) return null;
   const mounts = treeMounts(spec, workDir);
@@ -90,7 +92,8 @@ export async function runWarm(
   let stream: Readable | undefined;
   try {
     try {
-      await mountTree(slot.paths, workDir, mounts);
+      // A chown that failed: the caller's own hand-over, on the fresh path, says why.
+      if ((await mountTree(slot.paths, workDir, mounts, handOver ? user : undefined)) === 'hand-over-failed') return null;
     } catch {
       pool.disable(); // no mount rights here: every later run goes the fresh way
       return null;

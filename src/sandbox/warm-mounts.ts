@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import type { SandboxUser } from './work-dir.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -54,9 +55,16 @@ export interface TreeMount {
   readOnly: boolean;
 }
 
-// mount --bind -o ro binds and remounts read-only in one process.
+/** Exit code of the mount script when the tree could not be handed to its user (nothing was mounted). */
+const HAND_OVER_FAILED = 97;
+
+// mount --bind -o ro binds and remounts read-only in one process. A tree to hand to its user
+// ("uid:gid", or "-") is chowned here first, as prepareWorkDir would: one process for both, not two.
 const MOUNT_TREE = `set -e
-s=$1; g=$2; shift 2
+s=$1; g=$2; o=$3; shift 3
+if [ "$o" != - ]; then
+  find "$g" \\( ! -uid "\${o%:*}" -o ! -gid "\${o#*:}" \\) -exec chown -h "$o" -- {} + || exit ${HAND_OVER_FAILED}
+fi
 mount --bind "$g" "$s/stage"
 while [ $# -gt 0 ]; do
   mount --bind -o "$3" "$1" "$s/stage/$2"
@@ -64,9 +72,20 @@ while [ $# -gt 0 ]; do
 done
 mount --rbind "$s/stage" "$s/work"`;
 
-/** Puts the gate's tree and its mounts (parents first) together in `stage` and binds the whole into `work`. */
-export async function mountTree(slot: SlotPaths, tree: string, mounts: readonly TreeMount[]): Promise<void> {
-  await sh(MOUNT_TREE, [slot.dir, tree, ...mounts.flatMap((m) => [m.source, m.target, m.readOnly ? 'ro' : 'rw'])]);
+/**
+ * Hands the gate's tree to `owner` when given (see prepareWorkDir), puts it and its mounts
+ * (parents first) together in `stage` and binds the whole into `work`. Resolves 'hand-over-failed'
+ * when the chown failed: nothing is mounted then, and the caller's own hand-over says why.
+ */
+export async function mountTree(slot: SlotPaths, tree: string, mounts: readonly TreeMount[], owner?: SandboxUser): Promise<'mounted' | 'hand-over-failed'> {
+  const args = [slot.dir, tree, owner ? `${owner.uid}:${owner.gid}` : '-', ...mounts.flatMap((m) => [m.source, m.target, m.readOnly ? 'ro' : 'rw'])];
+  return sh(MOUNT_TREE, args).then(
+    () => 'mounted' as const,
+    (error: { code?: unknown }) => {
+      if (error.code === HAND_OVER_FAILED) return 'hand-over-failed' as const;
+      throw error;
+    },
+  );
 }
 
 const UNMOUNT = 'umount -R "$1/work" "$1/stage" 2>/dev/null || umount -R -l "$1/work" "$1/stage" 2>/dev/null || true';

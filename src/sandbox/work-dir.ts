@@ -27,6 +27,17 @@ const execFileAsync = promisify(execFile);
  * a file outside the tree. As any other user the command runs as that user, who owns the tree.
  */
 export async function prepareWorkDir(workDir: string, as: SandboxUser = { uid: SANDBOX_UID, gid: SANDBOX_GID }): Promise<{ path: string; user: SandboxUser }> {
+  const located = await locateWorkDir(workDir, as);
+  if (located.handOver) await handOverWorkDir(located.path, located.user);
+  return { path: located.path, user: located.user };
+}
+
+/**
+ * prepareWorkDir's first half: the work dir's absolute path and the user the command will run as,
+ * and whether the tree must be handed to that user (Genesis runs as root) before the command runs,
+ * for a caller that does that in a process it starts anyway (a warm sandbox's mount script).
+ */
+export async function locateWorkDir(workDir: string, as: SandboxUser = { uid: SANDBOX_UID, gid: SANDBOX_GID }): Promise<{ path: string; user: SandboxUser; handOver: boolean }> {
   // Resolved, so neither find nor a bind mount acts on a symlink instead of the directory.
   const path = await realpath(resolve(workDir)).catch(() => resolve(workDir));
   const info = await stat(path).catch(() => undefined);
@@ -34,15 +45,23 @@ export async function prepareWorkDir(workDir: string, as: SandboxUser = { uid: S
     throw new GenesisError('sandbox-workdir-missing', `The sandbox work dir ${path} is not a directory.`);
   }
   const uid = process.getuid?.() ?? SANDBOX_UID;
-  if (uid !== 0) return { path, user: { uid, gid: process.getgid?.() ?? uid } };
+  if (uid !== 0) return { path, user: { uid, gid: process.getgid?.() ?? uid }, handOver: false };
+  return { path, user: as, handOver: true };
+}
+
+/** prepareWorkDir's second half: chowns to `as` what it does not own yet (see prepareWorkDir). */
+export async function handOverWorkDir(path: string, as: SandboxUser): Promise<void> {
   try {
-    const owner = `${as.uid}:${as.gid}`;
-    const notOurs = ['(', '!', '-uid', `${as.uid}`, '-o', '!', '-gid', `${as.gid}`, ')'];
-    await execFileAsync('find', [path, ...notOurs, '-exec', 'chown', '-h', owner, '--', '{}', '+']);
+    await execFileAsync('find', [path, ...handOverArgs(as)]);
   } catch (cause) {
     throw new GenesisError('sandbox-workdir-chown', `Could not hand ${path} to uid ${as.uid}.`, { cause });
   }
-  return { path, user: as };
+}
+
+/** What follows the tree in `find <tree> …` to hand it to `as`: only entries not yet owned, links themselves, never their targets. */
+export function handOverArgs(as: SandboxUser): string[] {
+  const notOurs = ['(', '!', '-uid', `${as.uid}`, '-o', '!', '-gid', `${as.gid}`, ')'];
+  return [...notOurs, '-exec', 'chown', '-h', `${as.uid}:${as.gid}`, '--', '{}', '+'];
 }
 
 /**
