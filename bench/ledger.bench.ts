@@ -94,8 +94,8 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
         ],
       ),
       notes: [
-        `${ledgers.at(-1)!.records.toLocaleString('en')} records took ${(ledgers.at(-1)!.samples.get('build')![0]! / 1000).toFixed(1)} s to write with one git fast-import (Ledger.write would need five git processes per record).`,
-        'Every episode calls Ledger.readAll() once (runEpisode, to find earlier attempts at its task); runWorld calls it once at start.',
+        `${ledgers.at(-1)!.records.toLocaleString('en')} records took ${(ledgers.at(-1)!.samples.get('build')![0]! / 1000).toFixed(1)} s to write with one git fast-import (Ledger.write starts no git process: it writes the objects itself and moves the ref through the world's long-lived update-ref --stdin).`,
+        "Ledger.readAll() is read once per run, at its start (the run policy's budgets and retries are counted over every record); an episode reads only its own record and the earlier attempts the scheduler names, and the run's end only the records it closed. An episode writes its record three times: when the scheduler starts it, when its gate has judged it, and when it lands (in the branch's ref transaction).",
       ],
     };
   } finally {
