@@ -1,21 +1,24 @@
+import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { lstat, open } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { posix } from 'node:path';
-import type { Readable } from 'node:stream';
 import type { ContainerCreateOptions } from 'dockerode';
-import { containerOptions, SANDBOX_CONTAINER_LABEL, waitForExit } from './docker-container.js';
+import { containerOptions, SANDBOX_CONTAINER_LABEL } from './docker-container.js';
 import { dockerError } from './docker-errors.js';
-import { readFrames } from './docker-frames.js';
 import { OutputTail } from './output-tail.js';
 import { planReadOnlyMounts } from './read-only-paths.js';
 import type { SandboxRunResult, SandboxRunSpec } from './sandbox.js';
 import { mountTree, SLOT_MARKER, unmountSlot, type SlotPaths, type TreeMount } from './warm-mounts.js';
+import { initEnded, oomKills } from './warm-init.js';
+import { WarmOutput } from './warm-output.js';
 import type { WarmPool, WarmSlot } from './warm-pool.js';
 import type { SandboxUser } from './work-dir.js';
 
 /** Where the container reads its command from (a FIFO of its slot, read-only). */
 const COMMAND_PATH = '/.genesis-command';
+/** Where the command's output goes (a FIFO of its slot the container may only write, bound read-only so it cannot change that). */
+const OUTPUT_PATH = '/.genesis-output';
 /** Exit code and message of a container that found its slot empty: nothing was mounted, nothing ran. */
 const NOT_MOUNTED_EXIT = 199;
 const NOT_MOUNTED = 'genesis-warm: the work dir was not mounted';
@@ -23,18 +26,23 @@ const NOT_MOUNTED = 'genesis-warm: the work dir was not mounted';
 const MAX_COMMAND_BYTES = 32 * 1024;
 
 /**
- * The first process of a pooled container: reads the command from the FIFO (blocking until a
- * gate writes it), enters /work again (the gate's tree is mounted over it meanwhile), refuses an
- * empty slot, then becomes `/bin/sh -c <command>`: the command's shell is PID 1, as in a fresh
- * container. Plain sh, no other program, so any image with /bin/sh can be pooled.
+ * The first process of a pooled container: reads its status marker (the first line) and the
+ * command from the FIFO (blocking until a gate writes them), enters /work again (the gate's tree
+ * is mounted over it meanwhile), refuses an empty slot, then runs `/bin/sh -c <command>` with its
+ * output into the output FIFO, writes `<marker><exit code>` there after it, and exits with the
+ * same code: the namespace, and every process the command left, ends with it. Plain sh, no other
+ * program, so any image with /bin/sh can be pooled.
  */
 const LAUNCHER = [
   // Lines joined with newlines between them: the command as written, less trailing newlines.
-  'c=; n=; while IFS= read -r l || [ -n "$l" ]; do c="$c$n$l"; n=\'',
-  `'; done < ${COMMAND_PATH}`,
-  `cd /work || exit ${NOT_MOUNTED_EXIT}`,
-  `if [ -e /work/${SLOT_MARKER} ]; then echo '${NOT_MOUNTED}' >&2; exit ${NOT_MOUNTED_EXIT}; fi`,
-  'exec /bin/sh -c "$c"',
+  'k=; c=; n=; while IFS= read -r l || [ -n "$l" ]; do if [ -z "$k" ]; then k=$l; else c="$c$n$l"; n=\'',
+  `'; fi; done < ${COMMAND_PATH}`,
+  `cd /work || { printf '%sunmounted\\n' "$k" > ${OUTPUT_PATH}; exit ${NOT_MOUNTED_EXIT}; }`,
+  `if [ -e /work/${SLOT_MARKER} ]; then printf '%sunmounted\\n' "$k" > ${OUTPUT_PATH}; echo '${NOT_MOUNTED}' >&2; exit ${NOT_MOUNTED_EXIT}; fi`,
+  `/bin/sh -c "$c" > ${OUTPUT_PATH} 2>&1`,
+  's=$?',
+  `printf '%s%s\\n' "$k" "$s" > ${OUTPUT_PATH}`,
+  'exit $s',
 ].join('\n');
 
 /**
@@ -47,7 +55,7 @@ export function warmContainerOptions(
   imageId: string,
   user: SandboxUser,
   labels: Record<string, string>,
-  paths: Pick<SlotPaths, 'work' | 'command'>,
+  paths: Pick<SlotPaths, 'work' | 'command' | 'output'>,
 ): ContainerCreateOptions {
   const cold = containerOptions({ ...spec, command: '', mounts: [], readOnlyPaths: [] }, imageId, paths.work, user);
   return {
@@ -60,6 +68,7 @@ export function warmContainerOptions(
       Mounts: [
         { Type: 'bind', Source: paths.work, Target: '/work', BindOptions: { Propagation: 'rslave' } },
         { Type: 'bind', Source: paths.command, Target: COMMAND_PATH, ReadOnly: true },
+        { Type: 'bind', Source: paths.output, Target: OUTPUT_PATH, ReadOnly: true },
       ],
     },
   };
@@ -86,10 +95,11 @@ export async function runWarm(
   const mounts = treeMounts(spec, workDir);
   if (!(await targetsAreDirect(workDir, mounts))) return null;
   const recipe = (paths: SlotPaths) => warmContainerOptions(spec, image.id, user, pool.labels, paths);
-  const key = JSON.stringify(recipe({ dir: '', work: '<work>', stage: '', command: '<command>' }));
+  const key = JSON.stringify(recipe({ dir: '', work: '<work>', stage: '', command: '<command>', output: '<output>' }));
   const slot = pool.take(key, recipe);
   if (!slot) return null;
-  let stream: Readable | undefined;
+  let output: WarmOutput | undefined;
+  let daemon: DaemonWatch | undefined;
   try {
     try {
       // A chown that failed: the caller's own hand-over, on the fresh path, says why.
@@ -99,37 +109,110 @@ export async function runWarm(
       return null;
     }
     const tail = new OutputTail(spec.maxOutputBytes);
+    const marker = `genesis-status-${randomBytes(16).toString('hex')}:`;
     try {
-      stream = (await slot.container.attach({ stream: true, stdout: true, stderr: true })) as unknown as Readable;
+      output = new WarmOutput(slot.paths.output, Buffer.from(marker), tail);
     } catch {
-      return null; // the container is gone (a daemon restart): nothing ran
+      return null; // the slot's output FIFO cannot be opened: nothing ran
     }
-    const drained = readFrames(stream, (chunk) => tail.push(chunk));
     const started = performance.now();
-    if (!(await sendCommand(slot, spec.command))) return null;
-    let exit: Awaited<ReturnType<typeof waitForExit>>;
-    try {
-      exit = await waitForExit(slot.container, drained, spec.timeoutMs);
-    } catch (cause) {
+    if (!(await sendCommand(slot, `${marker}\n${spec.command}`))) return null;
+    daemon = watchDaemonExit(slot, spec.timeoutMs);
+    const ended = await endOf(slot, output, daemon).catch((cause: unknown) => {
       throw dockerError(cause, 'run', image.name);
-    }
-    if (exit.exitCode === NOT_MOUNTED_EXIT && tail.text().includes(NOT_MOUNTED)) {
+    });
+    const durationMs = Math.round(performance.now() - started);
+    await output.finish();
+    const status = await Promise.race([output.status, Promise.resolve(null)]);
+    const exit = await exitOf(slot, ended, status, daemon).catch((cause: unknown) => {
+      throw dockerError(cause, 'run', image.name);
+    });
+    if (ended.by === 'status' && exit !== 'unmounted') pool.stats.seenExits++;
+    if (exit === 'unmounted') {
       pool.disable(); // the daemon does not see this process's mounts (another mount namespace)
       return null;
     }
-    return {
-      ...exit,
-      output: tail.text(),
-      outputBytes: tail.totalBytes,
-      truncated: tail.truncated,
-      durationMs: Math.round(performance.now() - started),
-      image,
-    };
+    return { ...exit, output: tail.text(), outputBytes: tail.totalBytes, truncated: tail.truncated, durationMs, image };
   } finally {
-    stream?.destroy();
+    daemon?.stop();
+    output?.close();
     await unmountSlot(slot.paths);
     pool.release(slot);
   }
+}
+
+type Ended = { by: 'status'; oomKills: number | null } | { by: 'daemon'; exitCode: number; timedOut: boolean };
+
+/**
+ * Waits for the command's end: its status in the output FIFO and every process of the container
+ * gone (the first process exited: warm-init.ts), or the daemon's report of the exit, whichever
+ * comes first. The daemon's report comes 50–250 ms later here; it alone covers a timeout, a
+ * status that never came, or a container whose first process the host cannot watch.
+ */
+async function endOf(slot: WarmSlot, output: WarmOutput, daemon: DaemonWatch): Promise<Ended> {
+  let settled = false;
+  const init = slot.init;
+  const byStatus = init
+    ? output.status.then(async () => {
+        // Counted while the container's cgroup surely exists: the daemon may remove it as soon as the last process ends.
+        const early = await oomKills(init);
+        while (!settled && !(await initEnded(init))) await new Promise((resolve) => setTimeout(resolve, 1));
+        return { by: 'status' as const, oomKills: (await oomKills(init)) ?? early };
+      })
+    : new Promise<never>(() => undefined);
+  const byDaemon = daemon.exited.then((exit) => ({ by: 'daemon' as const, ...exit }));
+  try {
+    return await Promise.race([byStatus, byDaemon]);
+  } finally {
+    settled = true;
+  }
+}
+
+/**
+ * The run's exit as a fresh container would report it, or 'unmounted' when the slot was found
+ * empty. An exit code of 137 (killed: out of memory, the timeout) and anything the host cannot
+ * read itself are taken from the daemon, with its OOMKilled flag, as before the pool read exits.
+ */
+async function exitOf(
+  slot: WarmSlot,
+  ended: Ended,
+  status: string | null,
+  daemon: DaemonWatch,
+): Promise<{ exitCode: number; timedOut: boolean; oomKilled: boolean } | 'unmounted'> {
+  if (status === 'unmounted') return 'unmounted';
+  const code = ended.by === 'status' && status !== null && /^\d{1,3}$/.test(status) ? Number(status) : null;
+  const kills = ended.by === 'status' && code !== 137 ? ended.oomKills : null;
+  if (code !== null && kills !== null) return { exitCode: code, timedOut: false, oomKilled: kills > 0 };
+  const exit = ended.by === 'daemon' ? ended : await daemon.exited;
+  const state = (await slot.container.inspect()).State;
+  return { exitCode: exit.timedOut ? 137 : exit.exitCode, timedOut: exit.timedOut, oomKilled: state.OOMKilled };
+}
+
+interface DaemonWatch {
+  exited: Promise<{ exitCode: number; timedOut: boolean }>;
+  stop(): void;
+}
+
+/** The daemon's wait for the container's exit, killing it at `timeoutMs` (then exit code 137). */
+function watchDaemonExit(slot: WarmSlot, timeoutMs: number): DaemonWatch {
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    slot.container.kill().catch(() => undefined); // it may have exited in the meantime
+  }, timeoutMs);
+  const exited = (slot.container.wait() as Promise<{ StatusCode: number }>).then(
+    (status) => {
+      clearTimeout(timer);
+      return { exitCode: timedOut ? 137 : status.StatusCode, timedOut };
+    },
+    (error: unknown) => {
+      clearTimeout(timer);
+      throw error;
+    },
+  );
+  // Nobody may wait for it (the status came first): its end must not be an unhandled rejection.
+  exited.catch(() => undefined);
+  return { exited, stop: () => clearTimeout(timer) };
 }
 
 /** The dependency sets and the read-only paths (their pinned parents first), parents before children, as docker orders binds. */

@@ -15,6 +15,7 @@ const execFileAsync = promisify(execFile);
  *   into `work` in one step (a flag like read-only does not follow a mount into a slave; a copy
  *   of a mount that already has it does).
  * - `command`: a FIFO the container's first process reads the command from.
+ * - `output`: a FIFO the command's stdout and stderr go to, read by the host (warm-output.ts).
  * Needs root (mount). Every operation is one `sh` process: a gate pays for one spawn, not ten.
  */
 export interface SlotPaths {
@@ -22,13 +23,14 @@ export interface SlotPaths {
   work: string;
   stage: string;
   command: string;
+  output: string;
 }
 
 /** The file the container looks for to tell an empty slot from a gate's tree: if it sees it, nothing was mounted. */
 export const SLOT_MARKER = '.genesis-warm-slot';
 
 export function slotPaths(dir: string): SlotPaths {
-  return { dir, work: join(dir, 'work'), stage: join(dir, 'stage'), command: join(dir, 'command') };
+  return { dir, work: join(dir, 'work'), stage: join(dir, 'stage'), command: join(dir, 'command'), output: join(dir, 'output') };
 }
 
 // The slot itself a private mount: what is mounted in stage stays private without a step of its own.
@@ -37,13 +39,14 @@ mkdir -m 0700 "$1"
 mkdir -m 0755 "$1/work" "$1/stage"
 : > "$1/work/${SLOT_MARKER}"
 mkfifo -m 0400 "$1/command"
-chown "$2" "$1/command"
+mkfifo -m 0200 "$1/output"
+chown "$2" "$1/command" "$1/output"
 mount --bind "$1" "$1"
 mount --make-private "$1"
 mount --bind "$1/work" "$1/work"
 mount --make-shared "$1/work"`;
 
-/** Makes a slot's directory (a private mount), FIFO (readable by `owner` only) and shared mount point. */
+/** Makes a slot's directory (a private mount), FIFOs (the command's readable, the output's writable by `owner` only) and shared mount point. */
 export async function prepareSlot(slot: SlotPaths, owner: string): Promise<void> {
   await sh(PREPARE, [slot.dir, owner]);
 }
@@ -99,7 +102,7 @@ const UNMOUNT_ALL = `${UNMOUNT}; umount -R "$1" 2>/dev/null || umount -R -l "$1"
 export async function removeSlot(slot: SlotPaths): Promise<boolean> {
   await sh(UNMOUNT_ALL, [slot.dir]).catch(() => undefined);
   if ((await mountsUnder(slot.dir)).length > 0) return false;
-  const cleaned = await sh(`rm -f "$1/work/${SLOT_MARKER}" "$1/command"; rmdir "$1/work" "$1/stage" "$1"`, [slot.dir]).then(
+  const cleaned = await sh(`rm -f "$1/work/${SLOT_MARKER}" "$1/command" "$1/output"; rmdir "$1/work" "$1/stage" "$1"`, [slot.dir]).then(
     () => true,
     () => false,
   );

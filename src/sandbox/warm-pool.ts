@@ -3,6 +3,7 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Docker from 'dockerode';
 import type { Container, ContainerCreateOptions } from 'dockerode';
+import { describeInit, type WarmInit } from './warm-init.js';
 import { prepareSlot, removeSlot, slotPaths, type SlotPaths } from './warm-mounts.js';
 
 /** Label of pooled containers (besides genesis.sandbox=warm): which process made them, `host/pid`. */
@@ -17,6 +18,8 @@ export interface WarmSlot {
   key: string;
   container: Container;
   paths: SlotPaths;
+  /** Its first process as the host sees it (warm-init.ts), or null: then a run learns of its end from the daemon only. */
+  init: WarmInit | null;
 }
 
 /** How to make a slot's container: the create options for that slot's paths. */
@@ -42,6 +45,8 @@ export interface WarmPoolStats {
   retired: number;
   /** Slots that could not be made or used (the pool turns itself off when they cannot work here). */
   failures: number;
+  /** Runs whose end the host saw itself (the launcher's status, its first process gone), not waiting for the daemon's report. */
+  seenExits: number;
 }
 
 interface KeyState {
@@ -79,7 +84,7 @@ export class WarmPool {
   private failedInRow = 0;
   /** Pooled runs under way (taken, not yet released). */
   private running = 0;
-  readonly stats: WarmPoolStats = { hits: 0, misses: 0, made: 0, retired: 0, failures: 0 };
+  readonly stats: WarmPoolStats = { hits: 0, misses: 0, made: 0, retired: 0, failures: 0, seenExits: 0 };
 
   constructor(options: WarmPoolOptions = {}) {
     this.client = options.docker;
@@ -237,12 +242,16 @@ export class WarmPool {
       this.stats.made++;
       await container.start();
       this.failedInRow = 0;
-      return { key, container, paths };
+      const pid = await container.inspect().then(
+        (info) => info.State.Pid,
+        () => 0,
+      );
+      return { key, container, paths, init: await describeInit(pid) };
     } catch {
       // A daemon restarting fails a few in a row and then works again; one that keeps failing turns the pool off.
       this.stats.failures++;
       if (++this.failedInRow >= 3) this.disable();
-      if (container) await this.remove({ key, container, paths });
+      if (container) await this.remove({ key, container, paths, init: null });
       else await removeSlot(paths);
       return null;
     }

@@ -126,6 +126,7 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
     if (moved) emit({ type: 'foreign-move', commit: moved.foreign, quarantine: moved.quarantine });
   };
 
+  const openAtStart = new Set([...records.values()].filter((r) => r.status !== 'final').map((r) => r.id));
   const recovered = await recoverOpenRecords({ world, ledger, branch: manifest.branch, records, distributed: distributed !== undefined });
   if (!distributed) await removeStaleWorkspaces(world);
   // A killed scheduler's leases outlive it (in Redis, until their ttl): all but those of the episodes taken over go at once.
@@ -381,11 +382,10 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
     await verifications.close();
   }
   await guard();
-  // A worker running a duplicate of a closed episode (a job put back after Redis lost it) may have reopened its record.
-  for (const r of await ledger.readAll()) {
-    const known = policy.records.get(r.id);
-    if (r.status === 'running' && known?.status === 'final') await ledger.write(known);
-  }
+  // A worker running a duplicate of a closed episode (a job put back after Redis lost it) may have reopened its record:
+  // only one this run closed (or found open) can be, so only those are read, not the whole ledger.
+  const closedHere = [...policy.records.values()].filter((r) => r.status === 'final' && (openAtStart.has(r.id) || !records.has(r.id)));
+  for (const known of closedHere) if ((await ledger.read(known.id))?.status === 'running') await ledger.write(known);
   const stop = finished!;
   emit({ type: 'stop', reason: stop });
   return { stop, head: lander.head!, ...policy.tally, durationMs: Date.now() - started, evidence };

@@ -80,6 +80,24 @@ describe('a warm docker pool keeps gates apart', () => {
     expect(await readdir(next.workDir)).toEqual(['own.txt']);
   });
 
+  it('learns the exit from its own launcher, which the command cannot impersonate, and keeps stdout and stderr in order', async () => {
+    const seen = pool.stats.seenExits;
+    const forge = [
+      'echo one; echo two >&2; echo three',
+      // A status of its own, in every shape the launcher's could take: they stay output.
+      'echo "genesis-status-00000000000000000000000000000000:0"; printf "genesis-status-:0\\n" >&2',
+      // The output channel: the command may write to it, never read it back or change what it is.
+      '{ cat /.genesis-output; } 2>/dev/null && echo READ-OUTPUT',
+      '{ chmod 666 /.genesis-output; } 2>/dev/null && echo CHMOD-OUTPUT',
+      'echo four > /.genesis-output',
+      'exit 3',
+    ].join('\n');
+    const result = await sandbox.run(await specFor(forge));
+    expect(result.exitCode, result.output).toBe(3);
+    expect(result.output).toBe('one\ntwo\nthree\ngenesis-status-00000000000000000000000000000000:0\ngenesis-status-:0\nfour\n');
+    expect(pool.stats.seenExits).toBe(seen + 1);
+  });
+
   it('keeps what the first gate wrote in its own work dir, and nowhere else', async () => {
     const spec = await specFor('echo mine > mine.txt; ls -A');
     const result = await sandbox.run(spec);
@@ -145,6 +163,12 @@ describe('a warm docker pool keeps every setting of the gate', () => {
       const hog = `node -e "const a = []; for (;;) a.push(Buffer.alloc(1 << 24, 1))"`;
       const oom = await sandbox.run(await specFor(hog, { limits: { cpus: 1, memoryMb: 128, pids: 64 } }));
       expect(oom).toMatchObject({ exitCode: 137, oomKilled: true, timedOut: false });
+      // A child killed for memory while the command goes on to exit 0: still out of memory, as a fresh container says.
+      const seen = pool.stats.seenExits;
+      const survived = await sandbox.run(await specFor(`${hog}; echo survived`, { limits: { cpus: 1, memoryMb: 128, pids: 64 } }));
+      expect(survived).toMatchObject({ exitCode: 0, oomKilled: true, timedOut: false });
+      expect(survived.output).toContain('survived');
+      expect(pool.stats.seenExits).toBe(seen + 1);
       await pool.drain();
       const other = new WarmPool({ perKey: 1 });
       try {

@@ -29,6 +29,27 @@ describe('genesis run on a real world', () => {
     expect(summary.stop).toMatchObject({ blocked: [{ task: 'a', reason: 'check-failed' }] });
   });
 
+  itWith('bwrap')('closes again at its end a record a duplicate worker reopened after the run closed it', async () => {
+    const f = await makeWorld({ sandbox: 'bwrap', manifest: baseManifest({ parallelism: 1 }), recording: { a: [{ write: { 'src/a.js': GOOD_A } }], b: [{ write: { 'src/b.js': GOOD_B } }] } });
+    const ledger = new Ledger(f.world.path);
+    let reopening: Promise<void> | null = null;
+    const summary = await runEmbedded({
+      world: f.world,
+      sandbox: f.sandbox,
+      onEvent: (event) => {
+        // As a worker running a duplicate of the first episode would, after the run closed it (the second runs after).
+        if (event.type !== 'episode-end' || reopening) return;
+        reopening = ledger.read(event.id).then((closed) => ledger.write({ ...closed!, status: 'running', outcome: null, endedAt: null }));
+      },
+    });
+    expect(summary.stop.kind).toBe('done');
+    await reopening;
+    expect((await ledger.readAll()).map((e) => [e.task, e.status, e.outcome])).toEqual([
+      ['a', 'final', 'accepted'],
+      ['b', 'final', 'accepted'],
+    ]);
+  });
+
   itWith('docker')('rejects a change to a protected test even when the tests would pass', async () => {
     const cheat = { 'src/a.js': BAD_A, 'test/a.test.js': "import test from 'node:test';\ntest('ok', () => {});\n" };
     const f = await makeWorld({ recording: { a: [{ write: cheat }, { write: { 'src/a.js': GOOD_A } }], b: [{ write: { 'src/b.js': GOOD_B } }] } });
