@@ -37,7 +37,7 @@ try {
     await mkdir(dirname(join(source, path)), { recursive: true });
     await writeFile(join(source, path), text);
   }
-  const sandbox = await createSandbox('bwrap', {});
+  const sandbox = await createSandbox('bwrap', { image: 'genesis/node:20' });
   const { world } = await initWorld({ worldPath: join(root, 'w.world'), from: source, sandbox: async () => sandbox });
   const start = process.memoryUsage().rss;
   let peak = start;
