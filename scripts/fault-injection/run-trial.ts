@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -135,6 +135,10 @@ async function check(world: { path: string; tasks: string[] }, url: string, env:
   } finally {
     redis.disconnect();
   }
+  // What killed workers left is removed by the run once its episode is closed (a hygiene check, not a safety one).
+  const scratch = await Promise.all(['episodes', 'gates'].map((d) => readdir(join(world.path, 'genesis', d)).catch(() => [] as string[])));
+  const left = scratch.flat().filter((name) => !name.startsWith('.'));
+  if (left.length > 0) result.warnings.push(`${left.length} scratch dir(s) left under genesis/episodes and genesis/gates: ${left.slice(0, 4).join(', ')}`);
   const audit = startGenesis(['audit', '--world', world.path, '--json', '--jobs', '2'], env);
   const code = await audit.exited;
   const report = JSON.parse(audit.lines.join('\n') || 'null') as {

@@ -1,7 +1,7 @@
 import { copyFile, mkdir, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { git, gitValue } from '../world/git.js';
-import { runScratchName, scratchOwnerOf } from '../world/scratch-names.js';
+import { runScratchName, scratchEpisodeOf, scratchOwnerOf } from '../world/scratch-names.js';
 import { discardTree } from '../sandbox/remove-tree.js';
 import { checkWorkspaceSizes, type SizeLimits } from './workspace-sizes.js';
 import type { WorldRepo } from '../world/world-repo.js';
@@ -57,16 +57,26 @@ export async function removeWorkspace(workspace: Workspace): Promise<boolean> {
  * `keep` (matched by owner: every run of a kept episode stays). Only call it when no other episode
  * of this world can be running on this machine (at the start of `genesis run`).
  */
-export async function removeStaleWorkspaces(world: WorldRepo, keep: ReadonlySet<string> = new Set()): Promise<number> {
+export async function removeStaleWorkspaces(world: WorldRepo, keep: ReadonlySet<string> | ((owner: string) => boolean) = new Set()): Promise<number> {
+  const kept = typeof keep === 'function' ? keep : (owner: string) => keep.has(owner);
   let removed = 0;
   // Gate dirs too: a gate cut short by the same crash leaves one, and a tree moved aside waits in .trash.
   for (const root of [join(world.scratchDir, 'episodes'), join(world.scratchDir, 'gates')]) {
     const names = await readdir(root).catch(() => [] as string[]);
-    const stale = names.filter((name) => !keep.has(scratchOwnerOf(name)));
+    const stale = names.filter((name) => !kept(scratchOwnerOf(name)));
     // One at a time: each may be a deep tree handed to `rm -rf`, and a machine has few cores.
     for (const name of stale) if (await discardTree(join(root, name))) removed += 1;
   }
   return removed;
+}
+
+/**
+ * With workers elsewhere (distributed), what a killed worker left of episodes already closed: a run
+ * of a closed episode is discarded anyway, so its directories may go even if one still works.
+ * Directories of open episodes and of no episode (init, amend) stay.
+ */
+export async function removeClosedEpisodeDirs(world: WorldRepo, isClosed: (episodeId: string) => boolean): Promise<number> {
+  return removeStaleWorkspaces(world, (owner) => owner.startsWith('.') || !isClosed(scratchEpisodeOf(owner)));
 }
 
 /**

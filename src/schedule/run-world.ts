@@ -3,7 +3,7 @@ import { agentForAttempt } from '../agents/rotation.js';
 import { newEpisodeId, type EpisodeJob, type EpisodeResult } from '../episode/episode-job.js';
 import type { ReserveTip, TipService } from '../episode/gate-on-tip.js';
 import { runEpisode } from '../episode/run-episode.js';
-import { removeStaleWorkspaces } from '../episode/workspace.js';
+import { removeClosedEpisodeDirs, removeStaleWorkspaces } from '../episode/workspace.js';
 import { checkEvidence } from '../gate/evidence.js';
 import { IntegrationStage, type IntegrationOutcome } from '../integrate/integration-stage.js';
 import { Lander } from '../integrate/lander.js';
@@ -129,6 +129,7 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
   const openAtStart = new Set([...records.values()].filter((r) => r.status !== 'final').map((r) => r.id));
   const recovered = await recoverOpenRecords({ world, ledger, branch: manifest.branch, records, distributed: distributed !== undefined });
   if (!distributed) await removeStaleWorkspaces(world);
+  else await removeClosedEpisodeDirs(world, (id) => records.get(id)?.status === 'final');
   // A killed scheduler's leases outlive it (in Redis, until their ttl): all but those of the episodes taken over go at once.
   await releaseLeftoverLeases(leases, recovered);
   const jobs = new Map<string, EpisodeJob>(
@@ -386,6 +387,7 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
   // only one this run closed (or found open) can be, so only those are read, not the whole ledger.
   const closedHere = [...policy.records.values()].filter((r) => r.status === 'final' && (openAtStart.has(r.id) || !records.has(r.id)));
   for (const known of closedHere) if ((await ledger.read(known.id))?.status === 'running') await ledger.write(known);
+  if (distributed) await removeClosedEpisodeDirs(world, (id) => policy.records.get(id)?.status === 'final');
   const stop = finished!;
   emit({ type: 'stop', reason: stop });
   return { stop, head: lander.head!, ...policy.tally, durationMs: Date.now() - started, evidence };

@@ -19,3 +19,8 @@ export function scratchOwnerOf(name: string): string {
   const at = name.indexOf(SEPARATOR);
   return at === -1 ? name : name.slice(0, at);
 }
+
+/** The episode whose run made a directory of this owner: its own, or one of its verifications (`<episode>-v<n>`). */
+export function scratchEpisodeOf(owner: string): string {
+  return owner.replace(/-v\d+$/, '');
+}

@@ -1,11 +1,11 @@
-import { readdir } from 'node:fs/promises';
+import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect } from 'vitest';
 import { createAgent } from '../../../src/agents/create-agent.js';
 import { newEpisodeId, type EpisodeJob, type EpisodeResult } from '../../../src/episode/episode-job.js';
 import { runEpisode } from '../../../src/episode/run-episode.js';
-import { createWorkspace, removeStaleWorkspaces, removeWorkspace } from '../../../src/episode/workspace.js';
+import { createWorkspace, removeClosedEpisodeDirs, removeStaleWorkspaces, removeWorkspace } from '../../../src/episode/workspace.js';
 import { workerError } from '../../../src/queue/memory-queue.js';
 import { Ledger } from '../../../src/world/ledger.js';
 import { openRecord } from '../../helpers/open-record.js';
@@ -69,5 +69,20 @@ describe('two runners of one episode (a job handed out again while its first run
     expect(await removeStaleWorkspaces(f.world, new Set(['kept-episode']))).toBe(1);
     expect(await readdir(join(f.world.scratchDir, 'episodes'))).toEqual([kept.episodeDir.split('/').at(-1)]);
     await removeWorkspace(kept);
+  });
+
+  itWith('bwrap')("leaves to a distributed run's clean-up only what runs of closed episodes left", async () => {
+    const f = await makeWorld({ sandbox: 'bwrap', recording: {} });
+    const [closed, open] = [newEpisodeId(), newEpisodeId()];
+    const closedRun = await createWorkspace(f.world, closed, f.commit);
+    const openRun = await createWorkspace(f.world, open, f.commit);
+    const gates = join(f.world.scratchDir, 'gates');
+    const gateDirs = [`${closed}+0a0b0c0d`, `${closed}+0a0b0c0d.tree`, `${closed}-v2+01020304-head`, `${open}+0e0f1011`, 'init'];
+    for (const d of gateDirs) await mkdir(join(gates, d), { recursive: true });
+    expect(await removeClosedEpisodeDirs(f.world, (id) => id === closed)).toBe(4);
+    expect(await readdir(join(f.world.scratchDir, 'episodes'))).toEqual([openRun.episodeDir.split('/').at(-1)]);
+    expect((await readdir(gates)).sort()).toEqual([`${open}+0e0f1011`, 'init']);
+    expect(closedRun.episodeDir).not.toBe(openRun.episodeDir);
+    await removeWorkspace(openRun);
   });
 });
