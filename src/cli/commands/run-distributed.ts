@@ -30,8 +30,14 @@ export async function joinCluster(
     redis.disconnect();
     throw error;
   }
-  lock.onLost(() => {
-    process.stderr.write('genesis: the integrator lock was lost (another scheduler took over?); stopping\n');
+  lock.onLost((loss) => {
+    const why =
+      loss.reason === 'taken'
+        ? `${loss.holder.owner.host} pid ${loss.holder.owner.pid} holds it now`
+        : loss.reason === 'expired'
+          ? 'it expired in Redis (a Redis restart, or a pause longer than its ttl)'
+          : 'no refresh reached Redis within its ttl (Redis down or restarting)';
+    process.stderr.write(`genesis: the integrator lock was lost: ${why}; stopping (run genesis run again to resume)\n`);
     onLockLost();
   });
   // Workers on the world's own storage ask for their change's place before gating (issue 18 item 4);
