@@ -158,7 +158,7 @@ function ceilingS(m: Setup): number {
 
 /**
  * What `genesis model pipeline` predicts for the same run: the same P, tasks and bad changes, the
- * agent, gate, overhead and landing times this run measured (medians), averaged over 20 seeds.
+ * agent, gate, overhead and landing times this run measured (means), averaged over 20 seeds.
  * A bad change fails its first attempt only, so the model's per-episode rate is 1 / (failEvery + 1);
  * the rate of failures on a tip is the share of changes this run saw fail there.
  */
@@ -275,7 +275,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
           'accepted/min',
           'gates/accepted',
           'second gates',
-          'median s: agent / own gate / failed gate / verification: gate, sent to verdict / start / episode overhead / build / land',
+          'mean s: agent / own gate / failed gate / verification: gate, sent to verdict / start / episode overhead / build / land',
           'load',
         ],
         measured.map(row),
@@ -317,7 +317,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
         'gates/accepted counts every own gate (failed ones too) and every verification of a speculative commit; "second gates" are those verifications.',
         "fails its gate: that task's first attempt writes a note the test refuses (its gate fails: the test, its re-run, and the same test on the base), the second attempt a good one.",
         'clash: tasks 3 and 4, and 7 and 8, write the same note on their first attempt: each passes its own gate alone (they start together, on one base). Over BullMQ the one that joins the queue second fails on its tip and the changes behind it are re-based and verified again; in process, where an episode gates on a tip holding every change ahead, the second of a pair may fail its own gate instead. Its second attempt lands.',
-        "Model: simulatePipeline (genesis model pipeline), mean of 20 seeds, with the medians this run measured (agent, passing own gate, failing gate / passing gate, a verification's gate, start, episode overhead, build, landing) and the spread of agent + gate times it saw, or with the nominal 2 s and 3 s and the command's default costs; episodes gate on the speculative tip when the run did.",
+        "Model: simulatePipeline (genesis model pipeline), mean of 20 seeds, with the means this run measured (agent, passing own gate, failing gate / passing gate, a verification's gate, start, episode overhead, build, landing) and the spread of agent + gate times it saw, or with the nominal 2 s and 3 s and the command's default costs; episodes gate on the speculative tip when the run did.",
         ...stops,
         'Before the pipeline (issue 18, the old serial loop, 11 tasks, same 2 s agent and 3 s gate): efficiency 0.84 at P=1, 0.44 at 3, 0.22 at 6, 0.11 at 11.',
       ],

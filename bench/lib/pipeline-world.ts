@@ -9,7 +9,6 @@ import type { EpisodeRecord } from '../../src/world/episode-record.js';
 import { git } from '../../src/world/git.js';
 import { initWorld } from '../../src/operations/init-world.js';
 import type { WorldRepo } from '../../src/world/world-repo.js';
-import { summarize } from './stats.js';
 
 /** The shape of issue 18's throughput world: independent tasks, a waiting agent, a slow gate. */
 export interface PipelineWorldSpec {
@@ -95,7 +94,7 @@ export interface PipelineRunStats {
   /** Episodes that gated their change on the speculative tip rather than their base. */
   gatedOnTip: number;
   /**
-   * Medians, seconds: the agent phase, a passing own gate, a failing one (an own failure, or a gate on a
+   * Means, seconds: the agent phase, a passing own gate, a failing one (an own failure, or a gate on a
    * tip that failed for a change ahead), the verifications (their gate, and as the queue saw them: from
    * sent to verdict).
    */
@@ -104,7 +103,7 @@ export interface PipelineRunStats {
   failedGateS: number | null;
   verifyS: number | null;
   verifySeenS: number | null;
-  /** Medians, seconds, from the run's events: an episode's time outside its agent and gate, a build on a tip, a landing. */
+  /** Means, seconds, from the run's events: an episode's time outside its agent and gate, a build on a tip, a landing. */
   startS: number;
   episodeOverheadS: number;
   buildS: number;
@@ -119,7 +118,7 @@ export async function readRunStats(world: WorldRepo, tracer: RunTracer): Promise
   const vledger = new VerificationLedger(world.path);
   const verifications = (await Promise.all(refs.map((r) => vledger.read(r.slice(VERIFICATION_REF_PREFIX.length))))).filter((v) => v !== null);
   const gated = records.filter((r) => r.phases.gate !== undefined);
-  const s = (ms: number[]) => Math.round(summarize(ms).median) / 1000;
+  const s = meanS;
   const ownFailure = (r: EpisodeRecord) => r.outcome === 'rejected' && !r.reason?.startsWith('replay-');
   // A gate on a tip that failed there for a change ahead is followed by a gate on the base (run-episode.ts): the first
   // is a failing gate (the test, its re-run, the run on the tip's base), the second passes unless the change is bad itself.
@@ -218,15 +217,18 @@ export class RunTracer {
   };
 
   /**
-   * Medians in seconds: the scheduler's start of an episode (from its record's startedAt to the
+   * Means in seconds: the scheduler's start of an episode (from its record's startedAt to the
    * episode-start event: the record written, the policy told), an episode's time from then outside
    * its agent and gate, a change's first build on its tip, and a landing; and the spread of the
    * episodes' agent + gate time (standard deviation over mean).
    */
   overheads(records: readonly EpisodeRecord[]): { startS: number; episodeS: number; buildS: number; verifyS: number | null; landS: number; spread: number } {
+    // An episode gated again on its base had its place rebuilt under it (its cycle ended early): not counted.
     const outside = records.flatMap((r) => {
       const cycle = this.cycles.get(r.id);
-      return cycle === undefined || r.phases.gate === undefined ? [] : [cycle - (r.phases.agent ?? 0) - r.phases.gate];
+      return cycle === undefined || r.phases.gate === undefined || r.phases['gate-on-base'] !== undefined
+        ? []
+        : [cycle - (r.phases.agent ?? 0) - r.phases.gate];
     });
     const starts = records.flatMap((r) => {
       const wall = this.startedWall.get(r.id);
@@ -235,7 +237,7 @@ export class RunTracer {
     const work = records.filter((r) => r.phases.gate !== undefined && r.outcome !== 'rejected').map((r) => (r.phases.agent ?? 0) + r.phases.gate!);
     const mean = work.reduce((a, b) => a + b, 0) / Math.max(1, work.length);
     const sd = Math.sqrt(work.reduce((a, b) => a + (b - mean) ** 2, 0) / Math.max(1, work.length));
-    const s = (ms: number[]) => Math.round(summarize(ms).median) / 1000;
+    const s = meanS;
     return {
       startS: s(starts),
       episodeS: s(outside),
@@ -245,4 +247,12 @@ export class RunTracer {
       spread: mean > 0 ? Math.round((sd / mean) * 100) / 100 : 0,
     };
   }
+}
+
+/**
+ * Means, in seconds, of part times: the model adds durations up (its spread is symmetric around
+ * the mean it is given), so a median would understate a run whose slow gates came late.
+ */
+function meanS(ms: readonly number[]): number {
+  return ms.length === 0 ? Number.NaN : Math.round(ms.reduce((a, b) => a + b, 0) / ms.length) / 1000;
 }
