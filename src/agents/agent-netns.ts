@@ -43,11 +43,12 @@ child=$!
 exec 3<&-
 # Until unshare has run, /proc/$child/ns/net is this host's own namespace: slirp4netns and the
 # filter below must never be pointed at it (a filter restored there replaces the host's firewall).
-hostns=$(readlink /proc/$$/ns/net); tries=0
-while [ "$(readlink /proc/$child/ns/net 2>/dev/null)" = "$hostns" ]; do
+# test's -ef (same namespace) is the shell's own: the first looks spin (unshare takes a few ms), later ones sleep.
+tries=0
+while [ /proc/$child/ns/net -ef /proc/$$/ns/net ]; do
   tries=$((tries + 1))
-  if [ "$tries" -gt 3000 ]; then echo "genesis: the agent's network namespace was not created" >&2; kill -9 "$child" 2>/dev/null; exit 125; fi
-  sleep 0.01
+  if [ "$tries" -gt 5000 ]; then echo "genesis: the agent's network namespace was not created" >&2; kill -9 "$child" 2>/dev/null; exit 125; fi
+  if [ "$tries" -gt 2000 ]; then sleep 0.01; fi
 done
 if [ "$mode" = root ]; then userns=""; else userns="--userns-path=/proc/$child/ns/user"; fi
 if [ "$proxy" = - ]; then loopback=--disable-host-loopback; else loopback=""; fi
@@ -72,7 +73,7 @@ if [ "$proxy" != - ] || [ "$blocked" != - ]; then
 -A OUTPUT -o lo -j ACCEPT
 $out
 COMMIT"
-  if [ "$(readlink /proc/$child/ns/net 2>/dev/null)" = "$hostns" ] ||
+  if [ /proc/$child/ns/net -ef /proc/$$/ns/net ] ||
     ! printf '%s\n' "$rules" | "$nsenter" -t "$child" -n "$restore" 2>"$d/filter.log"; then
     echo "genesis: the agent's egress filter could not be set: $(cat "$d/filter.log")" >&2
     kill -9 "$child" "$slirp" 2>/dev/null; exit 125
