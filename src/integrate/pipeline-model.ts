@@ -2,14 +2,17 @@ import { createRng } from '../reliability/prng.js';
 
 /**
  * Fixed costs of one change outside its agent and gate, as `npm run bench -- --only scaling`
- * measured them on this 2-core machine (2026-12-01, the in-process run at P=1, load about 22: a
- * quiet machine pays less): the scheduler's start of an episode (its record written), one at a
- * time; an episode's workspace, collect, ledger writes and the wait for the scheduler to take its
- * result; the integrator's time to build a change on its tip (a merge in the object store) and to
- * land one (compare-and-swap and ledger), one at a time; and how much longer a failing gate runs
- * than a passing one (the test, its re-run to tell a flaky test, and the same test on the base).
+ * measured them on this 2-core machine (2026-12-01, the run of 60184cd, its P=4 runs in process
+ * and over BullMQ, means, load about 9: a quiet machine pays less): the scheduler's start of an
+ * episode (its record written), one at a time; an episode's workspace, collect, ledger writes and
+ * the wait for the scheduler to take its result (over BullMQ also the job's pickup, the worker's
+ * setup, the round trip for its place and the result's delivery: 0.52 s there, 0.62 s in process);
+ * the integrator's time to build a change on its tip (a merge in the object store) and to land one
+ * (compare-and-swap and ledger), one at a time; and how much longer a failing gate runs than a
+ * passing one (the test, its re-run to tell a flaky test, and the same test on the base: 2.85 in
+ * process, 2.93 over BullMQ).
  */
-export const MEASURED_COSTS = { startS: 0.23, episodeOverheadS: 2.2, buildS: 0.17, landS: 0.54, failedGateFactor: 3.5 } as const;
+export const MEASURED_COSTS = { startS: 0.04, episodeOverheadS: 0.6, buildS: 0.03, landS: 0.1, failedGateFactor: 2.9 } as const;
 
 /** What `genesis model pipeline` simulates: a world of independent tasks and the pipeline of genesis run. */
 export interface PipelineModelInput {

@@ -53,7 +53,10 @@ async function readStat(pid: number): Promise<{ state: string; start: string } |
 
 /** cgroup v1: `<mount of the memory controller><path>/memory.oom_control`; v2: `<cgroup2 mount><path>/memory.events`. */
 async function oomFileOf(pid: number): Promise<string | null> {
-  const [cgroups, mounts] = await Promise.all([readFile(`/proc/${pid}/cgroup`, 'utf8').catch(() => ''), readFile('/proc/self/mountinfo', 'utf8').catch(() => '')]);
+  const [cgroups, mounts] = await Promise.all([
+    readFile(`/proc/${pid}/cgroup`, 'utf8').catch(() => ''),
+    readFile('/proc/self/mountinfo', 'utf8').catch(() => ''),
+  ]);
   const lines = cgroups.split('\n').map((l) => l.split(':'));
   const v1 = lines.find((l) => l.length >= 3 && l[1]!.split(',').includes('memory'));
   const v2 = lines.find((l) => l.length >= 3 && l[0] === '0' && l[1] === '');

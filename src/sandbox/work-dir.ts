@@ -37,7 +37,10 @@ export async function prepareWorkDir(workDir: string, as: SandboxUser = { uid: S
  * and whether the tree must be handed to that user (Genesis runs as root) before the command runs,
  * for a caller that does that in a process it starts anyway (a warm sandbox's mount script).
  */
-export async function locateWorkDir(workDir: string, as: SandboxUser = { uid: SANDBOX_UID, gid: SANDBOX_GID }): Promise<{ path: string; user: SandboxUser; handOver: boolean }> {
+export async function locateWorkDir(
+  workDir: string,
+  as: SandboxUser = { uid: SANDBOX_UID, gid: SANDBOX_GID },
+): Promise<{ path: string; user: SandboxUser; handOver: boolean }> {
   // Resolved, so neither find nor a bind mount acts on a symlink instead of the directory.
   const path = await realpath(resolve(workDir)).catch(() => resolve(workDir));
   const info = await stat(path).catch(() => undefined);
