@@ -39,11 +39,11 @@ export async function injectFault(plan: FaultPlan, ctx: InjectContext): Promise<
       return { fired: running, what: running ? `kill -9 scheduler at ${when}` : `the run had already ended at ${when}` };
     }
     case 'kill-integrator':
-      // The scheduler takes a result and lands it within tens of ms: a longer wait mostly finds it landed.
-      return killBeforeLanding(ctx, plan.delayMs % 60, 'result');
+      // The scheduler takes a result and lands it within tens of ms (often under 30): a longer wait mostly finds it landed.
+      return killBeforeLanding(ctx, plan.delayMs % 20, 'result');
     case 'kill-lander':
       // Half the trials strike just after a reserved gate's passing result, half as its landing starts.
-      return plan.delayMs % 2 === 0 ? killBeforeLanding(ctx, plan.delayMs % 40, 'reserved') : killBeforeLanding(ctx, plan.delayMs % 15, 'landing');
+      return plan.delayMs % 2 === 0 ? killBeforeLanding(ctx, plan.delayMs % 20, 'reserved') : killBeforeLanding(ctx, plan.delayMs % 15, 'landing');
     case 'kill-tip-gater':
       return killTipGater(plan, ctx);
     case 'restart-redis': {
@@ -174,15 +174,22 @@ interface WorkerEvent {
   verdict?: string;
 }
 
+const parsed = new WeakMap<GenesisProcess, { lines: number; events: WorkerEvent[] }>();
+
+/** A process's JSON lines so far; each line is parsed once, so polling every few ms stays cheap. */
 function events(p: GenesisProcess): WorkerEvent[] {
-  return p.lines.flatMap((line) => {
+  const seen = parsed.get(p) ?? { lines: 0, events: [] };
+  for (const line of p.lines.slice(seen.lines)) {
     try {
       const e = JSON.parse(line) as WorkerEvent;
-      return typeof e === 'object' && e !== null ? [e] : [];
+      if (typeof e === 'object' && e !== null) seen.events.push(e);
     } catch {
-      return [];
+      // not an event
     }
-  });
+  }
+  seen.lines = p.lines.length;
+  parsed.set(p, seen);
+  return seen.events;
 }
 
 /** The episodes a worker started and has not ended, from its output so far. */
@@ -229,13 +236,13 @@ function endedBy(p: GenesisProcess): Set<string> {
   );
 }
 
-/** Polls `check` every 10 ms until it returns something, or null after `timeoutMs`. */
+/** Polls `check` every 2 ms (a result lands within tens of ms) until it returns something, or null after `timeoutMs`. */
 async function until<T>(check: () => T | null, timeoutMs = WAIT_MS): Promise<T | null> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const found = check();
     if (found !== null) return found;
     if (Date.now() >= deadline) return null;
-    await sleep(10);
+    await sleep(2);
   }
 }
