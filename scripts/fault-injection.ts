@@ -75,11 +75,13 @@ const state = await mkdtemp(join(tmpdir(), 'genesis-faults-'));
 const redis = new PrivateRedis(Number(values.port ?? 17_000 + (seed % 1000)), join(state, 'redis'));
 const docker = values.docker ? new PrivateDocker(join(state, 'docker')) : null;
 const results: TrialResult[] = [];
-// Ctrl-C must not leave the private Redis or dockerd running: they are this script's to stop.
+// Ctrl-C must not leave the private Redis or dockerd running, nor their state: they are this script's.
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
     void stopAllGenesis()
       .then(() => Promise.all([redis.stop(), docker?.stop()]))
+      // The private daemon's data root alone holds hundreds of MB.
+      .then(() => rm(state, { recursive: true, force: true }))
       .finally(() => process.exit(130));
   });
 }
