@@ -30,7 +30,11 @@ describe('genesis run on a real world', () => {
   });
 
   itWith('bwrap')('closes again at its end a record a duplicate worker reopened after the run closed it', async () => {
-    const f = await makeWorld({ sandbox: 'bwrap', manifest: baseManifest({ parallelism: 1 }), recording: { a: [{ write: { 'src/a.js': GOOD_A } }], b: [{ write: { 'src/b.js': GOOD_B } }] } });
+    const f = await makeWorld({
+      sandbox: 'bwrap',
+      manifest: baseManifest({ parallelism: 1 }),
+      recording: { a: [{ write: { 'src/a.js': GOOD_A } }], b: [{ write: { 'src/b.js': GOOD_B } }] },
+    });
     const ledger = new Ledger(f.world.path);
     let reopening: Promise<void> | null = null;
     const summary = await runEmbedded({
@@ -38,7 +42,7 @@ describe('genesis run on a real world', () => {
       sandbox: f.sandbox,
       onEvent: (event) => {
         // As a worker running a duplicate of the first episode would, after the run closed it (the second runs after).
-        if (event.type !== 'episode-end' || reopening) return;
+        if (event.type !== 'episode-end' || reopening !== null) return;
         reopening = ledger.read(event.id).then((closed) => ledger.write({ ...closed!, status: 'running', outcome: null, endedAt: null }));
       },
     });
