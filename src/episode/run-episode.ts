@@ -149,8 +149,11 @@ export async function runEpisode(job: EpisodeJob, deps: EpisodeDeps): Promise<Ep
       // once everything ahead passed, the change is judged again on its own base, as if it had no
       // place yet, and joins the queue after; a change that fails there too fails on its own.
       if (gated && !verdict.ok && gated.onto !== job.base) {
+        const onTip = { head: gated.onto, verdict };
         gated = null;
-        verdict = await timed('gate-on-base', () => gateOn(null));
+        const onBase = await timed('gate-on-base', () => gateOn(null));
+        // Both gates are evidence (the tip's may have installed the dependency set the base's then found ready).
+        verdict = { ...onBase, log: bothGateLogs(onTip, { head: job.base, verdict: onBase }) };
       }
     }
     const result = { ...toResult(job, gated?.commit ?? candidate, failure, verdict, run.log), ...(gated ? { gatedOn: gated.onto, source: candidate! } : {}) };
@@ -265,4 +268,11 @@ function agentEnv(allowed: readonly string[], job: EpisodeJob, worldName: string
     GENESIS_EPISODE_ID: job.episodeId,
     GENESIS_WORLD_NAME: worldName,
   };
+}
+
+/** The log of a change gated on a speculative tip, failed there, and judged again on its own base: both gates, each headed by where it ran. */
+function bothGateLogs(tip: { head: string; verdict: CandidateVerdict }, base: { head: string; verdict: CandidateVerdict }): string {
+  const heading = (what: string, g: { head: string; verdict: CandidateVerdict }) =>
+    `=== gate on ${what} ${g.head.slice(0, 12)}: ${g.verdict.ok ? 'passed' : `failed (${g.verdict.reason})`} ===\n`;
+  return `${heading('the speculative tip', tip)}${tip.verdict.log}\n${heading("the change's own base", base)}${base.verdict.log}`;
 }

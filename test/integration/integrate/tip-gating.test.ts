@@ -70,6 +70,10 @@ describe('tip gating in process (issue 18 item 4)', () => {
       expect(b.phases['gate-on-base']).toBeGreaterThan(0);
       expect(b).toMatchObject({ outcome: 'accepted', base: f.commit });
       expect(b.gatedOn).toBeUndefined();
+      // Both gates are in its evidence, each named by where it ran: the failed one on the tip first.
+      const log = (await new Ledger(f.world.path).readArtifacts(b.id)).gateLog;
+      expect(log).toMatch(/^=== gate on the speculative tip [0-9a-f]{12}: failed \([a-z-]+\) ===\n/);
+      expect(log).toContain(`=== gate on the change's own base ${f.commit.slice(0, 12)}: passed ===`);
       expect(await f.world.readFile('main', 'src/a.js')).toBe(GOOD_A);
       expect(await f.world.readFile('main', 'src/b.js')).toBe(GOOD_B);
       expect(await auditViolations(f)).toEqual([]);
