@@ -6,6 +6,7 @@ import type { EpisodeResult } from '../episode/episode-job.js';
 import type { EpisodeRecord } from '../world/episode-record.js';
 import { runEpisode } from '../episode/run-episode.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
+import type { LeaseStore } from '../schedule/lease-store.js';
 import { Ledger } from '../world/ledger.js';
 import type { WorldManifest } from '../world/manifest-schema.js';
 import { secretEnvNames } from '../world/secret-env.js';
@@ -16,7 +17,6 @@ import { distributedVerificationSchema, EPISODE_QUEUE, VERIFICATION_QUEUE, type 
 import { requestTip } from './redis-tip-broker.js';
 import { runVerification } from '../integrate/run-verification.js';
 import { VERIFICATION_REF_PREFIX } from '../integrate/verification-ledger.js';
-import { RedisPathLeases } from './redis-path-leases.js';
 import { startHeartbeat } from './worker-registry.js';
 import { abandonedResult } from './memory-queue.js';
 
@@ -33,6 +33,8 @@ export interface EpisodeWorkerOptions {
   createAgent: (manifest: WorldManifest, world: WorldRepo, head: string) => Promise<Agent>;
   /** Builds the gate sandbox a world's manifest asks for, for an episode or a verification. */
   createSandbox: (manifest: WorldManifest) => Promise<Sandbox>;
+  /** The path lease store of the world a job names (its key in Redis): the composition root's `RedisPathLeases`. */
+  leases: (worldKey: string) => LeaseStore;
 }
 
 /**
@@ -98,7 +100,7 @@ async function runLeased(data: DistributedJob, options: EpisodeWorkerOptions, wo
   await world.sync();
   const manifest = await world.repo.manifestAt(job.base);
   const task = manifest.tasks.find((t) => t.id === job.task);
-  const leases = new RedisPathLeases(options.redis, data.worldKey);
+  const leases = options.leases(data.worldKey);
   const ledger = new Ledger(world.repo.path, { secretEnv: secretEnvNames(manifest.agent) });
   const record = await ledger.read(job.episodeId);
   // A job put back after Redis lost it may name an episode the scheduler already closed: nothing to run, no lease to take.

@@ -5,6 +5,7 @@ import { killOrphanedAgents } from '../../agents/process-tracker.js';
 import { GenesisError } from '../../errors.js';
 import { startEpisodeWorker } from '../../queue/bullmq-episode-worker.js';
 import { connectRedis } from '../../queue/redis-connection.js';
+import { RedisPathLeases } from '../../queue/redis-path-leases.js';
 import { createSandbox } from '../../sandbox/create-sandbox.js';
 import { EXIT } from '../exit-codes.js';
 import type { WorkerCliOptions } from './worker.js';
@@ -34,6 +35,7 @@ export async function runWorkerCommand(opts: WorkerCliOptions): Promise<number> 
     // The composition root: each job's world says which agent and sandbox it needs.
     createAgent,
     createSandbox: (m) => createSandbox(m.verify.sandbox, { image: m.verify.image }),
+    leases: (worldKey) => new RedisPathLeases(redis, worldKey),
   });
   print({
     type: 'ready',

@@ -12,6 +12,7 @@ import { openRecord } from '../../helpers/open-record.js';
 import { itWith } from '../../helpers/services.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 import { GOOD_A, makeWorld } from '../../helpers/world-fixture.js';
+import { RedisPathLeases } from '../../../src/queue/redis-path-leases.js';
 import { testQueuePrefix, testRedis } from './redis-test-world.js';
 
 const it = itWith('redis');
@@ -34,6 +35,7 @@ describe('an episode job delivered again after its episode ran and passed', () =
         cacheDir: join(await tempDir(), 'cache'),
         createAgent,
         createSandbox: async () => f.sandbox,
+        leases: (key) => new RedisPathLeases(redis, key),
       }),
     );
     const ledger = new Ledger(f.world.path);

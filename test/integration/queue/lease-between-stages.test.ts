@@ -68,6 +68,7 @@ const overBullmq: Mode = async (f) => {
       ...timing,
       createAgent,
       createSandbox: async () => f.sandbox,
+      leases: (key) => new RedisPathLeases(redis, key),
     }),
   );
   const distributed = {

@@ -91,6 +91,7 @@ describe('a path lease lost mid-run (Redis dropped it) over BullMQ', () => {
           ...timing,
           createAgent,
           createSandbox: async () => f.sandbox,
+          leases: (key) => new RedisPathLeases(redis, key),
         }),
       );
       const distributed = {
