@@ -13,7 +13,7 @@ import type { VerificationResult } from '../integrate/verification-job.js';
 import type { VerificationQueue } from '../integrate/verification-queue.js';
 import type { EpisodeQueue } from '../queue/episode-queue.js';
 import { readDoneTasks } from '../world/accepted-history.js';
-import type { EpisodeRecord } from '../world/episode-record.js';
+import { openEpisodeRecord, type EpisodeRecord } from '../world/episode-record.js';
 import { Ledger } from '../world/ledger.js';
 import type { TaskSpec, WorldManifest } from '../world/manifest-schema.js';
 import { readTaskRetries } from '../world/task-retries.js';
@@ -218,7 +218,11 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
         refused.push(task.id);
         continue;
       }
-      starting.push({ record: newRecord(id, manifest, task, attempt, head, agentForAttempt(agent, attempt).label, worker), task, attempt });
+      starting.push({
+        record: openEpisodeRecord({ id, world: manifest.name, task: task.id, attempt, base: head, agent: agentForAttempt(agent, attempt).label, worker }),
+        task,
+        attempt,
+      });
     }
     // Each record is in the world before its job exists; written together, a wave of episodes starts at once, not one git write apart.
     await Promise.all(starting.map(({ record }) => ledger.write(record)));
@@ -434,30 +438,4 @@ function emitEnd(emit: (event: RunEvent) => void, final: EpisodeRecord): void {
     commit: final.commit,
     durationMs: Date.parse(final.endedAt!) - Date.parse(final.startedAt),
   });
-}
-
-function newRecord(id: string, manifest: WorldManifest, task: TaskSpec, attempt: number, base: string, agent: string, worker: string): EpisodeRecord {
-  return {
-    version: 1,
-    id,
-    world: manifest.name,
-    task: task.id,
-    attempt,
-    agent,
-    base,
-    candidate: null,
-    commit: null,
-    status: 'running',
-    outcome: null,
-    reason: null,
-    message: null,
-    signature: null,
-    startedAt: new Date().toISOString(),
-    endedAt: null,
-    phases: {},
-    gate: null,
-    changedFiles: [],
-    usage: null,
-    worker,
-  };
 }

@@ -104,3 +104,30 @@ export const ARTIFACT_FILES: Record<keyof EpisodeArtifacts, string> = {
   gateLog: 'gate.log',
   transcript: 'transcript.json',
 };
+
+/** The record the scheduler writes when it starts an episode, before its job goes out: running, nothing judged yet. */
+export function openEpisodeRecord(start: Pick<EpisodeRecord, 'id' | 'world' | 'task' | 'attempt' | 'base' | 'agent' | 'worker'>): EpisodeRecord {
+  return {
+    version: 1,
+    id: start.id,
+    world: start.world,
+    task: start.task,
+    attempt: start.attempt,
+    agent: start.agent,
+    base: start.base,
+    candidate: null,
+    commit: null,
+    status: 'running',
+    outcome: null,
+    reason: null,
+    message: null,
+    signature: null,
+    startedAt: new Date().toISOString(),
+    endedAt: null,
+    phases: {},
+    gate: null,
+    changedFiles: [],
+    usage: null,
+    worker: start.worker,
+  };
+}
