@@ -111,13 +111,20 @@ export function acceptedCommitMessage(fields: {
 export async function readHeadScore(repo: string, branch: string, at?: string): Promise<number> {
   const index = await historyIndexOf(repo);
   for await (const commit of index.chain(await commitOf(repo, branch, at))) {
-    if (commit.score !== null) return commit.score;
-    if (commit.verification && commit.verification !== commit.episode) {
-      const verified = await readVerifiedScore(repo, commit.verification);
-      if (verified !== null) return verified;
-    }
+    const score = await scoreOf(repo, commit);
+    if (score !== null) return score;
   }
   return 0;
+}
+
+/**
+ * A commit's ratchet score: its Genesis-Score trailer, or, for a change whose trailer was written
+ * before the gate on its tip ran (it names that verification instead), the score the verification
+ * recorded. Null when neither holds one.
+ */
+export async function scoreOf(repo: string, commit: { score?: number | null; verification?: string | null; episode?: string | null }): Promise<number | null> {
+  if (commit.score !== null && commit.score !== undefined) return commit.score;
+  return commit.verification && commit.verification !== commit.episode ? readVerifiedScore(repo, commit.verification) : null;
 }
 
 /**

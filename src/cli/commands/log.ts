@@ -12,14 +12,16 @@ export function define(program: Command): void {
     .option('--limit <n>', 'show at most n commits', wholeNumber('--limit', 1))
     .action(async (opts: { world?: string; json?: boolean; limit?: number }) => {
       const { WorldRepo } = await import('../../world/world-repo.js');
-      const { readAcceptedHistory } = await import('../../world/accepted-history.js');
+      const { readAcceptedHistory, scoreOf } = await import('../../world/accepted-history.js');
       const { commitOrigin } = await import('../../world/commit-origin.js');
       const world = await WorldRepo.open(requireWorld(opts));
       const manifest = await world.manifestAt('HEAD');
       const history = (await readAcceptedHistory(world.path, manifest.branch)).slice(0, opts.limit ?? Infinity);
+      // A change gated on its place in the queue carries its score in the verification its trailer names.
+      const scores = await Promise.all(history.map((c) => scoreOf(world.path, c)));
       if (opts.json) {
         return printJson(
-          history.map((c) => ({
+          history.map((c, i) => ({
             commit: c.commit,
             made: commitOrigin(c),
             task: c.task,
@@ -27,7 +29,7 @@ export function define(program: Command): void {
             attempt: c.attempt,
             agent: c.agent,
             verified: c.verified,
-            score: c.score,
+            score: scores[i],
             amend: c.amend ?? null,
             date: c.date,
             subject: c.subject,
@@ -47,13 +49,13 @@ export function define(program: Command): void {
               ? `(task add) ${c.subject.replace('world: add task ', '')}`
               : `(${made})`;
       };
-      const rows = history.map((c) => [
+      const rows = history.map((c, i) => [
         c.commit.slice(0, 12),
         c.date.slice(0, 19).replace('T', ' '),
         label(c),
         c.attempt ?? '',
         c.episode ?? '',
-        ...(scored ? [c.score ?? ''] : []),
+        ...(scored ? [scores[i] ?? ''] : []),
         c.verified ?? '',
       ]);
       process.stdout.write(`${formatTable(['commit', 'date', 'task', 'attempt', 'episode', ...(scored ? ['score'] : []), 'verified'], rows)}\n`);

@@ -1,3 +1,5 @@
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
 import { describe, expect } from 'vitest';
 import { newEpisodeId } from '../../../src/episode/episode-job.js';
 import { Lander } from '../../../src/integrate/lander.js';
@@ -8,6 +10,8 @@ import { git, gitValue } from '../../../src/world/git.js';
 import { Ledger } from '../../../src/world/ledger.js';
 import type { WorldRepo } from '../../../src/world/world-repo.js';
 import { itWith } from '../../helpers/services.js';
+
+const BIN = fileURLToPath(new URL('../../../bin/genesis.js', import.meta.url));
 import { baseManifest, makeWorld, type FixtureWorld } from '../../helpers/world-fixture.js';
 
 /**
@@ -122,5 +126,8 @@ describe('the lander in a ratchet world', () => {
     expect(await f.world.head('main')).toBe(tip);
     // The landed commit has no Genesis-Score trailer (written before its gate ran): the floor comes from its verification.
     expect(await readHeadScore(f.world.path, 'main', tip)).toBe(7);
+    // genesis log shows that score too, read from the verification the trailer names.
+    const log = await execa('node', [BIN, 'log', '--world', f.world.path, '--json']);
+    expect((JSON.parse(log.stdout) as Array<{ commit: string; score: number | null }>).find((c) => c.commit === tip)?.score).toBe(7);
   });
 });
