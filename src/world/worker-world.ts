@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
-import { mkdir, stat } from 'node:fs/promises';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import { git } from './git.js';
 import { WorldRepo } from './world-repo.js';
@@ -32,10 +32,7 @@ export async function openWorkerWorld(remote: string, cacheDir: string): Promise
     return { repo, sync: async () => undefined, publish: async () => undefined };
   }
   const mirror = join(cacheDir, `${createHash('sha1').update(remote).digest('hex').slice(0, 16)}.git`);
-  if (!(await stat(mirror).catch(() => null))) {
-    await mkdir(cacheDir, { recursive: true });
-    await git(['init', '--quiet', '--bare', mirror], { cwd: cacheDir });
-  }
+  if (!(await stat(join(mirror, 'HEAD')).catch(() => null))) await createMirror(cacheDir, mirror);
   const repo = WorldRepo.at(mirror);
   return {
     repo,
@@ -46,6 +43,23 @@ export async function openWorkerWorld(remote: string, cacheDir: string): Promise
       ),
     publishRef: (ref) => serialized(mirror, () => git(['push', '--quiet', remote, `+${ref}:${ref}`], { cwd: mirror }).then(() => undefined)),
   };
+}
+
+/**
+ * A mirror appears whole or not at all: made under a name of its own, then renamed into place. Two
+ * jobs of a worker (or two workers sharing a cache) opening a new world at once saw the mirror's
+ * directory while `git init` was still filling it, and their fetch failed with "not a git repository".
+ * An empty directory left where the mirror goes (a crash at that moment) is replaced by the rename.
+ */
+async function createMirror(cacheDir: string, mirror: string): Promise<void> {
+  await mkdir(cacheDir, { recursive: true });
+  const making = `${mirror}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  await git(['init', '--quiet', '--bare', making], { cwd: cacheDir });
+  // Another job's rename got there first: theirs is as good as ours.
+  await rename(making, mirror).catch(async (cause: NodeJS.ErrnoException) => {
+    await rm(making, { recursive: true, force: true });
+    if (cause.code !== 'ENOTEMPTY' && cause.code !== 'EEXIST') throw cause;
+  });
 }
 
 /** Fetches into one mirror take its ref locks; concurrent episodes on a worker take turns. */

@@ -1,11 +1,13 @@
 import { execFileSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { mkdir, readdir } from 'node:fs/promises';
+import { createHash, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { backoffPolicy } from '../../../src/retry/backoff-policy.js';
 import { gitValue } from '../../../src/world/git.js';
 import { Publisher, type PublishEvent } from '../../../src/world/publisher.js';
 import { openRemoteWorld } from '../../../src/world/remote-world.js';
+import { openWorkerWorld } from '../../../src/world/worker-world.js';
 import { WorldRepo } from '../../../src/world/world-repo.js';
 import { startCli } from '../../helpers/cli-process.js';
 import { itWith } from '../../helpers/services.js';
@@ -40,6 +42,26 @@ async function commitOn(repo: string, parent: string, path: string, content: str
 }
 
 describe('a world on a git server', () => {
+  itWith('bwrap')('a worker opening one new world from many jobs at once gets one whole mirror, and every fetch into it works', async () => {
+    const { server, url, root } = await worldOnServer();
+    const cache = join(root, 'worker-cache');
+    // What a job saw while another's `git init` had made the mirror's directory and not yet filled it.
+    await mkdir(join(cache, `${createHash('sha1').update(url).digest('hex').slice(0, 16)}.git`), { recursive: true });
+    // Before the mirror was made under its own name and renamed into place, a job could see its directory mid-`git init`.
+    // Jobs start a millisecond apart, so later ones look while earlier ones are still making the mirror.
+    const worlds = await Promise.all(
+      Array.from({ length: 24 }, async (_, i) => {
+        await new Promise((r) => setTimeout(r, i));
+        const w = await openWorkerWorld(url, cache);
+        await w.sync();
+        return w;
+      }),
+    );
+    expect((await readdir(cache)).filter((n) => n.endsWith('.git'))).toHaveLength(1);
+    expect((await readdir(cache)).filter((n) => n.endsWith('.tmp'))).toEqual([]);
+    expect(await worlds[23]!.repo.head('main')).toBe(gitIn(server, ['rev-parse', 'main']));
+  });
+
   itWith('bwrap')(
     'genesis run --world <url> lands every task on the server, with the ledger beside it, and the audit passes there',
     async () => {
