@@ -43,13 +43,19 @@ describe('worlds/ts-lib, a TypeScript library with npm dependencies', () => {
       [2, 'accepted'],
     ]);
     expect(versions[0]).toMatchObject({ reason: 'build-failed', message: expect.stringContaining('build failed') });
-    const second = await new Ledger(init.world.path).readArtifacts(versions[1]!.id);
-    expect(second.gateLog).toMatch(/npm ci --ignore-scripts\s+\[deps [0-9a-f]{12}\]/);
-    // One set for the starting lockfile, one for the lockfile with semver: nothing else was installed.
+    // Its gate ran with the set of the lockfile with semver, prepared before it: by this gate (npm ci in its log) or by
+    // the gate of a change reserved behind it, on a tip holding it, that got to the set first (then 'found in the cache').
+    const ledger = new Ledger(init.world.path);
+    const setIn = (log: string) => /deps: ([0-9a-f]{12}) (?:installed|found in the cache)/.exec(log)?.[1];
+    const withSemver = setIn((await ledger.readArtifacts(versions[1]!.id)).gateLog ?? '');
+    expect(withSemver).toMatch(/^[0-9a-f]{12}$/);
+    expect(setIn(init.gate.log)).not.toBe(withSemver);
+    // One set for the starting lockfile, one for the lockfile with semver: nothing else was installed, each set once.
     const sets = await new DepsCache({ root: cache.root() }).list();
     expect(sets).toHaveLength(2);
+    expect(sets.map((s) => s.key.slice(0, 12))).toContain(withSemver);
     // The index task started from a base with semver: its workspace and gate found that set ready.
     const index = episodes.find((e) => e.task === 'index' && e.outcome === 'accepted')!;
-    expect((await new Ledger(init.world.path).readArtifacts(index.id)).gateLog).toContain('already prepared on this machine');
+    expect((await ledger.readArtifacts(index.id)).gateLog).toContain('already prepared on this machine');
   });
 });
