@@ -5,6 +5,7 @@ import { Lander } from '../src/integrate/lander.js';
 import { MEASURED_COSTS, simulatePipeline } from '../src/integrate/pipeline-model.js';
 import { runVerification } from '../src/integrate/run-verification.js';
 import { MemoryVerificationQueue } from '../src/integrate/verification-queue.js';
+import { openEpisodeRecord } from '../src/world/episode-record.js';
 import { Ledger } from '../src/world/ledger.js';
 import { NoneSandbox } from '../src/sandbox/none-sandbox.js';
 import type { RunSummary } from '../src/schedule/run-events.js';
@@ -90,26 +91,8 @@ async function integratorRate(root: string, count: number): Promise<{ fastForwar
   const passed = async (base: string, cand: string) => {
     const id = newEpisodeId();
     await ledger.write({
-      version: 1,
-      id,
-      world: 'integrator',
-      task: 't1',
-      attempt: 1,
-      agent: 'bench',
-      base,
+      ...openEpisodeRecord({ id, world: 'integrator', task: 't1', attempt: 1, agent: 'bench', base, worker: 'bench' }),
       candidate: cand,
-      commit: null,
-      status: 'running',
-      outcome: null,
-      reason: null,
-      message: null,
-      signature: null,
-      startedAt: new Date().toISOString(),
-      endedAt: null,
-      phases: {},
-      changedFiles: [],
-      usage: null,
-      worker: 'bench',
       gate: { ok: true, sandbox: 'none', summary: 'bench', steps: [], durationMs: 0 },
     });
     return { id, task: 't1', candidate: cand, base };

@@ -9,7 +9,7 @@ import type { VerificationJob, VerificationResult } from '../../../src/integrate
 import { VerificationLedger } from '../../../src/integrate/verification-ledger.js';
 import { MemoryVerificationQueue } from '../../../src/integrate/verification-queue.js';
 import { readAcceptedHistory } from '../../../src/world/accepted-history.js';
-import type { EpisodeRecord } from '../../../src/world/episode-record.js';
+import { openEpisodeRecord, type EpisodeRecord } from '../../../src/world/episode-record.js';
 import { git, gitValue } from '../../../src/world/git.js';
 import { Ledger } from '../../../src/world/ledger.js';
 import type { WorldRepo } from '../../../src/world/world-repo.js';
@@ -46,26 +46,9 @@ async function passedEpisode(
   const id = newEpisodeId();
   const cand = await candidate(f.world, f.commit, files);
   const record: EpisodeRecord = {
-    version: 1,
-    id,
-    world: 'fixture',
-    task,
-    attempt: 1,
-    agent: 'test',
-    base: f.commit,
+    ...openEpisodeRecord({ id, world: 'fixture', task, attempt: 1, agent: 'test', base: f.commit, worker: 'test' }),
     candidate: cand,
-    commit: null,
-    status: 'running',
-    outcome: null,
-    reason: null,
-    message: null,
-    signature: null,
-    startedAt: new Date().toISOString(),
-    endedAt: null,
-    phases: {},
     changedFiles: Object.keys(files),
-    usage: null,
-    worker: 'test',
     gate: { ok: true, sandbox: 'docker', summary: 'its own gate passed', steps: [], durationMs: 1 },
   };
   await new Ledger(f.world.path).write(record);

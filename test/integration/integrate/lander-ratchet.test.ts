@@ -5,7 +5,7 @@ import { newEpisodeId } from '../../../src/episode/episode-job.js';
 import { Lander } from '../../../src/integrate/lander.js';
 import { VerificationLedger } from '../../../src/integrate/verification-ledger.js';
 import { acceptedCommitMessage, readHeadScore } from '../../../src/world/accepted-history.js';
-import type { EpisodeRecord, GateRecord } from '../../../src/world/episode-record.js';
+import { openEpisodeRecord, type EpisodeRecord, type GateRecord } from '../../../src/world/episode-record.js';
 import { git, gitValue } from '../../../src/world/git.js';
 import { Ledger } from '../../../src/world/ledger.js';
 import type { WorldRepo } from '../../../src/world/world-repo.js';
@@ -44,26 +44,9 @@ async function raceAfterA(f: FixtureWorld, scoreOnTip: number) {
   const id = newEpisodeId();
   const candidate = await commitOn(f.world, f.commit, 'src/b.js', 'export const b = 1;\n', 'candidate\n');
   const record: EpisodeRecord = {
-    version: 1,
-    id,
-    world: 'fixture',
-    task: 'b',
-    attempt: 1,
-    agent: 'test',
-    base: f.commit,
+    ...openEpisodeRecord({ id, world: 'fixture', task: 'b', attempt: 1, agent: 'test', base: f.commit, worker: 'test' }),
     candidate,
-    commit: null,
-    status: 'running',
-    outcome: null,
-    reason: null,
-    message: null,
-    signature: null,
-    startedAt: new Date().toISOString(),
-    endedAt: null,
-    phases: {},
     changedFiles: ['src/b.js'],
-    usage: null,
-    worker: 'test',
     gate: gate(3),
   };
   await ledger.write(record);

@@ -1,7 +1,7 @@
 import { describe, expect } from 'vitest';
 import { newEpisodeId } from '../../../src/episode/episode-job.js';
 import { Lander } from '../../../src/integrate/lander.js';
-import type { EpisodeRecord } from '../../../src/world/episode-record.js';
+import { openEpisodeRecord, type EpisodeRecord } from '../../../src/world/episode-record.js';
 import { git, gitValue } from '../../../src/world/git.js';
 import { Ledger } from '../../../src/world/ledger.js';
 import { itWith } from '../../helpers/services.js';
@@ -16,26 +16,9 @@ async function passed(f: FixtureWorld): Promise<{ id: string; candidate: string 
   const candidate = await f.world.commitTree(await gitValue(['write-tree'], { cwd: f.world.path, env }), [f.commit], 'a: module a\n\nGenesis-Task: a\n');
   const id = newEpisodeId();
   const record: EpisodeRecord = {
-    version: 1,
-    id,
-    world: 'fixture',
-    task: 'a',
-    attempt: 1,
-    agent: 'test',
-    base: f.commit,
+    ...openEpisodeRecord({ id, world: 'fixture', task: 'a', attempt: 1, agent: 'test', base: f.commit, worker: 'test' }),
     candidate,
-    commit: null,
-    status: 'running',
-    outcome: null,
-    reason: null,
-    message: null,
-    signature: null,
-    startedAt: new Date().toISOString(),
-    endedAt: null,
-    phases: {},
     changedFiles: ['src/a.js'],
-    usage: null,
-    worker: 'test',
     gate: { ok: true, sandbox: 'bwrap', summary: 'passed', steps: [], durationMs: 1 },
   };
   await new Ledger(f.world.path).write(record);

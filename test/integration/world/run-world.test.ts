@@ -3,6 +3,7 @@ import { runGate } from '../../../src/gate/gate.js';
 import { planGate } from '../../../src/gate/gate-plan.js';
 import { runEmbedded } from '../../../src/compose/embedded-run.js';
 import { readAcceptedHistory } from '../../../src/world/accepted-history.js';
+import { openEpisodeRecord } from '../../../src/world/episode-record.js';
 import { Ledger } from '../../../src/world/ledger.js';
 import { git, gitValue } from '../../../src/world/git.js';
 import { newEpisodeId } from '../../../src/episode/episode-job.js';
@@ -138,26 +139,9 @@ describe('genesis run on a real world', () => {
     const candidate = await f.world.commitTree(await gitValue(['write-tree'], { cwd: f.world.path, env }), [f.commit], 'candidate\n');
     const id = newEpisodeId();
     await new Ledger(f.world.path).write({
-      version: 1,
-      id,
-      world: 'fixture',
-      task: 'a',
-      attempt: 1,
-      agent: 'script',
-      base: f.commit,
+      ...openEpisodeRecord({ id, world: 'fixture', task: 'a', attempt: 1, agent: 'script', base: f.commit, worker: 'dead:1' }),
       candidate,
-      commit: null,
-      status: 'running',
-      outcome: null,
-      reason: null,
-      message: null,
-      signature: null,
-      startedAt: new Date().toISOString(),
-      endedAt: null,
-      phases: {},
       changedFiles: ['src/a.js'],
-      usage: null,
-      worker: 'dead:1',
       gate: { ok: true, sandbox: 'docker', summary: 'passed before the crash', steps: [], durationMs: 1 },
     });
     const summary = await runEmbedded({ world: f.world, sandbox: f.sandbox });
