@@ -1,21 +1,12 @@
-import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
-import { afterEach, describe, expect, type it as plainIt } from 'vitest';
-import { createAgent } from '../../../src/agents/create-agent.js';
-import { BullmqEpisodeQueue } from '../../../src/queue/bullmq-episode-queue.js';
-import { startEpisodeWorker, type EpisodeWorker } from '../../../src/queue/bullmq-episode-worker.js';
-import { BullmqVerificationQueue } from '../../../src/queue/bullmq-verification-queue.js';
-import { RedisPathLeases } from '../../../src/queue/redis-path-leases.js';
+import { describe, expect, type it as plainIt } from 'vitest';
 import { MemoryLeaseStore, type LeaseStore } from '../../../src/schedule/lease-store.js';
 import type { RunEvent } from '../../../src/schedule/run-events.js';
-import { composeClusterRun } from '../../../src/compose/cluster-run.js';
 import { composeEmbeddedRun } from '../../../src/compose/embedded-run.js';
 import { runWorld, type RunOptions } from '../../../src/schedule/run-world.js';
 import { Ledger } from '../../../src/world/ledger.js';
 import { itWith } from '../../helpers/services.js';
-import { tempDir } from '../../helpers/temp-dir.js';
+import { clusterTestRun } from './cluster-test-run.js';
 import { baseManifest, GOOD_A, GOOD_B, makeWorld, type FixtureWorld } from '../../helpers/world-fixture.js';
-import { testQueuePrefix, testRedis } from './redis-test-world.js';
 
 /**
  * Who holds a task's path lease between the stages of a run, the same in process and over BullMQ:
@@ -28,11 +19,6 @@ import { testQueuePrefix, testRedis } from './redis-test-world.js';
  * memory store answers at once, and the Redis store is asked on the scheduler's own connection,
  * so the answer comes before any lease change the scheduler makes after the event.
  */
-const workers: EpisodeWorker[] = [];
-afterEach(async () => {
-  for (const w of workers.splice(0)) await w.close(true);
-});
-
 async function world(): Promise<FixtureWorld> {
   // Both agents work at once on the same head, and each gate takes long enough (a slow base test)
   // that neither change usually joins the queue before the other's gate chose its base: one change
@@ -53,31 +39,8 @@ const inProcess: Mode = async (f) => {
 };
 
 const overBullmq: Mode = async (f) => {
-  testQueuePrefix();
-  const redis = await testRedis();
-  const where = { remote: f.world.path, worldKey: `test-${randomUUID()}` };
-  const leases = new RedisPathLeases(redis, where.worldKey);
-  // Loads its script, so asking later is one command in the connection's order.
-  await leases.holders();
-  const timing = { lockDurationMs: 2000, stalledIntervalMs: 1000 };
-  workers.push(
-    await startEpisodeWorker({
-      redis: await testRedis(),
-      concurrency: 2,
-      cacheDir: join(await tempDir(), 'cache'),
-      ...timing,
-      createAgent,
-      createSandbox: async () => f.sandbox,
-      leases: (key) => new RedisPathLeases(redis, key),
-    }),
-  );
-  const distributed = {
-    queue: new BullmqEpisodeQueue(redis, where, timing),
-    leases,
-    verifications: new BullmqVerificationQueue(redis, where, timing),
-    reconcileMs: 500,
-  };
-  return { leases, options: await composeClusterRun(f.world, distributed, f.sandbox) };
+  const { leases, options } = await clusterTestRun(f, { concurrency: 2, reconcileMs: 500 });
+  return { leases, options };
 };
 
 interface Seen {

@@ -1,20 +1,14 @@
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterEach, describe, expect } from 'vitest';
-import { createAgent } from '../../../src/agents/create-agent.js';
-import { BullmqEpisodeQueue } from '../../../src/queue/bullmq-episode-queue.js';
-import { startEpisodeWorker, type EpisodeWorker } from '../../../src/queue/bullmq-episode-worker.js';
-import { BullmqVerificationQueue } from '../../../src/queue/bullmq-verification-queue.js';
+import { describe, expect } from 'vitest';
 import { RedisPathLeases } from '../../../src/queue/redis-path-leases.js';
 import type { RunEvent } from '../../../src/schedule/run-events.js';
-import { composeClusterRun } from '../../../src/compose/cluster-run.js';
 import { runEmbedded } from '../../../src/compose/embedded-run.js';
 import { runWorld } from '../../../src/schedule/run-world.js';
 import { Ledger } from '../../../src/world/ledger.js';
 import { itWith } from '../../helpers/services.js';
-import { tempDir } from '../../helpers/temp-dir.js';
+import { clusterTestRun } from './cluster-test-run.js';
 import { baseManifest, GOOD_A, GOOD_B, makeWorld } from '../../helpers/world-fixture.js';
-import { testQueuePrefix, testRedis, testWorld } from './redis-test-world.js';
+import { testRedis, testWorld } from './redis-test-world.js';
 
 /**
  * A lease refused in the middle of a run, in the real Redis lease store: after the run started
@@ -65,11 +59,6 @@ describe('a path lease refused mid-run (Redis lease store)', () => {
 });
 
 describe('a path lease lost mid-run (Redis dropped it) over BullMQ', () => {
-  const workers: EpisodeWorker[] = [];
-  afterEach(async () => {
-    for (const w of workers.splice(0)) await w.close(true);
-  });
-
   itWith('redis')(
     'is taken again by the scheduler for the episode still running, so no other episode may take its paths meanwhile',
     async () => {
@@ -78,40 +67,19 @@ describe('a path lease lost mid-run (Redis dropped it) over BullMQ', () => {
         manifest: baseManifest({ parallelism: 1, verify: { sandbox: 'bwrap', test: 'node --test test/base.test.js', timeoutSec: 60 } }),
         recording: { a: [{ write: { 'src/a.js': GOOD_A }, sleepMs: 4000 }], b: [{ write: { 'src/b.js': GOOD_B } }] },
       });
-      testQueuePrefix();
-      const redis = await testRedis();
-      const where = { remote: f.world.path, worldKey: testWorld() };
-      const leases = new RedisPathLeases(redis, where.worldKey);
-      const timing = { lockDurationMs: 2000, stalledIntervalMs: 1000 };
-      workers.push(
-        await startEpisodeWorker({
-          redis: await testRedis(),
-          concurrency: 1,
-          cacheDir: join(await tempDir(), 'cache'),
-          ...timing,
-          createAgent,
-          createSandbox: async () => f.sandbox,
-          leases: (key) => new RedisPathLeases(redis, key),
-        }),
-      );
-      const distributed = {
-        queue: new BullmqEpisodeQueue(redis, where, timing),
-        leases,
-        verifications: new BullmqVerificationQueue(redis, where, timing),
-        reconcileMs: 300,
-      };
+      const { redis, worldKey, leases, options } = await clusterTestRun(f, { concurrency: 1, reconcileMs: 300 });
       // While a's agent works: Redis loses every lease of the world, then the lease store is watched.
       const watched: Array<Promise<string[]>> = [];
       const onEvent = (e: RunEvent) => {
         if (e.type !== 'episode-start' || e.task !== 'a') return;
         watched.push(
           sleep(1000)
-            .then(() => redis.del(`genesis:{${where.worldKey}}:leases:expiries`, `genesis:{${where.worldKey}}:leases:records`))
+            .then(() => redis.del(`genesis:{${worldKey}}:leases:expiries`, `genesis:{${worldKey}}:leases:records`))
             .then(() => sleep(1500))
             .then(() => leases.holders()),
         );
       };
-      const summary = await runWorld({ world: f.world, onEvent, ...(await composeClusterRun(f.world, distributed, f.sandbox)) });
+      const summary = await runWorld({ world: f.world, onEvent, ...options });
       expect(summary.stop).toEqual({ kind: 'done' });
       const a = (await new Ledger(f.world.path).readAll()).find((r) => r.task === 'a')!;
       // 1.5 s after the loss, a (whose agent works 4 s) holds its lease again.
