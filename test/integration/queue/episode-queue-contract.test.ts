@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
 import { afterEach, describe, expect, it as plainIt } from 'vitest';
-import { newEpisodeId, type EpisodeJob, type EpisodeResult } from '../../../src/episode/episode-job.js';
+import type { EpisodeResult } from '../../../src/episode/episode-job.js';
 import { GenesisError } from '../../../src/errors.js';
 import { consumeEpisodes, ResultQueues, type EpisodeConsumer } from '../../../src/queue/bullmq-episode-consumer.js';
 import { BullmqEpisodeQueue } from '../../../src/queue/bullmq-episode-queue.js';
@@ -13,6 +13,7 @@ import { EPISODE_QUEUE, queuePrefix } from '../../../src/queue/distributed-job.j
 import type { EpisodeHandler, EpisodeQueue } from '../../../src/queue/episode-queue.js';
 import { MemoryEpisodeQueue } from '../../../src/queue/memory-queue.js';
 import { itWith } from '../../helpers/services.js';
+import { job, nextWithin, passed } from '../../helpers/episode-jobs.js';
 import { REDIS_URL, testQueuePrefix, testRedis } from './redis-test-world.js';
 
 /**
@@ -23,8 +24,6 @@ import { REDIS_URL, testQueuePrefix, testRedis } from './redis-test-world.js';
  * result whose verdict says whether it is charged to the task and whether it stops the run; a malformed
  * result is the worker's error; a job the queue still holds is never submitted twice.
  */
-const BASE = '0123456789abcdef0123456789abcdef01234567';
-const CANDIDATE = 'fedcba9876543210fedcba9876543210fedcba98';
 /** Fast stall detection: a killed consumer's job is taken again after about 1.5 s. */
 const TIMING = { lockDurationMs: 1000, stalledIntervalMs: 500 };
 
@@ -64,29 +63,6 @@ async function consume(handler: EpisodeHandler, concurrency: number): Promise<Ep
 function track(h: Harness): Harness {
   open.push(h);
   return h;
-}
-
-function job(task = 'add'): EpisodeJob {
-  return { episodeId: newEpisodeId(), world: 'calc', task, attempt: 1, base: BASE };
-}
-
-function passed(j: EpisodeJob): EpisodeResult {
-  return {
-    episodeId: j.episodeId,
-    task: j.task,
-    attempt: j.attempt,
-    base: j.base,
-    candidate: CANDIDATE,
-    verdict: 'passed',
-    reason: null,
-    message: null,
-    signature: null,
-  };
-}
-
-/** The next result, or 'nothing' when none comes within `ms`. */
-function nextWithin(queue: EpisodeQueue, ms: number): Promise<EpisodeResult | 'nothing'> {
-  return Promise.race([queue.nextResult(), sleep(ms, 'nothing' as const)]);
 }
 
 const adapters: Array<[string, typeof plainIt, (handler: EpisodeHandler, concurrency: number) => Promise<Harness>]> = [

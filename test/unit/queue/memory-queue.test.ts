@@ -2,40 +2,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { ZodError } from 'zod';
 import { GenesisError } from '../../../src/errors.js';
-import { newEpisodeId, type EpisodeJob, type EpisodeResult } from '../../../src/episode/episode-job.js';
+import type { EpisodeJob, EpisodeResult } from '../../../src/episode/episode-job.js';
 import { MemoryEpisodeQueue } from '../../../src/queue/memory-queue.js';
 import type { EpisodeHandler } from '../../../src/queue/episode-queue.js';
-
-const BASE = '0123456789abcdef0123456789abcdef01234567';
-const CANDIDATE = 'fedcba9876543210fedcba9876543210fedcba98';
-
-function job(task = 'add', attempt = 1): EpisodeJob {
-  return { episodeId: newEpisodeId(), world: 'calc', task, attempt, base: BASE };
-}
-
-function passed(j: EpisodeJob): EpisodeResult {
-  return {
-    episodeId: j.episodeId,
-    task: j.task,
-    attempt: j.attempt,
-    base: j.base,
-    candidate: CANDIDATE,
-    verdict: 'passed',
-    reason: null,
-    message: null,
-    signature: null,
-  };
-}
+import { BASE, job, nextWithin, passed } from '../../helpers/episode-jobs.js';
 
 async function results(queue: MemoryEpisodeQueue, n: number): Promise<EpisodeResult[]> {
   const out: EpisodeResult[] = [];
   for (let i = 0; i < n; i++) out.push(await queue.nextResult());
   return out;
-}
-
-/** Resolves with the next result, or with 'nothing' when none comes within `ms`. */
-function nextWithin(queue: MemoryEpisodeQueue, ms: number): Promise<EpisodeResult | 'nothing'> {
-  return Promise.race([queue.nextResult(), sleep(ms, 'nothing' as const)]);
 }
 
 describe('MemoryEpisodeQueue', () => {

@@ -32,6 +32,21 @@ function onlyError(result: ManifestParseResult): string {
   return result.errors[0]!;
 }
 
+/** What every agent block holds once parsed, besides its kind and its command or script. */
+const AGENT_DEFAULTS = {
+  timeoutSec: 1800,
+  env: [],
+  maxTurns: 50,
+  requestTimeoutSec: 300,
+  commandTimeoutSec: 300,
+  commandOutputKb: 32,
+  sandbox: 'auto',
+  network: 'genesis-agents',
+  rotation: [],
+  limits: {},
+  homeFiles: [],
+};
+
 describe('parseManifest', () => {
   describe('when the manifest is valid', () => {
     it('fills every default of a minimal manifest', () => {
@@ -59,17 +74,7 @@ describe('parseManifest', () => {
         agent: {
           kind: 'command',
           command: ['bash', 'agent.sh'],
-          timeoutSec: 1800,
-          env: [],
-          maxTurns: 50,
-          requestTimeoutSec: 300,
-          commandTimeoutSec: 300,
-          commandOutputKb: 32,
-          sandbox: 'auto',
-          network: 'genesis-agents',
-          rotation: [],
-          limits: {},
-          homeFiles: [],
+          ...AGENT_DEFAULTS,
         },
         retry: { maxAttempts: 3, blockOnRepeat: true },
         parallelism: 2,
@@ -113,17 +118,7 @@ describe('parseManifest', () => {
       expect(result.manifest!.agent).toEqual({
         kind: 'script',
         script: '.genesis/recording.yaml',
-        timeoutSec: 1800,
-        env: [],
-        maxTurns: 50,
-        requestTimeoutSec: 300,
-        commandTimeoutSec: 300,
-        commandOutputKb: 32,
-        sandbox: 'auto',
-        network: 'genesis-agents',
-        rotation: [],
-        limits: {},
-        homeFiles: [],
+        ...AGENT_DEFAULTS,
       });
     });
 
