@@ -29,12 +29,12 @@ const HINT = 'Run `bash scripts/setup-services.sh bwrap` to install slirp4netns,
  * cannot change it) lets out only loopback and that one port of the gateway, and rejects
  * everything else: the proxy is the only way out. Root only. `$5` is `-` without a list.
  *
- * Without a list, `$8` names this host's own addresses and its container bridges' subnets (CIDRs
- * joined by spaces, `-` for none): the same filter rejects them, so a service listening on
- * 0.0.0.0 of this host, or in a container on it (a compose Redis), is out of reach too.
+ * Without a list, the same filter rejects this host's own addresses and its container bridges'
+ * subnets, so a service listening on 0.0.0.0 of this host, or in a container on it (a compose
+ * Redis), is out of reach too. `$8` is the filter (egressRules), `-` for none.
  */
 const LAUNCHER = `
-d=$1; mode=$2; unshare=$3; slirp4netns=$4; proxy=$5; restore=$6; nsenter=$7; blocked=$8; setpriv=$9; shift 9
+d=$1; mode=$2; unshare=$3; slirp4netns=$4; proxy=$5; restore=$6; nsenter=$7; rules=$8; setpriv=$9; shift 9
 mkfifo "$d/ready" "$d/go" || exit 125
 if [ "$mode" = root ]; then ns="--net"; else ns="--user --map-current-user --net"; fi
 exec 3<&0
@@ -59,22 +59,9 @@ if [ -z "$(head -c 1 "$d/ready")" ]; then
   echo "genesis: the agent's network (slirp4netns) did not start: $(cat "$d/slirp.log")" >&2
   kill -9 "$child" 2>/dev/null; exit 125
 fi
-if [ "$proxy" != - ] || [ "$blocked" != - ]; then
-  if [ "$proxy" != - ]; then
-    out="-A OUTPUT -d 10.0.2.2/32 -p tcp --dport $proxy -j ACCEPT
--A OUTPUT -j REJECT"
-  else
-    out=$(for net in $blocked; do echo "-A OUTPUT -d $net -j REJECT"; done)
-  fi
-  rules="*filter
-:INPUT ACCEPT [0:0]
-:FORWARD DROP [0:0]
-:OUTPUT ACCEPT [0:0]
--A OUTPUT -o lo -j ACCEPT
-$out
-COMMIT"
+if [ "$rules" != - ]; then
   if [ /proc/$child/ns/net -ef /proc/$$/ns/net ] ||
-    ! printf '%s\n' "$rules" | "$nsenter" -t "$child" -n "$restore" 2>"$d/filter.log"; then
+    ! printf '%s' "$rules" | "$nsenter" -t "$child" -n "$restore" 2>"$d/filter.log"; then
     echo "genesis: the agent's egress filter could not be set: $(cat "$d/filter.log")" >&2
     kill -9 "$child" "$slirp" 2>/dev/null; exit 125
   fi
@@ -96,7 +83,7 @@ export function inNetworkNamespace(argv: readonly string[], dir: string, tools: 
     proxyPort === undefined ? '-' : String(proxyPort),
     tools.iptablesRestore ?? '-',
     tools.nsenter ?? '-',
-    blocked.length > 0 ? blocked.join(' ') : '-',
+    filter && (proxyPort !== undefined || blocked.length > 0) ? egressRules(proxyPort, blocked) : '-',
     tools.setpriv,
   ];
   // The launcher dies with Genesis (even at kill -9), and bwrap (--die-with-parent) and slirp4netns with it.
@@ -115,6 +102,19 @@ export function inNetworkNamespace(argv: readonly string[], dir: string, tools: 
     ...egress,
     ...argv,
   ];
+}
+
+/**
+ * The packet filter of an agent's network namespace (iptables-restore's input): loopback allowed;
+ * with an egress proxy, only its port on the gateway and nothing else; without, everything but
+ * `blocked` (this host's own addresses and bridges, hostNetworks()).
+ */
+export function egressRules(proxyPort: number | undefined, blocked: readonly string[]): string {
+  const out =
+    proxyPort !== undefined
+      ? [`-A OUTPUT -d ${NETNS_GATEWAY}/32 -p tcp --dport ${proxyPort} -j ACCEPT`, '-A OUTPUT -j REJECT']
+      : blocked.map((net) => `-A OUTPUT -d ${net} -j REJECT`);
+  return ['*filter', ':INPUT ACCEPT [0:0]', ':FORWARD DROP [0:0]', ':OUTPUT ACCEPT [0:0]', '-A OUTPUT -o lo -j ACCEPT', ...out, 'COMMIT', ''].join('\n');
 }
 
 /**

@@ -1,15 +1,17 @@
-import { lstat, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { execa } from 'execa';
 import { GenesisError } from '../errors.js';
-import { prepareWorkDir, SANDBOX_GID, SANDBOX_UID } from '../sandbox/work-dir.js';
+import { SANDBOX_GID, SANDBOX_UID } from '../sandbox/work-dir.js';
+import { handOverAgentDirs } from './agent-hand-over.js';
 import { resolveOnPath, systemDirBinds, underSystemDirs } from './agent-sandbox-binary.js';
 import { agentReadOnlyPaths, parentsFirst } from './agent-sandbox-mounts.js';
 import { confineAgentDisk } from './agent-disk-quota.js';
 import { homeFileBinds } from './agent-home-files.js';
-import { findEgressTools, findFilterTools, findNetnsTools, inNetworkNamespace, NETNS_GATEWAY, netnsResolvConf, type NetnsTools } from './agent-netns.js';
-import { startEgressProxy } from './egress-proxy.js';
+import { findEgressTools, findFilterTools, findNetnsTools, hostNetworks, inNetworkNamespace, type NetnsTools } from './agent-netns.js';
+import type { AgentNetnsPool } from './agent-netns-pool.js';
+import { agentNetwork } from './agent-sandbox-netns.js';
 import type { AgentLaunch, AgentSandbox, AgentSandboxKind, AgentSandboxSpec } from './agent-sandbox.js';
 
 const HINT = 'Run `bash scripts/setup-services.sh bwrap` to install bubblewrap, or set agent.sandbox to docker or none.';
@@ -33,8 +35,14 @@ export class BwrapAgentSandbox implements AgentSandbox {
   private bwrap: string | null = null;
   private tools: NetnsTools | null = null;
 
-  /** @param allow the egress allow-list (`agent.network.allow`); without it the network is open. */
-  constructor(private readonly allow?: readonly string[]) {}
+  /**
+   * @param allow the egress allow-list (`agent.network.allow`); without it the network is open.
+   * @param pool network namespaces made ahead (root, no allow-list); without it each launch makes its own.
+   */
+  constructor(
+    private readonly allow?: readonly string[],
+    private readonly pool?: AgentNetnsPool,
+  ) {}
 
   async check(): Promise<void> {
     this.bwrap ??= await resolveOnPath('bwrap', process.env.PATH, '/');
@@ -63,6 +71,8 @@ export class BwrapAgentSandbox implements AgentSandbox {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+    // Checked: the first agents need not wait for their namespaces to be made.
+    if (this.pool && !this.allow && this.tools.iptablesRestore) void this.pool.fill(hostNetworks());
   }
 
   async launch(argv: readonly string[], spec: AgentSandboxSpec): Promise<AgentLaunch> {
@@ -71,18 +81,24 @@ export class BwrapAgentSandbox implements AgentSandbox {
     const quota = await confineAgentDisk(spec);
     const homeFiles = await homeFileBinds(spec.homeFiles, spec.home);
     const asRoot = process.getuid?.() === 0;
-    // As root the agent runs as uid 1000, which must own what it may write.
-    if (asRoot) await Promise.all([prepareWorkDir(spec.workspace), prepareWorkDir(spec.home)]);
+    // The network is made while the rest is prepared; given back if the rest fails.
+    const network = agentNetwork(this.tools!, this.allow, this.pool);
+    network.catch(() => undefined);
+    let readOnly: string[];
+    try {
+      // As root the agent runs as uid 1000, which must own what it may write.
+      [readOnly] = await Promise.all([agentReadOnlyPaths(argv[0]!, spec), asRoot ? handOverAgentDirs([spec.workspace, spec.home]) : undefined]);
+    } catch (error) {
+      await (await network.catch(() => null))?.dispose();
+      throw error;
+    }
+    const net = await network;
     const binds = parentsFirst([
-      ...(await agentReadOnlyPaths(argv[0]!, spec)).map((target) => ({ target, args: ['--ro-bind', target, target] })),
+      ...readOnly.map((target) => ({ target, args: ['--ro-bind', target, target] })),
       ...[spec.workspace, spec.home].map((target) => ({ target, args: ['--bind', target, target] })),
       ...homeFiles.map((b) => ({ target: b.target, args: ['--ro-bind', b.source, b.target] })),
     ]);
-    // Private to this launch and outside the sandbox's view: the FIFOs of the network's start-up.
-    const netDir = await mkdtemp(join(tmpdir(), 'genesis-agent-net-'));
-    const resolv = join(netDir, 'resolv.conf');
-    await writeFile(resolv, netnsResolvConf());
-    const dns = (await lstat('/etc/resolv.conf').catch(() => null))?.isFile() ? ['--ro-bind', resolv, '/etc/resolv.conf'] : [];
+    const dns = (await lstat('/etc/resolv.conf').catch(() => null))?.isFile() ? ['--ro-bind', net.resolvConf, '/etc/resolv.conf'] : [];
     const drop = asRoot
       ? ['setpriv', `--reuid=${SANDBOX_UID}`, `--regid=${SANDBOX_GID}`, '--clear-groups', '--no-new-privs', '--inh-caps=-all', '--bounding-set=-all']
       : [];
@@ -99,19 +115,14 @@ export class BwrapAgentSandbox implements AgentSandbox {
       ...drop,
       ...argv,
     ];
-    const proxy = this.allow ? await startEgressProxy(this.allow) : null;
-    const [file, ...wrapped] = inNetworkNamespace([this.bwrap!, ...args], netDir, this.tools!, proxy?.port);
-    const proxyEnv = proxy ? proxyVariables(proxy.urlFrom(NETNS_GATEWAY)) : {};
+    const [file, ...wrapped] = net.wrap([this.bwrap!, ...args]);
     return {
       file: file!,
       args: wrapped,
-      env: { ...spec.env, ...proxyEnv, HOME: spec.home },
-      dispose: async () => {
-        await proxy?.close();
-        await rm(netDir, { recursive: true, force: true });
-      },
+      env: { ...spec.env, ...net.env, HOME: spec.home },
+      dispose: () => net.dispose(),
       ...quota,
-      ...(proxy ? { egressRefused: () => proxy.refused() } : {}),
+      ...(net.egressRefused ? { egressRefused: net.egressRefused } : {}),
     };
   }
 }
@@ -131,14 +142,4 @@ function mountPointArgs(targets: readonly string[]): string[] {
 /** The system dirs as the host has them, and the sandbox's own /proc, /dev and /tmp. */
 async function systemArgs(): Promise<string[]> {
   return [...(await systemDirBinds()), '--proc', '/proc', '--dev', '/dev', '--perms', '1777', '--tmpfs', '/tmp'];
-}
-
-/** The variables HTTP clients read their proxy from, in both spellings; nothing bypasses it. */
-function proxyVariables(url: string): Record<string, string> {
-  const env: Record<string, string> = { NO_PROXY: '', no_proxy: '' };
-  for (const name of ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY']) {
-    env[name] = url;
-    env[name.toLowerCase()] = url;
-  }
-  return env;
 }

@@ -1,5 +1,6 @@
 import { GenesisError } from '../errors.js';
 import type { AgentSandbox, AgentSandboxKind } from './agent-sandbox.js';
+import { sharedAgentNetnsPool } from './agent-netns-pool.js';
 import { BwrapAgentSandbox } from './agent-sandbox-bwrap.js';
 import { DockerAgentSandbox } from './agent-sandbox-docker.js';
 import { NoneAgentSandbox } from './agent-sandbox-none.js';
@@ -19,7 +20,8 @@ export interface AgentSandboxOptions {
  * The agent sandbox a manifest asks for (`agent.sandbox`), checked to be usable: rejects with a
  * GenesisError and a hint when it is not. The same options give the same checked sandbox for a
  * few minutes (see `probed`). `auto` is bubblewrap with a network namespace of the
- * agent's own; docker only when asked. Unlike the gate's `auto`, there is no fallback: an agent
+ * agent's own (as root, taken from the process's pool of namespaces made ahead,
+ * sharedAgentNetnsPool); docker only when asked. Unlike the gate's `auto`, there is no fallback: an agent
  * runs unconfined only when the manifest says `none`, never because confinement failed.
  */
 export async function createAgentSandbox(options: AgentSandboxOptions): Promise<AgentSandbox> {
@@ -41,7 +43,7 @@ export async function createAgentSandbox(options: AgentSandboxOptions): Promise<
     options.kind === 'docker'
       ? new DockerAgentSandbox({ image: options.image, network })
       : options.kind === 'bwrap' || options.kind === 'auto'
-        ? new BwrapAgentSandbox(allow)
+        ? new BwrapAgentSandbox(allow, allow ? undefined : (sharedAgentNetnsPool() ?? undefined))
         : new NoneAgentSandbox();
   const checked = sandbox.check().then(() => sandbox);
   probed.set(key, { sandbox: checked, at: Date.now() });
