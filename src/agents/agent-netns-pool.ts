@@ -33,8 +33,8 @@ const REFILL_DELAY_MS = 1_000;
  * A small pool of agent network namespaces made ahead of their launches (NetnsSlot: slirp4netns
  * and the packet filter already set), so an agent's start pays for bubblewrap, not for wiring a
  * network. Each namespace serves exactly one agent and is closed after it; its filter was made for
- * this host's networks as they were (hostNetworks()), so a launch that finds them changed gets no
- * namespace made before the change (those ready are closed). Where namespaces cannot be made (not
+ * this host's networks as they were (hostNetworks()), so once a network is added (a new Docker
+ * bridge) no namespace made before is handed out (those ready are closed). Where namespaces cannot be made (not
  * root, a tool missing, no rights), the pool turns itself off and every launch makes its own.
  *
  * Nothing outlives the process: each namespace ends with the pipes this process holds to it (see
@@ -48,7 +48,8 @@ export class AgentNetnsPool {
   private dir: Promise<string> | undefined;
   private ready: NetnsSlot[] = [];
   private making: Promise<NetnsSlot | null> | null = null;
-  private blocked: string | null = null;
+  /** This host's networks at the last take: what a namespace's filter must reject to serve. */
+  private networks: readonly string[] | null = null;
   private off = false;
   private draining = false;
   private failedInRow = 0;
@@ -89,12 +90,7 @@ export class AgentNetnsPool {
    */
   async take(blocked: readonly string[]): Promise<NetnsSlot | null> {
     if (!this.usable) return null;
-    const key = blocked.join(' ');
-    if (key !== this.blocked) {
-      // This host's networks changed: namespaces filtered for the old ones must not serve.
-      this.blocked = key;
-      this.closeReady();
-    }
+    this.setNetworks(blocked);
     let slot = this.takeReady();
     if (!slot && this.making !== null) slot = await this.making.then(() => this.takeReady());
     if (slot) this.stats.hits++;
@@ -118,11 +114,7 @@ export class AgentNetnsPool {
    * resolves when it is, or cannot be.
    */
   async fill(blocked: readonly string[]): Promise<void> {
-    const key = blocked.join(' ');
-    if (key !== this.blocked) {
-      this.blocked = key;
-      this.closeReady();
-    }
+    this.setNetworks(blocked);
     for (let i = 0; i <= this.size && this.usable && this.ready.length < this.size; i++) {
       this.refill();
       await this.making;
@@ -151,9 +143,22 @@ export class AgentNetnsPool {
     return this.ready.length > 0 || this.making !== null || this.closing.size > 0;
   }
 
+  /**
+   * This host's networks now. A network added since a namespace was made is not in its filter:
+   * that namespace must not serve, and is closed. One that went away is still rejected, which is
+   * harmless, so the namespace stays.
+   */
+  private setNetworks(networks: readonly string[]): void {
+    this.networks = networks;
+    for (const slot of this.ready.filter((s) => !s.covers(networks))) {
+      this.ready.splice(this.ready.indexOf(slot), 1);
+      void this.close(slot);
+    }
+  }
+
   private takeReady(): NetnsSlot | null {
     for (let slot = this.ready.shift(); slot; slot = this.ready.shift()) {
-      if (slot.alive && slot.blocked === this.blocked) return slot;
+      if (slot.alive && slot.covers(this.networks ?? [])) return slot;
       void this.close(slot);
     }
     return null;
@@ -163,12 +168,12 @@ export class AgentNetnsPool {
     clearTimeout(this.idle);
     this.idle = setTimeout(() => this.closeReady(), this.idleMs);
     this.idle.unref();
-    if (this.off || this.draining || this.making !== null || this.blocked === null || this.ready.length >= this.size) return;
-    const blocked = this.blocked;
-    const making = this.make(blocked).then((slot) => {
+    const networks = this.networks;
+    if (this.off || this.draining || this.making !== null || networks === null || this.ready.length >= this.size) return;
+    const making = this.make(networks).then((slot) => {
       this.making = null;
       if (!slot) return null;
-      if (this.off || this.draining || blocked !== this.blocked) {
+      if (this.off || this.draining || !slot.covers(this.networks ?? [])) {
         void this.close(slot);
         return null;
       }
@@ -179,11 +184,11 @@ export class AgentNetnsPool {
     this.making = making;
   }
 
-  private async make(blocked: string): Promise<NetnsSlot | null> {
+  private async make(blocked: readonly string[]): Promise<NetnsSlot | null> {
     try {
       const tools = await this.findTools();
       await this.directory();
-      const slot = await NetnsSlot.make({ tools, blocked: blocked.split(' ').filter(Boolean), marker: agentNetnsMarker() });
+      const slot = await NetnsSlot.make({ tools, blocked, marker: agentNetnsMarker() });
       this.stats.made++;
       this.failedInRow = 0;
       return slot;

@@ -40,9 +40,14 @@ export class NetnsSlot {
     private readonly tools: Required<NetnsTools>,
     /** The namespace's inode, to tell it from others. */
     readonly inode: number,
-    /** What its filter rejects, joined by spaces. */
-    readonly blocked: string,
+    /** The networks its filter rejects. */
+    private readonly blocked: ReadonlySet<string>,
   ) {}
+
+  /** Whether its filter rejects each of `networks` (it may reject more: this host's networks as they were). */
+  covers(networks: readonly string[]): boolean {
+    return networks.every((net) => this.blocked.has(net));
+  }
 
   /** The argv that runs `argv` inside this namespace. */
   enter(argv: readonly string[]): string[] {
@@ -96,7 +101,7 @@ export class NetnsSlot {
       await slirpReady(slirp);
       if (recipe.blocked.length > 0) await setFilter(tools, path, recipe.blocked);
       for (const child of held) unrefChild(child);
-      return new NetnsSlot(holder, slirp, ns, tools, inode, recipe.blocked.join(' '));
+      return new NetnsSlot(holder, slirp, ns, tools, inode, new Set(recipe.blocked));
     } catch (cause) {
       await stop(...held);
       await ns?.close().catch(() => undefined);

@@ -166,9 +166,45 @@ describe.runIf(asRoot)('an agent whose network namespace comes from the pool', (
       expect(new Set([first.ns, second.ns, hostNs]).size).toBe(3);
       expect(second).toMatchObject({ 'lo-rx': '0', 'tmp-file': 'hidden', processes: '0', listener: 'ECONNREFUSED' });
       await pool.drain();
-      // Closed with their agents: nothing on this host is in either namespace any more.
+      // Closed with their agents: nothing on this host is in either namespace any more (the
+      // first agent's daemons die with its PID namespace, which the kernel empties a moment later).
+      for (let i = 0; i < 50 && (await processesIn(first.ns!)).length > 0; i++) await new Promise((r) => setTimeout(r, 100));
       expect(await processesIn(first.ns!)).toEqual([]);
       expect(await processesIn(second.ns!)).toEqual([]);
+    } finally {
+      await pool.drain();
+    }
+  });
+});
+
+describe.runIf(asRoot)("when this host's networks change", () => {
+  /** The OUTPUT rules of a namespace's filter, read from inside it. */
+  function outputRules(enter: string[]): string {
+    const [file, ...args] = enter;
+    return execFileSync(file!, args, { encoding: 'utf8' });
+  }
+
+  itWith('bwrap')('a namespace made before a network was added is not handed out; one made before a network went away is', async () => {
+    const pool = new AgentNetnsPool({ size: 1, tools: await realTools() });
+    try {
+      const now = hostNetworks();
+      await pool.fill(now);
+      const added = [...now, '203.0.113.0/24'];
+      // The ready one does not reject the new network: it is closed, and this launch makes its own.
+      expect(await pool.take(added)).toBeNull();
+      expect(pool.stats).toMatchObject({ hits: 0, misses: 1, made: 1 });
+      await pool.fill(added);
+      const slot = await pool.take(added);
+      expect(slot).not.toBeNull();
+      expect(outputRules(slot!.enter(['iptables', '-S', 'OUTPUT']))).toContain('-A OUTPUT -d 203.0.113.0/24 -j REJECT');
+      expect(pool.stats.made).toBe(2);
+      pool.release(slot!);
+      await pool.fill(added);
+      const fewer = await pool.take(now);
+      expect(fewer).not.toBeNull();
+      expect(pool.stats.made).toBe(3);
+      expect(outputRules(fewer!.enter(['iptables', '-S', 'OUTPUT']))).toContain('-A OUTPUT -d 203.0.113.0/24 -j REJECT');
+      pool.release(fewer!);
     } finally {
       await pool.drain();
     }
