@@ -42,7 +42,7 @@ export async function removeStaleAgentNetns(): Promise<number> {
 /** The pid of the process that made a namespace process with this argv, or null when it is none. */
 function ownerOf(argv: readonly string[]): number | null {
   const marker = new RegExp(`^${AGENT_NETNS_PREFIX}(\\d+)$`);
-  const holder = argv.length === 4 && argv[0] === '/bin/sh' && argv[2] === 'read _' ? marker.exec(argv[3]!) : null;
+  const holder = argv.length === 4 && argv[0] === '/bin/sh' && argv[1] === '-c' ? marker.exec(argv[3]!) : null;
   if (holder) return Number(holder[1]);
   const path = argv.includes('--netns-type=path') && argv.some((a) => a.endsWith('slirp4netns')) ? argv.at(-2) : undefined;
   const slirp = path ? /^\/proc\/(\d+)\/fd\/\d+$/.exec(path) : null;

@@ -1,6 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { open, stat, type FileHandle } from 'node:fs/promises';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { GenesisError } from '../errors.js';
 import { egressRules, type NetnsTools } from './agent-netns.js';
 
@@ -17,18 +16,30 @@ export interface NetnsSlotRecipe {
   marker: string;
 }
 
+/** The namespaces a slot holds besides the network: fresh ones, so bubblewrap need not make them. */
+const KINDS = ['net', 'ipc', 'uts'] as const;
+type Kind = (typeof KINDS)[number];
+
+/**
+ * The holder of a slot's namespaces: names its UTS namespace `agent` (what bubblewrap's --hostname
+ * did), says `up`, and waits for EOF on stdin. `$0` is the marker.
+ */
+const HOLDER = 'echo agent > /proc/sys/kernel/hostname && echo up && read _';
+
 /**
  * A network namespace made ahead of an agent's launch, wired exactly as agent-netns.ts wires one at
  * launch: slirp4netns with the host's loopback cut off, then the packet filter rejecting this
- * host's own addresses, set before anything can run inside. Serves one agent and is then closed;
- * when nothing else holds it (the agent's processes are gone), the kernel removes the namespace
- * with everything in it: sockets, routes, counters, the filter.
+ * host's own addresses, set before anything can run inside; with it an IPC and a UTS namespace
+ * (hostname `agent`) of its own, which bubblewrap would otherwise make at the launch. Serves one
+ * agent and is then closed; when nothing else holds them (the agent's processes are gone), the
+ * kernel removes the namespaces with everything in them: sockets, routes, counters, the filter,
+ * IPC objects.
  *
- * Made from this process, not through a shell: the namespace's holder (`unshare --net`, reading
+ * Made from this process, not through a shell: the holder (`unshare --net --ipc --uts`, reading
  * its stdin) and slirp4netns (`--exit-fd`) each end when their pipe from this process closes, which
- * the kernel does when this process dies, even by kill -9. This process holds the namespace by a
- * file descriptor, so a launch joins that very namespace (`nsenter --net=/proc/<pid>/fd/<fd>`),
- * never one a reused pid would name.
+ * the kernel does when this process dies, even by kill -9. This process holds the namespaces by
+ * file descriptors, so a launch joins those very namespaces (`nsenter --net=/proc/<pid>/fd/<fd>`),
+ * never ones a reused pid would name.
  */
 export class NetnsSlot {
   private closed = false;
@@ -36,10 +47,8 @@ export class NetnsSlot {
   private constructor(
     private readonly holder: ChildProcess,
     private readonly slirp: ChildProcess,
-    private readonly ns: FileHandle,
+    private readonly ns: Record<Kind, FileHandle>,
     private readonly tools: Required<NetnsTools>,
-    /** The namespace's inode, to tell it from others. */
-    readonly inode: number,
     /** The networks its filter rejects. */
     private readonly blocked: ReadonlySet<string>,
   ) {}
@@ -49,9 +58,9 @@ export class NetnsSlot {
     return networks.every((net) => this.blocked.has(net));
   }
 
-  /** The argv that runs `argv` inside this namespace. */
+  /** The argv that runs `argv` inside this slot's network, IPC and UTS namespaces. */
   enter(argv: readonly string[]): string[] {
-    return [this.tools.nsenter, `--net=${this.path}`, '--', ...argv];
+    return [this.tools.nsenter, ...KINDS.map((kind) => `--${kind}=${fdPath(this.ns[kind])}`), '--', ...argv];
   }
 
   /** Whether it can still serve: its holder and slirp4netns run, and it was not closed. */
@@ -64,16 +73,12 @@ export class NetnsSlot {
     return [this.holder.pid ?? 0, this.slirp.pid ?? 0];
   }
 
-  /** Ends the slot: its processes are killed and the namespace goes with its last user. Safe twice. */
+  /** Ends the slot: its processes are killed and the namespaces go with their last user. Safe twice. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     await stop(this.holder, this.slirp);
-    await this.ns.close().catch(() => undefined);
-  }
-
-  private get path(): string {
-    return `/proc/${process.pid}/fd/${this.ns.fd}`;
+    await closeAll(Object.values(this.ns));
   }
 
   /**
@@ -83,28 +88,26 @@ export class NetnsSlot {
   static async make(recipe: NetnsSlotRecipe): Promise<NetnsSlot> {
     const { tools } = recipe;
     // stdin is the holder's life line: it ends at EOF, when this process closes it or dies.
-    const holder = started(tools.unshare, ['--net', '--', '/bin/sh', '-c', 'read _', recipe.marker], ['pipe', 'ignore', 'pipe']);
+    const holder = started(tools.unshare, ['--net', '--ipc', '--uts', '--', '/bin/sh', '-c', HOLDER, recipe.marker], ['pipe', 'pipe', 'pipe']);
     const held: ChildProcess[] = [holder];
-    let ns: FileHandle | undefined;
+    const opened: FileHandle[] = [];
     try {
-      const own = await stat('/proc/self/ns/net');
-      ns = await openOtherNamespace(holder, own.ino);
-      const inode = (await ns.stat()).ino;
-      const path = `/proc/${process.pid}/fd/${ns.fd}`;
+      await holderUp(holder);
+      const ns = await openNamespaces(holder, opened);
       // Its exit fd is a pipe from this process: it ends when the pipe closes.
       const slirp = started(
         tools.slirp4netns,
-        ['--configure', '--mtu=65520', '--disable-host-loopback', '--ready-fd=3', '--exit-fd=4', '--netns-type=path', path, 'tap0'],
+        ['--configure', '--mtu=65520', '--disable-host-loopback', '--ready-fd=3', '--exit-fd=4', '--netns-type=path', fdPath(ns.net), 'tap0'],
         ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'],
       );
       held.push(slirp);
       await slirpReady(slirp);
-      if (recipe.blocked.length > 0) await setFilter(tools, path, recipe.blocked);
+      if (recipe.blocked.length > 0) await setFilter(tools, fdPath(ns.net), recipe.blocked);
       for (const child of held) unrefChild(child);
-      return new NetnsSlot(holder, slirp, ns, tools, inode, new Set(recipe.blocked));
+      return new NetnsSlot(holder, slirp, ns, tools, new Set(recipe.blocked));
     } catch (cause) {
       await stop(...held);
-      await ns?.close().catch(() => undefined);
+      await closeAll(opened);
       throw new GenesisError('agent-netns-slot-failed', `an agent's network namespace could not be prepared ahead: ${messageOf(cause)}`, {
         hint: HINT,
         cause,
@@ -113,21 +116,52 @@ export class NetnsSlot {
   }
 }
 
+function fdPath(handle: FileHandle): string {
+  return `/proc/${process.pid}/fd/${handle.fd}`;
+}
+
+async function closeAll(handles: readonly FileHandle[]): Promise<void> {
+  await Promise.all(handles.map((h) => h.close().catch(() => undefined)));
+}
+
+/** Resolves when the holder said `up`: its namespaces exist and its hostname is set. */
+function holderUp(holder: ChildProcess): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => finish(new Error('unshare did not make the namespaces in time')), SLOT_START_MS);
+    const onExit = () => finish(new Error(`unshare --net --ipc --uts ended: ${stderrOf(holder)}`));
+    const onData = (chunk: Buffer) => {
+      out += chunk.toString();
+      if (out.includes('up\n')) finish();
+    };
+    function finish(error?: Error) {
+      clearTimeout(timer);
+      holder.off('exit', onExit);
+      holder.stdout?.off('data', onData);
+      if (error) reject(error);
+      else resolve();
+    }
+    holder.once('exit', onExit);
+    holder.stdout?.on('data', onData);
+  });
+}
+
 /**
- * Opens the holder's network namespace once `unshare` has made it. Until then /proc/<pid>/ns/net is
- * this host's own namespace, which must never be filtered or given to an agent.
+ * Opens the holder's namespaces, each checked to be another than this process's own: a holder's
+ * /proc/<pid>/ns entries name this host's namespaces until unshare made its own, and this host's
+ * network must never be filtered or given to an agent.
  */
-async function openOtherNamespace(holder: ChildProcess, own: number): Promise<FileHandle> {
-  const until = Date.now() + SLOT_START_MS;
-  for (let tries = 0; Date.now() < until; tries++) {
-    if (!running(holder) || holder.pid === undefined) throw new Error(`unshare --net ended: ${stderrOf(holder)}`);
-    const ns = await open(`/proc/${holder.pid}/ns/net`, 'r').catch(() => null);
-    // Opened while the holder runs (not yet reaped, so its pid cannot name another process).
-    if (ns && running(holder) && (await ns.stat()).ino !== own) return ns;
-    await ns?.close();
-    await sleep(tries < 20 ? 1 : 10);
+async function openNamespaces(holder: ChildProcess, opened: FileHandle[]): Promise<Record<Kind, FileHandle>> {
+  const ns = {} as Record<Kind, FileHandle>;
+  for (const kind of KINDS) {
+    const handle = await open(`/proc/${holder.pid}/ns/${kind}`, 'r');
+    opened.push(handle);
+    if ((await handle.stat()).ino === (await stat(`/proc/self/ns/${kind}`)).ino) throw new Error(`the holder is still in this host's ${kind} namespace`);
+    ns[kind] = handle;
   }
-  throw new Error('unshare --net did not make a namespace in time');
+  // Opened while the holder runs (not yet reaped, so its pid cannot have named another process).
+  if (!running(holder)) throw new Error(`the namespaces' holder ended: ${stderrOf(holder)}`);
+  return ns;
 }
 
 /** slirp4netns writes one byte on its ready fd once the namespace's network is up. */

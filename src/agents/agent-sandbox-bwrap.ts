@@ -21,8 +21,9 @@ const NET_HINT = 'Run `bash scripts/setup-services.sh bwrap` (it installs slirp4
  * Runs the agent under bubblewrap on an empty root: the system dirs (/usr, /etc, the /bin and
  * /lib links) read-only, a private /tmp, /proc and /dev, the paths of `agentReadOnlyPaths`
  * read-only, and only the workspace and its HOME writable. /root, /home, /run (the Docker socket),
- * /var and every other world stay out of sight. Own PID, IPC and UTS namespaces; as root it drops
- * to uid 1000 with no capabilities and no-new-privs.
+ * /var and every other world stay out of sight. Own PID, IPC and UTS namespaces (the last two come
+ * with a pooled network namespace, see agent-netns-slot.ts); as root it drops to uid 1000 with no
+ * capabilities and no-new-privs.
  *
  * The network is a namespace of the agent's own, joined to the outside by slirp4netns with the
  * host's loopback cut off (see agent-netns.ts): the agent reaches its model and what this machine
@@ -110,7 +111,7 @@ export class BwrapAgentSandbox implements AgentSandbox {
       ...mountPointArgs(binds.map((b) => b.target)),
       ...binds.flatMap((b) => b.args),
       ...['--chdir', spec.workspace],
-      ...['--unshare-pid', '--unshare-ipc', '--unshare-uts', '--hostname', 'agent', '--die-with-parent', '--new-session'],
+      ...['--unshare-pid', ...net.bwrapNamespaces, '--die-with-parent', '--new-session'],
       '--',
       ...drop,
       ...argv,

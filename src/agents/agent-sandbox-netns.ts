@@ -7,6 +7,8 @@ import { startEgressProxy } from './egress-proxy.js';
 
 /** The network namespace one bubblewrap agent runs in, and how its command joins it. */
 export interface AgentNetwork {
+  /** bubblewrap's options for the IPC and UTS namespaces (hostname `agent`), unless they come made with the network. */
+  bwrapNamespaces: readonly string[];
   /** The host file the agent reads as /etc/resolv.conf. */
   resolvConf: string;
   /** The argv that runs `argv` inside the namespace. */
@@ -28,7 +30,8 @@ export interface AgentNetwork {
 export async function agentNetwork(tools: NetnsTools, allow: readonly string[] | undefined, pool: AgentNetnsPool | undefined): Promise<AgentNetwork> {
   const slot = !allow && pool && tools.iptablesRestore ? await pool.take(hostNetworks()) : null;
   if (slot) {
-    return { resolvConf: await pool!.resolvConf(), wrap: (argv) => slot.enter(argv), env: {}, dispose: async () => pool!.release(slot) };
+    // The slot's IPC and UTS namespaces are as fresh as bubblewrap's would be: made for this agent alone.
+    return { bwrapNamespaces: [], resolvConf: await pool!.resolvConf(), wrap: (argv) => slot.enter(argv), env: {}, dispose: async () => pool!.release(slot) };
   }
   // Private to this launch and outside the sandbox's view: the FIFOs of the network's start-up.
   const netDir = await mkdtemp(join(tmpdir(), 'genesis-agent-net-'));
@@ -36,6 +39,7 @@ export async function agentNetwork(tools: NetnsTools, allow: readonly string[] |
   await writeFile(resolvConf, netnsResolvConf());
   const proxy = allow ? await startEgressProxy(allow) : null;
   return {
+    bwrapNamespaces: ['--unshare-ipc', '--unshare-uts', '--hostname', 'agent'],
     resolvConf,
     wrap: (argv) => inNetworkNamespace(argv, netDir, tools, proxy?.port),
     env: proxy ? proxyVariables(proxy.urlFrom(NETNS_GATEWAY)) : {},

@@ -40,6 +40,10 @@ const get = (url) => fetch(url).then((r) => r.text(), () => 'unreachable');
 /** The first agent: leaves a file in /tmp, a listener and a sleeper behind, and traffic on loopback. */
 const FIRST = `
 echo "ns=$(readlink /proc/self/ns/net)"
+echo "ipc=$(readlink /proc/self/ns/ipc)"
+echo "uts=$(readlink /proc/self/ns/uts)"
+echo "hostname=$(hostname)"
+ipcmk -M 4096 >/dev/null && echo "shm=$(ipcs -m | grep -c '^0x')"
 echo left > /tmp/left-by-first
 setsid node -e "require('net').createServer().listen(7777, '127.0.0.1')" left-by-first </dev/null >/dev/null 2>&1 &
 setsid sh -c 'exec sleep 300' left-by-first </dev/null >/dev/null 2>&1 &
@@ -51,6 +55,10 @@ echo "lo-rx=$(awk '$1=="lo:"{print $2}' /proc/net/dev)"
 /** The second agent: reports what of the first it finds. */
 const SECOND = `
 echo "ns=$(readlink /proc/self/ns/net)"
+echo "ipc=$(readlink /proc/self/ns/ipc)"
+echo "uts=$(readlink /proc/self/ns/uts)"
+echo "hostname=$(hostname)"
+echo "shm=$(ipcs -m | grep -c '^0x')"
 echo "lo-rx=$(awk '$1=="lo:"{print $2}' /proc/net/dev)"
 test -e /tmp/left-by-"first" && echo tmp-file=visible || echo tmp-file=hidden
 # The pattern does not match itself: no process of this agent counts.
@@ -148,7 +156,7 @@ describe.runIf(asRoot)('an agent whose network namespace comes from the pool', (
     }
   });
 
-  itWith('bwrap')('sees nothing the agent before it left: no file, no process, no listener, a namespace of its own', async () => {
+  itWith('bwrap')('sees nothing the agent before it left: no file, no process, no listener, no IPC object, namespaces of its own', async () => {
     const pool = new AgentNetnsPool({ size: 1 });
     try {
       const sandbox = new BwrapAgentSandbox(undefined, pool);
@@ -164,7 +172,13 @@ describe.runIf(asRoot)('an agent whose network namespace comes from the pool', (
       const hostNs = await readlink('/proc/self/ns/net');
       expect(first.ns).toMatch(/^net:\[\d+\]$/);
       expect(new Set([first.ns, second.ns, hostNs]).size).toBe(3);
-      expect(second).toMatchObject({ 'lo-rx': '0', 'tmp-file': 'hidden', processes: '0', listener: 'ECONNREFUSED' });
+      // IPC and UTS namespaces come with the network one: as fresh, and named as bubblewrap would.
+      for (const kind of ['ipc', 'uts'] as const) {
+        expect(first[kind]).toMatch(new RegExp(`^${kind}:\\[\\d+\\]$`));
+        expect(new Set([first[kind], second[kind], await readlink(`/proc/self/ns/${kind}`)]).size, kind).toBe(3);
+      }
+      expect(first).toMatchObject({ hostname: 'agent', shm: '1' });
+      expect(second).toMatchObject({ 'lo-rx': '0', 'tmp-file': 'hidden', processes: '0', listener: 'ECONNREFUSED', hostname: 'agent', shm: '0' });
       await pool.drain();
       // Closed with their agents: nothing on this host is in either namespace any more (the
       // first agent's daemons die with its PID namespace, which the kernel empties a moment later).
