@@ -20,6 +20,8 @@ export interface DockerAgentSandboxOptions {
 /** Host paths a skeleton image needs for the host's programs and for TLS to a hosted model. */
 const HOST_SYSTEM = ['/usr', '/etc/alternatives', '/etc/ssl', '/etc/ca-certificates'];
 const LABEL = 'genesis.sandbox';
+/** Image label naming its CA bundle, for what runs in it with network (the gate image sets no CA variable itself). */
+export const CA_BUNDLE_LABEL = 'genesis.ca-bundle';
 
 /**
  * Runs the agent in a container of its own (the `docker` CLI, so the agent's stdin, output and
@@ -34,6 +36,7 @@ const LABEL = 'genesis.sandbox';
 export class DockerAgentSandbox implements AgentSandbox {
   readonly kind: AgentSandboxKind = 'docker';
   private hostUsr: boolean | null = null;
+  private caBundle: string | null = null;
 
   constructor(private readonly options: DockerAgentSandboxOptions) {}
 
@@ -65,7 +68,9 @@ export class DockerAgentSandbox implements AgentSandbox {
         },
       );
     }
-    this.hostUsr = (JSON.parse(labels.stdout || 'null') as Record<string, string> | null)?.[BIND_HOST_USR_LABEL] === '1';
+    const parsed = JSON.parse(labels.stdout || 'null') as Record<string, string> | null;
+    this.hostUsr = parsed?.[BIND_HOST_USR_LABEL] === '1';
+    this.caBundle = parsed?.[CA_BUNDLE_LABEL] || null;
     await ensureAgentNetwork(this.options.network);
   }
 
@@ -90,6 +95,8 @@ export class DockerAgentSandbox implements AgentSandbox {
     const env: Record<string, string> = { ...spec.env, HOME: spec.home };
     // An image with programs of its own has its own PATH.
     if (!this.hostUsr) delete env.PATH;
+    // The agent reaches its model through this machine's certificate authorities, which the image's bundle holds.
+    if (this.caBundle && env.NODE_EXTRA_CA_CERTS === undefined) env.NODE_EXTRA_CA_CERTS = this.caBundle;
     const name = `genesis-agent-${spec.name}`.replace(/[^a-zA-Z0-9_.-]/g, '-');
     const args = [
       'run',

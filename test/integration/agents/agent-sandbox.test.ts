@@ -32,6 +32,7 @@ const PROBE = [
   'echo change > made-by-agent.txt && echo workspace=writable',
   'touch "$HOME/x" 2>/dev/null && echo home=writable || echo home=readonly',
   'touch /usr/genesis-probe 2>/dev/null && echo usr=writable || echo usr=readonly',
+  'echo "ca=${NODE_EXTRA_CA_CERTS:-none}"; test -s "$NODE_EXTRA_CA_CERTS" && echo ca-file=present || echo ca-file=missing',
   `node -e "fetch(process.env.MODEL_URL).then(r=>r.text()).then(t=>console.log('model='+t),e=>console.log('model=unreachable'))"`,
   `node -e "fetch(process.env.HOST_LOOPBACK_URL).then(r=>r.text()).then(t=>console.log('host-loopback='+t),e=>console.log('host-loopback=unreachable'))"`,
   `node -e "fetch(process.env.HOST_ADDRESS_URL).then(r=>r.text()).then(t=>console.log('host-address='+t),e=>console.log('host-address=unreachable'))"`,
@@ -146,6 +147,9 @@ describe('an agent sandboxed with docker', () => {
       workspace: 'writable',
       home: 'writable',
       usr: 'readonly',
+      // The image's CA bundle (its genesis.ca-bundle label; the gate image sets no CA variable): the model may sit behind this machine's CAs.
+      ca: '/etc/ssl/certs/ca-certificates.crt',
+      'ca-file': 'present',
     });
     expectHomeHidden(seen['home-entries']);
     if (process.getuid?.() === 0) expect(seen.uid).toBe('1000');

@@ -26,6 +26,14 @@ describe('the gate image', () => {
     expect(result.output).toContain('own-usr');
   });
 
+  withDocker('loads no CA bundle in a gate, which has no network: every node process would parse it at its start', async () => {
+    const probe = 'echo "ca=${NODE_EXTRA_CA_CERTS:-none}"';
+    const result = await new DockerSandbox({ image }).run(await specFor(probe));
+    expect(result.output).toContain('ca=none\n');
+    // The image names its bundle for what runs in it with network (an agent: agent-sandbox.test.ts).
+    expect(docker('image', 'inspect', '--format', '{{index .Config.Labels "genesis.ca-bundle"}}', image)).toBe('/etc/ssl/certs/ca-certificates.crt');
+  });
+
   withDocker('reports the image of every run by name and content id', async () => {
     const result = await new DockerSandbox({ image }).run(await specFor('true'));
     expect(result.image).toEqual({ name: image, id: docker('image', 'inspect', '--format', '{{.Id}}', image) });
