@@ -19,9 +19,20 @@ export const PREPARING_STEPS: ReadonlySet<string> = new Set(['setup', 'build']);
  * into the next run: code that rewrites itself or its test in a first run finds the original in
  * the "flaky" re-run. Only a preparing step that passed (setup, build) moves the pristine copy
  * on. The protected paths present in the tree are listed once, for the sandbox to mount read-only.
+ *
+ * While the pristine copy is still the export as git wrote it (no dependency layout, no preparing
+ * step kept), a run needs no copy of it: the first run takes the export itself, a later one gets
+ * a new export of the same tree (for a small tree that is cheaper than `cp -a`).
  */
 export class GateTree {
+  /** The pristine copy holds only what the export wrote. */
+  private asExported = true;
+  /** A run took the export itself: the pristine copy is gone until a later run or a layout needs it. */
+  private taken = false;
+
   private constructor(
+    private readonly repo: string,
+    private readonly tree: string,
     private readonly pristine: string,
     /** Where each run happens: the same path every time (the sandbox user is chosen by path). */
     readonly workDir: string,
@@ -33,12 +44,21 @@ export class GateTree {
     const pristine = `${workDir}.tree`;
     await Promise.all([discardTree(pristine), discardTree(workDir)]);
     await exportTree(repo, tree, pristine);
-    return new GateTree(pristine, workDir, await protectedPathsIn(pristine, protectedPatterns));
+    return new GateTree(repo, tree, pristine, workDir, await protectedPathsIn(pristine, protectedPatterns));
   }
 
   /** A fresh copy of the pristine tree at the work dir, for one run. */
   async fresh(): Promise<string> {
     await removeTree(this.workDir);
+    if (this.asExported && !this.taken) {
+      await rename(this.pristine, this.workDir);
+      this.taken = true;
+      return this.workDir;
+    }
+    if (this.asExported) {
+      await exportTree(this.repo, this.tree, this.workDir);
+      return this.workDir;
+    }
     try {
       // cp -a keeps modes, owners and links as they are, and is far faster than a copy in Node.
       await execFileAsync('cp', ['-a', '--', this.pristine, this.workDir]);
@@ -51,14 +71,21 @@ export class GateTree {
     return this.workDir;
   }
 
-  /** The pristine copy, where what every run should find (a dependency layout) is put. */
-  get pristineDir(): string {
+  /**
+   * The pristine copy, for what every run should find (a dependency layout) to be put there
+   * before the first run: from then on runs get copies of it.
+   */
+  layoutDir(): string {
+    if (this.taken) throw new Error('GateTree.layoutDir: a run already took the export; lay out before the first run');
+    this.asExported = false;
     return this.pristine;
   }
 
   /** After a preparing step passed: its result is what later steps start from. */
   async keep(): Promise<void> {
     await removeTree(this.pristine);
+    this.asExported = false;
+    this.taken = false;
     try {
       await rename(this.workDir, this.pristine);
     } catch {

@@ -90,16 +90,18 @@ async function runGateSteps(input: GateRunInput): Promise<GateRunVerdict> {
   const tree = await GateTree.export(input.repo, input.tree, input.workDir, input.manifest.protected);
   try {
     // The dependency set is laid out in the pristine tree, so every fresh copy has it.
-    const deps = await depsForGate({
-      repo: input.repo,
-      tree: input.tree,
-      manifest: input.manifest,
-      sandbox: input.sandbox,
-      workDir: tree.pristineDir,
-      cache: input.depsCache,
-      base: input.flaky?.base,
-      image: input.image,
-    });
+    const deps = input.manifest.verify.deps
+      ? await depsForGate({
+          repo: input.repo,
+          tree: input.tree,
+          manifest: input.manifest,
+          sandbox: input.sandbox,
+          workDir: tree.layoutDir(),
+          cache: input.depsCache,
+          base: input.flaky?.base,
+          image: input.image,
+        })
+      : null;
     if (deps) {
       ctx.records.push(deps.step);
       ctx.logs.push(deps.log);
@@ -185,15 +187,17 @@ async function runHoldout(
 async function failsOnBase(input: GateRunInput, ctx: StepContext, index: number, base: string): Promise<boolean> {
   const tree = await GateTree.export(input.repo, base, `${input.workDir}-base`, input.manifest.protected);
   try {
-    const deps = await depsForGate({
-      repo: input.repo,
-      tree: base,
-      manifest: input.manifest,
-      sandbox: input.sandbox,
-      workDir: tree.pristineDir,
-      cache: input.depsCache,
-      image: input.image,
-    });
+    const deps = input.manifest.verify.deps
+      ? await depsForGate({
+          repo: input.repo,
+          tree: base,
+          manifest: input.manifest,
+          sandbox: input.sandbox,
+          workDir: tree.layoutDir(),
+          cache: input.depsCache,
+          image: input.image,
+        })
+      : null;
     if (deps) ctx.logs.push(deps.log);
     if (deps && !deps.ok) return true;
     const onBase = { ...ctx, mounts: deps?.mounts ?? [] };

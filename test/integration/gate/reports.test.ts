@@ -102,6 +102,32 @@ describe('a gate step', () => {
     expect(verdict.log).toContain('clean');
   });
 
+  it('gives every run the tree as committed, whatever the run before changed, removed or locked in it', async () => {
+    const spoil = 'node --test test/ && sed -i s/1/2/ src/v.js && rm package.json && chmod 000 src';
+    const look = 'cat src/v.js package.json';
+    const verdict = await gate(
+      {},
+      { test: spoil },
+      {
+        steps: [
+          { name: 'check:a', command: look },
+          { name: 'check:b', command: `${look} && ${spoil}` },
+        ],
+      },
+    );
+    expect(verdict.ok, verdict.log).toBe(true);
+    expect(verdict.log.match(/export const v = 1;/g)).toHaveLength(2);
+    expect(verdict.log).not.toContain('export const v = 2;');
+  });
+
+  it('gives the run again of a failing step the tree as committed, not as its first run left it', async () => {
+    const verdict = await gate({}, { test: 'cat src/v.js; sed -i s/1/2/ src/v.js; exit 1' }, { flaky: { base: null, ownCheck: null } });
+    expect(verdict).toMatchObject({ ok: false, reason: 'test-failed' });
+    expect(verdict.record.steps.map((s) => s.name)).toEqual(['test', 'test (run again)']);
+    expect(verdict.log.match(/export const v = 1;/g)).toHaveLength(2);
+    expect(verdict.log).not.toContain('export const v = 2;');
+  });
+
   it('keeps what setup writes for the steps after it', async () => {
     const manifest = { test: 'test -f built.txt && node --test test/', setup: 'echo built > built.txt' };
     const verdict = await gate({}, manifest, { steps: [{ name: 'check:x', command: 'cat built.txt' }] });
