@@ -156,6 +156,23 @@ describe('a warm docker pool keeps every setting of the gate', () => {
     }
   });
 
+  it('holds read-only a protected path whatever its name: spaces, tabs, newlines, backslashes, a leading #', async () => {
+    const pool = new WarmPool({ perKey: 1 });
+    try {
+      const names = ['te st', 'a\tb', 'new\nline', 'back\\slash', '#hash', 'ünï', 'octal\\040'];
+      const open = names.map((n) => `${n}-open`);
+      const probe = `const fs=require('fs');for(const d of JSON.parse(process.argv[1])){try{fs.writeFileSync(d+'/new','x');console.log('wrote '+JSON.stringify(d))}catch(e){console.log('refused '+JSON.stringify(d)+' '+e.code)}}`;
+      const spec = await specFor(`node -e "${probe}" '${JSON.stringify([...names, ...open])}'`, { readOnlyPaths: names });
+      for (const dir of [...names, ...open]) await mkdir(join(spec.workDir, dir));
+      const result = await warmOnly(pool).run(spec);
+      for (const name of names) expect(result.output, result.output).toContain(`refused ${JSON.stringify(name)} EROFS`);
+      for (const name of open) expect(result.output, result.output).toContain(`wrote ${JSON.stringify(name)}`);
+      for (const name of names) expect(await readdir(join(spec.workDir, name))).toEqual([]);
+    } finally {
+      await pool.drain();
+    }
+  });
+
   it('serves a gate only a container made with its limits: memory and pids hold', async () => {
     const pool = new WarmPool({ perKey: 1 });
     const sandbox = warmOnly(pool);
