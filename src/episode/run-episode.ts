@@ -41,6 +41,13 @@ export interface EpisodeDeps {
   reserveTip?: ReserveTip;
   /** Called when a phase starts, for progress displays. */
   onPhase?: (job: EpisodeJob, phase: string) => void;
+  /**
+   * The scheduler that reads this episode's result runs in this process: the record its gate left is
+   * held in the ledger's journal (Ledger.hold) for the one git write that ends the episode. Without
+   * it the record is written to git, where a scheduler in another process finds the proof of a
+   * passing result (a result in Redis alone could be forged). @default false
+   */
+  hold?: boolean;
 }
 
 /**
@@ -185,13 +192,15 @@ export async function runEpisode(job: EpisodeJob, deps: EpisodeDeps): Promise<Ep
         message: 'the episode was already closed when this run of it ended',
         signature: null,
       };
-    await ledger.write(updated, {
+    const logs = {
       prompt,
       agentLog: wsDeps ? `${wsDeps.note}\n${run.log}` : run.log,
       diff,
       gateLog: verdict?.log ?? '',
       ...(run.transcript === undefined ? {} : { transcript: run.transcript }),
-    });
+    };
+    if (deps.hold) await ledger.hold(updated, logs);
+    else await ledger.write(updated, logs);
     return result;
   } finally {
     if (workspace) await removeWorkspace(workspace);

@@ -79,6 +79,8 @@ export class Lander {
     const final = landedRecord(record!, input.commit, proof, Math.round(performance.now() - input.startedAt));
     if (this.world.hasListeners) {
       // A server (or a mirror) is told after the local move and may undo it: the record follows the move.
+      // The record the gate left goes first, so what the move pushes carries it, as a worker's would be.
+      await this.ledger.writeHeld(final.id);
       if (!(await this.swap(input.commit, input.expected))) return { landed: false, moved: true, head: await this.world.head(this.branch) };
       await this.ledger.write(final);
       return { landed: true, record: final };
@@ -87,6 +89,8 @@ export class Lander {
     const recorded = await this.ledger.writeCommit(final);
     if (!(await this.swap(input.commit, input.expected, [{ ref: `${EPISODE_REF_PREFIX}${final.id}`, next: recorded }])))
       return { landed: false, moved: true, head: await this.world.head(this.branch) };
+    // The record git now holds is final: the journal's (the episode's record until now, in process) goes.
+    await this.ledger.settled(final.id);
     return { landed: true, record: final };
   }
 

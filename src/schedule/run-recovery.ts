@@ -26,7 +26,8 @@ export function passedItsGate(r: EpisodeRecord): boolean {
  * and nothing verified is lost: a change found on the accepted branch gets its record closed as
  * accepted (the lander died between its swap and its ledger write); a change that passed its gate
  * rejoins the integration queue; the rest are closed as abandoned in process, or taken back as
- * running when workers elsewhere may still be running them.
+ * running when workers elsewhere may still be running them (never one the journal holds: its
+ * episode ran in a process that is gone).
  */
 export async function recoverOpenRecords(input: {
   world: WorldRepo;
@@ -34,6 +35,8 @@ export async function recoverOpenRecords(input: {
   branch: string;
   records: Map<string, EpisodeRecord>;
   distributed: boolean;
+  /** Episodes the ledger's journal holds: run in a process of this machine that died, never by a worker elsewhere. */
+  journaled?: ReadonlySet<string>;
 }): Promise<Recovered> {
   const { world, ledger, records } = input;
   const out: Recovered = { integrating: [], running: [], closed: 0 };
@@ -49,7 +52,7 @@ export async function recoverOpenRecords(input: {
       out.closed++;
     } else if (passedItsGate(record)) {
       out.integrating.push(record);
-    } else if (input.distributed) {
+    } else if (input.distributed && !input.journaled?.has(record.id)) {
       out.running.push(record);
     } else {
       const closed: EpisodeRecord = {

@@ -79,6 +79,9 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
   await sandbox.check();
   const agent = await options.ports.agent(manifest, startHead);
   const ledger = new Ledger(world.path, { secretEnv: secretEnvNames(manifest.agent) });
+  // The run holds the world alone: what the journal keeps of a run before it is that run's leftovers.
+  await ledger.tidyJournal();
+  const journaled = await ledger.journaled();
   const records = new Map((await ledger.readAll()).map((r) => [r.id, r]));
   const worker = `${hostname()}:${process.pid}`;
   const distributed = options.distributed;
@@ -93,6 +96,7 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
         signal,
         reserveTip,
         onPhase: (j, phase) => emit({ type: 'episode-phase', id: j.episodeId, task: j.task, phase }),
+        hold: distributed === undefined,
       }),
     manifest.parallelism,
   );
@@ -127,7 +131,7 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
   };
 
   const openAtStart = new Set([...records.values()].filter((r) => r.status !== 'final').map((r) => r.id));
-  const recovered = await recoverOpenRecords({ world, ledger, branch: manifest.branch, records, distributed: distributed !== undefined });
+  const recovered = await recoverOpenRecords({ world, ledger, branch: manifest.branch, records, distributed: distributed !== undefined, journaled });
   if (!distributed) await removeStaleWorkspaces(world);
   else await removeClosedEpisodeDirs(world, (id) => records.get(id)?.status === 'final');
   // A killed scheduler's leases outlive it (in Redis, until their ttl): all but those of the episodes taken over go at once.
@@ -224,8 +228,9 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
         attempt,
       });
     }
-    // Each record is in the world before its job exists; written together, a wave of episodes starts at once, not one git write apart.
-    await Promise.all(starting.map(({ record }) => ledger.write(record)));
+    // Each record is in the world before its job exists; written together, a wave of episodes starts at once, not one write apart.
+    // In process, in the ledger's journal (the episode's one git write is its final record); for workers elsewhere, in git.
+    await Promise.all(starting.map(({ record }) => (distributed ? ledger.write(record) : ledger.open(record))));
     for (const { record, task, attempt } of starting) {
       const id = record.id;
       const earlier = [...policy.records.values()]
@@ -391,6 +396,8 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
   // only one this run closed (or found open) can be, so only those are read, not the whole ledger.
   const closedHere = [...policy.records.values()].filter((r) => r.status === 'final' && (openAtStart.has(r.id) || !records.has(r.id)));
   for (const known of closedHere) if ((await ledger.read(known.id))?.status === 'running') await ledger.write(known);
+  // Changes a stopping run withdrew from integration stay open for the next run: in git, like any record, not only in the journal.
+  await ledger.writeJournal();
   if (distributed) await removeClosedEpisodeDirs(world, (id) => policy.records.get(id)?.status === 'final');
   const stop = finished!;
   emit({ type: 'stop', reason: stop });

@@ -2,8 +2,11 @@ import type { EpisodeReason } from '../vocabulary/rejection-reasons.js';
 
 /**
  * The durable record of one episode, kept in the world under `refs/genesis/episodes/<id>`.
- * Written when the episode starts (status `running`) and again when it ends (status `final`);
- * a record still `running` after its orchestrator died is closed as `abandoned` on the next start.
+ * Open (status `running`) from the episode's start, final when it ends. An episode run in the
+ * process that started it is written to git once, final, and kept in the ledger's journal until
+ * then (ledger-journal.ts); one run by a worker elsewhere is written at its start, after its gate
+ * (the proof of its result) and at its end. A record still `running` after its orchestrator died
+ * is closed as `abandoned` on the next start, or taken up again when its gate had passed.
  */
 export type EpisodeOutcome = 'accepted' | 'rejected' | 'failed' | 'abandoned';
 
@@ -105,7 +108,7 @@ export const ARTIFACT_FILES: Record<keyof EpisodeArtifacts, string> = {
   transcript: 'transcript.json',
 };
 
-/** The record the scheduler writes when it starts an episode, before its job goes out: running, nothing judged yet. */
+/** The record the scheduler opens when it starts an episode, before its job goes out: running, nothing judged yet. */
 export function openEpisodeRecord(start: Pick<EpisodeRecord, 'id' | 'world' | 'task' | 'attempt' | 'base' | 'agent' | 'worker'>): EpisodeRecord {
   return {
     version: 1,
