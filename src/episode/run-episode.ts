@@ -88,6 +88,7 @@ export async function runEpisode(job: EpisodeJob, deps: EpisodeDeps): Promise<Ep
   phases.prepare = Math.round(performance.now() - preparing);
 
   let workspace: Workspace | null = null;
+  let removing: Promise<boolean> | null = null;
   try {
     workspace = await timed('workspace', () => createWorkspace(world, job.episodeId, job.base));
     const ws = workspace;
@@ -120,13 +121,23 @@ export async function runEpisode(job: EpisodeJob, deps: EpisodeDeps): Promise<Ep
       }),
     );
     const changed = tree !== null && tree !== baseTree;
+    // Work off the episode's path, done while the gate runs (started once the gate's target is known, so
+    // it does not delay it): nothing reads the workspace after collect (the gate exports the tree from
+    // the object store), and only the ledger reads the diff.
+    let diffing: Promise<string> = Promise.resolve('');
+    const startAside = () => {
+      if (removing !== null) return;
+      removing = removeWorkspace(ws);
+      if (changed) diffing = diffText(world.path, baseTree, tree!);
+      diffing.catch(() => undefined);
+    };
     const candidate = changed ? await world.commitTree(tree, [job.base], `candidate of episode ${job.episodeId} (task ${job.task})\n`) : null;
-    const diff = changed ? await diffText(world.path, baseTree, tree) : '';
     const failure = agentFailure(run, tree, changed, oversize !== null);
     let verdict: CandidateVerdict | null = failure ? null : oversize;
     let gated: GateTarget | null = null;
     if (!failure && !verdict && tree) {
       gated = candidate ? await targetOnTip(world, deps.reserveTip, { episodeId: job.episodeId, task: job.task, candidate, base: job.base }) : null;
+      startAside();
       const gateOn = async (target: GateTarget | null): Promise<CandidateVerdict> => {
         const on = target
           ? { head: target.onto, manifest: await world.manifestAt(target.onto), tree: target.tree, from: await world.treeOf(target.onto) }
@@ -163,6 +174,7 @@ export async function runEpisode(job: EpisodeJob, deps: EpisodeDeps): Promise<Ep
         verdict = { ...onBase, log: bothGateLogs(onTip, { head: job.base, verdict: onBase }) };
       }
     }
+    startAside();
     const result = { ...toResult(job, gated?.commit ?? candidate, failure, verdict, run.log), ...(gated ? { gatedOn: gated.onto, source: candidate! } : {}) };
     // Work cut short (a timeout, a stopped run) is kept, never on the accepted branch.
     const quarantine = candidate && (failure?.reason === 'agent-timeout' || failure?.reason === 'aborted') ? `${QUARANTINE_REF_PREFIX}${job.episodeId}` : null;
@@ -195,7 +207,7 @@ export async function runEpisode(job: EpisodeJob, deps: EpisodeDeps): Promise<Ep
     const logs = {
       prompt,
       agentLog: wsDeps ? `${wsDeps.note}\n${run.log}` : run.log,
-      diff,
+      diff: await diffing,
       gateLog: verdict?.log ?? '',
       ...(run.transcript === undefined ? {} : { transcript: run.transcript }),
     };
@@ -203,7 +215,7 @@ export async function runEpisode(job: EpisodeJob, deps: EpisodeDeps): Promise<Ep
     else await ledger.write(updated, logs);
     return result;
   } finally {
-    if (workspace) await removeWorkspace(workspace);
+    if (workspace) await (removing ?? removeWorkspace(workspace));
   }
 }
 

@@ -35,7 +35,8 @@ export async function createWorkspace(world: WorldRepo, episodeId: string, base:
   // home/ is the agent's private HOME unless the manifest passes the real one through.
   await mkdir(join(episodeDir, 'home'), { recursive: true });
   // Plain git, not simple-git: its completion wait adds ~50 ms to each silent command (bench/README.md).
-  await git(['clone', '--quiet', '--shared', '--no-checkout', world.path, dir], { cwd: episodeDir });
+  // No template: the sample hooks, description and info/ it would copy are files to write now and remove later, used by nothing.
+  await git(['clone', '--quiet', '--template=', '--shared', '--no-checkout', world.path, dir], { cwd: episodeDir });
   await git(['checkout', '--quiet', '--detach', base], { cwd: dir });
   // The index the checkout wrote, with every file's stat data, taken before the agent runs (so it
   // is not the agent's): collecting the change then starts from it and hashes only what changed.
