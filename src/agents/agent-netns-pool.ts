@@ -110,13 +110,14 @@ export class AgentNetnsPool {
   }
 
   /**
-   * Makes the pool full now for `blocked` (the first launches then find namespaces ready);
-   * resolves when it is, or cannot be.
+   * Makes `count` namespaces ready now for `blocked` (the first launches then find them ready);
+   * resolves when they are, or cannot be. @default count the pool's size
    */
-  async fill(blocked: readonly string[]): Promise<void> {
+  async fill(blocked: readonly string[], count = this.size): Promise<void> {
     this.setNetworks(blocked);
-    for (let i = 0; i <= this.size && this.usable && this.ready.length < this.size; i++) {
-      this.refill();
+    const want = Math.min(count, this.size);
+    for (let i = 0; i <= want && this.usable && this.ready.length < want; i++) {
+      if (this.making === null) this.makeOne(false);
       await this.making;
     }
   }
@@ -168,9 +169,17 @@ export class AgentNetnsPool {
     clearTimeout(this.idle);
     this.idle = setTimeout(() => this.closeReady(), this.idleMs);
     this.idle.unref();
+    if (this.ready.length < this.size) this.makeOne(true);
+  }
+
+  /**
+   * Starts making one namespace for this host's networks now, unless one is being made (one at a
+   * time); with `more`, then the next, until the pool is full.
+   */
+  private makeOne(more: boolean): void {
     const networks = this.networks;
-    if (this.off || this.draining || this.making !== null || networks === null || this.ready.length >= this.size) return;
-    const making = this.make(networks).then((slot) => {
+    if (this.off || this.draining || this.making !== null || networks === null) return;
+    this.making = this.make(networks).then((slot) => {
       this.making = null;
       if (!slot) return null;
       if (this.off || this.draining || !slot.covers(this.networks ?? [])) {
@@ -178,10 +187,9 @@ export class AgentNetnsPool {
         return null;
       }
       this.ready.push(slot);
-      this.refill();
+      if (more) this.refill();
       return slot;
     });
-    this.making = making;
   }
 
   private async make(blocked: readonly string[]): Promise<NetnsSlot | null> {

@@ -72,8 +72,8 @@ export class BwrapAgentSandbox implements AgentSandbox {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
-    // Checked: the first agents need not wait for their namespaces to be made.
-    if (this.pool && !this.allow && this.tools.iptablesRestore) void this.pool.fill(hostNetworks());
+    // Checked: the first agent need not wait for its namespace (one only: a worker's start is busy enough).
+    if (this.pool && !this.allow && this.tools.iptablesRestore) void this.pool.fill(hostNetworks(), 1);
   }
 
   async launch(argv: readonly string[], spec: AgentSandboxSpec): Promise<AgentLaunch> {
