@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { SandboxUser } from './work-dir.js';
@@ -29,29 +29,38 @@ export interface SlotPaths {
 
 /** The file the container looks for to tell an empty slot from a gate's tree: if it sees it, nothing was mounted. */
 export const SLOT_MARKER = '.genesis-warm-slot';
-/** The slot's mount table for a gate's tree (fstab format), written for one `mount -a`. */
-const MOUNT_TABLE = 'fstab';
+/** The slot's own mounts and a gate's tree mounts, as fstab tables for one `mount -a` each (a process per mount cost ~1 ms). */
+const SLOT_TABLE = 'slot.fstab';
+const TREE_TABLE = 'tree.fstab';
 
 export function slotPaths(dir: string): SlotPaths {
   return { dir, work: join(dir, 'work'), stage: join(dir, 'stage'), command: join(dir, 'command'), output: join(dir, 'output') };
 }
 
-// The slot itself a private mount: what is mounted in stage stays private without a step of its own.
-const PREPARE = `set -e
-mkdir -m 0700 "$1"
-mkdir -m 0755 "$1/work" "$1/stage"
-: > "$1/work/${SLOT_MARKER}"
-mkfifo -m 0400 "$1/command"
-mkfifo -m 0200 "$1/output"
-chown "$2" "$1/command" "$1/output"
-mount --bind "$1" "$1"
-mount --make-private "$1"
-mount --bind "$1/work" "$1/work"
-mount --make-shared "$1/work"`;
-
-/** Makes a slot's directory (a private mount), FIFOs (the command's readable, the output's writable by `owner` only) and shared mount point. */
+/**
+ * Makes a slot's directory, its FIFOs (the command's readable, the output's writable by `owner`
+ * only, "uid:gid") and its mounts: the slot itself a private mount (what is mounted in stage
+ * stays private without a step of its own), `work` a shared one. Files and modes are set here,
+ * the FIFOs and mounts by one script (mkfifo, mount -a).
+ */
 export async function prepareSlot(slot: SlotPaths, owner: string): Promise<void> {
-  await sh(PREPARE, [slot.dir, owner]);
+  const [uid, gid = uid] = owner.split(':').map(Number);
+  if (!Number.isInteger(uid) || !Number.isInteger(gid)) throw new Error(`prepareSlot: owner ${owner} is not uid:gid`);
+  await mkdir(slot.dir, { mode: 0o700 });
+  await Promise.all([mkdir(slot.work, { mode: 0o755 }), mkdir(slot.stage, { mode: 0o755 })]);
+  await writeFile(join(slot.work, SLOT_MARKER), '');
+  await writeTable(join(slot.dir, SLOT_TABLE), [
+    [slot.dir, slot.dir, 'bind,private'],
+    [slot.work, slot.work, 'bind,shared'],
+  ]);
+  await sh('set -e\nmkfifo -m 0600 "$1/command" "$1/output"\nmount -a -T "$1/$2"', [slot.dir, SLOT_TABLE]);
+  for (const [fifo, mode] of [
+    [slot.command, 0o400],
+    [slot.output, 0o200],
+  ] as const) {
+    await chown(fifo, uid!, gid!);
+    await chmod(fifo, mode);
+  }
 }
 
 /** One mount under the gate's tree: `source` at `target` (relative to the tree), read-only or not. */
@@ -64,16 +73,13 @@ export interface TreeMount {
 /** Exit code of the mount script when the tree could not be handed to its user (nothing was mounted). */
 const HAND_OVER_FAILED = 97;
 
-// One `mount -a` mounts the whole table in order (a process per mount cost ~1 ms each); `bind,ro`
-// binds and remounts read-only. A tree to hand to its user ("uid:gid", or "-") is chowned here
-// first, as prepareWorkDir would: one script for both. mount -a goes on past an entry that fails
-// but then exits non-zero, and the run never starts (its command is sent only after this).
+// A tree to hand to its user ("uid:gid", or "-") is chowned first, as prepareWorkDir would (every
+// entry, links themselves and never their targets: a fresh copy's ctimes matter to no one), then
+// mounted: one script for both. `bind,ro` binds and remounts read-only. mount -a goes on past an
+// entry that fails but then exits non-zero, and the run never starts (its command is sent after).
 const MOUNT_TREE = `set -e
-s=$1; g=$2; o=$3
-if [ "$o" != - ]; then
-  find "$g" \\( ! -uid "\${o%:*}" -o ! -gid "\${o#*:}" \\) -exec chown -h "$o" -- {} + || exit ${HAND_OVER_FAILED}
-fi
-mount -a -T "$s/${MOUNT_TABLE}"`;
+if [ "$3" != - ]; then chown -R -h -- "$3" "$2" || exit ${HAND_OVER_FAILED}; fi
+mount -a -T "$1/${TREE_TABLE}"`;
 
 /**
  * Hands the gate's tree to `owner` when given (see prepareWorkDir), puts it and its mounts
@@ -81,18 +87,11 @@ mount -a -T "$s/${MOUNT_TABLE}"`;
  * when the chown failed: nothing is mounted then, and the caller's own hand-over says why.
  */
 export async function mountTree(slot: SlotPaths, tree: string, mounts: readonly TreeMount[], owner?: SandboxUser): Promise<'mounted' | 'hand-over-failed'> {
-  const table = [
+  await writeTable(join(slot.dir, TREE_TABLE), [
     [tree, slot.stage, 'bind'],
-    ...mounts.map((m) => [m.source, `${slot.stage}/${m.target}`, m.readOnly ? 'bind,ro' : 'bind']),
+    ...mounts.map((m) => [m.source, `${slot.stage}/${m.target}`, m.readOnly ? 'bind,ro' : 'bind'] as const),
     [slot.stage, slot.work, 'rbind'],
-  ];
-  await writeFile(
-    join(slot.dir, MOUNT_TABLE),
-    table.map(([source, target, options]) => `${mangle(source!)} ${mangle(target!)} none ${options} 0 0\n`).join(''),
-    {
-      mode: 0o600,
-    },
-  );
+  ]);
   return sh(MOUNT_TREE, [slot.dir, tree, owner ? `${owner.uid}:${owner.gid}` : '-']).then(
     () => 'mounted' as const,
     (error: { code?: unknown }) => {
@@ -102,13 +101,16 @@ export async function mountTree(slot: SlotPaths, tree: string, mounts: readonly 
   );
 }
 
+/** Writes an fstab table of bind mounts (source, target, options), in order, readable by root only. */
+async function writeTable(file: string, rows: ReadonlyArray<readonly [string, string, string]>): Promise<void> {
+  const text = rows.map(([source, target, options]) => `${mangle(source)} ${mangle(target)} none ${options} 0 0\n`).join('');
+  await writeFile(file, text, { mode: 0o600 });
+}
+
 /** A path as an fstab field: whitespace, backslashes and control characters as octal escapes (libmount unmangles them). */
 function mangle(path: string): string {
   return [...path].map((c) => (c <= ' ' || c === '\\' || c === '\x7f' ? `\\${c.charCodeAt(0).toString(8).padStart(3, '0')}` : c)).join('');
 }
-
-const UNMOUNT = 'umount -R "$1/work" "$1/stage" 2>/dev/null || umount -R -l "$1/work" "$1/stage" 2>/dev/null || true';
-const UNMOUNT_ALL = `${UNMOUNT}; umount -R "$1" 2>/dev/null || umount -R -l "$1" 2>/dev/null || true`;
 
 /**
  * Takes every mount of the slot away (the gate's tree is its own again: it can be renamed or
@@ -116,13 +118,20 @@ const UNMOUNT_ALL = `${UNMOUNT}; umount -R "$1" 2>/dev/null || umount -R -l "$1"
  * mounted by mistake could not be deleted through the slot. Resolves false when something is left.
  */
 export async function removeSlot(slot: SlotPaths): Promise<boolean> {
-  await sh(UNMOUNT_ALL, [slot.dir]).catch(() => undefined);
+  // One lazy unmount of the slot takes everything under it; what a half-made slot has beside that, one by one.
+  await umount([slot.dir]);
+  const left = await mountsUnder(slot.dir);
+  if (left.length > 0) await umount(left.sort((a, b) => b.length - a.length));
   if ((await mountsUnder(slot.dir)).length > 0) return false;
-  const cleaned = await sh(`rm -f "$1/work/${SLOT_MARKER}" "$1/command" "$1/output" "$1/${MOUNT_TABLE}"; rmdir "$1/work" "$1/stage" "$1"`, [slot.dir]).then(
-    () => true,
-    () => false,
-  );
-  return cleaned;
+  const files = [join(slot.work, SLOT_MARKER), slot.command, slot.output, join(slot.dir, SLOT_TABLE), join(slot.dir, TREE_TABLE)];
+  const gone = (error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? undefined : Promise.reject(error));
+  try {
+    for (const file of files) await rm(file, { force: true });
+    for (const dir of [slot.work, slot.stage, slot.dir]) await rmdir(dir).catch(gone);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -131,7 +140,12 @@ export async function removeSlot(slot: SlotPaths): Promise<boolean> {
  * mount at a time cost a call each): no dentry of the tree is a mount point once this resolves.
  */
 export async function unmountSlot(slot: SlotPaths): Promise<void> {
-  await execFileAsync('umount', ['-l', slot.work, slot.stage], { env: TOOL_ENV }).catch(() => undefined);
+  await umount([slot.work, slot.stage]);
+}
+
+/** Detaches each mount point, with what is mounted under it, at once; one that is not mounted is passed over. */
+async function umount(points: readonly string[]): Promise<void> {
+  await execFileAsync('umount', ['-l', ...points], { env: TOOL_ENV }).catch(() => undefined);
 }
 
 /** Mount points at or under `dir` in this process's mount namespace. */
