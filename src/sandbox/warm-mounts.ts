@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { chmod, chown, mkdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { handOverSmallTree } from './hand-over.js';
 import type { SandboxUser } from './work-dir.js';
 
 const execFileAsync = promisify(execFile);
@@ -73,18 +74,19 @@ export interface TreeMount {
 /** Exit code of the mount script when the tree could not be handed to its user (nothing was mounted). */
 const HAND_OVER_FAILED = 97;
 
-// A tree to hand to its user ("uid:gid", or "-") is chowned first, as prepareWorkDir would (every
+// A large tree to hand to its user ("uid:gid") is chowned first, as prepareWorkDir would (every
 // entry, links themselves and never their targets: a fresh copy's ctimes matter to no one), then
 // mounted: one script for both. `bind,ro` binds and remounts read-only. mount -a goes on past an
 // entry that fails but then exits non-zero, and the run never starts (its command is sent after).
-const MOUNT_TREE = `set -e
-if [ "$3" != - ]; then chown -R -h -- "$3" "$2" || exit ${HAND_OVER_FAILED}; fi
+const CHOWN_AND_MOUNT = `set -e
+chown -R -h -- "$3" "$2" || exit ${HAND_OVER_FAILED}
 mount -a -T "$1/${TREE_TABLE}"`;
 
 /**
- * Hands the gate's tree to `owner` when given (see prepareWorkDir), puts it and its mounts
- * (parents first) together in `stage` and binds the whole into `work`. Resolves 'hand-over-failed'
- * when the chown failed: nothing is mounted then, and the caller's own hand-over says why.
+ * Hands the gate's tree to `owner` when given (see prepareWorkDir: a small tree from this
+ * process, a large one by chown -R), puts it and its mounts (parents first) together in `stage`
+ * and binds the whole into `work`, with one `mount -a`. Resolves 'hand-over-failed' when the
+ * chown failed: nothing is mounted then, and the caller's own hand-over says why.
  */
 export async function mountTree(slot: SlotPaths, tree: string, mounts: readonly TreeMount[], owner?: SandboxUser): Promise<'mounted' | 'hand-over-failed'> {
   await writeTable(join(slot.dir, TREE_TABLE), [
@@ -92,7 +94,13 @@ export async function mountTree(slot: SlotPaths, tree: string, mounts: readonly 
     ...mounts.map((m) => [m.source, `${slot.stage}/${m.target}`, m.readOnly ? 'bind,ro' : 'bind'] as const),
     [slot.stage, slot.work, 'rbind'],
   ]);
-  return sh(MOUNT_TREE, [slot.dir, tree, owner ? `${owner.uid}:${owner.gid}` : '-']).then(
+  const handed = owner ? await handOverSmallTree(tree, owner) : 'handed-over';
+  if (handed === 'failed') return 'hand-over-failed';
+  const mounted =
+    handed === 'too-large' && owner
+      ? sh(CHOWN_AND_MOUNT, [slot.dir, tree, `${owner.uid}:${owner.gid}`])
+      : execFileAsync('mount', ['-a', '-T', join(slot.dir, TREE_TABLE)], { env: TOOL_ENV });
+  return mounted.then(
     () => 'mounted' as const,
     (error: { code?: unknown }) => {
       if (error.code === HAND_OVER_FAILED) return 'hand-over-failed' as const;

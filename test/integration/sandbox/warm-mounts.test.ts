@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { lstat, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { mountsUnder, mountTree, prepareSlot, removeSlot, slotPaths, unmountSlot } from '../../../src/sandbox/warm-mounts.js';
@@ -56,6 +56,30 @@ describe('a warm slot on the host', () => {
       await expect(lstat(dir)).rejects.toMatchObject({ code: 'ENOENT' });
     } finally {
       expect(await removeSlot(slot)).toBe(true);
+    }
+  });
+
+  asRoot('hands a tree over whatever its size: links themselves, never what they point to', async () => {
+    const outside = await tempDir('genesis-warm-outside-');
+    await writeFile(join(outside, 'host.txt'), 'host');
+    for (const files of [3, 2100]) {
+      const slot = slotPaths(join(await tempDir('genesis-warm-slot-'), 's'));
+      await prepareSlot(slot, '1000:1000');
+      const dir = await tree();
+      await mkdir(join(dir, 'many'));
+      for (let i = 0; i < files; i++) await writeFile(join(dir, 'many', `${i}.txt`), '');
+      await symlink(join(outside, 'host.txt'), join(dir, 'file-link'));
+      await symlink(outside, join(dir, 'dir-link'));
+      try {
+        expect(await mountTree(slot, dir, [], { uid: 1000, gid: 1000 })).toBe('mounted');
+        for (const path of ['.', 'test/a.test.js', `many/${files - 1}.txt`, 'file-link', 'dir-link']) {
+          const info = await lstat(join(dir, path));
+          expect([path, info.uid, info.gid]).toEqual([path, 1000, 1000]);
+        }
+        for (const path of [outside, join(outside, 'host.txt')]) expect((await lstat(path)).uid, path).toBe(process.getuid?.());
+      } finally {
+        expect(await removeSlot(slot)).toBe(true);
+      }
     }
   });
 
