@@ -60,11 +60,16 @@ describe('a confined agent and a killed orchestrator', () => {
       for (let i = 0; i < 600 && hostProcesses(`^sleep ${tag}\\.3`).length === 0; i++) await sleep(50);
       expect(hostProcesses(`^sleep ${tag}\\.`).length).toBe(3);
       expect(hostProcesses(`slirp4netns.*${f.world.path}`).length + hostProcesses('slirp4netns').length).toBeGreaterThan(0);
+      // As root the agent's namespace came from the run's pool: its holder names the run, its slirp4netns the run's fd.
+      const pid = run.child.pid!;
+      const pooled = () => [...hostProcesses(`genesis-agent-netns-${pid}$`), ...hostProcesses(`slirp4netns.*/proc/${pid}/fd/`)];
+      if (process.getuid?.() === 0) expect(pooled().length).toBeGreaterThan(0);
       run.child.kill('SIGKILL');
       await run.exited;
-      for (let i = 0; i < 60 && hostProcesses(`^sleep ${tag}\\.`).length > 0; i++) await sleep(50);
+      for (let i = 0; i < 60 && (hostProcesses(`^sleep ${tag}\\.`).length > 0 || pooled().length > 0); i++) await sleep(50);
       expect(hostProcesses(`^sleep ${tag}\\.`)).toEqual([]);
       expect(hostProcesses(`genesis-agent-net.*${f.world.path}`)).toEqual([]);
+      expect(pooled()).toEqual([]);
     } finally {
       for (const line of hostProcesses(`^sleep ${tag}\\.`)) {
         try {
