@@ -34,8 +34,9 @@ const REFILL_DELAY_MS = 1_000;
  * and the packet filter already set), so an agent's start pays for bubblewrap, not for wiring a
  * network. Each namespace serves exactly one agent and is closed after it; its filter was made for
  * this host's networks as they were (hostNetworks()), so once a network is added (a new Docker
- * bridge) no namespace made before is handed out (those ready are closed). Where namespaces cannot be made (not
- * root, a tool missing, no rights), the pool turns itself off and every launch makes its own.
+ * bridge) no namespace made before is handed out (those ready are closed). Where namespaces
+ * cannot be made (not root, a tool missing, no rights), the pool turns itself off and every
+ * launch makes its own.
  *
  * Nothing outlives the process: each namespace ends with the pipes this process holds to it (see
  * NetnsSlot), `drain` closes every one, and the first use removes what a killed process left
@@ -54,6 +55,9 @@ export class AgentNetnsPool {
   private draining = false;
   private failedInRow = 0;
   private idle: NodeJS.Timeout | undefined;
+  private later: NodeJS.Timeout | undefined;
+  /** Namespaces taken and not yet released: their agents may still bind the resolver file. */
+  private out = 0;
   private readonly closing = new Set<Promise<void>>();
   readonly stats: AgentNetnsPoolStats = { hits: 0, misses: 0, made: 0, closed: 0, failures: 0 };
 
@@ -93,10 +97,16 @@ export class AgentNetnsPool {
     this.setNetworks(blocked);
     let slot = this.takeReady();
     if (!slot && this.making !== null) slot = await this.making.then(() => this.takeReady());
-    if (slot) this.stats.hits++;
-    else this.stats.misses++;
-    if (slot) setTimeout(() => this.refill(), REFILL_DELAY_MS).unref();
-    else this.refill();
+    if (!slot) {
+      this.stats.misses++;
+      this.refill();
+      return null;
+    }
+    this.stats.hits++;
+    this.out++;
+    clearTimeout(this.later);
+    this.later = setTimeout(() => this.refill(), REFILL_DELAY_MS);
+    this.later.unref();
     return slot;
   }
 
@@ -105,6 +115,7 @@ export class AgentNetnsPool {
    * pool refills. Nothing runs in it any more: the agent's processes are gone with its launcher.
    */
   release(slot: NetnsSlot): void {
+    this.out--;
     void this.close(slot);
     this.refill();
   }
@@ -125,15 +136,20 @@ export class AgentNetnsPool {
   /** Closes every ready namespace and waits for those being made and closed; a later take refills. */
   async drain(): Promise<void> {
     this.draining = true;
+    clearTimeout(this.later);
+    clearTimeout(this.idle);
     try {
       while (this.making !== null || this.ready.length > 0 || this.closing.size > 0) {
         await this.making;
         this.closeReady();
         await Promise.all([...this.closing]);
       }
-      const dir = await this.dir?.catch(() => undefined);
-      this.dir = undefined;
-      if (dir) await rm(dir, { recursive: true, force: true });
+      // Kept while an agent that took a namespace may still start (it binds the resolver file).
+      const dir = this.out === 0 ? await this.dir?.catch(() => undefined) : undefined;
+      if (dir) {
+        this.dir = undefined;
+        await rm(dir, { recursive: true, force: true });
+      }
     } finally {
       this.draining = false;
     }

@@ -30,8 +30,18 @@ export interface AgentNetwork {
 export async function agentNetwork(tools: NetnsTools, allow: readonly string[] | undefined, pool: AgentNetnsPool | undefined): Promise<AgentNetwork> {
   const slot = !allow && pool && tools.iptablesRestore ? await pool.take(hostNetworks()) : null;
   if (slot) {
+    const resolvConf = await pool!.resolvConf().catch((error: unknown) => {
+      pool!.release(slot);
+      throw error;
+    });
     // The slot's IPC and UTS namespaces are as fresh as bubblewrap's would be: made for this agent alone.
-    return { bwrapNamespaces: [], resolvConf: await pool!.resolvConf(), wrap: (argv) => slot.enter(argv), env: {}, dispose: async () => pool!.release(slot) };
+    let released = false;
+    const release = async () => {
+      // A launch may be disposed twice (AgentLaunch): the namespace goes back once.
+      if (!released) pool!.release(slot);
+      released = true;
+    };
+    return { bwrapNamespaces: [], resolvConf, wrap: (argv) => slot.enter(argv), env: {}, dispose: release };
   }
   // Private to this launch and outside the sandbox's view: the FIFOs of the network's start-up.
   const netDir = await mkdtemp(join(tmpdir(), 'genesis-agent-net-'));

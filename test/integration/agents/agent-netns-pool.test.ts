@@ -191,6 +191,31 @@ describe.runIf(asRoot)('an agent whose network namespace comes from the pool', (
   });
 });
 
+describe.runIf(asRoot)('a launch from the pool', () => {
+  itWith('bwrap')('gives its namespace back once when disposed twice, and the drain keeps the resolver file until it is', async () => {
+    const pool = new AgentNetnsPool({ size: 1, tools: await realTools() });
+    try {
+      const sandbox = new BwrapAgentSandbox(undefined, pool);
+      await sandbox.check();
+      await pool.fill(hostNetworks());
+      const run = await agentRun('twice');
+      const launch = await sandbox.launch(['true'], { workspace: run.workspace, home: run.env.HOME!, env: run.env, readOnly: [], name: 'twice' });
+      expect(pool.stats.hits).toBe(1);
+      const resolver = await pool.resolvConf();
+      await pool.drain();
+      // Taken and not given back: its agent may still bind the resolver file.
+      expect(execFileSync('cat', [resolver], { encoding: 'utf8' })).toBe('nameserver 10.0.2.3\n');
+      await launch.dispose();
+      await launch.dispose();
+      await pool.drain();
+      expect(pool.stats.closed).toBe(pool.stats.made);
+      expect(pool.readyCount).toBe(0);
+    } finally {
+      await pool.drain();
+    }
+  });
+});
+
 describe.runIf(asRoot)("when this host's networks change", () => {
   /** The OUTPUT rules of a namespace's filter, read from inside it. */
   function outputRules(enter: string[]): string {
