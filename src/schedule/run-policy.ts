@@ -1,7 +1,8 @@
-import { spendOf } from '../agents/usage-check.js';
 import { backoffDelay, backoffPolicy } from '../retry/backoff-policy.js';
 import { reasonTraits } from '../vocabulary/rejection-reasons.js';
 import type { EpisodeRecord } from '../world/episode-record.js';
+import type { EpisodeSummary } from '../world/ledger-summary.js';
+import { episodesOf, policyLedgerOf, withRecord, type PolicyLedger } from './policy-ledger.js';
 import type { TaskSpec, WorldManifest } from '../world/manifest-schema.js';
 import { budgetStop, idleStop, pickReadyTasks, type StopReason } from './scheduler.js';
 import type { RetryFacts } from './task-retry-status.js';
@@ -19,8 +20,8 @@ export interface PolicyState {
   readonly config: PolicyConfig;
   readonly tasks: readonly TaskSpec[];
   readonly done: ReadonlySet<string>;
-  /** Every episode of the world, by id, as the ledger has it (the loop keeps it current). */
-  readonly records: ReadonlyMap<string, EpisodeRecord>;
+  /** Every episode of the world, by task, and the totals budgets are held against, as the ledger has them (the loop keeps them current). */
+  readonly ledger: PolicyLedger;
   /** Episodes whose agent or own gate is still working: they hold an episode slot. */
   readonly running: ReadonlyMap<string, string>;
   /** Episodes whose change passed its own gate and waits in the integration queue: no slot, but the task is busy. */
@@ -104,7 +105,8 @@ export function initialPolicyState(input: {
   config: Omit<PolicyConfig, 'cooldownMs' | 'pastEvidence'> & Partial<Pick<PolicyConfig, 'cooldownMs' | 'pastEvidence'>>;
   tasks: readonly TaskSpec[];
   done: ReadonlySet<string>;
-  records: ReadonlyMap<string, EpisodeRecord>;
+  /** Every episode of the world (summaries suffice: see ledger-summary.ts). */
+  records: Iterable<EpisodeSummary>;
   /** Episodes the run takes over (running on workers, or waiting for integration after a restart). */
   running?: ReadonlyMap<string, string>;
   integrating?: ReadonlyMap<string, string>;
@@ -115,7 +117,7 @@ export function initialPolicyState(input: {
     config: { cooldownMs: 2_000, pastEvidence: false, ...input.config },
     tasks: input.tasks,
     done: input.done,
-    records: input.records,
+    ledger: policyLedgerOf(input.records),
     running: input.running ?? new Map(),
     integrating: input.integrating ?? new Map(),
     held: new Map(),
@@ -135,9 +137,9 @@ export function decide(state: PolicyState, event: PolicyEvent): Decision {
     case 'tick':
       return plan({ ...state, now: event.now, retries: event.retries ?? state.retries });
     case 'started': {
-      const records = new Map(state.records).set(event.record.id, event.record);
+      const ledger = withRecord(state.ledger, event.record);
       const running = new Map(state.running).set(event.record.id, event.record.task);
-      return { state: { ...state, records, running, tally: { ...state.tally, episodes: state.tally.episodes + 1 } }, commands: [] };
+      return { state: { ...state, ledger, running, tally: { ...state.tally, episodes: state.tally.episodes + 1 } }, commands: [] };
     }
     case 'starts-done':
       return afterStarts({ ...state, now: event.now }, event.refused ?? []);
@@ -180,7 +182,11 @@ export function taskStatuses(state: PolicyState): Map<string, TaskStatus> {
   return deriveWorldTaskStatuses({
     manifest: { tasks: [...state.tasks], retry: { maxAttempts, blockOnRepeat } },
     done: state.done,
-    episodes: [...state.records.values()],
+    // Only tasks not done yet: a done task is done whatever its episodes say, so the episodes of a long history cost nothing here.
+    episodes: episodesOf(
+      state.ledger,
+      state.tasks.filter((t) => !state.done.has(t.id)).map((t) => t.id),
+    ),
     running: busy,
     retries: state.retries,
   });
@@ -190,7 +196,7 @@ export function taskStatuses(state: PolicyState): Map<string, TaskStatus> {
 export function nextWake(state: PolicyState): number | null {
   let wake = Infinity;
   for (const until of state.cooldown.values()) if (until > state.now) wake = Math.min(wake, until);
-  const first = firstStart(state.records);
+  const first = state.ledger.firstStartMs;
   if (state.config.budgets.maxHours !== undefined && first !== null) wake = Math.min(wake, first + state.config.budgets.maxHours * 3_600_000 + 50);
   return Number.isFinite(wake) ? wake : null;
 }
@@ -201,7 +207,7 @@ function plan(state: PolicyState): Decision {
   const busy = state.running.size + state.integrating.size;
   const idle = busy === 0 ? idleStop(state.tasks, statuses) : null;
   if (idle) return settle({ ...state, stop: idle });
-  const budget = budgetStop(state.config.budgets, state.records.size, hoursUsed(state), spentBy(state.records));
+  const budget = budgetStop(state.config.budgets, state.ledger.count, hoursUsed(state), state.ledger.spent);
   if (budget && busy === 0) return settle({ ...state, stop: budget });
   if (budget?.kind === 'budget' && budget.budget !== 'maxEpisodes' && !state.config.distributed) {
     // Budgets are hard: episodes still running when one is crossed are stopped (their work is quarantined).
@@ -209,7 +215,7 @@ function plan(state: PolicyState): Decision {
   }
   if (budget || state.closing) return settle(state);
   const free = state.config.parallelism - state.running.size;
-  const left = (state.config.budgets.maxEpisodes ?? Infinity) - state.records.size;
+  const left = (state.config.budgets.maxEpisodes ?? Infinity) - state.ledger.count;
   const limit = Math.min(free, left);
   if (limit <= 0) return settle(state);
   const ready = pickReadyTasks(state.tasks, statuses, Infinity, (t) => (state.cooldown.get(t.id) ?? 0) <= state.now);
@@ -252,8 +258,8 @@ function finished(state: PolicyState, event: Extract<PolicyEvent, { type: 'finis
   let cooldown = state.cooldown;
   if (outage) cooldown = new Map(cooldown).set(record.task, event.now + outageCooldownMs(state.config, streak));
   const stop = !state.stop && event.fatal ? { kind: 'circuit-open' as const, reason: event.fatal.reason, message: event.fatal.message } : state.stop;
-  const records = new Map(state.records).set(record.id, record);
-  return plan({ ...state, now: event.now, records, running, integrating, tally, held, cooldown, outages, stop });
+  const ledger = withRecord(state.ledger, record);
+  return plan({ ...state, now: event.now, ledger, running, integrating, tally, held, cooldown, outages, stop });
 }
 
 /** Tasks whose lease another holder keeps wait as after an outage: a cooldown, longer each time in a row. */
@@ -287,25 +293,7 @@ function pendingAfterEvidence(state: PolicyState): { pending?: string[] } {
   return pending.length > 0 ? { pending } : {};
 }
 
-function firstStart(records: ReadonlyMap<string, EpisodeRecord>): number | null {
-  let first = Infinity;
-  for (const r of records.values()) first = Math.min(first, Date.parse(r.startedAt));
-  return Number.isFinite(first) ? first : null;
-}
-
 function hoursUsed(state: PolicyState): number {
-  const first = firstStart(state.records);
+  const first = state.ledger.firstStartMs;
   return first === null ? 0 : (state.now - first) / 3_600_000;
-}
-
-function spentBy(records: ReadonlyMap<string, EpisodeRecord>): { costUsd: number; tokens: number } {
-  let costUsd = 0;
-  let tokens = 0;
-  for (const r of records.values()) {
-    // Never below zero: a negative cost an agent reported must not buy more budget.
-    const spent = spendOf(r.usage);
-    costUsd += spent.costUsd;
-    tokens += spent.tokens;
-  }
-  return { costUsd, tokens };
 }

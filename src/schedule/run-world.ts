@@ -15,12 +15,14 @@ import type { EpisodeQueue } from '../queue/episode-queue.js';
 import { readDoneTasks } from '../world/accepted-history.js';
 import { openEpisodeRecord, type EpisodeRecord } from '../world/episode-record.js';
 import { Ledger } from '../world/ledger.js';
+import type { EpisodeSummary } from '../world/ledger-summary.js';
 import type { TaskSpec, WorldManifest } from '../world/manifest-schema.js';
 import { readTaskRetries } from '../world/task-retries.js';
 import type { WorldRepo } from '../world/world-repo.js';
 import { secretEnvNames } from '../world/secret-env.js';
 import { finishEpisode, forgedResultProblem } from './finish-episode.js';
 import type { LeaseStore } from './lease-store.js';
+import { episodesOfTask } from './policy-ledger.js';
 import type { RunPorts } from './run-ports.js';
 import { Inbox } from './inbox.js';
 import type { RunEvent, RunSummary } from './run-events.js';
@@ -82,7 +84,14 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
   // The run holds the world alone: what the journal keeps of a run before it is that run's leftovers.
   await ledger.tidyJournal();
   const journaled = await ledger.journaled();
-  const records = new Map((await ledger.readAll()).map((r) => [r.id, r]));
+  // Summaries of every episode, through the index (ledger-summary.ts): a run's start no longer reads every record of the history.
+  const summaries = new Map((await ledger.readSummaries()).map((r) => [r.id, r]));
+  // Records this run knows in full: the open ones (recovery needs their candidates and gates), then every one it starts or closes.
+  const records = new Map<string, EpisodeRecord>();
+  for (const s of summaries.values()) {
+    const full = s.status === 'final' ? null : await ledger.read(s.id);
+    if (full) records.set(full.id, full);
+  }
   const worker = `${hostname()}:${process.pid}`;
   const distributed = options.distributed;
   const queue = options.ports.episodes(
@@ -130,10 +139,10 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
     if (moved) emit({ type: 'foreign-move', commit: moved.foreign, quarantine: moved.quarantine });
   };
 
-  const openAtStart = new Set([...records.values()].filter((r) => r.status !== 'final').map((r) => r.id));
   const recovered = await recoverOpenRecords({ world, ledger, branch: manifest.branch, records, distributed: distributed !== undefined, journaled });
+  for (const r of records.values()) summaries.set(r.id, r);
   if (!distributed) await removeStaleWorkspaces(world);
-  else await removeClosedEpisodeDirs(world, (id) => records.get(id)?.status === 'final');
+  else await removeClosedEpisodeDirs(world, (id) => summaries.get(id)?.status === 'final');
   // A killed scheduler's leases outlive it (in Redis, until their ttl): all but those of the episodes taken over go at once.
   await releaseLeftoverLeases(leases, recovered);
   const jobs = new Map<string, EpisodeJob>(
@@ -145,13 +154,13 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
       parallelism: manifest.parallelism,
       maxAttempts: manifest.retry.maxAttempts,
       blockOnRepeat: manifest.retry.blockOnRepeat,
-      budgets: runBudgets(manifest, records.size, options.maxEpisodes),
+      budgets: runBudgets(manifest, summaries.size, options.maxEpisodes),
       distributed: distributed !== undefined,
       pastEvidence: options.pastEvidence ?? false,
     },
     tasks: manifest.tasks,
     done,
-    records,
+    records: summaries.values(),
     now: Date.now(),
     running: new Map(recovered.running.map((r) => [r.id, r.task])),
     integrating: new Map(recovered.integrating.map((r) => [r.id, r.task])),
@@ -175,6 +184,7 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
   let closed = false;
 
   const apply = async (event: PolicyEvent): Promise<void> => {
+    if (event.type === 'started' || event.type === 'finished') records.set(event.record.id, event.record);
     const decision = decide(policy, event);
     policy = decision.state;
     for (const command of decision.commands) await execute(command);
@@ -233,8 +243,8 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
     await Promise.all(starting.map(({ record }) => (distributed ? ledger.write(record) : ledger.open(record))));
     for (const { record, task, attempt } of starting) {
       const id = record.id;
-      const earlier = [...policy.records.values()]
-        .filter((r) => r.task === task.id && r.status === 'final' && r.outcome !== 'accepted')
+      const earlier = episodesOfTask(policy.ledger, task.id)
+        .filter((r) => r.status === 'final' && r.outcome !== 'accepted')
         .map((r) => r.id)
         .slice(-10);
       const job: EpisodeJob = { episodeId: id, world: manifest.name, task: task.id, attempt, base: head, earlier };
@@ -250,8 +260,10 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
   const onEpisodeResult = async (result: EpisodeResult): Promise<void> => {
     if (!policy.running.has(result.episodeId)) {
       // Delivered twice, or already integrating. A duplicate run may have reopened a closed record: close it again.
-      const known = policy.records.get(result.episodeId);
-      if (known?.status === 'final' && (await ledger.read(result.episodeId))?.status !== 'final') await ledger.write(known);
+      const known = records.get(result.episodeId) ?? summaries.get(result.episodeId);
+      const now = known?.status === 'final' ? await ledger.read(result.episodeId) : null;
+      // A record closed before this run is known by its summary: the reopened record, closed again as the summary says.
+      if (known && now && now.status !== 'final') await ledger.write(records.get(result.episodeId) ?? { ...now, ...closingOf(known) });
       await queue.acknowledge(result.episodeId);
       return;
     }
@@ -277,7 +289,7 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
       }
       if (placed) await stage.withdraw(result.episodeId);
       const refused: EpisodeRecord = {
-        ...(record ?? policy.records.get(result.episodeId)!),
+        ...(record ?? records.get(result.episodeId)!),
         status: 'final',
         outcome: 'rejected',
         reason: 'unverified-result',
@@ -289,7 +301,7 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
       return ended(refused, null, result.episodeId);
     }
     if (placed) await stage.withdraw(result.episodeId);
-    const final = await finishEpisode(ledger, result, policy.records.get(result.episodeId));
+    const final = await finishEpisode(ledger, result, records.get(result.episodeId));
     return ended(
       final,
       result.fatal ? { reason: result.reason ?? ('worker-error' satisfies EpisodeReason), message: result.message ?? '' } : null,
@@ -394,14 +406,19 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
   await guard();
   // A worker running a duplicate of a closed episode (a job put back after Redis lost it) may have reopened its record:
   // only one this run closed (or found open) can be, so only those are read, not the whole ledger.
-  const closedHere = [...policy.records.values()].filter((r) => r.status === 'final' && (openAtStart.has(r.id) || !records.has(r.id)));
+  const closedHere = [...records.values()].filter((r) => r.status === 'final');
   for (const known of closedHere) if ((await ledger.read(known.id))?.status === 'running') await ledger.write(known);
   // Changes a stopping run withdrew from integration stay open for the next run: in git, like any record, not only in the journal.
   await ledger.writeJournal();
-  if (distributed) await removeClosedEpisodeDirs(world, (id) => policy.records.get(id)?.status === 'final');
+  if (distributed) await removeClosedEpisodeDirs(world, (id) => (records.get(id) ?? summaries.get(id))?.status === 'final');
   const stop = finished!;
   emit({ type: 'stop', reason: stop });
   return { stop, head: lander.head!, ...policy.tally, durationMs: Date.now() - started, evidence };
+}
+
+/** What closing an episode sets on its record (a summary holds all of it). */
+function closingOf(s: EpisodeSummary): Partial<EpisodeRecord> {
+  return { status: s.status, outcome: s.outcome, reason: s.reason, message: s.message, signature: s.signature, endedAt: s.endedAt, commit: s.commit };
 }
 
 /** The manifest's budgets, with a run's own episode limit counted on top of the records already in the ledger. */

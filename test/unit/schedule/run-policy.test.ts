@@ -45,7 +45,7 @@ function policy(tasks: TaskSpec[], config: Partial<Parameters<typeof initialPoli
     config: { parallelism: 2, maxAttempts: 2, blockOnRepeat: true, budgets: {}, distributed: false, ...config },
     tasks,
     done: new Set(),
-    records: new Map(records.map((r) => [r.id, r])),
+    records,
     now: T0,
   });
 }
@@ -54,8 +54,11 @@ function policy(tasks: TaskSpec[], config: Partial<Parameters<typeof initialPoli
 class Harness {
   commands: PolicyCommand[] = [];
   private n = 0;
+  /** The records of the episodes this harness started, as the loop keeps them. */
+  private readonly started = new Map<string, EpisodeRecord>();
   constructor(public state: PolicyState) {}
   feed(event: PolicyEvent): PolicyCommand[] {
+    if (event.type === 'started' || event.type === 'finished') this.started.set(event.record.id, event.record);
     const { state, commands } = decide(this.state, event);
     this.state = state;
     this.commands.push(...commands);
@@ -71,7 +74,7 @@ class Harness {
   }
   recordOf(taskId: string): EpisodeRecord {
     const id = [...this.state.running].find(([, t]) => t === taskId)?.[0] ?? [...this.state.integrating].find(([, t]) => t === taskId)?.[0];
-    return this.state.records.get(id!)!;
+    return this.started.get(id!)!;
   }
   stop() {
     return this.commands.find((c) => c.type === 'finish');
