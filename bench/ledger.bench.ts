@@ -54,6 +54,8 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
         let all: Awaited<ReturnType<Ledger['readAll']>> = [];
         await time(l, 'readAll', async () => (all = await l.ledger.readAll()));
         if (all.length < l.records) throw new Error(`readAll returned ${all.length} of ${l.records} records`);
+        // What a run's start reads now: the summary index (built by the first read, then the records written since).
+        await time(l, rep === 0 ? 'summariesFirst' : 'summaries', () => l.ledger.readSummaries());
         const some = all[Math.floor(all.length / 2)]!;
         await time(l, 'read', () => l.ledger.read(some.id));
         // A new id each time, as at an episode's start: the ledger grows by one ref per write.
@@ -86,6 +88,8 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
         [
           row('Ledger.readAll(), loose refs (as Genesis leaves them)', 'readAll'),
           row('Ledger.readAll(), after git pack-refs --all', 'readAllPacked'),
+          row("Ledger.readSummaries(), the index's first read (every record)", 'summariesFirst'),
+          row('Ledger.readSummaries(), what a run reads at its start (one new record since)', 'summaries'),
           row('Ledger.read(id)', 'read'),
           row("Ledger.write(record), a new episode's first write", 'write'),
           row('createWorkspace (clone --shared + checkout)', 'workspace'),
@@ -95,7 +99,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
       ),
       notes: [
         `${ledgers.at(-1)!.records.toLocaleString('en')} records took ${(ledgers.at(-1)!.samples.get('build')![0]! / 1000).toFixed(1)} s to write with one git fast-import (Ledger.write starts no git process: it writes the objects itself and moves the ref through the world's long-lived update-ref --stdin).`,
-        "Ledger.readAll() is read once per run, at its start (the run policy's budgets and retries are counted over every record); an episode reads only its own record and the earlier attempts the scheduler names, and the run's end only the records it closed. An episode writes its record three times: when the scheduler starts it, when its gate has judged it, and when it lands (in the branch's ref transaction).",
+        "A run's start reads Ledger.readSummaries() (src/world/ledger-summary.ts: lists the refs and reads only the records whose ref moved since the index last looked) and the open records in full; Ledger.readAll() is what it read before. An episode reads only its own record and the earlier attempts the scheduler names, and the run's end only the records it closed. An episode run in process writes its record to git once, final (in the branch's ref transaction when it lands); its start and its gate's verdict are kept in the ledger's journal until then.",
       ],
     };
   } finally {
