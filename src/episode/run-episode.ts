@@ -196,7 +196,8 @@ export async function runEpisode(job: EpisodeJob, deps: EpisodeDeps): Promise<Ep
       worker: deps.worker,
     };
     // A second run of the same episode (a job put back after Redis lost it) must not reopen a record the scheduler closed.
-    if ((await ledger.read(job.episodeId))?.status === 'final')
+    // (In process no job runs twice, and the scheduler closes nothing while its episode runs.)
+    if (!deps.hold && (await ledger.read(job.episodeId))?.status === 'final')
       return {
         ...result,
         verdict: 'abandoned',

@@ -1,4 +1,4 @@
-import { copyFile, mkdir, readdir, stat, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { git, gitValue } from '../world/git.js';
 import { runScratchName, scratchEpisodeOf, scratchOwnerOf } from '../world/scratch-names.js';
@@ -36,12 +36,36 @@ export async function createWorkspace(world: WorldRepo, episodeId: string, base:
   await mkdir(join(episodeDir, 'home'), { recursive: true });
   // Plain git, not simple-git: its completion wait adds ~50 ms to each silent command (bench/README.md).
   // No template: the sample hooks, description and info/ it would copy are files to write now and remove later, used by nothing.
-  await git(['clone', '--quiet', '--template=', '--shared', '--no-checkout', world.path, dir], { cwd: episodeDir });
-  await git(['checkout', '--quiet', '--detach', base], { cwd: dir });
+  const clone = ['clone', '--quiet', '--template=', '--shared'];
+  // At the world's current head (the usual case), the clone checks it out itself: one git process, not two.
+  const branch = await branchAt(world, base);
+  if (branch) await git([...clone, '--branch', branch, world.path, dir], { cwd: episodeDir });
+  else await git([...clone, '--no-checkout', world.path, dir], { cwd: episodeDir });
+  // Without a branch, or when it moved between the look and the clone: the base, checked out by name.
+  if (!branch || (await checkedOut(dir, branch)) !== base) await git(['checkout', '--quiet', '--detach', base], { cwd: dir });
   // The index the checkout wrote, with every file's stat data, taken before the agent runs (so it
   // is not the agent's): collecting the change then starts from it and hashes only what changed.
   await copyFile(join(dir, '.git', 'index'), collectIndexOf(episodeDir)).catch(() => undefined);
   return { episodeDir, dir };
+}
+
+/** The branch the world's HEAD names, when it points at `base` now; else null. */
+async function branchAt(world: WorldRepo, base: string): Promise<string | null> {
+  const head = await readFile(join(world.path, 'HEAD'), 'utf8').catch(() => '');
+  const ref = /^ref: refs\/heads\/(\S+)\n?$/.exec(head)?.[1];
+  if (!ref) return null;
+  return (await world.resolveRef(`refs/heads/${ref}`)) === base ? ref : null;
+}
+
+/** The commit a fresh clone's branch points at (its loose ref, or its line in packed-refs), or null. */
+async function checkedOut(dir: string, branch: string): Promise<string | null> {
+  const gitDir = join(dir, '.git');
+  const head = await readFile(join(gitDir, 'HEAD'), 'utf8').catch(() => '');
+  if (head.trim() !== `ref: refs/heads/${branch}`) return null;
+  const loose = await readFile(join(gitDir, 'refs', 'heads', branch), 'utf8').catch(() => null);
+  if (loose !== null) return loose.trim();
+  const packed = await readFile(join(gitDir, 'packed-refs'), 'utf8').catch(() => '');
+  return new RegExp(`^([0-9a-f]{40,64}) refs/heads/${branch.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm').exec(packed)?.[1] ?? null;
 }
 
 /**
