@@ -3,6 +3,7 @@ import { realpath, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { GenesisError } from '../errors.js';
+import { handOverSmallTree } from './hand-over.js';
 
 /** The unprivileged user a sandboxed command runs as when Genesis itself runs as root. */
 export const SANDBOX_UID = 1000;
@@ -54,6 +55,8 @@ export async function locateWorkDir(
 
 /** prepareWorkDir's second half: chowns to `as` what it does not own yet (see prepareWorkDir). */
 export async function handOverWorkDir(path: string, as: SandboxUser): Promise<void> {
+  // A small tree from this process (find and chown cost two spawns); a large one, or one that failed, through find (its error says why).
+  if ((await handOverSmallTree(path, as)) === 'handed-over') return;
   try {
     await execFileAsync('find', [path, ...handOverArgs(as)]);
   } catch (cause) {
