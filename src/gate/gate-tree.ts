@@ -20,9 +20,11 @@ export const PREPARING_STEPS: ReadonlySet<string> = new Set(['setup', 'build']);
  * the "flaky" re-run. Only a preparing step that passed (setup, build) moves the pristine copy
  * on. The protected paths present in the tree are listed once, for the sandbox to mount read-only.
  *
- * While the pristine copy is still the export as git wrote it (no dependency layout, no preparing
- * step kept), a run needs no copy of it: the first run takes the export itself, a later one gets
- * a new export of the same tree (for a small tree that is cheaper than `cp -a`).
+ * While the pristine copy is still a small tree's export as written (no dependency layout, no
+ * preparing step kept), a run needs no copy of it: the first run takes the export itself, a later
+ * one gets a new export of the same tree with the same time on every entry (cheaper than `cp -a`,
+ * and alike to the run, which may judge by times: a test that is flaky by its age sees the
+ * re-run as later, as it would a copy). A larger tree is copied as before.
  */
 export class GateTree {
   /** The pristine copy holds only what the export wrote. */
@@ -34,6 +36,8 @@ export class GateTree {
     private readonly repo: string,
     private readonly tree: string,
     private readonly pristine: string,
+    /** The time on every entry of the export, or null when git archive wrote it (then runs get copies). */
+    private readonly stamp: Date | null,
     /** Where each run happens: the same path every time (the sandbox user is chosen by path). */
     readonly workDir: string,
     /** Protected files and directories of the tree, relative to the work dir. */
@@ -43,20 +47,21 @@ export class GateTree {
   static async export(repo: string, tree: string, workDir: string, protectedPatterns: readonly string[]): Promise<GateTree> {
     const pristine = `${workDir}.tree`;
     await Promise.all([discardTree(pristine), discardTree(workDir)]);
-    await exportTree(repo, tree, pristine);
-    return new GateTree(repo, tree, pristine, workDir, await protectedPathsIn(pristine, protectedPatterns));
+    const stamp = new Date();
+    const written = await exportTree(repo, tree, pristine, stamp);
+    return new GateTree(repo, tree, pristine, written === 'stamped' ? stamp : null, workDir, await protectedPathsIn(pristine, protectedPatterns));
   }
 
   /** A fresh copy of the pristine tree at the work dir, for one run. */
   async fresh(): Promise<string> {
     await removeTree(this.workDir);
-    if (this.asExported && !this.taken) {
+    if (this.asExported && this.stamp && !this.taken) {
       await rename(this.pristine, this.workDir);
       this.taken = true;
       return this.workDir;
     }
-    if (this.asExported) {
-      await exportTree(this.repo, this.tree, this.workDir);
+    if (this.asExported && this.stamp && this.taken) {
+      await exportTree(this.repo, this.tree, this.workDir, this.stamp);
       return this.workDir;
     }
     try {

@@ -9,19 +9,21 @@ import { writeSmallTree } from './write-small-tree.js';
 
 /**
  * Writes a tree's tracked content into `dir`, and nothing else: no .git, no ignored files an
- * agent may have left beside its change. This is what the gate's sandbox sees.
+ * agent may have left beside its change. This is what the gate's sandbox sees. Resolves
+ * 'stamped' when every entry got `mtime` (a small tree, written here), 'archived' when git
+ * archive and tar wrote it (every entry stamped with the time of the archive).
  */
-export async function exportTree(repo: string, tree: string, dir: string): Promise<void> {
+export async function exportTree(repo: string, tree: string, dir: string, mtime?: Date): Promise<'stamped' | 'archived'> {
   await mkdir(dir, { recursive: true });
   // Most gate trees are small: written here with no process (git archive, tar and the pipe cost ~15 ms a gate); larger ones stream.
-  const written = await writeSmallTree(repo, tree, dir).catch((cause: unknown) => {
+  const written = await writeSmallTree(repo, tree, dir, mtime).catch((cause: unknown) => {
     const why = cause instanceof Error ? cause.message : String(cause);
     throw new GenesisError('export-failed', `could not write tree ${tree.slice(0, 12)} into the gate's work dir: ${why.replaceAll(dir, '<work dir>')}`, {
       hint: 'check free disk space and permissions of the world directory',
       cause,
     });
   });
-  if (written) return;
+  if (written) return 'stamped';
   // The archive streams from git to tar: never buffered here, whatever the size of the tree.
   const result = await execa('git', ['archive', '--format=tar', tree], { cwd: repo, env: SAFE_GIT_ENV, reject: false, buffer: { stdout: false } }).pipe(
     'tar',
@@ -42,6 +44,7 @@ export async function exportTree(repo: string, tree: string, dir: string): Promi
       },
     );
   }
+  return 'archived';
 }
 
 interface TreeEntry {

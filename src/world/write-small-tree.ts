@@ -1,4 +1,4 @@
-import { chmod, mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
+import { chmod, lutimes, mkdir, readFile, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { readObject, resolveObject } from './object-reader.js';
 import { parseTree } from './tree-entries.js';
@@ -25,8 +25,11 @@ interface Planned {
  * .gitattributes anywhere or settings in the world's config that change what git archive writes
  * (export-ignore, export-subst, line endings), or a name git would not check out (`.git`, `..`,
  * a slash, a repeated name, bytes that are not UTF-8), whose handling stays git's and tar's.
+ *
+ * Every entry, and `dir` itself, gets `mtime`, as git archive stamps one time on every entry:
+ * two writes of a tree with the same stamp are alike to the second, as `cp -a` copies are.
  */
-export async function writeSmallTree(repo: string, tree: string, dir: string): Promise<boolean> {
+export async function writeSmallTree(repo: string, tree: string, dir: string, mtime: Date = new Date()): Promise<boolean> {
   if (await changesArchive(repo)) return false;
   const plan = await planTree(repo, tree);
   if (!plan) return false;
@@ -47,7 +50,15 @@ export async function writeSmallTree(repo: string, tree: string, dir: string): P
       if (root) await chmod(target, mode);
     }),
   );
+  await stampTree(dir, plan, mtime);
   return true;
+}
+
+/** Files and links first, then directories deepest first and `dir` last: writing an entry changes its directory's time. */
+async function stampTree(dir: string, plan: Planned, mtime: Date): Promise<void> {
+  await Promise.all(plan.files.map((file) => lutimes(join(dir, file.path), mtime, mtime)));
+  for (const path of [...plan.dirs].reverse()) await utimes(join(dir, path), mtime, mtime);
+  await utimes(dir, mtime, mtime);
 }
 
 /** The directories (parents first, submodules as empty directories) and files of a tree, or null when it is not one to write here. */

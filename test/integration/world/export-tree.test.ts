@@ -72,6 +72,29 @@ describe('exporting a tree for a gate', () => {
     expect(own.some((l) => l.startsWith('vendor/sub ') && l.endsWith(' dir'))).toBe(true);
   });
 
+  it('stamps every entry of a small tree, and the directory itself, with the time it is given, as git archive stamps one time', async () => {
+    const repo = await bareRepo();
+    const tree = await makeTree(repo, [
+      ['100644', await blob(repo, 'a\n'), 'src/a.js'],
+      ['100755', await blob(repo, '#!/bin/sh\n'), 'bin/run'],
+      ['120000', await blob(repo, 'src/a.js'), 'link'],
+      ['100644', await blob(repo, 't\n'), 'test/deep/a.test.js'],
+    ]);
+    const stamp = new Date(Date.now() - 60_000);
+    const root = await tempDir('genesis-export-out-');
+    const times = async (dir: string) => {
+      const paths = ['', 'src', 'src/a.js', 'bin', 'bin/run', 'link', 'test', 'test/deep', 'test/deep/a.test.js'];
+      return Promise.all(paths.map(async (p) => `${p} ${(await lstat(join(dir, p))).mtimeMs}`));
+    };
+    expect(await exportTree(repo, tree, join(root, 'first'), stamp)).toBe('stamped');
+    // Written later, with the same stamp: a second export is alike to the first in times too, as a cp -a copy would be.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await exportTree(repo, tree, join(root, 'second'), stamp)).toBe('stamped');
+    const first = await times(join(root, 'first'));
+    expect(first.every((line) => line.endsWith(` ${stamp.getTime()}`))).toBe(true);
+    expect(await times(join(root, 'second'))).toEqual(first);
+  });
+
   it('leaves to git archive what changes its output or is not a plain tree, and writes nothing itself then', async () => {
     const repo = await bareRepo();
     const file = await blob(repo, 'a\n');
