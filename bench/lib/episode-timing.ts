@@ -39,4 +39,4 @@ export function column(timings: readonly EpisodeTiming[], phase: (typeof PHASES)
 
 /** What `other` holds, column by column (the bench prints it). */
 export const OTHER_COVERS =
-  'Genesis: the scheduler before the episode runs (lease, the start record, the job), the candidate commit, diff and reservation after collect, the gated record write, removing the workspace, and the run loop taking the result to the integration stage; the naive loop: rm -rf of the clone';
+  "Genesis: the scheduler before the episode runs (lease, the episode opened in the ledger's journal, the job), the candidate commit and reservation after collect, the gated record held in the journal, and the run loop taking the result to the integration stage (the workspace's removal and the diff run while the gate runs; the episode's one git record is written when it lands, after its end); the naive loop: rm -rf of the clone";

@@ -15,6 +15,7 @@ import type { EpisodeRecord } from '../world/episode-record.js';
 import type { Ledger } from '../world/ledger.js';
 import type { WorldRepo } from '../world/world-repo.js';
 import { diffText, listChanges } from '../world/tree-diff.js';
+import { writeCommit } from '../world/object-writer.js';
 
 export const QUARANTINE_REF_PREFIX = 'refs/genesis/quarantine/';
 
@@ -131,7 +132,11 @@ export async function runEpisode(job: EpisodeJob, deps: EpisodeDeps): Promise<Ep
       if (changed) diffing = diffText(world.path, baseTree, tree!);
       diffing.catch(() => undefined);
     };
-    const candidate = changed ? await world.commitTree(tree, [job.base], `candidate of episode ${job.episodeId} (task ${job.task})\n`) : null;
+    // Written straight into the store: write-tree just made the tree there and the base is the commit checked out (the
+    // lookups WorldRepo.commitTree makes first, three round trips to cat-file, would only find them).
+    const candidate = changed
+      ? await writeCommit(world.path, { tree: tree!, parents: [job.base], message: `candidate of episode ${job.episodeId} (task ${job.task})\n` })
+      : null;
     const failure = agentFailure(run, tree, changed, oversize !== null);
     let verdict: CandidateVerdict | null = failure ? null : oversize;
     let gated: GateTarget | null = null;
