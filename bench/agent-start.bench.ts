@@ -10,7 +10,6 @@ import { mkdir, mkdtemp, open, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { handOverAgentDirs } from '../src/agents/agent-hand-over.js';
 import { egressRules, findEgressTools, findNetnsTools, hostNetworks } from '../src/agents/agent-netns.js';
 import { AgentNetnsPool } from '../src/agents/agent-netns-pool.js';
 import { systemDirBinds } from '../src/agents/agent-sandbox-binary.js';
@@ -18,6 +17,7 @@ import { BwrapAgentSandbox } from '../src/agents/agent-sandbox-bwrap.js';
 import { agentReadOnlyPaths } from '../src/agents/agent-sandbox-mounts.js';
 import { CommandAgent } from '../src/agents/command-agent.js';
 import { formatTable } from '../src/cli/output.js';
+import { prepareWorkDir } from '../src/sandbox/work-dir.js';
 import type { BenchContext, BenchResult } from './lib/bench-module.js';
 import { NO_OP_AGENT } from './lib/bench-world.js';
 import { cell, summarize } from './lib/stats.js';
@@ -125,7 +125,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
         async () => {
           const dir = await workspace();
           const t0 = performance.now();
-          await handOverAgentDirs([dir, join(dir, 'home')]);
+          await Promise.all([prepareWorkDir(dir), prepareWorkDir(join(dir, 'home'))]);
           return performance.now() - t0;
         },
       ],

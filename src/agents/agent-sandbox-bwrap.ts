@@ -3,8 +3,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { execa } from 'execa';
 import { GenesisError } from '../errors.js';
-import { SANDBOX_GID, SANDBOX_UID } from '../sandbox/work-dir.js';
-import { handOverAgentDirs } from './agent-hand-over.js';
+import { prepareWorkDir, SANDBOX_GID, SANDBOX_UID } from '../sandbox/work-dir.js';
 import { resolveOnPath, systemDirBinds, underSystemDirs } from './agent-sandbox-binary.js';
 import { agentReadOnlyPaths, parentsFirst } from './agent-sandbox-mounts.js';
 import { confineAgentDisk } from './agent-disk-quota.js';
@@ -88,7 +87,10 @@ export class BwrapAgentSandbox implements AgentSandbox {
     let readOnly: string[];
     try {
       // As root the agent runs as uid 1000, which must own what it may write.
-      [readOnly] = await Promise.all([agentReadOnlyPaths(argv[0]!, spec), asRoot ? handOverAgentDirs([spec.workspace, spec.home]) : undefined]);
+      [readOnly] = await Promise.all([
+        agentReadOnlyPaths(argv[0]!, spec),
+        asRoot ? Promise.all([prepareWorkDir(spec.workspace), prepareWorkDir(spec.home)]) : undefined,
+      ]);
     } catch (error) {
       await (await network.catch(() => null))?.dispose();
       throw error;
