@@ -16,9 +16,16 @@ export interface EpisodeTiming {
   total: number;
   /** Of `gate`, the sandboxed test run itself (Genesis: the gate steps' own durations). */
   sandbox: number;
+  /**
+   * The whole call that ran the episode, by the clock of the process that made it, over its
+   * episodes: what `total` leaves out. Genesis: runWorld from its call to its return (the run's
+   * start, the episode, its final ledger write after its end, the run's end); the naive loop:
+   * bash naive-loop.sh from its spawn to its exit.
+   */
+  wall: number;
 }
 
-export const PHASES = ['prepare', 'workspace', 'agent', 'collect', 'gate', 'sandbox', 'integrate', 'other', 'total'] as const;
+export const PHASES = ['prepare', 'workspace', 'agent', 'collect', 'gate', 'sandbox', 'integrate', 'other', 'total', 'wall'] as const;
 
 /** What each phase is called in tables: Genesis's name and what the naive loop does there. */
 export const PHASE_LABELS: Record<(typeof PHASES)[number], string> = {
@@ -31,6 +38,7 @@ export const PHASE_LABELS: Record<(typeof PHASES)[number], string> = {
   integrate: 'integrate (own gate passed → landed | git push)',
   other: 'other (ledger, bookkeeping | rm -rf)',
   total: 'total per episode',
+  wall: 'whole call per episode (a run of one | the script)',
 };
 
 export function column(timings: readonly EpisodeTiming[], phase: (typeof PHASES)[number]): number[] {

@@ -28,7 +28,9 @@ export async function runGenesisEpisodes(world: WorldRepo, sandbox: Sandbox, cou
   const ledger = new Ledger(world.path);
   const before = new Set((await ledger.readAll()).map((r) => r.id));
   const run = () => runEmbedded({ world, sandbox, maxEpisodes: count });
+  const started = performance.now();
   const { result: summary, starts } = opts.trace ? await traceGit(run) : { result: await run(), starts: undefined };
+  const wall = (performance.now() - started) / count;
   const records = (await ledger.readAll()).filter((r) => !before.has(r.id));
   const bad = records.filter((r) => r.outcome !== 'accepted');
   if (bad.length > 0 || records.length !== count) {
@@ -53,6 +55,6 @@ export async function runGenesisEpisodes(world: WorldRepo, sandbox: Sandbox, cou
     const sandboxMs = (r.gate?.steps ?? []).reduce((a, step) => a + step.durationMs, 0);
     const next = records[i + 1] ? Date.parse(records[i + 1]!.startedAt) : Infinity;
     const gitProcesses = starts?.filter((s) => s.time >= startedAt && s.time < next);
-    return { ...named, other: total - sum, total, sandbox: sandboxMs, ...(gitProcesses ? { gitProcesses } : {}) };
+    return { ...named, other: total - sum, total, sandbox: sandboxMs, wall, ...(gitProcesses ? { gitProcesses } : {}) };
   });
 }

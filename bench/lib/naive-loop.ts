@@ -30,23 +30,25 @@ export async function runNaiveLoop(opts: { world: string; episodes: number; work
     ...NO_OP_AGENT,
   ];
   let stdout: string;
+  const started = performance.now();
   try {
     ({ stdout } = await execFileAsync('bash', args, { maxBuffer: 64 * 1024 * 1024 }));
   } catch (error) {
     const e = error as { stdout?: string; stderr?: string; message: string };
     throw new Error(`naive-loop.sh failed: ${e.stdout?.trim().split('\n').at(-1) ?? ''} ${e.stderr?.trim() ?? e.message}`);
   }
+  const wall = (performance.now() - started) / opts.episodes;
   return stdout
     .split('\n')
     .filter((line) => line.startsWith('{'))
-    .map((line) => parseLine(line));
+    .map((line) => ({ ...parseLine(line), wall }));
 }
 
-function parseLine(line: string): EpisodeTiming {
+function parseLine(line: string): Omit<EpisodeTiming, 'wall'> {
   const raw = JSON.parse(line) as Record<string, unknown>;
   if (typeof raw.error === 'string') throw new Error(`naive-loop.sh episode ${String(raw.episode)}: ${raw.error}`);
   const timing = {} as EpisodeTiming;
-  for (const phase of PHASES.filter((p) => p !== 'sandbox' && p !== 'prepare')) {
+  for (const phase of PHASES.filter((p) => p !== 'sandbox' && p !== 'prepare' && p !== 'wall')) {
     const value = raw[phase];
     if (typeof value !== 'number') throw new Error(`naive-loop.sh printed no ${phase} in ${line}`);
     timing[phase] = value;
