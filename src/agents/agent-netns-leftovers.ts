@@ -1,6 +1,7 @@
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { isAlive } from '../process-alive.js';
 
 /** Start of the name of a pool's directory (`<prefix><pid>-XXXXXX`) and of its namespaces' marker. */
 export const AGENT_NETNS_PREFIX = 'genesis-agent-netns-';
@@ -47,14 +48,4 @@ function ownerOf(argv: readonly string[]): number | null {
   const path = argv.includes('--netns-type=path') && argv.some((a) => a.endsWith('slirp4netns')) ? argv.at(-2) : undefined;
   const slirp = path ? /^\/proc\/(\d+)\/fd\/\d+$/.exec(path) : null;
   return slirp ? Number(slirp[1]) : null;
-}
-
-function isAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

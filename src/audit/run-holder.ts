@@ -1,4 +1,4 @@
-import { isAlive } from '../world/run-lock.js';
+import { isAlive } from '../process-alive.js';
 import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';

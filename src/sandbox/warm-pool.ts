@@ -5,6 +5,7 @@ import Docker from 'dockerode';
 import type { Container, ContainerCreateOptions } from 'dockerode';
 import { describeInit, type WarmInit } from './warm-init.js';
 import { prepareSlot, removeSlot, slotPaths, type SlotPaths } from './warm-mounts.js';
+import { isAlive } from '../process-alive.js';
 
 /** Label of pooled containers (besides genesis.sandbox=warm): which process made them, `host/pid`. */
 export const WARM_OWNER_LABEL = 'genesis.warm.owner';
@@ -303,16 +304,6 @@ export async function removeStale(docker: Docker): Promise<number> {
     await rmdir(root).catch(() => undefined);
   }
   return removed;
-}
-
-function isAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 let shared: WarmPool | null | undefined;

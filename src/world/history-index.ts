@@ -1,6 +1,7 @@
 import { appendFile, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { AcceptedCommit } from './accepted-history.js';
+import { genesisStateDir } from './genesis-state-dir.js';
 
 /** What the index keeps of one commit: its first parent and the Genesis trailers Genesis decides on. */
 export interface IndexedCommit {
@@ -202,12 +203,5 @@ function parseLine(line: string): IndexedCommit | null {
 
 /** Where a repository's index file lives: inside its git directory, which no work tree or mirror clone carries. */
 export async function historyIndexFile(repo: string): Promise<string> {
-  const dotGit = join(repo, '.git');
-  const gitDir = (await stat(dotGit).then(
-    (s) => s.isDirectory(),
-    () => false,
-  ))
-    ? dotGit
-    : repo;
-  return join(gitDir, 'genesis', 'history-index.jsonl');
+  return join(await genesisStateDir(repo), 'history-index.jsonl');
 }

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EpisodeArtifacts, EpisodeRecord } from './episode-record.js';
+import { genesisStateDir } from './genesis-state-dir.js';
 
 /** What the journal holds of one open episode: its record as it stands and the logs it has so far. */
 export interface JournalEntry {
@@ -87,12 +88,5 @@ function parseEntry(text: string, id: string): JournalEntry | null {
 
 /** The journal's directory: inside the world's git directory, which no work tree or mirror clone carries. */
 async function journalDir(repo: string): Promise<string> {
-  const dotGit = join(repo, '.git');
-  const gitDir = (await stat(dotGit).then(
-    (s) => s.isDirectory(),
-    () => false,
-  ))
-    ? dotGit
-    : repo;
-  return join(gitDir, 'genesis', 'open-episodes');
+  return join(await genesisStateDir(repo), 'open-episodes');
 }

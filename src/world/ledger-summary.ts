@@ -1,8 +1,9 @@
-import { appendFile, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { splitCatFileBatch } from './cat-file-batch.js';
 import type { EpisodeRecord } from './episode-record.js';
 import { git } from './git.js';
+import { genesisStateDir } from './genesis-state-dir.js';
 
 /** What a run's policy and loop read of every episode: the facts budgets, retries and repeated failures are counted from. */
 export type EpisodeSummary = Pick<
@@ -80,7 +81,7 @@ export class LedgerSummaryIndex {
 
   private async readRecords(wanted: ReadonlyArray<{ id: string; commit: string }>): Promise<Entry[]> {
     if (wanted.length === 0) return [];
-    const input = wanted.map((w) => `${w.commit}:record.json`).join('\n') + '\n';
+    const input = `${wanted.map((w) => `${w.commit}:record.json`).join('\n')}\n`;
     const texts = splitCatFileBatch((await git(['cat-file', '--batch'], { cwd: this.repo, input })).stdout);
     const entries: Entry[] = [];
     wanted.forEach((w, i) => {
@@ -155,12 +156,5 @@ function parseLine(line: string): Entry | null {
 
 /** Where a repository's summary index lives: inside its git directory (beside history-index.ts's file). */
 export async function ledgerSummaryFile(repo: string): Promise<string> {
-  const dotGit = join(repo, '.git');
-  const gitDir = (await stat(dotGit).then(
-    (s) => s.isDirectory(),
-    () => false,
-  ))
-    ? dotGit
-    : repo;
-  return join(gitDir, 'genesis', 'ledger-summary.jsonl');
+  return join(await genesisStateDir(repo), 'ledger-summary.jsonl');
 }

@@ -2,6 +2,7 @@ import { mkdir, open, readFile, rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { GenesisError } from '../errors.js';
+import { isAlive } from '../process-alive.js';
 
 /**
  * One embedded `genesis run` per world on a machine: a lock file holding the runner's host and
@@ -36,15 +37,4 @@ export async function acquireRunLock(scratchDir: string): Promise<{ release(): P
     await rm(path, { force: true });
   }
   throw new GenesisError('run-lock', `could not take the run lock ${path}`, { hint: 'try again' });
-}
-
-/** Whether a process of this machine exists (EPERM: it does, as another user). */
-export function isAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
