@@ -87,7 +87,7 @@ export class Ledger {
   async tidyJournal(): Promise<void> {
     await this.journal.removeLeftovers();
     for (const entry of await this.journal.list()) {
-      if ((await this.readCommitted(entry.record.id))?.status === 'final') await this.journal.drop(entry.record.id);
+      if (isFinal(await this.readCommitted(entry.record.id))) await this.journal.drop(entry.record.id);
     }
   }
 
@@ -160,9 +160,7 @@ export class Ledger {
   /** Every record, oldest first (episode ids sort by start time), the journal's included. Two git processes in all. */
   async readAll(): Promise<EpisodeRecord[]> {
     const [committed, journal] = await Promise.all([this.readAllCommitted(), this.journal.list()]);
-    const byId = new Map(committed.map((r) => [r.id, r]));
-    for (const entry of journal) if (!isFinal(byId.get(entry.record.id))) byId.set(entry.record.id, entry.record);
-    return [...byId.values()].sort((a, b) => a.id.localeCompare(b.id));
+    return withJournal(committed, journal, (record) => record);
   }
 
   /**
@@ -172,9 +170,7 @@ export class Ledger {
   async readSummaries(): Promise<EpisodeSummary[]> {
     const index = new LedgerSummaryIndex(this.repo, await ledgerSummaryFile(this.repo));
     const [{ summaries }, journal] = await Promise.all([index.read(), this.journal.list()]);
-    const byId = new Map(summaries.map((r) => [r.id, r]));
-    for (const entry of journal) if (!isFinal(byId.get(entry.record.id))) byId.set(entry.record.id, summarize(entry.record));
-    return [...byId.values()].sort((a, b) => a.id.localeCompare(b.id));
+    return withJournal(summaries, journal, summarize);
   }
 
   private async readAllCommitted(): Promise<EpisodeRecord[]> {
@@ -219,4 +215,15 @@ export class Ledger {
 
 function isFinal(record: Pick<EpisodeRecord, 'status'> | null | undefined): boolean {
   return record?.status === 'final';
+}
+
+/** What git holds, with each journal entry standing for its episode where git has no final record of it, oldest first. */
+function withJournal<T extends { id: string; status: EpisodeRecord['status'] }>(
+  committed: readonly T[],
+  journal: ReadonlyArray<{ record: EpisodeRecord }>,
+  view: (record: EpisodeRecord) => T,
+): T[] {
+  const byId = new Map(committed.map((r) => [r.id, r]));
+  for (const { record } of journal) if (!isFinal(byId.get(record.id))) byId.set(record.id, view(record));
+  return [...byId.values()].sort((a, b) => a.id.localeCompare(b.id));
 }
