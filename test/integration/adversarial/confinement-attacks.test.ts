@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { homedir, networkInterfaces } from 'node:os';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { git } from '../../../src/world/git.js';
@@ -9,6 +9,7 @@ import { REDACTED } from '../../../src/world/secret-scrubber.js';
 import { startOutsideServer, type OutsideServer } from '../../helpers/outside-server.js';
 import { itWith } from '../../helpers/services.js';
 import { attackRoot, honestTask, runAttackedWorld, type AttackedWorld } from './adversarial-world.js';
+import { hostAddresses } from '../../helpers/host-addresses.js';
 
 /**
  * Agents that attack the machine they run on, in a world whose world.yaml names no agent sandbox
@@ -69,15 +70,6 @@ esac
 `;
 
 const ATTACKS = ['read-other-workspace', 'write-world', 'docker-socket', 'redis', 'read-secrets'];
-
-/** This host's IPv4 addresses, loopback first, and slirp4netns's gateway (which leads to the host). */
-function hostAddresses(): string[] {
-  const own = Object.values(networkInterfaces())
-    .flat()
-    .filter((i) => i !== undefined && i.family === 'IPv4' && !i.internal)
-    .map((i) => i!.address);
-  return ['127.0.0.1', ...own, '10.0.2.2'];
-}
 
 /** The addresses the redis attack tries, fixed when the world is made. */
 const tried = hostAddresses();

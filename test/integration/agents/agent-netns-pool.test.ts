@@ -2,7 +2,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { mkdir, readdir, readlink, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { networkInterfaces, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import type { AgentRunInput } from '../../../src/agents/agent.js';
@@ -14,6 +14,7 @@ import { CommandAgent } from '../../../src/agents/command-agent.js';
 import { startOutsideServer } from '../../helpers/outside-server.js';
 import { itWith } from '../../helpers/services.js';
 import { tempDir } from '../../helpers/temp-dir.js';
+import { hostAddresses } from '../../helpers/host-addresses.js';
 
 /**
  * Agents whose network namespaces come ready-made from a pool (root only: the pool's namespaces
@@ -96,15 +97,6 @@ async function agentRun(name: string, env: Record<string, string> = {}): Promise
     taskId: name,
     attempt: 1,
   };
-}
-
-/** This host's IPv4 addresses, loopback first, and slirp4netns's gateway (which leads to the host). */
-function hostAddresses(): string[] {
-  const own = Object.values(networkInterfaces())
-    .flat()
-    .filter((i) => i !== undefined && i.family === 'IPv4' && !i.internal)
-    .map((i) => i!.address);
-  return ['127.0.0.1', ...own, '10.0.2.2'];
 }
 
 /** Host processes whose network namespace is `ns` (`net:[inode]`). */

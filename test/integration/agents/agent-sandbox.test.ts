@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { homedir, networkInterfaces } from 'node:os';
+import { homedir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import type { AgentRunInput } from '../../../src/agents/agent.js';
@@ -15,6 +15,7 @@ import { startOutsideServer } from '../../helpers/outside-server.js';
 import { itWith } from '../../helpers/services.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 import { loadRecording, startReplayServer } from './replay-server.js';
+import { hostAddresses } from '../../helpers/host-addresses.js';
 
 /**
  * What an agent sees from inside its sandbox, one `name=value` line per fact. MODEL_URL is a
@@ -39,15 +40,6 @@ const PROBE = [
   // Redis's port on every address of this host, loopback first, and on the namespace's gateway.
   `node -e "${"const net=require('net');for(const a of process.env.HOST_ADDRS.split(',')){const s=net.connect(6379,a);s.setTimeout(3000,()=>{console.log('redis@'+a+'=timeout');s.destroy()});s.on('connect',()=>{console.log('redis@'+a+'=connected');s.destroy()});s.on('error',e=>console.log('redis@'+a+'='+e.code))}"}"`,
 ].join('; ');
-
-/** This host's IPv4 addresses, loopback first, and slirp4netns's gateway (which leads to the host). */
-function hostAddresses(): string[] {
-  const own = Object.values(networkInterfaces())
-    .flat()
-    .filter((i) => i !== undefined && i.family === 'IPv4' && !i.internal)
-    .map((i) => i!.address);
-  return ['127.0.0.1', ...own, '10.0.2.2'];
-}
 
 let model: Server;
 let port: number;

@@ -8,8 +8,8 @@ import { git, gitValue } from '../../../src/world/git.js';
 import { Ledger } from '../../../src/world/ledger.js';
 import { startCli } from '../../helpers/cli-process.js';
 import { itWith } from '../../helpers/services.js';
-import { tempDir } from '../../helpers/temp-dir.js';
 import { BAD_A, baseManifest, GOOD_A, GOOD_B, makeWorld, type FixtureWorld } from '../../helpers/world-fixture.js';
+import { bareRepoWithCommit } from '../../helpers/bare-repo.js';
 
 /** How many ledger commits were ever made for an episode (each write makes one; none is ever removed without gc). */
 async function refWrites(repo: string, id: string): Promise<number> {
@@ -35,15 +35,7 @@ async function candidateOf(f: FixtureWorld, content: string): Promise<string> {
   return f.world.commitTree(await gitValue(['write-tree'], { cwd: f.world.path, env }), [f.commit], 'candidate\n');
 }
 
-async function bareRepo(): Promise<{ repo: string; head: string }> {
-  const dir = await tempDir('genesis-journal-');
-  const repo = join(dir, 'w.git');
-  await git(['init', '--quiet', '--bare', repo], { cwd: dir });
-  const tree = await gitValue(['mktree'], { cwd: repo, input: '' });
-  const head = await gitValue(['commit-tree', tree], { cwd: repo, input: 'first\n' });
-  await git(['update-ref', 'refs/heads/main', head], { cwd: repo });
-  return { repo, head };
-}
+const bareRepo = () => bareRepoWithCommit('genesis-journal-');
 
 describe('an episode run in the process that started it is written to the ledger once', () => {
   itWith('bwrap')('writes each episode to git once, at its end, with its record final and every log, and leaves no journal behind', async () => {

@@ -7,17 +7,9 @@ import { git, gitValue } from '../../../src/world/git.js';
 import { Ledger } from '../../../src/world/ledger.js';
 import { pruneRejectedChanges } from '../../../src/world/ledger-prune.js';
 import { LedgerSummaryIndex, ledgerSummaryFile, summarize, type EpisodeSummary } from '../../../src/world/ledger-summary.js';
-import { tempDir } from '../../helpers/temp-dir.js';
+import { bareRepoWithCommit } from '../../helpers/bare-repo.js';
 
-async function bareRepo(): Promise<{ dir: string; repo: string; head: string }> {
-  const dir = await tempDir('genesis-summary-');
-  const repo = join(dir, 'w.git');
-  await git(['init', '--quiet', '--bare', repo], { cwd: dir });
-  const tree = await gitValue(['mktree'], { cwd: repo, input: '' });
-  const head = await gitValue(['commit-tree', tree], { cwd: repo, input: 'first\n' });
-  await git(['update-ref', 'refs/heads/main', head], { cwd: repo });
-  return { dir, repo, head };
-}
+const bareRepo = () => bareRepoWithCommit('genesis-summary-');
 
 /** A commit on `head` with one file of its own: a candidate a ledger record keeps reachable. */
 async function candidate(repo: string, head: string, name: string): Promise<string> {

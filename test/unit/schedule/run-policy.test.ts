@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decide, initialPolicyState, nextWake, type PolicyCommand, type PolicyEvent, type PolicyState } from '../../../src/schedule/run-policy.js';
-import type { EpisodeRecord } from '../../../src/world/episode-record.js';
+import { openEpisodeRecord, type EpisodeRecord } from '../../../src/world/episode-record.js';
 import type { TaskSpec } from '../../../src/world/manifest-schema.js';
 
 function task(id: string, dependsOn: string[] = []): TaskSpec {
@@ -10,30 +10,8 @@ function task(id: string, dependsOn: string[] = []): TaskSpec {
 const T0 = Date.parse('2026-12-01T08:00:00Z');
 
 function record(id: string, taskId: string, fields: Partial<EpisodeRecord> = {}): EpisodeRecord {
-  return {
-    version: 1,
-    id,
-    world: 'w',
-    task: taskId,
-    attempt: 1,
-    agent: 'a',
-    base: 'b'.repeat(40),
-    candidate: null,
-    commit: null,
-    status: 'running',
-    outcome: null,
-    reason: null,
-    message: null,
-    signature: null,
-    startedAt: new Date(T0).toISOString(),
-    endedAt: null,
-    phases: {},
-    gate: null,
-    changedFiles: [],
-    usage: null,
-    worker: 'w',
-    ...fields,
-  };
+  const open = openEpisodeRecord({ id, world: 'w', task: taskId, attempt: 1, agent: 'a', base: 'b'.repeat(40), worker: 'w' });
+  return { ...open, startedAt: new Date(T0).toISOString(), ...fields };
 }
 
 function final(r: EpisodeRecord, outcome: EpisodeRecord['outcome'], reason: EpisodeRecord['reason'] = null, extra: Partial<EpisodeRecord> = {}): EpisodeRecord {
