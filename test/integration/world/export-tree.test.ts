@@ -80,7 +80,8 @@ describe('exporting a tree for a gate', () => {
       ['120000', await blob(repo, 'src/a.js'), 'link'],
       ['100644', await blob(repo, 't\n'), 'test/deep/a.test.js'],
     ]);
-    const stamp = new Date(Date.now() - 60_000);
+    // Whole seconds: utimes takes seconds as a float, so a stamp with milliseconds may come back a nanosecond off in mtimeMs.
+    const stamp = new Date(Math.floor((Date.now() - 60_000) / 1000) * 1000);
     const root = await tempDir('genesis-export-out-');
     const times = async (dir: string) => {
       const paths = ['', 'src', 'src/a.js', 'bin', 'bin/run', 'link', 'test', 'test/deep', 'test/deep/a.test.js'];
