@@ -12,7 +12,8 @@ import type { SandboxRunResult, SandboxRunSpec } from './sandbox.js';
 import { mountTree, SLOT_MARKER, unmountSlot, type SlotPaths, type TreeMount } from './warm-mounts.js';
 import { initEnded, oomKills } from './warm-init.js';
 import { WarmOutput } from './warm-output.js';
-import type { WarmPool, WarmSlot } from './warm-pool.js';
+import { WARM_MODE_LABEL, type WarmPool, type WarmSlot } from './warm-pool.js';
+import { resetForNextGate } from './warm-reset.js';
 import type { SandboxUser } from './work-dir.js';
 
 /** Where the container reads its command from (a FIFO of its slot, read-only). */
@@ -25,20 +26,25 @@ const NOT_MOUNTED = 'genesis-warm: the work dir was not mounted';
 /** Commands longer than this go through a fresh container (a FIFO's buffer takes 64 KiB without a reader draining it). */
 const MAX_COMMAND_BYTES = 32 * 1024;
 
-/**
- * The first process of a pooled container: reads its status marker (the first line) and the
- * command from the FIFO (blocking until a gate writes them), enters /work again (the gate's tree
- * is mounted over it meanwhile), refuses an empty slot, then runs `/bin/sh -c <command>` with its
- * output into the output FIFO, writes `<marker><exit code>` there after it, and exits with the
- * same code: the namespace, and every process the command left, ends with it. Plain sh, no other
- * program, so any image with /bin/sh can be pooled.
- */
-const LAUNCHER = [
+/** The launcher's first lines: the status marker (the first line) and the command, read from the FIFO (blocking until a gate writes them). */
+const READ_COMMAND = [
   // Lines joined with newlines between them: the command as written, less trailing newlines.
   'k=; c=; n=; while IFS= read -r l || [ -n "$l" ]; do if [ -z "$k" ]; then k=$l; else c="$c$n$l"; n=\'',
   `'; fi; done < ${COMMAND_PATH}`,
+];
+/** Refuses an empty slot: the gate's tree, mounted over /work meanwhile, hides the marker. */
+const REFUSE_EMPTY_SLOT = `if [ -e /work/${SLOT_MARKER} ]; then printf '%sunmounted\\n' "$k" > ${OUTPUT_PATH}; echo '${NOT_MOUNTED}' >&2; exit ${NOT_MOUNTED_EXIT}; fi`;
+
+/**
+ * The first process of a container used once: reads its command, enters /work again, runs
+ * `/bin/sh -c <command>` with its output into the output FIFO, writes `<marker><exit code>` there
+ * after it, and exits with the same code: the namespace, and every process the command left,
+ * ends with it. Plain sh, no other program, so any image with /bin/sh can be pooled this way.
+ */
+const ONCE_LAUNCHER = [
+  ...READ_COMMAND,
   `cd /work || { printf '%sunmounted\\n' "$k" > ${OUTPUT_PATH}; exit ${NOT_MOUNTED_EXIT}; }`,
-  `if [ -e /work/${SLOT_MARKER} ]; then printf '%sunmounted\\n' "$k" > ${OUTPUT_PATH}; echo '${NOT_MOUNTED}' >&2; exit ${NOT_MOUNTED_EXIT}; fi`,
+  REFUSE_EMPTY_SLOT,
   `/bin/sh -c "$c" > ${OUTPUT_PATH} 2>&1`,
   's=$?',
   `printf '%s%s\\n' "$k" "$s" > ${OUTPUT_PATH}`,
@@ -46,9 +52,33 @@ const LAUNCHER = [
 ].join('\n');
 
 /**
+ * The launcher of a container that serves gate after gate (warm-reset.ts): root without
+ * capabilities but SETUID and SETGID, under docker's init. For each command it drops to the gate's
+ * user ($1:$2) with setpriv, which enters /work (the tree may be closed to root without
+ * capabilities) and runs it; then it writes the status, and the host takes away whatever the
+ * command left before it sends the next one. A read without a marker (an empty write) is passed over.
+ */
+const REUSE_LAUNCHER = [
+  'p=/usr/bin/setpriv; [ -x "$p" ] || p=/bin/setpriv',
+  'while :; do',
+  ...READ_COMMAND,
+  '[ -n "$k" ] || continue',
+  REFUSE_EMPTY_SLOT,
+  `"$p" --reuid="$1" --regid="$2" --clear-groups -- /bin/sh -c 'cd /work && exec /bin/sh -c "$1"' genesis-gate "$c" > ${OUTPUT_PATH} 2>&1`,
+  's=$?',
+  `printf '%s%s\\n' "$k" "$s" > ${OUTPUT_PATH}`,
+  'done',
+].join('\n');
+
+/** How a pooled container serves gates: each container once, or gate after gate with a reset between. */
+export type WarmMode = 'once' | 'reuse';
+
+/**
  * How a pooled container is made for a slot: the settings a fresh gate container gets (no network,
  * read-only root, limits, user, environment: containerOptions), with the slot's work dir bound as
- * a mount slave at /work and its FIFO at COMMAND_PATH instead of the gate's own binds.
+ * a mount slave at /work and its FIFO at COMMAND_PATH instead of the gate's own binds. In reuse
+ * mode the container runs as root under docker's init with SETUID and SETGID only, and the
+ * launcher runs each command as `user`; the pids limit counts the init on top.
  */
 export function warmContainerOptions(
   spec: SandboxRunSpec,
@@ -56,14 +86,18 @@ export function warmContainerOptions(
   user: SandboxUser,
   labels: Record<string, string>,
   paths: Pick<SlotPaths, 'work' | 'command' | 'output'>,
+  mode: WarmMode = 'once',
 ): ContainerCreateOptions {
   const cold = containerOptions({ ...spec, command: '', mounts: [], readOnlyPaths: [] }, imageId, paths.work, user);
+  const reuse = mode === 'reuse';
   return {
     ...cold,
-    Cmd: ['/bin/sh', '-c', LAUNCHER],
-    Labels: { ...cold.Labels, [SANDBOX_CONTAINER_LABEL]: 'warm', ...labels },
+    Cmd: reuse ? ['/bin/sh', '-c', REUSE_LAUNCHER, 'genesis-warm', String(user.uid), String(user.gid)] : ['/bin/sh', '-c', ONCE_LAUNCHER],
+    ...(reuse ? { User: '0:0', WorkingDir: '/' } : {}),
+    Labels: { ...cold.Labels, [SANDBOX_CONTAINER_LABEL]: 'warm', [WARM_MODE_LABEL]: mode, ...labels },
     HostConfig: {
       ...cold.HostConfig,
+      ...(reuse ? { Init: true, CapAdd: ['SETUID', 'SETGID'], PidsLimit: (cold.HostConfig?.PidsLimit ?? 0) + 1 } : {}),
       Binds: [],
       Mounts: [
         { Type: 'bind', Source: paths.work, Target: '/work', BindOptions: { Propagation: 'rslave' } },
@@ -94,12 +128,18 @@ export async function runWarm(
   if (!pool.usable || Buffer.byteLength(spec.command) > MAX_COMMAND_BYTES) return null;
   const mounts = treeMounts(spec, workDir);
   if (!(await targetsAreDirect(workDir, mounts))) return null;
-  const recipe = (paths: SlotPaths) => warmContainerOptions(spec, image.id, user, pool.labels, paths);
-  const key = JSON.stringify(recipe({ dir: '', work: '<work>', stage: '', command: '<command>', output: '<output>' }));
-  const slot = pool.take(key, recipe);
+  const keyOf = (mode: WarmMode) => {
+    const recipe = (paths: SlotPaths) => warmContainerOptions(spec, image.id, user, pool.labels, paths, mode);
+    return { recipe, key: JSON.stringify(recipe({ dir: '', work: '<work>', stage: '', command: '<command>', output: '<output>' })) };
+  };
+  // Reused containers where this host, image and user allow it (warm-reset.ts), else each used once.
+  let { key, recipe } = keyOf('reuse');
+  if (pool.refusesReuse(key)) ({ key, recipe } = keyOf('once'));
+  const slot = pool.take(key, recipe, user);
   if (!slot) return null;
   let output: WarmOutput | undefined;
   let daemon: DaemonWatch | undefined;
+  let reusable = false;
   try {
     try {
       // A chown that failed: the caller's own hand-over, on the fresh path, says why.
@@ -115,10 +155,11 @@ export async function runWarm(
     } catch {
       return null; // the slot's output FIFO cannot be opened: nothing ran
     }
+    const oomBefore = slot.reuse && slot.init ? await oomKills(slot.init) : null;
     const started = performance.now();
     if (!(await sendCommand(slot, `${marker}\n${spec.command}`))) return null;
     daemon = watchDaemonExit(slot, spec.timeoutMs);
-    const ended = await endOf(slot, output, daemon).catch((cause: unknown) => {
+    const ended = await endOf(slot, output, daemon, oomBefore).catch((cause: unknown) => {
       throw dockerError(cause, 'run', image.name);
     });
     const durationMs = Math.round(performance.now() - started);
@@ -132,34 +173,45 @@ export async function runWarm(
       pool.disable(); // the daemon does not see this process's mounts (another mount namespace)
       return null;
     }
+    reusable = ended.by === 'status' && ended.reset;
     return { ...exit, output: tail.text(), outputBytes: tail.totalBytes, truncated: tail.truncated, durationMs, image };
   } finally {
     daemon?.stop();
     output?.close();
     await unmountSlot(slot.paths);
-    pool.release(slot);
+    pool.release(slot, reusable);
   }
 }
 
-type Ended = { by: 'status'; oomKills: number | null } | { by: 'daemon'; exitCode: number; timedOut: boolean };
+type Ended = { by: 'status'; oomKills: number | null; reset: boolean } | { by: 'daemon'; exitCode: number; timedOut: boolean };
 
 /**
- * Waits for the command's end: its status in the output FIFO and every process of the container
- * gone (the first process exited: warm-init.ts), or the daemon's report of the exit, whichever
- * comes first. The daemon's report comes 50–250 ms later here; it alone covers a timeout, a
- * status that never came, or a container whose first process the host cannot watch.
+ * Waits for the command's end: its status in the output FIFO and every other process of the
+ * container gone, or the daemon's report of the exit, whichever comes first. A container used
+ * once is done when its first process has exited (warm-init.ts); a reused one when the host has
+ * killed what the command left and emptied what it wrote (`reset`: it may serve another gate),
+ * its OOM kills counted from `oomBefore`. The daemon's report comes 50-250 ms later here; it
+ * alone covers a timeout, a status that never came, or a container the host cannot watch.
  */
-async function endOf(slot: WarmSlot, output: WarmOutput, daemon: DaemonWatch): Promise<Ended> {
+async function endOf(slot: WarmSlot, output: WarmOutput, daemon: DaemonWatch, oomBefore: number | null): Promise<Ended> {
   let settled = false;
   const init = slot.init;
-  const byStatus = init
-    ? output.status.then(async () => {
-        // Counted while the container's cgroup surely exists: the daemon may remove it as soon as the last process ends.
-        const early = await oomKills(init);
-        while (!settled && !(await initEnded(init))) await new Promise((resolve) => setTimeout(resolve, 1));
-        return { by: 'status' as const, oomKills: (await oomKills(init)) ?? early };
-      })
-    : new Promise<never>(() => undefined);
+  const reuse = slot.reuse;
+  const byStatus = !init
+    ? new Promise<never>(() => undefined)
+    : reuse
+      ? output.status.then(async () => {
+          const reset = await resetForNextGate(reuse);
+          const after = await oomKills(init);
+          const kills = after !== null && oomBefore !== null ? after - oomBefore : null;
+          return { by: 'status' as const, oomKills: kills, reset: reset && kills !== null };
+        })
+      : output.status.then(async () => {
+          // Counted while the container's cgroup surely exists: the daemon may remove it as soon as the last process ends.
+          const early = await oomKills(init);
+          while (!settled && !(await initEnded(init))) await new Promise((resolve) => setTimeout(resolve, 1));
+          return { by: 'status' as const, oomKills: (await oomKills(init)) ?? early, reset: false };
+        });
   const byDaemon = daemon.exited.then((exit) => ({ by: 'daemon' as const, ...exit }));
   try {
     return await Promise.race([byStatus, byDaemon]);
@@ -181,8 +233,9 @@ async function exitOf(
 ): Promise<{ exitCode: number; timedOut: boolean; oomKilled: boolean } | 'unmounted'> {
   if (status === 'unmounted') return 'unmounted';
   const code = ended.by === 'status' && status !== null && /^\d{1,3}$/.test(status) ? Number(status) : null;
-  const kills = ended.by === 'status' && code !== 137 ? ended.oomKills : null;
-  if (code !== null && kills !== null) return { exitCode: code, timedOut: false, oomKilled: kills > 0 };
+  // Used once, a 137 may be a kill the counter has not caught up with: the daemon says. A reused container's counter is read after its reset.
+  const kills = ended.by === 'status' && (code !== 137 || slot.reuse) ? ended.oomKills : null;
+  if (code !== null && (kills !== null || slot.reuse)) return { exitCode: code, timedOut: false, oomKilled: (kills ?? 0) > 0 };
   const exit = ended.by === 'daemon' ? ended : await daemon.exited;
   const state = (await slot.container.inspect()).State;
   return { exitCode: exit.timedOut ? 137 : exit.exitCode, timedOut: exit.timedOut, oomKilled: state.OOMKilled };

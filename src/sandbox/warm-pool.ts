@@ -5,12 +5,16 @@ import Docker from 'dockerode';
 import type { Container, ContainerCreateOptions } from 'dockerode';
 import { describeInit, type WarmInit } from './warm-init.js';
 import { prepareSlot, removeSlot, slotPaths, type SlotPaths } from './warm-mounts.js';
+import { probeReuse, type ReuseState } from './warm-reset.js';
+import type { SandboxUser } from './work-dir.js';
 import { isAlive } from '../process-alive.js';
 
 /** Label of pooled containers (besides genesis.sandbox=warm): which process made them, `host/pid`. */
 export const WARM_OWNER_LABEL = 'genesis.warm.owner';
 /** Label naming the pool (within its process) a container belongs to. */
 export const WARM_POOL_LABEL = 'genesis.warm.pool';
+/** Label saying how a pooled container serves gates: `once`, or `reuse` (gate after gate, reset between: warm-reset.ts). */
+export const WARM_MODE_LABEL = 'genesis.warm.mode';
 let pools = 0;
 const ROOT_PREFIX = 'genesis-warm-';
 
@@ -21,6 +25,8 @@ export interface WarmSlot {
   paths: SlotPaths;
   /** Its first process as the host sees it (warm-init.ts), or null: then a run learns of its end from the daemon only. */
   init: WarmInit | null;
+  /** For a container that serves gate after gate: what resets it between them; null for one used once. */
+  reuse: ReuseState | null;
 }
 
 /** How to make a slot's container: the create options for that slot's paths. */
@@ -34,6 +40,8 @@ export interface WarmPoolOptions {
   max?: number;
   /** A key's ready containers are removed after this long without a gate taking one. @default 600_000 (10 min: an agent may think for minutes between gates) */
   idleMs?: number;
+  /** Gates a reused container serves before it is replaced (bounds whatever a reset might not take away). @default 64 */
+  maxUses?: number;
 }
 
 export interface WarmPoolStats {
@@ -48,6 +56,10 @@ export interface WarmPoolStats {
   failures: number;
   /** Runs whose end the host saw itself (the launcher's status, its first process gone), not waiting for the daemon's report. */
   seenExits: number;
+  /** Runs served by a container that had served another gate before. */
+  reused: number;
+  /** Containers that could not be reset after a gate (a process would not die), removed instead of reused. */
+  resetFailures: number;
 }
 
 interface KeyState {
@@ -56,6 +68,8 @@ interface KeyState {
   /** Containers to keep ready: perKey, raised by runs that found none while others ran (up to max). */
   target: number;
   recipe: SlotRecipe;
+  /** The gates' user: what a reuse-mode container is checked against (warm-reset.ts). */
+  user: SandboxUser;
   idle?: NodeJS.Timeout;
 }
 
@@ -73,6 +87,9 @@ export class WarmPool {
   private readonly perKey: number;
   private readonly max: number;
   private readonly idleMs: number;
+  private readonly maxUses: number;
+  /** Keys whose containers cannot be reused here, and why (the first reason seen). */
+  private readonly refused = new Map<string, string>();
   private readonly keys = new Map<string, KeyState>();
   private readonly pending = new Set<Promise<unknown>>();
   private readonly owner = `${hostname()}/${process.pid}`;
@@ -85,13 +102,14 @@ export class WarmPool {
   private failedInRow = 0;
   /** Pooled runs under way (taken, not yet released). */
   private running = 0;
-  readonly stats: WarmPoolStats = { hits: 0, misses: 0, made: 0, retired: 0, failures: 0, seenExits: 0 };
+  readonly stats: WarmPoolStats = { hits: 0, misses: 0, made: 0, retired: 0, failures: 0, seenExits: 0, reused: 0, resetFailures: 0 };
 
   constructor(options: WarmPoolOptions = {}) {
     this.client = options.docker;
     this.perKey = options.perKey ?? 2;
     this.max = options.max ?? 8;
     this.idleMs = options.idleMs ?? 600_000;
+    this.maxUses = options.maxUses ?? 64;
   }
 
   /** Made on first use: the environment (DOCKER_HOST) then is the one that counts. */
@@ -117,16 +135,17 @@ export class WarmPool {
    * no faster with six ready containers than with two while the refill ran beside them).
    * A taken slot goes back through `release`.
    */
-  take(key: string, recipe: SlotRecipe): WarmSlot | null {
+  take(key: string, recipe: SlotRecipe, user: SandboxUser): WarmSlot | null {
     if (!this.usable) return null;
     let state = this.keys.get(key);
     if (!state) {
-      state = { ready: [], making: 0, target: this.perKey, recipe };
+      state = { ready: [], making: 0, target: this.perKey, recipe, user };
       this.keys.set(key, state);
     }
     const slot = state.ready.shift() ?? null;
     if (slot) this.stats.hits++;
     else this.stats.misses++;
+    if (slot?.reuse && slot.reuse.uses > 0) this.stats.reused++;
     // More gates at once than containers ready: keep one more ready from now on.
     if (!slot && this.running > 0) state.target = Math.min(this.max, state.target + 1);
     if (slot) this.running++;
@@ -134,12 +153,29 @@ export class WarmPool {
     return slot;
   }
 
-  /** A taken slot whose run ended: it is removed, and when no other run is under way the pool refills. */
-  release(slot: WarmSlot): void {
+  /**
+   * A taken slot whose run ended. A reused container that was reset (`reusable`) goes back to the
+   * front of its key's ready set until it has served `maxUses` gates; any other is removed. When
+   * no other run is under way the pool refills.
+   */
+  release(slot: WarmSlot, reusable = false): void {
     this.running--;
-    this.retire(slot);
+    const state = this.keys.get(slot.key);
+    if (slot.reuse && !reusable) this.stats.resetFailures += slot.reuse.uses > 0 && !this.draining ? 1 : 0;
+    if (reusable && slot.reuse && slot.reuse.uses < this.maxUses && state && this.usable && !this.draining) state.ready.unshift(slot);
+    else this.retire(slot);
     if (this.running > 0) return;
-    for (const [key, state] of this.keys) this.refill(key, state);
+    for (const [key, keyState] of this.keys) this.refill(key, keyState);
+  }
+
+  /** Whether containers made for `key` cannot be reused here (its first container said so): then the caller asks for one-use containers. */
+  refusesReuse(key: string): boolean {
+    return this.refused.has(key);
+  }
+
+  /** Why containers of `key` are not reused, if they are not. */
+  reuseRefusal(key: string): string | undefined {
+    return this.refused.get(key);
   }
 
   /** A slot that served its run (or could not): its container and directory go, in the background. */
@@ -213,7 +249,7 @@ export class WarmPool {
     // One at a time per key, and none while a pooled run is under way: it would slow the gates that run.
     if (this.draining || this.running > 0 || state.making > 0 || state.ready.length >= state.target || this.total >= this.max) return;
     state.making++;
-    const made = this.make(key, state.recipe).then(
+    const made = this.make(key, state.recipe, state.user).then(
       (slot) => {
         state.making--;
         if (!slot) return;
@@ -228,18 +264,19 @@ export class WarmPool {
     this.track(made);
   }
 
-  private async make(key: string, recipe: SlotRecipe): Promise<WarmSlot | null> {
+  private async make(key: string, recipe: SlotRecipe, user: SandboxUser): Promise<WarmSlot | null> {
     const paths = slotPaths(join(await this.rootDir(), String(this.next++)));
+    const options = recipe(paths);
     let container: Container | undefined;
     try {
-      await prepareSlot(paths, `${recipe(paths).User ?? '0'}`);
+      await prepareSlot(paths, `${options.User ?? '0'}`);
     } catch {
       this.disable(); // no mount rights here: slots cannot be made at all
       await removeSlot(paths);
       return null;
     }
     try {
-      container = await this.docker.createContainer(recipe(paths));
+      container = await this.docker.createContainer(options);
       this.stats.made++;
       await container.start();
       this.failedInRow = 0;
@@ -247,12 +284,19 @@ export class WarmPool {
         (info) => info.State.Pid,
         () => 0,
       );
-      return { key, container, paths, init: await describeInit(pid) };
+      const slot: WarmSlot = { key, container, paths, init: await describeInit(pid), reuse: null };
+      if (options.Labels?.[WARM_MODE_LABEL] !== 'reuse') return slot;
+      const probe = slot.init?.oomFile ? await probeReuse(pid, '/work', user) : { ok: false as const, reason: 'OOM kills cannot be counted' };
+      if (probe.ok) return { ...slot, reuse: probe.state };
+      // Not reusable here: runs of this key ask for one-use containers from now on.
+      this.refused.set(key, probe.reason);
+      await this.remove(slot);
+      return null;
     } catch {
       // A daemon restarting fails a few in a row and then works again; one that keeps failing turns the pool off.
       this.stats.failures++;
       if (++this.failedInRow >= 3) this.disable();
-      if (container) await this.remove({ key, container, paths, init: null });
+      if (container) await this.remove({ key, container, paths, init: null, reuse: null });
       else await removeSlot(paths);
       return null;
     }
