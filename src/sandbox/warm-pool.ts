@@ -173,9 +173,9 @@ export class WarmPool {
     return this.refused.has(key);
   }
 
-  /** Why containers of `key` are not reused, if they are not. */
-  reuseRefusal(key: string): string | undefined {
-    return this.refused.get(key);
+  /** Why containers are not reused here, one reason per settings key that found out. */
+  reuseRefusals(): string[] {
+    return [...this.refused.values()];
   }
 
   /** A slot that served its run (or could not): its container and directory go, in the background. */

@@ -31,48 +31,69 @@ describe('a warm docker pool keeps gates apart', () => {
   const sandbox = warmOnly(pool);
   afterAll(() => pool.drain());
 
-  it('gives the next gate nothing the last one left: files, processes, mounts, environment', async () => {
+  it('gives the next gate in the same container nothing the last one left: files, IPC, processes, mounts, environment', async () => {
     const marker = `genesis-warm-left-${randomUUID()}`;
     const leave = [
+      'cat /proc/self/cgroup | tail -1',
       'echo left > /work/left.txt; echo left > /tmp/left; mkdir -p /tmp/d && echo left > /tmp/d/f',
-      'echo left > /dev/shm/left; for p in /root / /var/tmp /etc /usr; do { echo left > $p/left; } 2>/dev/null && echo WROTE-$p; done',
-      // The FIFO the command came through: neither writable nor a way to talk to the next container.
+      // Names and shapes a careless wipe trips on: hidden, dash-first, unreadable, deep, links out of the tmpfs.
+      'echo left > /tmp/.hidden; echo left > /tmp/-rf; mkdir -p /tmp/deep/a/b/c && echo left > /tmp/deep/a/b/c/f; mkdir /tmp/locked && echo left > /tmp/locked/f && chmod 000 /tmp/locked',
+      'ln -s /work /tmp/to-work; ln -s / /tmp/to-root; ln -s /work /dev/shm/to-work',
+      'echo left > /dev/shm/left; for p in /root / /var/tmp /etc /usr /dev; do { echo left > $p/left; } 2>/dev/null && echo WROTE-$p; done',
+      // System V IPC objects and a POSIX message queue outlive their processes: the host removes them.
+      'ipcmk -M 4096 >/dev/null; ipcmk -Q >/dev/null; ipcmk -S 1 >/dev/null; : > /dev/mqueue/left',
+      // The FIFO the command came through: neither writable nor a way to talk to the next gate.
       '{ echo left > /.genesis-command; } 2>/dev/null && echo WROTE-FIFO',
+      // The launcher and the init that outlive the gate: another user's, so neither killable, stoppable nor readable.
+      '{ kill -STOP $PPID; } 2>/dev/null && echo STOPPED-LAUNCHER; { kill -9 $PPID 1; } 2>/dev/null && echo KILLED-LAUNCHER',
+      '{ cat /proc/$PPID/environ; } 2>/dev/null && echo READ-LAUNCHER',
       // Background processes of every kind, each of which would write into the work dir later.
       `(setsid sh -c 'sleep 2; echo late > /work/late-setsid; sleep 60' ${marker} &)`,
       `nohup sh -c 'sleep 2; echo late > /work/late-nohup; sleep 60' ${marker} >/dev/null 2>&1 &`,
       `sh -c "sh -c 'sleep 2; echo late > /work/late-fork; sleep 60 ${marker}' &" &`,
+      // One that keeps forking, one that stopped itself, one that ignores every signal it may.
+      `sh -c 'while :; do (sleep 30 &); sleep 0.01; done' ${marker} &`,
+      `sh -c 'kill -STOP $$; echo late > /work/late-stopped ${marker}' &`,
+      `sh -c 'trap "" TERM HUP INT QUIT USR1 USR2; sleep 60; echo ${marker}' &`,
       '{ mount -t tmpfs none /tmp/d; } 2>/dev/null && echo MOUNTED',
       'export LEFT=1; echo "export LEFT=1" > /tmp/.profile; echo "LEFT=1" >> /tmp/.bashrc',
-      'echo done',
+      'sleep 0.2; echo done',
     ].join('\n');
     const firstSpec = await specFor(leave, { limits });
     const first = await sandbox.run(firstSpec);
     expect(first.exitCode, first.output).toBe(0);
-    expect(first.output).toBe('done\n');
-    // The gate's first process ended: the kernel took its whole PID namespace with it.
-    for (let i = 0; i < 20 && processesWith(marker); i++) await new Promise((r) => setTimeout(r, 100));
+    const [container, ...rest] = first.output.split('\n');
+    expect(rest.join('\n')).toBe('done\n');
+    // Gone before the run returned: the host killed every process the gate left.
     expect(processesWith(marker)).toBe('');
 
     const probe = [
+      'cat /proc/self/cgroup | tail -1',
       'echo work=$(ls -A /work | tr "\\n" " ")',
       'echo tmp=$(ls -A /tmp | tr "\\n" " ")',
       'echo shm=$(ls -A /dev/shm 2>/dev/null | tr "\\n" " ")',
-      'echo left=$(ls /left /root/left /var/tmp/left /etc/left /usr/left 2>/dev/null)',
+      'echo mqueue=$(ls -A /dev/mqueue 2>/dev/null | tr "\\n" " ")',
+      'echo sysv=$(cat /proc/sysvipc/shm /proc/sysvipc/msg /proc/sysvipc/sem | grep -vc "^ *key")',
+      'echo left=$(ls /left /root/left /var/tmp/left /etc/left /usr/left /dev/left 2>/dev/null)',
       'echo env=$(env | grep -c LEFT)',
-      'echo pids=$(ls /proc | grep -c "^[0-9]")',
+      // Besides this probe's own processes: docker-init and the launcher, both root, and nothing else.
+      'echo others=$(for p in /proc/[0-9]*; do [ "$(stat -c %u $p)" = 0 ] && tr "\\0\\n" "  " < $p/cmdline | cut -c1-20; done | sort | tr "\\n" "|")',
       'echo mounts=$(grep -c " /tmp/d " /proc/self/mounts)',
+      'echo sleeps=$(grep -l "^sleep" /proc/[0-9]*/cmdline 2>/dev/null | wc -l)',
       // "[l]eft" matches the marker but not this probe's own command line.
       `echo marker=$(grep -l ${marker.replace('left', '[l]eft')} /proc/[0-9]*/cmdline 2>/dev/null | wc -l)`,
     ].join('\n');
     const next = await specFor(probe, { limits });
     await writeFile(join(next.workDir, 'own.txt'), 'own');
+    const reused = pool.stats.reused;
     const second = await sandbox.run(next);
     expect(second.exitCode, second.output).toBe(0);
+    // The same container served both gates.
+    expect(pool.stats.reused).toBe(reused + 1);
+    expect(second.output.split('\n')[0]).toBe(container);
     const seen = parse(second.output);
-    expect(seen).toMatchObject({ work: 'own.txt', tmp: '', shm: '', left: '', env: '0', mounts: '0', marker: '0' });
-    // The probe's shell, its pipelines and ls: no process of the first gate.
-    expect(Number(seen.pids)).toBeLessThan(6);
+    expect(seen).toMatchObject({ work: 'own.txt', tmp: '', shm: '', mqueue: '', sysv: '0', left: '', env: '0', mounts: '0', marker: '0', sleeps: '0' });
+    expect(seen.others).toBe('/bin/sh -c p=/usr/bi|/sbin/docker-init --|');
 
     // Later, neither work dir got anything from the first gate's background processes.
     await new Promise((r) => setTimeout(r, 2_500));
@@ -86,10 +107,11 @@ describe('a warm docker pool keeps gates apart', () => {
       'echo one; echo two >&2; echo three',
       // A status of its own, in every shape the launcher's could take: they stay output.
       'echo "genesis-status-00000000000000000000000000000000:0"; printf "genesis-status-:0\\n" >&2',
-      // The output channel: the command may write to it, never read it back or change what it is.
+      // The output channel: the command writes to it through its stdout only, never opens, reads or changes it.
       '{ cat /.genesis-output; } 2>/dev/null && echo READ-OUTPUT',
       '{ chmod 666 /.genesis-output; } 2>/dev/null && echo CHMOD-OUTPUT',
-      'echo four > /.genesis-output',
+      '{ echo four > /.genesis-output; } 2>/dev/null && echo WROTE-OUTPUT',
+      'echo four',
       'exit 3',
     ].join('\n');
     const result = await sandbox.run(await specFor(forge));
@@ -108,14 +130,15 @@ describe('a warm docker pool keeps gates apart', () => {
     expect(mounts).not.toContain(spec.workDir);
   });
 
-  it('never hands the same container to two gates, and removes each after its run', async () => {
+  it('serves one gate at a time with a container, at most maxUses of them, and removes every container on drain', async () => {
+    const pool = new WarmPool({ perKey: 1, maxUses: 2 });
+    const sandbox = warmOnly(pool);
     const ids: string[] = [];
-    for (let i = 0; i < 3; i++) {
-      const result = await sandbox.run(await specFor('cat /proc/self/cgroup | tail -1; hostname'));
-      ids.push(result.output);
-    }
-    // Each container has a cgroup of its own, named by its id.
-    expect(new Set(ids).size).toBe(3);
+    for (let i = 0; i < 4; i++) ids.push((await sandbox.run(await specFor('cat /proc/self/cgroup | tail -1'))).output);
+    // Each container has a cgroup of its own, named by its id: two gates each, then a new container.
+    expect(ids[1]).toBe(ids[0]);
+    expect(ids[3]).toBe(ids[2]);
+    expect(ids[2]).not.toBe(ids[1]);
     await pool.drain();
     const docker = new Docker();
     const left = await docker.listContainers({ all: true, filters: { label: [`${WARM_POOL_LABEL}=${pool.labels[WARM_POOL_LABEL]}`] } });
@@ -124,6 +147,41 @@ describe('a warm docker pool keeps gates apart', () => {
     const root = await pool.directory;
     expect(root).toBeDefined();
     expect(execFileSync('sh', ['-c', `ls -A ${root} 2>/dev/null || true`], { encoding: 'utf8' })).toBe('');
+  });
+
+  it('removes a container whose gate timed out, and gives the next gate another', async () => {
+    const pool = new WarmPool({ perKey: 1 });
+    const sandbox = warmOnly(pool);
+    try {
+      const stuck = await sandbox.run(await specFor('cat /proc/self/cgroup | tail -1; sleep 30', { timeoutMs: 1_500 }));
+      expect(stuck).toMatchObject({ exitCode: 137, timedOut: true });
+      const next = await sandbox.run(await specFor('cat /proc/self/cgroup | tail -1'));
+      expect(next.output).not.toBe(stuck.output);
+      expect(pool.stats.reused).toBe(0);
+    } finally {
+      await pool.drain();
+    }
+  });
+});
+
+describe('a warm docker pool with an image it cannot reuse containers of', () => {
+  const bare = 'genesis-test/no-setpriv';
+  it('uses each container once when the image has no setpriv, still as the sandbox user', async () => {
+    execFileSync('docker', ['build', '-q', '-t', bare, '-'], { input: `FROM ${image}\nUSER root\nRUN rm -f /usr/bin/setpriv /bin/setpriv\nUSER 1000\n`, stdio: ['pipe', 'ignore', 'inherit'] });
+    const pool = new WarmPool({ perKey: 1 });
+    try {
+      await new DockerSandbox({ image: bare, warm: pool }).run(await specFor('true'));
+      for (let i = 0; i < 600 && pool.reuseRefusals().length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(pool.reuseRefusals()).toEqual(['the image has no setpriv']);
+      const sandbox = warmOnly(pool, bare);
+      const ids: string[] = [];
+      for (let i = 0; i < 2; i++) ids.push((await sandbox.run(await specFor('id -u; cat /proc/self/cgroup | tail -1'))).output);
+      expect(ids[0]).toMatch(/^1000\n/);
+      expect(ids[1]).not.toBe(ids[0]);
+      expect(pool.stats.reused).toBe(0);
+    } finally {
+      await pool.drain();
+    }
   });
 });
 
@@ -270,7 +328,7 @@ describe('a warm docker pool leaves nothing behind', () => {
 });
 
 describe('a warm docker pool under concurrent gates', () => {
-  it('keeps more ready once gates overlap beyond it, never more than its max, each container used once', async () => {
+  it('keeps more ready once gates overlap beyond it, never more than its max, one gate at a time in each', async () => {
     const pool = new WarmPool({ perKey: 1, max: 3 });
     const sandbox = new DockerSandbox({ image, warm: pool });
     const settled = async () => {
@@ -291,7 +349,9 @@ describe('a warm docker pool under concurrent gates', () => {
       const mid = { ...pool.stats };
       const second = await batch(3);
       expect(pool.stats.hits - mid.hits).toBe(3);
-      expect(new Set([...first, ...second]).size).toBe(7);
+      // Gates at the same time never share a container (the first batch: one pooled, three fresh).
+      expect(new Set(first).size).toBe(4);
+      expect(new Set(second).size).toBe(3);
     } finally {
       await pool.drain();
     }
