@@ -113,8 +113,8 @@ export function warmContainerOptions(
  * a command too long, a mount target through a symlink, a slot that does not work here): then
  * nothing ran and the caller makes a fresh container as before. The gate's tree is mounted into
  * the slot (its read-only paths and dependency mounts with it), the command written to the FIFO,
- * and after the exit everything is unmounted before this resolves; the container and its slot
- * are then removed in the background, never used again.
+ * and after the exit everything is unmounted before this resolves. A reused container that was
+ * reset goes back to the pool; any other is removed with its slot in the background.
  */
 export async function runWarm(
   pool: WarmPool,

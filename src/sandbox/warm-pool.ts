@@ -75,9 +75,11 @@ interface KeyState {
 
 /**
  * A bounded pool of gate containers created and started ahead, each waiting for its command
- * (docker-warm.ts). Each container serves exactly one run and is removed after it; what it was
- * created with (image id, limits, environment, user, network) is its key, so a run only ever
- * gets a container made for the same settings. The pool refills in the background, one container
+ * (docker-warm.ts). A container serves one run at a time: where the host, image and user allow
+ * it, run after run with everything the last one left taken away between them (warm-reset.ts),
+ * up to `maxUses`; else one run, then it is removed. What it was created with (image id, limits,
+ * environment, user, network) is its key, so a run only ever gets a container made for the same
+ * settings. The pool refills in the background, one container
  * at a time per key, and keeps nothing it cannot account for: every container is labelled with
  * its owner process; `drain` removes all of them; the first use removes those of processes on
  * this host that are gone (killed before they could drain), with their slot directories.
