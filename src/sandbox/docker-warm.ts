@@ -53,9 +53,10 @@ const ONCE_LAUNCHER = [
 
 /**
  * The launcher of a container that serves gate after gate (warm-reset.ts): root without
- * capabilities but SETUID and SETGID, under docker's init. For each command it drops to the gate's
- * user ($1:$2) with setpriv, which enters /work (the tree may be closed to root without
- * capabilities) and runs it; then it writes the status, and the host takes away whatever the
+ * capabilities but SETUID, SETGID and SETPCAP, under docker's init. For each command it drops to
+ * the gate's user ($1:$2, its group as the only supplementary one, as docker sets it) with an
+ * empty bounding set, as a fresh gate container has it, and a shell of that user enters /work
+ * (the tree may be closed to root without capabilities) and runs the command; then it writes the status, and the host takes away whatever the
  * command left before it sends the next one. A read without a marker (an empty write) is passed over.
  */
 const REUSE_LAUNCHER = [
@@ -64,7 +65,7 @@ const REUSE_LAUNCHER = [
   ...READ_COMMAND,
   '[ -n "$k" ] || continue',
   REFUSE_EMPTY_SLOT,
-  `"$p" --reuid="$1" --regid="$2" --clear-groups -- /bin/sh -c 'cd /work && exec /bin/sh -c "$1"' genesis-gate "$c" > ${OUTPUT_PATH} 2>&1`,
+  `"$p" --reuid="$1" --regid="$2" --groups="$2" --bounding-set=-all -- /bin/sh -c 'cd /work && exec /bin/sh -c "$1"' genesis-gate "$c" > ${OUTPUT_PATH} 2>&1`,
   's=$?',
   `printf '%s%s\\n' "$k" "$s" > ${OUTPUT_PATH}`,
   'done',
@@ -77,7 +78,7 @@ export type WarmMode = 'once' | 'reuse';
  * How a pooled container is made for a slot: the settings a fresh gate container gets (no network,
  * read-only root, limits, user, environment: containerOptions), with the slot's work dir bound as
  * a mount slave at /work and its FIFO at COMMAND_PATH instead of the gate's own binds. In reuse
- * mode the container runs as root under docker's init with SETUID and SETGID only, and the
+ * mode the container runs as root under docker's init with SETUID, SETGID and SETPCAP only, and the
  * launcher runs each command as `user`; the pids limit counts the init on top.
  */
 export function warmContainerOptions(
@@ -93,11 +94,11 @@ export function warmContainerOptions(
   return {
     ...cold,
     Cmd: reuse ? ['/bin/sh', '-c', REUSE_LAUNCHER, 'genesis-warm', String(user.uid), String(user.gid)] : ['/bin/sh', '-c', ONCE_LAUNCHER],
-    ...(reuse ? { User: '0:0', WorkingDir: '/' } : {}),
+    ...(reuse ? { User: '0:0' } : {}),
     Labels: { ...cold.Labels, [SANDBOX_CONTAINER_LABEL]: 'warm', [WARM_MODE_LABEL]: mode, ...labels },
     HostConfig: {
       ...cold.HostConfig,
-      ...(reuse ? { Init: true, CapAdd: ['SETUID', 'SETGID'], PidsLimit: (cold.HostConfig?.PidsLimit ?? 0) + 1 } : {}),
+      ...(reuse ? { Init: true, CapAdd: ['SETUID', 'SETGID', 'SETPCAP'], PidsLimit: (cold.HostConfig?.PidsLimit ?? 0) + 1 } : {}),
       Binds: [],
       Mounts: [
         { Type: 'bind', Source: paths.work, Target: '/work', BindOptions: { Propagation: 'rslave' } },

@@ -13,7 +13,7 @@ const execFileAsync = promisify(execFile);
  * other process, and the writable places a gate could leave something in.
  *
  * A reused container runs docker's init (tini: it reaps every orphan) and under it the launcher,
- * both as root without capabilities beyond SETUID and SETGID; each gate's command runs under the
+ * both as root without capabilities beyond SETUID, SETGID and SETPCAP; each gate's command runs under the
  * sandbox user (setpriv), so a gate can neither signal nor trace the two (another uid, and the
  * kernel ignores signals to a namespace's first process from inside it). Between gates the host
  * freezes the container's cgroup, kills every process but those two, thaws it and waits until

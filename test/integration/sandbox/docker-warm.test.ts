@@ -166,7 +166,7 @@ describe('a warm docker pool keeps gates apart', () => {
 
 describe('a warm docker pool with an image it cannot reuse containers of', () => {
   const bare = 'genesis-test/no-setpriv';
-  it('uses each container once when the image has no setpriv, still as the sandbox user', async () => {
+  it('uses each container once when the image has no setpriv, and a command sees the same process either way', async () => {
     execFileSync('docker', ['build', '-q', '-t', bare, '-'], { input: `FROM ${image}\nUSER root\nRUN rm -f /usr/bin/setpriv /bin/setpriv\nUSER 1000\n`, stdio: ['pipe', 'ignore', 'inherit'] });
     const pool = new WarmPool({ perKey: 1 });
     try {
@@ -179,6 +179,20 @@ describe('a warm docker pool with an image it cannot reuse containers of', () =>
       expect(ids[0]).toMatch(/^1000\n/);
       expect(ids[1]).not.toBe(ids[0]);
       expect(pool.stats.reused).toBe(0);
+      // What a command is, seen from inside, is the same in a reused container and in one used once.
+      const self = 'grep -E "^(Uid|Gid|Groups|Cap|NoNewPrivs|Seccomp)" /proc/self/status; env | sort; echo "$0 $#"; umask; ulimit -a; pwd';
+      const reusePool = new WarmPool({ perKey: 1 });
+      try {
+        const reused = warmOnly(reusePool);
+        await reused.run(await specFor('true'));
+        const inReused = await reused.run(await specFor(self));
+        expect(reusePool.stats.reused).toBe(1);
+        const inOnce = await sandbox.run(await specFor(self));
+        expect(inReused.output).toContain('CapBnd:\t0000000000000000');
+        expect(inReused.output).toBe(inOnce.output);
+      } finally {
+        await reusePool.drain();
+      }
     } finally {
       await pool.drain();
     }
