@@ -58,7 +58,11 @@ export async function probeReuse(initPid: number, workTarget: string, user: { ui
   const launcher = await waitForOnlyChild(cgroup, initPid);
   if (!launcher) return { ok: false, reason: 'the launcher did not start' };
   const root = `/proc/${launcher.pid}/root`;
-  const executable = (path: string) => access(`${root}${path}`, constants.X_OK).then(() => true, () => false);
+  const executable = (path: string) =>
+    access(`${root}${path}`, constants.X_OK).then(
+      () => true,
+      () => false,
+    );
   if (!(await executable('/usr/bin/setpriv')) && !(await executable('/bin/setpriv'))) return { ok: false, reason: 'the image has no setpriv' };
   const wipe: string[] = [];
   const mounts = await writableMounts(launcher.pid);
@@ -141,7 +145,12 @@ async function freeze(state: ReuseState, frozen: boolean): Promise<boolean> {
     await writeFile(file, value);
     if (!frozen) return true;
     for (let i = 0; i < 2_000; i++) {
-      const now = state.version === 1 ? (await readFile(file, 'utf8')).trim() : /^frozen 1$/m.test(await readFile(join(state.freezer, 'cgroup.events'), 'utf8')) ? '1' : '0';
+      const now =
+        state.version === 1
+          ? (await readFile(file, 'utf8')).trim()
+          : /^frozen 1$/m.test(await readFile(join(state.freezer, 'cgroup.events'), 'utf8'))
+            ? '1'
+            : '0';
       if (now === value) return true;
       await new Promise((resolve) => setTimeout(resolve, 1));
     }
@@ -162,10 +171,7 @@ function killQuietly(pid: number): void {
 
 async function listProcs(dir: string): Promise<number[]> {
   const text = await readFile(join(dir, 'cgroup.procs'), 'utf8').catch(() => '');
-  return text
-    .split('\n')
-    .filter(Boolean)
-    .map(Number);
+  return text.split('\n').filter(Boolean).map(Number);
 }
 
 /** Removes what is in `dir`, never `dir` itself (a mount point): links are removed, never followed. */
@@ -196,7 +202,10 @@ async function procStat(pid: number): Promise<{ state: string; ppid: number; sta
 
 /** The container's freezer and pids cgroup directories, through its first process. */
 async function cgroupDirs(pid: number): Promise<Pick<ReuseState, 'freezer' | 'pids' | 'version'> | null> {
-  const [cgroups, mounts] = await Promise.all([readFile(`/proc/${pid}/cgroup`, 'utf8').catch(() => ''), readFile('/proc/self/mountinfo', 'utf8').catch(() => '')]);
+  const [cgroups, mounts] = await Promise.all([
+    readFile(`/proc/${pid}/cgroup`, 'utf8').catch(() => ''),
+    readFile('/proc/self/mountinfo', 'utf8').catch(() => ''),
+  ]);
   const lines = cgroups.split('\n').map((l) => l.split(':'));
   const v1 = (controller: string) => lines.find((l) => l.length >= 3 && l[1]!.split(',').includes(controller));
   const v2 = lines.find((l) => l.length >= 3 && l[0] === '0' && l[1] === '');

@@ -167,7 +167,10 @@ describe('a warm docker pool keeps gates apart', () => {
 describe('a warm docker pool with an image it cannot reuse containers of', () => {
   const bare = 'genesis-test/no-setpriv';
   it('uses each container once when the image has no setpriv, and a command sees the same process either way', async () => {
-    execFileSync('docker', ['build', '-q', '-t', bare, '-'], { input: `FROM ${image}\nUSER root\nRUN rm -f /usr/bin/setpriv /bin/setpriv\nUSER 1000\n`, stdio: ['pipe', 'ignore', 'inherit'] });
+    execFileSync('docker', ['build', '-q', '-t', bare, '-'], {
+      input: `FROM ${image}\nUSER root\nRUN rm -f /usr/bin/setpriv /bin/setpriv\nUSER 1000\n`,
+      stdio: ['pipe', 'ignore', 'inherit'],
+    });
     const pool = new WarmPool({ perKey: 1 });
     try {
       await new DockerSandbox({ image: bare, warm: pool }).run(await specFor('true'));
