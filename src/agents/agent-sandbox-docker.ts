@@ -9,6 +9,8 @@ import { confineAgentDisk } from './agent-disk-quota.js';
 import { homeFileBinds } from './agent-home-files.js';
 import type { AgentLaunch, AgentSandbox, AgentSandboxKind, AgentSandboxSpec } from './agent-sandbox.js';
 import { ensureAgentNetwork } from './agent-sandbox-network.js';
+import { AGENT_LAUNCH_LABEL, removeAgentContainer } from './agent-docker-remove.js';
+import { dockerCreateFailedArgv, dockerStartArgv } from './agent-docker-start.js';
 
 export interface DockerAgentSandboxOptions {
   /** Image the agent runs in. A skeleton image labelled genesis.bind-host-usr=1 gets the host's /usr. */
@@ -17,6 +19,10 @@ export interface DockerAgentSandboxOptions {
   network: string;
 }
 
+/** How long `docker create` may take before the launch gives up on it (a daemon that hangs). */
+const CREATE_TIMEOUT_MS = 120_000;
+/** How long a create given up on is watched for, so that a late one is removed too. */
+const LATE_CREATE_MS = 10_000;
 /** Host paths a skeleton image needs for the host's programs and for TLS to a hosted model. */
 const HOST_SYSTEM = ['/usr', '/etc/alternatives', '/etc/ssl', '/etc/ca-certificates'];
 const LABEL = 'genesis.sandbox';
@@ -31,7 +37,12 @@ export const CA_BUNDLE_LABEL = 'genesis.ca-bundle';
  * orchestrator's own uid), and only the workspace and HOME writable. Variables are passed by name
  * (`-e NAME`), so their values never appear in a process list.
  *
- * Killing the `docker run` client does not stop its container, so `dispose` removes it by name.
+ * The container's lifetime is Genesis's, whenever the agent is killed: `launch` creates it
+ * (`docker create`, awaited, under a name and a label of this launch), the process the caller
+ * spawns only starts it attached, and `dispose` removes it by name and label until none is left.
+ * Killing a `docker run` client instead could land before the daemon had made the container,
+ * which it then made after the cleanup had looked for it. Exit codes read as `docker run`'s did
+ * (see agent-docker-start.ts), so `dockerRunFailure` reads them.
  */
 export class DockerAgentSandbox implements AgentSandbox {
   readonly kind: AgentSandboxKind = 'docker';
@@ -99,13 +110,14 @@ export class DockerAgentSandbox implements AgentSandbox {
     if (this.caBundle && env.NODE_EXTRA_CA_CERTS === undefined) env.NODE_EXTRA_CA_CERTS = this.caBundle;
     const name = `genesis-agent-${spec.name}`.replace(/[^a-zA-Z0-9_.-]/g, '-');
     const args = [
-      'run',
-      '--rm',
+      'create',
       '-i',
       '--name',
       name,
       '--label',
       `${LABEL}=agent`,
+      '--label',
+      `${AGENT_LAUNCH_LABEL}=${name}`,
       '--network',
       this.options.network,
       '--hostname',
@@ -127,23 +139,22 @@ export class DockerAgentSandbox implements AgentSandbox {
       this.options.image,
       ...argv,
     ];
+    const docker = { PATH: process.env.PATH ?? '/usr/bin:/bin', ...dockerClientEnv() };
     // The client reads the values of `-e NAME` from its own environment, and finds the daemon there.
-    const client = { ...env, PATH: process.env.PATH ?? '/usr/bin:/bin', ...dockerClientEnv() };
-    return {
-      ...quota,
-      file: 'docker',
-      args,
-      env: client,
-      dispose: async () => {
-        await execa('docker', ['rm', '--force', name], {
-          reject: false,
-          timeout: 30_000,
-          env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...dockerClientEnv() },
-          extendEnv: false,
-        });
-      },
-    };
+    const client = { ...env, ...docker };
+    const created = await execa('docker', args, { reject: false, timeout: CREATE_TIMEOUT_MS, env: client, extendEnv: false });
+    // Given up on, the client leaves a create the daemon may still finish: look for it a while.
+    const lingerMs = created.timedOut ? LATE_CREATE_MS : 0;
+    const dispose = () => removeAgentContainer(name, { env: docker, lingerMs });
+    const [file, ...launcher] = created.exitCode === 0 ? dockerStartArgv(name) : dockerCreateFailedArgv(createFailure(created));
+    return { ...quota, file: file!, args: launcher, env: client, dispose };
   }
+}
+
+/** What a failed `docker create` said, for the agent's log (docker's own words when it has any). */
+function createFailure(created: { stderr: string; shortMessage?: string; timedOut: boolean }): string {
+  if (created.timedOut) return `docker: the daemon did not create the agent's container within ${CREATE_TIMEOUT_MS / 1000} s`;
+  return created.stderr.trim() || created.shortMessage || 'docker create failed';
 }
 
 /** Where the docker client finds its daemon: the orchestrator's own settings. */
