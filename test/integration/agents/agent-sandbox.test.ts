@@ -1,12 +1,15 @@
 import { execFileSync } from 'node:child_process';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { homedir } from 'node:os';
-import { join, relative, sep } from 'node:path';
+import { dirname, join, relative, sep } from 'node:path';
+import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import type { AgentRunInput } from '../../../src/agents/agent.js';
 import { createAgentSandbox } from '../../../src/agents/agent-sandbox-create.js';
+import { DockerAgentSandbox } from '../../../src/agents/agent-sandbox-docker.js';
 import { CommandAgent } from '../../../src/agents/command-agent.js';
 import { OpenAIAgent } from '../../../src/agents/openai/openai-agent.js';
 import { BwrapSandbox } from '../../../src/sandbox/bwrap-sandbox.js';
@@ -125,6 +128,52 @@ function agentsGateway(): string {
   return execFileSync('docker', ['network', 'inspect', 'genesis-agents', '--format', '{{(index .IPAM.Config 0).Gateway}}'], { encoding: 'utf8' }).trim();
 }
 
+/** An episode id of its own, so a test sees only the containers of its own launches. */
+function uniqueEpisode(): string {
+  return `flake-${randomUUID().slice(0, 8)}`;
+}
+
+function agentContainers(episode: string): string[] {
+  return execFileSync(
+    'docker',
+    ['ps', '-a', '--filter', 'label=genesis.sandbox=agent', '--filter', `name=genesis-agent-${episode}-`, '--format', '{{.Names}} {{.State}}'],
+    { encoding: 'utf8' },
+  )
+    .split('\n')
+    .filter(Boolean);
+}
+
+/**
+ * Every container of the episode seen during `ms` after the run returned. The daemon may finish
+ * a create or a start it was asked for just before the kill, later than the run's cleanup: a
+ * container that shows up late has outlived the agent as much as one that never went.
+ */
+async function containersAppearing(episode: string, ms = 3_000): Promise<string[]> {
+  const seen = new Set<string>();
+  const until = Date.now() + ms;
+  do {
+    for (const c of agentContainers(episode)) seen.add(c);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  } while (Date.now() < until);
+  for (const c of agentContainers(episode)) seen.add(c);
+  return [...seen];
+}
+
+/** Resolves once the process that runs the episode's container is spawned (it names the container). */
+async function waitForLauncher(episode: string): Promise<void> {
+  const mark = `genesis-agent-${episode}-`;
+  for (const deadline = Date.now() + 30_000; Date.now() < deadline; ) {
+    for (const pid of await readdir('/proc').catch(() => [])) {
+      if (!/^[0-9]+$/.test(pid)) continue;
+      const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+      // The launcher, not the `docker create` that may come before it.
+      if (cmdline.includes(mark) && !cmdline.split('\0').includes('create')) return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  throw new Error(`no launcher of ${mark} started within 30 s`);
+}
+
 describe('an agent sandboxed with docker', () => {
   itWith('docker')('sees only its workspace, its HOME and the system, with only the variables it is given', async () => {
     await createAgentSandbox({ kind: 'docker', image: 'genesis/node:20', network: 'genesis-agents' });
@@ -158,14 +207,10 @@ describe('an agent sandboxed with docker', () => {
   itWith('docker')('leaves no container behind when the agent is killed at its timeout', async () => {
     const sandbox = await createAgentSandbox({ kind: 'docker', image: 'genesis/node:20', network: 'genesis-agents' });
     const { run } = await layout('127.0.0.1');
-    const result = await new CommandAgent(['sleep', '60'], { sandbox }).run({ ...run, timeoutMs: 1_500 });
+    const episode = uniqueEpisode();
+    const result = await new CommandAgent(['sleep', '60'], { sandbox }).run({ ...run, env: { ...run.env, GENESIS_EPISODE_ID: episode }, timeoutMs: 1_500 });
     expect(result.timedOut).toBe(true);
-    const left = execFileSync(
-      'docker',
-      ['ps', '-a', '--filter', 'label=genesis.sandbox=agent', '--filter', 'name=genesis-agent-e1-', '--format', '{{.Names}}'],
-      { encoding: 'utf8' },
-    ).trim();
-    expect(left).toBe('');
+    expect(await containersAppearing(episode)).toEqual([]);
   });
 
   itWith('docker')('fails with agent-not-found when the program is not in the image', async () => {
@@ -189,6 +234,200 @@ describe('an agent sandboxed with docker', () => {
       .map((l) => l.trim().split(':')[0])
       .filter(Boolean);
     expect(interfaces).toEqual(['lo']);
+  });
+});
+
+describe('when a docker-sandboxed agent is killed or aborted at any moment', () => {
+  // 0 ms: the kill lands right after the spawn, before the daemon could have made the container;
+  // the others land while it is being made, started, or while the agent runs.
+  for (const ms of [0, 30, 100, 300, 1_000, 2_500]) {
+    itWith('docker')(`leaves no container behind when the timeout falls ${ms} ms after the start`, async () => {
+      const sandbox = await createAgentSandbox({ kind: 'docker', image: 'genesis/node:20', network: 'genesis-agents' });
+      const { run } = await layout('127.0.0.1');
+      const episode = uniqueEpisode();
+      const result = await new CommandAgent(['sleep', '60'], { sandbox }).run({ ...run, env: { ...run.env, GENESIS_EPISODE_ID: episode }, timeoutMs: ms });
+      expect(result.timedOut).toBe(true);
+      expect(result.exitCode).not.toBe(0);
+      expect(await containersAppearing(episode)).toEqual([]);
+    });
+  }
+
+  itWith('docker')('gives the agent its grace at the timeout: it gets the TERM, and its exit code is its own', async () => {
+    const sandbox = await createAgentSandbox({ kind: 'docker', image: 'genesis/node:20', network: 'genesis-agents' });
+    const { run } = await layout('127.0.0.1');
+    const episode = uniqueEpisode();
+    const agent = new CommandAgent(['sh', '-c', 'trap "echo stopped > stopped.txt; exit 3" TERM; echo ready; while :; do sleep 0.1; done'], { sandbox });
+    const result = await agent.run({ ...run, env: { ...run.env, GENESIS_EPISODE_ID: episode }, timeoutMs: 1_500 });
+    expect(result).toMatchObject({ timedOut: true, exitCode: 3 });
+    expect(result.log).toContain('ready');
+    expect(await readFile(join(run.workspace, 'stopped.txt'), 'utf8')).toBe('stopped\n');
+    expect(await containersAppearing(episode, 1_000)).toEqual([]);
+  });
+
+  for (const ms of [0, 100, 1_000]) {
+    itWith('docker')(`leaves no container behind when the episode is aborted ${ms} ms after the launcher started`, async () => {
+      const sandbox = await createAgentSandbox({ kind: 'docker', image: 'genesis/node:20', network: 'genesis-agents' });
+      const { run } = await layout('127.0.0.1');
+      const episode = uniqueEpisode();
+      const controller = new AbortController();
+      const running = new CommandAgent(['sleep', '60'], { sandbox }).run({
+        ...run,
+        env: { ...run.env, GENESIS_EPISODE_ID: episode },
+        timeoutMs: 30_000,
+        signal: controller.signal,
+      });
+      // Aborted once the launcher is spawned (CommandAgent listens for the abort from then on).
+      await waitForLauncher(episode);
+      setTimeout(() => controller.abort(), ms);
+      const result = await running;
+      expect(result.aborted).toBe(true);
+      expect(await containersAppearing(episode)).toEqual([]);
+    });
+  }
+});
+
+describe("a docker-sandboxed agent's exit", () => {
+  /** Runs `argv` through a launch of the docker agent sandbox, as CommandAgent spawns it. */
+  async function launched(sandbox: DockerAgentSandbox, argv: string[], input = '') {
+    const { run } = await layout('127.0.0.1');
+    const name = `${uniqueEpisode()}-x`;
+    const launch = await sandbox.launch(argv, { workspace: run.workspace, home: join(dirname(run.promptFile), 'home'), env: run.env, readOnly: [run.promptFile], name });
+    try {
+      const result = await execa(launch.file, launch.args, { env: launch.env, extendEnv: false, reject: false, input });
+      return { ...result, name: `genesis-agent-${name}` };
+    } finally {
+      await launch.dispose();
+    }
+  }
+
+  /** What plain `docker run` exits with for the same program, in the same image. */
+  function dockerRunExit(image: string, argv: string[], options: string[] = []): number {
+    try {
+      execFileSync('docker', ['run', '--rm', '-i', '-v', '/usr:/usr:ro', ...options, image, ...argv], { stdio: ['ignore', 'ignore', 'ignore'] });
+      return 0;
+    } catch (error) {
+      return (error as { status: number }).status;
+    }
+  }
+
+  const cases: Array<[string, string[], number]> = [
+    ['a normal exit', ['sh', '-c', 'exit 0'], 0],
+    ['an exit with 1 (what docker start says for its own failures)', ['sh', '-c', 'exit 1'], 1],
+    ['an exit with N', ['sh', '-c', 'exit 7'], 7],
+    ['a program not in the image', ['genesis-no-such-agent'], 127],
+    ['a program that is not executable', ['/etc/passwd'], 126],
+    ['a directory as the program', ['/usr'], 126],
+  ];
+  for (const [what, argv, code] of cases) {
+    itWith('docker')(`reads ${what} as docker run does (${code})`, async () => {
+      const sandbox = new DockerAgentSandbox({ image: 'genesis/node:20', network: 'genesis-agents' });
+      const result = await launched(sandbox, argv);
+      expect(result.exitCode).toBe(code);
+      expect(dockerRunExit('genesis/node:20', argv)).toBe(code);
+    });
+  }
+
+  /**
+   * Docker itself failing after the sandbox was checked: at the create (an image gone, a daemon
+   * that stopped answering) or at the start (a network gone: the daemon checks it only then).
+   * Each gives `dockerRun` docker run's own arguments for the same failure.
+   */
+  const dockerFailures: Array<{ what: string; code: string; retryable: boolean; arrange: () => Promise<{ sandbox: DockerAgentSandbox; dockerRun: string[]; restore: () => void }> }> = [
+    {
+      what: 'an image removed after the check',
+      code: 'agent-sandbox-invalid',
+      retryable: false,
+      arrange: async () => {
+        const image = `genesis-test/agent-gone:${randomUUID().slice(0, 8)}`;
+        execFileSync('docker', ['tag', 'genesis/node:20', image]);
+        const sandbox = new DockerAgentSandbox({ image, network: 'genesis-agents' });
+        await sandbox.check();
+        execFileSync('docker', ['rmi', image], { stdio: 'ignore' });
+        return { sandbox, dockerRun: [image], restore: () => undefined };
+      },
+    },
+    {
+      what: 'a network removed after the check',
+      code: 'agent-sandbox-invalid',
+      retryable: false,
+      arrange: async () => {
+        const network = `genesis-test-gone-${randomUUID().slice(0, 8)}`;
+        const sandbox = new DockerAgentSandbox({ image: 'genesis/node:20', network });
+        await sandbox.check();
+        execFileSync('docker', ['network', 'rm', network], { stdio: 'ignore' });
+        return { sandbox, dockerRun: ['--network', network, 'genesis/node:20'], restore: () => undefined };
+      },
+    },
+    {
+      what: 'a daemon that stopped answering',
+      code: 'agent-sandbox-failed',
+      retryable: true,
+      arrange: async () => {
+        const sandbox = new DockerAgentSandbox({ image: 'genesis/node:20', network: 'genesis-agents' });
+        await sandbox.check();
+        const saved = process.env.DOCKER_HOST;
+        process.env.DOCKER_HOST = `unix:///tmp/genesis-no-daemon-${randomUUID()}.sock`;
+        const restore = () => {
+          if (saved === undefined) delete process.env.DOCKER_HOST;
+          else process.env.DOCKER_HOST = saved;
+        };
+        return { sandbox, dockerRun: ['genesis/node:20'], restore };
+      },
+    },
+  ];
+  for (const failure of dockerFailures) {
+    itWith('docker')(`reads docker failing (${failure.what}) as docker run does (125), and the agent fails with ${failure.code}`, async () => {
+      const { sandbox, dockerRun, restore } = await failure.arrange();
+      try {
+        const result = await launched(sandbox, ['sh', '-c', 'exit 0']);
+        expect(result.exitCode).toBe(125);
+        expect(dockerRunExit(dockerRun[dockerRun.length - 1]!, ['sh', '-c', 'exit 0'], dockerRun.slice(0, -1))).toBe(125);
+        const { run } = await layout('127.0.0.1');
+        const error = await new CommandAgent(['sh', '-c', 'exit 0'], { sandbox }).run(run).catch((e: unknown) => e);
+        expect(error).toMatchObject({ code: failure.code, retryable: failure.retryable });
+      } finally {
+        restore();
+      }
+    });
+  }
+
+  itWith('docker')("gives the agent its stdin, and its stdout and stderr apart, as docker run -i did", async () => {
+    const sandbox = new DockerAgentSandbox({ image: 'genesis/node:20', network: 'genesis-agents' });
+    const result = await launched(sandbox, ['sh', '-c', 'cat; echo to-stderr >&2; exit 3'], 'the prompt\n');
+    expect(result).toMatchObject({ exitCode: 3, stdout: 'the prompt', stderr: 'to-stderr' });
+  });
+
+  itWith('docker')('owns the container from the launch on: it exists before anything is spawned, and dispose removes it', async () => {
+    const sandbox = new DockerAgentSandbox({ image: 'genesis/node:20', network: 'genesis-agents' });
+    const { run } = await layout('127.0.0.1');
+    const name = `${uniqueEpisode()}-x`;
+    const launch = await sandbox.launch(['sleep', '60'], { workspace: run.workspace, home: join(dirname(run.promptFile), 'home'), env: run.env, readOnly: [run.promptFile], name });
+    const labelled = () =>
+      execFileSync('docker', ['ps', '-a', '--filter', `label=genesis.agent.launch=genesis-agent-${name}`, '--format', '{{.State}}'], { encoding: 'utf8' }).trim();
+    expect(labelled()).toBe('created');
+    await launch.dispose();
+    expect(labelled()).toBe('');
+    await launch.dispose();
+  });
+
+  itWith('docker')('removes the container when the agent ends, before dispose (as --rm did, for an owner that died)', async () => {
+    const sandbox = new DockerAgentSandbox({ image: 'genesis/node:20', network: 'genesis-agents' });
+    const { run } = await layout('127.0.0.1');
+    const name = `${uniqueEpisode()}-x`;
+    const launch = await sandbox.launch(['sh', '-c', 'exit 0'], { workspace: run.workspace, home: join(dirname(run.promptFile), 'home'), env: run.env, readOnly: [run.promptFile], name });
+    try {
+      await execa(launch.file, launch.args, { env: launch.env, extendEnv: false, reject: false });
+      expect(execFileSync('docker', ['ps', '-a', '--filter', `label=genesis.agent.launch=genesis-agent-${name}`, '-q'], { encoding: 'utf8' }).trim()).toBe('');
+    } finally {
+      await launch.dispose();
+    }
+  });
+
+  itWith('docker')('reports the exit code N of the agent in its result', async () => {
+    const sandbox = await createAgentSandbox({ kind: 'docker', image: 'genesis/node:20', network: 'genesis-agents' });
+    const { run } = await layout('127.0.0.1');
+    const result = await new CommandAgent(['sh', '-c', 'exit 7'], { sandbox }).run(run);
+    expect(result).toMatchObject({ exitCode: 7, timedOut: false, aborted: false });
   });
 });
 
