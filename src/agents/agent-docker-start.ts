@@ -26,7 +26,7 @@ const EXIT_AS_DOCKER_RUN = [
  *   the agent keeps its grace time and its own exit code (or the KILL after the grace ends both);
  * - a TERM before the container started ends `docker run` by that signal: so does this shell.
  */
-export const DOCKER_START_SCRIPT = [
+const DOCKER_START_SCRIPT = [
   EXIT_AS_DOCKER_RUN,
   'termed=',
   "trap 'termed=1' TERM",
@@ -49,7 +49,7 @@ export const DOCKER_START_SCRIPT = [
  * Reports a `docker create` that failed the way `docker run` reported it: docker's message on
  * stderr and the exit code `docker run` gave for it. $1 is the message.
  */
-export const DOCKER_CREATE_FAILED_SCRIPT = [EXIT_AS_DOCKER_RUN, 'printf "%s\\n" "$1" >&2', 'exit_as_docker_run "$1"'].join('\n');
+const DOCKER_CREATE_FAILED_SCRIPT = [EXIT_AS_DOCKER_RUN, 'printf "%s\\n" "$1" >&2', 'exit_as_docker_run "$1"'].join('\n');
 
 /** The argv of the launcher that runs the created container `name`. */
 export function dockerStartArgv(name: string): string[] {

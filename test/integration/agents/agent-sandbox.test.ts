@@ -291,7 +291,13 @@ describe("a docker-sandboxed agent's exit", () => {
   async function launched(sandbox: DockerAgentSandbox, argv: string[], input = '') {
     const { run } = await layout('127.0.0.1');
     const name = `${uniqueEpisode()}-x`;
-    const launch = await sandbox.launch(argv, { workspace: run.workspace, home: join(dirname(run.promptFile), 'home'), env: run.env, readOnly: [run.promptFile], name });
+    const launch = await sandbox.launch(argv, {
+      workspace: run.workspace,
+      home: join(dirname(run.promptFile), 'home'),
+      env: run.env,
+      readOnly: [run.promptFile],
+      name,
+    });
     try {
       const result = await execa(launch.file, launch.args, { env: launch.env, extendEnv: false, reject: false, input });
       return { ...result, name: `genesis-agent-${name}` };
@@ -332,7 +338,12 @@ describe("a docker-sandboxed agent's exit", () => {
    * that stopped answering) or at the start (a network gone: the daemon checks it only then).
    * Each gives `dockerRun` docker run's own arguments for the same failure.
    */
-  const dockerFailures: Array<{ what: string; code: string; retryable: boolean; arrange: () => Promise<{ sandbox: DockerAgentSandbox; dockerRun: string[]; restore: () => void }> }> = [
+  const dockerFailures: Array<{
+    what: string;
+    code: string;
+    retryable: boolean;
+    arrange: () => Promise<{ sandbox: DockerAgentSandbox; dockerRun: string[]; restore: () => void }>;
+  }> = [
     {
       what: 'an image removed after the check',
       code: 'agent-sandbox-invalid',
@@ -391,7 +402,7 @@ describe("a docker-sandboxed agent's exit", () => {
     });
   }
 
-  itWith('docker')("gives the agent its stdin, and its stdout and stderr apart, as docker run -i did", async () => {
+  itWith('docker')('gives the agent its stdin, and its stdout and stderr apart, as docker run -i did', async () => {
     const sandbox = new DockerAgentSandbox({ image: 'genesis/node:20', network: 'genesis-agents' });
     const result = await launched(sandbox, ['sh', '-c', 'cat; echo to-stderr >&2; exit 3'], 'the prompt\n');
     expect(result).toMatchObject({ exitCode: 3, stdout: 'the prompt', stderr: 'to-stderr' });
@@ -401,9 +412,17 @@ describe("a docker-sandboxed agent's exit", () => {
     const sandbox = new DockerAgentSandbox({ image: 'genesis/node:20', network: 'genesis-agents' });
     const { run } = await layout('127.0.0.1');
     const name = `${uniqueEpisode()}-x`;
-    const launch = await sandbox.launch(['sleep', '60'], { workspace: run.workspace, home: join(dirname(run.promptFile), 'home'), env: run.env, readOnly: [run.promptFile], name });
+    const launch = await sandbox.launch(['sleep', '60'], {
+      workspace: run.workspace,
+      home: join(dirname(run.promptFile), 'home'),
+      env: run.env,
+      readOnly: [run.promptFile],
+      name,
+    });
     const labelled = () =>
-      execFileSync('docker', ['ps', '-a', '--filter', `label=genesis.agent.launch=genesis-agent-${name}`, '--format', '{{.State}}'], { encoding: 'utf8' }).trim();
+      execFileSync('docker', ['ps', '-a', '--filter', `label=genesis.agent.launch=genesis-agent-${name}`, '--format', '{{.State}}'], {
+        encoding: 'utf8',
+      }).trim();
     expect(labelled()).toBe('created');
     await launch.dispose();
     expect(labelled()).toBe('');
@@ -414,7 +433,13 @@ describe("a docker-sandboxed agent's exit", () => {
     const sandbox = new DockerAgentSandbox({ image: 'genesis/node:20', network: 'genesis-agents' });
     const { run } = await layout('127.0.0.1');
     const name = `${uniqueEpisode()}-x`;
-    const launch = await sandbox.launch(['sh', '-c', 'exit 0'], { workspace: run.workspace, home: join(dirname(run.promptFile), 'home'), env: run.env, readOnly: [run.promptFile], name });
+    const launch = await sandbox.launch(['sh', '-c', 'exit 0'], {
+      workspace: run.workspace,
+      home: join(dirname(run.promptFile), 'home'),
+      env: run.env,
+      readOnly: [run.promptFile],
+      name,
+    });
     try {
       await execa(launch.file, launch.args, { env: launch.env, extendEnv: false, reject: false });
       expect(execFileSync('docker', ['ps', '-a', '--filter', `label=genesis.agent.launch=genesis-agent-${name}`, '-q'], { encoding: 'utf8' }).trim()).toBe('');
