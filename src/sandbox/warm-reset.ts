@@ -182,7 +182,9 @@ async function emptyDir(dir: string): Promise<void> {
 
 /** The first process's only child in its cgroup: the launcher (it may take a moment to be forked). */
 async function waitForOnlyChild(cgroup: { pids: string }, parent: number): Promise<{ pid: number; start: string } | null> {
-  for (let i = 0; i < 500; i++) {
+  // Docker's start returns once init runs; its fork of the launcher follows at once, but a loaded machine may delay it.
+  const deadline = Date.now() + 5_000;
+  while (Date.now() < deadline) {
     for (const pid of await listProcs(cgroup.pids)) {
       const info = await procStat(pid);
       if (info && info.ppid === parent && info.state !== 'Z') return { pid, start: info.start };
