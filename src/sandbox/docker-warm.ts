@@ -247,14 +247,19 @@ interface DaemonWatch {
   stop(): void;
 }
 
-/** The daemon's wait for the container's exit, killing it at `timeoutMs` (then exit code 137). */
+/**
+ * The daemon's wait for the container's exit, killing it at `timeoutMs` (then exit code 137).
+ * `stop` also ends the wait itself: a reused container does not exit after its run, and a wait
+ * left open would keep the process alive until the container went.
+ */
 function watchDaemonExit(slot: WarmSlot, timeoutMs: number): DaemonWatch {
   let timedOut = false;
+  const abort = new AbortController();
   const timer = setTimeout(() => {
     timedOut = true;
     slot.container.kill().catch(() => undefined); // it may have exited in the meantime
   }, timeoutMs);
-  const exited = (slot.container.wait() as Promise<{ StatusCode: number }>).then(
+  const exited = (slot.container.wait({ abortSignal: abort.signal }) as Promise<{ StatusCode: number }>).then(
     (status) => {
       clearTimeout(timer);
       return { exitCode: timedOut ? 137 : status.StatusCode, timedOut };
@@ -266,7 +271,13 @@ function watchDaemonExit(slot: WarmSlot, timeoutMs: number): DaemonWatch {
   );
   // Nobody may wait for it (the status came first): its end must not be an unhandled rejection.
   exited.catch(() => undefined);
-  return { exited, stop: () => clearTimeout(timer) };
+  return {
+    exited,
+    stop: () => {
+      clearTimeout(timer);
+      abort.abort();
+    },
+  };
 }
 
 /** The dependency sets and the read-only paths (their pinned parents first), parents before children, as docker orders binds. */
