@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { cgroupsOf } from './process-cgroups.js';
 
 /**
  * The first process of a pooled container as the host sees it, so a run can tell that every
@@ -51,23 +52,9 @@ async function readStat(pid: number): Promise<{ state: string; start: string } |
   return state && start ? { state, start } : null;
 }
 
-/** cgroup v1: `<mount of the memory controller><path>/memory.oom_control`; v2: `<cgroup2 mount><path>/memory.events`. */
+/** cgroup v1: `<the memory controller's directory>/memory.oom_control`; v2: `<unified directory>/memory.events`. */
 async function oomFileOf(pid: number): Promise<string | null> {
-  const [cgroups, mounts] = await Promise.all([
-    readFile(`/proc/${pid}/cgroup`, 'utf8').catch(() => ''),
-    readFile('/proc/self/mountinfo', 'utf8').catch(() => ''),
-  ]);
-  const lines = cgroups.split('\n').map((l) => l.split(':'));
-  const v1 = lines.find((l) => l.length >= 3 && l[1]!.split(',').includes('memory'));
-  const v2 = lines.find((l) => l.length >= 3 && l[0] === '0' && l[1] === '');
-  for (const line of mounts.split('\n')) {
-    const [before, after] = line.split(' - ');
-    if (!before || !after) continue;
-    const point = before.split(' ')[4];
-    const [fstype, , options = ''] = after.split(' ');
-    if (!point) continue;
-    if (v1 && fstype === 'cgroup' && options.split(',').includes('memory')) return join(point, v1.slice(2).join(':'), 'memory.oom_control');
-    if (!v1 && v2 && fstype === 'cgroup2') return join(point, v2.slice(2).join(':'), 'memory.events');
-  }
-  return null;
+  const cgroups = await cgroupsOf(pid);
+  if (cgroups.v1Controllers.has('memory')) return cgroups.v1.memory ? join(cgroups.v1.memory, 'memory.oom_control') : null;
+  return cgroups.unified ? join(cgroups.unified, 'memory.events') : null;
 }

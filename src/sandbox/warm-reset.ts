@@ -4,6 +4,7 @@ import { access, lstat, readdir, readFile, rm, writeFile } from 'node:fs/promise
 import type { Stats } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { cgroupsOf } from './process-cgroups.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -204,27 +205,10 @@ async function procStat(pid: number): Promise<{ state: string; ppid: number; sta
 
 /** The container's freezer and pids cgroup directories, through its first process. */
 async function cgroupDirs(pid: number): Promise<Pick<ReuseState, 'freezer' | 'pids' | 'version'> | null> {
-  const [cgroups, mounts] = await Promise.all([
-    readFile(`/proc/${pid}/cgroup`, 'utf8').catch(() => ''),
-    readFile('/proc/self/mountinfo', 'utf8').catch(() => ''),
-  ]);
-  const lines = cgroups.split('\n').map((l) => l.split(':'));
-  const v1 = (controller: string) => lines.find((l) => l.length >= 3 && l[1]!.split(',').includes(controller));
-  const v2 = lines.find((l) => l.length >= 3 && l[0] === '0' && l[1] === '');
-  const found: Partial<Record<'freezer' | 'pids' | 'unified', string>> = {};
-  for (const line of mounts.split('\n')) {
-    const [before, after] = line.split(' - ');
-    const point = before?.split(' ')[4];
-    if (!point || !after) continue;
-    const [fstype, , options = ''] = after.split(' ');
-    for (const controller of ['freezer', 'pids'] as const) {
-      const entry = v1(controller);
-      if (entry && fstype === 'cgroup' && options.split(',').includes(controller)) found[controller] = join(point, entry.slice(2).join(':'));
-    }
-    if (v2 && fstype === 'cgroup2') found.unified = join(point, v2.slice(2).join(':'));
-  }
-  if (found.freezer && found.pids) return { freezer: found.freezer, pids: found.pids, version: 1 };
-  if (!v1('freezer') && found.unified) return { freezer: found.unified, pids: found.unified, version: 2 };
+  const cgroups = await cgroupsOf(pid);
+  const { freezer, pids } = cgroups.v1;
+  if (freezer && pids) return { freezer, pids, version: 1 };
+  if (!cgroups.v1Controllers.has('freezer') && cgroups.unified) return { freezer: cgroups.unified, pids: cgroups.unified, version: 2 };
   return null;
 }
 
