@@ -42,6 +42,8 @@ export interface WarmPoolOptions {
   idleMs?: number;
   /** Gates a reused container serves before it is replaced (bounds whatever a reset might not take away). @default 64 */
   maxUses?: number;
+  /** False: every container serves one gate and is removed, as before containers were reused. @default true */
+  reuse?: boolean;
 }
 
 export interface WarmPoolStats {
@@ -90,6 +92,7 @@ export class WarmPool {
   private readonly max: number;
   private readonly idleMs: number;
   private readonly maxUses: number;
+  private readonly reuse: boolean;
   /** Keys whose containers cannot be reused here, and why (the first reason seen). */
   private readonly refused = new Map<string, string>();
   private readonly keys = new Map<string, KeyState>();
@@ -112,6 +115,7 @@ export class WarmPool {
     this.max = options.max ?? 8;
     this.idleMs = options.idleMs ?? 600_000;
     this.maxUses = options.maxUses ?? 64;
+    this.reuse = options.reuse ?? true;
   }
 
   /** Made on first use: the environment (DOCKER_HOST) then is the one that counts. */
@@ -170,9 +174,9 @@ export class WarmPool {
     for (const [key, keyState] of this.keys) this.refill(key, keyState);
   }
 
-  /** Whether containers made for `key` cannot be reused here (its first container said so): then the caller asks for one-use containers. */
+  /** Whether containers made for `key` are not to be reused (turned off, or its first container said it cannot be): then the caller asks for one-use containers. */
   refusesReuse(key: string): boolean {
-    return this.refused.has(key);
+    return !this.reuse || this.refused.has(key);
   }
 
   /** Why containers are not reused here, one reason per settings key that found out. */
@@ -357,7 +361,7 @@ let shared: WarmPool | null | undefined;
 /**
  * The process's pool for gate containers, or null where there is none: Genesis not root (slots
  * are mounts), or `GENESIS_WARM_SANDBOXES=0`; that variable also sets how many containers are
- * kept ready per key (default 2). Drained when the process runs out of work (`beforeExit`), or
+ * kept ready per key (default 2). `GENESIS_WARM_REUSE=0` has each container serve one gate. Drained when the process runs out of work (`beforeExit`), or
  * by whoever calls `drain`; a process killed before that leaves containers that the next one's
  * first use removes.
  */
@@ -368,7 +372,7 @@ export function sharedWarmPool(): WarmPool | null {
     shared = null;
     return shared;
   }
-  const pool = new WarmPool({ perKey, max: Math.max(8, perKey * 2) });
+  const pool = new WarmPool({ perKey, max: Math.max(8, perKey * 2), reuse: process.env.GENESIS_WARM_REUSE !== '0' });
   // Fires again once the drain is done; by then the pool is idle and the process exits.
   process.on('beforeExit', () => {
     if (pool.busy) void pool.drain();

@@ -164,6 +164,26 @@ describe('a warm docker pool keeps gates apart', () => {
   });
 });
 
+describe('a warm docker pool told not to reuse containers', () => {
+  it('gives every gate a container of its own (GENESIS_WARM_REUSE=0)', async () => {
+    const pool = new WarmPool({ perKey: 1, reuse: false });
+    try {
+      const sandbox = warmOnly(pool);
+      const ids: string[] = [];
+      for (let i = 0; i < 2; i++) ids.push((await sandbox.run(await specFor('cat /proc/self/cgroup | tail -1'))).output);
+      expect(ids[1]).not.toBe(ids[0]);
+      expect(pool.stats.reused).toBe(0);
+      const docker = new Docker();
+      const modes = await docker.listContainers({ all: true, filters: { label: [`${WARM_POOL_LABEL}=${pool.labels[WARM_POOL_LABEL]}`] } });
+      // The one made ready after the last run, at least.
+      expect(modes.length).toBeGreaterThan(0);
+      expect(modes.map((c) => c.Labels['genesis.warm.mode'])).toEqual(modes.map(() => 'once'));
+    } finally {
+      await pool.drain();
+    }
+  });
+});
+
 describe('a warm docker pool with an image it cannot reuse containers of', () => {
   const bare = 'genesis-test/no-setpriv';
   it('uses each container once when the image has no setpriv, and a command sees the same process either way', async () => {
