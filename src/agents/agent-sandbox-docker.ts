@@ -11,6 +11,7 @@ import type { AgentLaunch, AgentSandbox, AgentSandboxKind, AgentSandboxSpec } fr
 import { ensureAgentNetwork } from './agent-sandbox-network.js';
 import { AGENT_LAUNCH_LABEL, removeAgentContainer } from './agent-docker-remove.js';
 import { dockerCreateFailedArgv, dockerStartArgv } from './agent-docker-start.js';
+import { AGENT_OWNER_LABEL, agentOwner, removeOrphanedAgentContainers } from './agent-docker-orphans.js';
 
 export interface DockerAgentSandboxOptions {
   /** Image the agent runs in. A skeleton image labelled genesis.bind-host-usr=1 gets the host's /usr. */
@@ -42,7 +43,8 @@ export const CA_BUNDLE_LABEL = 'genesis.ca-bundle';
  * spawns only starts it attached, and `dispose` removes it by name and label until none is left.
  * Killing a `docker run` client instead could land before the daemon had made the container,
  * which it then made after the cleanup had looked for it. Exit codes read as `docker run`'s did
- * (see agent-docker-start.ts), so `dockerRunFailure` reads them.
+ * (see agent-docker-start.ts), so `dockerRunFailure` reads them. Each container names its owner
+ * process; `check` removes those whose owner on this host is gone.
  */
 export class DockerAgentSandbox implements AgentSandbox {
   readonly kind: AgentSandboxKind = 'docker';
@@ -83,6 +85,8 @@ export class DockerAgentSandbox implements AgentSandbox {
     this.hostUsr = parsed?.[BIND_HOST_USR_LABEL] === '1';
     this.caBundle = parsed?.[CA_BUNDLE_LABEL] || null;
     await ensureAgentNetwork(this.options.network);
+    // What a Genesis process killed with -9 left on this host goes before this one adds its own.
+    await removeOrphanedAgentContainers({ PATH: process.env.PATH ?? '/usr/bin:/bin', ...dockerClientEnv() });
   }
 
   async launch(argv: readonly string[], spec: AgentSandboxSpec): Promise<AgentLaunch> {
@@ -118,6 +122,8 @@ export class DockerAgentSandbox implements AgentSandbox {
       `${LABEL}=agent`,
       '--label',
       `${AGENT_LAUNCH_LABEL}=${name}`,
+      '--label',
+      `${AGENT_OWNER_LABEL}=${agentOwner()}`,
       '--network',
       this.options.network,
       '--hostname',

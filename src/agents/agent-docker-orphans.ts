@@ -1,0 +1,34 @@
+import { hostname } from 'node:os';
+import { execa } from 'execa';
+import { isAlive } from '../process-alive.js';
+
+/** Label every agent container carries with its owner: `<hostname>/<pid>` of the Genesis process that made it. */
+export const AGENT_OWNER_LABEL = 'genesis.agent.owner';
+
+/** The owner label's value for containers this process makes. */
+export function agentOwner(): string {
+  return `${hostname()}/${process.pid}`;
+}
+
+/**
+ * Removes the agent containers whose owner, a process of this host, is gone (killed with -9, the
+ * machine's power cut): one made and never started, or one whose agent runs on with nobody to
+ * read it. Containers of other hosts sharing the daemon, and of live processes, are left alone.
+ * Returns how many it removed; a daemon that does not answer removes none.
+ */
+export async function removeOrphanedAgentContainers(env: Record<string, string>): Promise<number> {
+  const docker = (args: string[]) => execa('docker', args, { reject: false, timeout: 30_000, env, extendEnv: false });
+  const listed = await docker(['ps', '--all', '--filter', `label=${AGENT_OWNER_LABEL}`, '--format', `{{.ID}} {{.Label "${AGENT_OWNER_LABEL}"}}`]);
+  if (listed.exitCode !== 0) return 0;
+  const orphans = listed.stdout
+    .split('\n')
+    .map((line) => line.split(' '))
+    .filter(([id, owner]) => {
+      const [host, pid] = (owner ?? '').split('/');
+      return id && host === hostname() && !isAlive(Number(pid));
+    })
+    .map(([id]) => id!);
+  if (orphans.length === 0) return 0;
+  const removed = await docker(['rm', '--force', ...orphans]);
+  return removed.stdout.split('\n').filter(Boolean).length;
+}
