@@ -1,9 +1,9 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { homedir } from 'node:os';
+import { homedir, hostname } from 'node:os';
 import { dirname, join, relative, sep } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
@@ -427,6 +427,56 @@ describe("a docker-sandboxed agent's exit", () => {
     await launch.dispose();
     expect(labelled()).toBe('');
     await launch.dispose();
+  });
+
+  itWith('docker')('removes at its check the agent containers whose owner on this host is gone, and only those', async () => {
+    const gone = spawnSync('true').pid!;
+    const mark = `genesis.test.orphans=${randomUUID().slice(0, 8)}`;
+    const make = (owner: string) =>
+      execFileSync(
+        'docker',
+        ['create', '--label', 'genesis.sandbox=agent', '--label', `genesis.agent.owner=${owner}`, '--label', mark, 'genesis/node:20', 'true'],
+        {
+          encoding: 'utf8',
+        },
+      ).trim();
+    const orphan = make(`${hostname()}/${gone}`);
+    const live = make(`${hostname()}/${process.pid}`);
+    const elsewhere = make(`genesis-other-host/${gone}`);
+    try {
+      await new DockerAgentSandbox({ image: 'genesis/node:20', network: 'genesis-agents' }).check();
+      const left = execFileSync('docker', ['ps', '-a', '--no-trunc', '--filter', `label=${mark}`, '--format', '{{.ID}}'], { encoding: 'utf8' }).split('\n');
+      expect(left).not.toContain(orphan);
+      expect(left).toContain(live);
+      expect(left).toContain(elsewhere);
+    } finally {
+      execFileSync('docker', ['rm', '--force', orphan, live, elsewhere], { stdio: 'ignore' });
+    }
+  });
+
+  itWith('docker')('removes the running container of a Genesis process killed with -9 at the next check', async () => {
+    const { run } = await layout('127.0.0.1');
+    const episode = uniqueEpisode();
+    const script = [
+      `const { createAgentSandbox } = await import(${JSON.stringify(new URL('../../../src/agents/agent-sandbox-create.ts', import.meta.url).pathname)});`,
+      `const { CommandAgent } = await import(${JSON.stringify(new URL('../../../src/agents/command-agent.ts', import.meta.url).pathname)});`,
+      "const sandbox = await createAgentSandbox({ kind: 'docker', image: 'genesis/node:20', network: 'genesis-agents' });",
+      `await new CommandAgent(['sleep', '60'], { sandbox }).run(${JSON.stringify({ ...run, env: { ...run.env, GENESIS_EPISODE_ID: episode } })});`,
+    ].join('\n');
+    const owner = execa('node', ['--import', 'tsx', '--input-type=module', '--eval', script], { reject: false, cwd: process.cwd() });
+    try {
+      for (const deadline = Date.now() + 30_000; !agentContainers(episode).some((c) => c.endsWith(' running')); ) {
+        if (Date.now() > deadline) throw new Error(`the agent of ${episode} never ran: ${(await owner.catch((e) => e)).all ?? ''}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    } finally {
+      owner.kill('SIGKILL');
+      await owner;
+    }
+    // Its launcher lives on (a process group of its own), attached to an agent nobody reads.
+    expect(agentContainers(episode)).toHaveLength(1);
+    await new DockerAgentSandbox({ image: 'genesis/node:20', network: 'genesis-agents' }).check();
+    expect(await containersAppearing(episode, 1_000)).toEqual([]);
   });
 
   itWith('docker')('removes the container when the agent ends, before dispose (as --rm did, for an owner that died)', async () => {
