@@ -1,5 +1,6 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { readlinkSync } from 'node:fs';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -429,30 +430,36 @@ describe("a docker-sandboxed agent's exit", () => {
     await launch.dispose();
   });
 
-  itWith('docker')('removes at its check the agent containers whose owner on this host is gone, and only those', async () => {
-    const gone = spawnSync('true').pid!;
-    const mark = `genesis.test.orphans=${randomUUID().slice(0, 8)}`;
-    const make = (owner: string) =>
-      execFileSync(
-        'docker',
-        ['create', '--label', 'genesis.sandbox=agent', '--label', `genesis.agent.owner=${owner}`, '--label', mark, 'genesis/node:20', 'true'],
-        {
-          encoding: 'utf8',
-        },
-      ).trim();
-    const orphan = make(`${hostname()}/${gone}`);
-    const live = make(`${hostname()}/${process.pid}`);
-    const elsewhere = make(`genesis-other-host/${gone}`);
-    try {
-      await new DockerAgentSandbox({ image: 'genesis/node:20', network: 'genesis-agents' }).check();
-      const left = execFileSync('docker', ['ps', '-a', '--no-trunc', '--filter', `label=${mark}`, '--format', '{{.ID}}'], { encoding: 'utf8' }).split('\n');
-      expect(left).not.toContain(orphan);
-      expect(left).toContain(live);
-      expect(left).toContain(elsewhere);
-    } finally {
-      execFileSync('docker', ['rm', '--force', orphan, live, elsewhere], { stdio: 'ignore' });
-    }
-  });
+  itWith('docker')(
+    'removes at its check the agent containers whose owner on this host is gone, and only those (not a live owner, another host, another pid namespace)',
+    async () => {
+      const gone = spawnSync('true').pid!;
+      const mark = `genesis.test.orphans=${randomUUID().slice(0, 8)}`;
+      const make = (owner: string) =>
+        execFileSync(
+          'docker',
+          ['create', '--label', 'genesis.sandbox=agent', '--label', `genesis.agent.owner=${owner}`, '--label', mark, 'genesis/node:20', 'true'],
+          {
+            encoding: 'utf8',
+          },
+        ).trim();
+      const here = `${hostname()}/${/\[(\d+)\]/.exec(readlinkSync('/proc/self/ns/pid'))?.[1]}`;
+      const orphan = make(`${here}/${gone}`);
+      const live = make(`${here}/${process.pid}`);
+      const elsewhere = make(`genesis-other-host/${here.split('/')[1]}/${gone}`);
+      const otherNamespace = make(`${hostname()}/1/${gone}`);
+      try {
+        await new DockerAgentSandbox({ image: 'genesis/node:20', network: 'genesis-agents' }).check();
+        const left = execFileSync('docker', ['ps', '-a', '--no-trunc', '--filter', `label=${mark}`, '--format', '{{.ID}}'], { encoding: 'utf8' }).split('\n');
+        expect(left).not.toContain(orphan);
+        expect(left).toContain(live);
+        expect(left).toContain(elsewhere);
+        expect(left).toContain(otherNamespace);
+      } finally {
+        execFileSync('docker', ['rm', '--force', orphan, live, elsewhere, otherNamespace], { stdio: 'ignore' });
+      }
+    },
+  );
 
   itWith('docker')('removes the running container of a Genesis process killed with -9 at the next check', async () => {
     const { run } = await layout('127.0.0.1');
