@@ -22,8 +22,11 @@ const EXIT_AS_DOCKER_RUN = [
  * Where `docker start` says less than `docker run` did:
  * - it says 1 for every container that never started: the daemon's error says 127, 126 or 125;
  * - at the TERM that stops the agent (the whole process group gets it) it passes the TERM on and
- *   exits 0 at once, where `docker run` waited for the agent: `docker wait` waits for it here, so
- *   the agent keeps its grace time and its own exit code (or the KILL after the grace ends both);
+ *   gives up at once (0, or 143 when the TERM came before it could pass it on), where `docker run`
+ *   waited for the agent: `docker wait` waits here, so the agent keeps its grace and its own exit
+ *   code (or the KILL at the end of the grace ends both, 137 as before). After the TERM this shell
+ *   spends one docker call (two when the code is 0) and leaves the removal to its owner, which is
+ *   alive: the grace is the agent's;
  * - a TERM before the container started ends `docker run` by that signal: so does this shell.
  */
 const DOCKER_START_SCRIPT = [
@@ -32,14 +35,15 @@ const DOCKER_START_SCRIPT = [
   "trap 'termed=1' TERM",
   'docker start --attach --interactive "$1"',
   'status=$?',
-  'if [ "$status" -le 1 ]; then',
-  `  state=$(docker inspect --format '{{.State.StartedAt}} {{.State.Error}}' "$1" 2>/dev/null)`,
-  '  case "$state" in',
-  "    0001-01-01T00:00:00Z*|'')",
-  '      if [ -n "$termed" ]; then docker rm --force "$1" >/dev/null 2>&1; trap - TERM; kill -TERM $$; fi',
-  '      status=$( (exit_as_docker_run "$state"); echo $?) ;;',
-  '    *) code=$(docker wait "$1" 2>/dev/null) && status=$code ;;',
-  '  esac',
+  `never_started() { case "$(docker inspect --format '{{.State.StartedAt}}' "$1" 2>/dev/null)" in 0001-01-01T00:00:00Z|'') return 0 ;; esac; return 1; }`,
+  'if [ -n "$termed" ]; then',
+  '  code=$(docker wait "$1" 2>/dev/null) || code=',
+  '  if [ "$code" != 0 ] && [ -n "$code" ]; then exit "$code"; fi',
+  '  if never_started "$1"; then trap - TERM; kill -TERM $$; fi',
+  '  exit "${code:-$status}"',
+  'fi',
+  'if [ "$status" -eq 1 ] && never_started "$1"; then',
+  `  status=$( (exit_as_docker_run "$(docker inspect --format '{{.State.Error}}' "$1" 2>/dev/null)"); echo $?)`,
   'fi',
   'docker rm --force "$1" >/dev/null 2>&1',
   'exit "$status"',
