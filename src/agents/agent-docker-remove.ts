@@ -18,7 +18,7 @@ export interface RemoveAgentContainerOptions {
 const POLL_MS = 200;
 
 /**
- * Removes the agent container `name` and everything labelled with its launch, and looks again
+ * Removes the agent container `name` (everything labelled with its launch), and looks again
  * until none is left: a removal that raced another (the launcher's own `docker rm`, cut short by
  * the kill) is still under way in the daemon when the second is refused. Never throws: a daemon
  * that does not answer leaves nothing to remove that this call could reach.
@@ -26,7 +26,7 @@ const POLL_MS = 200;
 export async function removeAgentContainer(name: string, options: RemoveAgentContainerOptions): Promise<void> {
   const started = Date.now();
   const docker = (args: string[]) => execa('docker', args, { reject: false, timeout: 30_000, env: options.env, extendEnv: false });
-  await docker(['rm', '--force', name]);
+  // The label is the container's from its create on: one look finds it, or finds that the launcher removed it.
   for (;;) {
     const listed = await docker(['ps', '--all', '--quiet', '--filter', `label=${AGENT_LAUNCH_LABEL}=${name}`]);
     if (listed.exitCode !== 0) return;
