@@ -141,8 +141,12 @@ describe('candidates that attack the gate running them', () => {
     expect(e.outcome).toBe('rejected');
     expect(['check-failed', 'gate-timeout']).toContain(e.reason);
     const log = (await bwrap.artifactsOf('print-gigabyte')).gateLog ?? '';
-    expect(log.length).toBeLessThan(200_000);
-    expect(log).toMatch(/0123456789abcdef/);
+    // Each run of the check (a failure runs again, and a gate on the tip may come before the own
+    // gate: up to four, by timing) keeps the last 64 KiB of its output under its `$ command` line.
+    const runs = log.split(/^\$ /m).filter((part) => part.includes('0123456789abcdef'));
+    expect(runs.length).toBeGreaterThan(0);
+    expect(runs.length).toBeLessThanOrEqual(4);
+    for (const run of runs) expect(run.length).toBeLessThan(70_000);
     expect(rss.peak - rss.before, `orchestrator RSS grew from ${rss.before} to ${rss.peak} bytes`).toBeLessThan(300 * 1024 * 1024);
   });
 
