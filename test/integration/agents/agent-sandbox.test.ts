@@ -287,18 +287,24 @@ describe('when a docker-sandboxed agent is killed or aborted at any moment', () 
   }
 });
 
+/** A launch of `argv` in the docker agent sandbox for a fresh episode, and the episode's name. */
+async function launchOf(sandbox: DockerAgentSandbox, argv: string[]) {
+  const { run } = await layout('127.0.0.1');
+  const name = `${uniqueEpisode()}-x`;
+  const launch = await sandbox.launch(argv, {
+    workspace: run.workspace,
+    home: join(dirname(run.promptFile), 'home'),
+    env: run.env,
+    readOnly: [run.promptFile],
+    name,
+  });
+  return { launch, name };
+}
+
 describe("a docker-sandboxed agent's exit", () => {
   /** Runs `argv` through a launch of the docker agent sandbox, as CommandAgent spawns it. */
   async function launched(sandbox: DockerAgentSandbox, argv: string[], input = '') {
-    const { run } = await layout('127.0.0.1');
-    const name = `${uniqueEpisode()}-x`;
-    const launch = await sandbox.launch(argv, {
-      workspace: run.workspace,
-      home: join(dirname(run.promptFile), 'home'),
-      env: run.env,
-      readOnly: [run.promptFile],
-      name,
-    });
+    const { launch, name } = await launchOf(sandbox, argv);
     try {
       const result = await execa(launch.file, launch.args, { env: launch.env, extendEnv: false, reject: false, input });
       return { ...result, name: `genesis-agent-${name}` };
@@ -488,15 +494,7 @@ describe("a docker-sandboxed agent's exit", () => {
 
   itWith('docker')('removes the container when the agent ends, before dispose (as --rm did, for an owner that died)', async () => {
     const sandbox = new DockerAgentSandbox({ image: 'genesis/node:20', network: 'genesis-agents' });
-    const { run } = await layout('127.0.0.1');
-    const name = `${uniqueEpisode()}-x`;
-    const launch = await sandbox.launch(['sh', '-c', 'exit 0'], {
-      workspace: run.workspace,
-      home: join(dirname(run.promptFile), 'home'),
-      env: run.env,
-      readOnly: [run.promptFile],
-      name,
-    });
+    const { launch, name } = await launchOf(sandbox, ['sh', '-c', 'exit 0']);
     try {
       await execa(launch.file, launch.args, { env: launch.env, extendEnv: false, reject: false });
       expect(execFileSync('docker', ['ps', '-a', '--filter', `label=genesis.agent.launch=genesis-agent-${name}`, '-q'], { encoding: 'utf8' }).trim()).toBe('');
