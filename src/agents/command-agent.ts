@@ -165,6 +165,8 @@ export class CommandAgent implements Agent {
     const timer = setTimeout(() => stop('timeout'), input.timeoutMs);
     const onAbort = () => stop('abort');
     input.signal?.addEventListener('abort', onAbort, { once: true });
+    // An abort while the sandbox was being prepared fired before anyone listened.
+    if (input.signal?.aborted) onAbort();
     const result = await child;
     clearTimeout(timer);
     input.signal?.removeEventListener('abort', onAbort);

@@ -94,6 +94,14 @@ describe('the command agent', () => {
     expect(result.aborted).toBe(true);
   });
 
+  it('stops at once when the episode was aborted before the agent started', async () => {
+    const controller = new AbortController();
+    controller.abort();
+    const result = await new CommandAgent(['sleep', '60']).run(await input({ signal: controller.signal, timeoutMs: 10_000 }));
+    expect(result).toMatchObject({ aborted: true, timedOut: false });
+    expect(result.durationMs).toBeLessThan(5_000);
+  });
+
   it('fails with a non-retryable agent-not-found when the binary is missing', async () => {
     const error = await new CommandAgent(['genesis-no-such-agent-binary']).run(await input()).catch((e: unknown) => e);
     expect(isGenesisError(error) && error.code).toBe('agent-not-found');
