@@ -1,7 +1,8 @@
-import { mkdtemp, readFile, rmdir, stat, statfs } from 'node:fs/promises';
+import { mkdtemp, rmdir, stat, statfs } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { execa } from 'execa';
 import { GenesisError } from '../errors.js';
+import { readMountinfo } from './mountinfo.js';
 
 /**
  * Disk quotas for work dirs (`verify.limits.diskMb`, `agent.limits.diskMb`): the directory
@@ -63,11 +64,9 @@ export async function isDiskFull(dir: string): Promise<boolean> {
  */
 export async function unmountUnder(path: string): Promise<void> {
   const root = resolve(path);
-  const mounts = (await readFile('/proc/self/mountinfo', 'utf8').catch(() => ''))
-    .split('\n')
-    // "id parent dev root mountpoint options … - fstype source superoptions"
-    .filter((line) => line.split(' - ')[1]?.split(' ')[1] === SOURCE)
-    .map((line) => unescapeMountPath(line.split(' ')[4] ?? ''))
+  const mounts = (await readMountinfo())
+    .filter((m) => m.source === SOURCE)
+    .map((m) => m.point)
     .filter((point) => point === root || point.startsWith(`${root}/`))
     .sort((a, b) => b.length - a.length);
   for (const point of mounts) await execa('umount', ['-l', point], { reject: false });
@@ -76,11 +75,6 @@ export async function unmountUnder(path: string): Promise<void> {
 async function isMountPoint(path: string): Promise<boolean> {
   const [self, parent] = await Promise.all([stat(path).catch(() => null), stat(dirname(path)).catch(() => null)]);
   return self !== null && parent !== null && self.dev !== parent.dev;
-}
-
-/** mountinfo escapes space, tab, newline and backslash as octal. */
-function unescapeMountPath(text: string): string {
-  return text.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)));
 }
 
 async function run(argv: string[]): Promise<void> {

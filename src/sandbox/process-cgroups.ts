@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { readMountinfo } from './mountinfo.js';
 
 /**
  * Where a process's cgroups are in this process's view of the file systems: one directory per
@@ -15,10 +16,7 @@ export interface ProcessCgroups {
 }
 
 export async function cgroupsOf(pid: number): Promise<ProcessCgroups> {
-  const [cgroups, mounts] = await Promise.all([
-    readFile(`/proc/${pid}/cgroup`, 'utf8').catch(() => ''),
-    readFile('/proc/self/mountinfo', 'utf8').catch(() => ''),
-  ]);
+  const [cgroups, mounts] = await Promise.all([readFile(`/proc/${pid}/cgroup`, 'utf8').catch(() => ''), readMountinfo()]);
   // Lines of /proc/<pid>/cgroup: `id:controllers:path` (v1), `0::path` (v2); a path may hold colons.
   const lines = cgroups
     .split('\n')
@@ -30,16 +28,11 @@ export async function cgroupsOf(pid: number): Promise<ProcessCgroups> {
     ?.slice(2)
     .join(':');
   const result: ProcessCgroups = { v1: {}, v1Controllers: new Set(v1Lines.flatMap((l) => l[1]!.split(','))), unified: null };
-  for (const line of mounts.split('\n')) {
-    const [before, after] = line.split(' - ');
-    const point = before?.split(' ')[4];
-    if (!point || !after) continue;
-    const [fstype, , options = ''] = after.split(' ');
+  for (const { point, fstype, superOptions } of mounts) {
     if (fstype === 'cgroup2' && v2Path !== undefined) result.unified = join(point, v2Path);
     if (fstype !== 'cgroup') continue;
-    const mounted = options.split(',');
     for (const entry of v1Lines) {
-      for (const controller of entry[1]!.split(',')) if (mounted.includes(controller)) result.v1[controller] = join(point, entry.slice(2).join(':'));
+      for (const controller of entry[1]!.split(',')) if (superOptions.includes(controller)) result.v1[controller] = join(point, entry.slice(2).join(':'));
     }
   }
   return result;

@@ -1,8 +1,9 @@
 import { execFile } from 'node:child_process';
-import { chmod, chown, mkdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, rm, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { handOverSmallTree } from './hand-over.js';
+import { readMountinfo } from './mountinfo.js';
 import type { SandboxUser } from './work-dir.js';
 
 const execFileAsync = promisify(execFile);
@@ -158,11 +159,7 @@ async function umount(points: readonly string[]): Promise<void> {
 
 /** Mount points at or under `dir` in this process's mount namespace. */
 export async function mountsUnder(dir: string): Promise<string[]> {
-  const table = await readFile('/proc/self/mountinfo', 'utf8').catch(() => '');
-  return table
-    .split('\n')
-    .map((line) => (line.split(' ')[4] ?? '').replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8))))
-    .filter((point) => point === dir || point.startsWith(`${dir}/`));
+  return (await readMountinfo()).map((m) => m.point).filter((point) => point === dir || point.startsWith(`${dir}/`));
 }
 
 const TOOL_ENV = { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', LANG: 'C' };

@@ -4,6 +4,7 @@ import { access, lstat, readdir, readFile, rm, writeFile } from 'node:fs/promise
 import type { Stats } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { readMountinfo } from './mountinfo.js';
 import { cgroupsOf } from './process-cgroups.js';
 
 const execFileAsync = promisify(execFile);
@@ -214,18 +215,7 @@ async function cgroupDirs(pid: number): Promise<Pick<ReuseState, 'freezer' | 'pi
 
 /** Mounts of the launcher's mount namespace that are writable (mount point, type). */
 async function writableMounts(pid: number): Promise<Array<{ point: string; type: string }>> {
-  const table = await readFile(`/proc/${pid}/mountinfo`, 'utf8').catch(() => '');
-  const result: Array<{ point: string; type: string }> = [];
-  for (const line of table.split('\n')) {
-    const [before, after] = line.split(' - ');
-    if (!before || !after) continue;
-    const fields = before.split(' ');
-    const point = (fields[4] ?? '').replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)));
-    const [type = '', , superOptions = ''] = after.split(' ');
-    const rw = (fields[5] ?? '').split(',').includes('rw') && superOptions.split(',').includes('rw');
-    if (rw) result.push({ point, type });
-  }
-  return result;
+  return (await readMountinfo(pid)).filter((m) => m.options.includes('rw') && m.superOptions.includes('rw')).map((m) => ({ point: m.point, type: m.fstype }));
 }
 
 const TOOL_ENV = { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', LANG: 'C' };
