@@ -175,6 +175,7 @@ export async function runWarm(
       return null;
     }
     reusable = ended.by === 'status' && ended.reset;
+    if (slot.reuse && ended.by === 'status' && !ended.reset) pool.stats.resetFailures++;
     return { ...exit, output: tail.text(), outputBytes: tail.totalBytes, truncated: tail.truncated, durationMs, image };
   } finally {
     daemon?.stop();

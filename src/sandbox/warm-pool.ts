@@ -167,7 +167,6 @@ export class WarmPool {
   release(slot: WarmSlot, reusable = false): void {
     this.running--;
     const state = this.keys.get(slot.key);
-    if (slot.reuse && !reusable) this.stats.resetFailures += slot.reuse.uses > 0 && !this.draining ? 1 : 0;
     if (reusable && slot.reuse && slot.reuse.uses < this.maxUses && state && this.usable && !this.draining) state.ready.unshift(slot);
     else this.retire(slot);
     if (this.running > 0) return;
