@@ -172,14 +172,16 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
 
     const hits = pool.stats.hits + big.stats.hits;
     const misses = pool.stats.misses + big.stats.misses;
+    const reused = pool.stats.reused + big.stats.reused;
+    const made = pool.stats.made + big.stats.made;
     return {
       title: `Gate sandbox: fresh container against warm pool, ms: median (p90, min–max) of ${reps} runs each`,
       table: formatTable(['run', 'fresh container | host', 'warm pool | bwrap', 'saved (median)'], rows),
       notes: [
         "Every run is one sandbox.run as a gate step makes it: a copy of the bench world's tree, test/ and world.yaml read-only, no network, the bench limits. Fresh and pooled runs take turns, and the pool is given time to refill between runs (as between a gate's steps or episodes).",
-        "A pooled container was created and started before the run, with the gate's settings (image id, limits, user, environment); the run mounts its tree into it, sends the command and waits; the container is removed after that one run.",
+        "A pooled container was created and started before the run, with the gate's settings (image id, limits, user, environment); the run mounts its tree into it, sends the command and waits; the host then takes away everything the run left (src/sandbox/warm-reset.ts) and the container serves the next run.",
         `At ${CONCURRENT} at once, a pool that starts with 2 per key serves 2 runs of its first batch and the other ${CONCURRENT - 2} make fresh containers; runs that overlap beyond the pool raise what it keeps ready (up to its max), so later batches find more. It refills only while none of its runs is under way, so its containers are made between batches, not taken from the cores of the runs.`,
-        `Pool: ${hits} hits, ${misses} misses; 1-minute load average during the runs: ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}.`,
+        `Pool: ${hits} hits (${reused} of them in a container that had served a run before), ${misses} misses, ${made} containers made; 1-minute load average during the runs: ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}.`,
       ],
     };
   } finally {
