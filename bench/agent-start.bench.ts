@@ -2,7 +2,7 @@
  * What an agent's start costs under bubblewrap (the overhead bench's "agent start" phase), step by
  * step: each step of the launch alone, then a no-op agent (CommandAgent.run, as an episode runs it)
  * with its network namespace made at the launch against one taken from the pool made ahead
- * (src/agents/agent-netns-pool.ts), and the same command on the bare host. The steps and the
+ * (src/sandbox/netns/pool.ts), and the same command on the bare host. The steps and the
  * columns take turns run by run, so load from anything else on the machine falls on all alike.
  */
 import { execFile, spawn } from 'node:child_process';
@@ -10,14 +10,14 @@ import { mkdir, mkdtemp, open, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { egressRules, findEgressTools, findNetnsTools, hostNetworks } from '../src/agents/agent-netns.js';
-import { AgentNetnsPool } from '../src/agents/agent-netns-pool.js';
-import { systemDirBinds } from '../src/agents/agent-sandbox-binary.js';
-import { BwrapAgentSandbox } from '../src/agents/agent-sandbox-bwrap.js';
-import { agentReadOnlyPaths } from '../src/agents/agent-sandbox-mounts.js';
-import { CommandAgent } from '../src/agents/command-agent.js';
+import { egressRules, findEgressTools, findNetnsTools, hostNetworks } from '../src/sandbox/netns/network-namespace.js';
+import { AgentNetnsPool } from '../src/sandbox/netns/pool.js';
+import { systemDirBinds } from '../src/sandbox/agent/find-binary.js';
+import { BwrapAgentSandbox } from '../src/sandbox/agent/bwrap-agent-sandbox.js';
+import { agentReadOnlyPaths } from '../src/sandbox/agent/mounts.js';
+import { CommandAgent } from '../src/agents/command/command-agent.js';
 import { formatTable } from '../src/cli/output.js';
-import { prepareWorkDir } from '../src/sandbox/work-dir.js';
+import { prepareWorkDir } from '../src/sandbox/gate/work-dir.js';
 import type { BenchContext, BenchResult } from './lib/bench-module.js';
 import { NO_OP_AGENT } from './lib/bench-world.js';
 import { cell, summarize } from './lib/stats.js';
@@ -171,7 +171,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
       title: `An agent's start under bubblewrap, step by step, ms: median (p90, min–max) of ${rounds} runs each`,
       table: formatTable(['step, or whole start', 'ms'], rows),
       notes: [
-        'Steps run alone, each started from this process. An agent started at launch runs the launcher of src/agents/agent-netns.ts: setpriv, sh, mkfifo, unshare --net, slirp4netns (through setpriv) until ready, nsenter + iptables-restore, then bwrap and setpriv; one from the pool joins a namespace made ahead (slirp4netns up, the filter set, its own IPC and UTS namespaces) through nsenter, then bwrap and setpriv.',
+        'Steps run alone, each started from this process. An agent started at launch runs the launcher of src/sandbox/netns/network-namespace.ts: setpriv, sh, mkfifo, unshare --net, slirp4netns (through setpriv) until ready, nsenter + iptables-restore, then bwrap and setpriv; one from the pool joins a namespace made ahead (slirp4netns up, the filter set, its own IPC and UTS namespaces) through nsenter, then bwrap and setpriv.',
         `The no-op agent is the overhead bench's (${NO_OP_AGENT.join(' ')}), run by CommandAgent as an episode runs it: hand-over, read-only paths, the launch, the run, the clean-up. Pool: ${JSON.stringify(pool.stats)}.`,
       ],
     };

@@ -11,13 +11,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { formatTable } from '../src/cli/output.js';
-import { DepsCache } from '../src/deps/deps-cache.js';
+import { DepsCache } from '../src/deps/cache/cache.js';
 import { depsForGate } from '../src/deps/gate-deps.js';
 import { createSandbox } from '../src/sandbox/create-sandbox.js';
 import type { Sandbox, SandboxMount } from '../src/sandbox/sandbox.js';
-import { exportTree } from '../src/world/export-tree.js';
-import { git, gitValue } from '../src/world/git.js';
-import { readManifest } from '../src/world/manifest.js';
+import { exportTree } from '../src/git/tree/export.js';
+import { git, gitValue } from '../src/git/git.js';
+import { readManifest } from '../src/manifest/parse.js';
 import type { BenchContext, BenchResult } from './lib/bench-module.js';
 import { cell, ms, summarize, timeRuns } from './lib/stats.js';
 

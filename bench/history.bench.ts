@@ -10,7 +10,7 @@ import { createWorkspace, removeWorkspace } from '../src/episode/workspace.js';
 import { createSandbox } from '../src/sandbox/create-sandbox.js';
 import { readAcceptedHistory, readDoneTasks } from '../src/world/accepted-history.js';
 import { HistoryIndex, historyIndexFile } from '../src/world/history-index.js';
-import { writeCommit } from '../src/world/object-writer.js';
+import { writeCommit } from '../src/git/object-writer.js';
 import type { WorldRepo } from '../src/world/world-repo.js';
 import type { BenchContext, BenchResult } from './lib/bench-module.js';
 import { createBenchWorld, IMAGE, makeBenchRoot } from './lib/bench-world.js';

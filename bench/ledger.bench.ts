@@ -1,6 +1,6 @@
 /**
  * What a long ledger costs: reading, writing and cloning with 10 and with 10,000 (1,000 when
- * quick) episode records (refs built with git fast-import in the layout src/world/ledger.ts
+ * quick) episode records (refs built with git fast-import in the layout src/ledger/ledger.ts
  * writes), and the whole episode, which reads every record once to find earlier attempts at its
  * task.
  */
@@ -8,7 +8,7 @@ import { formatTable } from '../src/cli/output.js';
 import { newEpisodeId } from '../src/episode/episode-job.js';
 import { createWorkspace, removeWorkspace } from '../src/episode/workspace.js';
 import { createSandbox } from '../src/sandbox/create-sandbox.js';
-import { Ledger } from '../src/world/ledger.js';
+import { Ledger } from '../src/ledger/ledger.js';
 import type { WorldRepo } from '../src/world/world-repo.js';
 import type { BenchContext, BenchResult } from './lib/bench-module.js';
 import { createBenchWorld, IMAGE, makeBenchRoot } from './lib/bench-world.js';
@@ -99,7 +99,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
       ),
       notes: [
         `${ledgers.at(-1)!.records.toLocaleString('en')} records took ${(ledgers.at(-1)!.samples.get('build')![0]! / 1000).toFixed(1)} s to write with one git fast-import (Ledger.write starts no git process: it writes the objects itself and moves the ref through the world's long-lived update-ref --stdin).`,
-        "A run's start reads Ledger.readSummaries() (src/world/ledger-summary.ts: lists the refs and reads only the records whose ref moved since the index last looked) and the open records in full; Ledger.readAll() is what it read before. An episode reads only its own record and the earlier attempts the scheduler names, and the run's end only the records it closed. An episode run in process writes its record to git once, final (in the branch's ref transaction when it lands); its start and its gate's verdict are kept in the ledger's journal until then.",
+        "A run's start reads Ledger.readSummaries() (src/ledger/summary.ts: lists the refs and reads only the records whose ref moved since the index last looked) and the open records in full; Ledger.readAll() is what it read before. An episode reads only its own record and the earlier attempts the scheduler names, and the run's end only the records it closed. An episode run in process writes its record to git once, final (in the branch's ref transaction when it lands); its start and its gate's verdict are kept in the ledger's journal until then.",
       ],
     };
   } finally {

@@ -30,7 +30,7 @@ fi
 mkdir -p "$workdir"
 export GIT_AUTHOR_NAME=naive GIT_AUTHOR_EMAIL=naive@localhost GIT_COMMITTER_NAME=naive GIT_COMMITTER_EMAIL=naive@localhost
 
-# The same read-only host binds as DockerSandbox (src/sandbox/docker-sandbox.ts) gives the
+# The same read-only host binds as DockerSandbox (src/sandbox/gate/docker/docker-sandbox.ts) gives the
 # skeleton image genesis/node:20, so `node` exists inside. Node lives in /usr on these machines.
 binds=(-v /usr:/usr:ro)
 [ -d /etc/alternatives ] && binds+=(-v /etc/alternatives:/etc/alternatives:ro)

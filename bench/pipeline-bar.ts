@@ -1,5 +1,5 @@
 /**
- * The bar of issue 18: a holdout world of independent tasks, an agent that waits 2 s (as a remote
+ * The throughput bar: a holdout world of independent tasks, an agent that waits 2 s (as a remote
  * model does) and a gate of about 3 s, run with `genesis run` on the embedded defaults. Prints
  * the makespan against the ceiling ceil(tasks / P) × (agent + gate), the gates spent per accepted
  * change, and whether `genesis audit` passes afterwards.
@@ -15,8 +15,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
-import { Ledger } from '../src/world/ledger.js';
-import { git } from '../src/world/git.js';
+import { Ledger } from '../src/ledger/ledger.js';
+import { git } from '../src/git/git.js';
 import { buildTimeline, formatTimeline, summarizeTimeline, type StampedEvent } from './pipeline-timeline.js';
 
 const BIN = fileURLToPath(new URL('../bin/genesis.js', import.meta.url));

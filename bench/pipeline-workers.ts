@@ -9,8 +9,8 @@
  */
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import type { RunEvent } from '../src/schedule/run-events.js';
-import { Ledger } from '../src/world/ledger.js';
+import type { RunEvent } from '../src/schedule/run/events.js';
+import { Ledger } from '../src/ledger/ledger.js';
 import { makeBenchRoot } from './lib/bench-world.js';
 import { runOverBullmq, type WorkerLine } from './lib/bullmq-run.js';
 import { buildHops, formatHops, summarizeHops, type StampedRunEvent } from './lib/bullmq-timeline.js';

@@ -2,15 +2,15 @@ import { formatTable } from '../src/cli/output.js';
 import { newEpisodeId } from '../src/episode/episode-job.js';
 import { IntegrationStage } from '../src/integrate/integration-stage.js';
 import { Lander } from '../src/integrate/lander.js';
-import { MEASURED_COSTS, simulatePipeline } from '../src/integrate/pipeline-model.js';
-import { runVerification } from '../src/integrate/run-verification.js';
-import { MemoryVerificationQueue } from '../src/integrate/verification-queue.js';
-import { openEpisodeRecord } from '../src/world/episode-record.js';
-import { Ledger } from '../src/world/ledger.js';
-import { NoneSandbox } from '../src/sandbox/none-sandbox.js';
-import type { RunSummary } from '../src/schedule/run-events.js';
+import { MEASURED_COSTS, simulatePipeline } from '../src/reliability/pipeline-model.js';
+import { runVerification } from '../src/integrate/verification/run-verification.js';
+import { MemoryVerificationQueue } from '../src/integrate/verification/queue.js';
+import { openEpisodeRecord } from '../src/ledger/episode-record.js';
+import { Ledger } from '../src/ledger/ledger.js';
+import { NoneSandbox } from '../src/sandbox/gate/none-sandbox.js';
+import type { RunSummary } from '../src/schedule/run/events.js';
 import { runEmbedded } from '../src/compose/embedded-run.js';
-import { git, gitValue } from '../src/world/git.js';
+import { git, gitValue } from '../src/git/git.js';
 import type { WorldRepo } from '../src/world/world-repo.js';
 import type { BenchContext, BenchResult } from './lib/bench-module.js';
 import { makeBenchRoot } from './lib/bench-world.js';
@@ -18,7 +18,7 @@ import { runOverBullmq } from './lib/bullmq-run.js';
 import { loadNow } from './lib/machine.js';
 import { pipelineWorld, readRunStats, RunTracer, type PipelineRunStats } from './lib/pipeline-world.js';
 
-/** Issue 18's shape: an agent that waits 2 s (as a remote model does) and a gate of about 3 s. */
+/** The shape: an agent that waits 2 s (as a remote model does) and a gate of about 3 s. */
 const AGENT_S = 2;
 const GATE_S = 3;
 /** The gate's command sleeps this long; the test run and the sandbox make up the rest of GATE_S. */
@@ -302,7 +302,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
         'clash: tasks 3 and 4, and 7 and 8, write the same note on their first attempt: each passes its own gate alone (they start together, on one base). Over BullMQ the one that joins the queue second fails on its tip and the changes behind it are re-based and verified again; in process, where an episode gates on a tip holding every change ahead, the second of a pair may fail its own gate instead. Its second attempt lands.',
         "Model: simulatePipeline (genesis model pipeline), mean of 20 seeds, with the means this run measured (agent, passing own gate, failing gate / passing gate, a verification's gate, start, episode overhead, build, landing) and the spread of agent + gate times it saw, or with the nominal 2 s and 3 s and the command's default costs; episodes gate on the speculative tip when the run did.",
         ...stops,
-        'Before the pipeline (issue 18, the old serial loop, 11 tasks, same 2 s agent and 3 s gate): efficiency 0.84 at P=1, 0.44 at 3, 0.22 at 6, 0.11 at 11.',
+        'Before the pipeline: efficiency 0.84 at P=1, 0.44 at 3, 0.22 at 6, 0.11 at 11.',
       ],
     };
   } finally {

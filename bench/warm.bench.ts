@@ -1,6 +1,6 @@
 /**
  * What a gate's sandbox costs beyond its command, with and without the warm pool
- * (src/sandbox/warm-pool.ts): one no-op run and one tiny `node --test` run as a gate makes them
+ * (src/sandbox/warm/pool.ts): one no-op run and one tiny `node --test` run as a gate makes them
  * (protected test/ read-only), fresh container against pooled container, taking turns run by run
  * so load from elsewhere falls on both alike; then six gates at once; then bubblewrap's setup
  * against the bare host, to show whether it is worth pooling.
@@ -11,13 +11,13 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import Docker from 'dockerode';
 import { formatTable } from '../src/cli/output.js';
-import { BwrapSandbox } from '../src/sandbox/bwrap-sandbox.js';
-import { containerOptions } from '../src/sandbox/docker-container.js';
-import { DockerSandbox } from '../src/sandbox/docker-sandbox.js';
+import { BwrapSandbox } from '../src/sandbox/gate/bwrap/bwrap-sandbox.js';
+import { containerOptions } from '../src/sandbox/gate/docker/container.js';
+import { DockerSandbox } from '../src/sandbox/gate/docker/docker-sandbox.js';
 import type { Sandbox, SandboxRunSpec } from '../src/sandbox/sandbox.js';
-import { WarmPool } from '../src/sandbox/warm-pool.js';
-import { prepareWorkDir } from '../src/sandbox/work-dir.js';
-import { removeTree } from '../src/sandbox/remove-tree.js';
+import { WarmPool } from '../src/sandbox/warm/pool.js';
+import { prepareWorkDir } from '../src/sandbox/gate/work-dir.js';
+import { removeTree } from '../src/sandbox/process/remove-tree.js';
 import type { BenchContext, BenchResult } from './lib/bench-module.js';
 import { IMAGE, makeBenchRoot, TEST_COMMAND, writeSeed } from './lib/bench-world.js';
 import { loadNow } from './lib/machine.js';
@@ -179,7 +179,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
       table: formatTable(['run', 'fresh container | host', 'warm pool | bwrap', 'saved (median)'], rows),
       notes: [
         "Every run is one sandbox.run as a gate step makes it: a copy of the bench world's tree, test/ and world.yaml read-only, no network, the bench limits. Fresh and pooled runs take turns, and the pool is given time to refill between runs (as between a gate's steps or episodes).",
-        "A pooled container was created and started before the run, with the gate's settings (image id, limits, user, environment); the run mounts its tree into it, sends the command and waits; the host then takes away everything the run left (src/sandbox/warm-reset.ts) and the container serves the next run.",
+        "A pooled container was created and started before the run, with the gate's settings (image id, limits, user, environment); the run mounts its tree into it, sends the command and waits; the host then takes away everything the run left (src/sandbox/warm/reset.ts) and the container serves the next run.",
         `At ${CONCURRENT} at once, a pool that starts with 2 per key serves 2 runs of its first batch and the other ${CONCURRENT - 2} make fresh containers; runs that overlap beyond the pool raise what it keeps ready (up to its max), so later batches find more. It refills only while none of its runs is under way, so its containers are made between batches, not taken from the cores of the runs.`,
         `Pool: ${hits} hits (${reused} of them in a container that had served a run before), ${misses} misses, ${made} containers made; 1-minute load average during the runs: ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}.`,
       ],

@@ -1,5 +1,5 @@
 /**
- * What two rejected 300 MB files cost a world (issue 12, resources): two tasks whose agents each
+ * What two rejected 300 MB files cost a world: two tasks whose agents each
  * write a 300 MB random file and whose check fails. With the default limits they are refused
  * before git reads them; with limits raised to let them in, they stay through the ledger until
  * `genesis prune` drops them. Prints the orchestrator's peak memory and the object store's size
@@ -15,8 +15,8 @@ import { stringify } from 'yaml';
 import { createSandbox } from '../src/sandbox/create-sandbox.js';
 import { runEmbedded } from '../src/compose/embedded-run.js';
 import { initWorld } from '../src/operations/init-world.js';
-import { Ledger } from '../src/world/ledger.js';
-import { pruneRejectedChanges } from '../src/world/ledger-prune.js';
+import { Ledger } from '../src/ledger/ledger.js';
+import { pruneRejectedChanges } from '../src/ledger/prune.js';
 
 const raised = process.argv[2] === 'raised';
 const root = await mkdtemp(join(tmpdir(), 'genesis-retention-'));

@@ -14,7 +14,7 @@ fi
 mkdir -p "$STATE_DIR"
 say() { printf '%-9s %s\n' "browser:" "$1"; }
 
-# The same places test/e2e/browser.ts looks, in the same order.
+# The same places test/system/e2e/browser.ts looks, in the same order.
 find_chromium() {
   for candidate in "${GENESIS_CHROMIUM:-}" /usr/lib/chromium/chromium /usr/bin/chromium; do
     if [ -n "$candidate" ] && [ -x "$candidate" ]; then

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { readAcceptedHistory } from '../src/world/accepted-history.js';
-import { Ledger } from '../src/world/ledger.js';
+import { Ledger } from '../src/ledger/ledger.js';
 import { startGenesis, stopAllGenesis, stopProcess, type GenesisProcess } from './fault-injection/genesis-process.js';
 import { PrivateRedis } from './fault-injection/private-redis.js';
 import { mib, processMemory } from './soak/process-memory.js';

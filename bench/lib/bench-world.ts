@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import type { Sandbox } from '../../src/sandbox/sandbox.js';
 import { initWorld } from '../../src/operations/init-world.js';
-import type { WorldManifestInput } from '../../src/world/manifest-schema.js';
+import type { WorldManifestInput } from '../../src/manifest/schema.js';
 import type { WorldRepo } from '../../src/world/world-repo.js';
 
 /** The no-op agent: a one-line change inside the task's paths, the least an accepted episode does. */

@@ -1,6 +1,6 @@
 import type { Sandbox } from '../../src/sandbox/sandbox.js';
 import { runEmbedded } from '../../src/compose/embedded-run.js';
-import { Ledger } from '../../src/world/ledger.js';
+import { Ledger } from '../../src/ledger/ledger.js';
 import type { WorldRepo } from '../../src/world/world-repo.js';
 import type { EpisodeTiming } from './episode-timing.js';
 import { traceGit, type GitStart } from './git-trace.js';

@@ -2,15 +2,15 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { createSandbox } from '../../src/sandbox/create-sandbox.js';
-import { Ledger } from '../../src/world/ledger.js';
-import { VerificationLedger, VERIFICATION_REF_PREFIX } from '../../src/integrate/verification-ledger.js';
-import type { RunEvent } from '../../src/schedule/run-events.js';
-import type { EpisodeRecord } from '../../src/world/episode-record.js';
-import { git } from '../../src/world/git.js';
+import { Ledger } from '../../src/ledger/ledger.js';
+import { VerificationLedger, VERIFICATION_REF_PREFIX } from '../../src/integrate/verification/ledger.js';
+import type { RunEvent } from '../../src/schedule/run/events.js';
+import type { EpisodeRecord } from '../../src/ledger/episode-record.js';
+import { git } from '../../src/git/git.js';
 import { initWorld } from '../../src/operations/init-world.js';
 import type { WorldRepo } from '../../src/world/world-repo.js';
 
-/** The shape of issue 18's throughput world: independent tasks, a waiting agent, a slow gate. */
+/** The shape of the throughput world: independent tasks, a waiting agent, a slow gate. */
 export interface PipelineWorldSpec {
   tasks: number;
   parallelism: number;

@@ -2,8 +2,8 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { newEpisodeId } from '../../src/episode/episode-job.js';
 import { acceptedCommitMessage } from '../../src/world/accepted-history.js';
-import type { EpisodeRecord } from '../../src/world/episode-record.js';
-import { EPISODE_REF_PREFIX } from '../../src/world/ledger.js';
+import type { EpisodeRecord } from '../../src/ledger/episode-record.js';
+import { EPISODE_REF_PREFIX } from '../../src/ledger/ledger.js';
 
 /**
  * Long histories in seconds: everything goes through one `git fast-import` process, which writes a
@@ -70,7 +70,7 @@ export async function appendCommits(repo: string, branch: string, count: number)
 
 /**
  * Adds `count` final ledger records, each a ref `refs/genesis/episodes/<id>` on a commit whose
- * tree holds `record.json` (the layout src/world/ledger.ts writes), for tasks the world does not
+ * tree holds `record.json` (the layout src/ledger/ledger.ts writes), for tasks the world does not
  * have (so the scheduler ignores them, as it ignores the records of long-finished tasks).
  */
 export async function addLedgerRecords(repo: string, count: number, base: string): Promise<void> {

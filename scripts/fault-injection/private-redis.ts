@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { connectRedis } from '../../src/queue/redis-connection.js';
+import { connectRedis } from '../../src/queue/redis/connection.js';
 
 /**
  * A redis-server of our own, on its own port and directory, with the append-only file on, so a

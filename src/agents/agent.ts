@@ -1,5 +1,5 @@
-import type { AgentUsage } from './usage.js';
-import type { RejectionReason } from '../vocabulary/rejection-reasons.js';
+import type { AgentUsage } from './usage/usage.js';
+import type { RejectionReason } from '../errors/rejection-reasons.js';
 
 /**
  * The Agent port: one fresh attempt at one task, in one workspace.

@@ -1,13 +1,13 @@
-import { GenesisError } from '../errors.js';
-import type { WorldManifest } from '../world/manifest-schema.js';
+import { GenesisError } from '../errors/genesis-error.js';
+import type { WorldManifest } from '../manifest/schema.js';
 import type { WorldRepo } from '../world/world-repo.js';
 import type { Agent } from './agent.js';
 import { createOpenAIAgent } from './openai/create-openai-agent.js';
-import { createCommandAgent } from './presets/create-command-agent.js';
-import type { AgentConfig } from '../world/agent-config.js';
+import { createCommandAgent } from './command/create-command-agent.js';
+import type { AgentConfig } from '../manifest/agent-config.js';
 import { createRotatingAgent } from './rotation.js';
-import { parseRecording, ScriptAgent } from './script-agent.js';
-import { SimAgent } from './sim-agent.js';
+import { parseRecording, ScriptAgent } from './script/script-agent.js';
+import { SimAgent } from './sim/sim-agent.js';
 
 /**
  * The agent a manifest asks for; with `agent.rotation`, one agent per entry, picked per attempt.

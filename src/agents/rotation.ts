@@ -1,5 +1,5 @@
-import { agentConfigForAttempt, type AgentConfig } from '../world/agent-config.js';
-import type { WorldManifest } from '../world/manifest-schema.js';
+import { agentConfigForAttempt, type AgentConfig } from '../manifest/agent-config.js';
+import type { WorldManifest } from '../manifest/schema.js';
 import type { Agent, AgentRunInput, AgentRunResult } from './agent.js';
 
 /**

@@ -1,7 +1,7 @@
-import { GenesisError } from '../errors.js';
+import { GenesisError } from '../errors/genesis-error.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
-import type { EpisodeRecord } from '../world/episode-record.js';
-import type { WorldManifest } from '../world/manifest-schema.js';
+import type { EpisodeRecord } from '../ledger/episode-record.js';
+import type { WorldManifest } from '../manifest/schema.js';
 import type { WorldRepo } from '../world/world-repo.js';
 import type { AuditFinding } from './audit-finding.js';
 import { checkChangesAgainstRules } from './change-checks.js';
@@ -12,7 +12,7 @@ import { readCandidateTrees, readLedgerEntries } from './read-ledger.js';
 import { checkReplaceRefs } from './replace-refs.js';
 import { reverifyCommits } from './reverify-commits.js';
 import { sampleItems } from './sample-commits.js';
-import { imageIdOfSummary } from '../gate/gate-image.js';
+import { imageIdOfSummary } from '../gate/image.js';
 
 export interface AuditOptions {
   world: WorldRepo;

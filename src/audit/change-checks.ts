@@ -1,5 +1,5 @@
-import { matchesAny } from '../world/path-patterns.js';
-import type { WorldManifest } from '../world/manifest-schema.js';
+import { matchesAny } from '../manifest/path-patterns.js';
+import type { WorldManifest } from '../manifest/schema.js';
 import { short, violation, type AuditFinding } from './audit-finding.js';
 import type { AuditedCommit } from './read-history.js';
 

@@ -1,4 +1,4 @@
-import { git } from '../world/git.js';
+import { git } from '../git/git.js';
 
 /**
  * The object name of each revision expression (`<commit>:world.yaml`, `<commit>^{tree}`), or

@@ -1,4 +1,4 @@
-import type { EpisodeRecord } from '../world/episode-record.js';
+import type { EpisodeRecord } from '../ledger/episode-record.js';
 import { short, violation, warning, type AuditFinding } from './audit-finding.js';
 import type { AuditedCommit } from './read-history.js';
 import type { LedgerEntry } from './read-ledger.js';

@@ -1,8 +1,8 @@
 import { parse as parseYaml } from 'yaml';
-import { isGenesisError } from '../errors.js';
+import { isGenesisError } from '../errors/genesis-error.js';
 import { readAcceptedHistory, type AcceptedCommit } from '../world/accepted-history.js';
-import { git } from '../world/git.js';
-import type { WorldManifest } from '../world/manifest-schema.js';
+import { git } from '../git/git.js';
+import type { WorldManifest } from '../manifest/schema.js';
 import type { WorldRepo } from '../world/world-repo.js';
 import { batchBlobs, batchObjectNames } from './git-batch.js';
 

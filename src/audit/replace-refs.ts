@@ -1,4 +1,4 @@
-import { git } from '../world/git.js';
+import { git } from '../git/git.js';
 import { violation, type AuditFinding } from './audit-finding.js';
 
 /**

@@ -1,11 +1,11 @@
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
-import { planGate } from '../gate/gate-plan.js';
+import { planGate } from '../gate/plan.js';
 import { runGate, type GateRunVerdict } from '../gate/gate.js';
-import { isGenesisError } from '../errors.js';
+import { isGenesisError } from '../errors/genesis-error.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
-import type { WorldManifest } from '../world/manifest-schema.js';
+import type { WorldManifest } from '../manifest/schema.js';
 import { short, violation, warning, type AuditFinding } from './audit-finding.js';
 import type { AuditedCommit } from './read-history.js';
 

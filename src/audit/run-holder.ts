@@ -1,4 +1,4 @@
-import { isAlive } from '../process-alive.js';
+import { isAlive } from '../sandbox/process/process-alive.js';
 import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';

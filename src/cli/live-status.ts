@@ -1,4 +1,4 @@
-import type { RunEvent } from '../schedule/run-events.js';
+import type { RunEvent } from '../schedule/run/events.js';
 import { formatRunEvent } from './run-reporter.js';
 
 /**

@@ -1,7 +1,7 @@
 import { helpExamples } from './help-examples.js';
 import { withCliName } from './invocation.js';
 import { Command, CommanderError } from 'commander';
-import { isGenesisError } from '../errors.js';
+import { isGenesisError } from '../errors/genesis-error.js';
 import { EXIT } from './exit-codes.js';
 
 /**
@@ -38,7 +38,7 @@ export async function main(argv: string[]): Promise<number> {
     .addHelpText('after', () => helpExamples())
     .exitOverride();
   for (const name of COMMAND_MODULES) {
-    const mod = (await import(`./commands/${name}.js`)) as { define(program: Command): void };
+    const mod = (await import(`./commands/${name}/${name}.js`)) as { define(program: Command): void };
     mod.define(program);
   }
   try {

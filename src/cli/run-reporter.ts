@@ -1,5 +1,5 @@
 import { withCliName } from './invocation.js';
-import type { RunEvent, RunSummary } from '../schedule/run-events.js';
+import type { RunEvent, RunSummary } from '../schedule/run/events.js';
 import type { StopReason } from '../schedule/scheduler.js';
 
 const time = () => new Date().toISOString().slice(11, 19);

@@ -1,13 +1,13 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { GenesisError } from '../errors.js';
+import { GenesisError } from '../errors/genesis-error.js';
 import type { EpisodeJob } from '../episode/episode-job.js';
 import { SPECULATIVE_REF_PREFIX } from '../integrate/build-tip.js';
-import type { VerificationQueue } from '../integrate/verification-queue.js';
+import type { VerificationQueue } from '../integrate/verification/queue.js';
 import type { EpisodeQueue } from '../queue/episode-queue.js';
-import type { WorldManifest } from '../world/manifest-schema.js';
+import type { WorldManifest } from '../manifest/schema.js';
 import { Publisher, type PublishEvent } from '../world/publisher.js';
-import { redactUrl } from '../world/redact-url.js';
+import { redactUrl } from '../git/redact-url.js';
 import { VERIFICATION_REF_PREFIX } from '../world/verification-ref.js';
 import { openRemoteWorld, type RemoteWorld } from '../world/remote-world.js';
 import { isGitUrl } from '../world/worker-world.js';

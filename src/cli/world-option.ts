@@ -1,5 +1,5 @@
 import { Option } from 'commander';
-import { GenesisError } from '../errors.js';
+import { GenesisError } from '../errors/genesis-error.js';
 
 /** `--world <path>`, also read from GENESIS_WORLD. */
 export function worldOption(): Option {

@@ -1,9 +1,9 @@
 import type { TipService } from '../episode/gate-on-tip.js';
-import { MemoryVerificationQueue, type VerificationQueue } from '../integrate/verification-queue.js';
+import { MemoryVerificationQueue, type VerificationQueue } from '../integrate/verification/queue.js';
 import type { EpisodeQueue } from '../queue/episode-queue.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
-import type { LeaseStore } from '../schedule/lease-store.js';
-import type { RunOptions } from '../schedule/run-world.js';
+import type { LeaseStore } from '../queue/lease-store.js';
+import type { RunOptions } from '../schedule/run/run-world.js';
 import type { WorldRepo } from '../world/world-repo.js';
 import { manifestAgent, manifestSandbox } from './embedded-run.js';
 

@@ -1,9 +1,9 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { judgeSimWorld } from '../agents/sim-hidden-check.js';
-import { replaySimRun, type SimReplay } from '../agents/sim-replay.js';
-import { computeSimWorldModel, SIM_WORLD_DEFAULTS, writeSimWorld, type SimWorldOptions } from '../agents/sim-world.js';
-import { GenesisError } from '../errors.js';
+import { judgeSimWorld } from '../agents/sim/hidden-check.js';
+import { replaySimRun, type SimReplay } from '../agents/sim/replay.js';
+import { computeSimWorldModel, SIM_WORLD_DEFAULTS, writeSimWorld, type SimWorldOptions } from '../agents/sim/world.js';
+import { GenesisError } from '../errors/genesis-error.js';
 import { computeChainLength, computeStepOutcome, computeWilsonInterval, INVALID_MODEL_INPUT, type ChainInput, type ChainLength } from '../reliability/index.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { initWorld } from '../operations/init-world.js';

@@ -1,10 +1,10 @@
 import type { Sandbox, SandboxMount } from '../sandbox/sandbox.js';
-import type { GateStepRecord } from '../world/episode-record.js';
-import type { WorldManifest } from '../world/manifest-schema.js';
-import { applyDepsLayout } from './apply-deps-layout.js';
-import { DepsCache } from './deps-cache.js';
-import { defaultDepsCacheRoot } from './deps-cache-root.js';
-import { depsFilesDigest } from './deps-key.js';
+import type { GateStepRecord } from '../ledger/episode-record.js';
+import type { WorldManifest } from '../manifest/schema.js';
+import { applyDepsLayout } from './apply-layout.js';
+import { DepsCache } from './cache/cache.js';
+import { defaultDepsCacheRoot } from './cache/root.js';
+import { depsFilesDigest } from './key.js';
 import { prepareDeps } from './prepare-deps.js';
 import { readDepsFiles } from './read-deps-files.js';
 

@@ -1,16 +1,16 @@
 import { lstat, readdir, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { dockerClientOf, type Sandbox } from '../sandbox/sandbox.js';
-import type { DepsSpec } from '../world/manifest-schema.js';
-import type { DepsCache } from './deps-cache.js';
-import { environmentId } from './deps-environment.js';
-import { computeDepsKey, depsFilesDigest } from './deps-key.js';
-import { planDepsLayout, type DepsLayout, type OutputEntry } from './deps-layout.js';
-import { normalizeTreePath } from '../world/deps-spec-rules.js';
-import { installWithBwrap } from './install-bwrap.js';
-import { installWithDocker } from './install-docker.js';
-import { installWithoutSandbox } from './install-none.js';
-import type { InstallResult, InstallSpec } from './install-spec.js';
+import type { DepsSpec } from '../manifest/schema.js';
+import type { DepsCache } from './cache/cache.js';
+import { environmentId } from './environment.js';
+import { computeDepsKey, depsFilesDigest } from './key.js';
+import { planDepsLayout, type DepsLayout, type OutputEntry } from './layout.js';
+import { normalizeTreePath } from '../manifest/deps-rules.js';
+import { installWithBwrap } from './installers/bwrap.js';
+import { installWithDocker } from './installers/docker.js';
+import { installWithoutSandbox } from './installers/none.js';
+import type { InstallResult, InstallSpec } from './installers/install-spec.js';
 import { readDepsFiles } from './read-deps-files.js';
 
 export type PreparedDeps =

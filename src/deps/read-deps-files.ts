@@ -1,7 +1,7 @@
 import { execa } from 'execa';
-import { GenesisError } from '../errors.js';
-import { git } from '../world/git.js';
-import { normalizeTreePath } from '../world/deps-spec-rules.js';
+import { GenesisError } from '../errors/genesis-error.js';
+import { git } from '../git/git.js';
+import { normalizeTreePath } from '../manifest/deps-rules.js';
 
 export interface DepsFile {
   path: string;

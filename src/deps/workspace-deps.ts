@@ -1,10 +1,10 @@
 import { appendFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Sandbox } from '../sandbox/sandbox.js';
-import type { WorldManifest } from '../world/manifest-schema.js';
-import { applyDepsLayout } from './apply-deps-layout.js';
-import type { DepsCache } from './deps-cache.js';
-import { normalizeTreePath } from '../world/deps-spec-rules.js';
+import type { WorldManifest } from '../manifest/schema.js';
+import { applyDepsLayout } from './apply-layout.js';
+import type { DepsCache } from './cache/cache.js';
+import { normalizeTreePath } from '../manifest/deps-rules.js';
 import { machineDepsCache } from './gate-deps.js';
 import { prepareDeps } from './prepare-deps.js';
 

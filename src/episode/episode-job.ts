@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { isEpisodeReason, type EpisodeReason } from '../vocabulary/rejection-reasons.js';
+import { isEpisodeReason, type EpisodeReason } from '../errors/rejection-reasons.js';
 
 const sha = z.string().regex(/^[0-9a-f]{40}$/, 'a full commit id');
 

@@ -10,7 +10,7 @@ export interface GateTarget {
 }
 
 /**
- * Asks the integration queue for this change's place (issue 18 item 4): the commit to gate, its
+ * Asks the integration queue for this change's place: the commit to gate, its
  * change built on the speculative tip (the accepted head plus every change ahead of it, gated or
  * still gating), or null when it cannot go there. In process the run's integration stage answers;
  * over BullMQ the scheduler answers through Redis.

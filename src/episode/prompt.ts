@@ -1,9 +1,9 @@
-import { DEFAULT_PROMPT_TEMPLATE } from '../world/prompt-template-default.js';
-import { renderPromptTemplate, type TemplateValues } from '../world/prompt-template.js';
-import { planGate } from '../gate/gate-plan.js';
+import { DEFAULT_PROMPT_TEMPLATE } from '../manifest/prompt-placeholders.js';
+import { renderPromptTemplate, type TemplateValues } from '../manifest/prompt-template.js';
+import { planGate } from '../gate/plan.js';
 import { isHoldoutDerived } from '../gate/hidden-checks.js';
-import type { EpisodeRecord } from '../world/episode-record.js';
-import type { TaskSpec, WorldManifest } from '../world/manifest-schema.js';
+import type { EpisodeRecord } from '../ledger/episode-record.js';
+import type { TaskSpec, WorldManifest } from '../manifest/schema.js';
 
 const MAX_REFLECTIONS = 3;
 const MAX_REFLECTION_CHARS = 1500;

@@ -2,20 +2,20 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Agent } from '../agents/agent.js';
 import { agentForAttempt } from '../agents/rotation.js';
-import { checkUsage } from '../agents/usage-check.js';
-import type { AgentUsage } from '../agents/usage.js';
-import { GenesisError, isGenesisError } from '../errors.js';
-import { failureSignature } from '../gate/test-report.js';
+import { checkUsage } from '../agents/usage/plausible-usage.js';
+import type { AgentUsage } from '../agents/usage/usage.js';
+import { GenesisError, isGenesisError } from '../errors/genesis-error.js';
+import { failureSignature } from '../gate/reports/printed-counts.js';
 import { sizeLimitsOf } from '../gate/pre-gate.js';
 import { verifyCandidate, type CandidateVerdict } from '../gate/verify-candidate.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { readDoneTasks } from '../world/accepted-history.js';
-import { readTaskRetries } from '../world/task-retries.js';
-import type { EpisodeRecord } from '../world/episode-record.js';
-import type { Ledger } from '../world/ledger.js';
+import { readTaskRetries } from '../ledger/task-retries.js';
+import type { EpisodeRecord } from '../ledger/episode-record.js';
+import type { Ledger } from '../ledger/ledger.js';
 import type { WorldRepo } from '../world/world-repo.js';
-import { diffText, listChanges } from '../world/tree-diff.js';
-import { writeCommit } from '../world/object-writer.js';
+import { diffText, listChanges } from '../git/tree/diff.js';
+import { writeCommit } from '../git/object-writer.js';
 
 export const QUARANTINE_REF_PREFIX = 'refs/genesis/quarantine/';
 
@@ -24,7 +24,7 @@ async function listChangedPaths(repo: string, from: string, to: string): Promise
 }
 import type { EpisodeJob, EpisodeResult } from './episode-job.js';
 import { targetOnTip, type GateTarget, type ReserveTip } from './gate-on-tip.js';
-import { isChargedReason, type RejectionReason } from '../vocabulary/rejection-reasons.js';
+import { isChargedReason, type RejectionReason } from '../errors/rejection-reasons.js';
 import { composePrompt } from './prompt.js';
 import { linkWorkspaceDeps } from '../deps/workspace-deps.js';
 import { collectCandidateTree, createWorkspace, removeWorkspace, type Workspace } from './workspace.js';

@@ -1,7 +1,7 @@
 import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { GenesisError } from '../errors.js';
-import { git } from '../world/git.js';
+import { GenesisError } from '../errors/genesis-error.js';
+import { git } from '../git/git.js';
 
 /** The pre-gate's size limits, as the manifest sets them. */
 export interface SizeLimits {

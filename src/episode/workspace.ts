@@ -1,8 +1,8 @@
 import { copyFile, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { git, gitValue } from '../world/git.js';
+import { git, gitValue } from '../git/git.js';
 import { runScratchName, scratchEpisodeOf, scratchOwnerOf } from '../world/scratch-names.js';
-import { discardTree } from '../sandbox/remove-tree.js';
+import { discardTree } from '../sandbox/process/remove-tree.js';
 import { checkWorkspaceSizes, type SizeLimits } from './workspace-sizes.js';
 import type { WorldRepo } from '../world/world-repo.js';
 

@@ -1,5 +1,5 @@
 import type { Sandbox } from '../sandbox/sandbox.js';
-import type { WorldManifest } from '../world/manifest-schema.js';
+import type { WorldManifest } from '../manifest/schema.js';
 import type { WorldRepo } from '../world/world-repo.js';
 import { runGate, type GateRunVerdict } from './gate.js';
 

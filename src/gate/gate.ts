@@ -1,18 +1,18 @@
-import type { DepsCache } from '../deps/deps-cache.js';
+import type { DepsCache } from '../deps/cache/cache.js';
 import { depsForGate } from '../deps/gate-deps.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
-import type { GateRecord, GateStepRecord } from '../world/episode-record.js';
-import type { WorldManifest } from '../world/manifest-schema.js';
-import type { GateStep } from './gate-plan.js';
-import { summarizeGate } from './gate-plan.js';
-import { judgeStep, runStep, type StepContext, type StepFailure, type StepRun } from './gate-step.js';
-import { recordImage, withImageInSummary } from './gate-image.js';
-import { GateTree, PREPARING_STEPS } from './gate-tree.js';
+import type { GateRecord, GateStepRecord } from '../ledger/episode-record.js';
+import type { WorldManifest } from '../manifest/schema.js';
+import type { GateStep } from './plan.js';
+import { summarizeGate } from './plan.js';
+import { judgeStep, runStep, type StepContext, type StepFailure, type StepRun } from './step.js';
+import { recordImage, withImageInSummary } from './image.js';
+import { GateTree, PREPARING_STEPS } from './tree.js';
 import { HOLDOUT_STEP } from './hidden-checks.js';
 import type { TestBaseline } from './test-baseline.js';
-import { passingNames } from './test-report-cases.js';
-import { failureSignature } from './test-report.js';
-import type { RejectionReason } from '../vocabulary/rejection-reasons.js';
+import { passingNames } from './reports/cases.js';
+import { failureSignature } from './reports/printed-counts.js';
+import type { RejectionReason } from '../errors/rejection-reasons.js';
 
 /**
  * `log` holds the visible steps' output; the hidden checks' output is `hiddenLog` alone, so whoever

@@ -1,4 +1,4 @@
-import type { EpisodeRecord, GateStepRecord } from '../world/episode-record.js';
+import type { EpisodeRecord, GateStepRecord } from '../ledger/episode-record.js';
 
 /** The gate step that runs a world's hidden holdout checks. */
 export const HOLDOUT_STEP = 'holdout';

@@ -3,9 +3,9 @@
  * listing (paths, modes, sizes, link targets), so they are cheap, pure and run first; a failed
  * check is a verdict, not an exception.
  */
-import { CONTROL_CHARACTER, isGitDirName, matchesAny } from '../world/path-patterns.js';
-import type { ChangedEntry } from '../world/tree-diff.js';
-import type { RejectionReason } from '../vocabulary/rejection-reasons.js';
+import { CONTROL_CHARACTER, isGitDirName, matchesAny } from '../manifest/path-patterns.js';
+import type { ChangedEntry } from '../git/tree/diff.js';
+import type { RejectionReason } from '../errors/rejection-reasons.js';
 
 /** What the pre-gate enforces; `protected` comes from the accepted head, never the candidate. */
 export interface PreGateRules {

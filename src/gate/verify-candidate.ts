@@ -1,22 +1,22 @@
 import { mkdir, rm, stat } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
-import { GenesisError } from '../errors.js';
+import { GenesisError } from '../errors/genesis-error.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { readHeadScore } from '../world/accepted-history.js';
-import type { GateRecord } from '../world/episode-record.js';
-import { withProtectedFrom } from '../world/export-tree.js';
-import { writeHiddenLog } from '../world/hidden-logs.js';
+import type { GateRecord } from '../ledger/episode-record.js';
+import { withProtectedFrom } from '../git/tree/export.js';
+import { writeHiddenLog } from '../ledger/hidden-logs.js';
 import { runScratchName } from '../world/scratch-names.js';
-import type { TaskSpec, WorldManifest } from '../world/manifest-schema.js';
-import { listChanges } from '../world/tree-diff.js';
+import type { TaskSpec, WorldManifest } from '../manifest/schema.js';
+import { listChanges } from '../git/tree/diff.js';
 import type { WorldRepo } from '../world/world-repo.js';
-import { planGate, type GateStep } from './gate-plan.js';
-import { PREPARING_STEPS } from './gate-tree.js';
+import { planGate, type GateStep } from './plan.js';
+import { PREPARING_STEPS } from './tree.js';
 import { loadBaseline, markNoBaseline, saveBaseline, vanishedTests, waitForBaseline, type TestBaseline } from './test-baseline.js';
 import { runGate, type GateRunVerdict } from './gate.js';
 import { checkChange, sizeLimitsOf } from './pre-gate.js';
-import { failureSignature } from './test-report.js';
-import type { RejectionReason } from '../vocabulary/rejection-reasons.js';
+import { failureSignature } from './reports/printed-counts.js';
+import type { RejectionReason } from '../errors/rejection-reasons.js';
 
 export type CandidateVerdict =
   | { ok: true; gate: GateRecord; log: string; changedFiles: string[] }
@@ -38,7 +38,7 @@ export interface VerifyCandidateInput {
   /** The tree of the accepted head before this change: a failure that happens there too is not the change's. */
   baseTree?: string;
   /**
-   * `head` is a speculative tip whose own gate may still be running (issue 18 item 4): rather than
+   * `head` is a speculative tip whose own gate may still be running: rather than
    * learn its baseline with a second run of the tests, run the gate first and then wait up to this
    * long for that gate to store it, judging vanished tests against it afterwards. Same verdict.
    */

@@ -1,9 +1,9 @@
 import { acceptedCommitMessage } from '../world/accepted-history.js';
-import type { EpisodeRecord } from '../world/episode-record.js';
-import { mergeTrees } from '../world/merge-tree.js';
+import type { EpisodeRecord } from '../ledger/episode-record.js';
+import { mergeTrees } from '../git/merge-tree.js';
 import type { WorldRepo } from '../world/world-repo.js';
 import type { QueuedChange } from './integration-queue.js';
-import type { RejectionReason } from '../vocabulary/rejection-reasons.js';
+import type { RejectionReason } from '../errors/rejection-reasons.js';
 
 /** Where each change's latest speculative commit is kept while it waits to land. */
 export const SPECULATIVE_REF_PREFIX = 'refs/genesis/speculative/';
@@ -23,7 +23,7 @@ export function verificationId(episode: string, generation: number, needsGate: b
  * now, with the trailers it will land with, so that once `onto` lands this very commit lands by
  * compare-and-swap. On its own base the merge is the candidate itself, which the episode's gate
  * already passed: no further gate is needed. A conflict, an empty result or a removed task
- * rejects the change here, without a gate. With `reserve` (issue 18 item 4), the commit is built
+ * rejects the change here, without a gate. With `reserve`, the commit is built
  * for the change's own episode to gate before it joins: its trailers name that episode's gate.
  */
 export async function buildTip(

@@ -1,4 +1,4 @@
-import type { RejectionReason } from '../vocabulary/rejection-reasons.js';
+import type { RejectionReason } from '../errors/rejection-reasons.js';
 
 /**
  * The integration queue, as a pure state machine: changes that passed their own gate wait here in
@@ -37,7 +37,7 @@ export type EntryStage =
   | 'building'
   /** Built; waits for a verification slot. */
   | 'built'
-  /** Reserved by its episode, whose own gate is judging this very commit now (issue 18 item 4). */
+  /** Reserved by its episode, whose own gate is judging this very commit now. */
   | 'gating'
   | 'verifying'
   /** Passed on its tip; lands once every change ahead has. */

@@ -1,6 +1,6 @@
 import { markNoBaseline } from '../gate/test-baseline.js';
-import type { EpisodeRecord } from '../world/episode-record.js';
-import type { Ledger } from '../world/ledger.js';
+import type { EpisodeRecord } from '../ledger/episode-record.js';
+import type { Ledger } from '../ledger/ledger.js';
 import type { WorldRepo } from '../world/world-repo.js';
 import { buildTip, verificationId } from './build-tip.js';
 import {
@@ -13,10 +13,10 @@ import {
   type QueuedChange,
 } from './integration-queue.js';
 import type { Lander } from './lander.js';
-import type { VerificationResult } from './verification-job.js';
-import { VerificationLedger } from './verification-ledger.js';
-import type { VerificationQueue } from './verification-queue.js';
-import { isChargedReason, reasonOnTip } from '../vocabulary/rejection-reasons.js';
+import type { VerificationResult } from './verification/job.js';
+import { VerificationLedger } from './verification/ledger.js';
+import type { VerificationQueue } from './verification/queue.js';
+import { isChargedReason, reasonOnTip } from '../errors/rejection-reasons.js';
 
 /** What the integration stage tells the run loop: a change landed, or ended without landing. */
 export type IntegrationOutcome = { type: 'landed'; record: EpisodeRecord; head: string } | { type: 'rejected'; record: EpisodeRecord };
@@ -70,7 +70,7 @@ export class IntegrationStage {
   }
 
   /**
-   * Issue 18 item 4: an episode whose agent finished takes its place in the queue before its own
+   * An episode whose agent finished takes its place in the queue before its own
    * gate, and gets the commit to gate: its change built on the speculative tip (the accepted head
    * plus every change ahead, gated or still gating). Null when it cannot go there (a conflict with a
    * change ahead): it then gates on its base and joins when it passed.

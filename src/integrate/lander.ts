@@ -1,10 +1,10 @@
 import { readHeadScore } from '../world/accepted-history.js';
-import type { EpisodeRecord } from '../world/episode-record.js';
-import { EPISODE_REF_PREFIX, type Ledger } from '../world/ledger.js';
+import type { EpisodeRecord } from '../ledger/episode-record.js';
+import { EPISODE_REF_PREFIX, type Ledger } from '../ledger/ledger.js';
 import type { WorldRepo } from '../world/world-repo.js';
 import type { QueuedChange } from './integration-queue.js';
-import { VerificationLedger, type VerificationRecord } from './verification-ledger.js';
-import type { RejectionReason } from '../vocabulary/rejection-reasons.js';
+import { VerificationLedger, type VerificationRecord } from './verification/ledger.js';
+import type { RejectionReason } from '../errors/rejection-reasons.js';
 
 export type LandOutcome =
   | { landed: true; record: EpisodeRecord }

@@ -1,12 +1,12 @@
 import { parseDocument } from 'yaml';
-import { GenesisError } from '../errors.js';
-import { planGate } from '../gate/gate-plan.js';
+import { GenesisError } from '../errors/genesis-error.js';
+import { planGate } from '../gate/plan.js';
 import { runGate } from '../gate/gate.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { readDoneTasks, TRAILERS } from '../world/accepted-history.js';
-import { git, gitValue } from '../world/git.js';
-import { readManifest } from '../world/manifest.js';
-import type { WorldManifest } from '../world/manifest-schema.js';
+import { git, gitValue } from '../git/git.js';
+import { readManifest } from '../manifest/parse.js';
+import type { WorldManifest } from '../manifest/schema.js';
 import { acquireRunLock } from '../world/run-lock.js';
 import type { WorldRepo } from '../world/world-repo.js';
 

@@ -1,13 +1,13 @@
 import { stat } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
-import { GenesisError, isGenesisError } from '../errors.js';
-import { planGate } from '../gate/gate-plan.js';
+import { GenesisError, isGenesisError } from '../errors/genesis-error.js';
+import { planGate } from '../gate/plan.js';
 import { runGate, type GateRunVerdict } from '../gate/gate.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { readDoneTasks, TRAILERS } from '../world/accepted-history.js';
-import { git } from '../world/git.js';
-import type { WorldManifest } from '../world/manifest-schema.js';
-import { writeTreeFromDir } from '../world/tree-from-dir.js';
+import { git } from '../git/git.js';
+import type { WorldManifest } from '../manifest/schema.js';
+import { writeTreeFromDir } from '../git/tree/from-dir.js';
 import type { WorldRepo } from '../world/world-repo.js';
 
 export interface AmendInput {

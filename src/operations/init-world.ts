@@ -1,16 +1,16 @@
 import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { missingDepsFilesError, readDepsFiles } from '../deps/read-deps-files.js';
-import { GenesisError } from '../errors.js';
-import { planGate } from '../gate/gate-plan.js';
+import { GenesisError } from '../errors/genesis-error.js';
+import { planGate } from '../gate/plan.js';
 import { runGate, type GateRunVerdict } from '../gate/gate.js';
 import { saveBaseline } from '../gate/test-baseline.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { TRAILERS } from '../world/accepted-history.js';
 import { simpleGit } from 'simple-git';
-import { git, gitValue } from '../world/git.js';
-import { parseManifest, readManifest } from '../world/manifest.js';
-import type { WorldManifest } from '../world/manifest-schema.js';
+import { git, gitValue } from '../git/git.js';
+import { parseManifest, readManifest } from '../manifest/parse.js';
+import type { WorldManifest } from '../manifest/schema.js';
 import { WorldRepo } from '../world/world-repo.js';
 
 export interface InitWorldResult {

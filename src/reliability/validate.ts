@@ -1,4 +1,4 @@
-import { GenesisError } from '../errors.js';
+import { GenesisError } from '../errors/genesis-error.js';
 
 /** The error code of every rejected model parameter, so scripts and tests can match on it. */
 export const INVALID_MODEL_INPUT = 'invalid-model-input';

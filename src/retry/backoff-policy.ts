@@ -1,4 +1,4 @@
-import { GenesisError } from '../errors.js';
+import { GenesisError } from '../errors/genesis-error.js';
 
 /**
  * How long to wait before each retry of something that failed for a transient reason: the one

@@ -1,8 +1,8 @@
-import { GenesisError } from '../errors.js';
-import { BwrapSandbox } from './bwrap-sandbox.js';
-import { DockerSandbox } from './docker-sandbox.js';
-import { NoneSandbox } from './none-sandbox.js';
-import { sharedWarmPool } from './warm-pool.js';
+import { GenesisError } from '../errors/genesis-error.js';
+import { BwrapSandbox } from './gate/bwrap/bwrap-sandbox.js';
+import { DockerSandbox } from './gate/docker/docker-sandbox.js';
+import { NoneSandbox } from './gate/none-sandbox.js';
+import { sharedWarmPool } from './warm/pool.js';
 import type { Sandbox, SandboxKind } from './sandbox.js';
 
 export interface CreateSandboxOptions {

@@ -1,5 +1,5 @@
 import type Docker from 'dockerode';
-import { GenesisError } from '../errors.js';
+import { GenesisError } from '../errors/genesis-error.js';
 
 /**
  * The Sandbox port: run one shell command against a host directory, isolated from the network
@@ -114,6 +114,6 @@ export interface Sandbox {
 export function dockerClientOf(sandbox: Sandbox): Docker {
   if (sandbox.docker) return sandbox.docker;
   throw new GenesisError('sandbox-client-missing', `a ${sandbox.kind} sandbox has no Docker client to share`, {
-    hint: 'a sandbox that wraps a docker sandbox must pass its `docker` client on (see recordImage in src/gate/gate-image.ts)',
+    hint: 'a sandbox that wraps a docker sandbox must pass its `docker` client on (see recordImage in src/gate/image.ts)',
   });
 }

@@ -1,5 +1,5 @@
-import { spendOf } from '../agents/usage-check.js';
-import type { EpisodeSummary } from '../world/ledger-summary.js';
+import { spendOf } from '../agents/usage/plausible-usage.js';
+import type { EpisodeSummary } from '../ledger/summary.js';
 
 /**
  * What the run policy keeps of the ledger: each task's episodes, and the totals its budgets are

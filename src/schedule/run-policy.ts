@@ -1,9 +1,9 @@
 import { backoffDelay, backoffPolicy } from '../retry/backoff-policy.js';
-import { reasonTraits } from '../vocabulary/rejection-reasons.js';
-import type { EpisodeRecord } from '../world/episode-record.js';
-import type { EpisodeSummary } from '../world/ledger-summary.js';
+import { reasonTraits } from '../errors/rejection-reasons.js';
+import type { EpisodeRecord } from '../ledger/episode-record.js';
+import type { EpisodeSummary } from '../ledger/summary.js';
 import { episodesOf, policyLedgerOf, withRecord, type PolicyLedger } from './policy-ledger.js';
-import type { TaskSpec, WorldManifest } from '../world/manifest-schema.js';
+import type { TaskSpec, WorldManifest } from '../manifest/schema.js';
 import { budgetStop, idleStop, pickReadyTasks, type StopReason } from './scheduler.js';
 import type { RetryFacts } from './task-retry-status.js';
 import { BROKEN_BASE_REASONS, deriveWorldTaskStatuses } from './world-task-status.js';

@@ -1,4 +1,4 @@
-import type { TaskSpec } from '../world/manifest-schema.js';
+import type { TaskSpec } from '../manifest/schema.js';
 import type { TaskStatus } from './task-status.js';
 import { tasksWaitingOnBlocked } from './task-status.js';
 

@@ -1,4 +1,4 @@
-import type { TaskSpec } from '../world/manifest-schema.js';
+import type { TaskSpec } from '../manifest/schema.js';
 
 export type TaskState = 'pending' | 'running' | 'done' | 'blocked';
 

@@ -1,5 +1,5 @@
-import type { RejectionReason } from '../vocabulary/rejection-reasons.js';
-import type { WorldManifest } from '../world/manifest-schema.js';
+import type { RejectionReason } from '../errors/rejection-reasons.js';
+import type { WorldManifest } from '../manifest/schema.js';
 import { deriveTaskStatusesWithRetries, episodesSinceRetry, type RetriedTaskStatus, type RetryFacts, type TimedEpisodeFacts } from './task-retry-status.js';
 
 /** Reasons of an episode whose gate found the accepted head itself failing (not the change's fault). */

@@ -2,19 +2,19 @@ import { reflectionOf } from '../episode/prompt.js';
 import { Hono, type Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { z } from 'zod';
-import { GenesisError, type ErrorCode } from '../errors.js';
-import { Ledger } from '../world/ledger.js';
+import { GenesisError, type ErrorCode } from '../errors/genesis-error.js';
+import { Ledger } from '../ledger/ledger.js';
 import type { WorldRepo } from '../world/world-repo.js';
-import type { ChangeFeed } from './change-feed.js';
-import { listEpisodeRows } from './episode-rows.js';
-import { errorResponse, jsonResponse } from './http-json.js';
-import { readIntegrationView } from './integration-view.js';
-import { buildOverview } from './overview.js';
-import { buildReliabilityReport, type ReliabilityReport } from './reliability-report.js';
+import type { ChangeFeed } from './projections/change-feed.js';
+import { listEpisodeRows } from './projections/episode-rows.js';
+import { errorResponse, jsonResponse } from './http/json.js';
+import { readIntegrationView } from './projections/integration-view.js';
+import { buildOverview } from './projections/overview.js';
+import { buildReliabilityReport, type ReliabilityReport } from './projections/reliability-report.js';
 import { MAX_RETRY_NOTE, retryTask } from './retry-task.js';
-import { buildTaskBoard } from './task-board.js';
-import type { ClusterWorker, LivenessProbe } from './worker-liveness.js';
-import type { WorldSnapshots } from './world-snapshot.js';
+import { buildTaskBoard } from './projections/task-board.js';
+import type { ClusterWorker, LivenessProbe } from './projections/worker-liveness.js';
+import type { WorldSnapshots } from './projections/world-snapshot.js';
 
 /** What the API routes read from and write to. */
 export interface ApiContext {

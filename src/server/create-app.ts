@@ -2,12 +2,12 @@ import { getConnInfo } from '@hono/node-server/conninfo';
 import { Hono, type Context } from 'hono';
 import type { WorldRepo } from '../world/world-repo.js';
 import { createApiRoutes } from './api-routes.js';
-import { ChangeFeed } from './change-feed.js';
-import { hostGuard, jsonBodyGuard, writeGuard } from './http-guards.js';
-import { resolveServeSecurity, type ServeSecurity } from './serve-security.js';
+import { ChangeFeed } from './projections/change-feed.js';
+import { hostGuard, jsonBodyGuard, writeGuard } from './http/guards.js';
+import { resolveServeSecurity, type ServeSecurity } from './http/security.js';
 import { createUiRoutes } from './static-ui.js';
-import { probeLocalWorker, type ClusterWorker, type LivenessProbe } from './worker-liveness.js';
-import { WorldSnapshots } from './world-snapshot.js';
+import { probeLocalWorker, type ClusterWorker, type LivenessProbe } from './projections/worker-liveness.js';
+import { WorldSnapshots } from './projections/world-snapshot.js';
 
 /** Settings of {@link createServerApp}. */
 export interface ServerAppOptions {

@@ -5,9 +5,9 @@
 export { createServerApp, type ServerApp, type ServerAppOptions } from './create-app.js';
 export { startServer, type RunningServer, type StartServerOptions } from './start-server.js';
 export { mountQueueBoard, type MountedQueueBoard, type QueueBoardOptions } from './queue-board.js';
-export { isLoopbackHost, resolveServeSecurity, MIN_TOKEN_LENGTH, type ServeSecurity } from './serve-security.js';
+export { isLoopbackHost, resolveServeSecurity, MIN_TOKEN_LENGTH, type ServeSecurity } from './http/security.js';
 export { retryTask, MAX_RETRY_NOTE, type RetryTaskInput } from './retry-task.js';
-export { buildTaskBoard, type BoardTask, type TaskBoard } from './task-board.js';
-export { buildOverview, type Overview, type RunState } from './overview.js';
-export { buildReliabilityReport, type ReliabilityReport } from './reliability-report.js';
-export { WorldSnapshots, type WorldSnapshot } from './world-snapshot.js';
+export { buildTaskBoard, type BoardTask, type TaskBoard } from './projections/task-board.js';
+export { buildOverview, type Overview, type RunState } from './projections/overview.js';
+export { buildReliabilityReport, type ReliabilityReport } from './projections/reliability-report.js';
+export { WorldSnapshots, type WorldSnapshot } from './projections/world-snapshot.js';

@@ -1,9 +1,9 @@
-import { GenesisError } from '../errors.js';
-import { writeTaskRetry, type StoredTaskRetry } from '../world/task-retries.js';
+import { GenesisError } from '../errors/genesis-error.js';
+import { writeTaskRetry, type StoredTaskRetry } from '../ledger/task-retries.js';
 import type { WorldRepo } from '../world/world-repo.js';
-import { buildTaskBoard, type BoardTask } from './task-board.js';
-import { probeLocalWorker, type LivenessProbe } from './worker-liveness.js';
-import { WorldSnapshots } from './world-snapshot.js';
+import { buildTaskBoard, type BoardTask } from './projections/task-board.js';
+import { probeLocalWorker, type LivenessProbe } from './projections/worker-liveness.js';
+import { WorldSnapshots } from './projections/world-snapshot.js';
 
 /** The longest note a retry keeps; a note is a hint for people, not a place for logs. */
 export const MAX_RETRY_NOTE = 2000;

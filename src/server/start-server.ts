@@ -1,11 +1,11 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
-import { GenesisError } from '../errors.js';
+import { GenesisError } from '../errors/genesis-error.js';
 import type { WorldRepo } from '../world/world-repo.js';
 import { createServerApp, type ServerApp } from './create-app.js';
-import { resolveServeSecurity, type ServeSecurity } from './serve-security.js';
-import type { ClusterWorker } from './worker-liveness.js';
+import { resolveServeSecurity, type ServeSecurity } from './http/security.js';
+import type { ClusterWorker } from './projections/worker-liveness.js';
 
 /** Settings of {@link startServer}. */
 export interface StartServerOptions {

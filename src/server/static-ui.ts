@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { extname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Hono } from 'hono';
-import { GenesisError } from '../errors.js';
+import { GenesisError } from '../errors/genesis-error.js';
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',

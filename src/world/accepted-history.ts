@@ -1,7 +1,7 @@
-import { GenesisError } from '../errors.js';
-import { git } from './git.js';
+import { GenesisError } from '../errors/genesis-error.js';
+import { git } from '../git/git.js';
 import { HistoryIndex, historyIndexFile } from './history-index.js';
-import { resolveObject } from './object-reader.js';
+import { resolveObject } from '../git/object-reader.js';
 import { readVerifiedScore } from './verification-ref.js';
 
 export const TRAILERS = {

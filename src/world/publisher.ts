@@ -1,8 +1,8 @@
 import { readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { backoffDelay, backoffPolicy, type BackoffPolicy } from '../retry/backoff-policy.js';
-import { git } from './git.js';
-import { redactUrl } from './redact-url.js';
+import { git } from '../git/git.js';
+import { redactUrl } from '../git/redact-url.js';
 import type { RefMoveListener, WorldRepo } from './world-repo.js';
 
 /** One remote of `publish:` in world.yaml. */

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { GenesisError } from '../errors.js';
-import { git } from './git.js';
-import { redactUrl } from './redact-url.js';
+import { GenesisError } from '../errors/genesis-error.js';
+import { git } from '../git/git.js';
+import { redactUrl } from '../git/redact-url.js';
 import { WorldRepo, type RefMoveListener } from './world-repo.js';
 
 const LEDGER_REFS = 'refs/genesis/';

@@ -1,8 +1,8 @@
 import { mkdir, open, readFile, rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { GenesisError } from '../errors.js';
-import { isAlive } from '../process-alive.js';
+import { GenesisError } from '../errors/genesis-error.js';
+import { isAlive } from '../sandbox/process/process-alive.js';
 
 /**
  * One embedded `genesis run` per world on a machine: a lock file holding the runner's host and

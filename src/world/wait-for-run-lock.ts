@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isGenesisError } from '../errors.js';
+import { isGenesisError } from '../errors/genesis-error.js';
 import { acquireRunLock } from './run-lock.js';
 
 /**

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
-import { git } from './git.js';
+import { git } from '../git/git.js';
 import { WorldRepo } from './world-repo.js';
 
 /**

@@ -1,13 +1,13 @@
 import { stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { GenesisError } from '../errors.js';
-import { git, gitValue } from './git.js';
-import { readManifest } from './manifest.js';
-import { readText, resolveObject } from './object-reader.js';
-import { writeCommit } from './object-writer.js';
-import { updateRefs } from './ref-updates.js';
-import type { WorldManifest } from './manifest-schema.js';
+import { GenesisError } from '../errors/genesis-error.js';
+import { git, gitValue } from '../git/git.js';
+import { readManifest } from '../manifest/parse.js';
+import { readText, resolveObject } from '../git/object-reader.js';
+import { writeCommit } from '../git/object-writer.js';
+import { updateRefs } from '../git/ref-updates.js';
+import type { WorldManifest } from '../manifest/schema.js';
 
 const manifestCache = new Map<string, WorldManifest>();
 

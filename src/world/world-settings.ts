@@ -1,4 +1,4 @@
-import { git } from './git.js';
+import { git } from '../git/git.js';
 
 export type SandboxChoice = 'auto' | 'docker' | 'bwrap' | 'none';
 

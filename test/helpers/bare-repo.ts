@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { git, gitValue } from '../../src/world/git.js';
+import { git, gitValue } from '../../src/git/git.js';
 import { tempDir } from './temp-dir.js';
 
 /** A bare repository in a new temporary directory, its main branch one commit of the empty tree. */

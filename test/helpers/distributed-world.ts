@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { planGate } from '../../src/gate/gate-plan.js';
+import { planGate } from '../../src/gate/plan.js';
 import { runGate } from '../../src/gate/gate.js';
 import { readAcceptedHistory } from '../../src/world/accepted-history.js';
-import { Ledger } from '../../src/world/ledger.js';
+import { Ledger } from '../../src/ledger/ledger.js';
 import { baseManifest, makeWorld, type FixtureWorld, type RecordingSteps } from './world-fixture.js';
 
 /** A world of independent tasks t1..tn, each writing one module after `sleepMs`, gated in bwrap. */

@@ -1,5 +1,5 @@
 import type { EpisodeJob } from '../../src/episode/episode-job.js';
-import { openEpisodeRecord, type EpisodeRecord } from '../../src/world/episode-record.js';
+import { openEpisodeRecord, type EpisodeRecord } from '../../src/ledger/episode-record.js';
 
 /** The record the scheduler writes when it starts an episode, before its job goes out. */
 export function openRecord(job: EpisodeJob): EpisodeRecord {

@@ -1,6 +1,6 @@
-import { createAgentSandbox } from '../agent-sandbox-create.js';
-import type { AgentConfig } from '../../world/agent-config.js';
-import { priceOf } from '../usage-prices.js';
+import { createAgentSandbox } from '../../sandbox/create-agent-sandbox.js';
+import type { AgentConfig } from '../../manifest/agent-config.js';
+import { priceOf } from '../usage/prices.js';
 import { OpenAIAgent } from './openai-agent.js';
 
 /** The built-in `openai` agent from its configuration, with `run_command` in the agent sandbox. */

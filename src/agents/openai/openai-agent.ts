@@ -1,14 +1,14 @@
 import { dirname, join } from 'node:path';
-import { GenesisError } from '../../errors.js';
+import { GenesisError } from '../../errors/genesis-error.js';
 import type { Agent, AgentRunInput, AgentRunResult } from '../agent.js';
-import type { AgentSandbox } from '../agent-sandbox.js';
-import { addUsage, isUnknownUsage, withCost, zeroUsage, type AgentUsage, type ModelPrice } from '../usage.js';
-import { ChatClient, type ChatOutcome } from './chat-client.js';
-import type { ChatUsage, ToolCall } from './chat-wire.js';
+import type { AgentSandbox } from '../../sandbox/agent-sandbox.js';
+import { addUsage, isUnknownUsage, withCost, zeroUsage, type AgentUsage, type ModelPrice } from '../usage/usage.js';
+import { ChatClient, type ChatOutcome } from './chat/client.js';
+import type { ChatUsage, ToolCall } from './chat/wire.js';
 import { runCommand } from './run-command-tool.js';
 import { callTool, TOOL_SPECS, type ToolContext } from './tools.js';
 import { brief, Transcript, type TurnRecord } from './transcript.js';
-import type { RejectionReason } from '../../vocabulary/rejection-reasons.js';
+import type { RejectionReason } from '../../errors/rejection-reasons.js';
 
 export interface OpenAIAgentOptions {
   /** API root of an OpenAI-compatible server, e.g. `https://api.openai.com/v1`. */

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { execa } from 'execa';
-import { OutputTail } from '../../sandbox/output-tail.js';
-import type { AgentSandbox } from '../agent-sandbox.js';
+import { OutputTail } from '../../sandbox/gate/output-tail.js';
+import type { AgentSandbox } from '../../sandbox/agent-sandbox.js';
 
 export interface RunCommandOptions {
   sandbox: AgentSandbox;

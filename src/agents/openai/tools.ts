@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ToolCall, ToolSpec } from './chat-wire.js';
+import type { ToolCall, ToolSpec } from './chat/wire.js';
 import { editTextFile, listFiles, readTextFile, searchFiles, writeTextFile } from './file-tools.js';
 import { ToolError } from './workspace-paths.js';
 

@@ -1,4 +1,4 @@
-import type { ChatMessage, ChatUsage } from './chat-wire.js';
+import type { ChatMessage, ChatUsage } from './chat/wire.js';
 
 /** One model call, as the transcript records it. */
 export interface TurnRecord {

@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CommandAgent } from '../../../src/agents/command-agent.js';
-import { isGenesisError } from '../../../src/errors.js';
+import { CommandAgent } from '../../../src/agents/command/command-agent.js';
+import { isGenesisError } from '../../../src/errors/genesis-error.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
 async function input(overrides: Partial<Parameters<CommandAgent['run']>[0]> = {}) {

@@ -4,9 +4,9 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AgentRunInput } from '../../../src/agents/agent.js';
-import { NoneAgentSandbox } from '../../../src/agents/agent-sandbox-none.js';
+import { NoneAgentSandbox } from '../../../src/sandbox/agent/none-agent-sandbox.js';
 import { OpenAIAgent, type OpenAIAgentOptions } from '../../../src/agents/openai/openai-agent.js';
-import { GenesisError } from '../../../src/errors.js';
+import { GenesisError } from '../../../src/errors/genesis-error.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 import { loadRecording, startReplayServer, type ReplayServer } from './replay-server.js';
 

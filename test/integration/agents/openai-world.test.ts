@@ -1,8 +1,8 @@
 import { afterEach, describe, expect } from 'vitest';
 import { runEmbedded } from '../../../src/compose/embedded-run.js';
 import { readAcceptedHistory } from '../../../src/world/accepted-history.js';
-import type { EpisodeRecord } from '../../../src/world/episode-record.js';
-import { Ledger } from '../../../src/world/ledger.js';
+import type { EpisodeRecord } from '../../../src/ledger/episode-record.js';
+import { Ledger } from '../../../src/ledger/ledger.js';
 import { startCli } from '../../helpers/cli-process.js';
 import { itWith } from '../../helpers/services.js';
 import { baseManifest, GOOD_A, GOOD_B, makeWorld } from '../../helpers/world-fixture.js';

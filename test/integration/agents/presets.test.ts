@@ -4,9 +4,9 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AgentRunInput } from '../../../src/agents/agent.js';
-import { createCommandAgent } from '../../../src/agents/presets/create-command-agent.js';
-import { isGenesisError } from '../../../src/errors.js';
-import { manifestSchema } from '../../../src/world/manifest-schema.js';
+import { createCommandAgent } from '../../../src/agents/command/create-command-agent.js';
+import { isGenesisError } from '../../../src/errors/genesis-error.js';
+import { manifestSchema } from '../../../src/manifest/schema.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
 /** Stand-ins for the real CLIs: they parse flags and print output in the real formats. */

@@ -3,8 +3,8 @@ import { checkChangesAgainstRules } from '../../../src/audit/change-checks.js';
 import { checkHistoryShape } from '../../../src/audit/history-checks.js';
 import { checkCommitsAgainstLedger, checkLedgerOutcomes } from '../../../src/audit/ledger-checks.js';
 import type { AuditedCommit } from '../../../src/audit/read-history.js';
-import type { EpisodeRecord } from '../../../src/world/episode-record.js';
-import { readManifest } from '../../../src/world/manifest.js';
+import type { EpisodeRecord } from '../../../src/ledger/episode-record.js';
+import { readManifest } from '../../../src/manifest/parse.js';
 
 // The rules as plain functions, on made-up histories: the cases a real world cannot easily be
 // brought into (the integration tests in audit.test.ts tamper with real worlds for the rest).

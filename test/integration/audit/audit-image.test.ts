@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { sharedWarmPool } from '../../../src/sandbox/warm-pool.js';
+import { sharedWarmPool } from '../../../src/sandbox/warm/pool.js';
 import { afterAll, describe, expect } from 'vitest';
 import { runEmbedded } from '../../../src/compose/embedded-run.js';
 import { readAcceptedHistory } from '../../../src/world/accepted-history.js';
-import { Ledger } from '../../../src/world/ledger.js';
+import { Ledger } from '../../../src/ledger/ledger.js';
 import { itWith } from '../../helpers/services.js';
 import { baseManifest, GOOD_A, GOOD_B, makeWorld } from '../../helpers/world-fixture.js';
 import { auditCli } from './audited-world.js';

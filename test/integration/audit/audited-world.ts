@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { AuditReport } from '../../../src/audit/index.js';
 import { runEmbedded } from '../../../src/compose/embedded-run.js';
-import { git, gitValue } from '../../../src/world/git.js';
+import { git, gitValue } from '../../../src/git/git.js';
 import { WorldRepo } from '../../../src/world/world-repo.js';
 import { BAD_A, baseManifest, GOOD_A, GOOD_B, makeWorld } from '../../helpers/world-fixture.js';
 

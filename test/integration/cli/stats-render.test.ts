@@ -1,7 +1,7 @@
 // Pure rendering of `genesis stats` (no world needed); it sits beside the command's integration
 // test because test/unit/cli belongs to another part of the tree.
 import { describe, expect, it } from 'vitest';
-import { renderStats, toStatsJson, type StatsReport } from '../../../src/cli/commands/stats-report.js';
+import { renderStats, toStatsJson, type StatsReport } from '../../../src/cli/commands/stats/report.js';
 import { computeLedgerStats, type StatsEpisode } from '../../../src/reliability/index.js';
 
 const WORLD: StatsReport['world'] = { name: 'w', path: '/w', branch: 'main', head: 'a'.repeat(40), tasks: 24, tasksDone: 12, running: 1, maxAttempts: 2 };

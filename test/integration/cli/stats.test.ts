@@ -4,14 +4,14 @@ import { Command } from 'commander';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { afterAll, afterEach, beforeAll, describe, expect, vi } from 'vitest';
-import { define } from '../../../src/cli/commands/stats.js';
+import { define } from '../../../src/cli/commands/stats/stats.js';
 import { createSandbox } from '../../../src/sandbox/create-sandbox.js';
 import { runEmbedded } from '../../../src/compose/embedded-run.js';
-import type { EpisodeRecord } from '../../../src/world/episode-record.js';
+import type { EpisodeRecord } from '../../../src/ledger/episode-record.js';
 import { initWorld } from '../../../src/operations/init-world.js';
-import { Ledger } from '../../../src/world/ledger.js';
+import { Ledger } from '../../../src/ledger/ledger.js';
 import { bwrapAnswers, itWith } from '../../helpers/services.js';
-import { runSimFixture } from '../sim/sim-fixture.js';
+import { runSimFixture } from '../agents/sim/sim-fixture.js';
 
 const CALC = fileURLToPath(new URL('../../../worlds/calc', import.meta.url));
 

@@ -2,9 +2,9 @@ import { spawn } from 'node:child_process';
 import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DepsCache, type PrepareRequest } from '../../../src/deps/deps-cache.js';
-import { installWithoutSandbox } from '../../../src/deps/install-none.js';
-import type { InstallSpec } from '../../../src/deps/install-spec.js';
+import { DepsCache, type PrepareRequest } from '../../../src/deps/cache/cache.js';
+import { installWithoutSandbox } from '../../../src/deps/installers/none.js';
+import type { InstallSpec } from '../../../src/deps/installers/install-spec.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
 const KEY = 'a'.repeat(64);

@@ -1,8 +1,8 @@
 import { readdir } from 'node:fs/promises';
 import { describe, expect } from 'vitest';
 import { runGate } from '../../../src/gate/gate.js';
-import { planGate } from '../../../src/gate/gate-plan.js';
-import { DepsCache } from '../../../src/deps/deps-cache.js';
+import { planGate } from '../../../src/gate/plan.js';
+import { DepsCache } from '../../../src/deps/cache/cache.js';
 import { itWith } from '../../helpers/services.js';
 import { depsManifest, SEMVER_FILES, useTempDepsCache } from '../../helpers/deps-fixture.js';
 import { makeWorld } from '../../helpers/world-fixture.js';

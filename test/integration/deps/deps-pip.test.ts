@@ -4,7 +4,7 @@ import { basename, join } from 'node:path';
 import { execa } from 'execa';
 import { afterEach, describe, expect } from 'vitest';
 import { runEmbedded } from '../../../src/compose/embedded-run.js';
-import { Ledger } from '../../../src/world/ledger.js';
+import { Ledger } from '../../../src/ledger/ledger.js';
 import { useTempDepsCache } from '../../helpers/deps-fixture.js';
 import { startOutsideServer, type OutsideServer } from '../../helpers/outside-server.js';
 import { itWith } from '../../helpers/services.js';

@@ -1,6 +1,6 @@
 import { describe, expect } from 'vitest';
 import { runEmbedded } from '../../../src/compose/embedded-run.js';
-import { Ledger } from '../../../src/world/ledger.js';
+import { Ledger } from '../../../src/ledger/ledger.js';
 import { depsManifest, SEMVER_FILES, useTempDepsCache } from '../../helpers/deps-fixture.js';
 import { itWith } from '../../helpers/services.js';
 import { makeWorld } from '../../helpers/world-fixture.js';

@@ -1,6 +1,6 @@
 import { networkInterfaces } from 'node:os';
 import { describe, expect } from 'vitest';
-import { installWithBwrap } from '../../../src/deps/install-bwrap.js';
+import { installWithBwrap } from '../../../src/deps/installers/bwrap.js';
 import { itWith } from '../../helpers/services.js';
 import { startOutsideServer } from '../../helpers/outside-server.js';
 import { tempDir } from '../../helpers/temp-dir.js';

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:net';
 import { afterEach, describe, expect } from 'vitest';
 import { runEmbedded } from '../../../src/compose/embedded-run.js';
-import { Ledger } from '../../../src/world/ledger.js';
+import { Ledger } from '../../../src/ledger/ledger.js';
 import { itWith } from '../../helpers/services.js';
 import { baseManifest, makeWorld } from '../../helpers/world-fixture.js';
 

@@ -5,7 +5,7 @@ import { describe, expect } from 'vitest';
 import { stringify } from 'yaml';
 import { runGate, type GateRunInput } from '../../../src/gate/gate.js';
 import { BwrapSandbox } from '../../../src/sandbox/index.js';
-import { readManifest } from '../../../src/world/manifest.js';
+import { readManifest } from '../../../src/manifest/parse.js';
 import { itWith } from '../../helpers/services.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 

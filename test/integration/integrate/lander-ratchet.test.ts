@@ -3,11 +3,11 @@ import { execa } from 'execa';
 import { describe, expect } from 'vitest';
 import { newEpisodeId } from '../../../src/episode/episode-job.js';
 import { Lander } from '../../../src/integrate/lander.js';
-import { VerificationLedger } from '../../../src/integrate/verification-ledger.js';
+import { VerificationLedger } from '../../../src/integrate/verification/ledger.js';
 import { acceptedCommitMessage, readHeadScore } from '../../../src/world/accepted-history.js';
-import { openEpisodeRecord, type EpisodeRecord, type GateRecord } from '../../../src/world/episode-record.js';
-import { git, gitValue } from '../../../src/world/git.js';
-import { Ledger } from '../../../src/world/ledger.js';
+import { openEpisodeRecord, type EpisodeRecord, type GateRecord } from '../../../src/ledger/episode-record.js';
+import { git, gitValue } from '../../../src/git/git.js';
+import { Ledger } from '../../../src/ledger/ledger.js';
 import type { WorldRepo } from '../../../src/world/world-repo.js';
 import { itWith } from '../../helpers/services.js';
 

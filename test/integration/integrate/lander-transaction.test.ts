@@ -1,9 +1,9 @@
 import { describe, expect } from 'vitest';
 import { newEpisodeId } from '../../../src/episode/episode-job.js';
 import { Lander } from '../../../src/integrate/lander.js';
-import { openEpisodeRecord, type EpisodeRecord } from '../../../src/world/episode-record.js';
-import { git, gitValue } from '../../../src/world/git.js';
-import { Ledger } from '../../../src/world/ledger.js';
+import { openEpisodeRecord, type EpisodeRecord } from '../../../src/ledger/episode-record.js';
+import { git, gitValue } from '../../../src/git/git.js';
+import { Ledger } from '../../../src/ledger/ledger.js';
 import { itWith } from '../../helpers/services.js';
 import { makeWorld, type FixtureWorld } from '../../helpers/world-fixture.js';
 

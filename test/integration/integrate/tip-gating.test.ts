@@ -2,8 +2,8 @@ import { describe, expect } from 'vitest';
 import { auditWorld } from '../../../src/audit/audit-world.js';
 import { runEmbedded } from '../../../src/compose/embedded-run.js';
 import { readAcceptedHistory } from '../../../src/world/accepted-history.js';
-import { git } from '../../../src/world/git.js';
-import { Ledger } from '../../../src/world/ledger.js';
+import { git } from '../../../src/git/git.js';
+import { Ledger } from '../../../src/ledger/ledger.js';
 import { itWith } from '../../helpers/services.js';
 import { BAD_A, baseManifest, GOOD_A, GOOD_B, makeWorld, type FixtureWorld } from '../../helpers/world-fixture.js';
 
@@ -27,7 +27,7 @@ async function auditViolations(f: FixtureWorld) {
   return (await auditWorld({ world: f.world, sandbox: f.sandbox, sample: 0 })).findings.filter((x) => x.severity === 'violation');
 }
 
-describe('tip gating in process (issue 18 item 4)', () => {
+describe('tip gating in process', () => {
   itWith('docker')('gates each of several changes once, on the changes ahead of it still being gated, and lands them as gated', async () => {
     // The agents end one after another while the first gates are still running.
     const f = await makeWorld({

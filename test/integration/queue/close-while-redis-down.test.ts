@@ -2,9 +2,9 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect } from 'vitest';
-import { BullmqEpisodeQueue } from '../../../src/queue/bullmq-episode-queue.js';
-import { BullmqVerificationQueue } from '../../../src/queue/bullmq-verification-queue.js';
-import { connectRedis } from '../../../src/queue/redis-connection.js';
+import { BullmqEpisodeQueue } from '../../../src/queue/bullmq/episode-queue.js';
+import { BullmqVerificationQueue } from '../../../src/queue/bullmq/verification-queue.js';
+import { connectRedis } from '../../../src/queue/redis/connection.js';
 import { itWith } from '../../helpers/services.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 

@@ -2,8 +2,8 @@
 // Usage: GENESIS_QUEUE_PREFIX=<prefix> node --import tsx episode-consumer-child.ts <redis-url> <lock-ms> <stalled-ms>
 // Prints {"event":"ready"} once it consumes, then {"event":"started","episodeId":…} for each job it
 // takes; its handler never returns, so the job is left to whoever outlives this process.
-import { consumeEpisodes, ResultQueues } from '../../../src/queue/bullmq-episode-consumer.js';
-import { connectRedis } from '../../../src/queue/redis-connection.js';
+import { consumeEpisodes, ResultQueues } from '../../../src/queue/bullmq/job-consumer.js';
+import { connectRedis } from '../../../src/queue/redis/connection.js';
 
 const [url = '', lockMs = '', stalledMs = ''] = process.argv.slice(2);
 const redis = await connectRedis(url);

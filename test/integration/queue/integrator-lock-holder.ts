@@ -1,8 +1,8 @@
 // Holds a world's integrator lock in a process of its own, for tests that kill or pause it.
 // Usage: node --import tsx integrator-lock-holder.ts <redis-url> <world> <ttl-ms>
 // Prints one JSON line per event: {"event":"acquired","token":n}, {"event":"lost","loss":{...}}.
-import { IntegratorLock } from '../../../src/queue/integrator-lock.js';
-import { connectRedis } from '../../../src/queue/redis-connection.js';
+import { IntegratorLock } from '../../../src/queue/redis/integrator-lock.js';
+import { connectRedis } from '../../../src/queue/redis/connection.js';
 
 const [url = '', world = '', ttl = ''] = process.argv.slice(2);
 const redis = await connectRedis(url);

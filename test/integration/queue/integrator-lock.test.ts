@@ -3,8 +3,8 @@ import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect } from 'vitest';
-import { GenesisError } from '../../../src/errors.js';
-import { IntegratorLock, type IntegratorLockLoss } from '../../../src/queue/integrator-lock.js';
+import { GenesisError } from '../../../src/errors/genesis-error.js';
+import { IntegratorLock, type IntegratorLockLoss } from '../../../src/queue/redis/integrator-lock.js';
 import { itWith } from '../../helpers/services.js';
 import { REDIS_URL, testRedis, testWorld } from './redis-test-world.js';
 

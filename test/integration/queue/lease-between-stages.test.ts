@@ -1,9 +1,10 @@
 import { describe, expect, type it as plainIt } from 'vitest';
-import { MemoryLeaseStore, type LeaseStore } from '../../../src/schedule/lease-store.js';
-import type { RunEvent } from '../../../src/schedule/run-events.js';
+import type { LeaseStore } from '../../../src/queue/lease-store.js';
+import { MemoryLeaseStore } from '../../../src/queue/memory/memory-lease-store.js';
+import type { RunEvent } from '../../../src/schedule/run/events.js';
 import { composeEmbeddedRun } from '../../../src/compose/embedded-run.js';
-import { runWorld, type RunOptions } from '../../../src/schedule/run-world.js';
-import { Ledger } from '../../../src/world/ledger.js';
+import { runWorld, type RunOptions } from '../../../src/schedule/run/run-world.js';
+import { Ledger } from '../../../src/ledger/ledger.js';
 import { itWith } from '../../helpers/services.js';
 import { clusterTestRun } from './cluster-test-run.js';
 import { baseManifest, GOOD_A, GOOD_B, makeWorld, type FixtureWorld } from '../../helpers/world-fixture.js';

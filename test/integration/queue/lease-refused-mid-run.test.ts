@@ -1,10 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect } from 'vitest';
-import { RedisPathLeases } from '../../../src/queue/redis-path-leases.js';
-import type { RunEvent } from '../../../src/schedule/run-events.js';
+import { RedisPathLeases } from '../../../src/queue/redis/path-leases.js';
+import type { RunEvent } from '../../../src/schedule/run/events.js';
 import { runEmbedded } from '../../../src/compose/embedded-run.js';
-import { runWorld } from '../../../src/schedule/run-world.js';
-import { Ledger } from '../../../src/world/ledger.js';
+import { runWorld } from '../../../src/schedule/run/run-world.js';
+import { Ledger } from '../../../src/ledger/ledger.js';
 import { itWith } from '../../helpers/services.js';
 import { clusterTestRun } from './cluster-test-run.js';
 import { baseManifest, GOOD_A, GOOD_B, makeWorld } from '../../helpers/world-fixture.js';

@@ -1,6 +1,7 @@
 import { describe, expect, it as plainIt } from 'vitest';
-import { RedisPathLeases } from '../../../src/queue/redis-path-leases.js';
-import { MemoryLeaseStore, type LeaseStore } from '../../../src/schedule/lease-store.js';
+import { RedisPathLeases } from '../../../src/queue/redis/path-leases.js';
+import type { LeaseStore } from '../../../src/queue/lease-store.js';
+import { MemoryLeaseStore } from '../../../src/queue/memory/memory-lease-store.js';
 import { itWith } from '../../helpers/services.js';
 import { testRedis, testWorld } from './redis-test-world.js';
 

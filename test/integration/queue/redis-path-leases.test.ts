@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect } from 'vitest';
-import { RedisPathLeases } from '../../../src/queue/redis-path-leases.js';
-import { patternSetsOverlap } from '../../../src/world/path-patterns.js';
+import { RedisPathLeases } from '../../../src/queue/redis/path-leases.js';
+import { patternSetsOverlap } from '../../../src/manifest/path-patterns.js';
 import { itWith } from '../../helpers/services.js';
 import { testRedis, testWorld } from './redis-test-world.js';
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { afterEach } from 'vitest';
-import { connectRedis, DEFAULT_REDIS_URL } from '../../../src/queue/redis-connection.js';
+import { connectRedis, DEFAULT_REDIS_URL } from '../../../src/queue/redis/connection.js';
 
 export const REDIS_URL = process.env.GENESIS_TEST_REDIS ?? DEFAULT_REDIS_URL;
 

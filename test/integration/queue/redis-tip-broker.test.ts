@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect } from 'vitest';
 import type { Redis } from 'ioredis';
-import { connectRedis } from '../../../src/queue/redis-connection.js';
-import { RedisTipServer, requestTip } from '../../../src/queue/redis-tip-broker.js';
+import { connectRedis } from '../../../src/queue/redis/connection.js';
+import { RedisTipServer, requestTip } from '../../../src/queue/redis/tip-broker.js';
 import { itWith } from '../../helpers/services.js';
 
 const A = 'a'.repeat(40);

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect } from 'vitest';
-import { listWorkers, startHeartbeat, type WorkerAnnouncement } from '../../../src/queue/worker-registry.js';
+import { listWorkers, startHeartbeat, type WorkerAnnouncement } from '../../../src/queue/redis/worker-registry.js';
 import { itWith } from '../../helpers/services.js';
 import { testRedis, testWorkerPrefix } from './redis-test-world.js';
 

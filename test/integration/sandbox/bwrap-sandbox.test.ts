@@ -2,7 +2,7 @@ import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { BwrapSandbox } from '../../../src/sandbox/index.js';
-import { isolatedUserFor } from '../../../src/sandbox/work-dir.js';
+import { isolatedUserFor } from '../../../src/sandbox/gate/work-dir.js';
 import { itWith } from '../../helpers/services.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 import { describeSandboxContract, specFor } from './sandbox-contract.js';

@@ -1,10 +1,10 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
-import { BwrapSandbox } from '../../../src/sandbox/bwrap-sandbox.js';
-import { DockerSandbox } from '../../../src/sandbox/docker-sandbox.js';
+import { BwrapSandbox } from '../../../src/sandbox/gate/bwrap/bwrap-sandbox.js';
+import { DockerSandbox } from '../../../src/sandbox/gate/docker/docker-sandbox.js';
 import type { Sandbox } from '../../../src/sandbox/sandbox.js';
-import { removeTree } from '../../../src/sandbox/remove-tree.js';
+import { removeTree } from '../../../src/sandbox/process/remove-tree.js';
 import { itWith } from '../../helpers/services.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 import { testPool, warmOnly } from './warm-only.js';

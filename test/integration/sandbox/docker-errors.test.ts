@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import Docker from 'dockerode';
 import { describe, expect, it } from 'vitest';
-import { GenesisError } from '../../../src/errors.js';
-import { environmentId } from '../../../src/deps/deps-environment.js';
-import { installWithDocker } from '../../../src/deps/install-docker.js';
+import { GenesisError } from '../../../src/errors/genesis-error.js';
+import { environmentId } from '../../../src/deps/environment.js';
+import { installWithDocker } from '../../../src/deps/installers/docker.js';
 import { installerFor } from '../../../src/deps/prepare-deps.js';
-import { recordImage } from '../../../src/gate/gate-image.js';
+import { recordImage } from '../../../src/gate/image.js';
 import { DockerSandbox } from '../../../src/sandbox/index.js';
-import { dockerError } from '../../../src/sandbox/docker-errors.js';
+import { dockerError } from '../../../src/sandbox/gate/docker/errors.js';
 import { itWith } from '../../helpers/services.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 import { specFor } from './sandbox-contract.js';

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { afterAll, describe, expect } from 'vitest';
-import { GenesisError } from '../../../src/errors.js';
+import { GenesisError } from '../../../src/errors/genesis-error.js';
 import { DockerSandbox } from '../../../src/sandbox/index.js';
 import { itWith } from '../../helpers/services.js';
 import { specFor } from './sandbox-contract.js';

@@ -1,6 +1,6 @@
 import Docker from 'dockerode';
 import { describe, expect, it } from 'vitest';
-import { GenesisError } from '../../../src/errors.js';
+import { GenesisError } from '../../../src/errors/genesis-error.js';
 import { DockerSandbox } from '../../../src/sandbox/index.js';
 import { itWith } from '../../helpers/services.js';
 import { describeSandboxContract, specFor } from './sandbox-contract.js';

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { chmod, mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { discardTree, removeTree, TRASH_DIR } from '../../../src/sandbox/remove-tree.js';
+import { discardTree, removeTree, TRASH_DIR } from '../../../src/sandbox/process/remove-tree.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
 /** `depth` nested directories made with relative steps, as an agent's `mkdir a; cd a` loop would: deeper than PATH_MAX. */

@@ -1,9 +1,9 @@
 import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BwrapSandbox } from '../../../src/sandbox/bwrap-sandbox.js';
-import { DockerSandbox } from '../../../src/sandbox/docker-sandbox.js';
-import { NoneSandbox } from '../../../src/sandbox/none-sandbox.js';
+import { BwrapSandbox } from '../../../src/sandbox/gate/bwrap/bwrap-sandbox.js';
+import { DockerSandbox } from '../../../src/sandbox/gate/docker/docker-sandbox.js';
+import { NoneSandbox } from '../../../src/sandbox/gate/none-sandbox.js';
 import type { Sandbox } from '../../../src/sandbox/sandbox.js';
 import { itWith } from '../../helpers/services.js';
 import { tempDir } from '../../helpers/temp-dir.js';

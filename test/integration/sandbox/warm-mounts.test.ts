@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { lstat, mkdir, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { mountsUnder, mountTree, prepareSlot, removeSlot, slotPaths, unmountSlot } from '../../../src/sandbox/warm-mounts.js';
+import { mountsUnder, mountTree, prepareSlot, removeSlot, slotPaths, unmountSlot } from '../../../src/sandbox/warm/mounts.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
 // Slots are mounts: only root makes them (the pool is off otherwise, see sharedWarmPool).

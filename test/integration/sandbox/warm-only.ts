@@ -1,7 +1,7 @@
 import { afterAll, expect } from 'vitest';
 import { DockerSandbox, WarmPool } from '../../../src/sandbox/index.js';
 import type { Sandbox, SandboxRunResult, SandboxRunSpec } from '../../../src/sandbox/index.js';
-import { removeTree } from '../../../src/sandbox/remove-tree.js';
+import { removeTree } from '../../../src/sandbox/process/remove-tree.js';
 import { specFor } from './sandbox-contract.js';
 
 /**

@@ -1,7 +1,7 @@
 import { lstat, mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { prepareWorkDir } from '../../../src/sandbox/work-dir.js';
+import { prepareWorkDir } from '../../../src/sandbox/gate/work-dir.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
 /** A gate's work dir: nested directories, links to a file and a directory outside it, and `files` files. */

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listWorkers, startHeartbeat } from '../../../src/queue/worker-registry.js';
+import { listWorkers, startHeartbeat } from '../../../src/queue/redis/worker-registry.js';
 import { createServerApp } from '../../../src/server/create-app.js';
 import { startServer } from '../../../src/server/start-server.js';
-import { git } from '../../../src/world/git.js';
-import { readTaskRetries, writeTaskRetry } from '../../../src/world/task-retries.js';
+import { git } from '../../../src/git/git.js';
+import { readTaskRetries, writeTaskRetry } from '../../../src/ledger/task-retries.js';
 import { WorldRepo } from '../../../src/world/world-repo.js';
 import { itWith } from '../../helpers/services.js';
 import { buildDashboardWorld, copyWorld, removeWorld } from './dashboard-world.js';

@@ -2,12 +2,12 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { runDoctorChecks, type DoctorCheck } from '../../../src/cli/commands/doctor-checks.js';
-import { doctorExitCode, formatDoctorReport } from '../../../src/cli/commands/doctor-report.js';
+import { runDoctorChecks, type DoctorCheck } from '../../../src/cli/commands/doctor/checks.js';
+import { doctorExitCode, formatDoctorReport } from '../../../src/cli/commands/doctor/report.js';
 import { itWith } from '../../helpers/services.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
-// MOVE: these test src/cli/commands/doctor*.ts; they belong in test/integration/cli/.
+// MOVE: these test src/cli/commands/doctor/doctor*.ts; they belong in test/integration/cli/.
 
 /** A bare world whose main branch holds just this world.yaml (no gate ran: doctor must not need one). */
 async function worldWith(manifest: string): Promise<string> {

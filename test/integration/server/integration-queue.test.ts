@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { createServerApp } from '../../../src/server/create-app.js';
-import { git, gitValue } from '../../../src/world/git.js';
+import { git, gitValue } from '../../../src/git/git.js';
 import { WorldRepo } from '../../../src/world/world-repo.js';
 import { startCli } from '../../helpers/cli-process.js';
 import { itWith } from '../../helpers/services.js';

@@ -4,7 +4,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { backoffPolicy } from '../../../src/retry/backoff-policy.js';
-import { gitValue } from '../../../src/world/git.js';
+import { gitValue } from '../../../src/git/git.js';
 import { Publisher, type PublishEvent } from '../../../src/world/publisher.js';
 import { openRemoteWorld } from '../../../src/world/remote-world.js';
 import { openWorkerWorld } from '../../../src/world/worker-world.js';

@@ -1,8 +1,8 @@
 import { expect } from 'vitest';
 import { readAcceptedHistory, type AcceptedCommit } from '../../../src/world/accepted-history.js';
-import { Ledger } from '../../../src/world/ledger.js';
+import { Ledger } from '../../../src/ledger/ledger.js';
 import { VERIFICATION_REF_PREFIX } from '../../../src/world/verification-ref.js';
-import { gitValue } from '../../../src/world/git.js';
+import { gitValue } from '../../../src/git/git.js';
 import { auditCli } from '../audit/audited-world.js';
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseManifest } from '../../../src/world/manifest.js';
+import { parseManifest } from '../../../src/manifest/parse.js';
 import { stringify } from 'yaml';
 
 function parse(agent: Record<string, unknown>) {

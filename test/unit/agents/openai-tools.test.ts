@@ -1,7 +1,7 @@
 import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { ToolCall } from '../../../src/agents/openai/chat-wire.js';
+import type { ToolCall } from '../../../src/agents/openai/chat/wire.js';
 import { callTool, TOOL_SPECS, type ToolContext } from '../../../src/agents/openai/tools.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { GEMINI_PROMPT } from '../../../src/agents/presets/gemini.js';
-import { PRESETS } from '../../../src/agents/presets/index.js';
-import { OPENCODE_MESSAGE } from '../../../src/agents/presets/opencode.js';
+import { GEMINI_PROMPT } from '../../../src/agents/command/presets/gemini.js';
+import { PRESETS } from '../../../src/agents/command/presets/index.js';
+import { OPENCODE_MESSAGE } from '../../../src/agents/command/presets/opencode.js';
 
 const plain = { args: [], sandboxed: false };
 

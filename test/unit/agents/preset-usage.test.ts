@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseAiderCount } from '../../../src/agents/presets/aider.js';
-import { PRESETS, type PresetName } from '../../../src/agents/presets/index.js';
+import { parseAiderCount } from '../../../src/agents/command/presets/aider.js';
+import { PRESETS, type PresetName } from '../../../src/agents/command/presets/index.js';
 
 const OUTPUTS = join(import.meta.dirname, '..', '..', 'fixtures', 'agents', 'outputs');
 const output = (file: string) => readFileSync(join(OUTPUTS, file), 'utf8');

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Agent, AgentRunInput } from '../../../src/agents/agent.js';
 import { agentForAttempt, RotatingAgent } from '../../../src/agents/rotation.js';
-import { agentConfigForAttempt } from '../../../src/world/agent-config.js';
-import { manifestSchema } from '../../../src/world/manifest-schema.js';
+import { agentConfigForAttempt } from '../../../src/manifest/agent-config.js';
+import { manifestSchema } from '../../../src/manifest/schema.js';
 
 function agentOf(agent: Record<string, unknown>) {
   return manifestSchema.parse({ name: 'w', goal: { outcome: 'x' }, verify: { test: 't' }, agent }).agent;

@@ -1,9 +1,9 @@
 import { access, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { GenesisError } from '../../../src/errors.js';
+import { GenesisError } from '../../../src/errors/genesis-error.js';
 import type { AgentRunInput } from '../../../src/agents/agent.js';
-import { parseRecording, ScriptAgent } from '../../../src/agents/script-agent.js';
+import { parseRecording, ScriptAgent } from '../../../src/agents/script/script-agent.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
 const recordingText = `

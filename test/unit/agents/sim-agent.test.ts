@@ -1,8 +1,8 @@
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SimAgent } from '../../../src/agents/sim-agent.js';
-import { drawSimAttempt } from '../../../src/agents/sim-draw.js';
+import { SimAgent } from '../../../src/agents/sim/sim-agent.js';
+import { drawSimAttempt } from '../../../src/agents/sim/draw.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
 async function attempt(agent: SimAgent, taskId: string, n: number, workspace?: string) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { drawSimAttempt, type SimOutcome } from '../../../src/agents/sim-draw.js';
+import { drawSimAttempt, type SimOutcome } from '../../../src/agents/sim/draw.js';
 
 const rates = { e: 0.2, w: 0.3, d: 0.6, seed: 7 };
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { replaySimRun } from '../../../src/agents/sim-replay.js';
-import { computeSimWorldModel, type SimWorldOptions } from '../../../src/agents/sim-world.js';
+import { replaySimRun } from '../../../src/agents/sim/replay.js';
+import { computeSimWorldModel, type SimWorldOptions } from '../../../src/agents/sim/world.js';
 import { computeChainLength, computeStepOutcome } from '../../../src/reliability/index.js';
 
 const CONFIGS: Array<[string, SimWorldOptions]> = [

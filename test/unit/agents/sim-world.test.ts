@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { computeSimWorldModel, renderSimWorld, SIM_WORLD_DEFAULTS } from '../../../src/agents/sim-world.js';
-import { parseManifest, readManifest } from '../../../src/world/manifest.js';
+import { computeSimWorldModel, renderSimWorld, SIM_WORLD_DEFAULTS } from '../../../src/agents/sim/world.js';
+import { parseManifest, readManifest } from '../../../src/manifest/parse.js';
 
 const TEMPLATE = new URL('../../../worlds/sim-chain/', import.meta.url);
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkUsage, spendOf } from '../../../src/agents/usage-check.js';
+import { checkUsage, spendOf } from '../../../src/agents/usage/plausible-usage.js';
 
 const sane = { inputTokens: 1000, outputTokens: 200, cachedTokens: 100, costUsd: 0.02 };
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { addUsage, costOf, unknownUsage, withCost, zeroUsage } from '../../../src/agents/usage.js';
-import { priceOf } from '../../../src/agents/usage-prices.js';
+import { addUsage, costOf, unknownUsage, withCost, zeroUsage } from '../../../src/agents/usage/usage.js';
+import { priceOf } from '../../../src/agents/usage/prices.js';
 
 describe('agent usage', () => {
   it('adds field by field', () => {

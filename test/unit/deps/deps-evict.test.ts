@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chooseEvictions, type CachedSetInfo } from '../../../src/deps/deps-evict.js';
+import { chooseEvictions, type CachedSetInfo } from '../../../src/deps/cache/evict.js';
 
 const HOUR = 3_600_000;
 const now = 100 * HOUR;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { computeDepsKey, depsFilesDigest, type DepsKeyInput } from '../../../src/deps/deps-key.js';
+import { computeDepsKey, depsFilesDigest, type DepsKeyInput } from '../../../src/deps/key.js';
 
 const base: DepsKeyInput = {
   files: [

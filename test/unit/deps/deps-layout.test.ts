@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { planDepsLayout } from '../../../src/deps/deps-layout.js';
+import { planDepsLayout } from '../../../src/deps/layout.js';
 
 describe('planDepsLayout', () => {
   it('makes each output directory writable and views each entry read-only', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { parseManifest } from '../../../src/world/manifest.js';
+import { parseManifest } from '../../../src/manifest/parse.js';
 
 function withDeps(deps: unknown) {
   return parseManifest(stringify({ name: 'w', goal: { outcome: 'x' }, verify: { test: 'npm test', deps }, agent: { kind: 'command', command: ['a'] } }));

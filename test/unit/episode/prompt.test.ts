@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { composePrompt, type PromptInput } from '../../../src/episode/prompt.js';
-import { planGate } from '../../../src/gate/gate-plan.js';
-import type { EpisodeOutcome, EpisodeRecord } from '../../../src/world/episode-record.js';
-import { manifestSchema, type TaskSpec, type WorldManifest } from '../../../src/world/manifest-schema.js';
+import { planGate } from '../../../src/gate/plan.js';
+import type { EpisodeOutcome, EpisodeRecord } from '../../../src/ledger/episode-record.js';
+import { manifestSchema, type TaskSpec, type WorldManifest } from '../../../src/manifest/schema.js';
 
 const manifest: WorldManifest = manifestSchema.parse({
   name: 'calc',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { imageIdOfSummary, recordImage, withImageInSummary } from '../../../src/gate/gate-image.js';
+import { imageIdOfSummary, recordImage, withImageInSummary } from '../../../src/gate/image.js';
 import type { Sandbox, SandboxRunSpec } from '../../../src/sandbox/sandbox.js';
 
 const ID = `sha256:${'ab12'.repeat(16)}`;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { planGate, summarizeGate } from '../../../src/gate/gate-plan.js';
-import { manifestSchema, type TaskSpec, type WorldManifest } from '../../../src/world/manifest-schema.js';
+import { planGate, summarizeGate } from '../../../src/gate/plan.js';
+import { manifestSchema, type TaskSpec, type WorldManifest } from '../../../src/manifest/schema.js';
 
 function world(verify: Record<string, unknown> = {}, tasks: Array<Record<string, unknown>> = []): WorldManifest {
   return manifestSchema.parse({

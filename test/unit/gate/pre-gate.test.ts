@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkChange, DEFAULT_PRE_GATE_LIMITS } from '../../../src/gate/pre-gate.js';
 import type { PreGateRules, PreGateVerdict } from '../../../src/gate/pre-gate.js';
-import type { ChangedEntry } from '../../../src/world/tree-diff.js';
+import type { ChangedEntry } from '../../../src/git/tree/diff.js';
 
 const rules: PreGateRules = {
   protected: ['test/**', 'world.yaml'],

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadBaseline, markNoBaseline, saveBaseline, vanishedTests, waitForBaseline } from '../../../src/gate/test-baseline.js';
-import { stableTestName } from '../../../src/gate/test-report-cases.js';
+import { stableTestName } from '../../../src/gate/reports/cases.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
 describe('vanishedTests', () => {

@@ -2,9 +2,9 @@ import { readFileSync } from 'node:fs';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { reportOf } from '../../../src/gate/test-report-cases.js';
-import { findReportFiles, readJUnitFiles, removeReportFiles } from '../../../src/gate/test-report-files.js';
-import { readStepReport } from '../../../src/gate/test-report-read.js';
+import { reportOf } from '../../../src/gate/reports/cases.js';
+import { findReportFiles, readJUnitFiles, removeReportFiles } from '../../../src/gate/reports/files.js';
+import { readStepReport } from '../../../src/gate/reports/read-report.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
 const fixture = (name: string): string => readFileSync(new URL(`../../fixtures/test-reports/${name}`, import.meta.url), 'utf8');

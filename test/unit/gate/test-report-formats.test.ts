@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { passingNames, reportOf, testsThatRan, type TestRun } from '../../../src/gate/test-report-cases.js';
-import { findJUnitInOutput, JUnitFormatError, parseJUnit } from '../../../src/gate/test-report-junit.js';
-import { parseOutput, readStepReport } from '../../../src/gate/test-report-read.js';
+import { passingNames, reportOf, testsThatRan, type TestRun } from '../../../src/gate/reports/cases.js';
+import { findJUnitInOutput, JUnitFormatError, parseJUnit } from '../../../src/gate/reports/junit.js';
+import { parseOutput, readStepReport } from '../../../src/gate/reports/read-report.js';
 
 /** Fixtures written by the real tools (see test/fixtures/test-reports/README.md). */
 const fixture = (name: string): string => readFileSync(new URL(`../../fixtures/test-reports/${name}`, import.meta.url), 'utf8');

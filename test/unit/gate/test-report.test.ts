@@ -8,8 +8,8 @@ import {
   parseJUnitXml,
   parseTestOutput,
   parseWithPattern,
-} from '../../../src/gate/test-report.js';
-import type { TestReport } from '../../../src/gate/test-report.js';
+} from '../../../src/gate/reports/printed-counts.js';
+import type { TestReport } from '../../../src/gate/reports/printed-counts.js';
 
 const fixture = (name: string): string => readFileSync(new URL(`../../fixtures/test-reports/${name}`, import.meta.url), 'utf8');
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { VERIFICATION_REF_PREFIX, VerificationLedger, type VerificationRecord } from '../../../src/integrate/verification-ledger.js';
-import { git, gitValue } from '../../../src/world/git.js';
-import { writeCommit, writeObject, writeTree } from '../../../src/world/object-writer.js';
+import { VERIFICATION_REF_PREFIX, VerificationLedger, type VerificationRecord } from '../../../src/integrate/verification/ledger.js';
+import { git, gitValue } from '../../../src/git/git.js';
+import { writeCommit, writeObject, writeTree } from '../../../src/git/object-writer.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
 async function repoWithCommit(): Promise<{ repo: string; commit: string; tree: string }> {

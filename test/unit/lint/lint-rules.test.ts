@@ -22,6 +22,8 @@ interface LintResult {
 async function lint(files: Record<string, string>): Promise<LintResult> {
   const dir = await tempDir('genesis-lint-');
   await copyFile(join(ROOT, 'biome.jsonc'), join(dir, 'biome.jsonc'));
+  await mkdir(join(dir, 'lint'));
+  await copyFile(join(ROOT, 'lint/biome-layers.json'), join(dir, 'lint/biome-layers.json'));
   for (const [path, text] of Object.entries(files)) {
     await mkdir(dirname(join(dir, path)), { recursive: true });
     await writeFile(join(dir, path), text);
@@ -40,64 +42,68 @@ async function lint(files: Record<string, string>): Promise<LintResult> {
 const RESTRICTED = 'lint/style/noRestrictedImports';
 
 describe('the layer rules', () => {
-  it('reject a world module that imports the gate, an agent, a sandbox or deps', async () => {
+  it('reject a world module that imports the gate, an agent, the ledger or deps', async () => {
     const result = await lint({
       'src/world/bad-gate.ts': "import { runGate } from '../gate/gate.js';\nexport const a = runGate;\n",
-      'src/world/bad-agents.ts': "import { PRESETS } from '../agents/presets/index.js';\nexport const a = PRESETS;\n",
-      'src/world/bad-sandbox.ts': "import type { Sandbox } from '../sandbox/sandbox.js';\nexport type A = Sandbox;\n",
+      'src/world/bad-agents.ts': "import { PRESETS } from '../agents/command/presets/index.js';\nexport const a = PRESETS;\n",
+      'src/world/bad-ledger.ts': "import type { Ledger } from '../ledger/ledger.js';\nexport type A = Ledger;\n",
       'src/world/bad-deps.ts': "import { readDepsFiles } from '../deps/read-deps-files.js';\nexport const a = readDepsFiles;\n",
-      'src/world/good.ts': "import { GenesisError } from '../errors.js';\nimport { git } from './git.js';\nexport const a = [GenesisError, git];\n",
+      'src/world/good.ts':
+        "import { GenesisError } from '../errors/genesis-error.js';\nimport { git } from '../git/git.js';\nexport const a = [GenesisError, git];\n",
     });
     expect(result.code).not.toBe(0);
     expect(result.findings.sort()).toEqual([
       `${RESTRICTED} src/world/bad-agents.ts:1`,
       `${RESTRICTED} src/world/bad-deps.ts:1`,
       `${RESTRICTED} src/world/bad-gate.ts:1`,
-      `${RESTRICTED} src/world/bad-sandbox.ts:1`,
+      `${RESTRICTED} src/world/bad-ledger.ts:1`,
     ]);
   });
 
   it('reject an upward import in the other layers and allow the downward one', async () => {
     const result = await lint({
-      'src/sandbox/bad.ts': "import { git } from '../world/git.js';\nexport const a = git;\n",
+      'src/sandbox/bad.ts': "import { git } from '../git/git.js';\nexport const a = git;\n",
       'src/gate/bad.ts': "import type { Agent } from '../agents/agent.js';\nexport type A = Agent;\n",
       'src/gate/good.ts':
-        "import { git } from '../world/git.js';\nimport type { Sandbox } from '../sandbox/sandbox.js';\nexport const a = git;\nexport type S = Sandbox;\n",
-      'src/reliability/bad.ts': "import { readLedger } from '../world/ledger.js';\nexport const a = readLedger;\n",
-      'src/episode/bad.ts': "import { runWorld } from '../schedule/run-world.js';\nexport const a = runWorld;\n",
+        "import { git } from '../git/git.js';\nimport type { Sandbox } from '../sandbox/sandbox.js';\nexport const a = git;\nexport type S = Sandbox;\n",
+      'src/reliability/bad.ts': "import { readLedger } from '../ledger/ledger.js';\nexport const a = readLedger;\n",
+      'src/episode/bad.ts': "import { runWorld } from '../schedule/run/run-world.js';\nexport const a = runWorld;\n",
       'src/operations/bad.ts': "import { runEpisode } from '../episode/run-episode.js';\nexport const a = runEpisode;\n",
       'src/schedule/bad.ts': "import { main } from '../cli/main.js';\nexport const a = main;\n",
-      'src/retry/bad.ts': "import { git } from '../world/git.js';\nexport const a = git;\n",
-      'src/vocabulary/bad.ts': "import { backoffPolicy } from '../retry/backoff-policy.js';\nexport const a = backoffPolicy;\n",
-      'src/cli/commands/good.ts': "import { runWorld } from '../../schedule/run-world.js';\nexport const a = runWorld;\n",
+      'src/retry/bad.ts': "import { git } from '../git/git.js';\nexport const a = git;\n",
+      'src/errors/bad.ts': "import { backoffPolicy } from '../retry/backoff-policy.js';\nexport const a = backoffPolicy;\n",
+      'src/sandbox/agent/bad.ts': "import { planGate } from '../../gate/plan.js';\nexport const a = planGate;\n",
+      'src/sandbox/gate/good.ts': "import { SANDBOX_CONTAINER_LABEL } from './docker/container.js';\nexport const a = SANDBOX_CONTAINER_LABEL;\n",
+      'src/cli/commands/run/good.ts': "import { runWorld } from '../../../schedule/run/run-world.js';\nexport const a = runWorld;\n",
     });
     expect(result.findings.sort()).toEqual([
       `${RESTRICTED} src/episode/bad.ts:1`,
+      `${RESTRICTED} src/errors/bad.ts:1`,
       `${RESTRICTED} src/gate/bad.ts:1`,
       `${RESTRICTED} src/operations/bad.ts:1`,
       `${RESTRICTED} src/reliability/bad.ts:1`,
       `${RESTRICTED} src/retry/bad.ts:1`,
+      `${RESTRICTED} src/sandbox/agent/bad.ts:1`,
       `${RESTRICTED} src/sandbox/bad.ts:1`,
       `${RESTRICTED} src/schedule/bad.ts:1`,
-      `${RESTRICTED} src/vocabulary/bad.ts:1`,
     ]);
   });
 
   it('keep the construction of adapters in the composition roots (src/compose, src/cli)', async () => {
     const result = await lint({
       'src/schedule/bad.ts':
-        "import { createSandbox } from '../sandbox/create-sandbox.js';\nimport { MemoryLeaseStore } from './lease-store.js';\nexport const a = [createSandbox, MemoryLeaseStore];\n",
-      'src/integrate/bad.ts': "import { MemoryVerificationQueue } from './verification-queue.js';\nexport const a = MemoryVerificationQueue;\n",
+        "import { createSandbox } from '../sandbox/create-sandbox.js';\nimport { MemoryLeaseStore } from '../queue/memory/memory-lease-store.js';\nexport const a = [createSandbox, MemoryLeaseStore];\n",
+      'src/integrate/bad.ts': "import { MemoryVerificationQueue } from './verification/queue.js';\nexport const a = MemoryVerificationQueue;\n",
       'src/episode/bad.ts': "import { createAgent } from '../agents/create-agent.js';\nexport const a = createAgent;\n",
-      'src/gate/bad.ts': "import { DockerSandbox } from '../sandbox/docker-sandbox.js';\nexport const a = DockerSandbox;\n",
-      'src/server/bad.ts': "import { RedisPathLeases } from '../queue/redis-path-leases.js';\nexport const a = RedisPathLeases;\n",
+      'src/gate/bad.ts': "import { DockerSandbox } from '../sandbox/gate/docker/docker-sandbox.js';\nexport const a = DockerSandbox;\n",
+      'src/server/bad.ts': "import { RedisPathLeases } from '../queue/redis/path-leases.js';\nexport const a = RedisPathLeases;\n",
       'src/schedule/up.ts': "import { composeEmbeddedRun } from '../compose/embedded-run.js';\nexport const a = composeEmbeddedRun;\n",
       'src/compose/bad.ts': "import { main } from '../cli/main.js';\nexport const a = main;\n",
       'src/schedule/good.ts':
-        "import type { LeaseStore } from './lease-store.js';\nimport type { RunPorts } from './run-ports.js';\nexport type A = LeaseStore | RunPorts;\n",
+        "import type { LeaseStore } from '../queue/lease-store.js';\nimport type { RunPorts } from './run/ports.js';\nexport type A = LeaseStore | RunPorts;\n",
       'src/compose/good.ts':
-        "import { createSandbox } from '../sandbox/create-sandbox.js';\nimport { MemoryLeaseStore } from '../schedule/lease-store.js';\nimport { runWorld } from '../schedule/run-world.js';\nexport const a = [createSandbox, MemoryLeaseStore, runWorld];\n",
-      'src/cli/commands/good.ts': "import { composeEmbeddedRun } from '../../compose/embedded-run.js';\nexport const a = composeEmbeddedRun;\n",
+        "import { createSandbox } from '../sandbox/create-sandbox.js';\nimport { MemoryLeaseStore } from '../queue/memory/memory-lease-store.js';\nimport { runWorld } from '../schedule/run/run-world.js';\nexport const a = [createSandbox, MemoryLeaseStore, runWorld];\n",
+      'src/cli/commands/run/good.ts': "import { composeEmbeddedRun } from '../../../compose/embedded-run.js';\nexport const a = composeEmbeddedRun;\n",
     });
     expect(result.findings.sort()).toEqual([
       `${RESTRICTED} src/compose/bad.ts:1`,
@@ -118,7 +124,7 @@ describe('the layer rules', () => {
       'src/gate/bad.ts': "import Docker from 'dockerode';\nexport const a = Docker;\n",
       'src/integrate/bad.ts': "import { execa } from 'execa';\nexport const a = execa;\n",
       'src/agents/bad.ts': "import { simpleGit } from 'simple-git';\nexport const a = simpleGit;\n",
-      'src/world/good.ts': "import { execa } from 'execa';\nimport { simpleGit } from 'simple-git';\nexport const a = [execa, simpleGit];\n",
+      'src/git/good.ts': "import { execa } from 'execa';\nimport { simpleGit } from 'simple-git';\nexport const a = [execa, simpleGit];\n",
       'src/queue/good.ts': "import { Queue } from 'bullmq';\nimport { Redis } from 'ioredis';\nexport const a = [Queue, Redis];\n",
       'src/sandbox/good.ts': "import Docker from 'dockerode';\nexport const a = Docker;\n",
     });
@@ -155,7 +161,8 @@ describe('the code rules', () => {
 
   it('pass a clean tree', async () => {
     const result = await lint({
-      'src/world/clean.ts': "import { GenesisError } from '../errors.js';\nexport const fail = (): never => {\n  throw new GenesisError('x', 'y');\n};\n",
+      'src/world/clean.ts':
+        "import { GenesisError } from '../errors/genesis-error.js';\nexport const fail = (): never => {\n  throw new GenesisError('x', 'y');\n};\n",
     });
     expect(result).toEqual({ code: 0, findings: [] });
   });

@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { ZodError } from 'zod';
-import { GenesisError } from '../../../src/errors.js';
+import { GenesisError } from '../../../src/errors/genesis-error.js';
 import type { EpisodeJob, EpisodeResult } from '../../../src/episode/episode-job.js';
-import { MemoryEpisodeQueue } from '../../../src/queue/memory-queue.js';
+import { MemoryEpisodeQueue } from '../../../src/queue/memory/memory-queue.js';
 import type { EpisodeHandler } from '../../../src/queue/episode-queue.js';
 import { BASE, job, nextWithin, passed } from '../../helpers/episode-jobs.js';
 

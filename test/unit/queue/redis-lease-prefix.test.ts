@@ -1,7 +1,7 @@
 // Pure: no Redis. It sits here because it guards the overlap rule the Redis lease script runs.
 import { describe, expect, it } from 'vitest';
-import { patternsOverlap } from '../../../src/world/path-patterns.js';
-import { staticPrefix, staticPrefixes, staticPrefixesConflict } from '../../../src/queue/redis-lease-prefix.js';
+import { patternsOverlap } from '../../../src/manifest/path-patterns.js';
+import { staticPrefix, staticPrefixes, staticPrefixesConflict } from '../../../src/queue/redis/lease-prefix.js';
 
 describe('staticPrefix', () => {
   const cases: [string, string][] = [

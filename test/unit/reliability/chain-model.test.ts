@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { GenesisError } from '../../../src/errors.js';
+import { GenesisError } from '../../../src/errors/genesis-error.js';
 import { compileChainModel, computeChainLength, computeStepOutcome, type ChainInput } from '../../../src/reliability/index.js';
 
 function expectModelError(action: () => unknown, message: RegExp): void {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { GenesisError } from '../../../src/errors.js';
+import { GenesisError } from '../../../src/errors/genesis-error.js';
 import { computeEffectiveFailure, computeEffectiveReliability, computeHorizonFromFailure, computeHorizonSteps } from '../../../src/reliability/index.js';
 
 describe('computeEffectiveReliability', () => {

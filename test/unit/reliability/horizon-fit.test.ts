@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { GenesisError } from '../../../src/errors.js';
+import { GenesisError } from '../../../src/errors/genesis-error.js';
 import { computeFittedHorizon, createRng, fitHorizon, fitLogistic, type HorizonPoint } from '../../../src/reliability/index.js';
 
 /** METR-like data: tasks from 1 minute to 17 hours, six runs each, success from a known logistic. */

@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { define } from '../../../src/cli/commands/model.js';
-import { GenesisError } from '../../../src/errors.js';
+import { define } from '../../../src/cli/commands/model/model.js';
+import { GenesisError } from '../../../src/errors/genesis-error.js';
 
 let output = '';
 

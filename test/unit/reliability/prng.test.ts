@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { GenesisError } from '../../../src/errors.js';
+import { GenesisError } from '../../../src/errors/genesis-error.js';
 import { createRng } from '../../../src/reliability/index.js';
 import { createXoshiro128 } from '../../../src/reliability/prng.js';
 

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cgroupsOf } from '../../../src/sandbox/process-cgroups.js';
+import { cgroupsOf } from '../../../src/sandbox/process/cgroups.js';
 
 describe('cgroupsOf', () => {
   it('finds the directories that list this very process, on whichever hierarchy holds each controller', async () => {

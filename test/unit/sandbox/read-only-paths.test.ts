@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { GenesisError } from '../../../src/errors.js';
-import { planReadOnlyMounts } from '../../../src/sandbox/read-only-paths.js';
+import { GenesisError } from '../../../src/errors/genesis-error.js';
+import { planReadOnlyMounts } from '../../../src/sandbox/gate/read-only-paths.js';
 
 describe('planReadOnlyMounts', () => {
   it('pins every directory between the work dir and a read-only path, parents first', () => {

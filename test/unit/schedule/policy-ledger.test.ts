@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { TaskSpec } from '../../../src/world/manifest-schema.js';
-import type { EpisodeSummary } from '../../../src/world/ledger-summary.js';
+import type { TaskSpec } from '../../../src/manifest/schema.js';
+import type { EpisodeSummary } from '../../../src/ledger/summary.js';
 import { episodesOfTask, policyLedgerOf, withRecord } from '../../../src/schedule/policy-ledger.js';
 import { initialPolicyState, taskStatuses } from '../../../src/schedule/run-policy.js';
 import { deriveWorldTaskStatuses } from '../../../src/schedule/world-task-status.js';

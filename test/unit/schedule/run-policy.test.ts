@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { decide, initialPolicyState, nextWake, type PolicyCommand, type PolicyEvent, type PolicyState } from '../../../src/schedule/run-policy.js';
-import { openEpisodeRecord, type EpisodeRecord } from '../../../src/world/episode-record.js';
-import type { TaskSpec } from '../../../src/world/manifest-schema.js';
+import { openEpisodeRecord, type EpisodeRecord } from '../../../src/ledger/episode-record.js';
+import type { TaskSpec } from '../../../src/manifest/schema.js';
 
 function task(id: string, dependsOn: string[] = []): TaskSpec {
   return { id, title: id, description: '', acceptance: '', paths: [`src/${id}.js`], dependsOn, witness: false, kind: 'build' };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { TaskSpec } from '../../../src/world/manifest-schema.js';
-import { PathLeases } from '../../../src/schedule/path-leases.js';
+import type { TaskSpec } from '../../../src/manifest/schema.js';
+import { PathLeases } from '../../../src/queue/memory/path-leases.js';
 import { budgetStop, idleStop, pickReadyTasks } from '../../../src/schedule/scheduler.js';
 import { deriveTaskStatuses, type EpisodeFacts } from '../../../src/schedule/task-status.js';
 

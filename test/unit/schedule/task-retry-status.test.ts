@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { countFailuresSinceRetry, deriveTaskStatusesWithRetries, episodesSinceRetry, type TimedEpisodeFacts } from '../../../src/schedule/task-retry-status.js';
-import { taskSchema, type TaskSpec } from '../../../src/world/manifest-schema.js';
+import { taskSchema, type TaskSpec } from '../../../src/manifest/schema.js';
 
 // Through the schema, so defaults added to tasks later are filled in here too.
 const task = (id: string): TaskSpec => taskSchema.parse({ id, title: id, paths: [`src/${id}.js`] });

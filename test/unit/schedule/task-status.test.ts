@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { TaskSpec } from '../../../src/world/manifest-schema.js';
+import type { TaskSpec } from '../../../src/manifest/schema.js';
 import { deriveTaskStatuses, tasksWaitingOnBlocked, type EpisodeFacts, type TaskStatus } from '../../../src/schedule/task-status.js';
 
 function task(id: string, dependsOn: string[] = [], paths = [`src/${id}.js`]): TaskSpec {

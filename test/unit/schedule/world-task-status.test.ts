@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { TimedEpisodeFacts } from '../../../src/schedule/task-retry-status.js';
 import { deriveWorldTaskStatuses } from '../../../src/schedule/world-task-status.js';
-import { taskSchema } from '../../../src/world/manifest-schema.js';
+import { taskSchema } from '../../../src/manifest/schema.js';
 
 const tasks = ['a', 'b'].map((id) => taskSchema.parse({ id, title: id, paths: [`src/${id}.js`] }));
 const manifest = (maxAttempts: number, blockOnRepeat: boolean) => ({ tasks, retry: { maxAttempts, blockOnRepeat } });

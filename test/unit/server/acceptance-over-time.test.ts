@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { computeAcceptanceOverTime } from '../../../src/server/acceptance-over-time.js';
+import { computeAcceptanceOverTime } from '../../../src/server/projections/acceptance-over-time.js';
 
 const at = (iso: string, accepted: boolean) => ({ endedAt: iso, accepted });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { computeChainSuccess } from '../../../src/server/chain-success.js';
+import { computeChainSuccess } from '../../../src/server/projections/chain-success.js';
 
 describe('success against chain length', () => {
   it('draws p^n and p_task^n out to twice the 50% horizon', () => {

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { buildOverview } from '../../../src/server/overview.js';
-import { buildTaskBoard } from '../../../src/server/task-board.js';
-import type { WorkerLiveness } from '../../../src/server/worker-liveness.js';
-import type { WorldSnapshot } from '../../../src/server/world-snapshot.js';
-import type { EpisodeRecord } from '../../../src/world/episode-record.js';
-import { readManifest } from '../../../src/world/manifest.js';
+import { buildOverview } from '../../../src/server/projections/overview.js';
+import { buildTaskBoard } from '../../../src/server/projections/task-board.js';
+import type { WorkerLiveness } from '../../../src/server/projections/worker-liveness.js';
+import type { WorldSnapshot } from '../../../src/server/projections/world-snapshot.js';
+import type { EpisodeRecord } from '../../../src/ledger/episode-record.js';
+import { readManifest } from '../../../src/manifest/parse.js';
 
 const manifest = readManifest(`
 name: w

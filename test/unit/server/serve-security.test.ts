@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { GenesisError } from '../../../src/errors.js';
-import { bearerMatches, isLoopbackHost, resolveServeSecurity } from '../../../src/server/serve-security.js';
+import { GenesisError } from '../../../src/errors/genesis-error.js';
+import { bearerMatches, isLoopbackHost, resolveServeSecurity } from '../../../src/server/http/security.js';
 
 describe('serve security', () => {
   it('treats 127.0.0.0/8, ::1 and localhost as loopback, and nothing else', () => {

@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createRng, type Rng } from '../../../src/reliability/prng.js';
 import { acceptedCommitMessage, readAcceptedHistory, readDoneTasks } from '../../../src/world/accepted-history.js';
-import { git } from '../../../src/world/git.js';
+import { git } from '../../../src/git/git.js';
 import { HistoryIndex } from '../../../src/world/history-index.js';
-import { writeCommit, writeTree } from '../../../src/world/object-writer.js';
+import { writeCommit, writeTree } from '../../../src/git/object-writer.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
 /** A real bare repository whose commits are made directly (object-writer.ts), fast enough for hundreds. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseManifest } from '../../../src/world/manifest.js';
-import { redactUrl } from '../../../src/world/redact-url.js';
+import { parseManifest } from '../../../src/manifest/parse.js';
+import { redactUrl } from '../../../src/git/redact-url.js';
 import { isGitUrl } from '../../../src/world/worker-world.js';
 
 const manifest = (publish: string) => `

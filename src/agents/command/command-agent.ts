@@ -1,0 +1,190 @@
+import { randomBytes } from 'node:crypto';
+import { dirname, join } from 'node:path';
+import { execa } from 'execa';
+import { GenesisError } from '../../errors/genesis-error.js';
+import type { Agent, AgentRunInput, AgentRunResult } from '../agent.js';
+import type { AgentSandbox } from '../../sandbox/agent-sandbox.js';
+import { resolveOnPath } from '../../sandbox/agent/find-binary.js';
+import { dockerRunFailure } from '../../sandbox/agent/docker/docker-agent-sandbox.js';
+import { NoneAgentSandbox } from '../../sandbox/agent/none-agent-sandbox.js';
+import type { UsageReader } from './presets/preset.js';
+import { createProcessTracker, type ProcessTracker } from '../../sandbox/agent/process-tracker.js';
+import { isUnknownUsage, withCost, type ModelPrice } from '../usage/usage.js';
+import { OutputTail } from '../../sandbox/gate/output-tail.js';
+
+const KILL_GRACE_MS = 2_000;
+/** How long output may still arrive after the agent exited (a daemon may hold the pipe open forever). */
+const OUTPUT_GRACE_MS = 500;
+
+export interface CommandAgentOptions {
+  /** How the ledger names the agent. @default `command:<argv joined by spaces>` */
+  label?: string;
+  /** Reads token usage and cost from the agent's stdout (a preset's reader). */
+  usageReader?: () => UsageReader;
+  /** Variables passed through when set, on top of those the episode allows (a preset's credentials). */
+  passEnv?: readonly string[];
+  /** Where the agent runs. @default a local process (NoneAgentSandbox) */
+  sandbox?: AgentSandbox;
+  /** Prices the tokens when the agent reports no cost of its own. */
+  price?: ModelPrice | null;
+  /** How to install the binary, for the message when it is missing. */
+  install?: string;
+  /** Disk quota of the workspace, HOME and /tmp in MiB (`agent.limits.diskMb`; sandboxed agents only). */
+  diskMb?: number;
+  /** Files of the host's HOME passed read-only into the agent's private HOME (`agent.homeFiles`). */
+  homeFiles?: readonly string[];
+}
+
+/**
+ * Runs any CLI agent as a child process. The process gets its own process group so that the
+ * whole tree (the agent and whatever it spawned) can be killed at the timeout and at the end.
+ * With an agent sandbox the child is the sandbox's launcher (bwrap, docker run), and the sandbox
+ * cleans up after it.
+ */
+export class CommandAgent implements Agent {
+  readonly label: string;
+  private readonly sandbox: AgentSandbox;
+
+  constructor(
+    private readonly argv: readonly string[],
+    private readonly options: CommandAgentOptions = {},
+  ) {
+    this.label = options.label ?? `command:${argv.join(' ')}`;
+    this.sandbox = options.sandbox ?? new NoneAgentSandbox();
+  }
+
+  async run(input: AgentRunInput): Promise<AgentRunResult> {
+    const argv = this.argv.map((arg) => arg.replaceAll('{promptFile}', input.promptFile));
+    const env = { ...input.env };
+    for (const name of this.options.passEnv ?? []) {
+      const value = process.env[name];
+      if (value !== undefined && env[name] === undefined) env[name] = value;
+    }
+    // Found before anything starts: inside a sandbox a missing binary is only an exit code.
+    if (this.sandbox.hostBinaries && (await resolveOnPath(argv[0]!, env.PATH, input.workspace)) === null) throw this.notFound(argv[0]!);
+    const privateHome = join(dirname(input.promptFile), 'home');
+    const launch = await this.sandbox.launch(argv, {
+      workspace: input.workspace,
+      home: this.sandbox.kind === 'none' ? (env.HOME ?? privateHome) : privateHome,
+      env,
+      readOnly: [input.promptFile, ...(input.readOnly ?? [])],
+      name: `${env.GENESIS_EPISODE_ID ?? 'run'}-${randomBytes(3).toString('hex')}`,
+      ...(this.options.diskMb === undefined ? {} : { diskMb: this.options.diskMb }),
+      ...(this.options.homeFiles ? { homeFiles: this.options.homeFiles } : {}),
+    });
+    try {
+      const ran = await this.runLaunched(launch, argv[0]!, input);
+      const result = launch.egressRefused ? { ...ran, egressRefused: launch.egressRefused() } : ran;
+      // A full disk says more than the exit code it caused (ENOSPC, or a hang until the timeout).
+      if (!result.aborted && (await launch.diskFull?.())) {
+        return { ...result, failure: { reason: 'disk-quota', message: `the agent filled its disk quota (agent.limits.diskMb: ${this.options.diskMb} MiB)` } };
+      }
+      return result;
+    } finally {
+      await launch.dispose();
+    }
+  }
+
+  private notFound(program: string): GenesisError {
+    const install = this.options.install ? ` (${this.options.install})` : '';
+    return new GenesisError('agent-not-found', `the agent command "${program}" was not found${this.options.label ? ` (agent ${this.options.label})` : ''}`, {
+      hint: `install it${install} or fix agent.command in world.yaml; retrying cannot help`,
+    });
+  }
+
+  private async runLaunched(
+    launch: { file: string; args: string[]; env: Record<string, string> },
+    program: string,
+    input: AgentRunInput,
+  ): Promise<AgentRunResult> {
+    const started = Date.now();
+    const log = new OutputTail(1024 * 1024);
+    const usage = this.options.usageReader?.();
+    // A sandbox cleans up after its launcher; a local process is tracked, setsid daemons included.
+    const tracker = this.sandbox.kind === 'none' ? await createProcessTracker() : null;
+    const [file, ...args] = tracker ? tracker.wrap([launch.file, ...launch.args]) : [launch.file, ...launch.args];
+    try {
+      return await this.runTracked(file!, args, launch.env, tracker, started, log, usage, program, input);
+    } finally {
+      await tracker?.dispose();
+    }
+  }
+
+  private async runTracked(
+    file: string,
+    args: string[],
+    env: Record<string, string>,
+    tracker: ProcessTracker | null,
+    started: number,
+    log: OutputTail,
+    usage: UsageReader | undefined,
+    program: string,
+    input: AgentRunInput,
+  ): Promise<AgentRunResult> {
+    const child = execa(file, args, {
+      cwd: input.workspace,
+      env: { ...env, ...tracker?.env },
+      extendEnv: false,
+      input: input.prompt,
+      detached: true,
+      reject: false,
+      all: true,
+      buffer: false,
+      stdin: 'pipe',
+    });
+    child.all?.on('data', (chunk: Buffer) => log.push(chunk));
+    // stdout alone: stderr chunks could fall in the middle of a usage line.
+    if (usage) child.stdout?.on('data', (chunk: Buffer) => usage.push(chunk.toString('utf8')));
+    let timedOut = false;
+    let aborted = false;
+    const killGroup = (signal: NodeJS.Signals) => {
+      if (child.pid !== undefined) {
+        try {
+          process.kill(-child.pid, signal);
+        } catch {
+          // already gone
+        }
+      }
+    };
+    const stop = (why: 'timeout' | 'abort') => {
+      if (why === 'timeout') timedOut = true;
+      else aborted = true;
+      killGroup('SIGTERM');
+      setTimeout(() => killGroup('SIGKILL'), KILL_GRACE_MS).unref();
+    };
+    // Daemons the agent left behind must not outlive it, nor keep the episode waiting on its output.
+    child.once('exit', () => {
+      killGroup('SIGKILL');
+      void tracker?.killAll();
+      setTimeout(() => {
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+        child.all?.destroy();
+      }, OUTPUT_GRACE_MS).unref();
+    });
+    const timer = setTimeout(() => stop('timeout'), input.timeoutMs);
+    const onAbort = () => stop('abort');
+    input.signal?.addEventListener('abort', onAbort, { once: true });
+    // An abort while the sandbox was being prepared fired before anyone listened.
+    if (input.signal?.aborted) onAbort();
+    const result = await child;
+    clearTimeout(timer);
+    input.signal?.removeEventListener('abort', onAbort);
+    if (result.failed && result.exitCode === undefined && !timedOut && !aborted && result.code === 'ENOENT') throw this.notFound(program);
+    const exitCode = result.exitCode ?? (timedOut || aborted ? 137 : 1);
+    const sandboxFailure = this.sandbox.kind === 'docker' && !timedOut && !aborted ? dockerRunFailure(exitCode, log.text().slice(-4000), program) : null;
+    if (sandboxFailure) throw sandboxFailure;
+    const reported = usage ? withCost(usage.usage(), this.options.price ?? null) : null;
+    return {
+      exitCode,
+      timedOut,
+      aborted,
+      log:
+        (log.truncated ? `[${log.totalBytes - log.capacity} earlier bytes not kept]\n` : '') +
+        log.text() +
+        (result.code === 'ENOENT' ? `\n${result.shortMessage}\n` : ''),
+      durationMs: Date.now() - started,
+      ...(reported && !isUnknownUsage(reported) ? { usage: reported } : {}),
+    };
+  }
+}

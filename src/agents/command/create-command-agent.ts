@@ -1,0 +1,25 @@
+import { createAgentSandbox } from '../../sandbox/create-agent-sandbox.js';
+import { CommandAgent } from './command-agent.js';
+import type { AgentConfig } from '../../manifest/agent-config.js';
+import { priceOf } from '../usage/prices.js';
+import { PRESETS } from './presets/index.js';
+
+/**
+ * A `command` agent from its configuration: a preset's argv, variables and usage reader (an
+ * explicit `agent.command` replaces the preset's argv and keeps the rest), in the agent sandbox
+ * the manifest asks for.
+ */
+export async function createCommandAgent(config: AgentConfig, defaultImage: string): Promise<CommandAgent> {
+  const preset = config.preset ? PRESETS[config.preset] : null;
+  const sandbox = await createAgentSandbox({ kind: config.sandbox, image: config.image ?? defaultImage, network: config.network });
+  const args = config.args ?? [];
+  const argv = config.command ? [...config.command, ...args] : preset!.argv({ model: config.model, args, sandboxed: sandbox.kind !== 'none' });
+  return new CommandAgent(argv, {
+    ...(preset ? { label: `${preset.name}${config.model ? `:${config.model}` : ''}`, usageReader: preset.usageReader, install: preset.install } : {}),
+    passEnv: [...(preset?.env ?? []), ...config.env],
+    sandbox,
+    price: priceOf(config.model, config.price),
+    ...(config.limits.diskMb === undefined ? {} : { diskMb: config.limits.diskMb }),
+    ...(config.homeFiles.length > 0 ? { homeFiles: config.homeFiles } : {}),
+  });
+}

@@ -1,0 +1,66 @@
+import type { AgentUsage } from '../../usage/usage.js';
+import { numberAt, objectAt, type JsonObject } from './json-lines.js';
+import { PRESET_ENV } from '../../../manifest/preset-names.js';
+import type { CommandPreset, PresetOptions, UsageReader } from './preset.js';
+
+/** The `--prompt` text; the task itself arrives on stdin, which Gemini CLI puts before it. */
+export const GEMINI_PROMPT = 'Carry out the task given above.';
+/** The result object is printed last; more than this much output before it is not kept. */
+const KEEP_CHARS = 4 * 1024 * 1024;
+
+/**
+ * Gemini CLI, headless: `gemini --output-format json --yolo [--model M] [args…] --prompt "Carry
+ * out the task given above."`, the prompt on stdin (Gemini CLI joins piped input and --prompt).
+ * `--yolo` approves its tool calls; `--output-format json` prints one (pretty-printed) object at
+ * the end: `{ response, stats, error? }`.
+ *
+ * Usage is the sum over `stats.models.<model>.tokens` of `prompt` input tokens (cached included),
+ * `cached` cached, and `candidates + thoughts` output (thinking is billed as output). Gemini CLI
+ * does not report a cost: it stays unknown unless `agent.price` prices the tokens.
+ */
+export const geminiPreset: CommandPreset = {
+  name: 'gemini',
+  install: 'npm install -g @google/gemini-cli',
+  env: PRESET_ENV.gemini,
+  argv: (o: PresetOptions) => ['gemini', '--output-format', 'json', '--yolo', ...(o.model ? ['--model', o.model] : []), ...o.args, '--prompt', GEMINI_PROMPT],
+  usageReader: readGeminiUsage,
+};
+
+function readGeminiUsage(): UsageReader {
+  let text = '';
+  return {
+    push(chunk) {
+      text += chunk;
+      if (text.length > 2 * KEEP_CHARS) text = text.slice(-KEEP_CHARS);
+    },
+    usage(): AgentUsage {
+      const result = lastJsonObject(text);
+      const models = Object.values(objectAt(objectAt(result?.stats).models));
+      if (!result || models.length === 0) return { inputTokens: null, outputTokens: null, cachedTokens: null, costUsd: null };
+      const total = { input: 0, cached: 0, output: 0 };
+      for (const model of models) {
+        const tokens = objectAt(objectAt(model).tokens);
+        total.input += numberAt(tokens.prompt) ?? 0;
+        total.cached += numberAt(tokens.cached) ?? 0;
+        total.output += (numberAt(tokens.candidates) ?? 0) + (numberAt(tokens.thoughts) ?? 0);
+      }
+      return { inputTokens: total.input, outputTokens: total.output, cachedTokens: total.cached, costUsd: null };
+    },
+  };
+}
+
+/** The last top-level JSON object in `text`: it starts with "{" at the start of a line. */
+function lastJsonObject(text: string): JsonObject | null {
+  for (let at = text.lastIndexOf('\n{'); at >= -1; at = text.lastIndexOf('\n{', at - 1)) {
+    const start = at + 1;
+    if (text[start] !== '{') break;
+    try {
+      const value: unknown = JSON.parse(text.slice(start));
+      if (value && typeof value === 'object' && !Array.isArray(value)) return value as JsonObject;
+    } catch {
+      // Not the start of the last object, or trailing output after it: look further back.
+    }
+    if (at <= 0) break;
+  }
+  return null;
+}

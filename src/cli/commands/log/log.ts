@@ -1,0 +1,63 @@
+import type { Command } from 'commander';
+import { wholeNumber } from '../../option-parsers.js';
+import { formatTable, printJson } from '../../output.js';
+import { requireWorld, worldOption } from '../../world-option.js';
+
+export function define(program: Command): void {
+  program
+    .command('log')
+    .description('the accepted history, newest first, with the evidence behind every commit (episode, task, attempt, agent, gate summary)')
+    .addOption(worldOption())
+    .option('--json', 'print an array of {commit, made, task, episode, attempt, agent, verified, score, amend, date, subject}')
+    .option('--limit <n>', 'show at most n commits', wholeNumber('--limit', 1))
+    .action(async (opts: { world?: string; json?: boolean; limit?: number }) => {
+      const { WorldRepo } = await import('../../../world/world-repo.js');
+      const { readAcceptedHistory, scoreOf } = await import('../../../world/accepted-history.js');
+      const { commitOrigin } = await import('../../../world/commit-origin.js');
+      const world = await WorldRepo.open(requireWorld(opts));
+      const manifest = await world.manifestAt('HEAD');
+      const history = (await readAcceptedHistory(world.path, manifest.branch)).slice(0, opts.limit ?? Infinity);
+      // A change gated on its place in the queue carries its score in the verification its trailer names.
+      const scores = await Promise.all(history.map((c) => scoreOf(world.path, c)));
+      if (opts.json) {
+        return printJson(
+          history.map((c, i) => ({
+            commit: c.commit,
+            made: commitOrigin(c),
+            task: c.task,
+            episode: c.episode,
+            attempt: c.attempt,
+            agent: c.agent,
+            verified: c.verified,
+            score: scores[i],
+            amend: c.amend ?? null,
+            date: c.date,
+            subject: c.subject,
+          })),
+        );
+      }
+      // Scores mean something only where the gate holds them (ratchet worlds); elsewhere the column is noise.
+      const scored = manifest.verify.mode === 'ratchet';
+      // A commit no episode made is labelled by what made it: (init), (amend: …), (task add) or (unattributed).
+      const label = (c: (typeof history)[number]) => {
+        const made = commitOrigin(c);
+        return made === 'episode'
+          ? (c.task ?? '')
+          : made === 'amend'
+            ? `(amend) ${c.subject}`
+            : made === 'task-add'
+              ? `(task add) ${c.subject.replace('world: add task ', '')}`
+              : `(${made})`;
+      };
+      const rows = history.map((c, i) => [
+        c.commit.slice(0, 12),
+        c.date.slice(0, 19).replace('T', ' '),
+        label(c),
+        c.attempt ?? '',
+        c.episode ?? '',
+        ...(scored ? [scores[i] ?? ''] : []),
+        c.verified ?? '',
+      ]);
+      process.stdout.write(`${formatTable(['commit', 'date', 'task', 'attempt', 'episode', ...(scored ? ['score'] : []), 'verified'], rows)}\n`);
+    });
+}

@@ -1,0 +1,48 @@
+import { GenesisError } from '../../../errors/genesis-error.js';
+import { readAcceptedHistory, type AcceptedCommit } from '../../../world/accepted-history.js';
+import type { Ledger } from '../../../ledger/ledger.js';
+import { git } from '../../../git/git.js';
+import type { WorldRepo } from '../../../world/world-repo.js';
+import { printJson } from '../../output.js';
+
+/** What `genesis show <ref>` names: an episode, or an accepted commit no episode made (the first commit, an amendment, a task add). */
+export type ShowTarget = { kind: 'episode'; id: string } | { kind: 'commit'; commit: AcceptedCommit };
+
+/**
+ * Resolves an episode id, a unique prefix of one, or any revision of an accepted commit (a hash
+ * or its prefix, HEAD, main~2). An accepted commit an episode made shows that episode.
+ */
+export async function resolveShowTarget(world: WorldRepo, ledger: Ledger, ref: string): Promise<ShowTarget> {
+  if (await ledger.read(ref)) return { kind: 'episode', id: ref };
+  const commit = /^[\w./~^@{}-]+$/.test(ref) && !ref.startsWith('-') ? await world.resolveRef(ref) : null;
+  if (commit) {
+    const manifest = await world.manifestAt('HEAD');
+    const entry = (await readAcceptedHistory(world.path, manifest.branch)).find((c) => c.commit === commit);
+    if (entry) return entry.episode ? { kind: 'episode', id: entry.episode } : { kind: 'commit', commit: entry };
+  }
+  const ids = (await ledger.readAll()).map((r) => r.id).filter((id) => id.startsWith(ref));
+  if (ids.length === 1) return { kind: 'episode', id: ids[0]! };
+  if (ids.length > 1) {
+    throw new GenesisError('ambiguous-episode', `"${ref}" starts ${ids.length} episode ids: ${ids.slice(0, 5).join(', ')}${ids.length > 5 ? ', …' : ''}`, {
+      hint: 'give more of the id',
+    });
+  }
+  throw new GenesisError('episode-not-found', `no episode or accepted commit "${ref}" in this world`, {
+    hint: 'list them with genesis episodes or genesis log',
+  });
+}
+
+/** An accepted commit that no episode made: what made it, its trailers and its change. */
+export async function showCommit(repo: string, commit: AcceptedCommit, json: boolean): Promise<void> {
+  const diff = (await git(['show', '--format=', '--stat', '--patch', '--no-color', '--no-renames', commit.commit, '--'], { cwd: repo })).stdout;
+  if (json) return printJson({ commit, diff });
+  const made =
+    commit.parents.length === 0
+      ? "the world's first commit (genesis init)"
+      : commit.amend
+        ? `an amendment (genesis amend): ${commit.amend}`
+        : 'a change to world.yaml (genesis task add)';
+  process.stdout.write(
+    `commit ${commit.commit}: ${commit.subject}\n  ${made}; ${commit.date}\n  verified: ${commit.verified ?? '-'}${commit.score === null ? '' : `; score ${commit.score}`}\n\n${diff.trimEnd()}\n`,
+  );
+}

@@ -1,0 +1,63 @@
+import type { StatsEpisode } from '../../../reliability/index.js';
+import { readDoneTasks } from '../../../world/accepted-history.js';
+import type { EpisodeRecord } from '../../../ledger/episode-record.js';
+import { Ledger } from '../../../ledger/ledger.js';
+import type { TaskSpec, WorldManifest } from '../../../manifest/schema.js';
+import { WorldRepo } from '../../../world/world-repo.js';
+
+/** What `genesis stats` reads from a world before computing anything. */
+export interface StatsInput {
+  path: string;
+  manifest: WorldManifest;
+  head: string;
+  /** Tasks of the manifest that the accepted history carries. */
+  done: Set<string>;
+  /** Finished episodes, in the shape the reliability module measures. */
+  episodes: StatsEpisode[];
+  /** Episodes still running (or left running by an orchestrator that died): not measured yet. */
+  running: number;
+}
+
+/**
+ * Maps ledger records to what the statistics need. Only finished records count: a running one
+ * has no outcome yet. Its duration is endedAt − startedAt; its task's humanMinutes come from the
+ * manifest at the accepted head (null for a task that has since left the manifest).
+ */
+export function toStatsEpisodes(records: readonly EpisodeRecord[], tasks: readonly TaskSpec[]): StatsEpisode[] {
+  const minutes = new Map(tasks.map((t) => [t.id, t.humanMinutes ?? null]));
+  return records.flatMap((r): StatsEpisode[] => {
+    if (r.status !== 'final' || r.outcome === null) return [];
+    const ended = r.endedAt === null ? Number.NaN : Date.parse(r.endedAt) - Date.parse(r.startedAt);
+    return [
+      {
+        id: r.id,
+        task: r.task,
+        attempt: r.attempt,
+        outcome: r.outcome,
+        reason: r.reason,
+        signature: r.signature,
+        startedAt: r.startedAt,
+        durationMs: Number.isFinite(ended) ? ended : null,
+        costUsd: r.usage?.costUsd ?? null,
+        humanMinutes: minutes.get(r.task) ?? null,
+      },
+    ];
+  });
+}
+
+/** Reads the manifest, the accepted history and the ledger of the world at `path`. */
+export async function readStatsInput(path: string): Promise<StatsInput> {
+  const world = await WorldRepo.open(path);
+  const manifest = await world.manifestAt('HEAD');
+  const head = await world.head(manifest.branch);
+  const [records, history] = await Promise.all([new Ledger(world.path).readAll(), readDoneTasks(world.path, manifest.branch)]);
+  const done = new Set(manifest.tasks.filter((t) => history.has(t.id)).map((t) => t.id));
+  return {
+    path: world.path,
+    manifest,
+    head,
+    done,
+    episodes: toStatsEpisodes(records, manifest.tasks),
+    running: records.filter((r) => r.status !== 'final').length,
+  };
+}

@@ -1,0 +1,110 @@
+import { withCliName } from '../../invocation.js';
+import type { LedgerStats, Proportion } from '../../../reliability/index.js';
+import { formatTable, jsonNumbers } from '../../output.js';
+
+/** Everything `genesis stats` prints: which world, and what its ledger measures. */
+export interface StatsReport {
+  world: {
+    name: string;
+    path: string;
+    branch: string;
+    head: string;
+    tasks: number;
+    tasksDone: number;
+    /** Episodes without a verdict yet; they are not in the statistics. */
+    running: number;
+    maxAttempts: number;
+  };
+  stats: LedgerStats;
+}
+
+/** The JSON of `genesis stats`: `world`, then every field of the reliability module's LedgerStats. */
+export function toStatsJson(report: StatsReport): unknown {
+  return jsonNumbers({ world: report.world, ...report.stats });
+}
+
+const percent = (value: number | null): string => (value === null ? '-' : `${(value * 100).toFixed(1)}%`);
+const interval = (p: { low: number | null; high: number | null }, show: (v: number | null) => string = percent): string =>
+  p.low === null || p.high === null ? '-' : `${show(p.low)} - ${show(p.high)}`;
+const steps = (value: number | null): string => (value === null ? '-' : Number.isFinite(value) ? value.toFixed(2) : 'infinite');
+const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+
+function proportionLine(p: Proportion, noun: string): string {
+  return p.of === 0 ? `no data (no ${noun} yet)` : `${p.count} of ${p.of} ${noun} (${percent(p.rate)}, 95% interval ${interval(p)})`;
+}
+
+/** The readable report of `genesis stats`. */
+export function renderStats(report: StatsReport): string {
+  const { world, stats: s } = report;
+  const c = s.counts;
+  const out: string[] = [
+    `world ${world.name} (${world.path}): ${world.tasksDone} of ${world.tasks} tasks done, ${world.branch} @ ${world.head.slice(0, 12)}`,
+    `${c.episodes} episodes: ${c.accepted} accepted, ${c.rejected} rejected by the gate, ${c.failed} failed, ${c.abandoned} abandoned` +
+      (world.running > 0 ? ` (and ${world.running} still running, not counted)` : ''),
+  ];
+  if (c.episodes === 0) return [...out, '', withCliName('No finished episodes yet: run `genesis run` first.')].join('\n');
+
+  const reasons = [...s.rejectedByReason.map((r) => ['rejected', r.reason, r.count]), ...s.failedByReason.map((r) => ['failed', r.reason, r.count])];
+  if (reasons.length > 0) out.push('', 'Why episodes did not land', formatTable(['outcome', 'reason', 'episodes'], reasons));
+
+  out.push(
+    '',
+    'Acceptance by attempt number',
+    formatTable(
+      ['attempt', 'accepted', 'decided', 'rate', '95% interval'],
+      s.acceptanceByAttempt.map((a) => [a.attempt, a.count, a.of, percent(a.rate), interval(a)]),
+    ),
+    '',
+    `Retries recovered:       ${proportionLine(s.retryRecovery, 'tasks whose first attempt failed')}${s.retryRecovery.tasks.length > 0 ? `: ${s.retryRecovery.tasks.join(', ')}` : ''}`,
+    `Deterministic failures:  ${proportionLine(s.deterministicFraction, 'failed attempts followed by one that failed the same way')}`,
+    `Per-episode success p:   ${proportionLine(s.episodeSuccess, 'decided episodes accepted')}`,
+  );
+
+  if (s.episodeSuccess.of > 0) {
+    out.push(
+      '',
+      'Horizons that p implies (chain length at which success falls to the threshold)',
+      formatTable(
+        ['threshold', 'steps', '95% interval'],
+        s.horizons.map((h) => [percent(h.threshold), steps(h.steps), interval(h, steps)]),
+      ),
+    );
+  }
+
+  const money = s.perAcceptedChange;
+  const time =
+    money.durationMs === null
+      ? `unknown (${money.episodesWithoutDuration} episode(s) have no duration; known total ${seconds(money.knownDurationMs)})`
+      : `${seconds(money.durationMs)} of episode time (${seconds(money.knownDurationMs)} over ${c.episodes} episodes)`;
+  const cost =
+    money.costUsd === null
+      ? `unknown (${money.episodesWithoutCost} episode(s) report no cost${money.knownCostUsd > 0 ? `; known total $${money.knownCostUsd.toFixed(2)}` : ''})`
+      : `$${money.costUsd.toFixed(4)} ($${money.knownCostUsd.toFixed(2)} in all)`;
+  out.push('', `Per accepted change:     time ${time}`, `                         cost ${cost}`);
+
+  const fit = s.humanMinutesFit.fit;
+  if (fit) {
+    out.push(
+      '',
+      `METR-style fit over ${fit.points} episodes of ${fit.tasks} tasks: P(success) = σ(${fit.intercept.toFixed(3)} ${fit.slope < 0 ? '-' : '+'} ${Math.abs(fit.slope).toFixed(3)}·log2(minutes))`,
+      formatTable(
+        ['success', 'horizon (human minutes)', '95% interval'],
+        fit.horizons.map((h) => [percent(h.threshold), steps(h.minutes), interval(h, steps)]),
+      ),
+      '',
+    );
+  } else {
+    out.push(`METR-style fit:          not available: ${s.humanMinutesFit.reason ?? 'no reason given'}`);
+  }
+
+  const p = s.prediction;
+  if (p && p.tasks > 0) {
+    out.push(
+      `What is left:            ${p.tasks} task(s); with ${p.attempts} attempts each and ${percent(p.deterministic)} deterministic failures, ` +
+        `a task lands with ${percent(p.pTask)} and all of them with ${percent(p.success)}`,
+    );
+  } else {
+    out.push('What is left:            nothing: every task is done');
+  }
+  return out.join('\n');
+}

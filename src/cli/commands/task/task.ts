@@ -1,0 +1,76 @@
+import type { Command } from 'commander';
+import { requireWorld, worldOption } from '../../world-option.js';
+
+export function define(program: Command): void {
+  const task = program.command('task').description("change a world's tasks: give a blocked task new attempts, or add a task");
+  task
+    .command('retry')
+    .description(
+      'unblock a task, whatever blocked it (attempts used, the same failure twice, a broken base): earlier failures stop counting; the next genesis run, or the one in progress, tries it again',
+    )
+    .argument('<id>', 'the blocked task')
+    .addOption(worldOption())
+    .option('--note <text>', "a note for the next attempt's prompt: what changed, or a hint")
+    .option('--json', 'print the retry marker as JSON')
+    .action(async (id: string, opts: { world?: string; note?: string; json?: boolean }) => {
+      const { WorldRepo } = await import('../../../world/world-repo.js');
+      const { retryTask } = await import('../../../server/retry-task.js');
+      const { userInfo, hostname } = await import('node:os');
+      const { withCliName } = await import('../../invocation.js');
+      const worldPath = requireWorld(opts);
+      const world = await WorldRepo.open(worldPath);
+      const { retry } = await retryTask(world, { task: id, note: opts.note ?? null, by: `cli ${userInfo().username}@${hostname()}` });
+      if (opts.json) {
+        process.stdout.write(`${JSON.stringify(retry, null, 2)}\n`);
+        return;
+      }
+      process.stdout.write(
+        withCliName(
+          `task ${id} gets new attempts (marker ${retry.ref}); run genesis run --world ${worldPath} to go on (a run in progress picks it up at its next step)\n`,
+        ),
+      );
+    });
+  task
+    .command('add')
+    .description('add a task to world.yaml on the accepted branch, validated and verified like the first commit')
+    .argument('<id>', 'the new task id')
+    .addOption(worldOption())
+    .requiredOption('--title <text>', 'one line saying what the task delivers')
+    .requiredOption('--paths <list>', 'comma-separated files, directories or globs the task may change')
+    .option('--description <text>', 'what to build, for the agent', '')
+    .option('--acceptance <text>', 'how the result is judged, for the agent', '')
+    .option('--depends-on <list>', 'comma-separated ids of tasks that must be done first', '')
+    .option('--check <command>', "the task's acceptance command, run by the gate")
+    .option('--json', 'print the new commit as JSON')
+    .action(
+      async (
+        id: string,
+        opts: { world?: string; title: string; paths: string; description: string; acceptance: string; dependsOn: string; check?: string; json?: boolean },
+      ) => {
+        const { addTask } = await import('../../../operations/add-task.js');
+        const { WorldRepo } = await import('../../../world/world-repo.js');
+        const { createSandbox } = await import('../../../sandbox/create-sandbox.js');
+        const world = await WorldRepo.open(requireWorld(opts));
+        const list = (text: string) =>
+          text
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean);
+        const spec = {
+          id,
+          title: opts.title,
+          description: opts.description,
+          acceptance: opts.acceptance,
+          paths: list(opts.paths),
+          dependsOn: list(opts.dependsOn),
+          ...(opts.check ? { check: opts.check } : {}),
+        };
+        const commit = await addTask(world, spec, (m) => createSandbox(m.verify.sandbox, { image: m.verify.image }));
+        if (opts.json) {
+          process.stdout.write(`${JSON.stringify({ commit, task: id })}\n`);
+          return;
+        }
+        process.stdout.write(`added task ${id} as ${commit.slice(0, 12)}\n`);
+      },
+    );
+}

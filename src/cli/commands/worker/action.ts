@@ -1,0 +1,72 @@
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { createAgent } from '../../../agents/create-agent.js';
+import { killOrphanedAgents } from '../../../sandbox/agent/process-tracker.js';
+import { GenesisError } from '../../../errors/genesis-error.js';
+import { startEpisodeWorker } from '../../../queue/bullmq/episode-worker.js';
+import { connectRedis } from '../../../queue/redis/connection.js';
+import { RedisPathLeases } from '../../../queue/redis/path-leases.js';
+import { createSandbox } from '../../../sandbox/create-sandbox.js';
+import { EXIT } from '../../exit-codes.js';
+import type { WorkerCliOptions } from './worker.js';
+import { preflightWorker } from './preflight.js';
+
+export async function runWorkerCommand(opts: WorkerCliOptions): Promise<number> {
+  if (!Number.isInteger(opts.concurrency) || opts.concurrency < 1) {
+    throw new GenesisError('bad-option', `--concurrency must be a whole number of at least 1, got ${opts.concurrency}`);
+  }
+  const redis = await connectRedis(opts.redis, { name: 'genesis-worker' });
+  const print = (event: Record<string, unknown>) =>
+    process.stdout.write(
+      opts.json ? `${JSON.stringify({ ...event, at: Date.now() })}\n` : `${new Date().toISOString().slice(11, 19)} ${Object.values(event).join(' ')}\n`,
+    );
+  // A worker that died by kill -9 left its unsandboxed agents to the next start, which is this one.
+  const orphans = await killOrphanedAgents();
+  if (orphans > 0) print({ event: 'orphans-killed', processes: orphans });
+  // Before the first job is taken: the probes (and code) that job would otherwise wait for.
+  const preflight = await preflightWorker();
+  const worker = await startEpisodeWorker({
+    redis,
+    concurrency: opts.concurrency,
+    cacheDir: opts.cacheDir ?? join(homedir(), '.cache', 'genesis', 'worlds'),
+    lockDurationMs: numberFromEnv('GENESIS_LOCK_MS'),
+    stalledIntervalMs: numberFromEnv('GENESIS_STALLED_MS'),
+    onEvent: (e) => print({ ...e }),
+    // The composition root: each job's world says which agent and sandbox it needs.
+    createAgent,
+    createSandbox: (m) => createSandbox(m.verify.sandbox, { image: m.verify.image }),
+    leases: (worldKey) => new RedisPathLeases(redis, worldKey),
+  });
+  print({
+    type: 'ready',
+    worker: worker.id,
+    concurrency: opts.concurrency,
+    redis: opts.redis,
+    sandboxes: preflight.sandboxes,
+    agentSandbox: preflight.agentSandbox,
+    preflightMs: preflight.ms,
+  });
+  await new Promise<void>((resolve) => {
+    let stopping = false;
+    const stop = () => {
+      if (stopping) {
+        print({ type: 'stopping', how: 'handing running episodes back to the queue' });
+        void worker.close(true).then(resolve);
+        return;
+      }
+      stopping = true;
+      print({ type: 'stopping', how: 'finishing running episodes (signal again to hand them back)' });
+      void worker.close(false).then(resolve);
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+  redis.disconnect();
+  return EXIT.ok;
+}
+
+/** Test and operations knobs for BullMQ's stall detection, in milliseconds. */
+function numberFromEnv(name: string): number | undefined {
+  const value = process.env[name];
+  return value === undefined ? undefined : Number(value);
+}

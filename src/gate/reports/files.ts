@@ -1,0 +1,123 @@
+/**
+ * The JUnit files a gate step wrote, found by the world's `verify.report.junit` patterns in the
+ * step's work dir. Only regular files inside the work dir are read: a symlink (which could point
+ * at a file of the host's) or anything too large is a broken report, not something to follow.
+ */
+import type { Dirent } from 'node:fs';
+import { lstat, readdir, readFile, realpath, rm } from 'node:fs/promises';
+import { join, relative, sep } from 'node:path';
+import picomatch from 'picomatch/posix.js';
+import { mergeRuns, type TestRun } from './cases.js';
+import { JUnitFormatError, parseJUnit } from './junit.js';
+import type { RejectionReason } from '../../errors/rejection-reasons.js';
+
+/** Why a named report could not be read: the gate's `report-missing` or `report-invalid`. */
+export interface ReportProblem {
+  reason: Extract<RejectionReason, 'report-missing' | 'report-invalid'>;
+  message: string;
+}
+
+const MAX_REPORT_BYTES = 32 * 1024 * 1024;
+const MAX_ENTRIES = 20_000;
+
+/** Work-dir-relative paths of the files under `base`, not following links to directories. */
+async function listUnder(workDir: string, base: string): Promise<string[]> {
+  const found: string[] = [];
+  const pending = [base];
+  while (pending.length > 0 && found.length < MAX_ENTRIES) {
+    const dir = pending.pop() as string;
+    let entries: Dirent[];
+    try {
+      // The static base of a glob could be a link too; entries below are checked by their type.
+      if (dir !== '' && (await lstat(join(workDir, dir))).isSymbolicLink()) continue;
+      entries = await readdir(join(workDir, dir), { withFileTypes: true });
+    } catch {
+      continue; // absent, or not a directory
+    }
+    for (const entry of entries) {
+      const path = dir === '' ? entry.name : `${dir}/${entry.name}`;
+      if (entry.isDirectory()) pending.push(path);
+      else found.push(path);
+    }
+  }
+  return found;
+}
+
+/** Paths matching any pattern: a plain path names one file; a glob is matched under its static base. */
+export async function findReportFiles(workDir: string, patterns: readonly string[]): Promise<string[]> {
+  const matches = new Set<string>();
+  for (const pattern of patterns) {
+    const scan = picomatch.scan(pattern);
+    if (!scan.isGlob) {
+      if (
+        await lstat(join(workDir, pattern)).then(
+          () => true,
+          () => false,
+        )
+      )
+        matches.add(pattern);
+      continue;
+    }
+    const isMatch = picomatch(pattern, { dot: true });
+    for (const path of await listUnder(workDir, scan.base)) if (isMatch(path)) matches.add(path);
+  }
+  return [...matches].sort();
+}
+
+async function readOne(workDir: string, path: string): Promise<TestRun | ReportProblem> {
+  const full = join(workDir, path);
+  const info = await lstat(full);
+  if (!info.isFile()) {
+    return {
+      reason: 'report-invalid',
+      message: `${path} is ${info.isSymbolicLink() ? 'a symbolic link' : 'not a regular file'}; a report must be a file the test runner wrote`,
+    };
+  }
+  // A directory on the way may be a link out of the work dir even when the file itself is not one.
+  const real = await realpath(full).catch(() => full);
+  if (
+    relative(await realpath(workDir), real)
+      .split(sep)
+      .includes('..')
+  )
+    return { reason: 'report-invalid', message: `${path} is outside the work dir (through a symbolic link)` };
+  if (info.size > MAX_REPORT_BYTES)
+    return { reason: 'report-invalid', message: `${path} is ${info.size} bytes, over the ${MAX_REPORT_BYTES}-byte limit for a report` };
+  try {
+    return parseJUnit(await readFile(full, 'utf8'));
+  } catch (error) {
+    if (error instanceof JUnitFormatError) return { reason: 'report-invalid', message: `${path} is ${error.message}` };
+    throw error;
+  }
+}
+
+/**
+ * Reads and merges every JUnit file the patterns match in `workDir`.
+ * @returns the merged run, or the problem: no file matched (`report-missing`), or one is not a
+ *   readable JUnit document (`report-invalid`, naming the file and what is wrong).
+ */
+export async function readJUnitFiles(workDir: string, patterns: readonly string[]): Promise<{ run: TestRun; files: string[] } | { problem: ReportProblem }> {
+  const files = await findReportFiles(workDir, patterns);
+  if (files.length === 0) {
+    return { problem: { reason: 'report-missing', message: `verify.report.junit names ${patterns.join(', ')}, and the step wrote no such file` } };
+  }
+  const runs: TestRun[] = [];
+  for (const path of files) {
+    const read = await readOne(workDir, path);
+    if ('reason' in read) return { problem: read };
+    // A file's attributes are a claim; another file's cases must not be topped up with it.
+    runs.push({ ...read, summary: null });
+  }
+  return { run: mergeRuns(runs) as TestRun, files };
+}
+
+/**
+ * Removes what the patterns match before a step runs, so that only files the step itself writes
+ * are read as its report (a candidate could commit a report that claims a thousand passes).
+ * @returns the paths removed.
+ */
+export async function removeReportFiles(workDir: string, patterns: readonly string[]): Promise<string[]> {
+  const files = await findReportFiles(workDir, patterns);
+  for (const path of files) await rm(join(workDir, path), { recursive: true, force: true });
+  return files;
+}

@@ -1,0 +1,54 @@
+/**
+ * Which report a gate step is judged by: the JUnit files named by `verify.report.junit`, else
+ * JUnit XML printed on standard output, else TAP or node's spec reporter in the output.
+ */
+import type { TestRun } from './cases.js';
+import { readJUnitFiles, type ReportProblem } from './files.js';
+import { findJUnitInOutput } from './junit.js';
+import { parseSpec } from './spec.js';
+import { parseTap } from './tap.js';
+
+export interface StepReportInput {
+  /** The step's combined output (its tail when `truncated`). */
+  output: string;
+  truncated: boolean;
+  /** The step's work dir, where report files are looked for. */
+  workDir: string;
+  /** `verify.report.junit` patterns, relative to the work dir; null when the world names none. */
+  junit: readonly string[] | null;
+  /** The named report must exist (the test step and task checks); other steps fall back to their output. */
+  required: boolean;
+}
+
+export type StepReport = { run: TestRun | null; source: string | null } | { problem: ReportProblem };
+
+/** Reads one step's report; a named report that is missing (when required) or broken is a problem. */
+export async function readStepReport(input: StepReportInput): Promise<StepReport> {
+  if (input.junit && input.junit.length > 0) {
+    const files = await readJUnitFiles(input.workDir, input.junit);
+    if ('run' in files) return { run: files.run, source: files.files.join(', ') };
+    if (input.required || files.problem.reason === 'report-invalid') return { problem: files.problem };
+  }
+  const junit = findJUnitInOutput(input.output);
+  if (junit) return { run: { ...junit, summary: null }, source: 'JUnit XML in the output' };
+  const run = parseOutput(input.output, input.truncated);
+  if (run?.tampered) return { problem: { reason: 'report-invalid', message: run.tampered } };
+  return { run, source: run ? 'the output' : null };
+}
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colour codes start with ESC
+const ANSI = /\u001b\[[0-9;?]*[A-Za-z]/g;
+const SPEC_END = /^ℹ tests \d+\s*$/;
+const TAP_LINE = /^(?:TAP version \d+|1\.\.\d+|(?:not )?ok\b|# tests \d+)/;
+
+/**
+ * TAP or node's spec output, told apart by which closes the output: the spec reporter prints
+ * what tests write untouched (TAP lines included), the tap reporter escapes it as comments.
+ */
+export function parseOutput(output: string, truncated = false): TestRun | null {
+  const lines = output.replace(ANSI, '').split(/\r?\n/);
+  const specEnd = lines.findLastIndex((l) => SPEC_END.test(l));
+  const tapEnd = lines.findLastIndex((l) => TAP_LINE.test(l));
+  if (specEnd > tapEnd) return parseSpec(output) ?? parseTap(output, truncated);
+  return parseTap(output, truncated) ?? parseSpec(output);
+}

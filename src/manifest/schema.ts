@@ -1,0 +1,314 @@
+import { z } from 'zod';
+import { PRESET_NAMES } from './preset-names.js';
+
+/**
+ * The schema of world.yaml. Every field has a description (shown in errors and the README) and,
+ * where it is optional, a default, so the parsed manifest is complete.
+ */
+const limits = z
+  .object({
+    cpus: z.number().positive().default(1).describe('CPUs a gate command may use'),
+    memoryMb: z.number().int().min(64).default(2048).describe('memory limit of a gate command, MiB'),
+    pids: z.number().int().min(16).default(256).describe('process limit of a gate command'),
+    diskMb: z
+      .number()
+      .int()
+      .min(16)
+      .optional()
+      .describe("disk quota of the gate's work dir, MiB (a size-limited tmpfs: counts toward memory; needs root); filling it rejects with disk-quota"),
+  })
+  .strict();
+
+const goal = z
+  .object({
+    outcome: z.string().trim().min(1).describe('what the finished world does, in words the agents read'),
+    evidence: z
+      .string()
+      .trim()
+      .min(1, 'an empty evidence command would declare the world done at once; remove the field instead')
+      .optional()
+      .describe('command whose success on the accepted head means the world is done'),
+    constraints: z.array(z.string()).default([]).describe('rules every episode is told to keep'),
+    progressFile: z.string().optional().describe('a handoff file (e.g. PROGRESS.md) every episode reads and may append to, whatever its task'),
+    stop: z
+      .object({
+        maxEpisodes: z.number().int().positive().optional().describe('stop after this many episodes'),
+        maxHours: z.number().positive().optional().describe('stop after this much wall time, counted from the first episode, across restarts'),
+        maxCostUsd: z.number().positive().optional().describe('stop once the recorded agent cost reaches this many US dollars'),
+        maxTokens: z.number().int().positive().optional().describe('stop once the recorded agent tokens (input + output) reach this many'),
+      })
+      .strict()
+      .default({})
+      .describe('budgets: the run stops when one is spent'),
+  })
+  .strict();
+
+/** A world's dependency set (see src/deps): installed once per key with network, mounted read-only into gates and workspaces. */
+const deps = z
+  .object({
+    files: z
+      .array(z.string().trim().min(1))
+      .min(1, 'name at least one file that defines the dependencies, e.g. [package.json, package-lock.json]')
+      .describe('paths in the tree that define the dependencies (lockfiles); their contents make the key of the prepared set'),
+    install: z
+      .string()
+      .trim()
+      .min(1, 'an install command is required, e.g. "npm ci --ignore-scripts"')
+      .describe('command that installs the dependencies, run with network in a sandbox that sees only `files`'),
+    paths: z
+      .array(z.string().trim().min(1))
+      .min(1, 'name what the install produces, e.g. [node_modules]')
+      .describe('what the install produces, relative to the tree; mounted read-only into every gate and linked into workspaces'),
+    timeoutSec: z.number().int().positive().default(900).describe('time for the install'),
+    memoryMb: z.number().int().min(256).default(4096).describe('memory limit of the install, MiB'),
+  })
+  .strict();
+
+const reportPattern = z
+  .string()
+  .trim()
+  .min(1)
+  .refine((p) => !p.startsWith('/') && !p.split('/').includes('..'), 'a report path is relative to the work dir and stays inside it (no leading "/", no "..")');
+
+const verify = z
+  .object({
+    sandbox: z.enum(['auto', 'docker', 'bwrap', 'none']).default('auto').describe('where gate commands run'),
+    image: z.string().default('genesis/node:20').describe('docker image for gate commands (built locally)'),
+    setup: z.string().default('').describe('command run first, e.g. "npm ci --offline"'),
+    build: z.string().default('').describe('build command, run after setup'),
+    test: z.string().trim().min(1, 'a test command is required: a blank one would verify nothing').describe('test command every candidate must pass'),
+    timeoutSec: z.number().int().positive().default(600).describe('time for all gate commands of one candidate'),
+    limits: limits.default({ cpus: 1, memoryMb: 2048, pids: 256 }),
+    mode: z
+      .enum(['all-pass', 'ratchet'])
+      .default('all-pass')
+      .describe('all-pass: every test passes; ratchet: the build passes and the count of passing tests may not fall'),
+    holdout: z
+      .object({
+        dir: z.string().min(1).describe("directory of hidden tests on the orchestrator's side, relative to the world directory or absolute"),
+        command: z.string().trim().min(1).describe('command that runs them; they are copied to .genesis-holdout/ in the gate work dir'),
+      })
+      .strict()
+      .optional()
+      .describe('acceptance tests the agents never see, run by the gate after the visible ones'),
+    report: z
+      .object({
+        junit: z
+          .union([reportPattern, z.array(reportPattern).min(1)])
+          .transform((value) => (Array.isArray(value) ? value : [value]))
+          .describe('JUnit XML files the test step writes: a path or glob, or a list of them, relative to the work dir (e.g. "reports/*.xml")'),
+      })
+      .strict()
+      .optional()
+      .describe("where the test step's report is: counts, the ratchet's score and failing tests are read from it"),
+    maxFileKb: z.number().int().positive().default(1024).describe('largest file an episode may write'),
+    maxChangeKb: z.number().int().positive().default(10240).describe('largest total change of one episode'),
+    maxFiles: z.number().int().positive().default(500).describe('most files one episode may change'),
+    deps: deps.optional().describe('the dependency set: files that define it, the install command, the paths it produces'),
+  })
+  .strict();
+
+/**
+ * The `sim` calibration agent's draws (see src/agents/sim/sim-agent.ts). Each attempt draws from
+ * (seed, task, attempt): a visible error with e, a plausible wrong solution with w, else a right
+ * one. The world's false-rejection rate f is not here: it belongs to the world's check, which the
+ * gate runs (worlds/sim-chain passes it to checks/steps.sh), not to the agent being judged.
+ */
+const simAgent = z
+  .object({
+    e: z.number().min(0).max(1).default(0.1).describe('probability that an attempt exits with an error (a visible error)'),
+    w: z.number().min(0).max(1).default(0.05).describe('probability that an attempt writes a plausible wrong solution (a silent error)'),
+    d: z.number().min(0).max(1).default(0.8).describe("probability that a wrong solution is of the kind the world's visible check catches"),
+    seed: z.number().int().min(0).max(4294967295).default(1).describe('seed of the draws, an integer in [0, 2^32 - 1]'),
+  })
+  .strict();
+
+const price = z
+  .object({
+    inputPerMTok: z.number().min(0).describe('US dollars per million input tokens'),
+    outputPerMTok: z.number().min(0).describe('US dollars per million output tokens'),
+    cachedInputPerMTok: z.number().min(0).optional().describe('US dollars per million cached input tokens; default: the input price'),
+  })
+  .strict();
+
+/** The fields that choose an agent and its model: all of them in `agent`, any of them in a rotation entry. */
+const agentChoice = {
+  kind: z
+    .enum(['command', 'script', 'sim', 'openai'])
+    .describe(
+      'command: any CLI agent; script: replays recorded changes; sim: stochastic calibration agent; openai: the built-in agent for any OpenAI-compatible endpoint',
+    ),
+  preset: z.enum(PRESET_NAMES).optional().describe('a known CLI agent for kind command: claude-code, codex, aider, opencode or gemini'),
+  command: z.array(z.string()).min(1).optional().describe('argv of the agent (kind command); {promptFile} is replaced by the prompt file path'),
+  args: z.array(z.string()).optional().describe("arguments appended to a preset's command"),
+  script: z.string().optional().describe('recording the script agent replays (kind script), a path in the accepted tree'),
+  sim: simAgent.optional().describe('error rates and seed of the calibration agent (kind sim)'),
+  model: z.string().min(1).optional().describe("the model: required for kind openai; a preset passes it to its CLI's --model"),
+  baseUrl: z
+    .url({ protocol: /^https?$/ })
+    .optional()
+    .describe('API root of an OpenAI-compatible endpoint (kind openai), e.g. https://api.openai.com/v1'),
+  apiKeyEnv: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'the name of an environment variable')
+    .optional()
+    .describe('variable holding the API key (kind openai); read by Genesis, never passed to the agent'),
+  price: price.optional().describe('prices of the model, overriding the built-in table; used when the agent reports no cost'),
+};
+
+const agent = z
+  .object({
+    ...agentChoice,
+    timeoutSec: z.number().int().positive().default(1800).describe("wall time of one episode's agent"),
+    limits: z
+      .object({
+        diskMb: z
+          .number()
+          .int()
+          .min(16)
+          .optional()
+          .describe(
+            "disk quota of the agent's workspace, MiB (a size-limited tmpfs: counts toward memory; needs root); filling it fails the episode with disk-quota",
+          ),
+      })
+      .strict()
+      .default({})
+      .describe("limits of the agent's sandbox"),
+    env: z.array(z.string()).default([]).describe('names of environment variables passed to the agent'),
+    homeFiles: z
+      .array(z.string().regex(/^(?!\/)(?!.*(^|\/)\.\.(\/|$)).+$/, 'a path relative to your HOME, without "..", e.g. ".codex/auth.json"'))
+      .default([])
+      .describe(
+        "files of your HOME the agent gets read-only in its private HOME (a CLI's login or configuration, e.g. .codex/auth.json); nothing else of your HOME is passed",
+      ),
+    maxTurns: z.number().int().positive().default(50).describe('model calls per episode (kind openai)'),
+    maxTokens: z.number().int().positive().optional().describe('input + output tokens per episode (kind openai)'),
+    requestTimeoutSec: z.number().int().positive().default(300).describe('time for one model call (kind openai)'),
+    commandTimeoutSec: z.number().int().positive().default(300).describe('time for one run_command (kind openai)'),
+    commandOutputKb: z.number().int().positive().default(32).describe('output of one run_command shown to the model, KiB (kind openai)'),
+    sandbox: z
+      .enum(['auto', 'docker', 'bwrap', 'none'])
+      .default('auto')
+      .describe(
+        "where the agent's processes run: auto (bwrap with a network namespace of its own), bwrap, docker (own container and network), or none (a local process, unconfined: say so only for agents you trust)",
+      ),
+    image: z.string().optional().describe('docker image of the agent sandbox; default: verify.image'),
+    network: z
+      .union([
+        z.string().min(1),
+        z
+          .object({
+            allow: z
+              .array(
+                z
+                  .string()
+                  .regex(/^[A-Za-z0-9*]([A-Za-z0-9*.:-]*[A-Za-z0-9*])?$/, 'a host name or address, with * for any run of characters, e.g. "*.openai.com"'),
+              )
+              .min(1, 'an empty allow-list would cut the agent off from its model; remove agent.network instead')
+              .describe('hosts the agent may reach through its egress proxy (HTTP CONNECT and plain HTTP); * matches any run of characters'),
+            docker: z.string().min(1).optional().describe('docker network of the agent sandbox'),
+          })
+          .strict(),
+      ])
+      .default('genesis-agents')
+      .describe(
+        'the docker network of the agent sandbox (a name, created when missing), or { allow: [hosts] }: an egress allow-list enforced by a proxy (sandbox auto or bwrap)',
+      ),
+    promptTemplate: z.string().min(1).optional().describe('the prompt as a template with {{placeholders}}; default: the built-in prompt'),
+    rotation: z
+      .array(
+        z
+          .object({ ...agentChoice, env: z.array(z.string()).optional().describe('more variables passed to this agent, besides agent.env') })
+          .partial()
+          .strict(),
+      )
+      .default([])
+      .describe('agents or models for successive attempts: attempt n uses entry (n-1) mod length, merged over this agent'),
+  })
+  .strict();
+
+export const taskSchema = z
+  .object({
+    id: z.string().regex(/^[a-z0-9][a-z0-9._-]*$/, 'use lowercase letters, digits, ".", "_" and "-", starting with a letter or digit'),
+    title: z.string().min(1).describe('one line saying what the task delivers'),
+    kind: z
+      .enum(['build', 'planner'])
+      .default('build')
+      .describe('build: changes the world; planner: proposes new tasks as a file in tasksDir, validated by the gate'),
+    description: z.string().default('').describe('what to build, for the agent'),
+    acceptance: z.string().default('').describe('how the result is judged, for the agent'),
+    paths: z
+      .array(z.string())
+      .min(1, 'a task needs at least one path it may change, e.g. ["src/add.js"]')
+      .describe('files, directories or globs the task may change'),
+    dependsOn: z.array(z.string()).default([]).describe('ids of tasks that must be done first'),
+    check: z.string().optional().describe("the task's acceptance command, run by the gate"),
+    humanMinutes: z.number().positive().optional().describe('how long a person would take'),
+    witness: z.boolean().default(false).describe("fail-to-pass: the task's check must fail on the base commit and pass on the candidate"),
+  })
+  .strict();
+
+const publishTarget = z
+  .object({
+    url: z.string().min(1).describe('a git remote: URL (https, ssh, file) or path; pushed with the credentials git finds for it'),
+    ledger: z.boolean().default(false).describe('push the ledger refs (refs/genesis/*) too, so the remote carries the evidence'),
+  })
+  .strict();
+
+export const manifestSchema = z
+  .object({
+    name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'use letters, digits, ".", "_" and "-"'),
+    branch: z
+      .string()
+      .regex(/^(?!-)(?!.*\.\.)[A-Za-z0-9._\/-]+(?<![./])$/, 'use a git branch name such as "main"')
+      .default('main')
+      .describe('the accepted branch'),
+    goal,
+    verify,
+    protected: z.array(z.string()).default(['world.yaml']).describe('paths no episode may change; restored from the accepted head before the gate'),
+    agent,
+    retry: z
+      .object({
+        maxAttempts: z.number().int().min(1).default(3).describe('episodes per task before it is blocked'),
+        blockOnRepeat: z
+          .boolean()
+          .default(true)
+          .describe('block a task early when two attempts in a row fail with the same signature (retrying the same way is waste)'),
+      })
+      .strict()
+      .default({ maxAttempts: 3, blockOnRepeat: true }),
+    parallelism: z.number().int().min(1).max(64).default(2).describe('episodes running at once'),
+    integration: z
+      .object({
+        slots: z.number().int().min(1).max(64).optional().describe('speculative verifications running at once; default: parallelism'),
+      })
+      .strict()
+      .optional()
+      .describe('the integration queue: changes that passed their own gate, verified on top of those ahead of them'),
+    tasks: z.array(taskSchema).default([]),
+    tasksDir: z.string().optional().describe('a directory of YAML files ({ tasks: [...] }) whose tasks join those of world.yaml; planner tasks write here'),
+    publish: z
+      .union([publishTarget, z.array(publishTarget)])
+      .transform((v) => (Array.isArray(v) ? v : [v]))
+      .optional()
+      .describe('remotes that mirror the accepted branch after every accepted change (a forge, say): one { url, ledger } or a list'),
+    ledger: z
+      .object({
+        keepRejectedDays: z
+          .number()
+          .min(0)
+          .default(14)
+          .describe('days the changes of episodes that did not land stay in the world; then `genesis prune` drops them, keeping the record and a cut diff'),
+      })
+      .strict()
+      .default({ keepRejectedDays: 14 }),
+  })
+  .strict();
+
+/** world.yaml as the user wrote it. */
+export type WorldManifestInput = z.input<typeof manifestSchema>;
+/** world.yaml with every default filled in and every cross-field rule checked. */
+export type WorldManifest = z.output<typeof manifestSchema>;
+export type TaskSpec = z.output<typeof taskSchema>;
+/** verify.deps with its defaults filled in. */
+export type DepsSpec = z.output<typeof deps>;

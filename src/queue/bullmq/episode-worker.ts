@@ -1,0 +1,188 @@
+import { hostname } from 'node:os';
+import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Agent } from '../../agents/agent.js';
+import type { EpisodeResult } from '../../episode/episode-job.js';
+import type { EpisodeRecord } from '../../ledger/episode-record.js';
+import { runEpisode } from '../../episode/run-episode.js';
+import type { Sandbox } from '../../sandbox/sandbox.js';
+import type { LeaseStore } from '../lease-store.js';
+import { Ledger } from '../../ledger/ledger.js';
+import type { WorldManifest } from '../../manifest/schema.js';
+import { secretEnvNames } from '../../ledger/secret-env.js';
+import { isGitUrl, openWorkerWorld } from '../../world/worker-world.js';
+import type { WorldRepo } from '../../world/world-repo.js';
+import { consumeEpisodes, ResultQueues, workerSettings } from './job-consumer.js';
+import { distributedVerificationSchema, EPISODE_QUEUE, VERIFICATION_QUEUE, type DistributedJob } from './distributed-job.js';
+import { requestTip } from '../redis/tip-broker.js';
+import { runVerification } from '../../integrate/verification/run-verification.js';
+import { VERIFICATION_REF_PREFIX } from '../../integrate/verification/ledger.js';
+import { startHeartbeat } from '../redis/worker-registry.js';
+import { abandonedResult } from '../memory/memory-queue.js';
+
+export interface EpisodeWorkerOptions {
+  redis: Redis;
+  concurrency: number;
+  /** Where mirrors of worlds behind git URLs are kept. */
+  cacheDir: string;
+  /** How long a job stays locked without renewal: a killed worker's job restarts after about this. @default 30 s */
+  lockDurationMs?: number;
+  stalledIntervalMs?: number;
+  onEvent?: (event: WorkerEvent) => void;
+  /** Builds the agent a job's world asks for at the job's base: the composition root's factory (`genesis worker`). */
+  createAgent: (manifest: WorldManifest, world: WorldRepo, head: string) => Promise<Agent>;
+  /** Builds the gate sandbox a world's manifest asks for, for an episode or a verification. */
+  createSandbox: (manifest: WorldManifest) => Promise<Sandbox>;
+  /** The path lease store of the world a job names (its key in Redis): the composition root's `RedisPathLeases`. */
+  leases: (worldKey: string) => LeaseStore;
+}
+
+/**
+ * What a worker reports while it works (`genesis worker --json` prints one line each): a job taken
+ * and its result sent, each phase of an episode as it starts, a request for a place in the
+ * integration queue and its answer (`gate-on-tip`: the scheduler gave the change a place; its gate on
+ * that tip starts), a verification's start and end.
+ */
+export interface WorkerEvent {
+  type: 'start' | 'end' | 'phase' | 'tip-asked' | 'tip-answered' | 'gate-on-tip' | 'verify-start' | 'verify-end';
+  episodeId: string;
+  task: string;
+  verdict?: string;
+  /** With `phase`: the phase starting (workspace, deps, agent, collect, gate, gate-on-base). */
+  phase?: string;
+}
+
+export interface EpisodeWorker {
+  readonly id: string;
+  /** Finishes the running episodes, then stops; with `force`, aborts them and hands their jobs back. */
+  close(force?: boolean): Promise<void>;
+}
+
+/**
+ * `genesis worker`: takes episode jobs of any world from the shared queue, runs each end to end
+ * (workspace, agent, gate) and sends the result to the world's results queue. It needs only Redis
+ * and the world's location. It renews the task's path lease while it runs (the scheduler took it and
+ * releases it once the change is integrated), so a dead worker's lease expires on its own.
+ */
+export async function startEpisodeWorker(options: EpisodeWorkerOptions): Promise<EpisodeWorker> {
+  const id = `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
+  const heartbeat = await startHeartbeat(options.redis, { id, host: hostname(), pid: process.pid, concurrency: options.concurrency, queue: EPISODE_QUEUE });
+  const results = new ResultQueues(options.redis);
+  const episodes = consumeEpisodes(
+    {
+      ...options,
+      results,
+      onChange: (running) => heartbeat.setEpisodes(running),
+      onStart: ({ job }) => options.onEvent?.({ type: 'start', episodeId: job.episodeId, task: job.task }),
+      onEnd: (result) => options.onEvent?.({ type: 'end', episodeId: result.episodeId, task: result.task, verdict: result.verdict }),
+    },
+    (data, signal) => runLeased(data, options, id, signal),
+  );
+  // Verifications of speculative commits run where episodes run, with the same concurrency.
+  const verifyBlocking = options.redis.duplicate();
+  const verifier = new Worker(VERIFICATION_QUEUE, (job: Job) => verify(job, options, id, results), workerSettings(verifyBlocking, options));
+  verifier.on('error', () => undefined);
+  return {
+    id,
+    async close(force = false) {
+      await Promise.all([episodes.close(force), verifier.close(force)]);
+      await heartbeat.stop();
+      await results.close();
+      // BullMQ leaves a connection it was given open; this one is ours to close.
+      verifyBlocking.disconnect();
+    },
+  };
+}
+
+async function runLeased(data: DistributedJob, options: EpisodeWorkerOptions, workerId: string, signal: AbortSignal): Promise<EpisodeResult> {
+  const { job } = data;
+  const world = await openWorkerWorld(data.remote, options.cacheDir);
+  await world.sync();
+  const manifest = await world.repo.manifestAt(job.base);
+  const task = manifest.tasks.find((t) => t.id === job.task);
+  const leases = options.leases(data.worldKey);
+  const ledger = new Ledger(world.repo.path, { secretEnv: secretEnvNames(manifest.agent) });
+  const record = await ledger.read(job.episodeId);
+  // A job put back after Redis lost it may name an episode the scheduler already closed: nothing to run, no lease to take.
+  if (record?.status === 'final') {
+    return abandonedResult(job, 'the episode was already closed when this job ran', 'episode-closed');
+  }
+  // A job delivered again after its episode ran and passed (its worker stalled or died before the result got out, or
+  // Redis lost the job): its change may be waiting to land, so it is sent again as recorded, never made a second time.
+  if (record && ranAndPassed(record)) {
+    await world.publish(job.episodeId);
+    return {
+      episodeId: job.episodeId,
+      task: job.task,
+      attempt: job.attempt,
+      base: record.base,
+      candidate: record.candidate,
+      verdict: 'passed',
+      reason: null,
+      message: record.message,
+      signature: null,
+      ...(record.gatedOn ? { gatedOn: record.gatedOn } : {}),
+      ...(record.source ? { source: record.source } : {}),
+    };
+  }
+  // A restarted job re-takes its lease: if another episode took overlapping paths meanwhile, this one yields.
+  if (!task || !(await leases.tryAcquire(job.episodeId, task.paths))) {
+    return {
+      episodeId: job.episodeId,
+      task: job.task,
+      attempt: job.attempt,
+      base: job.base,
+      candidate: null,
+      verdict: 'abandoned',
+      reason: 'lease-lost',
+      message: 'the path lease of this episode was lost before it ran',
+      signature: null,
+    };
+  }
+  const renew = setInterval(() => void leases.renew(job.episodeId), 5_000);
+  try {
+    const agent = await options.createAgent(manifest, world.repo, job.base);
+    const sandbox = await options.createSandbox(manifest);
+    // On the world's own storage the scheduler can build on this worker's candidate: ask it for a place.
+    const reserveTip =
+      data.tips && !isGitUrl(data.remote)
+        ? async (change: Parameters<typeof requestTip>[2]) => {
+            options.onEvent?.({ type: 'tip-asked', episodeId: job.episodeId, task: job.task });
+            const place = await requestTip(options.redis, data.worldKey, change);
+            options.onEvent?.({ type: 'tip-answered', episodeId: job.episodeId, task: job.task, verdict: place ? 'placed' : 'none' });
+            if (place) options.onEvent?.({ type: 'gate-on-tip', episodeId: job.episodeId, task: job.task });
+            return place;
+          }
+        : undefined;
+    const onPhase = (_: unknown, phase: string) => options.onEvent?.({ type: 'phase', episodeId: job.episodeId, task: job.task, phase });
+    const result = await runEpisode(job, { world: world.repo, ledger, sandbox, agent, worker: workerId, signal, reserveTip, onPhase });
+    // Closed while this duplicate ran: the scheduler will not release the lease it re-took.
+    if (result.reason === 'episode-closed') await leases.release(job.episodeId);
+    else await world.publish(job.episodeId);
+    return result;
+  } finally {
+    // The lease stays the scheduler's until the change is integrated (see LeaseStore); it renews it from here on.
+    clearInterval(renew);
+  }
+}
+
+/** One verification on this worker: the gate of a speculative commit, recorded in the world, then its result sent. */
+async function verify(job: Job, options: EpisodeWorkerOptions, workerId: string, results: ResultQueues): Promise<void> {
+  const parsed = distributedVerificationSchema.safeParse(job.data);
+  if (!parsed.success) throw new UnrecoverableError(`malformed verification job ${job.id}: ${parsed.error.issues[0]?.message ?? ''}`);
+  const { job: v } = parsed.data;
+  const world = await openWorkerWorld(parsed.data.remote, options.cacheDir);
+  await world.sync();
+  const manifest = await world.repo.manifestAt(v.onto);
+  const sandbox = await options.createSandbox(manifest);
+  options.onEvent?.({ type: 'verify-start', episodeId: v.episodeId, task: v.task });
+  const result = await runVerification(v, { world: world.repo, sandbox, worker: workerId });
+  await world.publishRef?.(`${VERIFICATION_REF_PREFIX}${v.verificationId}`);
+  await results.send(parsed.data.resultQueue, String(job.id), result);
+  options.onEvent?.({ type: 'verify-end', episodeId: v.episodeId, task: v.task, verdict: result.ok ? 'passed' : (result.reason ?? 'failed') });
+}
+
+/** The record of an episode whose agent ran and whose own gate passed its candidate, still open (waiting to land). */
+function ranAndPassed(record: EpisodeRecord): record is EpisodeRecord & { candidate: string } {
+  return record.status === 'running' && record.candidate !== null && record.gate?.ok === true && record.reason === null;
+}

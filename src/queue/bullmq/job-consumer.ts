@@ -1,0 +1,114 @@
+import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { episodeResultSchema, type EpisodeResult } from '../../episode/episode-job.js';
+import { distributedJobSchema, EPISODE_QUEUE, queuePrefix, RETENTION, type DistributedJob } from './distributed-job.js';
+import { workerError } from '../memory/memory-queue.js';
+
+/** Timing and size of a BullMQ worker of Genesis. */
+export interface ConsumerSettings {
+  redis: Redis;
+  concurrency: number;
+  /** How long a job stays locked without renewal: a killed worker's job restarts after about this. @default 30 s */
+  lockDurationMs?: number;
+  /** How often stalled jobs are looked for. @default 30 s */
+  stalledIntervalMs?: number;
+}
+
+/** What runs one episode job on a worker; `signal` aborts when the worker is closed with `force`. */
+export type DistributedEpisodeHandler = (data: DistributedJob, signal: AbortSignal) => Promise<EpisodeResult>;
+
+export interface EpisodeConsumer {
+  /** The episodes running now. */
+  running(): string[];
+  /** Finishes the running episodes, then stops; with `force`, aborts them and hands their jobs back. */
+  close(force?: boolean): Promise<void>;
+}
+
+/** BullMQ worker options shared by the episode and verification workers; each blocks on a connection of its own. */
+export function workerSettings(connection: Redis, settings: ConsumerSettings) {
+  return {
+    connection,
+    prefix: queuePrefix(),
+    concurrency: settings.concurrency,
+    lockDuration: settings.lockDurationMs ?? 30_000,
+    stalledInterval: settings.stalledIntervalMs ?? 30_000,
+    // A job whose worker died twice is given up: the scheduler's queue then reports it lost (worker-lost).
+    maxStalledCount: 2,
+    ...RETENTION,
+  };
+}
+
+/** The results queues of every world a worker serves, opened on first use. */
+export class ResultQueues {
+  private readonly queues = new Map<string, Queue>();
+
+  constructor(private readonly redis: Redis) {}
+
+  async send(queue: string, jobId: string, data: object): Promise<void> {
+    let q = this.queues.get(queue);
+    if (!q) {
+      q = new Queue(queue, { connection: this.redis, prefix: queuePrefix() });
+      this.queues.set(queue, q);
+    }
+    await q.add('result', data, { jobId, ...RETENTION });
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.queues.values()].map((q) => q.close()));
+  }
+}
+
+/**
+ * The BullMQ half of a worker's episode loop, with what a job runs left to `handler`. It holds the
+ * same contract as the in-process queue's pool (test/integration/queue/episode-queue-contract):
+ * every job it takes yields exactly one result on its world's results queue, the handler's,
+ * validated, or a `worker-error` result when the handler throws or returns something malformed.
+ * A consumer killed mid-job leaves the job locked until its lock expires; BullMQ then hands it to
+ * another consumer.
+ */
+export function consumeEpisodes(
+  settings: ConsumerSettings & {
+    results: ResultQueues;
+    onChange?: (running: string[]) => void;
+    onStart?: (data: DistributedJob) => void;
+    onEnd?: (result: EpisodeResult) => void;
+  },
+  handler: DistributedEpisodeHandler,
+): EpisodeConsumer {
+  const running = new Map<string, AbortController>();
+  const changed = () => settings.onChange?.([...running.keys()]);
+  const take = async (job: Job): Promise<EpisodeResult> => {
+    const parsed = distributedJobSchema.safeParse(job.data);
+    if (!parsed.success) throw new UnrecoverableError(`malformed episode job ${job.id}: ${parsed.error.issues[0]?.message ?? ''}`);
+    const { job: episode } = parsed.data;
+    const controller = new AbortController();
+    running.set(episode.episodeId, controller);
+    changed();
+    settings.onStart?.(parsed.data);
+    try {
+      // Failures of the episode itself are results the scheduler must see (and, when fatal, stop on).
+      const result = await Promise.resolve()
+        .then(() => handler(parsed.data, controller.signal))
+        .then((r) => episodeResultSchema.parse(r))
+        .catch((error: unknown) => workerError(episode, error));
+      await settings.results.send(parsed.data.resultQueue, result.episodeId, result);
+      settings.onEnd?.(result);
+      return result;
+    } finally {
+      running.delete(episode.episodeId);
+      changed();
+    }
+  };
+  const blocking = settings.redis.duplicate();
+  const worker = new Worker(EPISODE_QUEUE, take, workerSettings(blocking, settings));
+  worker.on('error', () => undefined); // connection errors while Redis restarts; BullMQ reconnects
+  return {
+    running: () => [...running.keys()],
+    async close(force = false) {
+      if (force) for (const c of running.values()) c.abort();
+      await worker.close(force);
+      // BullMQ leaves a connection it was given open; this one is ours to close.
+      blocking.disconnect();
+    },
+  };
+}

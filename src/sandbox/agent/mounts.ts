@@ -1,0 +1,61 @@
+import { readFile, realpath, stat } from 'node:fs/promises';
+import { delimiter, dirname, isAbsolute, join } from 'node:path';
+import { installRootOf, resolveOnPath, underSystemDirs } from './find-binary.js';
+import type { AgentSandboxSpec } from '../agent-sandbox.js';
+
+/**
+ * The host paths a sandboxed agent reads besides the system dirs, each at its own path:
+ * - the spec's `readOnly` paths (the prompt file);
+ * - the object stores named in the workspace's `.git/objects/info/alternates` (a shared clone
+ *   borrows the world's objects; without them git in the workspace sees a broken repository. The
+ *   world's refs and files stay hidden, though its objects include the ledger's blobs);
+ * - the PATH directories outside the system dirs, and the install root of the launched binary
+ *   (its npm package or virtualenv), so a CLI installed with a version manager still runs;
+ * - the prefix of the Node running Genesis when it lives outside /usr, for `#!/usr/bin/env node`.
+ * Paths that do not exist are left out. `hostPrograms: false` (a docker image that brings its own
+ * programs) keeps only the first two.
+ */
+export async function agentReadOnlyPaths(argv0: string, spec: AgentSandboxSpec, hostPrograms = true): Promise<string[]> {
+  const paths = new Set<string>(spec.readOnly);
+  for (const store of await alternates(spec.workspace)) paths.add(store);
+  if (hostPrograms) await addProgramPaths(paths, argv0, spec);
+  const existing: string[] = [];
+  for (const path of paths) {
+    if (
+      await stat(path).then(
+        () => true,
+        () => false,
+      )
+    )
+      existing.push(path);
+  }
+  return existing;
+}
+
+/** What it takes to run the host's programs outside /usr (skipped for an image with its own). */
+async function addProgramPaths(paths: Set<string>, argv0: string, spec: AgentSandboxSpec): Promise<void> {
+  for (const dir of (spec.env.PATH ?? '').split(delimiter)) {
+    if (isAbsolute(dir) && !underSystemDirs(dir)) paths.add(dir);
+  }
+  const binary = await resolveOnPath(argv0, spec.env.PATH, spec.workspace);
+  const root = binary ? await installRootOf(binary) : null;
+  if (root) paths.add(root);
+  const nodePrefix = dirname(dirname(await realpath(process.execPath)));
+  if (!underSystemDirs(nodePrefix) && nodePrefix !== '/') paths.add(nodePrefix);
+}
+
+async function alternates(workspace: string): Promise<string[]> {
+  const text = await readFile(join(workspace, '.git', 'objects', 'info', 'alternates'), 'utf8').catch(() => '');
+  return text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => isAbsolute(line));
+}
+
+/**
+ * Orders binds so that a directory is mounted before anything inside it (a later bind over a
+ * parent would hide the earlier child).
+ */
+export function parentsFirst<T extends { target: string }>(binds: readonly T[]): T[] {
+  return [...binds].sort((a, b) => a.target.split('/').length - b.target.split('/').length || a.target.localeCompare(b.target));
+}

@@ -1,0 +1,40 @@
+import type { EpisodeOutcome } from '../../ledger/episode-record.js';
+import type { StopReason } from '../scheduler.js';
+
+/** What `genesis run` reports while it works; the CLI turns these into lines or JSON. */
+export type RunEvent =
+  | { type: 'start'; world: string; head: string; sandbox: string; agent: string; tasks: number; done: number; recovered: number; parallelism: number }
+  | { type: 'episode-start'; id: string; task: string; attempt: number }
+  | { type: 'episode-phase'; id: string; task: string; phase: string }
+  | {
+      type: 'episode-end';
+      id: string;
+      task: string;
+      attempt: number;
+      outcome: EpisodeOutcome;
+      reason: string | null;
+      message: string | null;
+      commit: string | null;
+      durationMs: number;
+    }
+  | { type: 'evidence'; commit: string; passed: boolean; command: string }
+  /** The accepted branch was moved by something other than the integrator, and put back. */
+  | { type: 'foreign-move'; commit: string; quarantine: string }
+  /** The integration queue changed: each change, front first, with the commit it is verified on. */
+  | { type: 'integration'; entries: Array<{ id: string; task: string; stage: string; onto: string | null; commit: string | null }> }
+  /** A task's paths are leased by a holder outside this run: it waits (uncharged) and is tried again at `untilMs` (epoch ms). */
+  | { type: 'lease-wait'; task: string; untilMs: number }
+  | { type: 'progress'; done: number; tasks: number; running: string[]; accepted: number; rejected: number; failed: number }
+  | { type: 'stop'; reason: StopReason };
+
+export interface RunSummary {
+  stop: StopReason;
+  head: string;
+  episodes: number;
+  accepted: number;
+  rejected: number;
+  failed: number;
+  abandoned: number;
+  durationMs: number;
+  evidence: { command: string; passed: boolean } | null;
+}

@@ -1,0 +1,119 @@
+import { tasksWaitingOnBlocked, type TaskState } from '../../schedule/task-status.js';
+import type { EpisodeOutcome } from '../../ledger/episode-record.js';
+import type { RetriedTaskStatus } from '../../schedule/task-retry-status.js';
+import { deriveWorldTaskStatuses } from '../../schedule/world-task-status.js';
+import type { LivenessProbe, WorkerLiveness } from './worker-liveness.js';
+import type { WorldSnapshot } from './world-snapshot.js';
+
+/** One card of the tasks board. */
+export interface BoardTask {
+  id: string;
+  title: string;
+  state: TaskState;
+  dependsOn: string[];
+  paths: string[];
+  humanMinutes: number | null;
+  /** Every rejected or failed attempt, before and after retries. */
+  failures: number;
+  /** The failures held against `retry.maxAttempts` (those since the latest retry). */
+  failuresSinceRetry: number;
+  attemptsLeft: number;
+  /** The latest finished attempt that did not land: what to read before retrying. */
+  lastFailure: {
+    episode: string;
+    attempt: number;
+    outcome: EpisodeOutcome;
+    reason: string | null;
+    message: string | null;
+    signature: string | null;
+    endedAt: string | null;
+  } | null;
+  /** What blocked the task (null unless it is blocked): its attempts used, the same failure twice, or a broken base. */
+  blockedBy: 'attempts' | 'repeat' | 'broken-base' | null;
+  /** A pending task that cannot start because this (blocked) task is upstream of it. */
+  waitingOn: string | null;
+  /** Set when a person retried the task and it has not landed since. */
+  queuedForRetry: { at: string; note: string | null; by: string | null } | null;
+  accepted: { commit: string; episode: string | null; attempt: number | null; date: string } | null;
+  running: { episode: string; attempt: number; startedAt: string; worker: string; liveness: WorkerLiveness } | null;
+}
+
+/** The tasks board: every task of the manifest with its state derived from the ledger. */
+export interface TaskBoard {
+  maxAttempts: number;
+  counts: Record<TaskState, number> & { queuedForRetry: number; total: number };
+  tasks: BoardTask[];
+}
+
+/**
+ * Builds the board. A record still `running` whose worker is known to be gone is not counted as
+ * running (the next `genesis run` closes it as abandoned); one on another host is, as the ledger
+ * says.
+ */
+export function buildTaskBoard(snapshot: WorldSnapshot, probe: LivenessProbe): TaskBoard {
+  const { manifest, records, retries, history } = snapshot;
+  const maxAttempts = manifest.retry.maxAttempts;
+  const runningRecords = records.filter((r) => r.status === 'running' && probe(r.worker) !== 'gone');
+  const done = new Set(history.flatMap((c) => (c.task ? [c.task] : [])));
+  // The same derivation as the run loop's: the board and `task retry` can never disagree with `genesis run`.
+  const statuses = deriveWorldTaskStatuses({ manifest, done, episodes: records, running: new Set(runningRecords.map((r) => r.task)), retries });
+  const waiting = tasksWaitingOnBlocked(manifest.tasks, statuses);
+  const latestRetry = new Map(retries.map((r) => [r.task, r])); // oldest first, so the latest wins
+
+  const tasks = manifest.tasks.map((task): BoardTask => {
+    const status = statuses.get(task.id)!;
+    const failuresOfTask = records.filter((r) => r.task === task.id && r.status === 'final' && (r.outcome === 'rejected' || r.outcome === 'failed'));
+    const last = failuresOfTask.at(-1);
+    const accepted = history.find((c) => c.task === task.id);
+    const running = runningRecords.find((r) => r.task === task.id);
+    const retry = latestRetry.get(task.id);
+    return {
+      id: task.id,
+      title: task.title,
+      state: status.state,
+      dependsOn: task.dependsOn,
+      paths: task.paths,
+      humanMinutes: task.humanMinutes ?? null,
+      failures: status.failures,
+      failuresSinceRetry: status.failuresSinceRetry,
+      attemptsLeft: Math.max(0, maxAttempts - status.failuresSinceRetry),
+      lastFailure: last
+        ? {
+            episode: last.id,
+            attempt: last.attempt,
+            outcome: last.outcome!,
+            reason: last.reason,
+            message: last.message,
+            signature: last.signature,
+            endedAt: last.endedAt,
+          }
+        : null,
+      blockedBy: status.state !== 'blocked' ? null : status.lastReason === 'broken-base' ? 'broken-base' : status.repeated ? 'repeat' : 'attempts',
+      waitingOn: waiting.get(task.id) ?? null,
+      queuedForRetry: retry && isQueued(status) ? { at: retry.at, note: retry.note, by: retry.by } : null,
+      accepted: accepted ? { commit: accepted.commit, episode: accepted.episode, attempt: accepted.attempt, date: accepted.date } : null,
+      running: running
+        ? { episode: running.id, attempt: running.attempt, startedAt: running.startedAt, worker: running.worker, liveness: probe(running.worker) }
+        : null,
+    };
+  });
+
+  const count = (state: TaskState) => tasks.filter((t) => t.state === state).length;
+  return {
+    maxAttempts,
+    counts: {
+      pending: count('pending'),
+      running: count('running'),
+      done: count('done'),
+      blocked: count('blocked'),
+      queuedForRetry: tasks.filter((t) => t.queuedForRetry).length,
+      total: tasks.length,
+    },
+    tasks,
+  };
+}
+
+// Retried and still waiting for an episode (or between the retried attempts).
+function isQueued(status: RetriedTaskStatus): boolean {
+  return status.retriedAt !== null && status.state === 'pending';
+}

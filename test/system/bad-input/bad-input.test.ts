@@ -1,0 +1,147 @@
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { git } from '../../../src/git/git.js';
+import { itWith } from '../../helpers/services.js';
+import { expectOneClearError, genesis, refsOf, writeSource } from './bad-input-cli.js';
+
+let root: string;
+let world: string;
+let n = 0;
+const fresh = () => join(root, `case-${++n}`);
+
+const RECORDING = 'tasks:\n  a: [{ write: { "src/a.js": "export const a = 1;\\n" } }]\n';
+/** A manifest that is right, as text; each case breaks one thing in it. */
+const good = (overrides = '') => `name: bad-input
+goal: { outcome: "module a exists" }
+verify: { sandbox: bwrap, image: "genesis/no-such-image:0", test: "test -f world.yaml" }
+agent: { kind: script, script: recording.yaml }
+${overrides}`;
+const TASK_A = 'tasks:\n  - { id: a, title: "module a", paths: [src/a.js] }\n';
+
+/** `genesis init` from a source whose world.yaml is `yaml`: the error it gives, and that nothing was created. */
+async function initFails(yaml: string, code = 'manifest-invalid'): Promise<string> {
+  const source = await writeSource(fresh(), yaml, { 'recording.yaml': RECORDING });
+  const target = join(source, '..', `${source.split('/').pop()}.world`);
+  const result = await genesis(['init', '--world', target, '--from', source]);
+  const { problem } = expectOneClearError(result, code);
+  expect(existsSync(target), 'init left a world behind').toBe(false);
+  return problem;
+}
+
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), 'genesis-bad-input-'));
+  const source = await writeSource(join(root, 'good'), good(TASK_A), { 'recording.yaml': RECORDING });
+  world = join(root, 'good.world');
+  const made = await genesis(['init', '--world', world, '--from', source]);
+  if (made.code !== 0) throw new Error(made.stderr);
+}, 60_000);
+afterAll(() => rm(root, { recursive: true, force: true }));
+
+describe.concurrent('genesis init refuses a bad world.yaml with one clear error and creates nothing', () => {
+  itWith('bwrap')('when it is not YAML, giving the line', async () => {
+    expect(await initFails(good(TASK_A).replace('goal: { outcome: "module a exists" }', 'goal: { outcome: "module a exists"'))).toMatch(
+      /world\.yaml is not valid YAML \(line \d+\)/,
+    );
+  });
+
+  itWith('bwrap')('when it has unknown fields, naming each by its full path', async () => {
+    const problem = await initFails(good(`${TASK_A}colour: blue\n`).replace('test: "test -f world.yaml"', 'test: "test -f world.yaml", tset: "x"'));
+    expect(problem).toContain('- verify.tset: unknown field; remove it or check its spelling');
+    expect(problem).toContain('- colour: unknown field; remove it or check its spelling');
+  });
+
+  itWith('bwrap')('when a field has the wrong type, naming the field and the type expected', async () => {
+    expect(await initFails(good(`${TASK_A}parallelism: "two"\n`))).toContain('- parallelism: Invalid input: expected number, received string');
+  });
+
+  itWith('bwrap')('when a task has no paths', async () => {
+    expect(await initFails(good('tasks:\n  - { id: a, title: a, paths: [] }\n'))).toMatch(/- tasks\[0\]\.paths: .*(>=1|at least)/);
+  });
+
+  itWith('bwrap')('when a task has an empty path, saying how to write one', async () => {
+    expect(await initFails(good('tasks:\n  - { id: a, title: a, paths: [""] }\n'))).toContain(
+      '- tasks[0].paths[0]: pattern "" is empty; name a file ("src/add.js")',
+    );
+  });
+
+  itWith('bwrap')("when a task's path climbs out of the tree", async () => {
+    expect(await initFails(good('tasks:\n  - { id: a, title: a, paths: ["../outside.js"] }\n'))).toContain(
+      '- tasks[0].paths[0]: pattern "../outside.js" has a ".." segment',
+    );
+  });
+
+  itWith('bwrap')('when dependencies form a cycle, naming it and how to break it', async () => {
+    const tasks =
+      'tasks:\n  - { id: a, title: a, paths: [a.js], dependsOn: [c] }\n  - { id: b, title: b, paths: [b.js], dependsOn: [a] }\n  - { id: c, title: c, paths: [c.js], dependsOn: [b] }\n';
+    expect(await initFails(good(tasks))).toContain('- tasks: dependency cycle a -> c -> b -> a; remove one of these dependsOn entries');
+  });
+
+  itWith('docker')('when its sandbox image is missing, saying how to build it', async () => {
+    const problem = await initFails(good(TASK_A).replace('sandbox: bwrap', 'sandbox: docker'), 'sandbox-image-missing');
+    expect(problem).toContain('The sandbox image genesis/no-such-image:0 does not exist.');
+    expect(problem).toContain('sandboxes/build-images.sh');
+  });
+});
+
+describe('genesis init with tasks whose paths overlap', () => {
+  itWith('bwrap')('says which tasks overlap and that they will never run at the same time', async () => {
+    const tasks = 'tasks:\n  - { id: a, title: a, paths: ["src/**"] }\n  - { id: b, title: b, paths: [src/b.js] }\n';
+    const source = await writeSource(fresh(), good(tasks), { 'recording.yaml': RECORDING });
+    const result = await genesis(['init', '--world', `${source}.world`, '--from', source]);
+    // Overlap is legal (such tasks are serialised), but a user who did not mean it must be told.
+    expect(`${result.stdout}${result.stderr}`).toMatch(/tasks "a" and "b" have overlapping paths; they will never run at the same time/);
+  });
+});
+
+describe.concurrent('commands on a world refuse bad input with one clear error and leave the world as it was', () => {
+  itWith('bwrap')('a world path that is a plain directory', async () => {
+    const dir = fresh();
+    await mkdir(dir);
+    const { problem, hint } = expectOneClearError(await genesis(['run', '--world', dir]), 'world-not-a-repo');
+    expect(problem).toContain(`${dir} is not a world (a bare git repository made by genesis init)`);
+    // The hint prints the invocation that works here: `genesis` once linked, else the path to bin/genesis.js.
+    expect(hint).toMatch(/(genesis|bin\/genesis\.js) init --world/);
+    expect(await readdir(dir)).toEqual([]);
+  });
+
+  itWith('bwrap')('a world path that is an ordinary git checkout', async () => {
+    const dir = fresh();
+    await mkdir(dir);
+    await git(['init', '--quiet', dir], { cwd: root });
+    const before = await readdir(join(dir, '.git'));
+    expectOneClearError(await genesis(['run', '--world', dir]), 'world-not-a-repo');
+    expect(await readdir(join(dir, '.git'))).toEqual(before);
+  });
+
+  itWith('bwrap')('a world path that does not exist, creating nothing there', async () => {
+    const dir = fresh();
+    const { hint } = expectOneClearError(await genesis(['audit', '--world', dir]), 'world-not-found');
+    expect(hint).toMatch(new RegExp(`(genesis|bin/genesis\\.js) init --world ${dir} --from`));
+    expect(existsSync(dir)).toBe(false);
+  });
+
+  itWith('bwrap')('a Redis URL that does not answer, for a scheduler and for a worker', async () => {
+    const before = await refsOf(world);
+    const [run, worker] = await Promise.all([
+      genesis(['run', '--world', world, '--redis', 'redis://127.0.0.1:1']),
+      genesis(['worker', '--redis', 'redis://127.0.0.1:1']),
+    ]);
+    for (const result of [run, worker]) {
+      const { problem, hint } = expectOneClearError(result, 'redis-unreachable');
+      expect(problem).toContain('Redis at redis://127.0.0.1:1 does not answer');
+      expect(hint).toMatch(/setup-services\.sh redis.*--redis URL/);
+    }
+    expect(await refsOf(world)).toBe(before);
+  });
+
+  itWith('docker')('a sandbox image that is missing, before any episode starts', async () => {
+    const before = await refsOf(world);
+    const { problem } = expectOneClearError(await genesis(['run', '--world', world, '--sandbox', 'docker']), 'sandbox-image-missing');
+    expect(problem).toContain('genesis/no-such-image:0');
+    expect(await refsOf(world)).toBe(before);
+    expect(before).not.toContain('refs/genesis/episodes/');
+  });
+});

@@ -1,0 +1,145 @@
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, type RunningServer } from '../../../src/server/start-server.js';
+import { readTaskRetries } from '../../../src/ledger/task-retries.js';
+import { WorldRepo } from '../../../src/world/world-repo.js';
+import { itWith } from '../../helpers/services.js';
+import { buildDashboardWorld, removeWorld } from '../../integration/server/dashboard-world.js';
+import { itWithBrowser, launchChromium } from './browser.js';
+
+/** Screenshots of every page, for people to look at (gitignored; CI keeps them as artifacts). */
+const SHOTS = join(import.meta.dirname, '../../test-artifacts/dashboard');
+
+// One world, one server and one browser for the whole walk; the pages are visited in order, and
+// the retry comes last because it changes the world.
+const runs = itWith('docker') === it && itWithBrowser() === it;
+const describeE2e = runs ? describe : describe.skip;
+
+describeE2e('the dashboard in a browser', () => {
+  let worldPath = '';
+  let server: RunningServer;
+  let browser: Browser;
+  let page: Page;
+  const pageErrors: string[] = [];
+
+  beforeAll(async () => {
+    worldPath = (await buildDashboardWorld()).path;
+    server = await startServer({ world: await WorldRepo.open(worldPath), port: 0, pollMs: 200 });
+    browser = await launchChromium();
+    page = await browser.newPage({ viewport: { width: 1360, height: 900 } });
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    page.on('console', (message) => {
+      if (message.type() === 'error') pageErrors.push(message.text());
+    });
+    await mkdir(SHOTS, { recursive: true });
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+    if (worldPath) await removeWorld(worldPath);
+  });
+
+  async function open(hash: string, view: string): Promise<void> {
+    await page.goto(`${server.url}${hash}`);
+    await page.locator(`main[data-state="ready"][data-view="${view}"]`).waitFor({ timeout: 10_000 });
+  }
+
+  const shoot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+  const main = () => page.locator('main');
+
+  it('shows on the overview that the run is blocked and why, with tasks and episodes counted', async () => {
+    await open('#/', 'overview');
+    await expect.poll(() => page.locator('.banner').innerText()).toContain('blocked');
+    await expect.poll(() => page.locator('.banner').innerText()).toContain('a (check-failed), e (outside-paths)');
+    const text = await main().innerText();
+    expect(text).toContain('2 of 5 done');
+    expect(text).toContain('7 episodes');
+    expect(text).toContain('No budget set');
+    await expect.poll(() => page.locator('#live').innerText()).toBe('live');
+    await shoot('overview');
+  });
+
+  it('shows the accepted history as a timeline with task, attempt, agent and gate summary', async () => {
+    await open('#/history', 'history');
+    const items = page.locator('.timeline li');
+    expect(await items.count()).toBe(3);
+    const b = items.nth(1);
+    await expect.poll(() => b.innerText()).toContain('b: module b');
+    await expect.poll(() => b.innerText()).toContain('attempt 2');
+    await expect.poll(() => b.innerText()).toContain('agent script');
+    await expect.poll(() => b.locator('.gate').innerText()).toContain('check:b ok');
+    await shoot('history');
+  });
+
+  it('lists every episode and filters them by outcome and task', async () => {
+    await open('#/episodes', 'episodes');
+    expect(await page.locator('tbody tr').count()).toBe(7);
+    await page.selectOption('select[name="outcome"]', 'rejected');
+    await expect.poll(() => page.locator('tbody tr').count()).toBe(4);
+    expect(page.url()).toContain('outcome=rejected');
+    await page.selectOption('select[name="task"]', 'a');
+    await expect.poll(() => page.locator('tbody tr').count()).toBe(2);
+    await expect.poll(() => page.locator('tbody tr').first().innerText()).toContain('check-failed');
+    await shoot('episodes-filtered');
+    await page.getByRole('button', { name: 'Clear filters' }).click();
+    await expect.poll(() => page.locator('tbody tr').count()).toBe(7);
+    await shoot('episodes');
+  });
+
+  it('opens an episode with the reason, prompt, agent log, diff and gate log', async () => {
+    await open('#/episodes?task=a', 'episodes');
+    await page.locator('tbody tr a.mono').first().click();
+    await page.locator('main[data-state="ready"][data-view="episode"]').waitFor();
+    await expect.poll(() => page.locator('.reason-box').innerText()).toContain('Rejected: check-failed');
+    await expect.poll(() => page.locator('.reason-box').innerText()).toContain('failure signature');
+    await expect.poll(() => page.locator('[data-section="Prompt"]').innerText()).toContain('module a');
+    await expect.poll(() => page.locator('[data-section="Agent log"]').innerText()).toContain('writing a (wrongly)');
+    await expect.poll(() => page.locator('[data-section="Diff"] .add').first().innerText()).toContain("+export const a = () => 'not a';");
+    await expect.poll(() => page.locator('[data-section="Gate log"]').innerText()).toContain('a says a');
+    await shoot('episode');
+  });
+
+  it('shows p, the horizons and both charts on the reliability page', async () => {
+    await open('#/reliability', 'reliability');
+    await expect.poll(() => page.locator('[data-stat="p"]').innerText()).toBe('28.6%');
+    expect(await page.locator('svg.chart').count()).toBe(2);
+    expect(await page.locator('svg.chart').nth(1).locator('circle').count()).toBeGreaterThan(1);
+    const text = await main().innerText();
+    expect(text).toContain('Horizons');
+    expect(text).toContain('outside-paths');
+    await shoot('reliability');
+  });
+
+  it('shows each blocked task with its reason and queues it for retry with the Retry button', async () => {
+    await open('#/tasks', 'tasks');
+    const blocked = page.locator('[data-column="blocked"]');
+    const a = blocked.locator('[data-task="a"]');
+    await expect.poll(() => a.innerText()).toContain('check-failed');
+    expect((await a.locator('.sig').innerText()).trim()).not.toBe('');
+    await expect.poll(() => blocked.locator('[data-task="e"]').innerText()).toContain('outside-paths');
+    await expect.poll(() => page.locator('[data-column="pending"] [data-task="d"]').innerText()).toContain('waiting on blocked task a');
+    await shoot('tasks');
+
+    await a.locator('input[name="note"]').fill('the fixture of a was fixed');
+    await a.getByRole('button', { name: 'Retry' }).click();
+    const queued = page.locator('[data-column="pending"] [data-task="a"]');
+    await expect.poll(() => queued.innerText()).toContain('queued for retry');
+    await expect.poll(() => queued.innerText()).toContain('the fixture of a was fixed');
+    await expect.poll(() => page.locator('[data-column="blocked"] [data-task="a"]').count()).toBe(0);
+    expect(await readTaskRetries(worldPath)).toMatchObject([{ task: 'a', note: 'the fixture of a was fixed' }]);
+    await shoot('tasks-after-retry');
+  });
+
+  it('updates an open page by itself when the world changes', async () => {
+    await open('#/', 'overview');
+    await expect.poll(() => page.locator('.banner').innerText()).toContain('idle');
+    // Another person retries e through the API while this page stays open.
+    const response = await fetch(`${server.url}api/tasks/e/retry`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(response.status).toBe(201);
+    await expect.poll(() => main().innerText(), { timeout: 5_000 }).toContain('queued for retry 2');
+    expect(pageErrors).toEqual([]);
+  });
+});

@@ -1,0 +1,81 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { checkLayerTable, type LayerTable, renderLayerRules, renderLayerTable, replaceLayerTable } from '../../../scripts/layers/render-layers.js';
+
+const ROOT = resolve(import.meta.dirname, '../../..');
+const table = JSON.parse(readFileSync(join(ROOT, 'lint/layers.json'), 'utf8')) as LayerTable;
+
+function foldersOf(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => entry.name);
+}
+
+/** Every folder under `dir` (itself included) with the names of the files directly in it. */
+function walk(dir: string, out: Map<string, string[]> = new Map()): Map<string, string[]> {
+  const entries = readdirSync(dir, { withFileTypes: true });
+  out.set(
+    dir,
+    entries.filter((entry) => entry.isFile()).map((entry) => entry.name),
+  );
+  for (const entry of entries) if (entry.isDirectory()) walk(join(dir, entry.name), out);
+  return out;
+}
+
+describe('the layer table', () => {
+  it('names every folder of src/ and lets no layer use one above it', () => {
+    expect(checkLayerTable(table, foldersOf(join(ROOT, 'src')))).toEqual([]);
+  });
+
+  it('catches a layer that uses a later one, and a folder the table misses', () => {
+    const climbing: LayerTable = {
+      ...table,
+      layers: table.layers.map((layer) => (layer.folder === 'git' ? { ...layer, uses: [...layer.uses, 'ledger'] } : layer)),
+    };
+    expect(checkLayerTable(climbing, [...foldersOf(join(ROOT, 'src')), 'stray'])).toEqual([
+      'git uses ledger, which comes after it: a lower layer never imports a higher one',
+      'src/stray is not in the layer table',
+    ]);
+  });
+
+  it('is what lint/biome-layers.json and the table in CONTRIBUTING.md were made from (run `npm run layers` after editing it)', () => {
+    expect(readFileSync(join(ROOT, 'lint/biome-layers.json'), 'utf8')).toBe(renderLayerRules(table));
+    const contributing = readFileSync(join(ROOT, 'CONTRIBUTING.md'), 'utf8');
+    expect(contributing).toContain(renderLayerTable(table));
+    expect(replaceLayerTable(contributing, table)).toBe(contributing);
+  });
+});
+
+describe('the folders of src/', () => {
+  const folders = walk(join(ROOT, 'src'));
+
+  it('hold at most 15 files each', () => {
+    const crowded = [...folders].filter(([, files]) => files.length > 15).map(([dir, files]) => `${dir.slice(ROOT.length + 1)}: ${files.length}`);
+    expect(crowded).toEqual([]);
+  });
+
+  it('have no three files sharing the first word of their names (the folder is the prefix)', () => {
+    const shared: string[] = [];
+    for (const [dir, files] of folders) {
+      const byWord = new Map<string, string[]>();
+      for (const file of files) {
+        const word = file.replace(/\.[^.]+$/, '').split('-')[0]!;
+        byWord.set(word, [...(byWord.get(word) ?? []), file]);
+      }
+      for (const [word, names] of byWord) if (names.length >= 3) shared.push(`${dir.slice(ROOT.length + 1)}: ${word}- (${names.join(', ')})`);
+    }
+    expect(shared).toEqual([]);
+  });
+
+  it('are mirrored by the folders of test/unit and test/integration', () => {
+    const sourceFolders = new Set(foldersOf(join(ROOT, 'src')));
+    const strays = ['unit', 'integration'].flatMap((kind) =>
+      foldersOf(join(ROOT, 'test', kind))
+        .filter((folder) => !sourceFolders.has(folder) && !['lint', 'bench'].includes(folder))
+        .map((folder) => `test/${kind}/${folder}`),
+    );
+    expect(strays).toEqual([]);
+    expect(readdirSync(join(ROOT, 'test/unit')).filter((name) => name.endsWith('.ts'))).toEqual([]);
+  });
+});
