@@ -95,7 +95,12 @@ const CROSS_FIELD_RULES: Rule[] = [
   },
   function agentConfinementNeedsASandbox(m, errors, warnings) {
     const sandboxed = m.agent.sandbox === 'auto' || m.agent.sandbox === 'bwrap';
-    if (typeof m.agent.network !== 'string' && !sandboxed) {
+    if (m.agent.network === 'host') {
+      errors.push(
+        'agent.network: host would give the agent every service of this host (Redis, the dashboard, every port of its loopback); its model is reachable without it (agent.baseUrl). To run it on the host network anyway, write agent.network: { mode: host, acknowledge: "<why>" }',
+      );
+    }
+    if (typeof m.agent.network !== 'string' && 'allow' in m.agent.network && !sandboxed) {
       errors.push(
         `agent.network.allow: an allow-list is enforced by the auto (bubblewrap) agent sandbox, not by agent.sandbox: ${m.agent.sandbox}; remove agent.sandbox or the list`,
       );

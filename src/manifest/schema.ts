@@ -202,17 +202,32 @@ const agent = z
               .array(
                 z
                   .string()
-                  .regex(/^[A-Za-z0-9*]([A-Za-z0-9*.:-]*[A-Za-z0-9*])?$/, 'a host name or address, with * for any run of characters, e.g. "*.openai.com"'),
+                  .regex(
+                    /^(?:[A-Za-z0-9*](?:[A-Za-z0-9*.-]*[A-Za-z0-9*])?(?::(?:\d{1,5}|\*))?|[0-9A-Fa-f:]*:[0-9A-Fa-f:.]*|\[[0-9A-Fa-f:.]+\](?::(?:\d{1,5}|\*))?)$/,
+                    'a host name or address, optionally with :port (:* for every port; a bare host means ports 80 and 443), with * for any run of characters, e.g. "*.openai.com" or "127.0.0.1:8080"',
+                  ),
               )
               .min(1, 'an empty allow-list would cut the agent off from its model; remove agent.network instead')
-              .describe('hosts the agent may reach through its egress proxy (HTTP CONNECT and plain HTTP); * matches any run of characters'),
+              .describe(
+                'hosts (host, host:port, [IPv6]:port, host:*) the agent may reach through its egress proxy (HTTP CONNECT and plain HTTP); a bare host admits ports 80 and 443; * in a host matches any run of characters',
+              ),
             docker: z.string().min(1).optional().describe('docker network of the agent sandbox'),
+          })
+          .strict(),
+        z
+          .object({
+            mode: z.literal('host').describe("the host's own network: every port of this host's loopback (Redis, the dashboard) and everything it reaches"),
+            acknowledge: z
+              .string()
+              .trim()
+              .min(10, 'say in a few words why the agent may reach every service of this host')
+              .describe('why the agent gets the host network, in your words; genesis run repeats it in its warning'),
           })
           .strict(),
       ])
       .default('genesis-agents')
       .describe(
-        'the docker network of the agent sandbox (a name, created when missing), or { allow: [hosts] }: an egress allow-list enforced by a proxy (sandbox auto or bwrap)',
+        "the docker network of the agent sandbox (a name, created when missing; not host), { allow: [host or host:port] }: an egress allow-list enforced by a proxy (sandbox auto or bwrap), or { mode: host, acknowledge: why }: the host's own network. The model endpoint of agent.baseUrl (host and port) is reachable in every case, on this host's loopback too",
       ),
     promptTemplate: z.string().min(1).optional().describe('the prompt as a template with {{placeholders}}; default: the built-in prompt'),
     rotation: z

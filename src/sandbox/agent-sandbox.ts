@@ -46,6 +46,8 @@ export interface AgentLaunch {
   diskFull?(): Promise<boolean>;
   /** Requests the egress proxy refused (only with an allow-list); asked before `dispose`. */
   egressRefused?(): number;
+  /** Connections to a model endpoint that this host refused or could not open (a bridged endpoint); asked before `dispose`. */
+  endpointFailures?(): number;
 }
 
 export interface AgentSandbox {

@@ -4,16 +4,22 @@ import { sharedAgentNetnsPool } from './netns/pool.js';
 import { BwrapAgentSandbox } from './agent/bwrap-agent-sandbox.js';
 import { DockerAgentSandbox } from './agent/docker/docker-agent-sandbox.js';
 import { NoneAgentSandbox } from './agent/none-agent-sandbox.js';
+import type { AgentEndpoint } from './egress/endpoints.js';
 
 /** What `agent.sandbox` may say: an adapter, or `auto` (the default). */
 export type AgentSandboxChoice = AgentSandboxKind | 'auto';
+
+/** `agent.network` as the manifest has it. */
+export type AgentNetworkChoice = string | { allow: readonly string[]; docker?: string | undefined } | { mode: 'host'; acknowledge: string };
 
 export interface AgentSandboxOptions {
   kind: AgentSandboxChoice;
   /** Image of the docker adapter. */
   image: string;
-  /** `agent.network`: the docker adapter's network, or an egress allow-list. */
-  network: string | { allow: readonly string[]; docker?: string | undefined };
+  /** `agent.network`: the docker adapter's network, an egress allow-list, or the acknowledged host network. */
+  network: AgentNetworkChoice;
+  /** The model endpoints the agent reaches whatever else is closed (agentEndpoints: its baseUrl). @default [] */
+  endpoints?: readonly AgentEndpoint[];
 }
 
 /**
@@ -25,8 +31,15 @@ export interface AgentSandboxOptions {
  * runs unconfined only when the manifest says `none`, never because confinement failed.
  */
 export async function createAgentSandbox(options: AgentSandboxOptions): Promise<AgentSandbox> {
-  const allow = typeof options.network === 'string' ? undefined : options.network.allow;
-  const network = typeof options.network === 'string' ? options.network : (options.network.docker ?? 'genesis-agents');
+  const choice = options.network;
+  const allow = typeof choice !== 'string' && 'allow' in choice ? choice.allow : undefined;
+  const hostNetwork = typeof choice !== 'string' && 'mode' in choice;
+  const network = typeof choice === 'string' ? choice : 'allow' in choice ? (choice.docker ?? 'genesis-agents') : 'host';
+  if (choice === 'host') {
+    throw new GenesisError('agent-sandbox-unavailable', "agent.network: host would give the agent every service of this host's loopback", {
+      hint: 'remove agent.network (the model of agent.baseUrl stays reachable), or write agent.network: { mode: host, acknowledge: "<why>" }',
+    });
+  }
   if (allow && (options.kind === 'docker' || options.kind === 'none')) {
     throw new GenesisError(
       'agent-sandbox-unavailable',
@@ -36,14 +49,15 @@ export async function createAgentSandbox(options: AgentSandboxOptions): Promise<
       },
     );
   }
-  const key = JSON.stringify([options.kind, options.image, options.network]);
+  const endpoints = options.endpoints ?? [];
+  const key = JSON.stringify([options.kind, options.image, options.network, endpoints.map((e) => [e.host, e.port])]);
   const kept = probed.get(key);
   if (kept && Date.now() - kept.at < PROBE_STANDS_MS) return kept.sandbox;
   const sandbox =
     options.kind === 'docker'
       ? new DockerAgentSandbox({ image: options.image, network })
       : options.kind === 'bwrap' || options.kind === 'auto'
-        ? new BwrapAgentSandbox(allow, allow ? undefined : (sharedAgentNetnsPool() ?? undefined))
+        ? new BwrapAgentSandbox(allow, allow ? undefined : (sharedAgentNetnsPool() ?? undefined), { endpoints, hostNetwork })
         : new NoneAgentSandbox();
   const checked = sandbox.check().then(() => sandbox);
   probed.set(key, { sandbox: checked, at: Date.now() });

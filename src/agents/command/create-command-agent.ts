@@ -3,6 +3,7 @@ import { CommandAgent } from './command-agent.js';
 import type { AgentConfig } from '../../manifest/agent-config.js';
 import { priceOf } from '../usage/prices.js';
 import { PRESETS } from './presets/index.js';
+import { agentEndpoints } from '../../sandbox/egress/endpoints.js';
 
 /**
  * A `command` agent from its configuration: a preset's argv, variables and usage reader (an
@@ -11,7 +12,12 @@ import { PRESETS } from './presets/index.js';
  */
 export async function createCommandAgent(config: AgentConfig, defaultImage: string): Promise<CommandAgent> {
   const preset = config.preset ? PRESETS[config.preset] : null;
-  const sandbox = await createAgentSandbox({ kind: config.sandbox, image: config.image ?? defaultImage, network: config.network });
+  const sandbox = await createAgentSandbox({
+    kind: config.sandbox,
+    image: config.image ?? defaultImage,
+    network: config.network,
+    endpoints: agentEndpoints(config),
+  });
   const args = config.args ?? [];
   const argv = config.command ? [...config.command, ...args] : preset!.argv({ model: config.model, args, sandboxed: sandbox.kind !== 'none' });
   return new CommandAgent(argv, {

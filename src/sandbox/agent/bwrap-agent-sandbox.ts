@@ -10,8 +10,9 @@ import { confineAgentDisk } from './workspace-quota.js';
 import { homeFileBinds } from './home-files.js';
 import { findEgressTools, findFilterTools, findNetnsTools, hostNetworks, inNetworkNamespace, type NetnsTools } from '../netns/network-namespace.js';
 import type { AgentNetnsPool } from '../netns/pool.js';
-import { agentNetwork } from '../netns/join-netns.js';
+import { agentNetwork, type AgentNetwork } from '../netns/join-netns.js';
 import type { AgentLaunch, AgentSandbox, AgentSandboxKind, AgentSandboxSpec } from '../agent-sandbox.js';
+import type { AgentEndpoint } from '../egress/endpoints.js';
 
 const HINT = 'Run `bash scripts/setup-services.sh bwrap` to install bubblewrap, or set agent.sandbox to docker or none.';
 const NET_HINT = 'Run `bash scripts/setup-services.sh bwrap` (it installs slirp4netns); where namespaces cannot be made, set agent.sandbox to docker or none.';
@@ -38,10 +39,13 @@ export class BwrapAgentSandbox implements AgentSandbox {
   /**
    * @param allow the egress allow-list (`agent.network.allow`); without it the network is open.
    * @param pool network namespaces made ahead (root, no allow-list); without it each launch makes its own.
+   * @param reach the model endpoints the agent reaches whatever else is closed, or `host`: no
+   *   network namespace at all (`agent.network: { mode: host }`, acknowledged in world.yaml).
    */
   constructor(
     private readonly allow?: readonly string[],
     private readonly pool?: AgentNetnsPool,
+    private readonly reach: { endpoints?: readonly AgentEndpoint[]; hostNetwork?: boolean } = {},
   ) {}
 
   async check(): Promise<void> {
@@ -55,6 +59,10 @@ export class BwrapAgentSandbox implements AgentSandbox {
         `bubblewrap cannot start an agent sandbox here: ${probe.stderr || probe.stdout || `exit code ${probe.exitCode}`}`.trim(),
         { hint: HINT },
       );
+    }
+    if (this.reach.hostNetwork) {
+      this.tools = { unshare: '', slirp4netns: '', setpriv: '' };
+      return;
     }
     this.tools = { ...(await findNetnsTools()), ...(this.allow ? await findEgressTools() : await findFilterTools()) };
     const dir = await mkdtemp(join(tmpdir(), 'genesis-agent-net-'));
@@ -82,7 +90,7 @@ export class BwrapAgentSandbox implements AgentSandbox {
     const homeFiles = await homeFileBinds(spec.homeFiles, spec.home);
     const asRoot = process.getuid?.() === 0;
     // The network is made while the rest is prepared; given back if the rest fails.
-    const network = agentNetwork(this.tools!, this.allow, this.pool);
+    const network = this.reach.hostNetwork ? Promise.resolve(HOST_NETWORK) : agentNetwork(this.tools!, this.allow, this.pool, this.reach.endpoints);
     network.catch(() => undefined);
     let readOnly: string[];
     try {
@@ -101,7 +109,7 @@ export class BwrapAgentSandbox implements AgentSandbox {
       ...[spec.workspace, spec.home].map((target) => ({ target, args: ['--bind', target, target] })),
       ...homeFiles.map((b) => ({ target: b.target, args: ['--ro-bind', b.source, b.target] })),
     ]);
-    const dns = (await lstat('/etc/resolv.conf').catch(() => null))?.isFile() ? ['--ro-bind', net.resolvConf, '/etc/resolv.conf'] : [];
+    const dns = net.resolvConf && (await lstat('/etc/resolv.conf').catch(() => null))?.isFile() ? ['--ro-bind', net.resolvConf, '/etc/resolv.conf'] : [];
     const drop = asRoot
       ? ['setpriv', `--reuid=${SANDBOX_UID}`, `--regid=${SANDBOX_GID}`, '--clear-groups', '--no-new-privs', '--inh-caps=-all', '--bounding-set=-all']
       : [];
@@ -126,9 +134,19 @@ export class BwrapAgentSandbox implements AgentSandbox {
       dispose: () => net.dispose(),
       ...quota,
       ...(net.egressRefused ? { egressRefused: net.egressRefused } : {}),
+      ...(net.endpointFailures ? { endpointFailures: net.endpointFailures } : {}),
     };
   }
 }
+
+/** The host's own network (acknowledged `agent.network: { mode: host }`): no namespace, the host's resolver. */
+const HOST_NETWORK: AgentNetwork = {
+  bwrapNamespaces: ['--unshare-ipc', '--unshare-uts', '--hostname', 'agent'],
+  resolvConf: '',
+  wrap: (argv) => [...argv],
+  env: {},
+  dispose: async () => undefined,
+};
 
 /**
  * `--dir` for every directory on the way to a bind target: bubblewrap would create them itself,

@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { hostNetworks, inNetworkNamespace, NETNS_GATEWAY, netnsResolvConf, type NetnsTools } from './network-namespace.js';
 import type { AgentNetnsPool } from './pool.js';
 import { startEgressProxy } from '../egress/egress-proxy.js';
+import { endpointEntry, isLoopbackHost, type AgentEndpoint } from '../egress/endpoints.js';
+import { startEndpointBridge } from '../egress/endpoint-bridge.js';
 
 /** The network namespace one bubblewrap agent runs in, and how its command joins it. */
 export interface AgentNetwork {
@@ -17,18 +19,34 @@ export interface AgentNetwork {
   env: Record<string, string>;
   /** Requests the egress proxy refused (only with an allow-list). */
   egressRefused?(): number;
+  /** Connections to a model endpoint on this host's loopback that this host refused (only with such an endpoint). */
+  endpointFailures?(): number;
   /** Ends what serves the namespace; after the agent's processes are gone the namespace goes too. */
   dispose(): Promise<void>;
 }
 
 /**
  * A network namespace for one agent: taken ready from `pool` when there is one (root, no
- * allow-list: the pool's namespaces carry the filter of this host's networks as they are now),
- * otherwise made at launch by the launcher of agent-netns.ts, with the egress proxy for an
- * allow-list. Either way the agent gets a namespace nobody used before, with the same filter.
+ * allow-list, no model endpoint on this host: the pool's namespaces carry the filter of this
+ * host's networks as they are now), otherwise made at launch by the launcher of agent-netns.ts,
+ * with the egress proxy for an allow-list. Either way the agent gets a namespace nobody used
+ * before, with the same filter.
+ *
+ * `endpoints` (the models its baseUrl names) are reachable whatever the rest says: one on this
+ * host's loopback through the bridge (endpoint-bridge.ts), one on another of this host's
+ * addresses through a hole in the filter for its one port, and each on the allow-list as
+ * `host:port` when there is a list.
  */
-export async function agentNetwork(tools: NetnsTools, allow: readonly string[] | undefined, pool: AgentNetnsPool | undefined): Promise<AgentNetwork> {
-  const slot = !allow && pool && tools.iptablesRestore ? await pool.take(hostNetworks()) : null;
+export async function agentNetwork(
+  tools: NetnsTools,
+  allow: readonly string[] | undefined,
+  pool: AgentNetnsPool | undefined,
+  endpoints: readonly AgentEndpoint[] = [],
+): Promise<AgentNetwork> {
+  const loopback = endpoints.filter((e) => isLoopbackHost(e.host));
+  const local = new Set(hostNetworks().map((net) => net.replace(/\/32$/, '')));
+  const accept = endpoints.filter((e) => local.has(e.host));
+  const slot = !allow && loopback.length === 0 && accept.length === 0 && pool && tools.iptablesRestore ? await pool.take(hostNetworks()) : null;
   if (slot) {
     const resolvConf = await pool!.resolvConf().catch((error: unknown) => {
       pool!.release(slot);
@@ -43,27 +61,42 @@ export async function agentNetwork(tools: NetnsTools, allow: readonly string[] |
     };
     return { bwrapNamespaces: [], resolvConf, wrap: (argv) => slot.enter(argv), env: {}, dispose: release };
   }
-  // Private to this launch and outside the sandbox's view: the FIFOs of the network's start-up.
+  // Private to this launch and outside the sandbox's view: the FIFOs of the network's start-up, the bridge's sockets.
   const netDir = await mkdtemp(join(tmpdir(), 'genesis-agent-net-'));
   const resolvConf = join(netDir, 'resolv.conf');
   await writeFile(resolvConf, netnsResolvConf());
-  const proxy = allow ? await startEgressProxy(allow) : null;
+  const list = allow ? [...allow, ...endpoints.map(endpointEntry)] : undefined;
+  const proxy = list ? await startEgressProxy(list) : null;
+  const bridge =
+    loopback.length > 0
+      ? await startEndpointBridge(netDir, loopback).catch(async (error: unknown) => {
+          await proxy?.close();
+          throw error;
+        })
+      : null;
   return {
     bwrapNamespaces: ['--unshare-ipc', '--unshare-uts', '--hostname', 'agent'],
     resolvConf,
-    wrap: (argv) => inNetworkNamespace(argv, netDir, tools, proxy?.port),
-    env: proxy ? proxyVariables(proxy.urlFrom(NETNS_GATEWAY)) : {},
+    wrap: (argv) => inNetworkNamespace(argv, netDir, tools, proxy?.port, { accept, ...(bridge ? { bridgeNode: process.execPath } : {}) }),
+    env: proxy ? proxyVariables(proxy.urlFrom(NETNS_GATEWAY), loopback) : {},
     ...(proxy ? { egressRefused: () => proxy.refused() } : {}),
+    ...(bridge ? { endpointFailures: () => bridge.failedConnects() } : {}),
     dispose: async () => {
       await proxy?.close();
+      await bridge?.close();
       await rm(netDir, { recursive: true, force: true });
     },
   };
 }
 
-/** The variables HTTP clients read their proxy from, in both spellings; nothing bypasses it. */
-function proxyVariables(url: string): Record<string, string> {
-  const env: Record<string, string> = { NO_PROXY: '', no_proxy: '' };
+/**
+ * The variables HTTP clients read their proxy from, in both spellings; nothing bypasses it but the
+ * model endpoints on loopback, which the bridge carries (a client that proxied them would reach
+ * them through the proxy all the same).
+ */
+function proxyVariables(url: string, bridged: readonly AgentEndpoint[]): Record<string, string> {
+  const direct = [...new Set(bridged.map((e) => e.host))].join(',');
+  const env: Record<string, string> = { NO_PROXY: direct, no_proxy: direct };
   for (const name of ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY']) {
     env[name] = url;
     env[name.toLowerCase()] = url;

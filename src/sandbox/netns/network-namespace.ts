@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { GenesisError } from '../../errors/genesis-error.js';
 import { resolveOnPath } from '../agent/find-binary.js';
@@ -32,13 +33,30 @@ const HINT = 'Run `bash scripts/setup-services.sh bwrap` to install slirp4netns,
  * Without a list, the same filter rejects this host's own addresses and its container bridges'
  * subnets, so a service listening on 0.0.0.0 of this host, or in a container on it (a compose
  * Redis), is out of reach too. `$8` is the filter (egressRules), `-` for none.
+ *
+ * `$10` is the Node that runs the bridge to the model endpoints on this host's loopback, `-` for
+ * none: once the namespace is up, and before the command starts, `$1/bridge.cjs` (ENDPOINT_BRIDGE)
+ * listens inside the namespace on each endpoint's address and port and forwards every connection
+ * to a Unix socket of Genesis (endpoint-bridge.ts), which connects to the endpoint on this host.
+ * It runs outside the agent's mount namespace (the agent never sees the sockets) and dies with it.
  */
 const LAUNCHER = `
-d=$1; mode=$2; unshare=$3; slirp4netns=$4; proxy=$5; restore=$6; nsenter=$7; rules=$8; setpriv=$9; shift 9
+INSIDE='
+d=$0; bridge=$1; setpriv=$2; shift 2
+read _ < "$d/go" || exit 125
+if [ "$bridge" != - ]; then
+  mkfifo "$d/bridged" || exit 125
+  "$setpriv" --pdeathsig KILL "$bridge" "$d/bridge.cjs" "$d/bridge.json" 4>"$d/bridged" &
+  read ok < "$d/bridged"
+  if [ "$ok" != ok ]; then echo "genesis: the bridge to the agent'"'"'s model endpoint did not start" >&2; exit 125; fi
+fi
+exec "$@"
+'
+d=$1; mode=$2; unshare=$3; slirp4netns=$4; proxy=$5; restore=$6; nsenter=$7; rules=$8; setpriv=$9; bridge=\${10}; shift 10
 mkfifo "$d/ready" "$d/go" || exit 125
 if [ "$mode" = root ]; then ns="--net"; else ns="--user --map-current-user --net"; fi
 exec 3<&0
-"$unshare" $ns -- /bin/sh -c 'read _ < "$0" || exit 125; exec "$@"' "$d/go" "$@" <&3 3<&- &
+"$unshare" $ns -- /bin/sh -c "$INSIDE" "$d" "$bridge" "$setpriv" "$@" <&3 3<&- &
 child=$!
 exec 3<&-
 # Until unshare has run, /proc/$child/ns/net is this host's own namespace: slirp4netns and the
@@ -76,15 +94,16 @@ exit $rc
  * The argv that runs `argv` in a network namespace of its own (see LAUNCHER); `dir` is an empty
  * private directory that outlives the run.
  */
-export function inNetworkNamespace(argv: readonly string[], dir: string, tools: NetnsTools, proxyPort?: number): string[] {
+export function inNetworkNamespace(argv: readonly string[], dir: string, tools: NetnsTools, proxyPort?: number, reach: NamespaceReach = {}): string[] {
   const filter = tools.iptablesRestore !== undefined && tools.nsenter !== undefined;
   const blocked = filter && proxyPort === undefined ? hostNetworks() : [];
   const egress = [
     proxyPort === undefined ? '-' : String(proxyPort),
     tools.iptablesRestore ?? '-',
     tools.nsenter ?? '-',
-    filter && (proxyPort !== undefined || blocked.length > 0) ? egressRules(proxyPort, blocked) : '-',
+    filter && (proxyPort !== undefined || blocked.length > 0) ? egressRules(proxyPort, blocked, reach.accept ?? []) : '-',
     tools.setpriv,
+    reach.bridgeNode ?? '-',
   ];
   // The launcher dies with Genesis (even at kill -9), and bwrap (--die-with-parent) and slirp4netns with it.
   return [
@@ -104,16 +123,28 @@ export function inNetworkNamespace(argv: readonly string[], dir: string, tools: 
   ];
 }
 
+/** What a namespace lets its agent reach besides the default (see LAUNCHER). */
+export interface NamespaceReach {
+  /** IPv4 endpoints of this host's own addresses let through the filter, each on its one port (no proxy). */
+  accept?: readonly { host: string; port: number }[];
+  /** The Node that runs `dir/bridge.cjs` in the namespace (the loopback endpoints); none when absent. */
+  bridgeNode?: string;
+}
+
 /**
  * The packet filter of an agent's network namespace (iptables-restore's input): loopback allowed;
  * with an egress proxy, only its port on the gateway and nothing else; without, everything but
- * `blocked` (this host's own addresses and bridges, hostNetworks()).
+ * `blocked` (this host's own addresses and bridges, hostNetworks()), save the `accept` endpoints
+ * (an IPv4 address and one TCP port each: a model endpoint on one of those addresses).
  */
-export function egressRules(proxyPort: number | undefined, blocked: readonly string[]): string {
+export function egressRules(proxyPort: number | undefined, blocked: readonly string[], accept: readonly { host: string; port: number }[] = []): string {
   const out =
     proxyPort !== undefined
       ? [`-A OUTPUT -d ${NETNS_GATEWAY}/32 -p tcp --dport ${proxyPort} -j ACCEPT`, '-A OUTPUT -j REJECT']
-      : blocked.map((net) => `-A OUTPUT -d ${net} -j REJECT`);
+      : [
+          ...accept.filter((e) => isIP(e.host) === 4).map((e) => `-A OUTPUT -d ${e.host}/32 -p tcp --dport ${e.port} -j ACCEPT`),
+          ...blocked.map((net) => `-A OUTPUT -d ${net} -j REJECT`),
+        ];
   return ['*filter', ':INPUT ACCEPT [0:0]', ':FORWARD DROP [0:0]', ':OUTPUT ACCEPT [0:0]', '-A OUTPUT -o lo -j ACCEPT', ...out, 'COMMIT', ''].join('\n');
 }
 

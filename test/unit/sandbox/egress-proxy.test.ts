@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { hostAllowed, targetOf } from '../../../src/sandbox/egress/egress-proxy.js';
+import { allowedTarget, parseAllowEntry } from '../../../src/sandbox/egress/allow-list.js';
+import { targetOf } from '../../../src/sandbox/egress/egress-proxy.js';
+
+const hostAllowed = (host: string, allow: readonly string[]) => allowedTarget(host, 443, allow);
 
 describe('hostAllowed', () => {
   const allow = ['api.anthropic.com', '*.openai.com', '10.213.*'];
@@ -23,6 +26,36 @@ describe('hostAllowed', () => {
 
   it('treats the dots of a pattern as dots, not as any character', () => {
     expect(hostAllowed('apiXanthropicXcom', allow)).toBe(false);
+  });
+});
+
+describe('allowedTarget', () => {
+  it('admits a bare host on the web ports only, and a host:port entry on that port only', () => {
+    expect(allowedTarget('api.openai.com', 443, ['api.openai.com'])).toBe(true);
+    expect(allowedTarget('api.openai.com', 80, ['api.openai.com'])).toBe(true);
+    expect(allowedTarget('api.openai.com', 8443, ['api.openai.com'])).toBe(false);
+    expect(allowedTarget('127.0.0.1', 8080, ['127.0.0.1:8080'])).toBe(true);
+    expect(allowedTarget('127.0.0.1', 6379, ['127.0.0.1:8080'])).toBe(false);
+    expect(allowedTarget('127.0.0.1', 443, ['127.0.0.1:8080'])).toBe(false);
+    expect(allowedTarget('127.0.0.2', 8080, ['127.0.0.1:8080'])).toBe(false);
+  });
+
+  it('admits every port only when the entry says host:*', () => {
+    expect(allowedTarget('10.1.2.3', 6379, ['10.1.2.3:*'])).toBe(true);
+    expect(allowedTarget('10.1.2.3', 6379, ['10.1.2.3'])).toBe(false);
+  });
+
+  it('reads IPv6 entries bare (web ports) or in brackets with a port', () => {
+    expect(parseAllowEntry('::1')).toEqual({ host: '::1', ports: [80, 443] });
+    expect(parseAllowEntry('[::1]:8080')).toEqual({ host: '::1', ports: [8080] });
+    expect(allowedTarget('::1', 8080, ['[::1]:8080'])).toBe(true);
+    expect(allowedTarget('::1', 8081, ['[::1]:8080'])).toBe(false);
+  });
+
+  it('refuses an entry whose port is not a port', () => {
+    expect(parseAllowEntry('host:0')).toBeNull();
+    expect(parseAllowEntry('host:70000')).toBeNull();
+    expect(allowedTarget('host', 70000, ['host:70000'])).toBe(false);
   });
 });
 
