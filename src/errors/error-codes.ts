@@ -14,6 +14,7 @@ export const ERROR_CODES = {
   'agent-endpoint-unreachable': fatal('the model endpoint did not answer, even after retries with backoff'),
   'agent-model-not-found': fatal('the model endpoint does not know the model or the URL'),
   'agent-not-found': fatal("the agent's program is not installed where it runs"),
+  'agent-unreachable-model': fatal('the model endpoint agent.baseUrl names does not accept connections'),
   'agent-quota-exhausted': fatal("the model provider's quota is used up"),
   'agent-sandbox-unavailable': fatal("the agent's sandbox cannot run here (image, network, bubblewrap)"),
   'agent-sandbox-invalid': fatal("Docker refused the agent's container as configured (image, network, options)"),

@@ -4,7 +4,7 @@ import { sharedAgentNetnsPool } from './netns/pool.js';
 import { BwrapAgentSandbox } from './agent/bwrap-agent-sandbox.js';
 import { DockerAgentSandbox } from './agent/docker/docker-agent-sandbox.js';
 import { NoneAgentSandbox } from './agent/none-agent-sandbox.js';
-import type { AgentEndpoint } from './egress/endpoints.js';
+import { isLoopbackHost, type AgentEndpoint } from './egress/endpoints.js';
 
 /** What `agent.sandbox` may say: an adapter, or `auto` (the default). */
 export type AgentSandboxChoice = AgentSandboxKind | 'auto';
@@ -50,6 +50,14 @@ export async function createAgentSandbox(options: AgentSandboxOptions): Promise<
     );
   }
   const endpoints = options.endpoints ?? [];
+  const loopback = endpoints.find((e) => isLoopbackHost(e.host));
+  if (loopback && options.kind === 'docker' && !hostNetwork) {
+    throw new GenesisError(
+      'agent-sandbox-unavailable',
+      `the model endpoint ${loopback.url} is on this host's loopback, which the docker agent sandbox cannot reach (its container's 127.0.0.1 is its own)`,
+      { hint: 'remove agent.sandbox (the default, auto, reaches exactly that port), or point agent.baseUrl at an address the container reaches' },
+    );
+  }
   const key = JSON.stringify([options.kind, options.image, options.network, endpoints.map((e) => [e.host, e.port])]);
   const kept = probed.get(key);
   if (kept && Date.now() - kept.at < PROBE_STANDS_MS) return kept.sandbox;

@@ -11,6 +11,8 @@ import type { UsageReader } from './presets/preset.js';
 import { createProcessTracker, type ProcessTracker } from '../../sandbox/agent/process-tracker.js';
 import { isUnknownUsage, withCost, type ModelPrice } from '../usage/usage.js';
 import { OutputTail } from '../../sandbox/gate/output-tail.js';
+import type { AgentEndpoint } from '../../sandbox/egress/endpoints.js';
+import { probeEndpoints } from './endpoint-probe.js';
 
 const KILL_GRACE_MS = 2_000;
 /** How long output may still arrive after the agent exited (a daemon may hold the pipe open forever). */
@@ -33,6 +35,8 @@ export interface CommandAgentOptions {
   diskMb?: number;
   /** Files of the host's HOME passed read-only into the agent's private HOME (`agent.homeFiles`). */
   homeFiles?: readonly string[];
+  /** The model endpoints of `agent.baseUrl`, probed before each launch (agent-unreachable-model). */
+  endpoints?: readonly AgentEndpoint[];
 }
 
 /**
@@ -62,6 +66,8 @@ export class CommandAgent implements Agent {
     }
     // Found before anything starts: inside a sandbox a missing binary is only an exit code.
     if (this.sandbox.hostBinaries && (await resolveOnPath(argv[0]!, env.PATH, input.workspace)) === null) throw this.notFound(argv[0]!);
+    // A model that is not there fails now, not at the agent's timeout after its CLI retried all along.
+    await probeEndpoints(this.options.endpoints ?? []);
     const privateHome = join(dirname(input.promptFile), 'home');
     const launch = await this.sandbox.launch(argv, {
       workspace: input.workspace,

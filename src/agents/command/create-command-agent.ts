@@ -12,12 +12,8 @@ import { agentEndpoints } from '../../sandbox/egress/endpoints.js';
  */
 export async function createCommandAgent(config: AgentConfig, defaultImage: string): Promise<CommandAgent> {
   const preset = config.preset ? PRESETS[config.preset] : null;
-  const sandbox = await createAgentSandbox({
-    kind: config.sandbox,
-    image: config.image ?? defaultImage,
-    network: config.network,
-    endpoints: agentEndpoints(config),
-  });
+  const endpoints = agentEndpoints(config);
+  const sandbox = await createAgentSandbox({ kind: config.sandbox, image: config.image ?? defaultImage, network: config.network, endpoints });
   const args = config.args ?? [];
   const argv = config.command ? [...config.command, ...args] : preset!.argv({ model: config.model, args, sandboxed: sandbox.kind !== 'none' });
   return new CommandAgent(argv, {
@@ -27,5 +23,6 @@ export async function createCommandAgent(config: AgentConfig, defaultImage: stri
     price: priceOf(config.model, config.price),
     ...(config.limits.diskMb === undefined ? {} : { diskMb: config.limits.diskMb }),
     ...(config.homeFiles.length > 0 ? { homeFiles: config.homeFiles } : {}),
+    ...(endpoints.length > 0 ? { endpoints } : {}),
   });
 }

@@ -8,7 +8,10 @@ import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { agentEndpoints } from '../../../src/sandbox/egress/endpoints.js';
 import { createAgentSandbox, type AgentNetworkChoice } from '../../../src/sandbox/create-agent-sandbox.js';
 import { CommandAgent } from '../../../src/agents/command/command-agent.js';
+import { runEmbedded } from '../../../src/compose/embedded-run.js';
+import { Ledger } from '../../../src/ledger/ledger.js';
 import { startOutsideServer, type OutsideServer } from '../../helpers/outside-server.js';
+import { baseManifest, makeWorld } from '../../helpers/world-fixture.js';
 import { itWith } from '../../helpers/services.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
@@ -170,5 +173,36 @@ describe('an agent whose baseUrl is on this host loopback, in the default sandbo
     for (const key of ['other-loopback', 'redis-loopback', 'other-gateway', 'redis-gateway']) expect(seen[key], key).toMatch(CUT);
     expect(seen.raw).toBe('refused');
     expect(otherServed).toEqual([]);
+  });
+});
+
+describe('an agent whose model endpoint does not accept connections', () => {
+  itWith('bwrap')('stops the run at its first episode with agent-unreachable-model, long before agent.timeoutSec', async () => {
+    // A port nothing listens on: taken, then given back.
+    const closed = createServer();
+    const port = await listen(closed, '127.0.0.1');
+    await new Promise((resolve) => closed.close(resolve));
+    const standins = join(import.meta.dirname, '..', '..', 'fixtures', 'agents', 'bin');
+    const manifest = baseManifest({
+      tasks: [{ id: 'a', title: 'module a', paths: ['src/a.js'], check: 'node --test test/a.test.js' }],
+      parallelism: 1,
+      agent: { kind: 'command', preset: 'claude-code', baseUrl: `http://127.0.0.1:${port}`, timeoutSec: 600 },
+    });
+    const f = await makeWorld({ sandbox: 'bwrap', manifest, recording: {} });
+    const path = process.env.PATH;
+    process.env.PATH = `${standins}:${path}`;
+    try {
+      const started = Date.now();
+      const summary = await runEmbedded({ world: f.world, sandbox: f.sandbox });
+      expect(Date.now() - started).toBeLessThan(120_000);
+      expect(summary.stop).toMatchObject({
+        kind: 'circuit-open',
+        reason: 'agent-unreachable-model',
+        message: expect.stringContaining(`http://127.0.0.1:${port} does not accept connections on 127.0.0.1:${port} (ECONNREFUSED)`),
+      });
+      expect((await new Ledger(f.world.path).readAll()).map((e) => [e.outcome, e.reason])).toEqual([['abandoned', 'agent-unreachable-model']]);
+    } finally {
+      process.env.PATH = path;
+    }
   });
 });

@@ -16,6 +16,7 @@ import { resolveSandboxChoice } from '../../sandbox-choice.js';
 import { STOP_EXIT } from '../../exit-codes.js';
 import { createRunPrinter } from '../../live-status.js';
 import { formatSummary } from '../../run-reporter.js';
+import { describeAgentReach } from '../../../agents/network-reach.js';
 
 export interface RunCommandOptions {
   world: string;
@@ -81,6 +82,9 @@ export async function runWithSignals(opts: RunCommandOptions): Promise<RunSummar
   }
   // Said once the run holds the world, so a run that cannot start prints only its error.
   (opts.json ? process.stderr : process.stdout).write(`sandbox: ${sandbox.kind} (${why})\n`);
+  const reach = describeAgentReach(manifest.agent);
+  if (reach) (opts.json ? process.stderr : process.stdout).write(`${reach.line}\n`);
+  if (reach?.warning) process.stderr.write(`warning: ${reach.warning}\n`);
   const printer = createRunPrinter(process.stdout);
   try {
     const composed = cluster ? await composeClusterRun(world, cluster.distributed, sandbox) : { ports: await composeEmbeddedRun(world, { sandbox }) };
