@@ -3,7 +3,7 @@ import { request } from 'node:http';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runEmbedded } from '../../../src/compose/embedded-run.js';
-import { startEgressProxy, type EgressProxy } from '../../../src/agents/egress-proxy.js';
+import { startEgressProxy, type EgressProxy } from '../../../src/sandbox/egress/egress-proxy.js';
 import { startCli } from '../../helpers/cli-process.js';
 import { itWith } from '../../helpers/services.js';
 import { baseManifest, makeWorld } from '../../helpers/world-fixture.js';
