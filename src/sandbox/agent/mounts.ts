@@ -1,5 +1,6 @@
 import { readFile, realpath, stat } from 'node:fs/promises';
-import { delimiter, dirname, isAbsolute, join } from 'node:path';
+import { delimiter, dirname, isAbsolute, join, sep } from 'node:path';
+import { dependencyDirsOutside } from './package-dependencies.js';
 import { installRootOf, resolveOnPath, underSystemDirs } from './find-binary.js';
 import type { AgentSandboxSpec } from '../agent-sandbox.js';
 
@@ -10,7 +11,8 @@ import type { AgentSandboxSpec } from '../agent-sandbox.js';
  *   borrows the world's objects; without them git in the workspace sees a broken repository. The
  *   world's refs and files stay hidden, though its objects include the ledger's blobs);
  * - the PATH directories outside the system dirs, and the install root of the launched binary
- *   (its npm package or virtualenv), so a CLI installed with a version manager still runs;
+ *   (its npm package or virtualenv), so a CLI installed with a version manager still runs, with
+ *   the node_modules its dependencies were hoisted to by a local install (dependencyDirsOutside);
  * - the prefix of the Node running Genesis when it lives outside /usr, for `#!/usr/bin/env node`.
  * Paths that do not exist are left out. `hostPrograms: false` (a docker image that brings its own
  * programs) keeps only the first two.
@@ -39,7 +41,11 @@ async function addProgramPaths(paths: Set<string>, argv0: string, spec: AgentSan
   }
   const binary = await resolveOnPath(argv0, spec.env.PATH, spec.workspace);
   const root = binary ? await installRootOf(binary) : null;
-  if (root) paths.add(root);
+  if (root) {
+    paths.add(root);
+    // A local npm install hoists the package's own dependencies (a native binary among them) beside it.
+    if (root.includes(`${sep}node_modules${sep}`)) for (const dir of await dependencyDirsOutside(root)) if (!underSystemDirs(dir)) paths.add(dir);
+  }
   const nodePrefix = dirname(dirname(await realpath(process.execPath)));
   if (!underSystemDirs(nodePrefix) && nodePrefix !== '/') paths.add(nodePrefix);
 }
