@@ -32,3 +32,16 @@ export const STOP_EXIT = {
   interrupted: EXIT.interrupted,
   'circuit-open': EXIT.circuitOpen,
 } as const;
+
+/** What each exit code means to a script that calls Genesis: docs/reference/exit-codes.md is this table. */
+export const EXIT_MEANINGS: Readonly<Record<keyof typeof EXIT, string>> = {
+  ok: 'success; for `genesis run`: every task is done',
+  error: 'a GenesisError: bad input, a broken machine, a world that cannot be read (the message ends with its code and what to do)',
+  usage: 'wrong command-line usage (an unknown option, a missing argument)',
+  blocked: '`genesis run` stopped because tasks are blocked (they used up their attempts); `genesis task retry` gives them new ones',
+  budget: '`genesis run` stopped because a budget (episodes, hours, cost, tokens) ran out',
+  interrupted: '`genesis run` was stopped by the user (SIGINT or SIGTERM); run it again to resume',
+  circuitOpen: '`genesis run` stopped because the agent cannot work at all (the circuit breaker opened); fix the agent and run again',
+  evidence: "`genesis run` stopped because the goal's evidence command passes on the accepted head",
+  internal: 'an unexpected internal error (a bug in Genesis); the accepted history is unchanged',
+};

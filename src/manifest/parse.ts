@@ -64,7 +64,7 @@ export function readManifest(text: string, source = 'world.yaml', taskFiles: Rea
   const { manifest, errors } = parseManifest(text, taskFiles);
   if (manifest) return manifest;
   throw new GenesisError('manifest-invalid', `Found issues in ${source}:\n${errors.map((e) => `  - ${e}`).join('\n')}`, {
-    hint: 'fix the fields named above; the README lists every field of world.yaml with its type and default',
+    hint: 'fix the fields named above; docs/reference/world-yaml.md lists every field of world.yaml with its type, default and meaning',
   });
 }
 

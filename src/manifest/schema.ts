@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { PRESET_NAMES } from './preset-names.js';
 
 /**
- * The schema of world.yaml. Every field has a description (shown in errors and the README) and,
+ * The schema of world.yaml. Every field has a description (docs/reference/world-yaml.md is made
+ * from them by `npm run docs`, and a test fails on a field without one) and,
  * where it is optional, a default, so the parsed manifest is complete.
  */
 const limits = z
@@ -78,7 +79,7 @@ const verify = z
     build: z.string().default('').describe('build command, run after setup'),
     test: z.string().trim().min(1, 'a test command is required: a blank one would verify nothing').describe('test command every candidate must pass'),
     timeoutSec: z.number().int().positive().default(600).describe('time for all gate commands of one candidate'),
-    limits: limits.default({ cpus: 1, memoryMb: 2048, pids: 256 }),
+    limits: limits.default({ cpus: 1, memoryMb: 2048, pids: 256 }).describe('resources of each gate command'),
     mode: z
       .enum(['all-pass', 'ratchet'])
       .default('all-pass')
@@ -244,7 +245,10 @@ const agent = z
 
 export const taskSchema = z
   .object({
-    id: z.string().regex(/^[a-z0-9][a-z0-9._-]*$/, 'use lowercase letters, digits, ".", "_" and "-", starting with a letter or digit'),
+    id: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9._-]*$/, 'use lowercase letters, digits, ".", "_" and "-", starting with a letter or digit')
+      .describe('the task\'s name in commands, the ledger and commit trailers: lowercase letters, digits, ".", "_" and "-"'),
     title: z.string().min(1).describe('one line saying what the task delivers'),
     kind: z
       .enum(['build', 'planner'])
@@ -272,16 +276,19 @@ const publishTarget = z
 
 export const manifestSchema = z
   .object({
-    name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'use letters, digits, ".", "_" and "-"'),
+    name: z
+      .string()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'use letters, digits, ".", "_" and "-"')
+      .describe('the world\'s name: letters, digits, ".", "_" and "-"'),
     branch: z
       .string()
       .regex(/^(?!-)(?!.*\.\.)[A-Za-z0-9._\/-]+(?<![./])$/, 'use a git branch name such as "main"')
       .default('main')
       .describe('the accepted branch'),
-    goal,
-    verify,
+    goal: goal.describe('what the world is for, when it is done, and the budgets of a run'),
+    verify: verify.describe('how the gate verifies a candidate: sandbox, image, commands, limits, mode'),
     protected: z.array(z.string()).default(['world.yaml']).describe('paths no episode may change; restored from the accepted head before the gate'),
-    agent,
+    agent: agent.describe('the agent every episode runs (its kind, program, model, sandbox and limits)'),
     retry: z
       .object({
         maxAttempts: z.number().int().min(1).default(3).describe('episodes per task before it is blocked'),
@@ -291,7 +298,8 @@ export const manifestSchema = z
           .describe('block a task early when two attempts in a row fail with the same signature (retrying the same way is waste)'),
       })
       .strict()
-      .default({ maxAttempts: 3, blockOnRepeat: true }),
+      .default({ maxAttempts: 3, blockOnRepeat: true })
+      .describe('how often a task is tried before it is blocked'),
     parallelism: z.number().int().min(1).max(64).default(2).describe('episodes running at once'),
     integration: z
       .object({
@@ -300,7 +308,7 @@ export const manifestSchema = z
       .strict()
       .optional()
       .describe('the integration queue: changes that passed their own gate, verified on top of those ahead of them'),
-    tasks: z.array(taskSchema).default([]),
+    tasks: z.array(taskSchema).default([]).describe('the units of work, each with the paths it may change'),
     tasksDir: z.string().optional().describe('a directory of YAML files ({ tasks: [...] }) whose tasks join those of world.yaml; planner tasks write here'),
     publish: z
       .union([publishTarget, z.array(publishTarget)])
@@ -316,7 +324,8 @@ export const manifestSchema = z
           .describe('days the changes of episodes that did not land stay in the world; then `genesis prune` drops them, keeping the record and a cut diff'),
       })
       .strict()
-      .default({ keepRejectedDays: 14 }),
+      .default({ keepRejectedDays: 14 })
+      .describe('how long the ledger keeps what did not land'),
   })
   .strict();
 

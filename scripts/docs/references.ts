@@ -1,0 +1,19 @@
+import { EXIT, EXIT_MEANINGS } from '../../src/cli/exit-codes.js';
+import { createProgram } from '../../src/cli/program.js';
+import { ERROR_CODES } from '../../src/errors/error-codes.js';
+import { REJECTION_REASONS } from '../../src/errors/rejection-reasons.js';
+import { manifestSchema } from '../../src/manifest/schema.js';
+import { renderCliPage } from './cli-page.js';
+import { renderErrorsPage } from './errors-page.js';
+import { renderExitCodesPage } from './exit-codes-page.js';
+import { renderWorldYamlPage } from './world-yaml-page.js';
+
+/** Every page of docs/reference/ made from the code, by its path from the repository root. */
+export async function renderReferences(): Promise<Array<{ path: string; text: string }>> {
+  return [
+    { path: 'docs/reference/world-yaml.md', text: renderWorldYamlPage(manifestSchema) },
+    { path: 'docs/reference/cli.md', text: renderCliPage(await createProgram()) },
+    { path: 'docs/reference/errors.md', text: renderErrorsPage(ERROR_CODES, REJECTION_REASONS) },
+    { path: 'docs/reference/exit-codes.md', text: renderExitCodesPage(EXIT, EXIT_MEANINGS) },
+  ];
+}
