@@ -7,6 +7,8 @@
 # Always: the gate image genesis/node:20 (Node 20, npm, git; it never binds the host's /usr).
 # With --compose, also what docker-compose.yml runs: the orchestrator image genesis/genesis and,
 # from debian, genesis/redis:7 (docker-compose.offline.yml names them).
+# With --agents, also the agent image genesis/agent:latest (the docker agent sandbox's default):
+# genesis/node:20 with the pinned agent CLIs of sandboxes/agent/clis.txt, installed from npm.
 # Every image is skipped when up to date (its genesis.build-key label matches its inputs); --force
 # rebuilds. Works from any directory. Environment: GENESIS_IMAGES_FROM sets the default of --from.
 set -euo pipefail
@@ -14,14 +16,15 @@ DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=lib.sh
 . "$DIR/lib.sh"
 
-FROM="${GENESIS_IMAGES_FROM:-auto}" COMPOSE=0 FORCE_ARG=()
+FROM="${GENESIS_IMAGES_FROM:-auto}" COMPOSE=0 AGENTS=0 FORCE_ARG=()
 while [ $# -gt 0 ]; do
   case "$1" in
   --from) FROM="${2:-}"; shift ;;
   --from=*) FROM="${1#--from=}" ;;
   --compose) COMPOSE=1 ;;
+  --agents) AGENTS=1 ;;
   --force) FORCE_ARG=(--force) ;;
-  -h | --help) sed -n '2,13p' "${BASH_SOURCE[0]}"; exit 0 ;;
+  -h | --help) sed -n '2,15p' "${BASH_SOURCE[0]}"; exit 0 ;;
   *) echo "build-images.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -49,4 +52,7 @@ bash "$DIR/node/build.sh" --from "$FROM" "${FORCE_ARG[@]}"
 if [ "$COMPOSE" -eq 1 ]; then
   [ "$FROM" = debian ] && bash "$DIR/redis/build.sh" "${FORCE_ARG[@]}"
   bash "$DIR/genesis/build.sh" --from "$FROM" "${FORCE_ARG[@]}"
+fi
+if [ "$AGENTS" -eq 1 ]; then
+  bash "$DIR/agent/build.sh" "${FORCE_ARG[@]}"
 fi

@@ -193,7 +193,12 @@ const agent = z
       .describe(
         "where the agent's processes run: auto (bwrap with a network namespace of its own), bwrap, docker (own container and network), or none (a local process, unconfined: say so only for agents you trust)",
       ),
-    image: z.string().optional().describe('docker image of the agent sandbox; default: verify.image'),
+    image: z
+      .string()
+      .optional()
+      .describe(
+        'docker image of the agent sandbox; default: genesis/agent:latest for command agents (Node, git and the pinned agent CLIs: bash sandboxes/build-images.sh --agents), verify.image for the openai agent',
+      ),
     network: z
       .union([
         z.string().min(1),

@@ -4,13 +4,14 @@ import type { AgentConfig } from '../../manifest/agent-config.js';
 import { priceOf } from '../usage/prices.js';
 import { PRESETS } from './presets/index.js';
 import { agentEndpoints } from '../../sandbox/egress/endpoints.js';
+import { DEFAULT_AGENT_IMAGE } from '../../sandbox/agent/docker/docker-agent-sandbox.js';
 
 /**
  * A `command` agent from its configuration: a preset's argv, variables and usage reader (an
  * explicit `agent.command` replaces the preset's argv and keeps the rest), in the agent sandbox
  * the manifest asks for.
  */
-export async function createCommandAgent(config: AgentConfig, defaultImage: string): Promise<CommandAgent> {
+export async function createCommandAgent(config: AgentConfig, defaultImage = DEFAULT_AGENT_IMAGE): Promise<CommandAgent> {
   const preset = config.preset ? PRESETS[config.preset] : null;
   const endpoints = agentEndpoints(config);
   const sandbox = await createAgentSandbox({ kind: config.sandbox, image: config.image ?? defaultImage, network: config.network, endpoints });

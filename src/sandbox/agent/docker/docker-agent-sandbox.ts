@@ -14,7 +14,7 @@ import { dockerCreateFailedArgv, dockerStartArgv } from './start.js';
 import { AGENT_OWNER_LABEL, agentOwner, removeOrphanedAgentContainers } from './orphans.js';
 
 export interface DockerAgentSandboxOptions {
-  /** Image the agent runs in. A skeleton image labelled genesis.bind-host-usr=1 gets the host's /usr. */
+  /** Image the agent runs in (DEFAULT_AGENT_IMAGE unless agent.image says). An image labelled genesis.bind-host-usr=1 gets the host's /usr. */
   image: string;
   /** Docker network of the agents; created when missing. @default 'genesis-agents' */
   network: string;
@@ -75,9 +75,7 @@ export class DockerAgentSandbox implements AgentSandbox {
         'agent-sandbox-unavailable',
         missing ? `the agent image ${this.options.image} does not exist` : `docker cannot run agents here: ${labels.stderr || labels.shortMessage}`,
         {
-          hint: missing
-            ? 'build it (`bash sandboxes/build-images.sh`) or set agent.image'
-            : 'Run `bash scripts/setup-services.sh` to start Docker, or set agent.sandbox to bwrap or none.',
+          hint: missing ? imageHint(this.options.image) : 'Run `bash scripts/setup-services.sh` to start Docker, or set agent.sandbox to bwrap or none.',
         },
       );
     }
@@ -173,11 +171,24 @@ function dockerClientEnv(): Record<string, string> {
   return env;
 }
 
+/**
+ * The image of the docker agent sandbox when agent.image names none: Node, git and the pinned
+ * agent CLIs (sandboxes/agent, built by `sandboxes/build-images.sh --agents`).
+ */
+export const DEFAULT_AGENT_IMAGE = 'genesis/agent:latest';
+
+/** What to do about a missing agent image: the builder's command for Genesis's own images. */
+function imageHint(image: string): string {
+  if (image === DEFAULT_AGENT_IMAGE) return 'build it: `bash sandboxes/build-images.sh --agents` (Node, git and the pinned agent CLIs), or set agent.image';
+  if (image.startsWith('genesis/')) return 'build it (`bash sandboxes/build-images.sh`), or remove agent.image for the agent image';
+  return 'build or load it (`docker image ls` lists what this host has), or remove agent.image for the default agent image';
+}
+
 /** How a `docker run` exit code reads: 125 the daemon refused to start it, 127 no such program in the image. */
 export function dockerRunFailure(exitCode: number, log: string, program: string): GenesisError | null {
   if (exitCode === 127 && log.includes(`exec: "${program}"`) && /executable file not found|no such file or directory/i.test(log)) {
     return new GenesisError('agent-not-found', `the agent command "${program}" was not found in the agent's docker image`, {
-      hint: 'install it in the image named by agent.image (or verify.image), or use the skeleton image that binds the host /usr',
+      hint: `the default agent image ${DEFAULT_AGENT_IMAGE} carries the pinned CLIs (\`bash sandboxes/build-images.sh --agents\` builds it): remove agent.image to use it, or install the CLI in the image agent.image names`,
     });
   }
   if (exitCode === 125) {
@@ -194,7 +205,7 @@ export function dockerRunFailure(exitCode: number, log: string, program: string)
         kind === 'permission-denied'
           ? 'add the user that runs Genesis to the docker group, or set agent.sandbox to bwrap'
           : kind === 'image-missing'
-            ? 'build the image agent.image names (`bash sandboxes/build-images.sh` for genesis/ images) or set agent.image'
+            ? 'build the image agent.image names (`bash sandboxes/build-images.sh --agents` builds the default, genesis/agent:latest) or set agent.image'
             : 'fix what docker names in agent.image, agent.network or agent.limits; retrying cannot help',
     });
   }
