@@ -12,6 +12,7 @@ export type AuditCode =
   | 'unattributed-commit'
   | 'landed-twice'
   | 'task-landed-twice'
+  | 'message-separator'
   // A commit against the episode behind it.
   | 'no-ledger-record'
   | 'ledger-mismatch'

@@ -46,6 +46,18 @@ export function checkHistoryShape(commits: readonly AuditedCommit[]): AuditFindi
         }),
       );
     }
+    if (c.separator) {
+      findings.push(
+        violation(
+          'message-separator',
+          `commit ${short(c.commit)} (${JSON.stringify(c.subject)}) has a control character in its message, which Genesis never writes`,
+          {
+            commit: c.commit,
+            hint: 'a separator in a message is how trailers get forged: the commit came from outside Genesis, or from a version before titles were checked',
+          },
+        ),
+      );
+    }
     if (c.episode) byEpisode.set(c.episode, [...(byEpisode.get(c.episode) ?? []), c.commit]);
     if (c.task) byTask.set(c.task, [...(byTask.get(c.task) ?? []), c.commit]);
   }

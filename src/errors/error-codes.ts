@@ -61,6 +61,7 @@ export const ERROR_CODES = {
 
   // The world, its manifest and its history.
   'manifest-invalid': fatal('world.yaml does not validate'),
+  'commit-message-invalid': fatal('a commit message Genesis was about to write holds a control character'),
   'manifest-missing': fatal('there is no world.yaml'),
   'world-exists': refused('a world already exists there'),
   'world-no-branch': refused('the world has no accepted branch'),

@@ -60,6 +60,29 @@ export async function git(args: string[], options: GitOptions): Promise<GitResul
   return { stdout: String(result.stdout), exitCode };
 }
 
+/** Like `git`, with stdout as bytes: for output that counts bytes (cat-file --batch) or may not be UTF-8. */
+export async function gitBytes(args: string[], options: GitOptions): Promise<Buffer> {
+  const result = await execa('git', ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', ...args], {
+    cwd: options.cwd,
+    input: options.input,
+    env: { ...GIT_IDENTITY, ...options.env, ...SAFE_GIT_ENV },
+    reject: false,
+    encoding: 'buffer',
+    maxBuffer: 512 * 1024 * 1024,
+  });
+  if (result.exitCode !== 0) {
+    throw new GenesisError(
+      'git-failed',
+      `git ${args.slice(0, 3).join(' ')} failed (exit ${result.exitCode ?? -1}): ${Buffer.from(result.stderr).toString('utf8').trim().split('\n').slice(-5).join('\n')}`,
+      {
+        hint: 'check that the world path is a git repository you can write to',
+        cause: result,
+      },
+    );
+  }
+  return Buffer.from(result.stdout);
+}
+
 /**
  * The first `maxBytes` of a git command's output, and whether it said more: git is stopped once
  * the cut is reached, so a command that would print gigabytes costs `maxBytes` of memory.

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { PRESET_NAMES } from './preset-names.js';
+import { CONTROL_CHARACTER } from './path-patterns.js';
 
 /**
  * The schema of world.yaml. Every field has a description (docs/reference/world-yaml.md is made
@@ -254,7 +255,12 @@ export const taskSchema = z
       .string()
       .regex(/^[a-z0-9][a-z0-9._-]*$/, 'use lowercase letters, digits, ".", "_" and "-", starting with a letter or digit')
       .describe('the task\'s name in commands, the ledger and commit trailers: lowercase letters, digits, ".", "_" and "-"'),
-    title: z.string().min(1).describe('one line saying what the task delivers'),
+    title: z
+      .string()
+      .min(1)
+      // The title becomes the subject of the accepted commit: a newline or a field separator there would forge its trailers.
+      .refine((t) => !CONTROL_CHARACTER.test(t), 'contains a control character (a newline, tab or separator); a title is one line of text')
+      .describe('one line saying what the task delivers'),
     kind: z
       .enum(['build', 'planner'])
       .default('build')

@@ -4,6 +4,7 @@ import { planGate } from '../gate/plan.js';
 import { runGate } from '../gate/gate.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { readDoneTasks, TRAILERS } from '../world/accepted-history.js';
+import { formatCommitMessage } from '../world/commit-message.js';
 import { git, gitValue } from '../git/git.js';
 import { readManifest } from '../manifest/parse.js';
 import type { WorldManifest } from '../manifest/schema.js';
@@ -56,7 +57,11 @@ async function addTaskUnlocked(world: WorldRepo, task: Record<string, unknown>, 
       hint: 'the accepted history is unchanged; fix the world first',
     });
   }
-  const commit = await world.commitTree(tree, [head], `world: add task ${String(task.id)}\n\n${TRAILERS.verified}: ${gate.record.summary}\n`);
+  const commit = await world.commitTree(
+    tree,
+    [head],
+    formatCommitMessage(`world: add task ${String(task.id)}`, '', [[TRAILERS.verified, gate.record.summary]]),
+  );
   if (!(await world.compareAndSwap(`refs/heads/${manifest.branch}`, commit, head))) {
     throw new GenesisError('head-moved', 'the accepted branch moved while the task was being added', { hint: 'run the command again' });
   }

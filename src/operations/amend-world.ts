@@ -5,6 +5,7 @@ import { planGate } from '../gate/plan.js';
 import { runGate, type GateRunVerdict } from '../gate/gate.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { readDoneTasks, TRAILERS } from '../world/accepted-history.js';
+import { formatCommitMessage, toOneLine } from '../world/commit-message.js';
 import { git } from '../git/git.js';
 import type { WorldManifest } from '../manifest/schema.js';
 import { writeTreeFromDir } from '../git/tree/from-dir.js';
@@ -139,13 +140,11 @@ async function holdoutPath(world: WorldRepo, dir: string): Promise<string> {
 
 /** The person's message first, then the trailers `git log` and the audit read. */
 export function amendMessage(message: string, by: string, verdict: Extract<GateRunVerdict, { ok: true }>): string {
-  const [subject = '', ...body] = message.split('\n');
-  const score = verdict.record.score === null || verdict.record.score === undefined ? [] : [`${TRAILERS.score}: ${verdict.record.score}`];
-  const trailers = [
-    `${TRAILERS.amend}: ${by.replace(/\s+/g, ' ')}: ${subject.replace(/\s+/g, ' ').trim()}`,
-    `${TRAILERS.verified}: ${verdict.record.summary.replace(/\s+/g, ' ')}`,
+  const [subject = '', ...body] = message.replace(/\r\n?/g, '\n').split('\n');
+  const score = verdict.record.score === null || verdict.record.score === undefined ? [] : [[TRAILERS.score, String(verdict.record.score)] as const];
+  return formatCommitMessage(subject, body.join('\n'), [
+    [TRAILERS.amend, `${toOneLine(by)}: ${toOneLine(subject)}`],
+    [TRAILERS.verified, verdict.record.summary],
     ...score,
-  ];
-  const text = body.join('\n').trim();
-  return `${subject.trim()}\n\n${text ? `${text}\n\n` : ''}${trailers.join('\n')}\n`;
+  ]);
 }

@@ -7,6 +7,7 @@ import { runGate, type GateRunVerdict } from '../gate/gate.js';
 import { saveBaseline } from '../gate/test-baseline.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { TRAILERS } from '../world/accepted-history.js';
+import { formatCommitMessage } from '../world/commit-message.js';
 import { simpleGit } from 'simple-git';
 import { git, gitValue } from '../git/git.js';
 import { parseManifest, readManifest } from '../manifest/parse.js';
@@ -66,8 +67,8 @@ export async function initWorld(opts: { worldPath: string; from: string; sandbox
         hint: 'verify.test must pass on the starting content (task checks only run once their task is done)',
       });
     }
-    const score = gate.record.score === undefined || gate.record.score === null ? '' : `${TRAILERS.score}: ${gate.record.score}\n`;
-    const message = `world ${manifest.name}: initial content\n\n${TRAILERS.verified}: ${gate.record.summary}\n${score}`;
+    const score = gate.record.score === undefined || gate.record.score === null ? [] : [[TRAILERS.score, String(gate.record.score)] as const];
+    const message = formatCommitMessage(`world ${manifest.name}: initial content`, '', [[TRAILERS.verified, gate.record.summary], ...score]);
     const commit = await world.commitTree(tree, [], message);
     await world.compareAndSwap(`refs/heads/${manifest.branch}`, commit, null);
     // The first gates compare with what passed here (tests-vanished) without running it again.

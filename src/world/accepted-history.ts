@@ -1,7 +1,8 @@
 import { GenesisError } from '../errors/genesis-error.js';
-import { git } from '../git/git.js';
+import { formatCommitMessage, hasSeparator, parseCommitMessage } from './commit-message.js';
 import { HistoryIndex, historyIndexFile } from './history-index.js';
 import { resolveObject } from '../git/object-reader.js';
+import { readFirstParentCommits, type RawCommit } from './read-commits.js';
 import { readVerifiedScore } from './verification-ref.js';
 
 export const TRAILERS = {
@@ -34,45 +35,44 @@ export interface AcceptedCommit {
   amend?: string | null;
   /** The verification behind the commit (the episode's id when its own gate passed this very tree), if named. */
   verification?: string | null;
+  /** True when the message holds a control character other than a newline or tab: Genesis never writes one. */
+  separator?: boolean;
 }
 
 /**
  * The accepted branch, newest first, with each commit's Genesis trailers. `at` reads the history
- * as it was at an earlier accepted commit instead of the branch's tip.
+ * as it was at an earlier accepted commit instead of the branch's tip (or a range `a..b`).
+ * Each commit is read from its object (read-commits.ts) and its trailers from the final
+ * paragraph Genesis wrote (commit-message.ts), so nothing in a subject or body adds or hides one.
  */
 export async function readAcceptedHistory(repo: string, branch: string, at?: string): Promise<AcceptedCommit[]> {
-  const format = '%H%x1f%P%x1f%cI%x1f%s%x1f%(trailers:only,unfold)%x1e';
-  const out = (await git(['log', '--first-parent', `--format=${format}`, at ?? `refs/heads/${branch}`, '--'], { cwd: repo })).stdout;
-  return out
-    .split('\x1e')
-    .map((chunk) => chunk.replace(/^\n/, ''))
-    .filter((chunk) => chunk.length > 0)
-    .map(parseCommit);
+  return (await readFirstParentCommits(repo, at ?? `refs/heads/${branch}`)).map(toAccepted);
 }
 
-function parseCommit(chunk: string): AcceptedCommit {
-  const [commit = '', parents = '', date = '', subject = '', trailerText = ''] = chunk.split('\x1f');
-  const trailers = new Map<string, string>();
-  for (const line of trailerText.split('\n')) {
-    const at = line.indexOf(': ');
-    if (at > 0) trailers.set(line.slice(0, at), line.slice(at + 2).trim());
-  }
-  const attempt = trailers.get(TRAILERS.attempt);
-  const score = trailers.get(TRAILERS.score);
+function toAccepted(raw: RawCommit): AcceptedCommit {
+  const { subject, trailers } = parseCommitMessage(raw.message);
+  const attempt = numberOf(trailers.get(TRAILERS.attempt));
+  const score = numberOf(trailers.get(TRAILERS.score));
   return {
-    commit,
-    parents: parents.split(' ').filter(Boolean),
-    date,
+    commit: raw.commit,
+    parents: raw.parents,
+    date: raw.date,
     subject,
     episode: trailers.get(TRAILERS.episode) ?? null,
     task: trailers.get(TRAILERS.task) ?? null,
-    attempt: attempt === undefined ? null : Number(attempt),
+    attempt,
     agent: trailers.get(TRAILERS.agent) ?? null,
     verified: trailers.get(TRAILERS.verified) ?? null,
-    score: score === undefined ? null : Number(score),
+    score,
     amend: trailers.get(TRAILERS.amend) ?? null,
     verification: trailers.get(TRAILERS.verification) ?? null,
+    ...(hasSeparator(raw.message) ? { separator: true } : {}),
   };
+}
+
+/** A trailer's number, or null when it holds none (a number is all Genesis writes there). */
+function numberOf(text: string | undefined): number | null {
+  return text !== undefined && /^-?\d+(\.\d+)?$/.test(text) ? Number(text) : null;
 }
 
 /** Formats the commit message of an accepted change, trailers last so `git log` shows them. */
@@ -87,20 +87,17 @@ export function acceptedCommitMessage(fields: {
   tree?: string;
   verification?: string;
 }): string {
-  return [
-    `${fields.task}: ${fields.title}`,
-    '',
-    `${TRAILERS.episode}: ${fields.episode}`,
-    `${TRAILERS.task}: ${fields.task}`,
-    `${TRAILERS.attempt}: ${fields.attempt}`,
-    `${TRAILERS.agent}: ${fields.agent.replace(/\s+/g, ' ')}`,
-    `${TRAILERS.verified}: ${fields.verified.replace(/\s+/g, ' ')}`,
-    ...(fields.score === undefined || fields.score === null ? [] : [`${TRAILERS.score}: ${fields.score}`]),
+  return formatCommitMessage(`${fields.task}: ${fields.title}`, '', [
+    [TRAILERS.episode, fields.episode],
+    [TRAILERS.task, fields.task],
+    [TRAILERS.attempt, String(fields.attempt)],
+    [TRAILERS.agent, fields.agent],
+    [TRAILERS.verified, fields.verified],
+    ...(fields.score === undefined || fields.score === null ? [] : [[TRAILERS.score, String(fields.score)] as const]),
     // The tree that passed the gate and the verification that passed it (the episode's own gate, or one on the tip).
-    ...(fields.tree ? [`${TRAILERS.tree}: ${fields.tree}`] : []),
-    ...(fields.verification ? [`${TRAILERS.verification}: ${fields.verification}`] : []),
-    '',
-  ].join('\n');
+    ...(fields.tree ? [[TRAILERS.tree, fields.tree] as const] : []),
+    ...(fields.verification ? [[TRAILERS.verification, fields.verification] as const] : []),
+  ]);
 }
 
 /**

@@ -16,7 +16,7 @@ export interface IndexedCommit {
 /** Reads first-parent history with trailers, newest first: `rev` is a commit or a range (`a..b`). */
 export type HistoryReader = (rev: string) => Promise<AcceptedCommit[]>;
 
-const VERSION = 1;
+const VERSION = 2;
 const MEMO = 64;
 
 /**

@@ -1,3 +1,4 @@
+import { hasSeparator } from './commit-message.js';
 import { stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
@@ -137,6 +138,11 @@ export class WorldRepo {
   }
 
   async commitTree(tree: string, parents: string[], message: string): Promise<string> {
+    // Readers split a message into subject, body and trailers: a control character in it is a bug upstream, never written.
+    if (hasSeparator(message))
+      throw new GenesisError('commit-message-invalid', `a commit message holds a control character: ${JSON.stringify(message.slice(0, 200))}`, {
+        hint: 'build accepted messages with formatCommitMessage (world/commit-message.ts), which makes agent text one line',
+      });
     // Written directly (object-writer.ts) once the tree and parents are known to be there, as commit-tree checks.
     const named = await Promise.all([tree, ...parents].map((name) => resolveObject(this.path, name)));
     const [treeObj, ...parentObjs] = named;

@@ -129,7 +129,7 @@ describe('the history index', () => {
     await third.load();
     expect(third.size).toBe(10);
     expect(await third.doneAt(next)).toEqual(await truth(w.repo, next));
-    expect((await readFile(file, 'utf8')).split('\n')[0]).toBe('{"version":1}');
+    expect((await readFile(file, 'utf8')).split('\n')[0]).toBe('{"version":2}');
   });
 
   it('serves readDoneTasks for a world, at its branch and at an earlier commit', async () => {
