@@ -1,5 +1,6 @@
 import { lstat, readdir, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import { resolveLinkInside } from '../sandbox/gate/contained-path.js';
 import { dockerClientOf, type Sandbox } from '../sandbox/sandbox.js';
 import type { DepsSpec } from '../manifest/schema.js';
 import type { DepsCache } from './cache/cache.js';
@@ -62,8 +63,29 @@ export async function prepareDeps(input: PrepareDepsInput): Promise<PreparedDeps
     install: installerFor(input.sandbox),
   });
   if (!outcome.ok) return { ok: false, reason: outcome.reason, message: outcome.message, log: outcome.log, filesDigest };
-  const layout = planDepsLayout(outcome.dir, await readOutputs(outcome.dir, input.spec.paths));
+  const outputs = await readOutputs(outcome.dir, input.spec.paths);
+  // A set stored before its links were checked: never bind or recreate a link that leads out of it.
+  const linked = outputLinkProblem(outputs);
+  if (linked) {
+    await input.cache.remove(key).catch(() => undefined);
+    const message = `the prepared dependency set ${key.slice(0, 12)} holds ${linked}; it was removed from the cache, and an install that leaves such a link is not stored again`;
+    return { ok: false, reason: 'deps-failed', message, log: `${outcome.log}deps: ${message}\n`, filesDigest };
+  }
+  const layout = planDepsLayout(outcome.dir, outputs);
   return { ok: true, key, hit: outcome.hit, durationMs: outcome.durationMs, layout, log: outcome.log, filesDigest };
+}
+
+function outputLinkProblem(outputs: ReadonlyArray<{ path: string; type: 'dir' | 'file' | 'link'; entries: readonly OutputEntry[] }>): string | null {
+  for (const output of outputs) {
+    if (output.type === 'link') return `output "${output.path}" is a symlink`;
+    for (const entry of output.entries) {
+      if (entry.type !== 'link') continue;
+      const lands = resolveLinkInside(`${output.path}/${entry.name}`, entry.linkTarget ?? '');
+      if (lands === null || !outputs.some((o) => lands === o.path || lands.startsWith(`${o.path}/`)))
+        return `output "${output.path}/${entry.name}" is a symlink out of the set (to ${JSON.stringify(entry.linkTarget)})`;
+    }
+  }
+  return null;
 }
 
 async function readOutputs(outDir: string, paths: readonly string[]): Promise<Array<{ path: string; type: 'dir' | 'file' | 'link'; entries: OutputEntry[] }>> {

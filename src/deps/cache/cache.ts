@@ -12,6 +12,7 @@ import { normalizeTreePath } from '../../manifest/deps-rules.js';
 import { networkFailureKind } from '../offline-env.js';
 import { defaultDepsCacheCap, defaultDepsCacheRoot } from './root.js';
 import type { InstallResult, InstallSpec } from '../installers/install-spec.js';
+import { findOutputLinkProblem } from '../output-links.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -152,6 +153,15 @@ export class DepsCache {
           : '';
         return { ok: false, key: request.key, reason: 'deps-failed', message: `the dependency install \`${request.spec.install}\` ${why}${where}`, log };
       }
+      const linked = await findOutputLinkProblem(work, request.spec.paths.map(normalizeTreePath));
+      if (linked)
+        return {
+          ok: false,
+          key: request.key,
+          reason: 'deps-failed',
+          message: `the dependency install \`${request.spec.install}\` left ${linked}; a set is stored only when its outputs are real files and directories and their links stay inside them`,
+          log,
+        };
       const set = join(staging, 'set');
       const missing: string[] = [];
       for (const path of request.spec.paths.map(normalizeTreePath)) {

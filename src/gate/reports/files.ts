@@ -4,9 +4,10 @@
  * at a file of the host's) or anything too large is a broken report, not something to follow.
  */
 import type { Dirent } from 'node:fs';
-import { lstat, readdir, readFile, realpath, rm } from 'node:fs/promises';
+import { readdir, readFile, realpath, rm } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import picomatch from 'picomatch/posix.js';
+import { lstatInside, passesLink } from '../../sandbox/gate/contained-path.js';
 import { mergeRuns, type TestRun } from './cases.js';
 import { JUnitFormatError, parseJUnit } from './junit.js';
 import type { RejectionReason } from '../../errors/rejection-reasons.js';
@@ -28,8 +29,8 @@ async function listUnder(workDir: string, base: string): Promise<string[]> {
     const dir = pending.pop() as string;
     let entries: Dirent[];
     try {
-      // The static base of a glob could be a link too; entries below are checked by their type.
-      if (dir !== '' && (await lstat(join(workDir, dir))).isSymbolicLink()) continue;
+      // The static base of a glob, or a directory on its way, could be a link too; entries below are checked by their type.
+      if (dir !== '' && !(await lstatInside(workDir, dir))?.isDirectory()) continue;
       entries = await readdir(join(workDir, dir), { withFileTypes: true });
     } catch {
       continue; // absent, or not a directory
@@ -49,13 +50,8 @@ export async function findReportFiles(workDir: string, patterns: readonly string
   for (const pattern of patterns) {
     const scan = picomatch.scan(pattern);
     if (!scan.isGlob) {
-      if (
-        await lstat(join(workDir, pattern)).then(
-          () => true,
-          () => false,
-        )
-      )
-        matches.add(pattern);
+      // Reached without following a link on the way (`reports -> /etc`): a link itself is found, and read as one.
+      if ((await lstatInside(workDir, pattern)) || (await passesLink(workDir, pattern))) matches.add(pattern);
       continue;
     }
     const isMatch = picomatch(pattern, { dot: true });
@@ -66,7 +62,8 @@ export async function findReportFiles(workDir: string, patterns: readonly string
 
 async function readOne(workDir: string, path: string): Promise<TestRun | ReportProblem> {
   const full = join(workDir, path);
-  const info = await lstat(full);
+  const info = await lstatInside(workDir, path);
+  if (!info) return { reason: 'report-invalid', message: `${path} is outside the work dir (through a symbolic link)` };
   if (!info.isFile()) {
     return {
       reason: 'report-invalid',
@@ -118,6 +115,12 @@ export async function readJUnitFiles(workDir: string, patterns: readonly string[
  */
 export async function removeReportFiles(workDir: string, patterns: readonly string[]): Promise<string[]> {
   const files = await findReportFiles(workDir, patterns);
-  for (const path of files) await rm(join(workDir, path), { recursive: true, force: true });
-  return files;
+  // Only what is reached inside the work dir: rm removes a link itself, never what it points at.
+  const removed: string[] = [];
+  for (const path of files) {
+    if (!(await lstatInside(workDir, path))) continue;
+    await rm(join(workDir, path), { recursive: true, force: true });
+    removed.push(path);
+  }
+  return removed;
 }

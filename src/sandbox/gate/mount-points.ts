@@ -1,4 +1,4 @@
-import { lstat, mkdir, readlink, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readlink, rm, symlink, writeFile } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import { GenesisError } from '../../errors/genesis-error.js';
 import type { SandboxMount } from '../sandbox.js';
@@ -33,8 +33,10 @@ export async function prepareMountPoints(workDir: string, mounts: readonly Sandb
     const existing = await lstat(path).catch(() => null);
     if (asLinks && existing?.isSymbolicLink() && (await readlink(path)) === mount.source) continue;
     if (existing?.isSymbolicLink()) throw new GenesisError('sandbox-mount-invalid', `cannot mount at ${mount.target}: the work dir has a symlink there`);
-    const source = await stat(mount.source).catch(() => null);
+    // A bind follows a source that is a link, on the host side: a cache entry an install shaped could point at /.
+    const source = await lstat(mount.source).catch(() => null);
     if (!source) throw new GenesisError('sandbox-mount-missing', `the mount source ${mount.source} does not exist`);
+    if (source.isSymbolicLink()) throw new GenesisError('sandbox-mount-invalid', `the mount source ${mount.source} is a symlink; a mount never follows one`);
     if (asLinks) {
       if (existing) await rm(path, { recursive: true, force: true });
       await symlink(mount.source, path);
