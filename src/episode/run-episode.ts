@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Agent } from '../agents/agent.js';
 import { agentForAttempt } from '../agents/rotation.js';
-import { checkUsage } from '../agents/usage/plausible-usage.js';
+import { checkUsage, EPISODE_USAGE_CAPS } from '../agents/usage/plausible-usage.js';
 import type { AgentUsage } from '../agents/usage/usage.js';
 import { GenesisError, isGenesisError } from '../errors/genesis-error.js';
 import { failureSignature } from '../gate/reports/printed-counts.js';
@@ -187,7 +187,7 @@ export async function runEpisode(job: EpisodeJob, deps: EpisodeDeps): Promise<Ep
     const updated: EpisodeRecord = {
       ...record,
       agent: agent.label,
-      ...recordedUsage(run.usage, record.usage),
+      ...recordedUsage(run.usage, record.usage, manifest.agent.limits),
       candidate: gated?.commit ?? candidate,
       ...(gated ? { gatedOn: gated.onto, source: candidate } : {}),
       reason: result.reason,
@@ -226,9 +226,16 @@ export async function runEpisode(job: EpisodeJob, deps: EpisodeDeps): Promise<Ep
 }
 
 /** The usage the ledger records: checked (never below zero), with what was wrong with it flagged. */
-function recordedUsage(reported: AgentUsage | undefined, earlier: EpisodeRecord['usage']): Pick<EpisodeRecord, 'usage' | 'usageProblems'> {
+function recordedUsage(
+  reported: AgentUsage | undefined,
+  earlier: EpisodeRecord['usage'],
+  limits: { maxCostUsd?: number; maxTokens?: number },
+): Pick<EpisodeRecord, 'usage' | 'usageProblems'> {
   if (!reported) return { usage: earlier };
-  const { usage, problems } = checkUsage(reported);
+  const { usage, problems } = checkUsage(reported, {
+    costUsd: limits.maxCostUsd ?? EPISODE_USAGE_CAPS.costUsd,
+    tokens: limits.maxTokens ?? EPISODE_USAGE_CAPS.tokens,
+  });
   return problems.length > 0 ? { usage, usageProblems: problems } : { usage };
 }
 

@@ -172,6 +172,21 @@ const agent = z
           .describe(
             "disk quota of the agent's workspace, MiB (a size-limited tmpfs: counts toward memory; needs root); filling it fails the episode with disk-quota",
           ),
+        maxCostUsd: z
+          .number()
+          .positive()
+          .optional()
+          .describe(
+            'the most one episode may report spending, US dollars (default 100); a higher report is flagged usage-implausible and not charged to the budget',
+          ),
+        maxTokens: z
+          .number()
+          .int()
+          .positive()
+          .optional()
+          .describe(
+            'the most input + output tokens one episode may report (default 200,000,000); a higher report is flagged usage-implausible and not charged',
+          ),
       })
       .strict()
       .default({})

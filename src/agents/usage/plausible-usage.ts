@@ -1,10 +1,18 @@
 import type { AgentUsage } from './usage.js';
 
 /**
- * Figures no agent can honestly report in one episode. Above them a figure is kept (a budget then
- * stops the run, the safe side) but flagged as nonsense.
+ * What one episode may report at most, unless `agent.limits.maxCostUsd` / `maxTokens` say
+ * otherwise: far above what an agent spends in an episode, far below what would spend a world's
+ * budget at once.
  */
-export const ABSURD_USAGE: Readonly<{ tokens: number; costUsd: number }> = Object.freeze({ tokens: 1e10, costUsd: 1e5 });
+export const EPISODE_USAGE_CAPS: Readonly<UsageCaps> = Object.freeze({ tokens: 200_000_000, costUsd: 100 });
+
+/** The most one episode can honestly report: beyond it a figure is `usage-implausible`. */
+export interface UsageCaps {
+  /** Input or output tokens, and their sum. */
+  tokens: number;
+  costUsd: number;
+}
 
 export interface CheckedUsage {
   usage: AgentUsage;
@@ -18,10 +26,12 @@ const FIELDS: readonly Field[] = ['inputTokens', 'outputTokens', 'cachedTokens',
 /**
  * Usage as the ledger may record it: every figure a finite number ≥ 0 or null. A negative figure
  * would lower the spend a budget (`maxCostUsd`, `maxTokens`) counts, so it becomes 0; a figure that
- * is not a finite number (NaN, Infinity, a string) becomes null (unknown); each is named in
- * `problems`, as is an absurd one and a cached share larger than the input.
+ * is not a finite number (NaN, Infinity, a string) becomes null (unknown); a figure over the
+ * episode's cap becomes null too (`usage-implausible`: an agent's own report must not spend a
+ * world's budget, and so stop every later run, at once); each is named in `problems`, as is a
+ * cached share larger than the input.
  */
-export function checkUsage(reported: AgentUsage): CheckedUsage {
+export function checkUsage(reported: AgentUsage, caps: UsageCaps = EPISODE_USAGE_CAPS): CheckedUsage {
   const problems: string[] = [];
   const usage = { ...reported };
   for (const field of FIELDS) {
@@ -34,15 +44,29 @@ export function checkUsage(reported: AgentUsage): CheckedUsage {
     } else if (value < 0) {
       problems.push(`${field} was ${value}, below zero; recorded as 0`);
       usage[field] = 0;
-    } else if (value > (field === 'costUsd' ? ABSURD_USAGE.costUsd : ABSURD_USAGE.tokens)) {
-      problems.push(`${field} was ${value}, more than one episode can spend; recorded as reported`);
+    } else if (value > (field === 'costUsd' ? caps.costUsd : caps.tokens)) {
+      problems.push(
+        `usage-implausible: ${field} was ${value}, over the cap of one episode (${capName(field)} ${field === 'costUsd' ? caps.costUsd : caps.tokens}); not charged`,
+      );
+      usage[field] = null;
     }
+  }
+  const sum = (usage.inputTokens ?? 0) + (usage.outputTokens ?? 0);
+  if (sum > caps.tokens) {
+    problems.push(`usage-implausible: inputTokens + outputTokens was ${sum}, over the cap of one episode (agent.limits.maxTokens ${caps.tokens}); not charged`);
+    usage.inputTokens = null;
+    usage.outputTokens = null;
+    usage.cachedTokens = null;
   }
   if (usage.cachedTokens !== null && usage.inputTokens !== null && usage.cachedTokens > usage.inputTokens) {
     problems.push(`cachedTokens (${usage.cachedTokens}) exceeds inputTokens (${usage.inputTokens}); recorded as inputTokens`);
     usage.cachedTokens = usage.inputTokens;
   }
   return { usage, problems };
+}
+
+function capName(field: Field): string {
+  return field === 'costUsd' ? 'agent.limits.maxCostUsd' : 'agent.limits.maxTokens';
 }
 
 /** What a record's usage adds to a budget: never below zero, whatever was written. */

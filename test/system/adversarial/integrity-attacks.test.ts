@@ -57,6 +57,7 @@ sparse) truncate -s 2G src/sparse.bin ;;
 big-files) mkdir -p src/big-files; head -c 6291456 /dev/urandom > src/big-files/a.bin; head -c 6291456 /dev/urandom > src/big-files/b.bin ;;
 negative-usage) usage -100000 -5 -50 ;;
 absurd-usage) usage 1000000000000000 10 0.5 ;;
+cost-lock) usage 10 10 99999 ;;
 esac
 `;
 
@@ -73,6 +74,7 @@ const ATTACKS = [
   'big-files',
   'negative-usage',
   'absurd-usage',
+  'cost-lock',
 ];
 
 let w: AttackedWorld;
@@ -218,7 +220,15 @@ describe('attacks on the integrity of a world', () => {
         expect.arrayContaining([expect.stringMatching(/^costUsd was -50, below zero/), expect.stringMatching(/^inputTokens was -100000/)]),
       );
       const absurd = w.episodes.find((e) => e.task === 'absurd-usage')!;
-      expect(absurd.usageProblems).toEqual([expect.stringMatching(/^inputTokens was 1000000000000000, more than one episode can spend/)]);
+      expect(absurd.usageProblems).toEqual([expect.stringMatching(/^usage-implausible: inputTokens was 1000000000000000, over the cap of one episode/)]);
+      expect(absurd.usage).toMatchObject({ inputTokens: null, costUsd: 0.5 });
+      // A cost that alone would spend the world's budget (maxCostUsd 1000) is not charged: the run did not stop on it.
+      const lock = w.episodes.find((e) => e.task === 'cost-lock')!;
+      expect(lock.usageProblems).toEqual([
+        expect.stringMatching(/^usage-implausible: costUsd was 99999, over the cap of one episode \(agent.limits.maxCostUsd 100\)/),
+      ]);
+      expect(lock.usage?.costUsd).toBeNull();
+      expect(w.summary.stop.kind).not.toBe('budget');
       expect(w.episodes.find((e) => e.task === 'honest')?.usageProblems).toBeUndefined();
       expect(w.episodes.every((e) => (e.usage?.costUsd ?? 0) >= 0 && (e.usage?.inputTokens ?? 0) >= 0)).toBe(true);
     });

@@ -26,9 +26,21 @@ describe('checking the usage an agent reports', () => {
     }
   });
 
-  it('flags an absurd figure but keeps it, so a budget errs on the side of stopping', () => {
-    const { usage, problems } = checkUsage({ ...sane, costUsd: 1e9, inputTokens: 5e10, cachedTokens: 0 });
-    expect(usage).toMatchObject({ costUsd: 1e9, inputTokens: 5e10 });
+  it('flags a figure over the episode cap as usage-implausible and charges none of it, so no report spends a budget at once', () => {
+    const { usage, problems } = checkUsage({ ...sane, costUsd: 99_999, inputTokens: 5e10, cachedTokens: 0 });
+    expect(usage).toMatchObject({ costUsd: null, inputTokens: null });
+    expect(problems).toEqual([
+      expect.stringMatching(/^usage-implausible: inputTokens was 50000000000, over the cap of one episode \(agent.limits.maxTokens 200000000\)/),
+      expect.stringMatching(/^usage-implausible: costUsd was 99999, over the cap of one episode \(agent.limits.maxCostUsd 100\)/),
+    ]);
+    expect(spendOf(usage)).toEqual({ costUsd: 0, tokens: 200 });
+  });
+
+  it('holds the caps a world sets, per figure and for input and output together', () => {
+    const caps = { costUsd: 2, tokens: 1500 };
+    expect(checkUsage({ ...sane, costUsd: 1.5 }, caps).problems).toEqual([]);
+    const { usage, problems } = checkUsage({ ...sane, inputTokens: 1000, outputTokens: 600, costUsd: 3 }, caps);
+    expect(usage).toMatchObject({ inputTokens: null, outputTokens: null, costUsd: null });
     expect(problems).toHaveLength(2);
   });
 
