@@ -67,7 +67,12 @@ async function writeWorldSource(dir: string): Promise<void> {
     // The gate runs in an image of its own: the host's system directory (its dockerd) is not there.
     'test/base.test.js':
       "import test from 'node:test';\nimport assert from 'node:assert';\nimport { existsSync } from 'node:fs';\ntest('runs in an image of its own', () => assert.equal(existsSync('/usr/bin/dockerd'), false));\n",
-    '.genesis/agent.sh': '#!/bin/bash\nset -e\nsleep 4\nmkdir -p src\necho "export const v = \'$GENESIS_TASK_ID\';" > "src/$GENESIS_TASK_ID.js"\n',
+    // The agent writes its module only when it runs confined (the default agent sandbox): as uid
+    // 1000, under the hostname bubblewrap gives it, without the worker's Docker socket or its files.
+    '.genesis/agent.sh':
+      '#!/bin/bash\nset -e\n' +
+      'if [ "$(id -u)" != 1000 ] || [ "$(cat /proc/sys/kernel/hostname)" != agent ] || [ -e /var/run/docker.sock ] || [ -e /opt/genesis ]; then echo "not confined" >&2; exit 3; fi\n' +
+      'sleep 4\nmkdir -p src\necho "export const v = \'$GENESIS_TASK_ID\';" > "src/$GENESIS_TASK_ID.js"\n',
     'world.yaml': stringify({
       name: 'fleet',
       goal: { outcome: 'modules t1..t6 exist' },
@@ -79,7 +84,9 @@ async function writeWorldSource(dir: string): Promise<void> {
         limits: { cpus: 1, memoryMb: 256, pids: 64 },
       },
       protected: ['test/**', 'world.yaml', '.genesis/**'],
-      agent: { kind: 'command', command: ['bash', '.genesis/agent.sh'], sandbox: 'none', timeoutSec: 60 },
+      // No agent.sandbox: the default (auto) confines the agent inside the worker's container.
+      agent: { kind: 'command', command: ['bash', '.genesis/agent.sh'], timeoutSec: 60 },
+      // An agent that finds itself unconfined fails every attempt: its task is blocked, the world not done.
       retry: { maxAttempts: 3 },
       parallelism: 4,
       tasks: TASKS.map((t) => ({ id: t, title: `module ${t}`, paths: [`src/${t}.js`], check: `node --test test/${t}.test.js` })),
