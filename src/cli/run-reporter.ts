@@ -13,6 +13,7 @@ export function formatRunEvent(event: RunEvent): string | null {
       return `${time()} ▶ ${event.task} attempt ${event.attempt}  (episode ${event.id})`;
     case 'episode-phase':
     case 'integration':
+    case 'wait':
       return null;
     case 'episode-end': {
       const mark = event.outcome === 'accepted' ? '✓' : event.outcome === 'abandoned' ? '–' : '✗';

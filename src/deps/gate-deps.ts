@@ -21,6 +21,8 @@ export interface GateDepsInput {
   image?: string;
   /** The base the change was made on: a failure with the base's own dependency files is not the change's. */
   base?: string | null;
+  /** Told what a long wait is on (a sentence), and null when it ends: for progress displays. */
+  onWait?: (what: string | null) => void;
 }
 
 export type GateDeps =
@@ -51,6 +53,7 @@ export async function depsForGate(input: GateDepsInput): Promise<GateDeps | null
     sandbox: input.sandbox,
     image: input.image ?? input.manifest.verify.image,
     cache: input.cache ?? machineDepsCache(),
+    ...(input.onWait ? { onWait: input.onWait } : {}),
   });
   const step = (exitCode: number, durationMs: number): GateStepRecord => ({
     name: 'deps',

@@ -26,6 +26,8 @@ export interface PrepareDepsInput {
   /** The gate's image: the install runs in it too (docker). */
   image: string;
   cache: DepsCache;
+  /** Told what a long wait is on (a sentence), and null when it ends: for progress displays. */
+  onWait?: (what: string | null) => void;
 }
 
 /** The install of the sandbox kind the gate uses, so the set runs where it was built. */
@@ -61,6 +63,7 @@ export async function prepareDeps(input: PrepareDepsInput): Promise<PreparedDeps
     environment,
     image: input.image,
     install: installerFor(input.sandbox),
+    ...(input.onWait ? { onWait: input.onWait } : {}),
   });
   if (!outcome.ok) return { ok: false, reason: outcome.reason, message: outcome.message, log: outcome.log, filesDigest };
   const outputs = await readOutputs(outcome.dir, input.spec.paths);

@@ -26,6 +26,8 @@ export interface WorkspaceDepsInput {
   /** The gate's sandbox: the workspace gets the very set its gate will mount. */
   sandbox: Sandbox;
   cache?: DepsCache;
+  /** Told what a long wait is on (a sentence), and null when it ends: for progress displays. */
+  onWait?: (what: string | null) => void;
 }
 
 /**
@@ -52,6 +54,7 @@ export async function linkWorkspaceDeps(input: WorkspaceDepsInput): Promise<Work
     sandbox: input.sandbox,
     image: input.manifest.verify.image,
     cache: input.cache ?? machineDepsCache(),
+    ...(input.onWait ? { onWait: input.onWait } : {}),
   });
   if (!prepared.ok) return { exclude, readOnly: [], note: `deps: the workspace has no dependency set: ${prepared.message}` };
   const problem = await applyDepsLayout(input.dir, prepared.layout, { linkViews: true });

@@ -42,6 +42,8 @@ export interface EpisodeDeps {
   reserveTip?: ReserveTip;
   /** Called when a phase starts, for progress displays. */
   onPhase?: (job: EpisodeJob, phase: string) => void;
+  /** Told what a long wait of the episode is on (a sentence), and null when it ends: for progress displays. */
+  onWait?: (job: EpisodeJob, what: string | null) => void;
   /**
    * The scheduler that reads this episode's result runs in this process: the record its gate left is
    * held in the ledger's journal (Ledger.hold) for the one git write that ends the episode. Without
@@ -65,6 +67,8 @@ export async function runEpisode(job: EpisodeJob, deps: EpisodeDeps): Promise<Ep
   const task = manifest.tasks.find((t) => t.id === job.task);
   if (!task) throw new GenesisError('task-unknown', `task ${job.task} is not in world.yaml at ${job.base.slice(0, 12)}`);
   const phases: Record<string, number> = {};
+  const onWait = deps.onWait ? (what: string | null) => deps.onWait!(job, what) : undefined;
+  const waits = onWait ? { onWait } : {};
   const timed = async <T>(phase: string, work: () => Promise<T>): Promise<T> => {
     deps.onPhase?.(job, phase);
     const t0 = performance.now();
@@ -94,7 +98,7 @@ export async function runEpisode(job: EpisodeJob, deps: EpisodeDeps): Promise<Ep
     workspace = await timed('workspace', () => createWorkspace(world, job.episodeId, job.base));
     const ws = workspace;
     // The base's dependency set, the one its gate mounts, so the agent's own test runs work at once.
-    const wsDeps = await timed('deps', () => linkWorkspaceDeps({ repo: world.path, dir: ws.dir, base: job.base, manifest, sandbox: deps.sandbox }));
+    const wsDeps = await timed('deps', () => linkWorkspaceDeps({ repo: world.path, dir: ws.dir, base: job.base, manifest, sandbox: deps.sandbox, ...waits }));
     const promptFile = join(ws.episodeDir, 'prompt.md');
     await writeFile(promptFile, prompt);
     // With agent.rotation, each attempt of a task runs the agent its turn names.
@@ -163,6 +167,7 @@ export async function runEpisode(job: EpisodeJob, deps: EpisodeDeps): Promise<Ep
           // The tip's own gate (of the change ahead) is likely still running: its baseline is awaited, not learned again.
           ...(on && target?.speculative ? { awaitHeadBaselineMs: on.manifest.verify.timeoutSec * 1000 } : {}),
           ...(on ? { sourceChange: { fromTree: baseTree, tree } } : {}),
+          ...waits,
         });
       };
       verdict = await timed('gate', () => gateOn(gated));

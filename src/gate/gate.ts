@@ -48,6 +48,8 @@ export interface GateRunInput {
   image?: string;
   /** Where verify.deps sets are prepared. @default the machine's cache (src/deps) */
   depsCache?: DepsCache;
+  /** Told what a long wait is on (a sentence), and null when it ends: for progress displays. */
+  onWait?: (what: string | null) => void;
 }
 
 /**
@@ -100,6 +102,7 @@ async function runGateSteps(input: GateRunInput): Promise<GateRunVerdict> {
           cache: input.depsCache,
           base: input.flaky?.base,
           image: input.image,
+          ...(input.onWait ? { onWait: input.onWait } : {}),
         })
       : null;
     if (deps) {
@@ -112,7 +115,9 @@ async function runGateSteps(input: GateRunInput): Promise<GateRunVerdict> {
     for (const [index, step] of input.steps.entries()) {
       const judged = await runJudged(input, ctx, tree, step, index, flaky);
       if (step.name === 'test') score = judged.stepRun.report?.passed ?? null;
-      if (judged.stepRun.run && !PREPARING_STEPS.has(step.name)) passing[step.command] = passingNames(judged.stepRun.run);
+      // A step with no readable report still ran: its baseline is known to name no test, so a gate that
+      // waits for this tree's baseline is not left waiting for a command that will never be stored.
+      if (!PREPARING_STEPS.has(step.name)) passing[step.command] = judged.stepRun.run ? passingNames(judged.stepRun.run) : [];
       if (!judged.failure) continue;
       firstFailure ??= judged.failure;
       if (!input.allSteps || PREPARING_STEPS.has(step.name) || judged.failure.reason === 'gate-timeout') return finish(firstFailure);

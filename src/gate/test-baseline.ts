@@ -55,17 +55,22 @@ export function vanishedTests(
   return basePassing.filter((name) => !present.has(name));
 }
 
-const noneOf = (scratchDir: string, tree: string): string => join(scratchDir, 'baselines', `${tree}.none`);
+const endedOf = (scratchDir: string, tree: string): string => join(scratchDir, 'baselines', `${tree}.none`);
 
-/** Says no gate will store this tree's baseline (its gate failed): whoever waits for it learns it instead. */
-export async function markNoBaseline(scratchDir: string, tree: string): Promise<void> {
+/**
+ * Says the gate judging this tree has ended (or will not report): what its baseline holds now is all
+ * that will come. A gate waiting for a command it lacks learns that command itself instead of
+ * waiting out its deadline (a passing gate stores only the commands of its own plan, and a change
+ * behind it may run more: the checks of tasks done since).
+ */
+export async function markBaselineFinal(scratchDir: string, tree: string): Promise<void> {
   await mkdir(join(scratchDir, 'baselines'), { recursive: true });
-  await writeFile(noneOf(scratchDir, tree), '');
+  await writeFile(endedOf(scratchDir, tree), '');
 }
 
 /**
  * Waits until a tree's baseline holds every command asked for (the gate judging that tree, still
- * running, stores it when it passes), until that gate is known to have failed, or until `deadline`.
+ * running, stores it when it passes), until that gate is known to have ended without them, or until `deadline`.
  * Returns the baseline, or null when it will not come in time.
  */
 export async function waitForBaseline(
@@ -78,7 +83,7 @@ export async function waitForBaseline(
   for (;;) {
     const known = await loadBaseline(scratchDir, tree);
     if (commands.every((c) => c in known)) return known;
-    const gaveUp = await readFile(noneOf(scratchDir, tree)).then(
+    const gaveUp = await readFile(endedOf(scratchDir, tree)).then(
       () => true,
       () => false,
     );

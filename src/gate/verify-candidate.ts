@@ -12,7 +12,7 @@ import { listChanges } from '../git/tree/diff.js';
 import type { WorldRepo } from '../world/world-repo.js';
 import { planGate, type GateStep } from './plan.js';
 import { PREPARING_STEPS } from './tree.js';
-import { loadBaseline, markNoBaseline, saveBaseline, vanishedTests, waitForBaseline, type TestBaseline } from './test-baseline.js';
+import { loadBaseline, markBaselineFinal, saveBaseline, vanishedTests, waitForBaseline, type TestBaseline } from './test-baseline.js';
 import { runGate, type GateRunVerdict } from './gate.js';
 import { checkChange, sizeLimitsOf } from './pre-gate.js';
 import { failureSignature } from './reports/printed-counts.js';
@@ -45,18 +45,21 @@ export interface VerifyCandidateInput {
   awaitHeadBaselineMs?: number;
   /** The change as the agent made it, when it is judged merged on another tree (a speculative tip): its paths are checked too. */
   sourceChange?: { fromTree: string; tree: string };
+  /** Told what a long wait is on (a sentence), and null when it ends: for progress displays. */
+  onWait?: (what: string | null) => void;
 }
 
 /** The whole gate for one candidate: checks on the change itself, a fail-to-pass witness, then the sandboxed run. */
 export async function verifyCandidate(input: VerifyCandidateInput): Promise<CandidateVerdict> {
-  // Gates waiting for this tree's baseline (their tip is this tree) learn it themselves when it will not come.
-  const noBaseline = () => markNoBaseline(input.world.scratchDir, input.candidateTree);
+  // Gates waiting for this tree's baseline (their tip is this tree) take what it stored, or learn
+  // the rest themselves, as soon as this gate ends: passed, failed or thrown.
+  const ended = () => markBaselineFinal(input.world.scratchDir, input.candidateTree);
   try {
     const verdict = await judgeCandidate(input);
-    if (!verdict.ok) await noBaseline();
+    await ended();
     return verdict;
   } catch (error) {
-    await noBaseline().catch(() => undefined);
+    await ended().catch(() => undefined);
     throw error;
   }
 }
@@ -133,6 +136,7 @@ async function judgeCandidate(input: VerifyCandidateInput): Promise<CandidateVer
     manifest,
     sandbox: input.sandbox,
     workDir: scratch,
+    ...(input.onWait ? { onWait: input.onWait } : {}),
     flaky: { base: input.baseTree ?? null, ownCheck: `check:${input.task.id}` },
     ratchet: manifest.verify.mode === 'ratchet' ? { minScore: await readHeadScore(world.path, manifest.branch, input.head) } : undefined,
     holdout: manifest.verify.holdout ? { dir: await holdoutDir(world, manifest.verify.holdout.dir), command: manifest.verify.holdout.command } : undefined,
@@ -166,6 +170,7 @@ async function headBaseline(input: VerifyCandidateInput, steps: GateStep[], work
   const missing = steps.filter((s) => !PREPARING_STEPS.has(s.name) && s.name !== own && !(s.command in known));
   if (missing.length === 0) return known;
   const preparing = steps.filter((s) => PREPARING_STEPS.has(s.name));
+  input.onWait?.(`the tests of ${input.head.slice(0, 12)} run once to learn which pass there (the baseline this gate compares with)`);
   const learned = await runGate({
     repo: world.path,
     tree: headTree,
@@ -174,7 +179,8 @@ async function headBaseline(input: VerifyCandidateInput, steps: GateStep[], work
     sandbox: input.sandbox,
     workDir,
     allSteps: true,
-  });
+    ...(input.onWait ? { onWait: input.onWait } : {}),
+  }).finally(() => input.onWait?.(null));
   // A head whose gate ran out of time tells nothing reliable; better no comparison than a wrong one.
   if (learned.ok || learned.reason !== 'gate-timeout') {
     const found = Object.fromEntries(missing.map((s) => [s.command, learned.passing[s.command] ?? []]));
@@ -195,12 +201,13 @@ async function baselineToAwait(input: VerifyCandidateInput, steps: GateStep[]): 
 /** The head's baseline once the gate judging the head stored it, or learned here when it will not. */
 async function awaitedBaseline(input: VerifyCandidateInput, steps: GateStep[], missing: GateStep[], workDir: string): Promise<TestBaseline> {
   const headTree = await input.world.treeOf(input.head);
+  input.onWait?.(`the test baseline of the tip ${input.head.slice(0, 12)}, which the gate of the change ahead stores when it ends`);
   const stored = await waitForBaseline(
     input.world.scratchDir,
     headTree,
     missing.map((s) => s.command),
     Date.now() + input.awaitHeadBaselineMs!,
-  );
+  ).finally(() => input.onWait?.(null));
   return stored ?? headBaseline(input, steps, workDir);
 }
 

@@ -1,4 +1,4 @@
-import { markNoBaseline } from '../gate/test-baseline.js';
+import { markBaselineFinal } from '../gate/test-baseline.js';
 import type { EpisodeRecord } from '../ledger/episode-record.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { WorldRepo } from '../world/world-repo.js';
@@ -114,7 +114,7 @@ export class IntegrationStage {
     const entry = this.state.entries.find((e) => e.id === id);
     if (entry?.stage === 'gating' && entry.commit !== null) {
       const tree = await this.deps.world.treeOf(entry.commit);
-      await markNoBaseline(this.deps.world.scratchDir, tree).catch(() => undefined);
+      await markBaselineFinal(this.deps.world.scratchDir, tree).catch(() => undefined);
     }
     return this.handle({ type: 'withdraw', id });
   }

@@ -44,6 +44,8 @@ export interface PrepareRequest {
   image: string;
   /** Runs the install in the sandbox the world's gate uses. */
   install: (spec: InstallSpec) => Promise<InstallResult>;
+  /** Told what a long wait is on (a sentence), and null when it ends: for progress displays. */
+  onWait?: (what: string | null) => void;
 }
 
 export type PrepareOutcome =
@@ -91,41 +93,50 @@ export class DepsCache {
     await this.makeDirs();
     const deadline = started + request.spec.timeoutSec * 1000 + 120_000;
     let notes = '';
-    for (;;) {
-      const found = await this.readUsable(request.key);
-      if (found.set) {
-        await this.touch(request.key);
-        return {
-          ok: true,
-          key: request.key,
-          dir: found.set.dir,
-          hit: true,
-          durationMs: Date.now() - started,
-          log: `${notes}deps: ${request.key.slice(0, 12)} already prepared on this machine\n`,
-        };
-      }
-      if (found.damaged)
-        notes += `deps: the prepared set ${request.key.slice(0, 12)} changed after it was prepared (a tool wrote into it?); preparing it again\n`;
-      const lock = await tryLock(join(this.root, 'locks', `${request.key}.lock`));
-      if (lock) {
-        try {
-          if ((await this.readUsable(request.key)).set) continue;
-          const outcome = await this.prepare(request, started);
-          return outcome.ok ? { ...outcome, log: notes + outcome.log } : { ...outcome, log: notes + outcome.log };
-        } finally {
-          await lock.release();
+    let waitingOnOther = false;
+    const short = request.key.slice(0, 12);
+    try {
+      for (;;) {
+        const found = await this.readUsable(request.key);
+        if (found.set) {
+          await this.touch(request.key);
+          return {
+            ok: true,
+            key: request.key,
+            dir: found.set.dir,
+            hit: true,
+            durationMs: Date.now() - started,
+            log: `${notes}deps: ${request.key.slice(0, 12)} already prepared on this machine\n`,
+          };
         }
+        if (found.damaged)
+          notes += `deps: the prepared set ${request.key.slice(0, 12)} changed after it was prepared (a tool wrote into it?); preparing it again\n`;
+        const lock = await tryLock(join(this.root, 'locks', `${request.key}.lock`));
+        if (lock) {
+          try {
+            if ((await this.readUsable(request.key)).set) continue;
+            request.onWait?.(`dependency set ${short} being installed (${request.spec.install})`);
+            const outcome = await this.prepare(request, started);
+            return outcome.ok ? { ...outcome, log: notes + outcome.log } : { ...outcome, log: notes + outcome.log };
+          } finally {
+            await lock.release();
+          }
+        }
+        if (Date.now() > deadline) {
+          return {
+            ok: false,
+            key: request.key,
+            reason: 'deps-failed',
+            message: `another process has been preparing dependency set ${request.key.slice(0, 12)} for longer than verify.deps.timeoutSec`,
+            log: notes,
+          };
+        }
+        if (!waitingOnOther) request.onWait?.(`dependency set ${short}, which another gate or process on this machine is installing`);
+        waitingOnOther = true;
+        await new Promise((resolve) => setTimeout(resolve, 250));
       }
-      if (Date.now() > deadline) {
-        return {
-          ok: false,
-          key: request.key,
-          reason: 'deps-failed',
-          message: `another process has been preparing dependency set ${request.key.slice(0, 12)} for longer than verify.deps.timeoutSec`,
-          log: notes,
-        };
-      }
-      await new Promise((resolve) => setTimeout(resolve, 250));
+    } finally {
+      request.onWait?.(null);
     }
   }
 

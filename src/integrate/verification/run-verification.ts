@@ -9,8 +9,12 @@ import { verifyOnTip } from './verify-on-tip.js';
  * written into the world's verification ledger before its result is sent, so the lander can
  * check the verdict against the world rather than the message.
  */
-export async function runVerification(job: VerificationJob, deps: { world: WorldRepo; sandbox: Sandbox; worker: string }): Promise<VerificationResult> {
-  const verdict = await verifyOnTip(deps.world, deps.sandbox, job);
+export async function runVerification(
+  job: VerificationJob,
+  deps: { world: WorldRepo; sandbox: Sandbox; worker: string; onWait?: (job: VerificationJob, what: string | null) => void },
+): Promise<VerificationResult> {
+  const onWait = deps.onWait;
+  const verdict = await verifyOnTip(deps.world, deps.sandbox, job, onWait ? (what) => onWait(job, what) : undefined);
   const failure = verdict.ok
     ? { reason: null, message: null, signature: null }
     : { reason: verdict.reason, message: verdict.message, signature: verdict.signature };

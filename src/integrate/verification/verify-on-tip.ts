@@ -15,7 +15,7 @@ export type TipVerdict =
  * manifest, protected files, and the checks of every task done there, those queued ahead
  * included). A failure the tip has without this change is `broken-base`.
  */
-export async function verifyOnTip(world: WorldRepo, sandbox: Sandbox, job: VerificationJob): Promise<TipVerdict> {
+export async function verifyOnTip(world: WorldRepo, sandbox: Sandbox, job: VerificationJob, onWait?: (what: string | null) => void): Promise<TipVerdict> {
   const manifest = await world.manifestAt(job.onto);
   const task = manifest.tasks.find((t) => t.id === job.task);
   if (!task)
@@ -33,6 +33,7 @@ export async function verifyOnTip(world: WorldRepo, sandbox: Sandbox, job: Verif
     doneTasks: done,
     name: job.verificationId,
     baseTree: ontoTree,
+    ...(onWait ? { onWait } : {}),
   });
   if (verdict.ok) return { ok: true, gate: verdict.gate, log: verdict.log };
   return { ok: false, reason: verdict.reason, message: verdict.message, signature: verdict.signature, gate: verdict.gate, log: verdict.log };

@@ -6,6 +6,8 @@ export type RunEvent =
   | { type: 'start'; world: string; head: string; sandbox: string; agent: string; tasks: number; done: number; recovered: number; parallelism: number }
   | { type: 'episode-start'; id: string; task: string; attempt: number }
   | { type: 'episode-phase'; id: string; task: string; phase: string }
+  /** An episode's or verification's long wait (what it is on, a sentence) began, or ended (`what` null). */
+  | { type: 'wait'; id: string; task: string; what: string | null }
   | {
       type: 'episode-end';
       id: string;

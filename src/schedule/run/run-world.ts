@@ -105,12 +105,16 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
         signal,
         reserveTip,
         onPhase: (j, phase) => emit({ type: 'episode-phase', id: j.episodeId, task: j.task, phase }),
+        onWait: (j, what) => emit({ type: 'wait', id: j.episodeId, task: j.task, what }),
         hold: distributed === undefined,
       }),
     manifest.parallelism,
   );
   const slots = verificationSlots(manifest);
-  const verifications = options.ports.verifications((job) => runVerification(job, { world, sandbox, worker }), slots);
+  const verifications = options.ports.verifications(
+    (job) => runVerification(job, { world, sandbox, worker, onWait: (j, what) => emit({ type: 'wait', id: j.verificationId, task: j.task, what }) }),
+    slots,
+  );
   const lander = new Lander(world, ledger, manifest.branch, startHead);
   const inbox = new Inbox<Wake>();
   let snapshots: Promise<void> = Promise.resolve();

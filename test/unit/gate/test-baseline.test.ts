@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadBaseline, markNoBaseline, saveBaseline, vanishedTests, waitForBaseline } from '../../../src/gate/test-baseline.js';
+import { loadBaseline, markBaselineFinal, saveBaseline, vanishedTests, waitForBaseline } from '../../../src/gate/test-baseline.js';
 import { stableTestName } from '../../../src/gate/reports/cases.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
@@ -44,7 +44,7 @@ describe('baselines on disk', () => {
 
   it('stops waiting when the gate of that tree failed, or at the deadline', async () => {
     const dir = await tempDir();
-    setTimeout(() => void markNoBaseline(dir, 'bad'), 100);
+    setTimeout(() => void markBaselineFinal(dir, 'bad'), 100);
     expect(await waitForBaseline(dir, 'bad', ['node --test'], Date.now() + 5000, 20)).toBeNull();
     const t0 = Date.now();
     expect(await waitForBaseline(dir, 'never', ['node --test'], Date.now() + 200, 20)).toBeNull();
