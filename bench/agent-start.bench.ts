@@ -134,7 +134,13 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
         async () => {
           const dir = await workspace();
           const t0 = performance.now();
-          await agentReadOnlyPaths('sh', { workspace: dir, home: join(dir, 'home'), env: { PATH: process.env.PATH ?? '' }, readOnly: [promptFile], name: 'x' });
+          await agentReadOnlyPaths(['sh'], {
+            workspace: dir,
+            home: join(dir, 'home'),
+            env: { PATH: process.env.PATH ?? '' },
+            readOnly: [promptFile],
+            name: 'x',
+          });
           return performance.now() - t0;
         },
       ],

@@ -44,6 +44,8 @@ export interface AgentRunResult {
   failure?: { reason: RejectionReason; message: string };
   /** Requests its egress proxy refused, for an agent with an allow-list (`agent.network.allow`). */
   egressRefused?: number;
+  /** The last lines the agent wrote to stderr (a few, trimmed): its own word on why it stopped. */
+  stderrTail?: string;
 }
 
 export interface Agent {

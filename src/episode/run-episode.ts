@@ -265,7 +265,14 @@ function sizeLimitVerdict(error: GenesisError): CandidateVerdict {
 }
 
 function agentFailure(
-  run: { exitCode: number; timedOut: boolean; aborted: boolean; durationMs: number; failure?: { reason: RejectionReason; message: string } },
+  run: {
+    exitCode: number;
+    timedOut: boolean;
+    aborted: boolean;
+    durationMs: number;
+    failure?: { reason: RejectionReason; message: string };
+    stderrTail?: string;
+  },
   tree: string | null,
   changed: boolean,
   oversize = false,
@@ -275,7 +282,13 @@ function agentFailure(
     return { verdict: 'failed', reason: 'agent-timeout', message: `the agent ran out of its time (${(run.durationMs / 1000).toFixed(0)}s) and was killed` };
   // The agent's own account (a context-length error, a spent turn budget) says more than its exit code.
   if (run.failure) return { verdict: 'failed', reason: run.failure.reason, message: run.failure.message };
-  if (run.exitCode !== 0) return { verdict: 'failed', reason: 'agent-exit', message: `the agent exited with code ${run.exitCode}` };
+  // Its last words on stderr ("No such file or directory", "no idea how to do task convert") reach the run's line and the next prompt.
+  if (run.exitCode !== 0)
+    return {
+      verdict: 'failed',
+      reason: 'agent-exit',
+      message: `the agent exited with code ${run.exitCode}${run.stderrTail ? `; its stderr ended: ${run.stderrTail}` : ''}`,
+    };
   if (oversize) return null;
   if (tree === null) return { verdict: 'failed', reason: 'unreadable-change', message: 'the workspace could not be read as a git tree (a nested repository?)' };
   if (!changed) return { verdict: 'failed', reason: 'empty-change', message: 'the agent left no change in the workspace' };

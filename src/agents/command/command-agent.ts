@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { execa } from 'execa';
 import { GenesisError } from '../../errors/genesis-error.js';
@@ -58,7 +59,7 @@ export class CommandAgent implements Agent {
   }
 
   async run(input: AgentRunInput): Promise<AgentRunResult> {
-    const argv = this.argv.map((arg) => arg.replaceAll('{promptFile}', input.promptFile));
+    const argv = this.argv.map((arg) => expandHome(arg.replaceAll('{promptFile}', input.promptFile)));
     const env = { ...input.env };
     for (const name of this.options.passEnv ?? []) {
       const value = process.env[name];
@@ -139,6 +140,8 @@ export class CommandAgent implements Agent {
       stdin: 'pipe',
     });
     child.all?.on('data', (chunk: Buffer) => log.push(chunk));
+    const errors = new OutputTail(8 * 1024);
+    child.stderr?.on('data', (chunk: Buffer) => errors.push(chunk));
     // stdout alone: stderr chunks could fall in the middle of a usage line.
     if (usage) child.stdout?.on('data', (chunk: Buffer) => usage.push(chunk.toString('utf8')));
     let timedOut = false;
@@ -191,6 +194,26 @@ export class CommandAgent implements Agent {
         (result.code === 'ENOENT' ? `\n${result.shortMessage}\n` : ''),
       durationMs: Date.now() - started,
       ...(reported && !isUnknownUsage(reported) ? { usage: reported } : {}),
+      ...(lastLines(errors.text()) ? { stderrTail: lastLines(errors.text()) } : {}),
     };
   }
+}
+
+/**
+ * `~` and `~/…` as a shell would expand them, to this user's home: an argv runs without a shell, so
+ * `bash ~/agents/my-agent.sh` would otherwise name a file called `~`.
+ */
+function expandHome(arg: string): string {
+  if (arg === '~') return homedir();
+  return arg.startsWith('~/') ? join(homedir(), arg.slice(2)) : arg;
+}
+
+/** The last few non-empty lines of an output, trimmed and bounded, on one line. */
+export function lastLines(text: string, count = 3, maxChars = 400): string {
+  const lines = text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '');
+  const joined = lines.slice(-count).join(' | ');
+  return joined.length > maxChars ? `…${joined.slice(-maxChars)}` : joined;
 }

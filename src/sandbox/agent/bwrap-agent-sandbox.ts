@@ -96,7 +96,7 @@ export class BwrapAgentSandbox implements AgentSandbox {
     try {
       // As root the agent runs as uid 1000, which must own what it may write.
       [readOnly] = await Promise.all([
-        agentReadOnlyPaths(argv[0]!, spec),
+        agentReadOnlyPaths(argv, spec),
         asRoot ? Promise.all([prepareWorkDir(spec.workspace), prepareWorkDir(spec.home)]) : undefined,
       ]);
     } catch (error) {

@@ -7,6 +7,8 @@ import type { AgentSandboxSpec } from '../agent-sandbox.js';
 /**
  * The host paths a sandboxed agent reads besides the system dirs, each at its own path:
  * - the spec's `readOnly` paths (the prompt file);
+ * - the files the command names by absolute path (`bash /opt/agents/my-agent.sh`: the agent's own
+ *   program, which would otherwise be missing inside and fail as exit code 127);
  * - the object stores named in the workspace's `.git/objects/info/alternates` (a shared clone
  *   borrows the world's objects; without them git in the workspace sees a broken repository. The
  *   world's refs and files stay hidden, though its objects include the ledger's blobs);
@@ -17,10 +19,11 @@ import type { AgentSandboxSpec } from '../agent-sandbox.js';
  * Paths that do not exist are left out. `hostPrograms: false` (a docker image that brings its own
  * programs) keeps only the first two.
  */
-export async function agentReadOnlyPaths(argv0: string, spec: AgentSandboxSpec, hostPrograms = true): Promise<string[]> {
+export async function agentReadOnlyPaths(argv: readonly string[], spec: AgentSandboxSpec, hostPrograms = true): Promise<string[]> {
   const paths = new Set<string>(spec.readOnly);
   for (const store of await alternates(spec.workspace)) paths.add(store);
-  if (hostPrograms) await addProgramPaths(paths, argv0, spec);
+  for (const file of await filesNamedBy(argv, spec.workspace)) paths.add(file);
+  if (hostPrograms) await addProgramPaths(paths, argv[0]!, spec);
   const existing: string[] = [];
   for (const path of paths) {
     if (
@@ -48,6 +51,16 @@ async function addProgramPaths(paths: Set<string>, argv0: string, spec: AgentSan
   }
   const nodePrefix = dirname(dirname(await realpath(process.execPath)));
   if (!underSystemDirs(nodePrefix) && nodePrefix !== '/') paths.add(nodePrefix);
+}
+
+/** The regular files of the host an argv names by absolute path, outside the system dirs and the workspace. */
+export async function filesNamedBy(argv: readonly string[], workspace: string): Promise<string[]> {
+  const files: string[] = [];
+  for (const arg of argv) {
+    if (!isAbsolute(arg) || underSystemDirs(arg) || arg === workspace || arg.startsWith(workspace + sep)) continue;
+    if ((await stat(arg).catch(() => null))?.isFile()) files.push(arg);
+  }
+  return files;
 }
 
 async function alternates(workspace: string): Promise<string[]> {

@@ -98,7 +98,7 @@ export class DockerAgentSandbox implements AgentSandbox {
       await prepareWorkDir(spec.home);
     }
     const user = asRoot ? `${SANDBOX_UID}:${SANDBOX_GID}` : `${process.getuid?.() ?? SANDBOX_UID}:${process.getgid?.() ?? SANDBOX_GID}`;
-    const readOnly = await agentReadOnlyPaths(argv[0]!, spec, this.hostUsr!);
+    const readOnly = await agentReadOnlyPaths(argv, spec, this.hostUsr!);
     const binds = parentsFirst([
       ...(this.hostUsr ? HOST_SYSTEM : []).map((target) => ({ target, mode: 'ro' })),
       ...readOnly.map((target) => ({ target, mode: 'ro' })),
