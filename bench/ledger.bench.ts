@@ -8,7 +8,8 @@ import { formatTable } from '../src/cli/output.js';
 import { newEpisodeId } from '../src/episode/episode-job.js';
 import { createWorkspace, removeWorkspace } from '../src/episode/workspace.js';
 import { createSandbox } from '../src/sandbox/create-sandbox.js';
-import { Ledger } from '../src/ledger/ledger.js';
+import type { Ledger } from '../src/ledger/ledger.js';
+import { GitLedger } from '../src/ledger/git-ledger.js';
 import type { WorldRepo } from '../src/world/world-repo.js';
 import type { BenchContext, BenchResult } from './lib/bench-module.js';
 import { createBenchWorld, IMAGE, makeBenchRoot } from './lib/bench-world.js';
@@ -40,7 +41,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
       const world = await createBenchWorld(root.dir, `l${records}`, episodes + warmup, docker);
       const t0 = performance.now();
       await addLedgerRecords(world.path, records, await world.head('main'));
-      ledgers.push({ records, world, ledger: new Ledger(world.path), samples: new Map([['build', [performance.now() - t0]]]) });
+      ledgers.push({ records, world, ledger: new GitLedger(world.path), samples: new Map([['build', [performance.now() - t0]]]) });
     }
     const time = async (l: SizedLedger, key: string, work: () => Promise<unknown>) => {
       const t0 = performance.now();

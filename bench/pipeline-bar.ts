@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
-import { Ledger } from '../src/ledger/ledger.js';
+import { GitLedger } from '../src/ledger/git-ledger.js';
 import { git } from '../src/git/git.js';
 import { buildTimeline, formatTimeline, summarizeTimeline, type StampedEvent } from './pipeline-timeline.js';
 
@@ -84,7 +84,7 @@ export async function measureBar(opts: {
     const run = await genesis(['run', '--world', world, '--json', ...(opts.sandbox ? ['--sandbox', opts.sandbox] : [])]);
     const summary = JSON.parse(run.stdout.trim().split('\n').at(-1)!) as { accepted: number; stop: { kind: string }; durationMs: number };
     const audit = await genesis(['audit', '--world', world, '--sample', '0', '--json']);
-    const records = await new Ledger(world).readAll();
+    const records = await new GitLedger(world).readAll();
     const verifications = (await git(['for-each-ref', '--format=%(refname)', 'refs/genesis/verifications/'], { cwd: world })).stdout
       .split('\n')
       .filter(Boolean).length;

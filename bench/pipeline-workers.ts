@@ -10,7 +10,7 @@
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import type { RunEvent } from '../src/schedule/run/events.js';
-import { Ledger } from '../src/ledger/ledger.js';
+import { GitLedger } from '../src/ledger/git-ledger.js';
 import { makeBenchRoot } from './lib/bench-world.js';
 import { runOverBullmq, type WorkerLine } from './lib/bullmq-run.js';
 import { buildHops, formatHops, summarizeHops, type StampedRunEvent } from './lib/bullmq-timeline.js';
@@ -46,7 +46,7 @@ export async function measureWorkers(opts: { workers: number; tasks: number; fai
     };
     const loadBefore = loadNow();
     const summary = await runOverBullmq(world, name, opts.workers, onEvent, (l) => lines.push(l), warmUp);
-    const records = await new Ledger(world.path).readAll();
+    const records = await new GitLedger(world.path).readAll();
     const gateMs = new Map(records.flatMap((r) => (r.phases.gate === undefined ? [] : [[r.id, r.phases.gate] as const])));
     const hops = buildHops(events, lines);
     const stats = await readRunStats(world, tracer);

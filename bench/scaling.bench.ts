@@ -6,7 +6,7 @@ import { MEASURED_COSTS, simulatePipeline } from '../src/reliability/pipeline-mo
 import { runVerification } from '../src/integrate/verification/run-verification.js';
 import { MemoryVerificationQueue } from '../src/integrate/verification/queue.js';
 import { openEpisodeRecord } from '../src/ledger/episode-record.js';
-import { Ledger } from '../src/ledger/ledger.js';
+import { GitLedger } from '../src/ledger/git-ledger.js';
 import { NoneSandbox } from '../src/sandbox/gate/none-sandbox.js';
 import type { RunSummary } from '../src/schedule/run/events.js';
 import { runEmbedded } from '../src/compose/embedded-run.js';
@@ -80,7 +80,7 @@ async function distributed(world: WorldRepo, name: string, workers: number, trac
 async function integratorRate(root: string, count: number): Promise<{ fastForward: number; replay: number }> {
   const world = await pipelineWorld(root, 'integrator', { tasks: 1, parallelism: 1, agentS: 0, gateSleepS: 0, failEvery: 0 });
   const sandbox = new NoneSandbox();
-  const ledger = new Ledger(world.path);
+  const ledger = new GitLedger(world.path);
   const candidate = async (base: string, path: string) => {
     const env = { GIT_INDEX_FILE: `${world.path}/bench.index` };
     await git(['read-tree', base], { cwd: world.path, env });

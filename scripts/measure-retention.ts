@@ -15,7 +15,7 @@ import { stringify } from 'yaml';
 import { createSandbox } from '../src/sandbox/create-sandbox.js';
 import { runEmbedded } from '../src/compose/embedded-run.js';
 import { initWorld } from '../src/operations/init-world.js';
-import { Ledger } from '../src/ledger/ledger.js';
+import { GitLedger } from '../src/ledger/git-ledger.js';
 import { pruneRejectedChanges } from '../src/ledger/prune.js';
 
 const raised = process.argv[2] === 'raised';
@@ -51,7 +51,7 @@ try {
         .split('\t')[0],
     );
   const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
-  const records = await new Ledger(world.path).readAll();
+  const records = await new GitLedger(world.path).readAll();
   console.log(`limits: ${raised ? 'raised (400 MB per file)' : 'default (1 MB per file)'}`);
   console.log(`episodes: ${records.map((r) => `${r.task} ${r.outcome} (${r.reason})`).join(', ')}`);
   console.log(`orchestrator memory: ${mb(start)} at start, ${mb(peak)} at peak`);

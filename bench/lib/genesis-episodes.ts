@@ -1,6 +1,6 @@
 import type { Sandbox } from '../../src/sandbox/sandbox.js';
 import { runEmbedded } from '../../src/compose/embedded-run.js';
-import { Ledger } from '../../src/ledger/ledger.js';
+import { GitLedger } from '../../src/ledger/git-ledger.js';
 import type { WorldRepo } from '../../src/world/world-repo.js';
 import type { EpisodeTiming } from './episode-timing.js';
 import { traceGit, type GitStart } from './git-trace.js';
@@ -25,7 +25,7 @@ export interface GenesisEpisode extends EpisodeTiming {
  * the run's end: runWorld starts no git process after its last episode's final ledger write).
  */
 export async function runGenesisEpisodes(world: WorldRepo, sandbox: Sandbox, count: number, opts: { trace?: boolean } = {}): Promise<GenesisEpisode[]> {
-  const ledger = new Ledger(world.path);
+  const ledger = new GitLedger(world.path);
   const before = new Set((await ledger.readAll()).map((r) => r.id));
   const run = () => runEmbedded({ world, sandbox, maxEpisodes: count });
   const started = performance.now();

@@ -2,7 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { createSandbox } from '../../src/sandbox/create-sandbox.js';
-import { Ledger } from '../../src/ledger/ledger.js';
+import { GitLedger } from '../../src/ledger/git-ledger.js';
 import { VerificationLedger, VERIFICATION_REF_PREFIX } from '../../src/integrate/verification/ledger.js';
 import type { RunEvent } from '../../src/schedule/run/events.js';
 import type { EpisodeRecord } from '../../src/ledger/episode-record.js';
@@ -113,7 +113,7 @@ export interface PipelineRunStats {
 }
 
 export async function readRunStats(world: WorldRepo, tracer: RunTracer): Promise<PipelineRunStats> {
-  const records = await new Ledger(world.path).readAll();
+  const records = await new GitLedger(world.path).readAll();
   const refs = (await git(['for-each-ref', '--format=%(refname)', VERIFICATION_REF_PREFIX], { cwd: world.path })).stdout.split('\n').filter(Boolean);
   const vledger = new VerificationLedger(world.path);
   const verifications = (await Promise.all(refs.map((r) => vledger.read(r.slice(VERIFICATION_REF_PREFIX.length))))).filter((v) => v !== null);

@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { newEpisodeId } from '../../src/episode/episode-job.js';
-import { acceptedCommitMessage } from '../../src/world/accepted-history.js';
+import { acceptedCommitMessage } from '../../src/world/history/accepted-history.js';
 import type { EpisodeRecord } from '../../src/ledger/episode-record.js';
-import { EPISODE_REF_PREFIX } from '../../src/ledger/ledger.js';
+import { EPISODE_REF_PREFIX } from '../../src/ledger/git-ledger.js';
 
 /**
  * Long histories in seconds: everything goes through one `git fast-import` process, which writes a

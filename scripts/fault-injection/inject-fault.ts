@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { readAcceptedHistory } from '../../src/world/accepted-history.js';
+import { readAcceptedHistory } from '../../src/world/history/accepted-history.js';
 import type { FaultPlan } from './faults.js';
 import type { GenesisProcess } from './genesis-process.js';
 import type { PrivateDocker } from './private-docker.js';

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { worldKeyOf } from '../../src/queue/bullmq/distributed-job.js';
 import { connectRedis } from '../../src/queue/redis/connection.js';
 import { RedisPathLeases } from '../../src/queue/redis/path-leases.js';
-import { readAcceptedHistory } from '../../src/world/accepted-history.js';
+import { readAcceptedHistory } from '../../src/world/history/accepted-history.js';
 import type { FaultPlan } from './faults.js';
 import { startGenesis, stopProcess, within, type GenesisProcess } from './genesis-process.js';
 import type { PrivateDocker } from './private-docker.js';

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import type { EpisodeRecord } from '../../src/ledger/episode-record.js';
-import { EPISODE_REF_PREFIX } from '../../src/ledger/ledger.js';
+import { EPISODE_REF_PREFIX } from '../../src/ledger/git-ledger.js';
 import { createRng } from '../../src/reliability/prng.js';
 
 const PROMPT = `# Goal\n\nevery src/<id>.txt holds its id\n\n# Task\n\n${'The task, its acceptance text, its paths and the gate commands. '.repeat(20)}\n`;

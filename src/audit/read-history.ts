@@ -1,6 +1,6 @@
 import { parse as parseYaml } from 'yaml';
 import { isGenesisError } from '../errors/genesis-error.js';
-import { readAcceptedHistory, type AcceptedCommit } from '../world/accepted-history.js';
+import type { AcceptedCommit } from '../world/history/accepted-history.js';
 import { git } from '../git/git.js';
 import type { WorldManifest } from '../manifest/schema.js';
 import type { WorldRepo } from '../world/world-repo.js';
@@ -28,7 +28,7 @@ export interface AuditedHistory {
  * distinct manifest, so an audit of thousands of commits costs seconds, not a process per commit.
  */
 export async function readAuditedHistory(world: WorldRepo, branch: string): Promise<AuditedHistory> {
-  const [accepted, changes] = await Promise.all([readAcceptedHistory(world.path, branch), readChanges(world.path, `refs/heads/${branch}`)]);
+  const [accepted, changes] = await Promise.all([world.acceptedHistory(branch), readChanges(world.path, `refs/heads/${branch}`)]);
   const keys = await manifestKeys(
     world.path,
     accepted.map((c) => c.commit),

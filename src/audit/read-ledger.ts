@@ -1,6 +1,6 @@
 import type { EpisodeRecord } from '../ledger/episode-record.js';
 import { git } from '../git/git.js';
-import { EPISODE_REF_PREFIX } from '../ledger/ledger.js';
+import { EPISODE_REF_PREFIX } from '../ledger/git-ledger.js';
 import { batchBlobs, batchObjectNames } from './git-batch.js';
 
 /** One ledger ref as the audit sees it: the record, or why it could not be read. */

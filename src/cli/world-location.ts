@@ -8,10 +8,11 @@ import type { EpisodeQueue } from '../queue/episode-queue.js';
 import type { WorldManifest } from '../manifest/schema.js';
 import { Publisher, type PublishEvent } from '../world/publisher.js';
 import { redactUrl } from '../git/redact-url.js';
-import { VERIFICATION_REF_PREFIX } from '../world/verification-ref.js';
+import { VERIFICATION_REF_PREFIX } from '../world/history/verification-ref.js';
 import { openRemoteWorld, type RemoteWorld } from '../world/remote-world.js';
 import { isGitUrl } from '../world/worker-world.js';
-import { WorldRepo } from '../world/world-repo.js';
+import type { WorldRepo } from '../world/world-repo.js';
+import { LocalWorld } from '../world/local-world.js';
 
 /** Where `genesis run` keeps mirrors of worlds behind git URLs. @default ~/.cache/genesis/worlds */
 export function defaultCacheDir(): string {
@@ -28,7 +29,7 @@ export interface OpenedWorld {
 }
 
 export async function openWorldLocation(location: string, cacheDir = defaultCacheDir()): Promise<OpenedWorld> {
-  if (!isGitUrl(location)) return { world: await WorldRepo.open(location), remote: null, location };
+  if (!isGitUrl(location)) return { world: await LocalWorld.open(location), remote: null, location };
   const remote = await openRemoteWorld(location, cacheDir);
   return { world: remote.repo, remote, location };
 }

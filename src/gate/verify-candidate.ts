@@ -2,13 +2,11 @@ import { mkdir, rm, stat } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import { GenesisError } from '../errors/genesis-error.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
-import { readHeadScore } from '../world/accepted-history.js';
 import type { GateRecord } from '../ledger/episode-record.js';
 import { withProtectedFrom } from '../git/tree/export.js';
 import { writeHiddenLog } from '../ledger/hidden-logs.js';
 import { runScratchName } from '../world/scratch-names.js';
 import type { TaskSpec, WorldManifest } from '../manifest/schema.js';
-import { listChanges } from '../git/tree/diff.js';
 import type { WorldRepo } from '../world/world-repo.js';
 import { planGate, type GateStep } from './plan.js';
 import { PREPARING_STEPS } from './tree.js';
@@ -66,9 +64,9 @@ export async function verifyCandidate(input: VerifyCandidateInput): Promise<Cand
 
 async function judgeCandidate(input: VerifyCandidateInput): Promise<CandidateVerdict> {
   const { world, headManifest: manifest } = input;
-  const onTip = await listChanges(world.path, input.fromTree, input.candidateTree);
+  const onTip = await world.changes(input.fromTree, input.candidateTree);
   // On a tip, the agent's own change is checked as well: an edit outside its paths that the tip happens to hold already is still one.
-  const own = input.sourceChange ? await listChanges(world.path, input.sourceChange.fromTree, input.sourceChange.tree) : [];
+  const own = input.sourceChange ? await world.changes(input.sourceChange.fromTree, input.sourceChange.tree) : [];
   const changes = [...onTip, ...own.filter((c) => !onTip.some((t) => t.path === c.path))];
   const changedFiles = changes.map((c) => c.path);
   const progress = manifest.goal.progressFile ? [normalizeFilePath(manifest.goal.progressFile)] : [];
@@ -138,7 +136,7 @@ async function judgeCandidate(input: VerifyCandidateInput): Promise<CandidateVer
     workDir: scratch,
     ...(input.onWait ? { onWait: input.onWait } : {}),
     flaky: { base: input.baseTree ?? null, ownCheck: `check:${input.task.id}` },
-    ratchet: manifest.verify.mode === 'ratchet' ? { minScore: await readHeadScore(world.path, manifest.branch, input.head) } : undefined,
+    ratchet: manifest.verify.mode === 'ratchet' ? { minScore: await world.headScore(manifest.branch, input.head) } : undefined,
     holdout: manifest.verify.holdout ? { dir: await holdoutDir(world, manifest.verify.holdout.dir), command: manifest.verify.holdout.command } : undefined,
   });
   const verdict =

@@ -1,6 +1,5 @@
-import { acceptedCommitMessage } from '../world/accepted-history.js';
+import { acceptedCommitMessage } from '../world/history/accepted-history.js';
 import type { EpisodeRecord } from '../ledger/episode-record.js';
-import { mergeTrees } from '../git/merge-tree.js';
 import type { WorldRepo } from '../world/world-repo.js';
 import type { QueuedChange } from './integration-queue.js';
 import type { RejectionReason } from '../errors/rejection-reasons.js';
@@ -40,7 +39,7 @@ export async function buildTip(
   const onOwnBase = onto === change.base;
   const merged = onOwnBase
     ? { clean: true as const, tree: await world.treeOf(change.candidate) }
-    : await mergeTrees(world.path, onto, change.source ?? change.candidate, manifest.goal.progressFile);
+    : await world.mergeTrees(onto, change.source ?? change.candidate, manifest.goal.progressFile);
   if (!merged.clean) {
     const conflicts = [...merged.conflicts].sort();
     return {

@@ -1,6 +1,6 @@
-import { readHeadScore } from '../world/accepted-history.js';
 import type { EpisodeRecord } from '../ledger/episode-record.js';
-import { EPISODE_REF_PREFIX, type Ledger } from '../ledger/ledger.js';
+import type { Ledger } from '../ledger/ledger.js';
+import { EPISODE_REF_PREFIX } from '../ledger/git-ledger.js';
 import type { WorldRepo } from '../world/world-repo.js';
 import type { QueuedChange } from './integration-queue.js';
 import { VerificationLedger, type VerificationRecord } from './verification/ledger.js';
@@ -102,7 +102,7 @@ export class Lander {
   private async scoreFell(head: string, score: number | null): Promise<string | null> {
     const manifest = await this.world.manifestAt(head);
     if (manifest.verify.mode !== 'ratchet') return null;
-    const floor = await readHeadScore(this.world.path, this.branch, head);
+    const floor = await this.world.headScore(this.branch, head);
     if (score !== null && score >= floor) return null;
     return `${score ?? 'no'} tests pass, fewer than the ${floor} that pass on the accepted head it would land on`;
   }

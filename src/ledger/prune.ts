@@ -1,6 +1,6 @@
 import { git, gitValue } from '../git/git.js';
 import type { EpisodeRecord } from './episode-record.js';
-import { EPISODE_REF_PREFIX, Ledger } from './ledger.js';
+import { EPISODE_REF_PREFIX, GitLedger } from './git-ledger.js';
 
 /** Where run-episode keeps the unfinished work of an episode cut short (its QUARANTINE_REF_PREFIX). */
 const QUARANTINE_REF_PREFIX = 'refs/genesis/quarantine/';
@@ -45,7 +45,7 @@ export async function pruneRejectedChanges(repo: string, options: PruneOptions):
   const cutoff = now - options.keepMs;
   const bytesBefore = await objectStoreBytes(repo);
   const pruned: string[] = [];
-  const records = new Map((await new Ledger(repo).readAll()).map((r) => [r.id, r]));
+  const records = new Map((await new GitLedger(repo).readAll()).map((r) => [r.id, r]));
   for (const entry of await ledgerRefs(repo)) {
     const record = records.get(entry.ref.slice(EPISODE_REF_PREFIX.length));
     if (!entry.parent || !record || !isPrunable(record, cutoff)) continue;

@@ -308,7 +308,7 @@ export const manifestSchema = z
       .describe('the world\'s name: letters, digits, ".", "_" and "-"'),
     branch: z
       .string()
-      .regex(/^(?!-)(?!.*\.\.)[A-Za-z0-9._\/-]+(?<![./])$/, 'use a git branch name such as "main"')
+      .regex(/^(?!-)(?!.*\.\.)[A-Za-z0-9._/-]+(?<![./])$/, 'use a git branch name such as "main"')
       .default('main')
       .describe('the accepted branch'),
     goal: goal.describe('what the world is for, when it is done, and the budgets of a run'),

@@ -3,7 +3,7 @@ import { GenesisError } from '../errors/genesis-error.js';
 import { planGate } from '../gate/plan.js';
 import { runGate } from '../gate/gate.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
-import { readDoneTasks, TRAILERS } from '../world/accepted-history.js';
+import { TRAILERS } from '../world/history/accepted-history.js';
 import { formatCommitMessage } from '../world/commit-message.js';
 import { git, gitValue } from '../git/git.js';
 import { readManifest } from '../manifest/parse.js';
@@ -47,7 +47,7 @@ async function addTaskUnlocked(world: WorldRepo, task: Record<string, unknown>, 
   const gate = await runGate({
     repo: world.path,
     tree,
-    steps: planGate(manifest, null, await readDoneTasks(world.path, manifest.branch, head)),
+    steps: planGate(manifest, null, await world.doneTasks(manifest.branch, head)),
     manifest,
     sandbox,
     workDir: `${world.scratchDir}/gates/add-task`,

@@ -4,11 +4,10 @@ import { GenesisError, isGenesisError } from '../errors/genesis-error.js';
 import { planGate } from '../gate/plan.js';
 import { runGate, type GateRunVerdict } from '../gate/gate.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
-import { readDoneTasks, TRAILERS } from '../world/accepted-history.js';
+import { TRAILERS } from '../world/history/accepted-history.js';
 import { formatCommitMessage, toOneLine } from '../world/commit-message.js';
 import { git } from '../git/git.js';
 import type { WorldManifest } from '../manifest/schema.js';
-import { writeTreeFromDir } from '../git/tree/from-dir.js';
 import type { WorldRepo } from '../world/world-repo.js';
 
 export interface AmendInput {
@@ -56,7 +55,7 @@ export async function amendWorld(world: WorldRepo, input: AmendInput, sandboxFor
     });
   const current = await world.manifestAt('HEAD');
   const head = await world.head(current.branch);
-  const tree = await writeTreeFromDir(world.path, input.from, join(world.scratchDir, `amend-${process.pid}.index`));
+  const tree = await world.writeTreeFromDir(input.from, join(world.scratchDir, `amend-${process.pid}.index`));
   if (tree === (await world.treeOf(head))) {
     throw new GenesisError('amend-empty', `${input.from} is exactly the accepted head ${head.slice(0, 12)}: nothing to amend`, {
       hint: 'change the files first (genesis amend lands a working tree, not a diff)',
@@ -68,7 +67,7 @@ export async function amendWorld(world: WorldRepo, input: AmendInput, sandboxFor
       hint: 'an amendment cannot move the accepted history to another branch; keep `branch:` as it is',
     });
   }
-  const done = await readDoneTasks(world.path, current.branch, head);
+  const done = await world.doneTasks(current.branch, head);
   const diff = (await git(['diff', '--stat', '--patch', '--no-color', '--no-renames', head, tree, '--'], { cwd: world.path })).stdout;
   const verdict = await runGate({
     repo: world.path,

@@ -6,13 +6,14 @@ import { planGate } from '../gate/plan.js';
 import { runGate, type GateRunVerdict } from '../gate/gate.js';
 import { saveBaseline } from '../gate/test-baseline.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
-import { TRAILERS } from '../world/accepted-history.js';
+import { TRAILERS } from '../world/history/accepted-history.js';
 import { formatCommitMessage } from '../world/commit-message.js';
 import { simpleGit } from 'simple-git';
 import { git, gitValue } from '../git/git.js';
 import { parseManifest, readManifest } from '../manifest/parse.js';
 import type { WorldManifest } from '../manifest/schema.js';
-import { WorldRepo } from '../world/world-repo.js';
+import type { WorldRepo } from '../world/world-repo.js';
+import { LocalWorld } from '../world/local-world.js';
 
 export interface InitWorldResult {
   world: WorldRepo;
@@ -44,7 +45,7 @@ export async function initWorld(opts: { worldPath: string; from: string; sandbox
   try {
     // simple-git for the one-time porcelain; the hot paths use the hardened runner in git.ts.
     await simpleGit({ baseDir: from }).init(true, [`--initial-branch=${manifest.branch}`, path]);
-    const world = WorldRepo.at(path);
+    const world = LocalWorld.at(path);
     const env = { GIT_INDEX_FILE: join(path, 'genesis-init.index') };
     const ctx = ['--git-dir', path, '--work-tree', from];
     await git([...ctx, 'add', '--all', '--', '.'], { cwd: from, env });

@@ -1,7 +1,7 @@
 import { deriveTaskStatuses, type EpisodeFacts, type TaskStatus } from './task-status.js';
 import type { TaskSpec } from '../manifest/schema.js';
 
-/** The facts of a retry marker the scheduler needs (a `TaskRetry` from src/ledger/task-retries.ts fits). */
+/** The facts of a retry marker the scheduler needs (a `TaskRetry` from src/world/task-retries.ts fits). */
 export interface RetryFacts {
   task: string;
   /** ISO time; failures that ended at or before it no longer count. */

@@ -3,7 +3,7 @@ import { Hono, type Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { z } from 'zod';
 import { GenesisError, type ErrorCode } from '../errors/genesis-error.js';
-import { Ledger } from '../ledger/ledger.js';
+import { ledgerOf } from '../ledger/git-ledger.js';
 import type { WorldRepo } from '../world/world-repo.js';
 import type { ChangeFeed } from './projections/change-feed.js';
 import { listEpisodeRows } from './projections/episode-rows.js';
@@ -92,7 +92,7 @@ export function createApiRoutes(ctx: ApiContext): Hono {
     const id = c.req.param('id');
     // Episode ids are ref names; anything else cannot be one, and must not reach git as a revision.
     if (!/^[0-9A-Za-z._-]+$/.test(id)) throw new GenesisError('episode-not-found', `no episode "${id}"`);
-    const ledger = new Ledger(ctx.world.path);
+    const ledger = ledgerOf(ctx.world);
     const record = await ledger.read(id);
     if (!record) throw new GenesisError('episode-not-found', `no episode "${id}" in this world`, { hint: 'GET /api/episodes lists them' });
     const snapshot = await ctx.snapshots.current();

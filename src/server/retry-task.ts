@@ -1,5 +1,5 @@
 import { GenesisError } from '../errors/genesis-error.js';
-import { writeTaskRetry, type StoredTaskRetry } from '../ledger/task-retries.js';
+import type { StoredTaskRetry } from '../world/task-retries.js';
 import type { WorldRepo } from '../world/world-repo.js';
 import { buildTaskBoard, type BoardTask } from './projections/task-board.js';
 import { probeLocalWorker, type LivenessProbe } from './projections/worker-liveness.js';
@@ -46,7 +46,7 @@ export async function retryTask(
       hint: task.state === 'pending' ? 'it will be tried again by the next genesis run' : 'nothing to do',
     });
   }
-  const retry = await writeTaskRetry(world.path, { task: task.id, note, by: input.by ?? null });
+  const retry = await world.writeTaskRetry({ task: task.id, note, by: input.by ?? null });
   const after = buildTaskBoard(await snapshots.current(), probe).tasks.find((t) => t.id === task.id)!;
   return { retry, task: after };
 }

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { GenesisError } from '../errors/genesis-error.js';
 import { git } from '../git/git.js';
 import { redactUrl } from '../git/redact-url.js';
-import { WorldRepo, type RefMoveListener } from './world-repo.js';
+import type { WorldRepo, RefMoveListener } from './world-repo.js';
+import { LocalWorld } from './local-world.js';
 
 const LEDGER_REFS = 'refs/genesis/';
 const FETCH_REFSPECS = ['+refs/heads/*:refs/heads/*', `+${LEDGER_REFS}*:${LEDGER_REFS}*`];
@@ -44,7 +45,7 @@ export async function openRemoteWorld(url: string, cacheDir: string): Promise<Re
   // The mirror's HEAD follows the server's (a fresh bare repository's names a branch that may not exist).
   const head = /^ref: (refs\/heads\/\S+)\tHEAD$/m.exec((await git(['ls-remote', '--symref', url, 'HEAD'], { cwd: mirror })).stdout)?.[1];
   if (head) await git(['symbolic-ref', 'HEAD', head], { cwd: mirror });
-  const repo = WorldRepo.at(mirror);
+  const repo = LocalWorld.at(mirror);
   const sync = new ServerSync(repo, url);
   await sync.snapshot();
   repo.onRefMoved(sync);

@@ -2,7 +2,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import { git } from '../git/git.js';
-import { WorldRepo } from './world-repo.js';
+import type { WorldRepo } from './world-repo.js';
+import { LocalWorld } from './local-world.js';
 
 /**
  * A world as a worker sees it. On shared storage (a path) the worker works in the world itself;
@@ -28,12 +29,12 @@ export function isGitUrl(remote: string): boolean {
 
 export async function openWorkerWorld(remote: string, cacheDir: string): Promise<WorkerWorld> {
   if (!isGitUrl(remote)) {
-    const repo = await WorldRepo.open(remote);
+    const repo = await LocalWorld.open(remote);
     return { repo, sync: async () => undefined, publish: async () => undefined };
   }
   const mirror = join(cacheDir, `${createHash('sha1').update(remote).digest('hex').slice(0, 16)}.git`);
   if (!(await stat(join(mirror, 'HEAD')).catch(() => null))) await createMirror(cacheDir, mirror);
-  const repo = WorldRepo.at(mirror);
+  const repo = LocalWorld.at(mirror);
   return {
     repo,
     sync: () => serialized(mirror, () => git(['fetch', '--quiet', '--no-tags', remote, ...FETCH_REFSPECS], { cwd: mirror }).then(() => undefined)),

@@ -1,16 +1,9 @@
-import { hasSeparator } from './commit-message.js';
-import { stat } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
-import { parse as parseYaml } from 'yaml';
-import { GenesisError } from '../errors/genesis-error.js';
-import { git, gitValue } from '../git/git.js';
-import { readManifest } from '../manifest/parse.js';
-import { readText, resolveObject } from '../git/object-reader.js';
-import { writeCommit } from '../git/object-writer.js';
-import { updateRefs } from '../git/ref-updates.js';
+import type { ChangedEntry } from '../git/tree/diff.js';
+import type { MergeResult } from '../git/merge-tree.js';
 import type { WorldManifest } from '../manifest/schema.js';
-
-const manifestCache = new Map<string, WorldManifest>();
+import type { AcceptedCommit } from './history/accepted-history.js';
+import type { StoredTaskRetry } from './task-retries.js';
+import type { SandboxChoice } from './world-settings.js';
 
 /**
  * Told of every ref a WorldRepo moved by compare-and-swap: a world behind a git URL pushes the
@@ -25,178 +18,81 @@ export interface RefMoveListener {
 }
 
 /**
- * A world: a bare git repository whose branch (default `main`) is the accepted history. Genesis
- * keeps its scratch space (workspaces, gate directories) in `<world>/genesis/`, which git ignores
- * and a mirror clone does not carry; everything durable lives in refs.
+ * The WorldRepo port: a world, that is a git repository whose branch (default `main`) is the
+ * accepted history, with everything Genesis reads and writes of it.
+ *
+ * Contract:
+ * - Everything durable lives in the repository's objects and refs, so `git clone --mirror` carries
+ *   the world whole; `scratchDir` (workspaces, gate directories, indexes) is this machine's alone,
+ *   ignored by git, and may be removed between runs.
+ * - Reads never change the world. `acceptedHistory`, `doneTasks` and `headScore` read the first-parent
+ *   history of a branch (at its head, or at `at`) and what Genesis's trailers say of each commit; a
+ *   commit Genesis did not make has no task and no score.
+ * - The only writes that move a ref are `compareAndSwap` (all of its refs or none, and only when
+ *   `ref` still points at `expected`) and `setRef` (unconditional: records, not the accepted branch).
+ *   Every listener added with `onRefMoved` is told of each successful swap, in order; a listener
+ *   that answers false undoes the move and the swap reports false.
+ * - Writing objects (`commitTree`, `writeCommit`, `writeTreeFromDir`) moves no ref.
+ * - `path` names the repository on this machine for the processes that must open it themselves
+ *   (a clone for a workspace, a gate's export); code that only reads or writes the world uses the
+ *   methods, not the path.
  */
-export class WorldRepo {
+export interface WorldRepo {
+  /** The bare repository on this machine (a remote world's local mirror). */
   readonly path: string;
-  private readonly listeners: RefMoveListener[] = [];
-
-  private constructor(path: string) {
-    this.path = path;
-  }
-
-  /** Opens an existing world; says how to create one when the path is not a world. */
-  static async open(path: string): Promise<WorldRepo> {
-    const abs = resolve(path);
-    const isDir = await stat(abs).then(
-      (s) => s.isDirectory(),
-      () => false,
-    );
-    if (!isDir) {
-      throw new GenesisError('world-not-found', `no world at ${abs}`, {
-        hint: `create one with: genesis init --world ${path} --from <directory with world.yaml>`,
-      });
-    }
-    const bare = await git(['rev-parse', '--is-bare-repository'], { cwd: abs, okExitCodes: [128] });
-    if (bare.exitCode !== 0 || bare.stdout.trim() !== 'true') {
-      throw new GenesisError('world-not-a-repo', `${abs} is not a world (a bare git repository made by genesis init)`, {
-        hint: `create one with: genesis init --world <new dir> --from ${path}`,
-      });
-    }
-    return new WorldRepo(abs);
-  }
-
-  /** Wraps a path already known to be a bare repository (used by init). */
-  static at(path: string): WorldRepo {
-    return new WorldRepo(resolve(path));
-  }
-
-  get scratchDir(): string {
-    return join(this.path, 'genesis');
-  }
+  /** This machine's scratch space for the world: `<path>/genesis/`. */
+  readonly scratchDir: string;
+  /** Whether something is told of ref moves (a git server to push to, mirrors to publish to). */
+  readonly hasListeners: boolean;
 
   /** The commit a ref points at, or null when it does not exist. */
-  async resolveRef(ref: string): Promise<string | null> {
-    // Through the world's long-lived cat-file (object-reader.ts): no process per lookup.
-    return (await resolveObject(this.path, `${ref}^{commit}`))?.sha ?? null;
-  }
-
-  async head(branch: string): Promise<string> {
-    const commit = await this.resolveRef(`refs/heads/${branch}`);
-    if (!commit) {
-      throw new GenesisError('world-no-branch', `the world has no branch "${branch}"`, {
-        hint: 'check `branch:` in world.yaml, or re-create the world with genesis init',
-      });
-    }
-    return commit;
-  }
-
+  resolveRef(ref: string): Promise<string | null>;
+  /** The commit at the tip of `branch`; fails with `world-no-branch` when there is none. */
+  head(branch: string): Promise<string>;
   /** A file's text at a commit, or null when the commit has no such file. */
-  async readFile(commit: string, path: string): Promise<string | null> {
-    return readText(this.path, `${commit}:${path}`);
-  }
+  readFile(commit: string, path: string): Promise<string | null>;
+  /** The manifest (world.yaml and its tasks files) at a commit; fails with `manifest-missing` or `invalid-manifest`. */
+  manifestAt(commit: string): Promise<WorldManifest>;
+  /** The tree of a commit. */
+  treeOf(commit: string): Promise<string>;
+  commitTree(tree: string, parents: string[], message: string): Promise<string>;
+  /** Writes a commit object of exactly these fields (no ref moves). */
+  writeCommit(input: { tree: string; parents: readonly string[]; message: string; now?: Date }): Promise<string>;
+  /** Writes a directory's content as a tree, as `git add --all` would, through the index file `indexFile`. */
+  writeTreeFromDir(dir: string, indexFile: string): Promise<string>;
 
-  async manifestAt(commit: string): Promise<WorldManifest> {
-    // Parsing is costly for big task lists and happens several times per episode; the same
-    // world.yaml blob (with the same `tasks/` tree, where a tasksDir lives) gives the same manifest.
-    const [blob = '', tasksTree = ''] = await Promise.all(
-      [`${commit}:world.yaml`, `${commit}:tasks`].map(async (name) => (await resolveObject(this.path, name))?.sha ?? ''),
-    );
-    const key = blob ? `${this.path}\0${blob}\0${tasksTree}` : null;
-    const known = key ? manifestCache.get(key) : undefined;
-    if (known) return known;
-    const manifest = await this.parseManifestAt(commit);
-    const cacheable = !manifest.tasksDir || manifest.tasksDir.replace(/\/+$/, '') === 'tasks';
-    if (key && cacheable) {
-      if (manifestCache.size >= 500) manifestCache.delete(manifestCache.keys().next().value!);
-      manifestCache.set(key, manifest);
-    }
-    return manifest;
-  }
+  /** The accepted branch's first-parent history, newest first, with each commit's Genesis trailers. */
+  acceptedHistory(branch: string, at?: string): Promise<AcceptedCommit[]>;
+  /** The accepted commits after `since` (exclusive), newest first. */
+  acceptedSince(branch: string, since: string): Promise<AcceptedCommit[]>;
+  /** The tasks whose change is on the accepted branch (at its head, or at `at`). */
+  doneTasks(branch: string, at?: string): Promise<Set<string>>;
+  /** The score a ratchet world's head (or `at`) was accepted with; 0 before the first scored change. */
+  headScore(branch: string, at?: string): Promise<number>;
+  /** The score one accepted commit landed with, or null when it has none. */
+  scoreOf(commit: { score?: number | null; verification?: string | null; episode?: string | null }): Promise<number | null>;
 
-  private async parseManifestAt(commit: string): Promise<WorldManifest> {
-    const text = await this.readFile(commit, 'world.yaml');
-    if (text === null) {
-      throw new GenesisError('manifest-missing', `commit ${commit.slice(0, 12)} has no world.yaml`, {
-        hint: 'a world keeps its manifest at the repository root',
-      });
-    }
-    return readManifest(text, `world.yaml at ${commit.slice(0, 12)}`, await this.readTaskFiles(commit, text));
-  }
+  /** The paths that differ between two trees. */
+  changes(fromTree: string, toTree: string): Promise<ChangedEntry[]>;
+  /** The patch between two trees, cut at `maxBytes`. */
+  diffText(fromTree: string, toTree: string, maxBytes?: number): Promise<string>;
+  /** A three-way merge of `candidate` onto `head` without a working tree. */
+  mergeTrees(head: string, candidate: string, progressFile?: string): Promise<MergeResult>;
 
-  /** The YAML files of the manifest's tasksDir at a commit (or tree), if it names one. */
-  private async readTaskFiles(commit: string, manifestText: string): Promise<Array<{ path: string; text: string }>> {
-    let dir: unknown;
-    try {
-      dir = (parseYaml(manifestText) as { tasksDir?: unknown } | null)?.tasksDir;
-    } catch {
-      return []; // readManifest reports the YAML error itself
-    }
-    if (typeof dir !== 'string' || dir.trim() === '') return [];
-    dir = dir.trim().replace(/\/+$/, '');
-    const listed = await git(['ls-tree', '-r', '--name-only', commit, '--', `${dir}/`], { cwd: this.path });
-    const paths = listed.stdout.split('\n').filter((p) => /\.ya?ml$/.test(p));
-    return Promise.all(paths.map(async (path) => ({ path, text: (await this.readFile(commit, path)) ?? '' })));
-  }
-
-  async treeOf(commit: string): Promise<string> {
-    const tree = await resolveObject(this.path, `${commit}^{tree}`);
-    if (!tree) throw new GenesisError('git-failed', `${commit.slice(0, 40)} names no tree in the world`, { hint: 'check that the commit exists in the world' });
-    return tree.sha;
-  }
-
-  async commitTree(tree: string, parents: string[], message: string): Promise<string> {
-    // Readers split a message into subject, body and trailers: a control character in it is a bug upstream, never written.
-    if (hasSeparator(message))
-      throw new GenesisError('commit-message-invalid', `a commit message holds a control character: ${JSON.stringify(message.slice(0, 200))}`, {
-        hint: 'build accepted messages with formatCommitMessage (world/commit-message.ts), which makes agent text one line',
-      });
-    // Written directly (object-writer.ts) once the tree and parents are known to be there, as commit-tree checks.
-    const named = await Promise.all([tree, ...parents].map((name) => resolveObject(this.path, name)));
-    const [treeObj, ...parentObjs] = named;
-    if (treeObj?.type === 'tree' && parentObjs.every((p) => p?.type === 'commit')) {
-      return writeCommit(this.path, { tree: treeObj.sha, parents: parentObjs.map((p) => p!.sha), message });
-    }
-    const args = ['commit-tree', tree, ...parents.flatMap((p) => ['-p', p])];
-    return gitValue(args, { cwd: this.path, input: message });
-  }
+  /** People's decisions that blocked tasks deserve more attempts, oldest first. */
+  taskRetries(): Promise<StoredTaskRetry[]>;
+  writeTaskRetry(input: { task: string; note?: string | null; by?: string | null; now?: Date }): Promise<StoredTaskRetry>;
+  /** The sandbox chosen at `genesis init --sandbox`, or null. */
+  initSandbox(): Promise<SandboxChoice | null>;
 
   /**
    * Moves `ref` from `expected` to `next` only if it still points at `expected` (null: only if it
-   * does not exist yet). Returns false when someone else moved it first.
+   * does not exist yet), with the `alongside` refs in the same transaction. False when someone else
+   * moved it first, or a listener refused the move.
    */
-  async compareAndSwap(ref: string, next: string, expected: string | null, alongside: ReadonlyArray<{ ref: string; next: string }> = []): Promise<boolean> {
-    if (!(await this.swapRefs(ref, next, expected, alongside))) return false;
-    for (const listener of this.listeners) {
-      if (!(await listener.moved(ref, next, expected))) return false;
-    }
-    return true;
-  }
-
-  /** Whether something is told of ref moves (a git server to push to, mirrors to publish to). */
-  get hasListeners(): boolean {
-    return this.listeners.length > 0;
-  }
-
-  /** The swap itself, and the refs that move with it in the same transaction (all or none). */
-  private async swapRefs(ref: string, next: string, expected: string | null, alongside: ReadonlyArray<{ ref: string; next: string }>): Promise<boolean> {
-    const oid = /^[0-9a-f]{40}$/;
-    const plain =
-      [ref, ...alongside.map((a) => a.ref)].every((r) => r.startsWith('refs/')) &&
-      [next, expected ?? next, ...alongside.map((a) => a.next)].every((c) => oid.test(c));
-    if (plain) return (await updateRefs(this.path, [{ ref, next, expected }, ...alongside])).ok;
-    const r = await git(['update-ref', ref, next, expected ?? '0'.repeat(40)], { cwd: this.path, okExitCodes: [1, 128] });
-    if (r.exitCode !== 0) return false;
-    for (const a of alongside) await this.setRef(a.ref, a.next);
-    return true;
-  }
-
+  compareAndSwap(ref: string, next: string, expected: string | null, alongside?: ReadonlyArray<{ ref: string; next: string }>): Promise<boolean>;
   /** Adds a listener told of every successful compareAndSwap, in the order added. */
-  onRefMoved(listener: RefMoveListener): void {
-    this.listeners.push(listener);
-  }
-
-  async setRef(ref: string, commit: string): Promise<void> {
-    if (ref.startsWith('refs/') && /^[0-9a-f]{40}$/.test(commit)) {
-      const moved = await updateRefs(this.path, [{ ref, next: commit }]);
-      if (!moved.ok)
-        throw new GenesisError('git-failed', `could not set ${ref}: ${moved.error}`, {
-          hint: 'check that the world path is a git repository you can write to',
-        });
-      return;
-    }
-    await git(['update-ref', ref, commit], { cwd: this.path });
-  }
+  onRefMoved(listener: RefMoveListener): void;
+  /** Points `ref` at `commit` whatever it pointed at (records; never the accepted branch). */
+  setRef(ref: string, commit: string): Promise<void>;
 }

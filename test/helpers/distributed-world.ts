@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { planGate } from '../../src/gate/plan.js';
 import { runGate } from '../../src/gate/gate.js';
-import { readAcceptedHistory } from '../../src/world/accepted-history.js';
-import { Ledger } from '../../src/ledger/ledger.js';
+import { readAcceptedHistory } from '../../src/world/history/accepted-history.js';
+import { GitLedger } from '../../src/ledger/git-ledger.js';
 import { baseManifest, makeWorld, type FixtureWorld, type RecordingSteps } from './world-fixture.js';
 
 /** A world of independent tasks t1..tn, each writing one module after `sleepMs`, gated in bwrap. */
@@ -41,7 +41,7 @@ export async function checkWorldInvariants(f: FixtureWorld, tasks: string[]): Pr
   if (commits.some((c) => c.parents.length > 1)) problems.push('the accepted history has a merge commit');
   const done = commits.flatMap((c) => (c.task ? [c.task] : [])).sort();
   if (JSON.stringify(done) !== JSON.stringify([...tasks].sort())) problems.push(`tasks done: ${done.join(',')}; expected each of ${tasks.join(',')} once`);
-  const episodes = await new Ledger(f.world.path).readAll();
+  const episodes = await new GitLedger(f.world.path).readAll();
   const open = episodes.filter((e) => e.status !== 'final');
   if (open.length > 0) problems.push(`episodes not final: ${open.map((e) => e.id).join(',')}`);
   for (const c of commits.filter((c) => c.episode)) {

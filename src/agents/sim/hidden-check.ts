@@ -1,4 +1,3 @@
-import { readDoneTasks } from '../../world/accepted-history.js';
 import type { WorldRepo } from '../../world/world-repo.js';
 import { computeSimTruth, parseSimAnswer, parseSimStepId, simStepPath } from './chain.js';
 
@@ -22,7 +21,7 @@ export interface SimJudgement {
 export async function judgeSimWorld(world: WorldRepo): Promise<SimJudgement> {
   const manifest = await world.manifestAt('HEAD');
   const head = await world.head(manifest.branch);
-  const done = await readDoneTasks(world.path, manifest.branch);
+  const done = await world.doneTasks(manifest.branch);
   const wrong: string[] = [];
   for (const task of manifest.tasks) {
     const index = parseSimStepId(task.id);

@@ -113,9 +113,7 @@ export function findJUnitInOutput(output: string): TestRun | null {
   for (const start of starts) {
     try {
       return parseJUnit(text.slice(start));
-    } catch {
-      continue;
-    }
+    } catch {}
   }
   return null;
 }

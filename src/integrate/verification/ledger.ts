@@ -3,7 +3,7 @@ import type { GateRecord } from '../../ledger/episode-record.js';
 import { readText } from '../../git/object-reader.js';
 import { writeCommit, writeObject, writeTree } from '../../git/object-writer.js';
 import { updateRefs } from '../../git/ref-updates.js';
-import { VERIFICATION_REF_PREFIX } from '../../world/verification-ref.js';
+import { VERIFICATION_REF_PREFIX } from '../../world/history/verification-ref.js';
 
 export { VERIFICATION_REF_PREFIX };
 

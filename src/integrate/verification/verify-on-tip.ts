@@ -1,6 +1,5 @@
 import { verifyCandidate } from '../../gate/verify-candidate.js';
 import type { Sandbox } from '../../sandbox/sandbox.js';
-import { readDoneTasks } from '../../world/accepted-history.js';
 import type { GateRecord } from '../../ledger/episode-record.js';
 import type { WorldRepo } from '../../world/world-repo.js';
 import type { VerificationJob } from './job.js';
@@ -21,7 +20,7 @@ export async function verifyOnTip(world: WorldRepo, sandbox: Sandbox, job: Verif
   if (!task)
     return { ok: false, reason: 'task-removed', message: `task ${job.task} is no longer in world.yaml`, signature: 'task-removed', gate: null, log: '' };
   const [tree, ontoTree] = await Promise.all([world.treeOf(job.commit), world.treeOf(job.onto)]);
-  const done = await readDoneTasks(world.path, manifest.branch, job.onto);
+  const done = await world.doneTasks(manifest.branch, job.onto);
   const verdict = await verifyCandidate({
     world,
     sandbox,

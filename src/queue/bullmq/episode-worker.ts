@@ -7,7 +7,7 @@ import type { EpisodeRecord } from '../../ledger/episode-record.js';
 import { runEpisode } from '../../episode/run-episode.js';
 import type { Sandbox } from '../../sandbox/sandbox.js';
 import type { LeaseStore } from '../lease-store.js';
-import { Ledger } from '../../ledger/ledger.js';
+import { ledgerOf } from '../../ledger/git-ledger.js';
 import type { WorldManifest } from '../../manifest/schema.js';
 import { secretEnvNames } from '../../ledger/secret-env.js';
 import { isGitUrl, openWorkerWorld } from '../../world/worker-world.js';
@@ -101,7 +101,7 @@ async function runLeased(data: DistributedJob, options: EpisodeWorkerOptions, wo
   const manifest = await world.repo.manifestAt(job.base);
   const task = manifest.tasks.find((t) => t.id === job.task);
   const leases = options.leases(data.worldKey);
-  const ledger = new Ledger(world.repo.path, { secretEnv: secretEnvNames(manifest.agent) });
+  const ledger = ledgerOf(world.repo, { secretEnv: secretEnvNames(manifest.agent) });
   const record = await ledger.read(job.episodeId);
   // A job put back after Redis lost it may name an episode the scheduler already closed: nothing to run, no lease to take.
   if (record?.status === 'final') {

@@ -1,6 +1,6 @@
 import { VerificationLedger } from '../../integrate/verification/ledger.js';
 import { landedRecord } from '../../integrate/lander.js';
-import { readAcceptedSince } from '../../world/accepted-history.js';
+import { readAcceptedSince } from '../../world/history/accepted-history.js';
 import type { EpisodeRecord } from '../../ledger/episode-record.js';
 import type { LeaseStore } from '../../queue/lease-store.js';
 import type { Ledger } from '../../ledger/ledger.js';

@@ -12,12 +12,12 @@ import { runVerification } from '../../integrate/verification/run-verification.j
 import type { VerificationResult } from '../../integrate/verification/job.js';
 import type { VerificationQueue } from '../../integrate/verification/queue.js';
 import type { EpisodeQueue } from '../../queue/episode-queue.js';
-import { readDoneTasks } from '../../world/accepted-history.js';
+import { readDoneTasks } from '../../world/history/accepted-history.js';
 import { openEpisodeRecord, type EpisodeRecord } from '../../ledger/episode-record.js';
-import { Ledger } from '../../ledger/ledger.js';
+import { ledgerOf } from '../../ledger/git-ledger.js';
 import type { EpisodeSummary } from '../../ledger/summary.js';
 import type { TaskSpec, WorldManifest } from '../../manifest/schema.js';
-import { readTaskRetries } from '../../ledger/task-retries.js';
+import { readTaskRetries } from '../../world/task-retries.js';
 import type { WorldRepo } from '../../world/world-repo.js';
 import { secretEnvNames } from '../../ledger/secret-env.js';
 import { finishEpisode, forgedResultProblem } from './finish-episode.js';
@@ -80,7 +80,7 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
   const { sandbox, leases } = options.ports;
   await sandbox.check();
   const agent = await options.ports.agent(manifest, startHead);
-  const ledger = new Ledger(world.path, { secretEnv: secretEnvNames(manifest.agent) });
+  const ledger = ledgerOf(world, { secretEnv: secretEnvNames(manifest.agent) });
   // The run holds the world alone: what the journal keeps of a run before it is that run's leftovers.
   await ledger.tidyJournal();
   const journaled = await ledger.journaled();

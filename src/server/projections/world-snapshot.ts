@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { queueSnapshotPath } from '../../integrate/queue-snapshot.js';
-import { readAcceptedHistory, type AcceptedCommit } from '../../world/accepted-history.js';
-import { readVerificationSummary } from '../../world/verification-ref.js';
+import type { AcceptedCommit } from '../../world/history/accepted-history.js';
+import { readVerificationSummary } from '../../world/history/verification-ref.js';
 import type { EpisodeRecord } from '../../ledger/episode-record.js';
 import { git } from '../../git/git.js';
-import { Ledger } from '../../ledger/ledger.js';
+import { ledgerOf } from '../../ledger/git-ledger.js';
 import type { WorldManifest } from '../../manifest/schema.js';
-import { readTaskRetries, type StoredTaskRetry } from '../../ledger/task-retries.js';
+import type { StoredTaskRetry } from '../../world/task-retries.js';
 import type { WorldRepo } from '../../world/world-repo.js';
 
 /** Everything the dashboard shows, read from the world at one moment. */
@@ -71,9 +71,9 @@ export class WorldSnapshots {
     const manifest = await this.world.manifestAt('HEAD');
     const head = await this.world.head(manifest.branch);
     const [history, records, retries] = await Promise.all([
-      readAcceptedHistory(this.world.path, manifest.branch),
-      new Ledger(this.world.path).readAll(),
-      readTaskRetries(this.world.path),
+      this.world.acceptedHistory(manifest.branch),
+      ledgerOf(this.world).readAll(),
+      this.world.taskRetries(),
     ]);
     return {
       stamp,

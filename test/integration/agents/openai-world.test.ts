@@ -1,8 +1,8 @@
 import { afterEach, describe, expect } from 'vitest';
 import { runEmbedded } from '../../../src/compose/embedded-run.js';
-import { readAcceptedHistory } from '../../../src/world/accepted-history.js';
+import { readAcceptedHistory } from '../../../src/world/history/accepted-history.js';
 import type { EpisodeRecord } from '../../../src/ledger/episode-record.js';
-import { Ledger } from '../../../src/ledger/ledger.js';
+import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { startCli } from '../../helpers/cli-process.js';
 import { itWith } from '../../helpers/services.js';
 import { baseManifest, GOOD_A, GOOD_B, makeWorld } from '../../helpers/world-fixture.js';
@@ -30,7 +30,7 @@ describe('a world built by the openai agent against a replayed model', () => {
     expect(await f.world.readFile('main', 'src/a.js')).toBe(GOOD_A);
     expect(await f.world.readFile('main', 'src/b.js')).toBe(GOOD_B);
 
-    const ledger = new Ledger(f.world.path);
+    const ledger = new GitLedger(f.world.path);
     const episodes = await ledger.readAll();
     for (const e of episodes) {
       expect(e).toMatchObject({ outcome: 'accepted', agent: 'openai:gpt-4.1-mini' });

@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect } from 'vitest';
 import { runEmbedded } from '../../../src/compose/embedded-run.js';
-import { readAcceptedHistory } from '../../../src/world/accepted-history.js';
-import { Ledger } from '../../../src/ledger/ledger.js';
+import { readAcceptedHistory } from '../../../src/world/history/accepted-history.js';
+import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { itWith } from '../../helpers/services.js';
 import { BAD_A, baseManifest, GOOD_A, makeWorld } from '../../helpers/world-fixture.js';
 
@@ -41,7 +41,7 @@ describe('when a task is retried with agent.rotation', () => {
     const summary = await runEmbedded({ world: f.world, sandbox: f.sandbox });
 
     expect(summary.stop.kind).toBe('done');
-    const episodes = await new Ledger(f.world.path).readAll();
+    const episodes = await new GitLedger(f.world.path).readAll();
     expect(episodes.map((e) => [e.attempt, e.agent, e.outcome])).toEqual([
       [1, 'claude-code', 'rejected'],
       [2, 'codex:gpt-4.1', 'accepted'],

@@ -2,8 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { sharedWarmPool } from '../../../src/sandbox/warm/pool.js';
 import { afterAll, describe, expect } from 'vitest';
 import { runEmbedded } from '../../../src/compose/embedded-run.js';
-import { readAcceptedHistory } from '../../../src/world/accepted-history.js';
-import { Ledger } from '../../../src/ledger/ledger.js';
+import { readAcceptedHistory } from '../../../src/world/history/accepted-history.js';
+import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { itWith } from '../../helpers/services.js';
 import { baseManifest, GOOD_A, GOOD_B, makeWorld } from '../../helpers/world-fixture.js';
 import { auditCli } from './audited-world.js';
@@ -36,7 +36,7 @@ describe('the image that judged a change', () => {
 
       const history = await readAcceptedHistory(f.world.path, 'main');
       expect(history).toHaveLength(3);
-      const records = await new Ledger(f.world.path).readAll();
+      const records = await new GitLedger(f.world.path).readAll();
       // A change gated on its place in the integration queue has a trailer written before its gate ran:
       // it names the verification, whose record holds the summary with the image.
       const verdictOf = (c: (typeof history)[number]) =>

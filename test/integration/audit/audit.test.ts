@@ -6,7 +6,7 @@ import { worldKeyOf } from '../../../src/queue/bullmq/distributed-job.js';
 import { IntegratorLock } from '../../../src/queue/redis/integrator-lock.js';
 import { connectRedis } from '../../../src/queue/redis/connection.js';
 import { gitValue } from '../../../src/git/git.js';
-import { Ledger } from '../../../src/ledger/ledger.js';
+import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { startCli } from '../../helpers/cli-process.js';
 import { itWith } from '../../helpers/services.js';
 import { BAD_A, GOOD_A } from '../../helpers/world-fixture.js';
@@ -69,7 +69,7 @@ describe('genesis audit on a world someone tampered with', () => {
 
   itWith('bwrap')('finds a forged trailer naming a rejected episode on a commit that edits a protected test', async () => {
     const world = await copy();
-    const rejected = (await new Ledger(world.path).readAll()).find((e) => e.outcome === 'rejected')!;
+    const rejected = (await new GitLedger(world.path).readAll()).find((e) => e.outcome === 'rejected')!;
     const message = `a: module a\n\nGenesis-Episode: ${rejected.id}\nGenesis-Task: a\nGenesis-Attempt: 1\nGenesis-Agent: script\nGenesis-Verified: trust me\n`;
     await commitAroundTheGate(world, { 'test/a.test.js': "import test from 'node:test';\ntest('ok', () => {});\n" }, message);
     const { code, report } = await auditCli(world.path, ['--sample', '0']);
@@ -116,7 +116,7 @@ describe('genesis audit on a world someone tampered with', () => {
 describe('genesis audit when an episode is still recorded as running', () => {
   async function withOpenEpisode() {
     const world = await copy();
-    const ledger = new Ledger(world.path);
+    const ledger = new GitLedger(world.path);
     const [last] = (await ledger.readAll()).slice(-1);
     // Cut short before its gate: a record whose gate passed would instead rejoin the integration queue.
     await ledger.write({ ...last!, id: 'zz-open', status: 'running', outcome: null, commit: null, reason: null, endedAt: null, gate: null });
@@ -138,7 +138,7 @@ describe('genesis audit when an episode is still recorded as running', () => {
     expect(await run.exited).toBe(0);
     const after = await auditCli(world.path, ['--sample', '0']);
     expect(after.report.findings).toEqual([]);
-    expect((await new Ledger(world.path).read('zz-open'))?.outcome).toBe('abandoned');
+    expect((await new GitLedger(world.path).read('zz-open'))?.outcome).toBe('abandoned');
   });
 
   itWith('bwrap')('says nothing about it while a run holds the world', async () => {

@@ -7,7 +7,8 @@ import { promisify } from 'node:util';
 import type { AuditReport } from '../../../src/audit/index.js';
 import { runEmbedded } from '../../../src/compose/embedded-run.js';
 import { git, gitValue } from '../../../src/git/git.js';
-import { WorldRepo } from '../../../src/world/world-repo.js';
+import type { WorldRepo } from '../../../src/world/world-repo.js';
+import { LocalWorld } from '../../../src/world/local-world.js';
 import { BAD_A, baseManifest, GOOD_A, GOOD_B, makeWorld } from '../../helpers/world-fixture.js';
 
 const BIN = fileURLToPath(new URL('../../../bin/genesis.js', import.meta.url));
@@ -35,7 +36,7 @@ export async function buildAuditedWorld(): Promise<{ path: string; copy(): Promi
     async copy() {
       const into = await mkdtemp(join(keep, 'copy-'));
       await cp(path, join(into, 'w.world'), { recursive: true });
-      return WorldRepo.open(join(into, 'w.world'));
+      return LocalWorld.open(join(into, 'w.world'));
     },
     dispose: () => rm(keep, { recursive: true, force: true }),
   };

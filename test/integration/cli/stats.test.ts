@@ -9,7 +9,7 @@ import { createSandbox } from '../../../src/sandbox/create-sandbox.js';
 import { runEmbedded } from '../../../src/compose/embedded-run.js';
 import type { EpisodeRecord } from '../../../src/ledger/episode-record.js';
 import { initWorld } from '../../../src/operations/init-world.js';
-import { Ledger } from '../../../src/ledger/ledger.js';
+import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { bwrapAnswers, itWith } from '../../helpers/services.js';
 import { runSimFixture } from '../agents/sim/sim-fixture.js';
 
@@ -48,7 +48,7 @@ describe('genesis stats on the calc demo world', () => {
     const init = await initWorld({ worldPath: join(root, 'calc.world'), from: CALC, sandbox: async () => sandbox });
     await runEmbedded({ world: init.world, sandbox });
     world = init.world.path;
-    records = await new Ledger(world).readAll();
+    records = await new GitLedger(world).readAll();
   }, 120_000);
 
   afterAll(async () => {

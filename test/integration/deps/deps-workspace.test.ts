@@ -1,6 +1,6 @@
 import { describe, expect } from 'vitest';
 import { runEmbedded } from '../../../src/compose/embedded-run.js';
-import { Ledger } from '../../../src/ledger/ledger.js';
+import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { depsManifest, SEMVER_FILES, useTempDepsCache } from '../../helpers/deps-fixture.js';
 import { itWith } from '../../helpers/services.js';
 import { makeWorld } from '../../helpers/world-fixture.js';
@@ -31,8 +31,8 @@ for (const agentSandbox of ['none', 'bwrap'] as const) {
       );
       const f = await makeWorld({ sandbox: 'bwrap', manifest, files, recording: {} });
       const summary = await runEmbedded({ world: f.world, sandbox: f.sandbox });
-      const [episode] = await new Ledger(f.world.path).readAll();
-      const artifacts = await new Ledger(f.world.path).readArtifacts(episode!.id);
+      const [episode] = await new GitLedger(f.world.path).readAll();
+      const artifacts = await new GitLedger(f.world.path).readArtifacts(episode!.id);
       expect(episode, artifacts.agentLog).toMatchObject({ outcome: 'accepted', changedFiles: ['src/a.js'] });
       expect(summary.stop.kind).toBe('done');
       expect(artifacts.agentLog).toMatch(/deps: [0-9a-f]{12} linked into the workspace/);

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { collectCandidateTree, createWorkspace, removeWorkspace } from '../../../src/episode/workspace.js';
 import { git, gitValue } from '../../../src/git/git.js';
-import { WorldRepo } from '../../../src/world/world-repo.js';
+import type { WorldRepo } from '../../../src/world/world-repo.js';
+import { LocalWorld } from '../../../src/world/local-world.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
 /** A bare world with two commits on main, as genesis init and one landing leave it. */
@@ -27,7 +28,7 @@ async function twoCommitWorld(): Promise<{ world: WorldRepo; first: string; seco
   run(source, ['add', '-A']);
   run(source, ['commit', '--quiet', '-m', 'second']);
   run(source, ['push', '--quiet', path, 'main']);
-  const world = WorldRepo.at(path);
+  const world = LocalWorld.at(path);
   return { world, first: await gitValue(['rev-parse', 'main~1'], { cwd: path }), second: await world.head('main') };
 }
 

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:net';
 import { afterEach, describe, expect } from 'vitest';
 import { runEmbedded } from '../../../src/compose/embedded-run.js';
-import { Ledger } from '../../../src/ledger/ledger.js';
+import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { itWith } from '../../helpers/services.js';
 import { baseManifest, makeWorld } from '../../helpers/world-fixture.js';
 
@@ -47,9 +47,9 @@ describe('a gate command that tries to reach the network', () => {
       });
       const summary = await runEmbedded({ world: f.world, sandbox: f.sandbox });
       expect(summary.stop.kind).toBe('blocked');
-      const [episode] = await new Ledger(f.world.path).readAll();
+      const [episode] = await new GitLedger(f.world.path).readAll();
       expect(episode).toMatchObject({ outcome: 'rejected', reason: 'check-failed' });
-      const log = (await new Ledger(f.world.path).readArtifacts(episode!.id)).gateLog ?? '';
+      const log = (await new GitLedger(f.world.path).readArtifacts(episode!.id)).gateLog ?? '';
       expect(log).toMatch(/ECONNREFUSED|ENETUNREACH|EHOSTUNREACH|EACCES/);
       expect(host.connections()).toBe(0);
     });

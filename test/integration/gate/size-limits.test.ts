@@ -8,7 +8,8 @@ import { checkChange, DEFAULT_PRE_GATE_LIMITS } from '../../../src/gate/pre-gate
 import { exportTree } from '../../../src/git/tree/export.js';
 import { git, gitValue } from '../../../src/git/git.js';
 import { diffText, listChanges } from '../../../src/git/tree/diff.js';
-import { WorldRepo } from '../../../src/world/world-repo.js';
+import type { WorldRepo } from '../../../src/world/world-repo.js';
+import { LocalWorld } from '../../../src/world/local-world.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
 const LIMITS = { maxFileBytes: 1024 * 1024, maxChangeBytes: 4 * 1024 * 1024 };
@@ -18,7 +19,7 @@ async function bareWorld(): Promise<{ world: WorldRepo; base: string }> {
   const root = await tempDir('genesis-size-');
   const path = join(root, 'w.world');
   execFileSync('git', ['init', '--quiet', '--bare', path]);
-  const world = WorldRepo.at(path);
+  const world = LocalWorld.at(path);
   const blob = await gitValue(['hash-object', '-w', '--stdin'], { cwd: path, input: 'hello\n' });
   const tree = await makeTree(path, [['100644', blob, 'src/a.js']]);
   return { world, base: await world.commitTree(tree, [], 'base\n') };

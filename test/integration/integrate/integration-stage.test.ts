@@ -8,10 +8,10 @@ import { runVerification } from '../../../src/integrate/verification/run-verific
 import type { VerificationJob, VerificationResult } from '../../../src/integrate/verification/job.js';
 import { VerificationLedger } from '../../../src/integrate/verification/ledger.js';
 import { MemoryVerificationQueue } from '../../../src/integrate/verification/queue.js';
-import { readAcceptedHistory } from '../../../src/world/accepted-history.js';
+import { readAcceptedHistory } from '../../../src/world/history/accepted-history.js';
 import { openEpisodeRecord, type EpisodeRecord } from '../../../src/ledger/episode-record.js';
 import { git, gitValue } from '../../../src/git/git.js';
-import { Ledger } from '../../../src/ledger/ledger.js';
+import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import type { WorldRepo } from '../../../src/world/world-repo.js';
 import { itWith } from '../../helpers/services.js';
 import { baseManifest, GOOD_A, GOOD_B, makeWorld, type FixtureWorld } from '../../helpers/world-fixture.js';
@@ -51,12 +51,12 @@ async function passedEpisode(
     changedFiles: Object.keys(files),
     gate: { ok: true, sandbox: 'docker', summary: 'its own gate passed', steps: [], durationMs: 1 },
   };
-  await new Ledger(f.world.path).write(record);
+  await new GitLedger(f.world.path).write(record);
   return { id, task, candidate: cand, base: f.commit };
 }
 
 function stageFor(f: FixtureWorld, handler?: (job: VerificationJob) => Promise<VerificationResult>) {
-  const ledger = new Ledger(f.world.path);
+  const ledger = new GitLedger(f.world.path);
   const outcomes: IntegrationOutcome[] = [];
   const jobs: VerificationJob[] = [];
   const verify = handler ?? ((job: VerificationJob) => runVerification(job, { world: f.world, sandbox: f.sandbox, worker: 'test' }));
@@ -130,7 +130,7 @@ describe('the integration stage', () => {
     expect(history[0]!.commit).toBe(s.jobs[1]!.commit);
     expect(history[1]!.commit).toBe(s.jobs[0]!.commit);
     expect(s.jobs[1]!.onto).toBe(s.jobs[0]!.commit);
-    const record = await new Ledger(f.world.path).read(changes[2]!.id);
+    const record = await new GitLedger(f.world.path).read(changes[2]!.id);
     expect(record).toMatchObject({
       outcome: 'accepted',
       reason: 'replayed',

@@ -4,10 +4,10 @@ import { describe, expect } from 'vitest';
 import { newEpisodeId } from '../../../src/episode/episode-job.js';
 import { Lander } from '../../../src/integrate/lander.js';
 import { VerificationLedger } from '../../../src/integrate/verification/ledger.js';
-import { acceptedCommitMessage, readHeadScore } from '../../../src/world/accepted-history.js';
+import { acceptedCommitMessage, readHeadScore } from '../../../src/world/history/accepted-history.js';
 import { openEpisodeRecord, type EpisodeRecord, type GateRecord } from '../../../src/ledger/episode-record.js';
 import { git, gitValue } from '../../../src/git/git.js';
-import { Ledger } from '../../../src/ledger/ledger.js';
+import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import type { WorldRepo } from '../../../src/world/world-repo.js';
 import { itWith } from '../../helpers/services.js';
 
@@ -31,7 +31,7 @@ async function commitOn(world: WorldRepo, parent: string, path: string, content:
 
 /** Change `a` landed with a score of 5; change `b`, gated on the base, is verified again on that head. */
 async function raceAfterA(f: FixtureWorld, scoreOnTip: number) {
-  const ledger = new Ledger(f.world.path);
+  const ledger = new GitLedger(f.world.path);
   const lander = new Lander(f.world, ledger, 'main', f.commit);
   const a = await commitOn(
     f.world,

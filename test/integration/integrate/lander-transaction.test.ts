@@ -3,7 +3,7 @@ import { newEpisodeId } from '../../../src/episode/episode-job.js';
 import { Lander } from '../../../src/integrate/lander.js';
 import { openEpisodeRecord, type EpisodeRecord } from '../../../src/ledger/episode-record.js';
 import { git, gitValue } from '../../../src/git/git.js';
-import { Ledger } from '../../../src/ledger/ledger.js';
+import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { itWith } from '../../helpers/services.js';
 import { makeWorld, type FixtureWorld } from '../../helpers/world-fixture.js';
 
@@ -21,14 +21,14 @@ async function passed(f: FixtureWorld): Promise<{ id: string; candidate: string 
     changedFiles: ['src/a.js'],
     gate: { ok: true, sandbox: 'bwrap', summary: 'passed', steps: [], durationMs: 1 },
   };
-  await new Ledger(f.world.path).write(record);
+  await new GitLedger(f.world.path).write(record);
   return { id, candidate };
 }
 
 describe('the lander moves the branch and the landing record together', () => {
   itWith('bwrap')('lands: the branch names the commit and the record names the branch, written in one ref transaction', async () => {
     const f = await makeWorld({ sandbox: 'bwrap', recording: {} });
-    const ledger = new Ledger(f.world.path);
+    const ledger = new GitLedger(f.world.path);
     const { id, candidate } = await passed(f);
     const outcome = await new Lander(f.world, ledger, 'main', f.commit).land({
       change: { id, task: 'a', base: f.commit, candidate } as never,
@@ -49,7 +49,7 @@ describe('the lander moves the branch and the landing record together', () => {
 
   itWith('bwrap')('loses the compare-and-swap: neither the branch nor the record moves', async () => {
     const f = await makeWorld({ sandbox: 'bwrap', recording: {} });
-    const ledger = new Ledger(f.world.path);
+    const ledger = new GitLedger(f.world.path);
     const { id, candidate } = await passed(f);
     const before = await gitValue(['rev-parse', `refs/genesis/episodes/${id}`], { cwd: f.world.path });
     // The queue believes the branch is at the candidate's own commit: the swap from there must fail.

@@ -1,9 +1,9 @@
 import { describe, expect } from 'vitest';
 import { auditWorld } from '../../../src/audit/audit-world.js';
 import { runEmbedded } from '../../../src/compose/embedded-run.js';
-import { readAcceptedHistory } from '../../../src/world/accepted-history.js';
+import { readAcceptedHistory } from '../../../src/world/history/accepted-history.js';
 import { git } from '../../../src/git/git.js';
-import { Ledger } from '../../../src/ledger/ledger.js';
+import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { itWith } from '../../helpers/services.js';
 import { BAD_A, baseManifest, GOOD_A, GOOD_B, makeWorld, type FixtureWorld } from '../../helpers/world-fixture.js';
 
@@ -42,7 +42,7 @@ describe('tip gating in process', () => {
     expect(summary).toMatchObject({ stop: { kind: 'done' }, accepted: 3, rejected: 0 });
     // One gate per change: no verification on a tip was needed.
     expect(await verificationRefs(f)).toEqual([]);
-    const records = await new Ledger(f.world.path).readAll();
+    const records = await new GitLedger(f.world.path).readAll();
     const landed = (await readAcceptedHistory(f.world.path, 'main')).filter((c) => c.episode).reverse();
     // In the order their agents ended (a, b, c unless the machine is very busy), each on the one before.
     expect(landed.map((c) => c.task).sort()).toEqual(['a', 'b', 'c']);
@@ -63,7 +63,7 @@ describe('tip gating in process', () => {
       });
       const summary = await runEmbedded({ world: f.world, sandbox: f.sandbox });
       expect(summary).toMatchObject({ stop: { kind: 'done' }, accepted: 2, rejected: 1 });
-      const records = await new Ledger(f.world.path).readAll();
+      const records = await new GitLedger(f.world.path).readAll();
       const b = records.find((r) => r.task === 'b')!;
       expect(records.find((r) => r.task === 'a' && r.outcome === 'rejected')).toMatchObject({ reason: 'check-failed' });
       // b's place was behind the bad a, whose check fails on that tip with or without b: b was judged on its base instead.
@@ -71,7 +71,7 @@ describe('tip gating in process', () => {
       expect(b).toMatchObject({ outcome: 'accepted', base: f.commit });
       expect(b.gatedOn).toBeUndefined();
       // Both gates are in its evidence, each named by where it ran: the failed one on the tip first.
-      const log = (await new Ledger(f.world.path).readArtifacts(b.id)).gateLog;
+      const log = (await new GitLedger(f.world.path).readArtifacts(b.id)).gateLog;
       expect(log).toMatch(/^=== gate on the speculative tip [0-9a-f]{12}: failed \([a-z-]+\) ===\n/);
       expect(log).toContain(`=== gate on the change's own base ${f.commit.slice(0, 12)}: passed ===`);
       expect(await f.world.readFile('main', 'src/a.js')).toBe(GOOD_A);

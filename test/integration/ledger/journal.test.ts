@@ -5,7 +5,7 @@ import { runEmbedded } from '../../../src/compose/embedded-run.js';
 import { newEpisodeId } from '../../../src/episode/episode-job.js';
 import { openEpisodeRecord, type EpisodeRecord } from '../../../src/ledger/episode-record.js';
 import { git, gitValue } from '../../../src/git/git.js';
-import { Ledger } from '../../../src/ledger/ledger.js';
+import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { startCli } from '../../helpers/cli-process.js';
 import { itWith } from '../../helpers/services.js';
 import { BAD_A, baseManifest, GOOD_A, GOOD_B, makeWorld, type FixtureWorld } from '../../helpers/world-fixture.js';
@@ -46,7 +46,7 @@ describe('an episode run in the process that started it is written to the ledger
     });
     const summary = await runEmbedded({ world: f.world, sandbox: f.sandbox });
     expect(summary.stop.kind).toBe('done');
-    const ledger = new Ledger(f.world.path);
+    const ledger = new GitLedger(f.world.path);
     const episodes = await ledger.readAll();
     expect(episodes.map((e) => [e.task, e.outcome])).toEqual(
       expect.arrayContaining([
@@ -76,7 +76,7 @@ describe('an episode run in the process that started it is written to the ledger
     });
     const run = startCli(['run', '--world', f.world.path, '--json']);
     const phase = JSON.parse(await run.waitFor(/"type":"episode-phase".*"phase":"agent"/, 60_000)) as { id: string };
-    const ledger = new Ledger(f.world.path);
+    const ledger = new GitLedger(f.world.path);
     // While it runs, the episode is open in the journal only, and readers of the ledger see it as running.
     expect(await ledger.readCommitted(phase.id)).toBeNull();
     expect(await ledger.read(phase.id)).toMatchObject({ id: phase.id, task: 'a', status: 'running' });
@@ -92,7 +92,7 @@ describe('an episode run in the process that started it is written to the ledger
 
   itWith('bwrap')('lands a change whose gate passed before its run died, from the journal, keeping the logs its gate left', async () => {
     const f = await makeWorld({ sandbox: 'bwrap', recording: { a: [{ write: { 'src/a.js': BAD_A } }], b: [{ write: { 'src/b.js': GOOD_B } }] } });
-    const ledger = new Ledger(f.world.path);
+    const ledger = new GitLedger(f.world.path);
     // What a kill -9 between a's passing gate and its landing leaves: the journal entry its episode held.
     const id = newEpisodeId();
     const open = openEpisodeRecord({ id, world: 'fixture', task: 'a', attempt: 1, agent: 'script', base: f.commit, worker: 'dead:1' });
@@ -117,7 +117,7 @@ describe('an episode run in the process that started it is written to the ledger
 describe('the ledger journal', () => {
   it('lets a final record in git stand over a journal entry a crash left beside it, and tidies that entry away', async () => {
     const { repo, head } = await bareRepo();
-    const ledger = new Ledger(repo);
+    const ledger = new GitLedger(repo);
     const open = openEpisodeRecord({ id: newEpisodeId(), world: 'w', task: 't', attempt: 1, agent: 'a', base: head, worker: 'w' });
     await ledger.hold(open, { gateLog: 'held log' });
     const final: EpisodeRecord = { ...open, status: 'final', outcome: 'failed', reason: 'agent-exit', endedAt: new Date().toISOString() };
@@ -133,7 +133,7 @@ describe('the ledger journal', () => {
 
   it('writes what it holds to git, record and logs, when a stopping run leaves episodes open', async () => {
     const { repo, head } = await bareRepo();
-    const ledger = new Ledger(repo);
+    const ledger = new GitLedger(repo);
     const open = openEpisodeRecord({ id: newEpisodeId(), world: 'w', task: 't', attempt: 1, agent: 'a', base: head, worker: 'w' });
     await ledger.open(open);
     await ledger.hold({ ...open, message: 'gated' }, { gateLog: 'held log', prompt: 'p' });
@@ -147,7 +147,7 @@ describe('the ledger journal', () => {
   it('keeps secrets out of the journal file as out of git', async () => {
     const { repo, head } = await bareRepo();
     const secret = 'sk-journal-test-0123456789abcdefghij';
-    const ledger = new Ledger(repo);
+    const ledger = new GitLedger(repo);
     const open = openEpisodeRecord({ id: newEpisodeId(), world: 'w', task: 't', attempt: 1, agent: 'a', base: head, worker: 'w' });
     await ledger.hold({ ...open, message: `leaked ${secret}` }, { agentLog: `the key is ${secret}` });
     const dir = join(repo, 'genesis', 'open-episodes');

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { EpisodeRecord } from '../../../src/ledger/episode-record.js';
 import { git, gitValue } from '../../../src/git/git.js';
-import { Ledger } from '../../../src/ledger/ledger.js';
+import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { PRUNED_DIFF_BYTES, pruneRejectedChanges } from '../../../src/ledger/prune.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
@@ -55,7 +55,7 @@ const exists = async (repo: string, object: string) => (await git(['cat-file', '
 describe('pruning the changes of episodes that did not land', () => {
   it('drops old rejected and failed changes after the retention, keeping every record and a cut diff', async () => {
     const repo = await bare();
-    const ledger = new Ledger(repo);
+    const ledger = new GitLedger(repo);
     const old = [await candidate(repo, 2 * 1024 * 1024), await candidate(repo, 2 * 1024 * 1024)];
     const young = await candidate(repo, 1024);
     const accepted = await candidate(repo, 1024);
@@ -93,7 +93,7 @@ describe('pruning the changes of episodes that did not land', () => {
 
   it('prunes nothing twice, and nothing at all within the retention', async () => {
     const repo = await bare();
-    const ledger = new Ledger(repo);
+    const ledger = new GitLedger(repo);
     await ledger.write(record('e1', 'rejected', (await candidate(repo, 1024)).commit, NOW - 20 * DAY));
     expect((await pruneRejectedChanges(repo, { keepMs: 30 * DAY, now: NOW })).pruned).toEqual([]);
     expect((await pruneRejectedChanges(repo, { keepMs: 14 * DAY, now: NOW })).pruned).toEqual(['e1']);

@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { newEpisodeId } from '../../../src/episode/episode-job.js';
 import { openEpisodeRecord, type EpisodeRecord } from '../../../src/ledger/episode-record.js';
 import { git, gitValue } from '../../../src/git/git.js';
-import { Ledger } from '../../../src/ledger/ledger.js';
+import type { Ledger } from '../../../src/ledger/ledger.js';
+import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { pruneRejectedChanges } from '../../../src/ledger/prune.js';
 import { LedgerSummaryIndex, ledgerSummaryFile, summarize, type EpisodeSummary } from '../../../src/ledger/summary.js';
 import { bareRepoWithCommit } from '../../helpers/bare-repo.js';
@@ -51,7 +52,7 @@ const byId = (a: EpisodeSummary, b: EpisodeSummary) => a.id.localeCompare(b.id);
 
 /** The full read the index stands in for, summarized. */
 async function fullRead(repo: string): Promise<EpisodeSummary[]> {
-  return (await new Ledger(repo).readAll()).map(summarize).sort(byId);
+  return (await new GitLedger(repo).readAll()).map(summarize).sort(byId);
 }
 
 async function indexed(repo: string): Promise<{ summaries: EpisodeSummary[]; read: number; known: number }> {
@@ -62,7 +63,7 @@ async function indexed(repo: string): Promise<{ summaries: EpisodeSummary[]; rea
 describe('the ledger summary index', () => {
   it('says what the full read says, reading from git only the records whose ref moved since it last looked', async () => {
     const { repo, head } = await bareRepo();
-    const ledger = new Ledger(repo);
+    const ledger = new GitLedger(repo);
     const records = await writeRecords(ledger, repo, head, 30);
     const first = await indexed(repo);
     expect(first.summaries).toEqual(await fullRead(repo));
@@ -81,7 +82,7 @@ describe('the ledger summary index', () => {
 
   it('stays right after a crash left its file torn, or someone else wrote records without it', async () => {
     const { repo, head } = await bareRepo();
-    const ledger = new Ledger(repo);
+    const ledger = new GitLedger(repo);
     await writeRecords(ledger, repo, head, 12);
     await indexed(repo);
     const file = await ledgerSummaryFile(repo);
@@ -99,7 +100,7 @@ describe('the ledger summary index', () => {
 
   it('follows a prune, which rewrites the records of changes that did not land', async () => {
     const { repo, head } = await bareRepo();
-    const ledger = new Ledger(repo);
+    const ledger = new GitLedger(repo);
     await writeRecords(ledger, repo, head, 16, new Date(Date.now() - 3_600_000));
     await indexed(repo);
     const { pruned } = await pruneRejectedChanges(repo, { keepMs: 60_000, gc: false });
@@ -111,7 +112,7 @@ describe('the ledger summary index', () => {
 
   it('follows a restore from a backup: records written since are gone, records closed since are open again', async () => {
     const { dir, repo, head } = await bareRepo();
-    const ledger = new Ledger(repo);
+    const ledger = new GitLedger(repo);
     const records = await writeRecords(ledger, repo, head, 10);
     const backup = join(dir, 'backup.git');
     await git(['clone', '--quiet', '--mirror', repo, backup], { cwd: dir });
@@ -133,7 +134,7 @@ describe('the ledger summary index', () => {
 
   it('counts the open episodes the journal holds, as the full read does', async () => {
     const { repo, head } = await bareRepo();
-    const ledger = new Ledger(repo);
+    const ledger = new GitLedger(repo);
     await writeRecords(ledger, repo, head, 5);
     const open = openEpisodeRecord({ id: newEpisodeId(), world: 'w', task: 't9', attempt: 1, agent: 'a', base: head, worker: 'w' });
     await ledger.open(open);

@@ -3,8 +3,8 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { describe, expect } from 'vitest';
-import { readAcceptedHistory } from '../../../src/world/accepted-history.js';
-import { Ledger } from '../../../src/ledger/ledger.js';
+import { readAcceptedHistory } from '../../../src/world/history/accepted-history.js';
+import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { startCli } from '../../helpers/cli-process.js';
 import { itWith } from '../../helpers/services.js';
 import { tempDir } from '../../helpers/temp-dir.js';
@@ -80,13 +80,13 @@ describe('genesis amend', () => {
       expect(audit.status, audit.stdout + audit.stderr).toBe(0);
       const run = await genesis(['run', '--world', f.world.path, '--sandbox', 'bwrap']);
       expect(run.status, run.stdout + run.stderr).toBe(0);
-      const episodes = await new Ledger(f.world.path).readAll();
+      const episodes = await new GitLedger(f.world.path).readAll();
       expect(episodes.map((e) => [e.task, e.outcome])).toEqual([
         ['a', 'accepted'],
         ['c', 'accepted'],
       ]);
       // c's agent was told every command its change would be judged by, a's check (a is done) included.
-      expect((await new Ledger(f.world.path).readArtifacts(episodes[1]!.id)).prompt).toContain(
+      expect((await new GitLedger(f.world.path).readArtifacts(episodes[1]!.id)).prompt).toContain(
         '  - test: node --test test/base.test.js\n  - check:a: node --test test/a.test.js\n  - check:c: node --test test/c.test.js\n',
       );
     },

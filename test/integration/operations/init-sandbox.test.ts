@@ -2,7 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { stringify } from 'yaml';
 import { describe, expect } from 'vitest';
-import { Ledger } from '../../../src/ledger/ledger.js';
+import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { itWith } from '../../helpers/services.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 import { BASE_FILES, baseManifest, GOOD_A, GOOD_B } from '../../helpers/world-fixture.js';
@@ -32,7 +32,7 @@ describe('the sandbox chosen at init', () => {
     const run = await genesis(['run', '--world', world]);
     expect(run.status, run.stdout + run.stderr).toBe(0);
     expect(run.stdout).toContain('sandbox: bwrap (chosen at genesis init --sandbox bwrap');
-    const records = await new Ledger(world).readAll();
+    const records = await new GitLedger(world).readAll();
     expect(records.map((r) => r.gate?.sandbox)).toEqual(['bwrap', 'bwrap']);
   });
 

@@ -1,7 +1,7 @@
 import { describe, expect } from 'vitest';
 import { createServerApp } from '../../../src/server/create-app.js';
 import { git, gitValue } from '../../../src/git/git.js';
-import { Ledger } from '../../../src/ledger/ledger.js';
+import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { itWith } from '../../helpers/services.js';
 import { BAD_A, baseManifest, GOOD_A, GOOD_B, makeWorld } from '../../helpers/world-fixture.js';
 import { genesis } from '../../helpers/genesis-cli.js';
@@ -38,7 +38,7 @@ describe('unblocking a task', () => {
 
     const second = await genesis(['run', '--world', f.world.path, '--sandbox', 'bwrap']);
     expect(second.status, second.stdout + second.stderr).toBe(0);
-    const episodes = await new Ledger(f.world.path).readAll();
+    const episodes = await new GitLedger(f.world.path).readAll();
     expect(episodes.filter((e) => e.task === 'a').map((e) => e.outcome)).toEqual(['rejected', 'rejected', 'accepted']);
     expect(episodes.filter((e) => e.task === 'b').map((e) => e.outcome)).toEqual(['rejected', 'rejected', 'accepted']);
   });
@@ -69,14 +69,14 @@ describe('unblocking a task', () => {
     expect(first.stdout).toContain('a: found the accepted head failing its own gate');
     const again = await genesis(['run', '--world', f.world.path, '--sandbox', 'bwrap']);
     expect(again.status).toBe(3);
-    expect((await new Ledger(f.world.path).readAll()).length).toBe(1); // no episode spent on a head known broken
+    expect((await new GitLedger(f.world.path).readAll()).length).toBe(1); // no episode spent on a head known broken
 
     await f.world.setRef('refs/heads/main', f.commit); // a person repairs the head
     const retried = await genesis(['task', 'retry', 'a', '--world', f.world.path, '--note', 'base repaired']);
     expect(retried.status, retried.stderr).toBe(0);
     const last = await genesis(['run', '--world', f.world.path, '--sandbox', 'bwrap']);
     expect(last.status, last.stdout + last.stderr).toBe(0);
-    expect((await new Ledger(f.world.path).readAll()).map((e) => [e.outcome, e.reason])).toEqual([
+    expect((await new GitLedger(f.world.path).readAll()).map((e) => [e.outcome, e.reason])).toEqual([
       ['abandoned', 'broken-base'],
       ['accepted', null],
     ]);

@@ -7,7 +7,7 @@ import { newEpisodeId, type EpisodeJob } from '../../../src/episode/episode-job.
 import { BullmqEpisodeQueue } from '../../../src/queue/bullmq/episode-queue.js';
 import { startEpisodeWorker, type EpisodeWorker } from '../../../src/queue/bullmq/episode-worker.js';
 import { EPISODE_QUEUE, queuePrefix, resultQueueOf } from '../../../src/queue/bullmq/distributed-job.js';
-import { Ledger } from '../../../src/ledger/ledger.js';
+import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { openRecord } from '../../helpers/open-record.js';
 import { itWith } from '../../helpers/services.js';
 import { tempDir } from '../../helpers/temp-dir.js';
@@ -38,7 +38,7 @@ describe('an episode job delivered again after its episode ran and passed', () =
         leases: (key) => new RedisPathLeases(redis, key),
       }),
     );
-    const ledger = new Ledger(f.world.path);
+    const ledger = new GitLedger(f.world.path);
     const job: EpisodeJob = { episodeId: newEpisodeId(), world: 'fixture', task: 'a', attempt: 1, base: f.commit };
     await ledger.write(openRecord(job));
     try {

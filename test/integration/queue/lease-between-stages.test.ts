@@ -4,7 +4,7 @@ import { MemoryLeaseStore } from '../../../src/queue/memory/memory-lease-store.j
 import type { RunEvent } from '../../../src/schedule/run/events.js';
 import { composeEmbeddedRun } from '../../../src/compose/embedded-run.js';
 import { runWorld, type RunOptions } from '../../../src/schedule/run/run-world.js';
-import { Ledger } from '../../../src/ledger/ledger.js';
+import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { itWith } from '../../helpers/services.js';
 import { clusterTestRun } from './cluster-test-run.js';
 import { baseManifest, GOOD_A, GOOD_B, makeWorld, type FixtureWorld } from '../../helpers/world-fixture.js';
@@ -82,7 +82,7 @@ describe('the path lease of a task between the stages of a run', () => {
       expect(wrong).toEqual([]);
       // Each change was seen waiting in integration, and each one verified again on a tip (usually one: an
       // episode that gates on the speculative tip, as in-process episodes may, needs none) was seen verifying.
-      const records = await new Ledger(f.world.path).readAll();
+      const records = await new GitLedger(f.world.path).readAll();
       for (const r of records) expect(all.some((s) => s.what.startsWith('integration:') && s.open.includes(r.id))).toBe(true);
       for (const r of records.filter((x) => x.verification)) expect(all.some((s) => s.what.includes(`${r.id} verifying`))).toBe(true);
       expect(all.filter((s) => s.ended !== null)).toHaveLength(2);

@@ -4,7 +4,7 @@ import { RedisPathLeases } from '../../../src/queue/redis/path-leases.js';
 import type { RunEvent } from '../../../src/schedule/run/events.js';
 import { runEmbedded } from '../../../src/compose/embedded-run.js';
 import { runWorld } from '../../../src/schedule/run/run-world.js';
-import { Ledger } from '../../../src/ledger/ledger.js';
+import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { itWith } from '../../helpers/services.js';
 import { clusterTestRun } from './cluster-test-run.js';
 import { baseManifest, GOOD_A, GOOD_B, makeWorld } from '../../helpers/world-fixture.js';
@@ -50,7 +50,7 @@ describe('a path lease refused mid-run (Redis lease store)', () => {
       expect(summary).toMatchObject({ accepted: 2, rejected: 0, failed: 0 });
       expect(events.find((e) => e.type === 'lease-wait')).toMatchObject({ task: 'b' });
       // The wait cost b nothing: its one episode is its first attempt.
-      const b = (await new Ledger(f.world.path).readAll()).filter((r) => r.task === 'b');
+      const b = (await new GitLedger(f.world.path).readAll()).filter((r) => r.task === 'b');
       expect(b.map((r) => [r.attempt, r.outcome])).toEqual([[1, 'accepted']]);
       expect(await leases.holders()).toEqual([]);
     },
@@ -81,7 +81,7 @@ describe('a path lease lost mid-run (Redis dropped it) over BullMQ', () => {
       };
       const summary = await runWorld({ world: f.world, onEvent, ...options });
       expect(summary.stop).toEqual({ kind: 'done' });
-      const a = (await new Ledger(f.world.path).readAll()).find((r) => r.task === 'a')!;
+      const a = (await new GitLedger(f.world.path).readAll()).find((r) => r.task === 'a')!;
       // 1.5 s after the loss, a (whose agent works 4 s) holds its lease again.
       expect(await Promise.all(watched)).toEqual([[a.id]]);
       expect(await leases.holders()).toEqual([]);

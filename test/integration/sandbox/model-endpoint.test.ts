@@ -9,7 +9,7 @@ import { agentEndpoints } from '../../../src/sandbox/egress/endpoints.js';
 import { createAgentSandbox, type AgentNetworkChoice } from '../../../src/sandbox/create-agent-sandbox.js';
 import { CommandAgent } from '../../../src/agents/command/command-agent.js';
 import { runEmbedded } from '../../../src/compose/embedded-run.js';
-import { Ledger } from '../../../src/ledger/ledger.js';
+import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { startOutsideServer, type OutsideServer } from '../../helpers/outside-server.js';
 import { baseManifest, makeWorld } from '../../helpers/world-fixture.js';
 import { itWith } from '../../helpers/services.js';
@@ -200,7 +200,7 @@ describe('an agent whose model endpoint does not accept connections', () => {
         reason: 'agent-unreachable-model',
         message: expect.stringContaining(`http://127.0.0.1:${port} does not accept connections on 127.0.0.1:${port} (ECONNREFUSED)`),
       });
-      expect((await new Ledger(f.world.path).readAll()).map((e) => [e.outcome, e.reason])).toEqual([['abandoned', 'agent-unreachable-model']]);
+      expect((await new GitLedger(f.world.path).readAll()).map((e) => [e.outcome, e.reason])).toEqual([['abandoned', 'agent-unreachable-model']]);
     } finally {
       process.env.PATH = path;
     }

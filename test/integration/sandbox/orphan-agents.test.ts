@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect } from 'vitest';
-import { Ledger } from '../../../src/ledger/ledger.js';
+import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { startCli } from '../../helpers/cli-process.js';
 import { itWith } from '../../helpers/services.js';
 import { tempDir } from '../../helpers/temp-dir.js';
@@ -93,7 +93,7 @@ describe('agents do not outlive the orchestrator', () => {
     const closed = second.lines.findIndex((l) => /closed 1 episodes left running by an earlier run/.test(l));
     expect(killed, second.lines.join('\n')).toBeGreaterThanOrEqual(0);
     expect(closed).toBeGreaterThan(killed);
-    expect((await new Ledger(f.world.path).readAll()).map((e) => [e.outcome, e.reason])).toEqual([
+    expect((await new GitLedger(f.world.path).readAll()).map((e) => [e.outcome, e.reason])).toEqual([
       ['abandoned', 'orchestrator-stopped'],
       ['accepted', null],
     ]);

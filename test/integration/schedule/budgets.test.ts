@@ -1,6 +1,6 @@
 import { describe, expect } from 'vitest';
 import { runEmbedded } from '../../../src/compose/embedded-run.js';
-import { Ledger } from '../../../src/ledger/ledger.js';
+import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { startCli } from '../../helpers/cli-process.js';
 import { itWith } from '../../helpers/services.js';
 import { baseManifest, makeWorld, type RecordingSteps } from '../../helpers/world-fixture.js';
@@ -32,11 +32,11 @@ describe('budgets are hard', () => {
       },
     });
     expect(summary.stop).toMatchObject({ kind: 'budget', budget: 'maxEpisodes', limit: 3 });
-    expect(await new Ledger(f.world.path).readAll()).toHaveLength(3);
+    expect(await new GitLedger(f.world.path).readAll()).toHaveLength(3);
     expect(most).toBe(3);
     const again = await runEmbedded({ world: f.world, sandbox: f.sandbox });
     expect(again.episodes).toBe(0);
-    expect(await new Ledger(f.world.path).readAll()).toHaveLength(3);
+    expect(await new GitLedger(f.world.path).readAll()).toHaveLength(3);
   });
 
   itWith('bwrap')('counts maxHours from the first episode across a killed run and its restart', async () => {
@@ -51,7 +51,7 @@ describe('budgets are hard', () => {
     expect(await second.exited).toBe(4);
     const summary = JSON.parse(second.lines.find((l) => l.includes('"type":"summary"'))!) as { stop: { kind: string; budget: string } };
     expect(summary.stop).toMatchObject({ kind: 'budget', budget: 'maxHours' });
-    const episodes = await new Ledger(f.world.path).readAll();
+    const episodes = await new GitLedger(f.world.path).readAll();
     const span = Date.parse(episodes.at(-1)!.endedAt!) - Date.parse(episodes[0]!.startedAt);
     // Stopped about 6 s after the first episode began, not 6 s after the restart.
     expect(span).toBeLessThan(6_000 + 4_000);

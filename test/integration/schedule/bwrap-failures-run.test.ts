@@ -3,7 +3,7 @@ import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect } from 'vitest';
 import { runEmbedded } from '../../../src/compose/embedded-run.js';
-import { Ledger } from '../../../src/ledger/ledger.js';
+import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { itWith } from '../../helpers/services.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 import { baseManifest, makeWorld } from '../../helpers/world-fixture.js';
@@ -74,7 +74,7 @@ describe('a run whose gate meets a bubblewrap failure', () => {
     expect(failed).toHaveLength(2);
     // Retried inside the gate's step after a wait (at least half of 50 ms, jitter 0.5), not by a new episode.
     expect(failed[1]! - failed[0]!).toBeGreaterThanOrEqual(25);
-    expect(await new Ledger(f.world.path).readAll()).toMatchObject([{ outcome: 'accepted' }]);
+    expect(await new GitLedger(f.world.path).readAll()).toMatchObject([{ outcome: 'accepted' }]);
   });
 
   withBwrap('gives a race that outlasts the retries back as abandoned, uncharged, and lands the task with the next episode after a cooldown', async () => {
@@ -88,7 +88,7 @@ describe('a run whose gate meets a bubblewrap failure', () => {
     const waits = failed.slice(1).map((t, i) => t - failed[i]!);
     for (const [i, wait] of waits.entries()) expect(wait).toBeGreaterThanOrEqual(25 * 2 ** i);
     expect(summary.stop).toMatchObject({ kind: 'done' });
-    const episodes = await new Ledger(f.world.path).readAll();
+    const episodes = await new GitLedger(f.world.path).readAll();
     expect(episodes.map((e) => [e.outcome, e.reason])).toEqual([
       ['abandoned', 'bwrap-failed'],
       ['accepted', null],
@@ -111,7 +111,7 @@ describe('a run whose gate meets a bubblewrap failure', () => {
     expect(message).toContain('bubblewrap cannot run a sandbox here: bwrap: No permissions to creating new namespace');
     expect(message).toContain('scripts/setup-services.sh');
     expect(summary.episodes).toBe(1);
-    const [episode] = await new Ledger(f.world.path).readAll();
+    const [episode] = await new GitLedger(f.world.path).readAll();
     expect(episode).toMatchObject({ outcome: 'abandoned', reason: 'bwrap-unavailable' });
   });
 });

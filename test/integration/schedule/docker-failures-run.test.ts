@@ -7,7 +7,7 @@ import Docker from 'dockerode';
 import { describe, expect } from 'vitest';
 import { DockerSandbox } from '../../../src/sandbox/index.js';
 import { runEmbedded } from '../../../src/compose/embedded-run.js';
-import { Ledger } from '../../../src/ledger/ledger.js';
+import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { itWith } from '../../helpers/services.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 import { baseManifest, makeWorld } from '../../helpers/world-fixture.js';
@@ -81,7 +81,7 @@ describe('a run whose gate meets a Docker failure', () => {
       expect(summary.stop.kind === 'circuit-open' && summary.stop.message).toContain('sandboxes/build-images.sh');
       expect(summary.episodes).toBe(1);
       // A configuration mistake is not the task's failure: once the image is back the task has all its attempts.
-      const [episode] = await new Ledger(f.world.path).readAll();
+      const [episode] = await new GitLedger(f.world.path).readAll();
       expect(episode).toMatchObject({ outcome: 'abandoned', reason: 'sandbox-image-missing' });
     } finally {
       execFileSync('docker', ['rmi', '-f', tag], { stdio: 'ignore' });
@@ -100,7 +100,7 @@ describe('a run whose gate meets a Docker failure', () => {
       const summary = await runEmbedded({ world: f.world, sandbox: new DockerSandbox({ image: IMAGE, docker: new Docker({ socketPath: socket.path }) }) });
       expect(socket.dropped()).toBe(1);
       expect(summary.stop).toMatchObject({ kind: 'done' });
-      const episodes = await new Ledger(f.world.path).readAll();
+      const episodes = await new GitLedger(f.world.path).readAll();
       expect(episodes.map((e) => [e.outcome, e.reason])).toEqual([
         ['abandoned', 'docker-unavailable'],
         ['accepted', null],

@@ -1,8 +1,8 @@
 import { describe, expect } from 'vitest';
 import { runEmbedded } from '../../../src/compose/embedded-run.js';
-import { readAcceptedHistory } from '../../../src/world/accepted-history.js';
+import { readAcceptedHistory } from '../../../src/world/history/accepted-history.js';
 import { git, gitValue } from '../../../src/git/git.js';
-import { Ledger } from '../../../src/ledger/ledger.js';
+import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { itWith } from '../../helpers/services.js';
 import { baseManifest, GOOD_A, GOOD_B, makeWorld } from '../../helpers/world-fixture.js';
 
@@ -34,7 +34,7 @@ describe('when the gate fails for reasons that are not the change', () => {
     });
     const summary = await runEmbedded({ world: f.world, sandbox: f.sandbox });
     expect(summary.stop.kind).toBe('done');
-    const [a] = (await new Ledger(f.world.path).readAll()).filter((e) => e.task === 'a');
+    const [a] = (await new GitLedger(f.world.path).readAll()).filter((e) => e.task === 'a');
     expect(a).toMatchObject({ attempt: 1, outcome: 'accepted' });
     expect(a!.gate?.flaky).toEqual(['check:a']);
     // The accepted commit names the verification behind it; where it was gated on its place in the
@@ -62,7 +62,7 @@ describe('when the gate fails for reasons that are not the change', () => {
 
     const summary = await runEmbedded({ world: f.world, sandbox: f.sandbox });
     expect(summary.stop).toMatchObject({ kind: 'blocked' });
-    const episodes = await new Ledger(f.world.path).readAll();
+    const episodes = await new GitLedger(f.world.path).readAll();
     expect(episodes.length).toBe(2);
     for (const e of episodes) expect(e).toMatchObject({ outcome: 'abandoned', reason: 'broken-base' });
     expect(await f.world.head('main')).toBe(broken);
@@ -87,7 +87,7 @@ describe('when the agent itself cannot work', () => {
     });
     const f = await makeWorld({ sandbox: 'bwrap', manifest, recording: {} });
     await runEmbedded({ world: f.world, sandbox: f.sandbox });
-    const ledger = new Ledger(f.world.path);
+    const ledger = new GitLedger(f.world.path);
     const [first, second] = await ledger.readAll();
     expect(first).toMatchObject({ outcome: 'failed', reason: 'agent-timeout', quarantine: `refs/genesis/quarantine/${first!.id}` });
     expect(await f.world.readFile(first!.quarantine!, 'src/a.js')).toContain('half');

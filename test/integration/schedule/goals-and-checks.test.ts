@@ -2,10 +2,10 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { runEmbedded } from '../../../src/compose/embedded-run.js';
-import { readAcceptedHistory } from '../../../src/world/accepted-history.js';
+import { readAcceptedHistory } from '../../../src/world/history/accepted-history.js';
 import { git } from '../../../src/git/git.js';
 import { readHiddenLog } from '../../../src/ledger/hidden-logs.js';
-import { Ledger } from '../../../src/ledger/ledger.js';
+import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { itWith } from '../../helpers/services.js';
 import { BAD_A, baseManifest, GOOD_A, GOOD_B, makeWorld } from '../../helpers/world-fixture.js';
 
@@ -28,7 +28,7 @@ describe('goals, checks and budgets', () => {
     await mkdir(join(f.world.path, 'holdout'), { recursive: true });
     await writeFile(join(f.world.path, 'holdout', 'a.test.js'), HIDDEN_TEST);
     await runEmbedded({ world: f.world, sandbox: f.sandbox });
-    const ledger = new Ledger(f.world.path);
+    const ledger = new GitLedger(f.world.path);
     const [first, second] = (await ledger.readAll()).filter((e) => e.task === 'a');
     expect(first).toMatchObject({ outcome: 'rejected', reason: 'holdout-failed', message: 'a hidden acceptance check failed' });
     expect(second).toMatchObject({ outcome: 'accepted' });
@@ -50,7 +50,7 @@ describe('goals, checks and budgets', () => {
       recording: { a: [{ write: { 'src/a.js': BAD_A } }], b: [{ write: { 'src/b.js': GOOD_B } }] },
     });
     const summary = await runEmbedded({ world: f.world, sandbox: f.sandbox });
-    expect((await new Ledger(f.world.path).readAll()).filter((e) => e.task === 'a')).toHaveLength(2);
+    expect((await new GitLedger(f.world.path).readAll()).filter((e) => e.task === 'a')).toHaveLength(2);
     expect(summary.stop).toMatchObject({ kind: 'blocked', blocked: [{ task: 'a', reason: 'check-failed', repeated: expect.any(String) }] });
   });
 
@@ -67,7 +67,7 @@ describe('goals, checks and budgets', () => {
       recording: { a: [{ write: { 'src/a.js': GOOD_A } }], trivial: [{ write: { 'src/t.js': 'export {};\n' } }] },
     });
     await runEmbedded({ world: f.world, sandbox: f.sandbox });
-    const episodes = await new Ledger(f.world.path).readAll();
+    const episodes = await new GitLedger(f.world.path).readAll();
     expect(episodes.find((e) => e.task === 'a')).toMatchObject({ outcome: 'accepted' });
     expect(episodes.find((e) => e.task === 'trivial')).toMatchObject({ outcome: 'rejected', reason: 'no-witness' });
   });
@@ -83,7 +83,7 @@ describe('goals, checks and budgets', () => {
     const summary = await runEmbedded({ world: f.world, sandbox: f.sandbox });
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(summary.stop).toMatchObject({ kind: 'budget', budget: 'maxHours' });
-    const [episode] = await new Ledger(f.world.path).readAll();
+    const [episode] = await new GitLedger(f.world.path).readAll();
     expect(episode).toMatchObject({ outcome: 'abandoned', reason: 'aborted' });
     expect(episode!.quarantine).toBeTruthy();
   });
@@ -104,7 +104,7 @@ describe('goals, checks and budgets', () => {
     const progress = (await f.world.readFile('main', 'PROGRESS.md')) ?? '';
     expect(progress).toContain('- a: done');
     expect(progress).toContain('- b: done');
-    const prompt = (await new Ledger(f.world.path).readArtifacts((await readAcceptedHistory(f.world.path, 'main'))[0]!.episode!)).prompt;
+    const prompt = (await new GitLedger(f.world.path).readArtifacts((await readAcceptedHistory(f.world.path, 'main'))[0]!.episode!)).prompt;
     expect(prompt).toContain('PROGRESS.md');
   });
 
@@ -139,7 +139,7 @@ describe('goals, checks and budgets', () => {
       ['more', 3],
       [null, 1],
     ]);
-    const [fell] = (await new Ledger(f.world.path).readAll()).filter((e) => e.task === 'worse');
+    const [fell] = (await new GitLedger(f.world.path).readAll()).filter((e) => e.task === 'worse');
     expect(fell).toMatchObject({ outcome: 'rejected', reason: 'score-fell' });
   });
 });

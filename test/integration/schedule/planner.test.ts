@@ -1,8 +1,8 @@
 import { describe, expect } from 'vitest';
 import { stringify } from 'yaml';
 import { runEmbedded } from '../../../src/compose/embedded-run.js';
-import { readAcceptedHistory } from '../../../src/world/accepted-history.js';
-import { Ledger } from '../../../src/ledger/ledger.js';
+import { readAcceptedHistory } from '../../../src/world/history/accepted-history.js';
+import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { itWith } from '../../helpers/services.js';
 import { baseManifest, GOOD_A, GOOD_B, makeWorld } from '../../helpers/world-fixture.js';
 
@@ -25,7 +25,7 @@ describe('a planner episode', () => {
     });
     const summary = await runEmbedded({ world: f.world, sandbox: f.sandbox });
     expect(summary.stop.kind).toBe('done');
-    const episodes = await new Ledger(f.world.path).readAll();
+    const episodes = await new GitLedger(f.world.path).readAll();
     expect(episodes.map((e) => [e.task, e.outcome, e.reason])).toEqual([
       ['plan', 'rejected', 'invalid-plan'],
       ['plan', 'accepted', null],

@@ -2,9 +2,9 @@ import { describe, expect } from 'vitest';
 import { runGate } from '../../../src/gate/gate.js';
 import { planGate } from '../../../src/gate/plan.js';
 import { runEmbedded } from '../../../src/compose/embedded-run.js';
-import { readAcceptedHistory } from '../../../src/world/accepted-history.js';
+import { readAcceptedHistory } from '../../../src/world/history/accepted-history.js';
 import { openEpisodeRecord } from '../../../src/ledger/episode-record.js';
-import { Ledger } from '../../../src/ledger/ledger.js';
+import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { git, gitValue } from '../../../src/git/git.js';
 import { newEpisodeId } from '../../../src/episode/episode-job.js';
 import { itWith } from '../../helpers/services.js';
@@ -21,7 +21,7 @@ describe('genesis run on a real world', () => {
     expect(summary.stop.kind).toBe('blocked');
     const commits = await history(f);
     expect(commits.map((c) => c.task)).toEqual(['b', null]);
-    const episodes = await new Ledger(f.world.path).readAll();
+    const episodes = await new GitLedger(f.world.path).readAll();
     const ofA = episodes.filter((e) => e.task === 'a');
     expect(ofA.map((e) => [e.attempt, e.outcome, e.reason])).toEqual([
       [1, 'rejected', 'check-failed'],
@@ -36,7 +36,7 @@ describe('genesis run on a real world', () => {
       manifest: baseManifest({ parallelism: 1 }),
       recording: { a: [{ write: { 'src/a.js': GOOD_A } }], b: [{ write: { 'src/b.js': GOOD_B } }] },
     });
-    const ledger = new Ledger(f.world.path);
+    const ledger = new GitLedger(f.world.path);
     let reopening: Promise<void> | null = null;
     const summary = await runEmbedded({
       world: f.world,
@@ -59,7 +59,7 @@ describe('genesis run on a real world', () => {
     const cheat = { 'src/a.js': BAD_A, 'test/a.test.js': "import test from 'node:test';\ntest('ok', () => {});\n" };
     const f = await makeWorld({ recording: { a: [{ write: cheat }, { write: { 'src/a.js': GOOD_A } }], b: [{ write: { 'src/b.js': GOOD_B } }] } });
     await runEmbedded({ world: f.world, sandbox: f.sandbox });
-    const [first] = (await new Ledger(f.world.path).readAll()).filter((e) => e.task === 'a');
+    const [first] = (await new GitLedger(f.world.path).readAll()).filter((e) => e.task === 'a');
     expect(first).toMatchObject({ outcome: 'rejected', reason: 'protected-path' });
     expect(first!.message).toContain('test/a.test.js');
     expect(await f.world.readFile('main', 'test/a.test.js')).toContain("assert.equal(a(), 'a')");
@@ -70,7 +70,7 @@ describe('genesis run on a real world', () => {
       recording: { a: [{ write: { 'src/a.js': GOOD_A, 'src/b.js': GOOD_B } }, { write: { 'src/a.js': GOOD_A } }], b: [{ write: { 'src/b.js': GOOD_B } }] },
     });
     await runEmbedded({ world: f.world, sandbox: f.sandbox });
-    const [first] = (await new Ledger(f.world.path).readAll()).filter((e) => e.task === 'a');
+    const [first] = (await new GitLedger(f.world.path).readAll()).filter((e) => e.task === 'a');
     expect(first).toMatchObject({ outcome: 'rejected', reason: 'outside-paths' });
     expect(first!.message).toContain('src/b.js');
   });
@@ -79,7 +79,7 @@ describe('genesis run on a real world', () => {
     const f = await makeWorld({ recording: { a: [{ write: { 'src/a.js': GOOD_A }, sleepMs: 300 }], b: [{ write: { 'src/b.js': GOOD_B }, sleepMs: 300 }] } });
     const summary = await runEmbedded({ world: f.world, sandbox: f.sandbox });
     expect(summary.stop.kind).toBe('done');
-    const episodes = await new Ledger(f.world.path).readAll();
+    const episodes = await new GitLedger(f.world.path).readAll();
     expect(episodes.map((e) => e.base)).toEqual([f.commit, f.commit]);
     const commits = await history(f);
     expect(commits.map((c) => c.task).sort()).toEqual(['a', 'b', null].sort());
@@ -138,7 +138,7 @@ describe('genesis run on a real world', () => {
     await git(['update-index', '--add', '--cacheinfo', `100644,${blob},src/a.js`], { cwd: f.world.path, env });
     const candidate = await f.world.commitTree(await gitValue(['write-tree'], { cwd: f.world.path, env }), [f.commit], 'candidate\n');
     const id = newEpisodeId();
-    await new Ledger(f.world.path).write({
+    await new GitLedger(f.world.path).write({
       ...openEpisodeRecord({ id, world: 'fixture', task: 'a', attempt: 1, agent: 'script', base: f.commit, worker: 'dead:1' }),
       candidate,
       changedFiles: ['src/a.js'],
@@ -146,7 +146,7 @@ describe('genesis run on a real world', () => {
     });
     const summary = await runEmbedded({ world: f.world, sandbox: f.sandbox });
     expect(summary.stop.kind).toBe('done');
-    const episodes = await new Ledger(f.world.path).readAll();
+    const episodes = await new GitLedger(f.world.path).readAll();
     // The recording's a would write BAD_A: no episode of a ran again, the recovered change landed.
     expect(episodes.filter((e) => e.task === 'a').map((e) => [e.id, e.outcome])).toEqual([[id, 'accepted']]);
     expect(await f.world.readFile('main', 'src/a.js')).toBe(GOOD_A);

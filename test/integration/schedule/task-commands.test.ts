@@ -2,8 +2,8 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect } from 'vitest';
 import { runEmbedded } from '../../../src/compose/embedded-run.js';
-import { readAcceptedHistory } from '../../../src/world/accepted-history.js';
-import { Ledger } from '../../../src/ledger/ledger.js';
+import { readAcceptedHistory } from '../../../src/world/history/accepted-history.js';
+import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { itWith } from '../../helpers/services.js';
 import { BAD_A, baseManifest, GOOD_A, GOOD_B, makeWorld } from '../../helpers/world-fixture.js';
 
@@ -26,12 +26,12 @@ describe('genesis task', () => {
     expect(retried.status, retried.stderr).toBe(0);
     const second = await runEmbedded({ world: f.world, sandbox: f.sandbox });
     expect(second.stop.kind).toBe('done');
-    const episodes = (await new Ledger(f.world.path).readAll()).filter((e) => e.task === 'a');
+    const episodes = (await new GitLedger(f.world.path).readAll()).filter((e) => e.task === 'a');
     expect(episodes.map((e) => [e.attempt, e.outcome])).toEqual([
       [1, 'rejected'],
       [2, 'accepted'],
     ]);
-    expect((await new Ledger(f.world.path).readArtifacts(episodes[1]!.id)).prompt).toContain('a() must return the letter a');
+    expect((await new GitLedger(f.world.path).readArtifacts(episodes[1]!.id)).prompt).toContain('a() must return the letter a');
   });
 
   itWith('bwrap')('add puts a validated task on the accepted branch, verified, and the next run does it', async () => {

@@ -5,8 +5,9 @@ import { listWorkers, startHeartbeat } from '../../../src/queue/redis/worker-reg
 import { createServerApp } from '../../../src/server/create-app.js';
 import { startServer } from '../../../src/server/start-server.js';
 import { git } from '../../../src/git/git.js';
-import { readTaskRetries, writeTaskRetry } from '../../../src/ledger/task-retries.js';
-import { WorldRepo } from '../../../src/world/world-repo.js';
+import { readTaskRetries, writeTaskRetry } from '../../../src/world/task-retries.js';
+import type { WorldRepo } from '../../../src/world/world-repo.js';
+import { LocalWorld } from '../../../src/world/local-world.js';
 import { itWith } from '../../helpers/services.js';
 import { buildDashboardWorld, copyWorld, removeWorld } from './dashboard-world.js';
 
@@ -28,7 +29,7 @@ describeWithDocker('the dashboard API on a world after a real run', () => {
   });
 
   async function appFor(path = worldPath) {
-    return createServerApp({ world: await WorldRepo.open(path) }).app;
+    return createServerApp({ world: await LocalWorld.open(path) }).app;
   }
 
   async function getJson(path: string, url: string): Promise<any> {
@@ -65,11 +66,11 @@ describeWithDocker('the dashboard API on a world after a real run', () => {
     const heartbeat = await startHeartbeat(redis, { id, host: 'elsewhere', pid: 7, concurrency: 2, queue: 'episodes' });
     try {
       heartbeat.setEpisodes(['20990101-000000-000-abcdef']);
-      const app = createServerApp({ world: await WorldRepo.open(worldPath), listWorkers: () => listWorkers(redis) }).app;
+      const app = createServerApp({ world: await LocalWorld.open(worldPath), listWorkers: () => listWorkers(redis) }).app;
       const o = (await (await app.request('/api/overview')).json()) as any;
       expect(o.cluster.error).toBeNull();
       expect(o.cluster.workers.find((w: any) => w.id === id)).toMatchObject({ host: 'elsewhere', pid: 7, concurrency: 2 });
-      const down = createServerApp({ world: await WorldRepo.open(worldPath), listWorkers: () => Promise.reject(new Error('connection refused')) }).app;
+      const down = createServerApp({ world: await LocalWorld.open(worldPath), listWorkers: () => Promise.reject(new Error('connection refused')) }).app;
       expect(((await (await down.request('/api/overview')).json()) as any).cluster).toEqual({ workers: [], error: 'connection refused' });
       expect((await getJson(worldPath, '/api/overview')).cluster).toBeNull();
     } finally {

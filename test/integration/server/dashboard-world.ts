@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runEmbedded } from '../../../src/compose/embedded-run.js';
 import type { RunSummary } from '../../../src/schedule/run/events.js';
-import { WorldRepo } from '../../../src/world/world-repo.js';
+import type { WorldRepo } from '../../../src/world/world-repo.js';
+import { LocalWorld } from '../../../src/world/local-world.js';
 import { BAD_A, baseManifest, GOOD_B, makeWorld } from '../../helpers/world-fixture.js';
 
 export const GOOD_C = "export const c = () => 'c';\n";
@@ -48,7 +49,7 @@ export async function buildDashboardWorld(): Promise<{ path: string; summary: Ru
 export async function copyWorld(path: string): Promise<WorldRepo> {
   const dir = await mkdtemp(join(tmpdir(), 'genesis-dashboard-copy-'));
   await cp(path, join(dir, 'w.world'), { recursive: true });
-  return WorldRepo.open(join(dir, 'w.world'));
+  return LocalWorld.open(join(dir, 'w.world'));
 }
 
 /** Removes a world made by this module (its parent folder is private to it). */

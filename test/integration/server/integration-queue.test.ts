@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { expect } from 'vitest';
 import { createServerApp } from '../../../src/server/create-app.js';
 import { git, gitValue } from '../../../src/git/git.js';
-import { WorldRepo } from '../../../src/world/world-repo.js';
+import { LocalWorld } from '../../../src/world/local-world.js';
 import { startCli } from '../../helpers/cli-process.js';
 import { itWith } from '../../helpers/services.js';
 import { slowGateSeed } from '../../helpers/slow-gate-world.js';
@@ -31,7 +31,7 @@ itWith('bwrap')(
     const worldPath = join(dir, 'w.world');
     const init = startCli(['init', '--world', worldPath, '--from', await slowGateSeed(dir)]);
     expect(await init.exited, init.stderr()).toBe(0);
-    const world = await WorldRepo.open(worldPath);
+    const world = await LocalWorld.open(worldPath);
     const { app } = createServerApp({ world });
     const view = async (): Promise<View> => {
       const response = await app.request('/api/integration');

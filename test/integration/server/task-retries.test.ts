@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { git, gitValue } from '../../../src/git/git.js';
-import { readTaskRetries, TASK_RETRY_REF_PREFIX, writeTaskRetry } from '../../../src/ledger/task-retries.js';
+import { readTaskRetries, TASK_RETRY_REF_PREFIX, writeTaskRetry } from '../../../src/world/task-retries.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
 async function bareRepo(): Promise<string> {

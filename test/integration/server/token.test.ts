@@ -1,7 +1,7 @@
 import { describe, expect } from 'vitest';
 import { GenesisError } from '../../../src/errors/genesis-error.js';
 import { startServer } from '../../../src/server/start-server.js';
-import { readTaskRetries } from '../../../src/ledger/task-retries.js';
+import { readTaskRetries } from '../../../src/world/task-retries.js';
 import { itWith } from '../../helpers/services.js';
 import { makeWorld } from '../../helpers/world-fixture.js';
 

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { describePublish } from '../../../src/cli/world-location.js';
 import { backoffPolicy } from '../../../src/retry/backoff-policy.js';
 import { Publisher, type PublishEvent } from '../../../src/world/publisher.js';
-import { WorldRepo } from '../../../src/world/world-repo.js';
+import { LocalWorld } from '../../../src/world/local-world.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
 const git = (cwd: string, args: string[], input?: string) =>
@@ -20,7 +20,7 @@ async function worldWithPublisher(backoff: ReturnType<typeof backoffPolicy>) {
   git(world, ['update-ref', 'refs/heads/main', first]);
   const forge = join(root, 'forge.git'); // never created: every push fails
   const events: PublishEvent[] = [];
-  const repo = WorldRepo.at(world);
+  const repo = LocalWorld.at(world);
   const publisher = new Publisher(repo, 'main', [{ url: forge, ledger: false }], { backoff, onEvent: (e) => events.push(e) });
   repo.onRefMoved(publisher);
   const second = git(world, ['commit-tree', tree, '-p', first, '-m', 'second']);

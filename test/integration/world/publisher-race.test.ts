@@ -3,7 +3,7 @@ import { chmod, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Publisher, type PublishEvent } from '../../../src/world/publisher.js';
-import { WorldRepo } from '../../../src/world/world-repo.js';
+import { LocalWorld } from '../../../src/world/local-world.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
 const git = (cwd: string, args: string[], input?: string) =>
@@ -24,7 +24,7 @@ describe('a publisher whose branch moves while a push is on its way', () => {
     await chmod(join(forge, 'hooks', 'pre-receive'), 0o755);
 
     const events: PublishEvent[] = [];
-    const repo = WorldRepo.at(world);
+    const repo = LocalWorld.at(world);
     const publisher = new Publisher(repo, 'main', [{ url: forge, ledger: false }], { onEvent: (e) => events.push(e) });
     repo.onRefMoved(publisher);
     const second = git(world, ['commit-tree', tree, '-p', first, '-m', 'second']);

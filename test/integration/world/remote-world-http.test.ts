@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
-import { readAcceptedHistory } from '../../../src/world/accepted-history.js';
+import { readAcceptedHistory } from '../../../src/world/history/accepted-history.js';
 import { openRemoteWorld } from '../../../src/world/remote-world.js';
 import { startCli } from '../../helpers/cli-process.js';
 import { serveGitHttp, type GitHttpServer } from '../../helpers/git-http-server.js';

@@ -8,7 +8,7 @@ import { gitValue } from '../../../src/git/git.js';
 import { Publisher, type PublishEvent } from '../../../src/world/publisher.js';
 import { openRemoteWorld } from '../../../src/world/remote-world.js';
 import { openWorkerWorld } from '../../../src/world/worker-world.js';
-import { WorldRepo } from '../../../src/world/world-repo.js';
+import { LocalWorld } from '../../../src/world/local-world.js';
 import { startCli } from '../../helpers/cli-process.js';
 import { itWith } from '../../helpers/services.js';
 import { tempDir } from '../../helpers/temp-dir.js';
@@ -148,7 +148,7 @@ describe('publish:', () => {
     gitIn(world, ['update-ref', 'refs/heads/main', first]);
     const forge = join(root, 'forge.git'); // does not exist yet: every push fails
     const events: PublishEvent[] = [];
-    const repo = WorldRepo.at(world);
+    const repo = LocalWorld.at(world);
     const publisher = new Publisher(repo, 'main', [{ url: forge, ledger: false }], {
       backoff: backoffPolicy({ initialMs: 100, maxMs: 100 }),
       onEvent: (e) => events.push(e),

@@ -1,7 +1,7 @@
 import { expect } from 'vitest';
-import { readAcceptedHistory, type AcceptedCommit } from '../../../src/world/accepted-history.js';
-import { Ledger } from '../../../src/ledger/ledger.js';
-import { VERIFICATION_REF_PREFIX } from '../../../src/world/verification-ref.js';
+import { readAcceptedHistory, type AcceptedCommit } from '../../../src/world/history/accepted-history.js';
+import { GitLedger } from '../../../src/ledger/git-ledger.js';
+import { VERIFICATION_REF_PREFIX } from '../../../src/world/history/verification-ref.js';
 import { gitValue } from '../../../src/git/git.js';
 import { auditCli } from '../audit/audited-world.js';
 
@@ -19,7 +19,7 @@ export async function expectLandedOnServer(server: string, tasks: string[]): Pro
       .filter(Boolean)
       .sort(),
   ).toEqual([...tasks].sort());
-  const records = await new Ledger(server).readAll();
+  const records = await new GitLedger(server).readAll();
   expect(
     records
       .filter((r) => r.status === 'final' && r.outcome === 'accepted')
@@ -44,7 +44,7 @@ export async function expectLandedOnServer(server: string, tasks: string[]): Pro
  * the server, under its ref, naming the very commit that landed.
  */
 export async function expectVerifiedOnWorkers(server: string, tasks: string[]): Promise<void> {
-  const records = await new Ledger(server).readAll();
+  const records = await new GitLedger(server).readAll();
   const ended = records.map((r) => ({ task: r.task, outcome: r.outcome, why: r.outcome === 'accepted' ? null : `${r.reason}: ${r.message}` }));
   expect(ended.sort((x, y) => x.task.localeCompare(y.task))).toEqual([...tasks].sort().map((task) => ({ task, outcome: 'accepted', why: null })));
   const verified = records.filter((r) => r.verification);

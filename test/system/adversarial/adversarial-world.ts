@@ -6,10 +6,10 @@ import { createSandbox } from '../../../src/sandbox/create-sandbox.js';
 import type { Sandbox } from '../../../src/sandbox/sandbox.js';
 import type { RunSummary } from '../../../src/schedule/run/events.js';
 import { runEmbedded } from '../../../src/compose/embedded-run.js';
-import { readAcceptedHistory, type AcceptedCommit } from '../../../src/world/accepted-history.js';
+import { readAcceptedHistory, type AcceptedCommit } from '../../../src/world/history/accepted-history.js';
 import type { EpisodeArtifacts, EpisodeRecord } from '../../../src/ledger/episode-record.js';
 import { initWorld } from '../../../src/operations/init-world.js';
-import { Ledger } from '../../../src/ledger/ledger.js';
+import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import type { WorldRepo } from '../../../src/world/world-repo.js';
 
 /** A module and the acceptance test that wants it to export `v = <id>`: what an honest agent writes. */
@@ -76,7 +76,7 @@ async function runInRoot(opts: Parameters<typeof runAttackedWorld>[0]): Promise<
   const started = Date.now();
   const summary = await runEmbedded({ world, sandbox });
   const durationMs = Date.now() - started;
-  const ledger = new Ledger(world.path);
+  const ledger = new GitLedger(world.path);
   const episodes = await ledger.readAll();
   const episodeOf = (task: string): EpisodeRecord => {
     const found = episodes.filter((e) => e.task === task);

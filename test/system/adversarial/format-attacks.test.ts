@@ -3,7 +3,7 @@ import { auditWorld } from '../../../src/audit/index.js';
 import { runEmbedded } from '../../../src/compose/embedded-run.js';
 import { isGenesisError } from '../../../src/errors/genesis-error.js';
 import { addTask } from '../../../src/operations/add-task.js';
-import { readAcceptedHistory } from '../../../src/world/accepted-history.js';
+import { readAcceptedHistory } from '../../../src/world/history/accepted-history.js';
 import { git } from '../../../src/git/git.js';
 import { itWith } from '../../helpers/services.js';
 import { attackRoot, honestTask, runAttackedWorld, type AttackedWorld } from './adversarial-world.js';

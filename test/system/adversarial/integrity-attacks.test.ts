@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { auditWorld } from '../../../src/audit/index.js';
 import { runEmbedded } from '../../../src/compose/embedded-run.js';
 import { git } from '../../../src/git/git.js';
-import { Ledger } from '../../../src/ledger/ledger.js';
+import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { readHiddenLog } from '../../../src/ledger/hidden-logs.js';
 import { itWith } from '../../helpers/services.js';
 import { attackRoot, honestTask, runAttackedWorld, type AttackedWorld } from './adversarial-world.js';
@@ -153,7 +153,7 @@ describe('attacks on the integrity of a world', () => {
     itWith('bwrap')("shows a failing check none of the host: not its users, its state dirs or the world's path", async () => {
       const e = w.episodes.find((x) => x.task === 'print-host')!;
       expect(e).toMatchObject({ outcome: 'rejected', reason: 'check-failed' });
-      const log = (await new Ledger(w.world.path).readArtifacts(e.id)).gateLog ?? '';
+      const log = (await new GitLedger(w.world.path).readArtifacts(e.id)).gateLog ?? '';
       expect(log).toContain('/work');
       for (const line of hostPasswdLines()) expect(log).not.toContain(line);
       expect(log).not.toContain(w.root);

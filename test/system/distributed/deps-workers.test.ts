@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect } from 'vitest';
 import { DepsCache } from '../../../src/deps/cache/cache.js';
-import { Ledger } from '../../../src/ledger/ledger.js';
+import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { startCli } from '../../helpers/cli-process.js';
 import { depsManifest, SEMVER_FILES } from '../../helpers/deps-fixture.js';
 import { itWith } from '../../helpers/services.js';
@@ -27,7 +27,7 @@ describe('distributed workers and verify.deps', () => {
       await Promise.all(workers.map((w) => w.waitFor(/"type":"ready"/)));
       const scheduler = startCli(['run', '--world', f.world.path, '--redis', REDIS, '--json'], env);
       expect(await Promise.race([scheduler.exited, new Promise((r) => setTimeout(() => r('timeout'), 180_000))])).toBe(0);
-      const episodes = await new Ledger(f.world.path).readAll();
+      const episodes = await new GitLedger(f.world.path).readAll();
       expect(
         episodes
           .filter((e) => e.outcome === 'accepted')

@@ -7,7 +7,7 @@ import { newEpisodeId, type EpisodeJob, type EpisodeResult } from '../../../src/
 import { runEpisode } from '../../../src/episode/run-episode.js';
 import { createWorkspace, removeClosedEpisodeDirs, removeStaleWorkspaces, removeWorkspace } from '../../../src/episode/workspace.js';
 import { workerError } from '../../../src/queue/memory/memory-queue.js';
-import { Ledger } from '../../../src/ledger/ledger.js';
+import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { openRecord } from '../../helpers/open-record.js';
 import { itWith } from '../../helpers/services.js';
 import { baseManifest, GOOD_A, makeWorld, type FixtureWorld } from '../../helpers/world-fixture.js';
@@ -16,7 +16,7 @@ import { baseManifest, GOOD_A, makeWorld, type FixtureWorld } from '../../helper
 async function runOnce(f: FixtureWorld, job: EpisodeJob, worker: string, onPhase?: (phase: string) => void): Promise<EpisodeResult> {
   const manifest = await f.world.manifestAt(job.base);
   const agent = await createAgent(manifest, f.world, job.base);
-  return runEpisode(job, { world: f.world, ledger: new Ledger(f.world.path), sandbox: f.sandbox, agent, worker, onPhase: (_j, p) => onPhase?.(p) }).catch(
+  return runEpisode(job, { world: f.world, ledger: new GitLedger(f.world.path), sandbox: f.sandbox, agent, worker, onPhase: (_j, p) => onPhase?.(p) }).catch(
     (error: unknown) => workerError(job, error),
   );
 }
@@ -35,7 +35,7 @@ describe('two runners of one episode (a job handed out again while its first run
       });
       const id = newEpisodeId();
       const job: EpisodeJob = { episodeId: id, world: 'fixture', task: 'a', attempt: 1, base: f.commit };
-      await new Ledger(f.world.path).write(openRecord(job));
+      await new GitLedger(f.world.path).write(openRecord(job));
       const second: { run?: Promise<EpisodeResult> } = {};
       const first = runOnce(f, job, 'first', (phase) => {
         // 0.6 s into the first gate, plus the second runner's workspace and agent: its gate starts mid-test of the first.

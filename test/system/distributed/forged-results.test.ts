@@ -3,7 +3,7 @@ import { describe, expect } from 'vitest';
 import { queuePrefix, resultQueueOf, worldKeyOf } from '../../../src/queue/bullmq/distributed-job.js';
 import { connectRedis } from '../../../src/queue/redis/connection.js';
 import { git, gitValue } from '../../../src/git/git.js';
-import { Ledger } from '../../../src/ledger/ledger.js';
+import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import type { WorldRepo } from '../../../src/world/world-repo.js';
 import { startCli } from '../../helpers/cli-process.js';
 import { fastClusterEnv, makeTaskWorld } from '../../helpers/distributed-world.js';
@@ -49,7 +49,7 @@ describe('a result written straight into Redis', () => {
       scheduler.child.kill('SIGINT');
       await scheduler.exited;
       expect(await f.world.head('main')).toBe(base);
-      const record = await new Ledger(f.world.path).read(start.id);
+      const record = await new GitLedger(f.world.path).read(start.id);
       expect(record).toMatchObject({ status: 'final', outcome: 'rejected', reason: 'unverified-result', commit: null });
     } finally {
       delete process.env.GENESIS_QUEUE_PREFIX;

@@ -5,8 +5,8 @@ import { runGate } from '../../../src/gate/gate.js';
 import { worldKeyOf } from '../../../src/queue/bullmq/distributed-job.js';
 import { connectRedis } from '../../../src/queue/redis/connection.js';
 import { RedisPathLeases } from '../../../src/queue/redis/path-leases.js';
-import { readAcceptedHistory } from '../../../src/world/accepted-history.js';
-import { Ledger } from '../../../src/ledger/ledger.js';
+import { readAcceptedHistory } from '../../../src/world/history/accepted-history.js';
+import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { startCli } from '../../helpers/cli-process.js';
 import { itWith } from '../../helpers/services.js';
 import { baseManifest, makeWorld, type RecordingSteps } from '../../helpers/world-fixture.js';
@@ -43,7 +43,7 @@ describe('a distributed run with three workers, one killed mid-episode', () => {
     for (const c of commits) expect(c.parents.length).toBeLessThanOrEqual(1);
     expect(commits.flatMap((c) => (c.task ? [c.task] : [])).sort()).toEqual(TASKS);
 
-    const episodes = await new Ledger(f.world.path).readAll();
+    const episodes = await new GitLedger(f.world.path).readAll();
     expect(episodes.every((e) => e.status === 'final')).toBe(true);
     const killed = episodes.find((e) => e.id === started.episodeId);
     expect(killed?.outcome).toBe('accepted'); // picked up again by another worker after the stall

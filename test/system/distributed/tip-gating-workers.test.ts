@@ -1,7 +1,7 @@
 import { describe, expect } from 'vitest';
-import { readAcceptedHistory } from '../../../src/world/accepted-history.js';
+import { readAcceptedHistory } from '../../../src/world/history/accepted-history.js';
 import { git } from '../../../src/git/git.js';
-import { Ledger } from '../../../src/ledger/ledger.js';
+import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { startCli } from '../../helpers/cli-process.js';
 import { checkWorldInvariants, fastClusterEnv, makeTaskWorld } from '../../helpers/distributed-world.js';
 import { itWith } from '../../helpers/services.js';
@@ -19,7 +19,7 @@ describe('tip gating on BullMQ workers', () => {
     for (const w of workers) w.child.kill('SIGTERM');
 
     expect(await checkWorldInvariants(f, tasks)).toEqual([]);
-    const records = await new Ledger(f.world.path).readAll();
+    const records = await new GitLedger(f.world.path).readAll();
     const landed = (await readAcceptedHistory(f.world.path, 'main')).filter((c) => c.episode).reverse();
     expect(landed).toHaveLength(4);
     // Each was gated by its worker on what landed just before it: the place the scheduler reserved.

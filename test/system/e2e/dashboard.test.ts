@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../../../src/server/start-server.js';
-import { readTaskRetries } from '../../../src/ledger/task-retries.js';
-import { WorldRepo } from '../../../src/world/world-repo.js';
+import { readTaskRetries } from '../../../src/world/task-retries.js';
+import { LocalWorld } from '../../../src/world/local-world.js';
 import { itWith } from '../../helpers/services.js';
 import { buildDashboardWorld, removeWorld } from '../../integration/server/dashboard-world.js';
 import { itWithBrowser, launchChromium } from './browser.js';
@@ -26,7 +26,7 @@ describeE2e('the dashboard in a browser', () => {
 
   beforeAll(async () => {
     worldPath = (await buildDashboardWorld()).path;
-    server = await startServer({ world: await WorldRepo.open(worldPath), port: 0, pollMs: 200 });
+    server = await startServer({ world: await LocalWorld.open(worldPath), port: 0, pollMs: 200 });
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1360, height: 900 } });
     page.on('pageerror', (error) => pageErrors.push(error.message));

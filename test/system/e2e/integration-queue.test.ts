@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startServer } from '../../../src/server/start-server.js';
 import { gitValue } from '../../../src/git/git.js';
-import { WorldRepo } from '../../../src/world/world-repo.js';
+import { LocalWorld } from '../../../src/world/local-world.js';
 import { startCli } from '../../helpers/cli-process.js';
 import { itWith } from '../../helpers/services.js';
 import { slowGateSeed } from '../../helpers/slow-gate-world.js';
@@ -34,7 +34,7 @@ describeE2e('the integration queue in a browser', () => {
     const worldPath = join(dir, 'w.world');
     const init = startCli(['init', '--world', worldPath, '--from', await slowGateSeed(dir)]);
     expect(await init.exited, init.stderr()).toBe(0);
-    const server = await startServer({ world: await WorldRepo.open(worldPath), port: 0, pollMs: 100 });
+    const server = await startServer({ world: await LocalWorld.open(worldPath), port: 0, pollMs: 100 });
     const browser = await launchChromium();
     try {
       const page = await browser.newPage({ viewport: { width: 1360, height: 900 } });

@@ -8,10 +8,10 @@ import { planGate } from '../../../src/gate/plan.js';
 import { createSandbox } from '../../../src/sandbox/create-sandbox.js';
 import type { RunSummary } from '../../../src/schedule/run/events.js';
 import { runEmbedded } from '../../../src/compose/embedded-run.js';
-import { readAcceptedHistory, type AcceptedCommit } from '../../../src/world/accepted-history.js';
+import { readAcceptedHistory, type AcceptedCommit } from '../../../src/world/history/accepted-history.js';
 import type { EpisodeRecord } from '../../../src/ledger/episode-record.js';
 import { initWorld } from '../../../src/operations/init-world.js';
-import { Ledger } from '../../../src/ledger/ledger.js';
+import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { bwrapAnswers, itWith } from '../../helpers/services.js';
 
 const PY_RATCHET = fileURLToPath(new URL('../../../worlds/py-ratchet', import.meta.url));
@@ -33,7 +33,7 @@ describe('the py-ratchet example world', () => {
     initialScore = init.gate.record.score ?? null;
     summary = await runEmbedded({ world: init.world, sandbox });
     history = await readAcceptedHistory(init.world.path, 'main');
-    episodes = await new Ledger(init.world.path).readAll();
+    episodes = await new GitLedger(init.world.path).readAll();
     const head = await init.world.head('main');
     const manifest = await init.world.manifestAt(head);
     const done = new Set(history.flatMap((c) => (c.task ? [c.task] : [])));

@@ -4,9 +4,9 @@ import { describe, expect } from 'vitest';
 import { DepsCache } from '../../../src/deps/cache/cache.js';
 import { createSandbox } from '../../../src/sandbox/create-sandbox.js';
 import { runEmbedded } from '../../../src/compose/embedded-run.js';
-import { readAcceptedHistory } from '../../../src/world/accepted-history.js';
+import { readAcceptedHistory } from '../../../src/world/history/accepted-history.js';
 import { initWorld } from '../../../src/operations/init-world.js';
-import { Ledger } from '../../../src/ledger/ledger.js';
+import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { useTempDepsCache } from '../../helpers/deps-fixture.js';
 import { itWith } from '../../helpers/services.js';
 import { tempDir } from '../../helpers/temp-dir.js';
@@ -35,7 +35,7 @@ describe('worlds/ts-lib, a TypeScript library with npm dependencies', () => {
     expect(history[0]!.task).toBe('index');
     expect(await init.world.readFile('main', 'package.json')).toContain('"semver": "7.6.3"');
 
-    const episodes = await new Ledger(init.world.path).readAll();
+    const episodes = await new GitLedger(init.world.path).readAll();
     const versions = episodes.filter((e) => e.task === 'versions');
     // Without the dependency tsc cannot find semver; with it, the new set is installed for the gate.
     expect(versions.map((e) => [e.attempt, e.outcome])).toEqual([
@@ -45,7 +45,7 @@ describe('worlds/ts-lib, a TypeScript library with npm dependencies', () => {
     expect(versions[0]).toMatchObject({ reason: 'build-failed', message: expect.stringContaining('build failed') });
     // Its gate ran with the set of the lockfile with semver, prepared before it: by this gate (npm ci in its log) or by
     // the gate of a change reserved behind it, on a tip holding it, that got to the set first (then 'found in the cache').
-    const ledger = new Ledger(init.world.path);
+    const ledger = new GitLedger(init.world.path);
     const setIn = (log: string) => /deps: ([0-9a-f]{12}) (?:installed|found in the cache)/.exec(log)?.[1];
     const withSemver = setIn((await ledger.readArtifacts(versions[1]!.id)).gateLog ?? '');
     expect(withSemver).toMatch(/^[0-9a-f]{12}$/);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { acceptedCommitMessage } from '../../../src/world/accepted-history.js';
+import { acceptedCommitMessage } from '../../../src/world/history/accepted-history.js';
 import { formatCommitMessage, hasSeparator, parseCommitMessage } from '../../../src/world/commit-message.js';
 
 const EVIL = ['t\x1fGenesis-Task: victim', 't\n\nGenesis-Task: victim\nGenesis-Score: 0', 't\x00\x1e\x1f', 't\r\nGenesis-Episode: none'];

@@ -2,9 +2,9 @@ import { appendFile, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createRng, type Rng } from '../../../src/reliability/prng.js';
-import { acceptedCommitMessage, readAcceptedHistory, readDoneTasks } from '../../../src/world/accepted-history.js';
+import { acceptedCommitMessage, readAcceptedHistory, readDoneTasks } from '../../../src/world/history/accepted-history.js';
 import { git } from '../../../src/git/git.js';
-import { HistoryIndex } from '../../../src/world/history-index.js';
+import { HistoryIndex } from '../../../src/world/history/history-index.js';
 import { writeCommit, writeTree } from '../../../src/git/object-writer.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 

@@ -4,15 +4,14 @@ import { GenesisError } from '../../../errors/genesis-error.js';
 import { createSandbox } from '../../../sandbox/create-sandbox.js';
 import { amendWorld, type AmendResult } from '../../../operations/amend-world.js';
 import { waitForRunLock } from '../../../world/wait-for-run-lock.js';
-import { WorldRepo } from '../../../world/world-repo.js';
-import { readInitSandbox } from '../../../world/world-settings.js';
+import { LocalWorld } from '../../../world/local-world.js';
 import { EXIT } from '../../exit-codes.js';
 import { resolveSandboxChoice } from '../../sandbox-choice.js';
 import type { AmendCliOptions } from './amend.js';
 
 export async function amendCommand(opts: AmendCliOptions & { world: string }): Promise<number> {
-  const world = await WorldRepo.open(opts.world);
-  const atInit = await readInitSandbox(world.path);
+  const world = await LocalWorld.open(opts.world);
+  const atInit = await world.initSandbox();
   const sandboxFor = async (m: { verify: { sandbox: 'auto' | 'docker' | 'bwrap' | 'none'; image: string } }) => {
     const { choice, why } = resolveSandboxChoice({ flag: opts.sandbox, manifest: m.verify.sandbox, atInit });
     const sandbox = await createSandbox(choice, { image: m.verify.image });

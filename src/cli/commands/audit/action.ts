@@ -1,6 +1,6 @@
 import { auditWorld, findRunHolder, type ReadDistributedHolder } from '../../../audit/index.js';
 import { createSandbox } from '../../../sandbox/create-sandbox.js';
-import { WorldRepo } from '../../../world/world-repo.js';
+import { LocalWorld } from '../../../world/local-world.js';
 import { printJson } from '../../output.js';
 import { AUDIT_EXIT } from './exit.js';
 import type { AuditCliOptions } from './audit.js';
@@ -8,7 +8,7 @@ import { renderAudit } from './report.js';
 
 /** Runs the audit and prints it; returns the exit code. The composition root: builds the sandbox and the Redis reader. */
 export async function runAudit(path: string, opts: AuditCliOptions): Promise<number> {
-  const world = await WorldRepo.open(path);
+  const world = await LocalWorld.open(path);
   const manifest = await world.manifestAt('HEAD');
   const runHolder = await findRunHolder(world, opts.redis ? integratorLockReader(opts.redis, manifest.name, world.path) : undefined);
   const tty = !opts.json && process.stderr.isTTY;

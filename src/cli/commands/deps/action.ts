@@ -3,7 +3,7 @@ import { formatMb, readDepsCacheStatus } from '../../../deps/cache/status.js';
 import { prepareDeps } from '../../../deps/prepare-deps.js';
 import { GenesisError } from '../../../errors/genesis-error.js';
 import { createSandbox } from '../../../sandbox/create-sandbox.js';
-import { WorldRepo } from '../../../world/world-repo.js';
+import { LocalWorld } from '../../../world/local-world.js';
 import { formatTable, printJson } from '../../output.js';
 
 function ago(ms: number): string {
@@ -49,7 +49,7 @@ export async function prepareWorldDeps(opts: {
   sandbox?: 'auto' | 'docker' | 'bwrap' | 'none' | undefined;
   json: boolean;
 }): Promise<void> {
-  const world = await WorldRepo.open(opts.world);
+  const world = await LocalWorld.open(opts.world);
   const branchHead = async () => world.head((await world.manifestAt(`HEAD`).catch(() => null))?.branch ?? 'main');
   const commit = opts.commit ? await world.resolveRef(opts.commit) : await branchHead();
   if (!commit) throw new GenesisError('commit-unknown', `no commit ${opts.commit} in the world`, { hint: 'pass a branch, tag or commit id of the world' });

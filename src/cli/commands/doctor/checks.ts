@@ -10,7 +10,8 @@ import { BwrapSandbox } from '../../../sandbox/gate/bwrap/bwrap-sandbox.js';
 import { DockerSandbox } from '../../../sandbox/gate/docker/docker-sandbox.js';
 import { parseManifest } from '../../../manifest/parse.js';
 import type { WorldManifest } from '../../../manifest/schema.js';
-import { WorldRepo } from '../../../world/world-repo.js';
+import type { WorldRepo } from '../../../world/world-repo.js';
+import { LocalWorld } from '../../../world/local-world.js';
 import { checkAgentBinary } from './agent.js';
 
 /** `fail`: something needed is missing (doctor exits 1); `warn`: missing but not needed here. */
@@ -196,7 +197,7 @@ async function checkRedis(opts: DoctorOptions): Promise<DoctorCheck> {
 async function checkWorld(path: string): Promise<{ manifest: WorldManifest | null; check: DoctorCheck; repo?: WorldRepo }> {
   let world: WorldRepo;
   try {
-    world = await WorldRepo.open(path);
+    world = await LocalWorld.open(path);
   } catch (error) {
     return { manifest: null, check: problem('world', 'fail', messageOf(error), hintOf(error, 'pass the directory genesis init made')) };
   }

@@ -14,10 +14,10 @@ export function define(program: Command): void {
     .addOption(new Option('--outcome <outcome>', 'only the episodes with this outcome').choices(['accepted', 'rejected', 'failed', 'abandoned', 'running']))
     .option('--limit <n>', 'only the newest n episodes', wholeNumber('--limit', 1))
     .action(async (opts: { world?: string; json?: boolean; task?: string; outcome?: string; limit?: number }) => {
-      const { WorldRepo } = await import('../../../world/world-repo.js');
-      const { Ledger } = await import('../../../ledger/ledger.js');
-      const world = await WorldRepo.open(requireWorld(opts));
-      const episodes = (await new Ledger(world.path).readAll())
+      const { LocalWorld } = await import('../../../world/local-world.js');
+      const { ledgerOf } = await import('../../../ledger/git-ledger.js');
+      const world = await LocalWorld.open(requireWorld(opts));
+      const episodes = (await ledgerOf(world).readAll())
         .filter(
           (e) => (!opts.task || e.task === opts.task) && (!opts.outcome || (opts.outcome === 'running' ? e.status === 'running' : e.outcome === opts.outcome)),
         )

@@ -11,14 +11,13 @@ export function define(program: Command): void {
     .option('--json', 'print an array of {commit, made, task, episode, attempt, agent, verified, score, amend, date, subject}')
     .option('--limit <n>', 'show at most n commits', wholeNumber('--limit', 1))
     .action(async (opts: { world?: string; json?: boolean; limit?: number }) => {
-      const { WorldRepo } = await import('../../../world/world-repo.js');
-      const { readAcceptedHistory, scoreOf } = await import('../../../world/accepted-history.js');
-      const { commitOrigin } = await import('../../../world/commit-origin.js');
-      const world = await WorldRepo.open(requireWorld(opts));
+      const { LocalWorld } = await import('../../../world/local-world.js');
+      const { commitOrigin } = await import('../../../world/history/commit-origin.js');
+      const world = await LocalWorld.open(requireWorld(opts));
       const manifest = await world.manifestAt('HEAD');
-      const history = (await readAcceptedHistory(world.path, manifest.branch)).slice(0, opts.limit ?? Infinity);
+      const history = (await world.acceptedHistory(manifest.branch)).slice(0, opts.limit ?? Infinity);
       // A change gated on its place in the queue carries its score in the verification its trailer names.
-      const scores = await Promise.all(history.map((c) => scoreOf(world.path, c)));
+      const scores = await Promise.all(history.map((c) => world.scoreOf(c)));
       if (opts.json) {
         return printJson(
           history.map((c, i) => ({

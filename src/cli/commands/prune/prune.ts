@@ -21,9 +21,9 @@ export function define(program: Command): void {
     .option('--no-gc', 'rewrite the ledger refs only; leave the objects to the next git gc')
     .option('--json', 'print {pruned, bytesBefore, bytesAfter}')
     .action(async (opts: { world?: string; keepDays?: number; gc: boolean; json?: boolean }) => {
-      const { WorldRepo } = await import('../../../world/world-repo.js');
+      const { LocalWorld } = await import('../../../world/local-world.js');
       const { pruneRejectedChanges } = await import('../../../ledger/prune.js');
-      const world = await WorldRepo.open(requireWorld(opts));
+      const world = await LocalWorld.open(requireWorld(opts));
       const keepDays = opts.keepDays ?? (await world.manifestAt('HEAD')).ledger.keepRejectedDays;
       const report = await pruneRejectedChanges(world.path, { keepMs: keepDays * 86_400_000, gc: opts.gc });
       if (opts.json) return printJson(report);

@@ -1,5 +1,5 @@
 import { startServer, type RunningServer } from '../../../server/start-server.js';
-import { WorldRepo } from '../../../world/world-repo.js';
+import { LocalWorld } from '../../../world/local-world.js';
 import { EXIT } from '../../exit-codes.js';
 
 export interface ServeCommandOptions {
@@ -13,7 +13,7 @@ export interface ServeCommandOptions {
 
 /** Serves until SIGINT or SIGTERM, then closes the server (and the queue board's connections). */
 export async function serveCommand(opts: ServeCommandOptions): Promise<number> {
-  const world = await WorldRepo.open(opts.world);
+  const world = await LocalWorld.open(opts.world);
   const board = opts.redis ? await import('./queues.js').then((m) => m.openQueueBoard(opts.redis!, world)) : null;
   let server: RunningServer;
   try {

@@ -1,5 +1,5 @@
 import { GenesisError } from '../../../errors/genesis-error.js';
-import { readAcceptedHistory, type AcceptedCommit } from '../../../world/accepted-history.js';
+import type { AcceptedCommit } from '../../../world/history/accepted-history.js';
 import type { Ledger } from '../../../ledger/ledger.js';
 import { git } from '../../../git/git.js';
 import type { WorldRepo } from '../../../world/world-repo.js';
@@ -17,7 +17,7 @@ export async function resolveShowTarget(world: WorldRepo, ledger: Ledger, ref: s
   const commit = /^[\w./~^@{}-]+$/.test(ref) && !ref.startsWith('-') ? await world.resolveRef(ref) : null;
   if (commit) {
     const manifest = await world.manifestAt('HEAD');
-    const entry = (await readAcceptedHistory(world.path, manifest.branch)).find((c) => c.commit === commit);
+    const entry = (await world.acceptedHistory(manifest.branch)).find((c) => c.commit === commit);
     if (entry) return entry.episode ? { kind: 'episode', id: entry.episode } : { kind: 'commit', commit: entry };
   }
   const ids = (await ledger.readAll()).map((r) => r.id).filter((id) => id.startsWith(ref));

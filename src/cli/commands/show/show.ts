@@ -12,11 +12,11 @@ export function define(program: Command): void {
     .addOption(worldOption())
     .option('--json', 'print the record and the logs as one JSON object')
     .action(async (ref: string, opts: { world?: string; json?: boolean }) => {
-      const { WorldRepo } = await import('../../../world/world-repo.js');
-      const { Ledger } = await import('../../../ledger/ledger.js');
+      const { LocalWorld } = await import('../../../world/local-world.js');
+      const { ledgerOf } = await import('../../../ledger/git-ledger.js');
       const { resolveShowTarget, showCommit } = await import('./resolve.js');
-      const world = await WorldRepo.open(requireWorld(opts));
-      const ledger = new Ledger(world.path);
+      const world = await LocalWorld.open(requireWorld(opts));
+      const ledger = ledgerOf(world);
       const target = await resolveShowTarget(world, ledger, ref);
       if (target.kind === 'commit') return showCommit(world.path, target.commit, Boolean(opts.json));
       const id = target.id;

@@ -1,9 +1,8 @@
 import type { StatsEpisode } from '../../../reliability/index.js';
-import { readDoneTasks } from '../../../world/accepted-history.js';
 import type { EpisodeRecord } from '../../../ledger/episode-record.js';
-import { Ledger } from '../../../ledger/ledger.js';
+import { ledgerOf } from '../../../ledger/git-ledger.js';
 import type { TaskSpec, WorldManifest } from '../../../manifest/schema.js';
-import { WorldRepo } from '../../../world/world-repo.js';
+import { LocalWorld } from '../../../world/local-world.js';
 
 /** What `genesis stats` reads from a world before computing anything. */
 export interface StatsInput {
@@ -47,10 +46,10 @@ export function toStatsEpisodes(records: readonly EpisodeRecord[], tasks: readon
 
 /** Reads the manifest, the accepted history and the ledger of the world at `path`. */
 export async function readStatsInput(path: string): Promise<StatsInput> {
-  const world = await WorldRepo.open(path);
+  const world = await LocalWorld.open(path);
   const manifest = await world.manifestAt('HEAD');
   const head = await world.head(manifest.branch);
-  const [records, history] = await Promise.all([new Ledger(world.path).readAll(), readDoneTasks(world.path, manifest.branch)]);
+  const [records, history] = await Promise.all([ledgerOf(world).readAll(), world.doneTasks(manifest.branch)]);
   const done = new Set(manifest.tasks.filter((t) => history.has(t.id)).map((t) => t.id));
   return {
     path: world.path,

@@ -10,9 +10,9 @@ export function define(program: Command): void {
     .option('--world <path>', "also show this world's integration queue: what is verified on top of what, and what waits")
     .action(async (opts: { redis: string; json?: boolean; world?: string }) => {
       if (opts.world) {
-        const { WorldRepo } = await import('../../../world/world-repo.js');
+        const { LocalWorld } = await import('../../../world/local-world.js');
         const { readQueueSnapshot, formatQueueSnapshot } = await import('../../../integrate/queue-snapshot.js');
-        const snapshot = await readQueueSnapshot((await WorldRepo.open(opts.world)).scratchDir);
+        const snapshot = await readQueueSnapshot((await LocalWorld.open(opts.world)).scratchDir);
         if (opts.json) return void process.stdout.write(`${JSON.stringify({ integration: snapshot })}\n`);
         return void process.stdout.write(`${formatQueueSnapshot(snapshot)}\n`);
       }

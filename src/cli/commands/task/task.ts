@@ -13,12 +13,12 @@ export function define(program: Command): void {
     .option('--note <text>', "a note for the next attempt's prompt: what changed, or a hint")
     .option('--json', 'print the retry marker as JSON')
     .action(async (id: string, opts: { world?: string; note?: string; json?: boolean }) => {
-      const { WorldRepo } = await import('../../../world/world-repo.js');
+      const { LocalWorld } = await import('../../../world/local-world.js');
       const { retryTask } = await import('../../../server/retry-task.js');
       const { userInfo, hostname } = await import('node:os');
       const { withCliName } = await import('../../invocation.js');
       const worldPath = requireWorld(opts);
-      const world = await WorldRepo.open(worldPath);
+      const world = await LocalWorld.open(worldPath);
       const { retry } = await retryTask(world, { task: id, note: opts.note ?? null, by: `cli ${userInfo().username}@${hostname()}` });
       if (opts.json) {
         process.stdout.write(`${JSON.stringify(retry, null, 2)}\n`);
@@ -48,9 +48,9 @@ export function define(program: Command): void {
         opts: { world?: string; title: string; paths: string; description: string; acceptance: string; dependsOn: string; check?: string; json?: boolean },
       ) => {
         const { addTask } = await import('../../../operations/add-task.js');
-        const { WorldRepo } = await import('../../../world/world-repo.js');
+        const { LocalWorld } = await import('../../../world/local-world.js');
         const { createSandbox } = await import('../../../sandbox/create-sandbox.js');
-        const world = await WorldRepo.open(requireWorld(opts));
+        const world = await LocalWorld.open(requireWorld(opts));
         const list = (text: string) =>
           text
             .split(',')

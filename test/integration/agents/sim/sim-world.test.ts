@@ -5,7 +5,7 @@ import { judgeSimWorld } from '../../../../src/agents/sim/hidden-check.js';
 import { replaySimRun } from '../../../../src/agents/sim/replay.js';
 import { runEmbedded } from '../../../../src/compose/embedded-run.js';
 import { initWorld } from '../../../../src/operations/init-world.js';
-import { Ledger } from '../../../../src/ledger/ledger.js';
+import { GitLedger } from '../../../../src/ledger/git-ledger.js';
 import { itWith } from '../../../helpers/services.js';
 import { tempDir } from '../../../helpers/temp-dir.js';
 import { bwrapSandbox, runSimFixture } from './sim-fixture.js';
@@ -15,7 +15,7 @@ const SLOW = 120_000;
 const TEMPLATE = fileURLToPath(new URL('../../../../worlds/sim-chain', import.meta.url));
 
 async function episodes(path: string) {
-  return (await new Ledger(path).readAll()).map((e) => [e.task, e.attempt, e.outcome, e.reason]);
+  return (await new GitLedger(path).readAll()).map((e) => [e.task, e.attempt, e.outcome, e.reason]);
 }
 
 describe('a sim-chain world under the real orchestrator', () => {
@@ -49,7 +49,7 @@ describe('a sim-chain world under the real orchestrator', () => {
         ['t01', 1, 'rejected', 'test-failed'],
         ['t01', 2, 'rejected', 'test-failed'],
       ]);
-      expect((await new Ledger(world.path).readAll())[0]!.message).toContain('t01 last digit');
+      expect((await new GitLedger(world.path).readAll())[0]!.message).toContain('t01 last digit');
     },
     SLOW,
   );
@@ -71,7 +71,7 @@ describe('a sim-chain world under the real orchestrator', () => {
     "rejects a right answer when the world's brittle check misjudges it, in the gate",
     async () => {
       const { world } = await runSimFixture({ steps: 2, e: 0, w: 0, f: 1, attempts: 1 });
-      const [only] = await new Ledger(world.path).readAll();
+      const [only] = await new GitLedger(world.path).readAll();
       expect(only).toMatchObject({ task: 't01', outcome: 'rejected', reason: 'test-failed' });
       expect(only!.message).toContain('t01 brittle');
     },

@@ -1,8 +1,8 @@
-import { GenesisError } from '../errors/genesis-error.js';
-import { formatCommitMessage, hasSeparator, parseCommitMessage } from './commit-message.js';
+import { GenesisError } from '../../errors/genesis-error.js';
+import { formatCommitMessage, hasSeparator, parseCommitMessage } from '../commit-message.js';
 import { HistoryIndex, historyIndexFile } from './history-index.js';
-import { resolveObject } from '../git/object-reader.js';
-import { readFirstParentCommits, type RawCommit } from '../git/read-commits.js';
+import { resolveObject } from '../../git/object-reader.js';
+import { readFirstParentCommits, type RawCommit } from '../../git/read-commits.js';
 import { readVerifiedScore } from './verification-ref.js';
 
 export const TRAILERS = {

@@ -1,6 +1,6 @@
 import { readAcceptedHistory } from './accepted-history.js';
 import { commitOrigin } from './commit-origin.js';
-import type { WorldRepo } from './world-repo.js';
+import type { WorldRepo } from '../world-repo.js';
 
 export interface PutBack {
   /** The head found on the branch, which no part of Genesis made. */

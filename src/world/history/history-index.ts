@@ -1,7 +1,7 @@
 import { appendFile, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { AcceptedCommit } from './accepted-history.js';
-import { genesisStateDir } from './genesis-state-dir.js';
+import { genesisStateDir } from '../genesis-state-dir.js';
 
 /** What the index keeps of one commit: its first parent and the Genesis trailers Genesis decides on. */
 export interface IndexedCommit {

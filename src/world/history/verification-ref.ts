@@ -1,4 +1,4 @@
-import { git } from '../git/git.js';
+import { git } from '../../git/git.js';
 
 /** Where a world keeps its verification records: one ref per verification of a speculative commit. */
 export const VERIFICATION_REF_PREFIX = 'refs/genesis/verifications/';
