@@ -13,7 +13,7 @@ import { createProcessTracker, type ProcessTracker } from '../../sandbox/agent/p
 import { isUnknownUsage, withCost, type ModelPrice } from '../usage/usage.js';
 import { OutputTail } from '../../sandbox/gate/output-tail.js';
 import type { AgentEndpoint } from '../../sandbox/egress/endpoints.js';
-import { probeEndpoints } from './endpoint-probe.js';
+import { probeEndpoints, watchEndpoints } from './endpoint-probe.js';
 
 const KILL_GRACE_MS = 2_000;
 /** How long output may still arrive after the agent exited (a daemon may hold the pipe open forever). */
@@ -79,8 +79,21 @@ export class CommandAgent implements Agent {
       ...(this.options.diskMb === undefined ? {} : { diskMb: this.options.diskMb }),
       ...(this.options.homeFiles ? { homeFiles: this.options.homeFiles } : {}),
     });
+    // The model going away mid-episode ends it too: the bridge counts refused connects, a probe confirms.
+    const watch = new AbortController();
+    const relay = () => watch.abort();
+    input.signal?.addEventListener('abort', relay, { once: true });
+    if (input.signal?.aborted) watch.abort();
+    let gone: GenesisError | null = null;
+    const stopWatching = launch.endpointFailures
+      ? watchEndpoints(launch.endpointFailures, this.options.endpoints ?? [], (error) => {
+          gone = error;
+          watch.abort();
+        })
+      : () => undefined;
     try {
-      const ran = await this.runLaunched(launch, argv[0]!, input);
+      const ran = await this.runLaunched(launch, argv[0]!, { ...input, signal: watch.signal });
+      if (gone) throw gone;
       const result = launch.egressRefused ? { ...ran, egressRefused: launch.egressRefused() } : ran;
       // A full disk says more than the exit code it caused (ENOSPC, or a hang until the timeout).
       if (!result.aborted && (await launch.diskFull?.())) {
@@ -88,6 +101,8 @@ export class CommandAgent implements Agent {
       }
       return result;
     } finally {
+      stopWatching();
+      input.signal?.removeEventListener('abort', relay);
       await launch.dispose();
     }
   }

@@ -35,3 +35,38 @@ function connectOnce(endpoint: AgentEndpoint, timeoutMs: number): Promise<string
     socket.once('error', (error: NodeJS.ErrnoException) => end(error.code ?? error.message));
   });
 }
+
+/** How often a running agent's failed connects to its model are looked at. */
+const WATCH_EVERY_MS = 1_000;
+
+/**
+ * Watches a running agent's model endpoints: when `failures` (connects this host refused, counted
+ * by the sandbox's bridge) has grown since the last look, probes them again, and calls `gone` with
+ * the `agent-unreachable-model` error once one no longer accepts connections (the model server
+ * went away during the episode; the CLI would retry until its timeout). Returns the stop.
+ */
+export function watchEndpoints(failures: () => number, endpoints: readonly AgentEndpoint[], gone: (error: GenesisError) => void): () => void {
+  let seen = 0;
+  let probing = false;
+  let stopped = false;
+  const timer = setInterval(() => {
+    const now = failures();
+    if (probing || now === seen) return;
+    seen = now;
+    probing = true;
+    probeEndpoints(endpoints).then(
+      () => {
+        probing = false;
+      },
+      (error: unknown) => {
+        probing = false;
+        if (!stopped && error instanceof GenesisError) gone(error);
+      },
+    );
+  }, WATCH_EVERY_MS);
+  timer.unref();
+  return () => {
+    stopped = true;
+    clearInterval(timer);
+  };
+}

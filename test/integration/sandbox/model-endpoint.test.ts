@@ -206,3 +206,68 @@ describe('an agent whose model endpoint does not accept connections', () => {
     }
   });
 });
+
+describe('an agent whose model server goes away during the episode', () => {
+  itWith('bwrap')('is stopped with agent-unreachable-model soon after, not at its timeout', async () => {
+    const going = createServer((_req, res) => res.end('first-answer'));
+    const port = await listen(going, '127.0.0.1');
+    const endpoints = agentEndpoints({ kind: 'command', baseUrl: `http://127.0.0.1:${port}` });
+    const sandbox = await createAgentSandbox({ kind: 'auto', image: 'genesis/node:20', network: 'genesis-agents', endpoints });
+    const dir = await tempDir('genesis-model-gone-');
+    const workspace = join(dir, 'ws');
+    execFileSync('git', ['init', '--quiet', workspace]);
+    const promptFile = join(dir, 'prompt.md');
+    await writeFile(promptFile, 'retry forever\n');
+    // A CLI that retries its model forever, as Claude Code and opencode do.
+    const retrying = `const http = require('node:http');
+const ask = () => http.get({ host: '127.0.0.1', port: ${port}, path: '/' }, (res) => { res.resume(); console.log('answer ' + res.statusCode); setTimeout(ask, 200); }).on('error', (e) => { console.log('error ' + e.code); setTimeout(ask, 200); });
+ask();`;
+    const agent = new CommandAgent(['node', '-e', retrying], { sandbox, endpoints });
+    const started = Date.now();
+    const running = agent.run({
+      workspace,
+      promptFile,
+      prompt: '',
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', GENESIS_EPISODE_ID: 'e1' },
+      timeoutMs: 300_000,
+      taskId: 't',
+      attempt: 1,
+    });
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    going.closeAllConnections();
+    await new Promise((resolve) => going.close(resolve));
+    const error = await running.catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'agent-unreachable-model', message: expect.stringContaining(`127.0.0.1:${port} (ECONNREFUSED)`) });
+    expect(Date.now() - started).toBeLessThan(60_000);
+  });
+});
+
+describe('agent.network: host', () => {
+  itWith('docker')('is refused for a docker agent as written, and given only as acknowledged', async () => {
+    const refused = await createAgentSandbox({ kind: 'docker', image: 'genesis/node:20', network: 'host' }).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ code: 'agent-sandbox-unavailable', message: expect.stringContaining('agent.network: host') });
+    const sandbox = await createAgentSandbox({
+      kind: 'docker',
+      image: 'genesis/node:20',
+      network: { mode: 'host', acknowledge: 'a test of the host network' },
+    });
+    const dir = await tempDir('genesis-host-network-');
+    const workspace = join(dir, 'ws');
+    execFileSync('git', ['init', '--quiet', workspace]);
+    const promptFile = join(dir, 'prompt.md');
+    await writeFile(promptFile, 'x\n');
+    const otherPort = (other.address() as AddressInfo).port;
+    // On the host network, this host's loopback services are in reach: what the acknowledgement is for.
+    const script = `require('node:http').get('http://127.0.0.1:${otherPort}/', (r) => { let t = ''; r.on('data', (c) => (t += c)); r.on('end', () => console.log('got ' + t)); }).on('error', (e) => console.log('error ' + e.code))`;
+    const result = await new CommandAgent(['node', '-e', script], { sandbox }).run({
+      workspace,
+      promptFile,
+      prompt: '',
+      env: { GENESIS_EPISODE_ID: 'e1' },
+      timeoutMs: 120_000,
+      taskId: 't',
+      attempt: 1,
+    });
+    expect(result.log).toContain('got other-answers');
+  });
+});
