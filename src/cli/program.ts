@@ -19,6 +19,7 @@ const COMMAND_MODULES: ReadonlyArray<() => Promise<CommandModule>> = [
   () => import('./commands/task/task.js'),
   () => import('./commands/amend/amend.js'),
   () => import('./commands/status/status.js'),
+  () => import('./commands/budget/budget.js'),
   () => import('./commands/stats/stats.js'),
   () => import('./commands/serve/serve.js'),
   () => import('./commands/doctor/doctor.js'),

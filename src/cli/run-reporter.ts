@@ -45,7 +45,7 @@ export function describeStop(stop: StopReason): string {
         ? `stopped: the goal's evidence passes (${stop.command}); not run because of it: ${stop.pending.join(', ')}. To run them anyway: genesis run --past-evidence`
         : `stopped: the goal's evidence passes (${stop.command})`;
     case 'budget':
-      return `stopped: budget ${stop.budget} spent (${stop.used} of ${stop.limit}); raise goal.stop.${stop.budget} in world.yaml to go on`;
+      return `stopped: budget ${stop.budget} spent (${stop.used} of ${stop.limit}); lift it with genesis budget lift --reason "…" (or raise goal.stop.${stop.budget} in world.yaml) to go on`;
     case 'interrupted':
       return 'stopped by the user; run again to resume';
     case 'circuit-open':

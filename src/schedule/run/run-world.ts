@@ -1,3 +1,4 @@
+import { liftedBudgets, readBudgetLifts } from '../../ledger/budget-lifts.js';
 import { hostname } from 'node:os';
 import { agentForAttempt } from '../../agents/rotation.js';
 import { newEpisodeId, type EpisodeJob, type EpisodeResult } from '../../episode/episode-job.js';
@@ -158,7 +159,11 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
       parallelism: manifest.parallelism,
       maxAttempts: manifest.retry.maxAttempts,
       blockOnRepeat: manifest.retry.blockOnRepeat,
-      budgets: runBudgets(manifest, summaries.size, options.maxEpisodes),
+      budgets: runBudgets(
+        { ...manifest, goal: { ...manifest.goal, stop: liftedBudgets(manifest.goal.stop, await readBudgetLifts(world.path)) } },
+        summaries.size,
+        options.maxEpisodes,
+      ),
       distributed: distributed !== undefined,
       pastEvidence: options.pastEvidence ?? false,
     },

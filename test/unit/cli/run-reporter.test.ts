@@ -88,7 +88,7 @@ describe('describeStop', () => {
 
   it('says which budget is spent and which setting to raise', () => {
     expect(describeStop({ kind: 'budget', budget: 'maxEpisodes', limit: 10, used: 10 })).toBe(
-      'stopped: budget maxEpisodes spent (10 of 10); raise goal.stop.maxEpisodes in world.yaml to go on',
+      'stopped: budget maxEpisodes spent (10 of 10); lift it with genesis budget lift --reason "…" (or raise goal.stop.maxEpisodes in world.yaml) to go on',
     );
     expect(describeStop({ kind: 'budget', budget: 'maxHours', limit: 2, used: 2.01 })).toContain('raise goal.stop.maxHours');
   });

@@ -1,0 +1,78 @@
+import type { Command } from 'commander';
+import { GenesisError } from '../../../errors/genesis-error.js';
+import { formatTable, printJson } from '../../output.js';
+import { requireWorld, worldOption } from '../../world-option.js';
+
+function amount(flag: string): (value: string) => number {
+  return (value) => {
+    const n = Number(value);
+    if (!Number.isFinite(n) || n <= 0) throw new GenesisError('invalid-option', `${flag} ${value} is not a positive number`, { hint: `e.g. ${flag} 20` });
+    return n;
+  };
+}
+
+interface LiftOptions {
+  world?: string;
+  reason: string;
+  costUsd?: number;
+  tokens?: number;
+  episodes?: number;
+  hours?: number;
+  json?: boolean;
+}
+
+export function define(program: Command): void {
+  const budget = program
+    .command('budget')
+    .description("the world's budgets (goal.stop): what world.yaml sets, what a person lifted them by and why, and what is in force")
+    .addOption(worldOption())
+    .option('--json', 'print {budgets, lifts: [{at, by, reason, raise}], inForce}')
+    .action(async (opts: { world?: string; json?: boolean }) => {
+      const { WorldRepo } = await import('../../../world/world-repo.js');
+      const { liftedBudgets, readBudgetLifts, LIFTABLE } = await import('../../../ledger/budget-lifts.js');
+      const world = await WorldRepo.open(requireWorld(opts));
+      const stop = (await world.manifestAt('HEAD')).goal.stop;
+      const lifts = await readBudgetLifts(world.path);
+      const inForce = liftedBudgets(stop, lifts);
+      if (opts.json) return printJson({ budgets: stop, lifts, inForce });
+      const rows = LIFTABLE.map((key) => [key, stop[key] ?? '(none)', inForce[key] ?? '(none)']);
+      process.stdout.write(`${formatTable(['budget', 'world.yaml', 'in force'], rows)}\n`);
+      for (const l of lifts) {
+        const raised = Object.entries(l.raise)
+          .map(([k, n]) => `${k} +${n}`)
+          .join(', ');
+        process.stdout.write(`lifted ${l.at.slice(0, 19).replace('T', ' ')} by ${l.by}: ${raised}: ${l.reason}\n`);
+      }
+    });
+  budget
+    .command('lift')
+    .description('let the world spend more than world.yaml allows, without amending it: each amount is added to its budget; the reason is recorded and shown')
+    .addOption(worldOption())
+    .requiredOption('--reason <text>', 'why the budget is lifted (shown by genesis budget)')
+    .option('--cost-usd <n>', 'raise maxCostUsd by n dollars', amount('--cost-usd'))
+    .option('--tokens <n>', 'raise maxTokens by n tokens', amount('--tokens'))
+    .option('--episodes <n>', 'raise maxEpisodes by n episodes', amount('--episodes'))
+    .option('--hours <n>', 'raise maxHours by n hours', amount('--hours'))
+    .option('--json', 'print the lift recorded: {at, by, reason, raise}')
+    .action(async (own: LiftOptions, command: Command) => {
+      // --world may sit before `lift`, where `genesis budget` takes it.
+      const opts = command.optsWithGlobals<LiftOptions>();
+      const { hostname, userInfo } = await import('node:os');
+      const { WorldRepo } = await import('../../../world/world-repo.js');
+      const { addBudgetLift } = await import('../../../ledger/budget-lifts.js');
+      const world = await WorldRepo.open(requireWorld(opts));
+      const raise = {
+        ...(opts.costUsd === undefined ? {} : { maxCostUsd: opts.costUsd }),
+        ...(opts.tokens === undefined ? {} : { maxTokens: opts.tokens }),
+        ...(opts.episodes === undefined ? {} : { maxEpisodes: opts.episodes }),
+        ...(opts.hours === undefined ? {} : { maxHours: opts.hours }),
+      };
+      const lift = await addBudgetLift(world.path, { by: `${userInfo().username}@${hostname()}`, reason: opts.reason, raise });
+      if (own.json ?? opts.json) return printJson(lift);
+      process.stdout.write(
+        `lifted ${Object.entries(lift.raise)
+          .map(([k, n]) => `${k} +${n}`)
+          .join(', ')}: ${lift.reason}\n`,
+      );
+    });
+}
