@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { runEmbedded } from '../../../src/compose/embedded-run.js';
-import { Ledger } from '../../../src/ledger/ledger.js';
-import { readAcceptedHistory } from '../../../src/world/accepted-history.js';
+import { GitLedger } from '../../../src/ledger/git-ledger.js';
+import { readAcceptedHistory } from '../../../src/world/history/accepted-history.js';
 import { startCli } from '../../helpers/cli-process.js';
 import { itWith } from '../../helpers/services.js';
 import { attackRoot, honestTask, runAttackedWorld, type AttackedWorld } from './adversarial-world.js';
@@ -61,7 +61,7 @@ describe('figures an agent reports', () => {
     async () => {
       const again = await runEmbedded({ world: w.world, sandbox: w.sandbox });
       expect(again.stop).toMatchObject({ kind: 'budget', budget: 'maxCostUsd' });
-      expect((await new Ledger(w.world.path).readAll()).length).toBe(3);
+      expect((await new GitLedger(w.world.path).readAll()).length).toBe(3);
       const lift = startCli(['budget', 'lift', '--world', w.world.path, '--cost-usd', '2', '--reason', 'the liar was not charged; finish b and c']);
       expect(await lift.exited, lift.stderr()).toBe(0);
       const shown = startCli(['budget', '--world', w.world.path]);

@@ -28,9 +28,9 @@ export function define(program: Command): void {
     .addOption(worldOption())
     .option('--json', 'print {budgets, lifts: [{at, by, reason, raise}], inForce}')
     .action(async (opts: { world?: string; json?: boolean }) => {
-      const { WorldRepo } = await import('../../../world/world-repo.js');
+      const { LocalWorld } = await import('../../../world/local-world.js');
       const { liftedBudgets, readBudgetLifts, LIFTABLE } = await import('../../../ledger/budget-lifts.js');
-      const world = await WorldRepo.open(requireWorld(opts));
+      const world = await LocalWorld.open(requireWorld(opts));
       const stop = (await world.manifestAt('HEAD')).goal.stop;
       const lifts = await readBudgetLifts(world.path);
       const inForce = liftedBudgets(stop, lifts);
@@ -58,9 +58,9 @@ export function define(program: Command): void {
       // --world may sit before `lift`, where `genesis budget` takes it.
       const opts = command.optsWithGlobals<LiftOptions>();
       const { hostname, userInfo } = await import('node:os');
-      const { WorldRepo } = await import('../../../world/world-repo.js');
+      const { LocalWorld } = await import('../../../world/local-world.js');
       const { addBudgetLift } = await import('../../../ledger/budget-lifts.js');
-      const world = await WorldRepo.open(requireWorld(opts));
+      const world = await LocalWorld.open(requireWorld(opts));
       const raise = {
         ...(opts.costUsd === undefined ? {} : { maxCostUsd: opts.costUsd }),
         ...(opts.tokens === undefined ? {} : { maxTokens: opts.tokens }),
