@@ -1,3 +1,4 @@
+import { AUDIT_EXIT } from '../../src/cli/commands/audit/exit.js';
 import { EXIT, EXIT_MEANINGS } from '../../src/cli/exit-codes.js';
 import { createProgram } from '../../src/cli/program.js';
 import { ERROR_CODES } from '../../src/errors/error-codes.js';
@@ -14,6 +15,6 @@ export async function renderReferences(): Promise<Array<{ path: string; text: st
     { path: 'docs/reference/world-yaml.md', text: renderWorldYamlPage(manifestSchema) },
     { path: 'docs/reference/cli.md', text: renderCliPage(await createProgram()) },
     { path: 'docs/reference/errors.md', text: renderErrorsPage(ERROR_CODES, REJECTION_REASONS) },
-    { path: 'docs/reference/exit-codes.md', text: renderExitCodesPage(EXIT, EXIT_MEANINGS) },
+    { path: 'docs/reference/exit-codes.md', text: renderExitCodesPage(EXIT, EXIT_MEANINGS, AUDIT_EXIT) },
   ];
 }

@@ -21,6 +21,8 @@ export const EXIT = {
   evidence: 0,
   /** An unexpected internal error (a bug). */
   internal: 70,
+  /** `run`: a second SIGINT exited at once, without recording the running episodes. */
+  forced: 130,
 } as const;
 
 /** The exit code of `genesis run` for each way it can stop. */
@@ -44,4 +46,5 @@ export const EXIT_MEANINGS: Readonly<Record<keyof typeof EXIT, string>> = {
   circuitOpen: '`genesis run` stopped because the agent cannot work at all (the circuit breaker opened); fix the agent and run again',
   evidence: "`genesis run` stopped because the goal's evidence command passes on the accepted head",
   internal: 'an unexpected internal error (a bug in Genesis); the accepted history is unchanged',
+  forced: '`genesis run` got a second Ctrl-C and exited at once, without recording the running episodes (the next run closes them as abandoned)',
 };

@@ -12,7 +12,7 @@ import { putBackForeignHead } from '../../../world/history/put-back-foreign-head
 import { withCliName } from '../../invocation.js';
 import { finishPushing, syncingVerifications, syncingWithServer, openWorldLocation, startPublishing } from '../../world-location.js';
 import { resolveSandboxChoice } from '../../sandbox-choice.js';
-import { STOP_EXIT } from '../../exit-codes.js';
+import { EXIT, STOP_EXIT } from '../../exit-codes.js';
 import { createRunPrinter } from '../../live-status.js';
 import { formatSummary } from '../../run-reporter.js';
 import { describeAgentReach } from '../../../agents/network-reach.js';
@@ -43,7 +43,7 @@ export async function runWithSignals(opts: RunCommandOptions): Promise<RunSummar
   const { world } = opened;
   const controller = new AbortController();
   const onSignal = () => {
-    if (controller.signal.aborted) process.exit(130);
+    if (controller.signal.aborted) process.exit(EXIT.forced);
     process.stderr.write('\nstopping: running episodes are being stopped and recorded (press Ctrl-C again to quit at once)\n');
     controller.abort();
   };
