@@ -39,5 +39,5 @@ export function networkFailureKind(output: string): string | null {
 export function describeNetworkFailure(output: string): string | null {
   const found = NETWORK_ERRORS.find(([pattern]) => pattern.test(output));
   if (!found) return null;
-  return `${found[1]}: gates have no network. Install dependencies with verify.deps (files, install, paths) in world.yaml: they are installed once per lockfile with network and mounted into every gate (see the README, "Dependencies")`;
+  return `${found[1]}: gates have no network. Install dependencies with verify.deps (files, install, paths) in world.yaml: they are installed once per lockfile with network and mounted into every gate (see docs/guides/dependencies.md)`;
 }

@@ -1,6 +1,6 @@
 /**
  * The placeholders a prompt template (`agent.promptTemplate`) may use, with what each holds.
- * The README's table is this list.
+ * docs/guides/agents-and-presets.md lists these placeholders.
  */
 export const PROMPT_PLACEHOLDERS: Readonly<Record<string, string>> = {
   world: "the world's name",

@@ -56,7 +56,7 @@ export async function prepareWorldDeps(opts: {
   const manifest = await world.manifestAt(commit);
   if (!manifest.verify.deps)
     throw new GenesisError('deps-not-configured', `world ${manifest.name} has no verify.deps`, {
-      hint: 'add verify.deps (files, install, paths) to world.yaml; the README shows recipes for npm, pip and cargo',
+      hint: 'add verify.deps (files, install, paths) to world.yaml; docs/guides/dependencies.md has recipes for npm, pnpm, yarn, pip and cargo',
     });
   const sandbox = await createSandbox(opts.sandbox ?? manifest.verify.sandbox, { image: manifest.verify.image });
   const prepared = await prepareDeps({
