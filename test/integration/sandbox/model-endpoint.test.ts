@@ -271,3 +271,40 @@ describe('agent.network: host', () => {
     expect(result.log).toContain('got other-answers');
   });
 });
+
+describe("an agent whose baseUrl is one of this host's own addresses", () => {
+  const address = hostAddress();
+  itWith('bwrap')('reaches that address on that port only, through the packet filter', async () => {
+    expect(address, 'this host has no address besides its loopback').toBeDefined();
+    const onHost = createServer((_req, res) => res.end('host-model-answers'));
+    const port = await listen(onHost, address!);
+    const otherPort = (other.address() as AddressInfo).port;
+    try {
+      const endpoints = agentEndpoints({ kind: 'command', baseUrl: `http://${address}:${port}/v1` });
+      const sandbox = await createAgentSandbox({ kind: 'auto', image: 'genesis/node:20', network: 'genesis-agents', endpoints });
+      const dir = await tempDir('genesis-model-host-address-');
+      const workspace = join(dir, 'ws');
+      execFileSync('git', ['init', '--quiet', workspace]);
+      const promptFile = join(dir, 'prompt.md');
+      await writeFile(promptFile, 'x\n');
+      const script = `const http = require('node:http'); const net = require('node:net');
+const get = (port) => new Promise((done) => http.get({ host: '${address}', port, path: '/', timeout: 5000 }, (r) => { let t = ''; r.on('data', (c) => (t += c)); r.on('end', () => done(t)); }).on('error', (e) => done(e.code)).on('timeout', function () { this.destroy(); done('timeout'); }));
+(async () => { console.log('model=' + await get(${port})); console.log('other=' + await get(${otherPort})); console.log('redis=' + await get(6379)); })();`;
+      const result = await new CommandAgent(['node', '-e', script], { sandbox, endpoints }).run({
+        workspace,
+        promptFile,
+        prompt: '',
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', GENESIS_EPISODE_ID: 'e1' },
+        timeoutMs: 60_000,
+        taskId: 't',
+        attempt: 1,
+      });
+      const seen = facts(result.log);
+      expect(seen.model, result.log).toBe('host-model-answers');
+      expect(seen.other).toMatch(CUT);
+      expect(seen.redis).toMatch(CUT);
+    } finally {
+      onHost.close();
+    }
+  });
+});
