@@ -1,7 +1,10 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { auditWorld } from '../../../src/audit/index.js';
 import { runEmbedded } from '../../../src/compose/embedded-run.js';
 import { itWith } from '../../helpers/services.js';
+import { tempDir } from '../../helpers/temp-dir.js';
 import { baseManifest, GOOD_A, GOOD_B, makeWorld } from '../../helpers/world-fixture.js';
 
 describe('genesis audit on worlds that use the harness', () => {
@@ -35,6 +38,23 @@ describe('genesis audit on worlds that use the harness', () => {
     await runEmbedded({ world: f.world, sandbox: f.sandbox });
     const report = await auditWorld({ world: f.world, sandbox: f.sandbox, sample: 0 });
     expect(report.commits).toBe(3);
+    expect(report.findings).toEqual([]);
+  });
+
+  itWith('bwrap')('agrees with genesis init on the first commit: hidden tests its starting content fails judge only the changes after it', async () => {
+    const holdout = await tempDir('genesis-holdout-');
+    await writeFile(
+      join(holdout, 'hidden.test.js'),
+      "import test from 'node:test';\nimport assert from 'node:assert';\nimport { existsSync } from 'node:fs';\ntest('a exists', () => assert.ok(existsSync('src/a.js')));\n",
+    );
+    const manifest = baseManifest({
+      verify: { sandbox: 'bwrap', test: 'node --test test/base.test.js', timeoutSec: 60, holdout: { dir: holdout, command: 'node --test .genesis-holdout/' } },
+      tasks: [{ id: 'a', title: 'module a', paths: ['src/a.js'], check: 'node --test test/a.test.js' }],
+    });
+    const f = await makeWorld({ sandbox: 'bwrap', manifest, recording: { a: [{ write: { 'src/a.js': GOOD_A } }] } });
+    await runEmbedded({ world: f.world, sandbox: f.sandbox });
+    const report = await auditWorld({ world: f.world, sandbox: f.sandbox });
+    expect(report.reverified.commits).toBe(2);
     expect(report.findings).toEqual([]);
   });
 });
