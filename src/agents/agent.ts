@@ -41,7 +41,12 @@ export interface AgentRunResult {
   /** The conversation with the model (JSON), for agents that hold one (the `openai` adapter). */
   transcript?: string;
   /** Why the agent gave up, when it can say better than an exit code (a context-length error). */
-  failure?: { reason: RejectionReason; message: string };
+  failure?: {
+    reason: RejectionReason;
+    message: string;
+    /** A usage or rate limit: no episode of the world starts before this time (ms since the epoch). */
+    holdUntil?: number;
+  };
   /** Requests its egress proxy refused, for an agent with an allow-list (`agent.network.allow`). */
   egressRefused?: number;
   /** The last lines the agent wrote to stderr (a few, trimmed): its own word on why it stopped. */

@@ -1,6 +1,7 @@
 import { withCliName } from './invocation.js';
 import type { RunEvent, RunSummary } from '../schedule/run/events.js';
 import type { StopReason } from '../schedule/scheduler.js';
+import { describeWorldHold } from '../schedule/run/world-hold.js';
 
 const time = () => new Date().toISOString().slice(11, 19);
 
@@ -29,6 +30,8 @@ export function formatRunEvent(event: RunEvent): string | null {
       return `${time()} ! the accepted branch was moved outside Genesis to ${event.commit.slice(0, 12)}; put back, the commit is kept at ${event.quarantine}. To change the world by hand, land the change with ${withCliName('genesis amend')} (see ${withCliName('genesis amend --help')}), which verifies it`;
     case 'lease-wait':
       return `${time()} … ${event.task} waits: its paths are leased by a holder outside this run; trying again in ${Math.max(0, (event.untilMs - Date.now()) / 1000).toFixed(1)}s`;
+    case 'hold':
+      return `${time()} ⏸ the world is ${describeWorldHold(event)}`;
     case 'progress':
       return `${time()}   tasks ${event.done}/${event.tasks} done · accepted ${event.accepted} · rejected ${event.rejected} · failed ${event.failed} · running: ${event.running.join(', ') || '-'}`;
     case 'stop':

@@ -37,6 +37,8 @@ export const episodeResultSchema = z
     signature: z.string().nullable(),
     /** The failure cannot be cured by another episode (a missing agent binary, bad credentials). */
     fatal: z.boolean().optional(),
+    /** A usage or rate limit: no episode of the world starts before this time (ms since the epoch). */
+    holdUntil: z.number().int().positive().optional(),
     /** The speculative tip the gate judged the change on, when not its base: the candidate's parent. */
     gatedOn: sha.optional(),
     /** With `gatedOn`: the change as the agent made it, on its base (what is merged if it must move to another tip). */

@@ -248,6 +248,7 @@ interface AgentFailure {
   verdict: 'failed' | 'abandoned';
   reason: RejectionReason;
   message: string;
+  holdUntil?: number;
 }
 
 /** The verdict on a workspace too large to read (checkWorkspaceSizes), as the pre-gate would give it. */
@@ -270,7 +271,7 @@ function agentFailure(
     timedOut: boolean;
     aborted: boolean;
     durationMs: number;
-    failure?: { reason: RejectionReason; message: string };
+    failure?: { reason: RejectionReason; message: string; holdUntil?: number };
     stderrTail?: string;
   },
   tree: string | null,
@@ -281,7 +282,11 @@ function agentFailure(
   if (run.timedOut)
     return { verdict: 'failed', reason: 'agent-timeout', message: `the agent ran out of its time (${(run.durationMs / 1000).toFixed(0)}s) and was killed` };
   // The agent's own account (a context-length error, a spent turn budget) says more than its exit code.
-  if (run.failure) return { verdict: 'failed', reason: run.failure.reason, message: run.failure.message };
+  // A usage limit or an overloaded model is nobody's failure: abandoned, not charged, tried again later.
+  if (run.failure) {
+    const { reason, message, holdUntil } = run.failure;
+    return { verdict: isChargedReason(reason) ? 'failed' : 'abandoned', reason, message, ...(holdUntil === undefined ? {} : { holdUntil }) };
+  }
   // Its last words on stderr ("No such file or directory", "no idea how to do task convert") reach the run's line and the next prompt.
   if (run.exitCode !== 0)
     return {

@@ -15,6 +15,8 @@ export const REJECTION_REASONS = {
   'agent-context-length': charged("the conversation outgrew the model's context window"),
   'agent-rate-limited': charged('the model endpoint kept refusing for too many requests'),
   'agent-model-error': charged('the model endpoint answered with an error'),
+  'agent-usage-limit': transient("the model provider's usage or rate limit is reached: the world holds until it resets"),
+  'agent-overloaded': transient('the model is overloaded: tried again later, with backoff'),
   'agent-token-budget': charged('the agent spent its token budget before it finished'),
   'agent-turn-budget': charged('the agent used all its turns without finishing'),
   'disk-quota': charged('the agent or a gate step filled its disk quota'),

@@ -32,12 +32,20 @@ export interface PolicyState {
   readonly cooldown: ReadonlyMap<string, number>;
   /** Episodes in a row of a task that met an outage: each next cooldown is longer (see outageBackoff). */
   readonly outages: ReadonlyMap<string, number>;
+  /** The model provider's usage or rate limit holds the whole world: no episode starts before `untilMs`. */
+  readonly hold: WorldHold | null;
   readonly retries: readonly RetryFacts[];
   readonly stop: StopReason | null;
   /** The episodes were told to stop (a hard budget, an interrupt): nothing more starts. */
   readonly closing: boolean;
   readonly now: number;
   readonly tally: Readonly<Tally>;
+}
+
+/** A hold of the whole world until a usage or rate limit resets. */
+export interface WorldHold {
+  untilMs: number;
+  message: string;
 }
 
 export interface Tally {
@@ -76,7 +84,7 @@ export type PolicyEvent =
   /** The episode's own gate passed: its change joined the integration queue. */
   | { type: 'passed'; id: string }
   /** An episode ended for good (failed, rejected, abandoned, or landed), with its final record. */
-  | { type: 'finished'; record: EpisodeRecord; fatal?: { reason: string; message: string } | null; now: number }
+  | { type: 'finished'; record: EpisodeRecord; fatal?: { reason: string; message: string } | null; hold?: WorldHold | null; now: number }
   /** A change landed: the task is done and the manifest at the new head may list new tasks. */
   | { type: 'landed'; task: string; tasks: readonly TaskSpec[] }
   | { type: 'evidence'; passed: boolean; command: string }
@@ -123,6 +131,7 @@ export function initialPolicyState(input: {
     held: new Map(),
     cooldown: new Map(),
     outages: new Map(),
+    hold: null,
     retries: input.retries ?? [],
     stop: null,
     closing: false,
@@ -196,6 +205,7 @@ export function taskStatuses(state: PolicyState): Map<string, TaskStatus> {
 export function nextWake(state: PolicyState): number | null {
   let wake = Infinity;
   for (const until of state.cooldown.values()) if (until > state.now) wake = Math.min(wake, until);
+  if (state.hold && state.hold.untilMs > state.now) wake = Math.min(wake, state.hold.untilMs);
   const first = state.ledger.firstStartMs;
   if (state.config.budgets.maxHours !== undefined && first !== null) wake = Math.min(wake, first + state.config.budgets.maxHours * 3_600_000 + 50);
   return Number.isFinite(wake) ? wake : null;
@@ -214,6 +224,8 @@ function plan(state: PolicyState): Decision {
     return settle({ ...state, stop: budget, closing: true }, [{ type: 'stop-episodes' }]);
   }
   if (budget || state.closing) return settle(state);
+  // Held by a usage limit: nothing starts until it resets (nextWake wakes the loop then).
+  if (isHeld(state)) return settle(state);
   const free = state.config.parallelism - state.running.size;
   const left = (state.config.budgets.maxEpisodes ?? Infinity) - state.ledger.count;
   const limit = Math.min(free, left);
@@ -232,7 +244,7 @@ function plan(state: PolicyState): Decision {
 function afterStarts(state: PolicyState, refused: readonly string[] = []): Decision {
   if (state.stop || state.running.size + state.integrating.size > 0) return settle(state);
   if (refused.length > 0) return settle(leaseWait(state, refused));
-  if ([...state.cooldown.values()].some((until) => until > state.now)) return settle(state);
+  if ([...state.cooldown.values()].some((until) => until > state.now) || isHeld(state)) return settle(state);
   const statuses = taskStatuses(state);
   const waiting = state.tasks.filter((t) => statuses.get(t.id)?.state === 'pending').map((t) => ({ task: t.id, on: 'unschedulable' }));
   return settle({ ...state, stop: { kind: 'blocked', blocked: [], waiting } });
@@ -259,7 +271,13 @@ function finished(state: PolicyState, event: Extract<PolicyEvent, { type: 'finis
   if (outage) cooldown = new Map(cooldown).set(record.task, event.now + outageCooldownMs(state.config, streak));
   const stop = !state.stop && event.fatal ? { kind: 'circuit-open' as const, reason: event.fatal.reason, message: event.fatal.message } : state.stop;
   const ledger = withRecord(state.ledger, record);
-  return plan({ ...state, now: event.now, ledger, running, integrating, tally, held, cooldown, outages, stop });
+  const hold = event.hold && event.hold.untilMs > (state.hold?.untilMs ?? 0) ? event.hold : state.hold;
+  return plan({ ...state, now: event.now, ledger, running, integrating, tally, held, cooldown, outages, stop, hold });
+}
+
+/** Whether a usage limit holds the world now. */
+export function isHeld(state: PolicyState): boolean {
+  return state.hold !== null && state.hold.untilMs > state.now;
 }
 
 /** Tasks whose lease another holder keeps wait as after an outage: a cooldown, longer each time in a row. */

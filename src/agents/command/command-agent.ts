@@ -8,12 +8,14 @@ import type { AgentSandbox } from '../../sandbox/agent-sandbox.js';
 import { resolveOnPath } from '../../sandbox/agent/find-binary.js';
 import { dockerRunFailure } from '../../sandbox/agent/docker/docker-agent-sandbox.js';
 import { NoneAgentSandbox } from '../../sandbox/agent/none-agent-sandbox.js';
-import type { UsageReader } from './presets/preset.js';
 import { createProcessTracker, type ProcessTracker } from '../../sandbox/agent/process-tracker.js';
 import { isUnknownUsage, withCost, type ModelPrice } from '../usage/usage.js';
 import { OutputTail } from '../../sandbox/gate/output-tail.js';
 import type { AgentEndpoint } from '../../sandbox/egress/endpoints.js';
 import { probeEndpoints, watchEndpoints } from './endpoint-probe.js';
+import type { CliFailure } from './presets/cli-failure.js';
+import type { PresetLaunch, UsageReader } from './presets/preset.js';
+import { mkdir, writeFile } from 'node:fs/promises';
 
 const KILL_GRACE_MS = 2_000;
 /** How long output may still arrive after the agent exited (a daemon may hold the pipe open forever). */
@@ -38,6 +40,8 @@ export interface CommandAgentOptions {
   homeFiles?: readonly string[];
   /** The model endpoints of `agent.baseUrl`, probed before each launch (agent-unreachable-model). */
   endpoints?: readonly AgentEndpoint[];
+  /** A preset's fixed variables and the files it writes into the agent's private HOME (then the agent runs with that HOME, even unconfined). */
+  launch?: PresetLaunch;
 }
 
 /**
@@ -65,14 +69,16 @@ export class CommandAgent implements Agent {
       const value = process.env[name];
       if (value !== undefined && env[name] === undefined) env[name] = value;
     }
+    Object.assign(env, this.options.launch?.env);
     // Found before anything starts: inside a sandbox a missing binary is only an exit code.
     if (this.sandbox.hostBinaries && (await resolveOnPath(argv[0]!, env.PATH, input.workspace)) === null) throw this.notFound(argv[0]!);
     // A model that is not there fails now, not at the agent's timeout after its CLI retried all along.
     await probeEndpoints(this.options.endpoints ?? []);
     const privateHome = join(dirname(input.promptFile), 'home');
+    const written = await writeHomeFiles(privateHome, this.options.launch?.homeFiles ?? {});
     const launch = await this.sandbox.launch(argv, {
       workspace: input.workspace,
-      home: this.sandbox.kind === 'none' ? (env.HOME ?? privateHome) : privateHome,
+      home: this.sandbox.kind === 'none' && !written ? (env.HOME ?? privateHome) : privateHome,
       env,
       readOnly: [input.promptFile, ...(input.readOnly ?? [])],
       name: `${env.GENESIS_EPISODE_ID ?? 'run'}-${randomBytes(3).toString('hex')}`,
@@ -157,10 +163,28 @@ export class CommandAgent implements Agent {
     child.all?.on('data', (chunk: Buffer) => log.push(chunk));
     const errors = new OutputTail(8 * 1024);
     child.stderr?.on('data', (chunk: Buffer) => errors.push(chunk));
-    // stdout alone: stderr chunks could fall in the middle of a usage line.
-    if (usage) child.stdout?.on('data', (chunk: Buffer) => usage.push(chunk.toString('utf8')));
     let timedOut = false;
     let aborted = false;
+    let failure: CliFailure | null = null;
+    // A CLI that retries refused credentials or a usage limit by itself would burn its whole time: stopped as soon as its output says so.
+    const watch = () => {
+      if (failure || !usage?.failure) return;
+      failure = usage.failure();
+      if (failure) stop('failure');
+    };
+    // stdout alone for usage: stderr chunks could fall in the middle of a usage line; stderr has its own reader.
+    if (usage) {
+      child.stdout?.on('data', (chunk: Buffer) => {
+        usage.push(chunk.toString('utf8'));
+        watch();
+      });
+      if (usage.pushError) {
+        child.stderr?.on('data', (chunk: Buffer) => {
+          usage.pushError?.(chunk.toString('utf8'));
+          watch();
+        });
+      }
+    }
     const killGroup = (signal: NodeJS.Signals) => {
       if (child.pid !== undefined) {
         try {
@@ -170,9 +194,9 @@ export class CommandAgent implements Agent {
         }
       }
     };
-    const stop = (why: 'timeout' | 'abort') => {
+    const stop = (why: 'timeout' | 'abort' | 'failure') => {
       if (why === 'timeout') timedOut = true;
-      else aborted = true;
+      else if (why === 'abort') aborted = true;
       killGroup('SIGTERM');
       setTimeout(() => killGroup('SIGKILL'), KILL_GRACE_MS).unref();
     };
@@ -199,6 +223,12 @@ export class CommandAgent implements Agent {
     const sandboxFailure = this.sandbox.kind === 'docker' && !timedOut && !aborted ? dockerRunFailure(exitCode, log.text().slice(-4000), program) : null;
     if (sandboxFailure) throw sandboxFailure;
     const reported = usage ? withCost(usage.usage(), this.options.price ?? null) : null;
+    const found: CliFailure | null = aborted ? null : (failure ?? (timedOut || exitCode === 0 ? null : (usage?.failure?.() ?? null)));
+    if (found?.kind === 'auth') {
+      throw new GenesisError('agent-auth-failed', `the model endpoint refused the credentials of ${this.label}: ${found.message}`, {
+        hint: "check the API key variable the agent's CLI reads (agent.env, or its login in agent.homeFiles) and agent.baseUrl",
+      });
+    }
     return {
       exitCode,
       timedOut,
@@ -210,6 +240,7 @@ export class CommandAgent implements Agent {
       durationMs: Date.now() - started,
       ...(reported && !isUnknownUsage(reported) ? { usage: reported } : {}),
       ...(lastLines(errors.text()) ? { stderrTail: lastLines(errors.text()) } : {}),
+      ...(found ? { failure: failureOf(found) } : {}),
     };
   }
 }
@@ -231,4 +262,29 @@ export function lastLines(text: string, count = 3, maxChars = 400): string {
     .filter((l) => l !== '');
   const joined = lines.slice(-count).join(' | ');
   return joined.length > maxChars ? `…${joined.slice(-maxChars)}` : joined;
+}
+
+/** A failure class as the episode records it: a usage limit holds the world until its reset, an overloaded model is tried again later; neither is charged. */
+function failureOf(failure: Exclude<CliFailure, { kind: 'auth' }>): NonNullable<AgentRunResult['failure']> {
+  if (failure.kind === 'overloaded') return { reason: 'agent-overloaded', message: `the model is overloaded: ${failure.message}` };
+  const until = failure.resetAt ?? Date.now() + DEFAULT_LIMIT_HOLD_MS;
+  return {
+    reason: 'agent-usage-limit',
+    message: `the model endpoint's usage or rate limit is reached (${failure.message}); ${failure.resetAt === null ? 'its reset time is unknown: the world holds until' : 'it resets at'} ${new Date(until).toISOString()}`,
+    holdUntil: until,
+  };
+}
+
+/** How long the world holds after a usage limit whose reset the CLI did not say. */
+const DEFAULT_LIMIT_HOLD_MS = 5 * 60_000;
+
+/** Writes a preset's files into the private HOME; whether there were any. */
+async function writeHomeFiles(home: string, files: Readonly<Record<string, string>>): Promise<boolean> {
+  const entries = Object.entries(files);
+  for (const [path, content] of entries) {
+    const target = join(home, path);
+    await mkdir(dirname(target), { recursive: true });
+    await writeFile(target, content);
+  }
+  return entries.length > 0;
 }

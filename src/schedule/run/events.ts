@@ -26,6 +26,8 @@ export type RunEvent =
   | { type: 'integration'; entries: Array<{ id: string; task: string; stage: string; onto: string | null; commit: string | null }> }
   /** A task's paths are leased by a holder outside this run: it waits (uncharged) and is tried again at `untilMs` (epoch ms). */
   | { type: 'lease-wait'; task: string; untilMs: number }
+  /** The model provider's usage or rate limit holds the world: no episode starts before `untilMs` (epoch ms), then the run resumes by itself. */
+  | { type: 'hold'; untilMs: number; message: string }
   | { type: 'progress'; done: number; tasks: number; running: string[]; accepted: number; rejected: number; failed: number }
   | { type: 'stop'; reason: StopReason };
 

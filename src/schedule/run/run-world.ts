@@ -27,7 +27,8 @@ import { episodesOfTask } from '../policy-ledger.js';
 import type { RunPorts } from './ports.js';
 import { Inbox } from './inbox.js';
 import type { RunEvent, RunSummary } from './events.js';
-import { decide, initialPolicyState, nextWake, type PolicyCommand, type PolicyEvent, type PolicyState } from '../run-policy.js';
+import { decide, initialPolicyState, nextWake, type PolicyCommand, type PolicyEvent, type PolicyState, type WorldHold } from '../run-policy.js';
+import { writeWorldHold } from './world-hold.js';
 import { recoverOpenRecords, releaseLeftoverLeases } from './recovery.js';
 import type { StopReason } from '../scheduler.js';
 import type { EpisodeReason } from '../../errors/rejection-reasons.js';
@@ -311,18 +312,25 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
     }
     if (placed) await stage.withdraw(result.episodeId);
     const final = await finishEpisode(ledger, result, records.get(result.episodeId));
+    const hold = result.holdUntil === undefined ? null : { untilMs: result.holdUntil, message: result.message ?? '' };
     return ended(
       final,
       result.fatal ? { reason: result.reason ?? ('worker-error' satisfies EpisodeReason), message: result.message ?? '' } : null,
       result.episodeId,
+      hold,
     );
   };
 
-  const ended = async (final: EpisodeRecord, fatal: { reason: string; message: string } | null, ackId: string): Promise<void> => {
+  const ended = async (final: EpisodeRecord, fatal: { reason: string; message: string } | null, ackId: string, hold: WorldHold | null = null): Promise<void> => {
     await leases.release(final.id);
     await queue.acknowledge(ackId);
     emitEnd(emit, final);
-    await apply({ type: 'finished', record: final, fatal, now: Date.now() });
+    const before = policy.hold;
+    await apply({ type: 'finished', record: final, fatal, hold, now: Date.now() });
+    if (policy.hold && policy.hold !== before) {
+      emit({ type: 'hold', untilMs: policy.hold.untilMs, message: policy.hold.message });
+      await writeWorldHold(world.scratchDir, policy.hold).catch(() => undefined);
+    }
   };
 
   const onIntegrated = async (outcome: IntegrationOutcome): Promise<void> => {

@@ -1,6 +1,8 @@
 import { findRunHolder } from '../../audit/run-holder.js';
 import { describeEntries, readQueueSnapshot, type QueueEntryView } from '../../integrate/queue-snapshot.js';
 import type { WorldRepo } from '../../world/world-repo.js';
+import type { WorldHold } from '../../schedule/run-policy.js';
+import { readWorldHold } from '../../schedule/run/world-hold.js';
 
 /** The integration queue as the dashboard shows it (`GET /api/integration`). */
 export interface IntegrationView {
@@ -16,6 +18,8 @@ export interface IntegrationView {
   entries: QueueEntryView[];
   /** How many changes are in each stage. */
   counts: Record<QueueEntryView['stage'], number>;
+  /** A usage or rate limit holding the world: no episode starts before `untilMs`. */
+  hold: WorldHold | null;
 }
 
 // Every stage, so that a stage added to the queue fails typecheck here until it is counted.
@@ -36,8 +40,8 @@ const STAGES = Object.keys(STAGE_SET) as Array<QueueEntryView['stage']>;
  * run takes their changes up again from their records).
  */
 export async function readIntegrationView(world: WorldRepo): Promise<IntegrationView> {
-  const [snapshot, run] = await Promise.all([readQueueSnapshot(world.scratchDir), findRunHolder(world)]);
+  const [snapshot, run, hold] = await Promise.all([readQueueSnapshot(world.scratchDir), findRunHolder(world), readWorldHold(world.scratchDir)]);
   const entries = snapshot ? describeEntries(snapshot) : [];
   const counts = Object.fromEntries(STAGES.map((s) => [s, entries.filter((e) => e.stage === s).length])) as IntegrationView['counts'];
-  return { run, at: snapshot?.at ?? null, current: run !== null && snapshot !== null, head: snapshot?.head ?? null, entries, counts };
+  return { run, at: snapshot?.at ?? null, current: run !== null && snapshot !== null, head: snapshot?.head ?? null, entries, counts, hold };
 }

@@ -1,7 +1,8 @@
 import type { AgentUsage } from '../../usage/usage.js';
 import { numberAt, objectAt, type JsonObject } from './json-lines.js';
 import { PRESET_ENV } from '../../../manifest/preset-names.js';
-import type { CommandPreset, PresetOptions, UsageReader } from './preset.js';
+import { classifyApiError, statusIn, type CliFailure } from './cli-failure.js';
+import type { CommandPreset, PresetLaunch, PresetOptions, UsageReader } from './preset.js';
 
 /** The `--prompt` text; the task itself arrives on stdin, which Gemini CLI puts before it. */
 export const GEMINI_PROMPT = 'Carry out the task given above.';
@@ -9,26 +10,69 @@ export const GEMINI_PROMPT = 'Carry out the task given above.';
 const KEEP_CHARS = 4 * 1024 * 1024;
 
 /**
- * Gemini CLI, headless: `gemini --output-format json --yolo [--model M] [args…] --prompt "Carry
- * out the task given above."`, the prompt on stdin (Gemini CLI joins piped input and --prompt).
- * `--yolo` approves its tool calls; `--output-format json` prints one (pretty-printed) object at
- * the end: `{ response, stats, error? }`.
+ * Gemini CLI, headless: `gemini --output-format json --yolo --skip-trust [--model M] [args…]
+ * --prompt "Carry out the task given above."`, the prompt on stdin (Gemini CLI joins piped input
+ * and --prompt). `--yolo` approves its tool calls; `--skip-trust` lets it work in the episode's
+ * fresh workspace, which it would otherwise refuse as an untrusted folder (exit 55);
+ * `--output-format json` prints one (pretty-printed) object at the end: `{ response, stats, error? }`.
+ *
+ * A settings file in the agent's private HOME (`.gemini/settings.json`) selects the API-key
+ * authentication (without it, a key alone fails "Invalid auth method selected.") and turns usage
+ * statistics, telemetry and update checks off; `agent.baseUrl` (Gemini's API root) becomes
+ * GOOGLE_GEMINI_BASE_URL. A settings file of your own (`agent.homeFiles`) takes its place.
  *
  * Usage is the sum over `stats.models.<model>.tokens` of `prompt` input tokens (cached included),
  * `cached` cached, and `candidates + thoughts` output (thinking is billed as output). Gemini CLI
- * does not report a cost: it stays unknown unless `agent.price` prices the tokens.
+ * does not report a cost: it stays unknown unless `agent.price` prices the tokens. A refused call
+ * ends with the object's `error` (`{ type, message, code }`).
  */
 export const geminiPreset: CommandPreset = {
   name: 'gemini',
   install: 'npm install -g @google/gemini-cli',
   env: PRESET_ENV.gemini,
-  argv: (o: PresetOptions) => ['gemini', '--output-format', 'json', '--yolo', ...(o.model ? ['--model', o.model] : []), ...o.args, '--prompt', GEMINI_PROMPT],
+  argv: (o: PresetOptions) => [
+    'gemini',
+    '--output-format',
+    'json',
+    '--yolo',
+    '--skip-trust',
+    ...(o.model ? ['--model', o.model] : []),
+    ...o.args,
+    '--prompt',
+    GEMINI_PROMPT,
+  ],
+  launch: launchGemini,
   usageReader: readGeminiUsage,
 };
 
+function launchGemini(o: PresetOptions): PresetLaunch {
+  const settings = {
+    security: { auth: { selectedType: 'gemini-api-key' } },
+    privacy: { usageStatisticsEnabled: false },
+    telemetry: { enabled: false },
+    general: { disableAutoUpdate: true, disableUpdateNag: true },
+  };
+  return {
+    env: { ...(o.baseUrl ? { GOOGLE_GEMINI_BASE_URL: o.baseUrl } : {}), GEMINI_CLI_TRUST_WORKSPACE: 'true' },
+    homeFiles: { '.gemini/settings.json': `${JSON.stringify(settings, null, 2)}\n` },
+  };
+}
+
 function readGeminiUsage(): UsageReader {
   let text = '';
+  let readAt = -1;
+  let failure: CliFailure | null = null;
   return {
+    // Read once per new output: the object comes at the end, in a few chunks.
+    failure(): CliFailure | null {
+      if (text.length !== readAt) {
+        readAt = text.length;
+        const error = objectAt(lastJsonObject(text)?.error);
+        const message = String(error.message ?? '');
+        failure = Object.keys(error).length > 0 ? classifyApiError(numberAt(error.code) ?? statusIn(message), message) : null;
+      }
+      return failure;
+    },
     push(chunk) {
       text += chunk;
       if (text.length > 2 * KEEP_CHARS) text = text.slice(-KEEP_CHARS);

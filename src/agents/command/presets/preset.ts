@@ -1,5 +1,6 @@
 import type { PresetName } from '../../../manifest/preset-names.js';
-import type { AgentUsage } from '../../usage/usage.js';
+import type { AgentUsage, ModelPrice } from '../../usage/usage.js';
+import type { CliFailure } from './cli-failure.js';
 
 /** What a preset's command line depends on. */
 export interface PresetOptions {
@@ -9,6 +10,20 @@ export interface PresetOptions {
   args: readonly string[];
   /** The agent runs in an agent sandbox (docker or bwrap): CLIs may skip their own sandbox. */
   sandboxed: boolean;
+  /** `agent.baseUrl`: the model endpoint in the form the vendor's SDK documents. */
+  baseUrl?: string;
+  /** `agent.price`, for a CLI that computes its own cost from a price in its configuration. */
+  price?: ModelPrice;
+}
+
+/**
+ * What a preset sets up around its CLI besides the argv: variables with fixed values (an endpoint,
+ * telemetry and update checks off) and files written into the agent's private HOME before it
+ * starts (a provider entry, a settings file), each by its path relative to that HOME.
+ */
+export interface PresetLaunch {
+  env: Record<string, string>;
+  homeFiles: Record<string, string>;
 }
 
 /**
@@ -17,8 +32,12 @@ export interface PresetOptions {
  */
 export interface UsageReader {
   push(chunk: string): void;
+  /** Fed with chunks of stderr, for a CLI that reports its refusals there. */
+  pushError?(chunk: string): void;
   /** What the output reported; fields it did not report are null. */
   usage(): AgentUsage;
+  /** A cause the harness must act on that the output reported (refused credentials, a usage limit, an overloaded model), or null. */
+  failure?(): CliFailure | null;
 }
 
 /**
@@ -33,5 +52,7 @@ export interface CommandPreset {
   /** Variables passed through when set (credentials, endpoints), in addition to `agent.env`. */
   readonly env: readonly string[];
   argv(options: PresetOptions): string[];
+  /** Variables and HOME files the CLI reads its endpoint and settings from. @default none */
+  launch?(options: PresetOptions): PresetLaunch;
   usageReader(): UsageReader;
 }

@@ -12,9 +12,11 @@ export function define(program: Command): void {
       if (opts.world) {
         const { LocalWorld } = await import('../../../world/local-world.js');
         const { readQueueSnapshot, formatQueueSnapshot } = await import('../../../integrate/queue-snapshot.js');
-        const snapshot = await readQueueSnapshot((await LocalWorld.open(opts.world)).scratchDir);
-        if (opts.json) return void process.stdout.write(`${JSON.stringify({ integration: snapshot })}\n`);
-        return void process.stdout.write(`${formatQueueSnapshot(snapshot)}\n`);
+        const { readWorldHold, describeWorldHold } = await import('../../../schedule/run/world-hold.js');
+        const scratch = (await LocalWorld.open(opts.world)).scratchDir;
+        const [snapshot, hold] = await Promise.all([readQueueSnapshot(scratch), readWorldHold(scratch)]);
+        if (opts.json) return void process.stdout.write(`${JSON.stringify({ integration: snapshot, hold })}\n`);
+        return void process.stdout.write(`${hold ? `the world is ${describeWorldHold(hold)}\n` : ''}${formatQueueSnapshot(snapshot)}\n`);
       }
       const { readClusterStatus } = await import('../../../queue/bullmq/cluster-status.js');
       const { connectRedis } = await import('../../../queue/redis/connection.js');
