@@ -8,6 +8,28 @@
 export const PRESET_NAMES = ['claude-code', 'codex', 'aider', 'opencode', 'gemini'] as const;
 export type PresetName = (typeof PRESET_NAMES)[number];
 
+/**
+ * Variables of the presets that hold a setting, not a secret: endpoints, regions, projects and
+ * switches. The ledger keeps their values readable (a base URL in a log says where the agent
+ * went); every other preset variable is scrubbed.
+ */
+export const PRESET_SETTINGS: ReadonlySet<string> = new Set([
+  'ANTHROPIC_BASE_URL',
+  'CLAUDE_CODE_USE_BEDROCK',
+  'CLAUDE_CODE_USE_VERTEX',
+  'AWS_REGION',
+  'ANTHROPIC_VERTEX_PROJECT_ID',
+  'CLOUD_ML_REGION',
+  'IS_SANDBOX',
+  'OPENAI_API_BASE',
+  'OLLAMA_API_BASE',
+  'AIDER_MODEL',
+  'GOOGLE_CLOUD_PROJECT',
+  'GOOGLE_CLOUD_LOCATION',
+  'GOOGLE_GENAI_USE_VERTEXAI',
+  'GOOGLE_APPLICATION_CREDENTIALS',
+]);
+
 /** Variables a preset passes through when set, in addition to `agent.env`. */
 export const PRESET_ENV: Readonly<Record<PresetName, readonly string[]>> = {
   'claude-code': [
@@ -25,7 +47,7 @@ export const PRESET_ENV: Readonly<Record<PresetName, readonly string[]>> = {
     'CLOUD_ML_REGION',
     'IS_SANDBOX',
   ],
-  codex: ['OPENAI_API_KEY', 'OPENAI_BASE_URL', 'CODEX_API_KEY'],
+  codex: ['OPENAI_API_KEY', 'CODEX_API_KEY'],
   aider: [
     'OPENAI_API_KEY',
     'OPENAI_API_BASE',
@@ -36,6 +58,6 @@ export const PRESET_ENV: Readonly<Record<PresetName, readonly string[]>> = {
     'OLLAMA_API_BASE',
     'AIDER_MODEL',
   ],
-  opencode: ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'OPENROUTER_API_KEY', 'GOOGLE_GENERATIVE_AI_API_KEY', 'OPENCODE_CONFIG'],
+  opencode: ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'OPENROUTER_API_KEY', 'GOOGLE_GENERATIVE_AI_API_KEY'],
   gemini: ['GEMINI_API_KEY', 'GOOGLE_API_KEY', 'GOOGLE_CLOUD_PROJECT', 'GOOGLE_CLOUD_LOCATION', 'GOOGLE_GENAI_USE_VERTEXAI', 'GOOGLE_APPLICATION_CREDENTIALS'],
 };

@@ -59,9 +59,15 @@ export function costOf(usage: Pick<AgentUsage, 'inputTokens' | 'outputTokens' | 
   return Math.round(dollars * 1e6) / 1e6;
 }
 
-/** `usage` with its cost filled in from `price` when the agent did not report one. */
+/**
+ * `usage` with its cost filled in from `price` when the agent did not report one, or reported 0
+ * for tokens it spent (a CLI's "0" for a model it has no price of): then the price replaces it,
+ * and without a price the cost stays unknown, never 0.
+ */
 export function withCost(usage: AgentUsage, price: ModelPrice | null): AgentUsage {
-  return usage.costUsd !== null ? usage : { ...usage, costUsd: costOf(usage, price) };
+  const spent = (usage.inputTokens ?? 0) + (usage.outputTokens ?? 0) > 0;
+  if (usage.costUsd !== null && !(usage.costUsd === 0 && spent)) return usage;
+  return { ...usage, costUsd: costOf(usage, price) };
 }
 
 /** True when nothing at all is known (then the ledger records `usage: null`). */

@@ -321,7 +321,12 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
     );
   };
 
-  const ended = async (final: EpisodeRecord, fatal: { reason: string; message: string } | null, ackId: string, hold: WorldHold | null = null): Promise<void> => {
+  const ended = async (
+    final: EpisodeRecord,
+    fatal: { reason: string; message: string } | null,
+    ackId: string,
+    hold: WorldHold | null = null,
+  ): Promise<void> => {
     await leases.release(final.id);
     await queue.acknowledge(ackId);
     emitEnd(emit, final);

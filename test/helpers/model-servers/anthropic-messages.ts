@@ -1,4 +1,14 @@
-import { nextUsage, sendJson, startScriptedServer, startSse, writeEvent, type Exchange, type ScriptedServer, type ServerMode } from './scripted-server.js';
+import {
+  modeOfCall,
+  nextUsage,
+  sendJson,
+  startScriptedServer,
+  startSse,
+  writeEvent,
+  type Exchange,
+  type ScriptedServer,
+  type ServerMode,
+} from './scripted-server.js';
 import { workspacePath } from './workspace-path.js';
 
 /**
@@ -11,7 +21,7 @@ export function startAnthropicServer(options: { mode?: ServerMode } = {}): Promi
   return startScriptedServer(handleAnthropic, options);
 }
 
-function handleAnthropic(x: Exchange): void {
+function handleAnthropic(x: Exchange): unknown {
   const { res, url, json, server } = x;
   if (!url.pathname.endsWith('/v1/messages')) {
     if (url.pathname.endsWith('/count_tokens')) return sendJson(res, 200, { input_tokens: 1000 });
@@ -25,7 +35,12 @@ function handleAnthropic(x: Exchange): void {
   const model = typeof json.model === 'string' ? json.model : 'claude-scripted';
   const write = tools && !answered;
   const block = write
-    ? { type: 'tool_use', id: `toolu_${server.sent.length}`, name: 'Write', input: { file_path: workspacePath(x.body, server.file.path), content: server.file.content } }
+    ? {
+        type: 'tool_use',
+        id: `toolu_${server.sent.length}`,
+        name: 'Write',
+        input: { file_path: workspacePath(x.body, server.file.path), content: server.file.content },
+      }
     : { type: 'text', text: tools ? 'Done: the file is written.' : 'Scripted title' };
   const stop = write ? 'tool_use' : 'end_turn';
   const start = { id: `msg_${server.sent.length}`, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null };
@@ -54,14 +69,15 @@ function handleAnthropic(x: Exchange): void {
 
 /** The refusals of the failure modes, as api.anthropic.com words them; true when it refused. */
 function refuse({ res, server }: Exchange): boolean {
-  if (server.mode === 'auth') {
+  const mode = modeOfCall(server);
+  if (mode === 'auth') {
     sendJson(res, 401, { type: 'error', error: { type: 'authentication_error', message: 'invalid x-api-key' } });
-  } else if (server.mode === 'usage-limit') {
+  } else if (mode === 'usage-limit') {
     const reset = new Date(Date.now() + server.resetAfterSec * 1000);
     sendJson(
       res,
       429,
-      { type: 'error', error: { type: 'rate_limit_error', message: 'This request would exceed your account\'s rate limit. Please try again later.' } },
+      { type: 'error', error: { type: 'rate_limit_error', message: "This request would exceed your account's rate limit. Please try again later." } },
       {
         'retry-after': String(server.resetAfterSec),
         'anthropic-ratelimit-requests-reset': reset.toISOString(),
@@ -69,7 +85,7 @@ function refuse({ res, server }: Exchange): boolean {
         'anthropic-ratelimit-unified-reset': String(Math.ceil(reset.getTime() / 1000)),
       },
     );
-  } else if (server.mode === 'overloaded') {
+  } else if (mode === 'overloaded') {
     sendJson(res, 529, { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
   } else {
     return false;

@@ -1,4 +1,14 @@
-import { nextUsage, sendJson, startScriptedServer, startSse, writeEvent, type Exchange, type ServerMode, type ScriptedServer } from './scripted-server.js';
+import {
+  modeOfCall,
+  nextUsage,
+  sendJson,
+  startScriptedServer,
+  startSse,
+  writeEvent,
+  type Exchange,
+  type ServerMode,
+  type ScriptedServer,
+} from './scripted-server.js';
 import { workspacePath } from './workspace-path.js';
 
 /**
@@ -11,7 +21,7 @@ export function startChatCompletionsServer(options: { mode?: ServerMode } = {}):
   return startScriptedServer(handleChat, options);
 }
 
-function handleChat(x: Exchange): void {
+function handleChat(x: Exchange): unknown {
   const { res, url, json, server } = x;
   if (!url.pathname.endsWith('/chat/completions')) {
     if (url.pathname.endsWith('/models')) return sendJson(res, 200, { object: 'list', data: [{ id: 'scripted-model', object: 'model' }] });
@@ -22,24 +32,56 @@ function handleChat(x: Exchange): void {
   const messages = Array.isArray(json.messages) ? (json.messages as Array<{ role?: string }>) : [];
   const answered = messages.at(-1)?.role === 'tool';
   const usage = nextUsage(server, tools.length > 0);
-  const base = { id: `chatcmpl-${server.sent.length}`, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model: json.model ?? 'scripted' };
+  const base = {
+    id: `chatcmpl-${server.sent.length}`,
+    object: 'chat.completion.chunk',
+    created: Math.floor(Date.now() / 1000),
+    model: json.model ?? 'scripted',
+  };
   const writeTool = tools.find((t) => t.function?.name === 'write')?.function?.name ?? 'write';
   const call = tools.length > 0 && !answered;
   const usageOut = { prompt_tokens: usage.input, completion_tokens: usage.output, total_tokens: usage.input + usage.output };
   if (json.stream !== true) {
     const message = call
-      ? { role: 'assistant', content: null, tool_calls: [{ id: `call_${server.sent.length}`, type: 'function', function: { name: writeTool, arguments: argsOf(x) } }] }
+      ? {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: `call_${server.sent.length}`, type: 'function', function: { name: writeTool, arguments: argsOf(x) } }],
+        }
       : { role: 'assistant', content: tools.length > 0 ? 'Done: the file is written.' : 'Scripted title' };
-    return sendJson(res, 200, { ...base, object: 'chat.completion', choices: [{ index: 0, message, finish_reason: call ? 'tool_calls' : 'stop' }], usage: usageOut });
+    return sendJson(res, 200, {
+      ...base,
+      object: 'chat.completion',
+      choices: [{ index: 0, message, finish_reason: call ? 'tool_calls' : 'stop' }],
+      usage: usageOut,
+    });
   }
   startSse(res);
   if (call) {
     const args = argsOf(x);
     const half = Math.floor(args.length / 2);
-    writeEvent(res, { ...base, choices: [{ index: 0, delta: { role: 'assistant', tool_calls: [{ index: 0, id: `call_${server.sent.length}`, type: 'function', function: { name: writeTool, arguments: args.slice(0, half) } }] }, finish_reason: null }] });
-    writeEvent(res, { ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: args.slice(half) } }] }, finish_reason: null }] });
+    writeEvent(res, {
+      ...base,
+      choices: [
+        {
+          index: 0,
+          delta: {
+            role: 'assistant',
+            tool_calls: [{ index: 0, id: `call_${server.sent.length}`, type: 'function', function: { name: writeTool, arguments: args.slice(0, half) } }],
+          },
+          finish_reason: null,
+        },
+      ],
+    });
+    writeEvent(res, {
+      ...base,
+      choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: args.slice(half) } }] }, finish_reason: null }],
+    });
   } else {
-    writeEvent(res, { ...base, choices: [{ index: 0, delta: { role: 'assistant', content: tools.length > 0 ? 'Done: the file is written.' : 'Scripted title' }, finish_reason: null }] });
+    writeEvent(res, {
+      ...base,
+      choices: [{ index: 0, delta: { role: 'assistant', content: tools.length > 0 ? 'Done: the file is written.' : 'Scripted title' }, finish_reason: null }],
+    });
   }
   writeEvent(res, { ...base, choices: [{ index: 0, delta: {}, finish_reason: call ? 'tool_calls' : 'stop' }] });
   writeEvent(res, { ...base, choices: [], usage: usageOut });
@@ -53,16 +95,17 @@ function argsOf(x: Exchange): string {
 
 /** The refusals of the failure modes, as an OpenAI-compatible gateway words them; true when it refused. */
 function refuse({ res, server }: Exchange): boolean {
-  if (server.mode === 'auth') {
+  const mode = modeOfCall(server);
+  if (mode === 'auth') {
     sendJson(res, 401, { error: { message: 'Incorrect API key provided: sk-test.', type: 'invalid_request_error', code: 'invalid_api_key' } });
-  } else if (server.mode === 'usage-limit') {
+  } else if (mode === 'usage-limit') {
     sendJson(
       res,
       429,
       { error: { message: `Rate limit reached. Please try again in ${server.resetAfterSec}s.`, type: 'requests', code: 'rate_limit_exceeded' } },
       { 'retry-after': String(server.resetAfterSec), 'x-ratelimit-reset-requests': `${server.resetAfterSec}s` },
     );
-  } else if (server.mode === 'overloaded') {
+  } else if (mode === 'overloaded') {
     sendJson(res, 503, { error: { message: 'The server is overloaded. Please try again later.', type: 'server_error', code: 'server_is_overloaded' } });
   } else {
     return false;

@@ -1,4 +1,14 @@
-import { nextUsage, sendJson, startScriptedServer, startSse, writeEvent, type Exchange, type ScriptedServer, type ServerMode } from './scripted-server.js';
+import {
+  modeOfCall,
+  nextUsage,
+  sendJson,
+  startScriptedServer,
+  startSse,
+  writeEvent,
+  type Exchange,
+  type ScriptedServer,
+  type ServerMode,
+} from './scripted-server.js';
 import { workspacePath } from './workspace-path.js';
 
 /**
@@ -11,7 +21,7 @@ export function startGeminiServer(options: { mode?: ServerMode } = {}): Promise<
   return startScriptedServer(handleGemini, options);
 }
 
-function handleGemini(x: Exchange): void {
+function handleGemini(x: Exchange): unknown {
   const { res, url, json, server } = x;
   const method = url.pathname.slice(url.pathname.lastIndexOf(':') + 1);
   if (method === 'countTokens') return sendJson(res, 200, { totalTokens: 1000 });
@@ -41,11 +51,17 @@ function handleGemini(x: Exchange): void {
 
 /** The refusals of the failure modes, as generativelanguage.googleapis.com words them; true when it refused. */
 function refuse({ res, server }: Exchange): boolean {
-  if (server.mode === 'auth') {
+  const mode = modeOfCall(server);
+  if (mode === 'auth') {
     sendJson(res, 400, {
-      error: { code: 400, message: 'API key not valid. Please pass a valid API key.', status: 'INVALID_ARGUMENT', details: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'API_KEY_INVALID' }] },
+      error: {
+        code: 400,
+        message: 'API key not valid. Please pass a valid API key.',
+        status: 'INVALID_ARGUMENT',
+        details: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'API_KEY_INVALID' }],
+      },
     });
-  } else if (server.mode === 'usage-limit') {
+  } else if (mode === 'usage-limit') {
     sendJson(res, 429, {
       error: {
         code: 429,
@@ -54,7 +70,7 @@ function refuse({ res, server }: Exchange): boolean {
         details: [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: `${server.resetAfterSec}s` }],
       },
     });
-  } else if (server.mode === 'overloaded') {
+  } else if (mode === 'overloaded') {
     sendJson(res, 503, { error: { code: 503, message: 'The model is overloaded. Please try again later.', status: 'UNAVAILABLE' } });
   } else {
     return false;

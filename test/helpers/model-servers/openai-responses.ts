@@ -1,4 +1,14 @@
-import { nextUsage, sendJson, startScriptedServer, startSse, writeEvent, type Exchange, type ScriptedServer, type ServerMode } from './scripted-server.js';
+import {
+  modeOfCall,
+  nextUsage,
+  sendJson,
+  startScriptedServer,
+  startSse,
+  writeEvent,
+  type Exchange,
+  type ScriptedServer,
+  type ServerMode,
+} from './scripted-server.js';
 
 /**
  * OpenAI's Responses API as Codex calls it (`POST /v1/responses`, streamed; a WebSocket attempt is
@@ -16,7 +26,7 @@ interface Tool {
   name?: string;
 }
 
-function handleResponses(x: Exchange): void {
+function handleResponses(x: Exchange): unknown {
   const { res, url, json, server } = x;
   if (!url.pathname.endsWith('/responses')) {
     if (url.pathname.endsWith('/models')) return sendJson(res, 200, { object: 'list', data: [], models: [] });
@@ -29,13 +39,28 @@ function handleResponses(x: Exchange): void {
   const usage = nextUsage(server, tools.length > 0);
   const id = `resp_${server.sent.length}`;
   const item = tools.length > 0 && !answered ? toolCall(tools, server) : message(tools.length > 0 ? 'Done: the file is written.' : 'Scripted title');
-  const response = { id, object: 'response', created_at: Math.floor(Date.now() / 1000), model: json.model ?? 'scripted', status: 'in_progress', output: [] as unknown[] };
+  const response = {
+    id,
+    object: 'response',
+    created_at: Math.floor(Date.now() / 1000),
+    model: json.model ?? 'scripted',
+    status: 'in_progress',
+    output: [] as unknown[],
+  };
   startSse(res);
   writeEvent(res, { type: 'response.created', sequence_number: 0, response }, 'response.created');
-  writeEvent(res, { type: 'response.output_item.added', sequence_number: 1, output_index: 0, item: { ...item, status: 'in_progress' } }, 'response.output_item.added');
+  writeEvent(
+    res,
+    { type: 'response.output_item.added', sequence_number: 1, output_index: 0, item: { ...item, status: 'in_progress' } },
+    'response.output_item.added',
+  );
   if (item.type === 'message') {
     const text = (item.content as Array<{ text: string }>)[0]!.text;
-    writeEvent(res, { type: 'response.output_text.delta', sequence_number: 2, item_id: item.id, output_index: 0, content_index: 0, delta: text }, 'response.output_text.delta');
+    writeEvent(
+      res,
+      { type: 'response.output_text.delta', sequence_number: 2, item_id: item.id, output_index: 0, content_index: 0, delta: text },
+      'response.output_text.delta',
+    );
   }
   writeEvent(res, { type: 'response.output_item.done', sequence_number: 3, output_index: 0, item }, 'response.output_item.done');
   const completed = {
@@ -55,15 +80,27 @@ function handleResponses(x: Exchange): void {
 }
 
 function patchOf(server: ScriptedServer): string {
-  const lines = server.file.content.replace(/\n$/, '').split('\n').map((l) => `+${l}`);
+  const lines = server.file.content
+    .replace(/\n$/, '')
+    .split('\n')
+    .map((l) => `+${l}`);
   return ['*** Begin Patch', `*** Add File: ${server.file.path}`, ...lines, '*** End Patch', ''].join('\n');
 }
 
 function toolCall(tools: Tool[], server: ScriptedServer): Record<string, unknown> {
   const n = server.sent.length;
   const patch = tools.find((t) => t.name === 'apply_patch');
-  if (patch?.type === 'custom') return { type: 'custom_tool_call', id: `ctc_${n}`, call_id: `call_${n}`, name: 'apply_patch', input: patchOf(server), status: 'completed' };
-  if (patch) return { type: 'function_call', id: `fc_${n}`, call_id: `call_${n}`, name: 'apply_patch', arguments: JSON.stringify({ input: patchOf(server) }), status: 'completed' };
+  if (patch?.type === 'custom')
+    return { type: 'custom_tool_call', id: `ctc_${n}`, call_id: `call_${n}`, name: 'apply_patch', input: patchOf(server), status: 'completed' };
+  if (patch)
+    return {
+      type: 'function_call',
+      id: `fc_${n}`,
+      call_id: `call_${n}`,
+      name: 'apply_patch',
+      arguments: JSON.stringify({ input: patchOf(server) }),
+      status: 'completed',
+    };
   const shell = tools.find((t) => t.name === 'shell' || t.name === 'exec_command' || t.name === 'local_shell')?.name ?? 'shell';
   const script = `printf '%s' ${shellQuote(server.file.content)} > ${shellQuote(server.file.path)}`;
   const args = shell === 'exec_command' ? { cmd: script } : { command: ['bash', '-lc', script] };
@@ -80,16 +117,17 @@ function message(text: string): Record<string, unknown> {
 
 /** The refusals of the failure modes, as api.openai.com words them; true when it refused. */
 function refuse({ res, server }: Exchange): boolean {
-  if (server.mode === 'auth') {
+  const mode = modeOfCall(server);
+  if (mode === 'auth') {
     sendJson(res, 401, { error: { message: 'Incorrect API key provided: sk-test.', type: 'invalid_request_error', code: 'invalid_api_key' } });
-  } else if (server.mode === 'usage-limit') {
+  } else if (mode === 'usage-limit') {
     sendJson(
       res,
       429,
       { error: { type: 'usage_limit_reached', message: 'The usage limit has been reached', resets_in_seconds: server.resetAfterSec } },
       { 'retry-after': String(server.resetAfterSec), 'x-ratelimit-reset-requests': `${server.resetAfterSec}s` },
     );
-  } else if (server.mode === 'overloaded') {
+  } else if (mode === 'overloaded') {
     sendJson(res, 503, { error: { message: 'The server is overloaded. Please try again later.', type: 'server_error', code: 'server_is_overloaded' } });
   } else {
     return false;

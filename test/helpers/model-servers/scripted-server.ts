@@ -41,6 +41,8 @@ export interface ScriptedServer {
   readonly sent: SentUsage[];
   /** Seconds after now that a usage-limit refusal names as its reset. */
   resetAfterSec: number;
+  /** Refusals still to come before `mode` applies: each model call takes the first, `count` times. */
+  script: Array<{ mode: Exclude<ServerMode, 'work'>; count: number }>;
   close(): Promise<void>;
 }
 
@@ -78,7 +80,7 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
  * plain HTTP. Nothing here reaches outside this machine.
  */
 export async function startScriptedServer(
-  handle: (exchange: Exchange) => void | Promise<void>,
+  handle: (exchange: Exchange) => unknown,
   options: { mode?: ServerMode; file?: { path: string; content: string } } = {},
 ): Promise<ScriptedServer> {
   const requests: LoggedRequest[] = [];
@@ -117,12 +119,21 @@ export async function startScriptedServer(
     requests,
     sent,
     resetAfterSec: 30,
+    script: [],
     close: async () => {
       http.closeAllConnections();
       await new Promise<void>((resolve) => http.close(() => resolve()));
     },
   };
   return server;
+}
+
+/** How the server answers this model call: the next scripted refusal, else its mode. */
+export function modeOfCall(server: ScriptedServer): ServerMode {
+  const next = server.script[0];
+  if (!next) return server.mode;
+  if (--next.count <= 0) server.script.shift();
+  return next.mode;
 }
 
 /** Records and returns the usage of the next model call. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { GEMINI_PROMPT } from '../../../src/agents/command/presets/gemini.js';
 import { PRESETS } from '../../../src/agents/command/presets/index.js';
-import { OPENCODE_MESSAGE } from '../../../src/agents/command/presets/opencode.js';
+import { OPENCODE_MESSAGE, OPENCODE_TITLE } from '../../../src/agents/command/presets/opencode.js';
 
 const plain = { args: [], sandboxed: false };
 
@@ -10,8 +10,8 @@ describe('the command each preset runs', () => {
     expect(PRESETS['claude-code'].argv(plain)).toEqual(['claude', '-p', '--output-format', 'stream-json', '--verbose', '--dangerously-skip-permissions']);
   });
 
-  it('runs codex exec with JSON events, reading the prompt from stdin, and its own sandbox only outside ours', () => {
-    expect(PRESETS.codex.argv(plain)).toEqual(['codex', 'exec', '--json', '--full-auto', '-']);
+  it('runs codex exec with JSON events, reading the prompt from stdin, and its own sandbox only outside ours (it has no --full-auto)', () => {
+    expect(PRESETS.codex.argv(plain)).toEqual(['codex', 'exec', '--json', '-s', 'workspace-write', '-']);
     expect(PRESETS.codex.argv({ ...plain, sandboxed: true })).toEqual(['codex', 'exec', '--json', '--dangerously-bypass-approvals-and-sandbox', '-']);
   });
 
@@ -22,8 +22,8 @@ describe('the command each preset runs', () => {
   });
 
   it('runs opencode run and gemini with the prompt on stdin and a short message pointing at it', () => {
-    expect(PRESETS.opencode.argv(plain)).toEqual(['opencode', 'run', '--format', 'json', OPENCODE_MESSAGE]);
-    expect(PRESETS.gemini.argv(plain)).toEqual(['gemini', '--output-format', 'json', '--yolo', '--prompt', GEMINI_PROMPT]);
+    expect(PRESETS.opencode.argv(plain)).toEqual(['opencode', 'run', '--format', 'json', '--title', OPENCODE_TITLE, OPENCODE_MESSAGE]);
+    expect(PRESETS.gemini.argv(plain)).toEqual(['gemini', '--output-format', 'json', '--yolo', '--skip-trust', '--prompt', GEMINI_PROMPT]);
   });
 
   it('passes agent.model as --model and appends agent.args before any trailing prompt argument', () => {
@@ -31,14 +31,15 @@ describe('the command each preset runs', () => {
       'codex',
       'exec',
       '--json',
-      '--full-auto',
+      '-s',
+      'workspace-write',
       '--model',
       'o4-mini',
       '-c',
       'x=1',
       '-',
     ]);
-    expect(PRESETS.gemini.argv({ model: 'gemini-2.5-flash', args: ['--debug'], sandboxed: false }).slice(4)).toEqual([
+    expect(PRESETS.gemini.argv({ model: 'gemini-2.5-flash', args: ['--debug'], sandboxed: false }).slice(5)).toEqual([
       '--model',
       'gemini-2.5-flash',
       '--debug',
@@ -53,5 +54,33 @@ describe('the command each preset runs', () => {
     expect(PRESETS.gemini.env).toContain('GEMINI_API_KEY');
     expect(PRESETS.aider.env).toEqual(expect.arrayContaining(['OPENAI_API_KEY', 'ANTHROPIC_API_KEY']));
     expect(PRESETS.opencode.env).toEqual(expect.arrayContaining(['OPENAI_API_KEY', 'ANTHROPIC_API_KEY']));
+  });
+
+  it('passes agent.baseUrl the way each pinned CLI reads it: a variable, a Codex provider, an opencode provider', () => {
+    const at = { ...plain, model: 'my-model', sandboxed: true };
+    expect(PRESETS['claude-code'].launch!({ ...at, baseUrl: 'http://127.0.0.1:8080' }).env).toMatchObject({
+      ANTHROPIC_BASE_URL: 'http://127.0.0.1:8080',
+      DISABLE_TELEMETRY: '1',
+    });
+    const codex = PRESETS.codex.launch!({ ...at, baseUrl: 'http://127.0.0.1:8080/v1' }).homeFiles['.codex/config.toml']!;
+    expect(codex).toContain('model_provider = "genesis"');
+    expect(codex).toContain(
+      '[model_providers.genesis]\nname = "genesis"\nbase_url = "http://127.0.0.1:8080/v1"\nenv_key = "OPENAI_API_KEY"\nwire_api = "responses"',
+    );
+    expect(PRESETS.codex.launch!(at).homeFiles['.codex/config.toml']).not.toContain('model_provider');
+    expect(PRESETS.gemini.launch!({ ...at, baseUrl: 'http://127.0.0.1:8080' }).env.GOOGLE_GEMINI_BASE_URL).toBe('http://127.0.0.1:8080');
+    expect(JSON.parse(PRESETS.gemini.launch!(at).homeFiles['.gemini/settings.json']!)).toMatchObject({
+      security: { auth: { selectedType: 'gemini-api-key' } },
+    });
+    const opencode = { ...at, baseUrl: 'http://127.0.0.1:8080/v1', price: { inputPerMTok: 1, outputPerMTok: 2 } };
+    expect(PRESETS.opencode.argv(opencode)).toEqual(expect.arrayContaining(['--model', 'genesis/my-model']));
+    expect(JSON.parse(PRESETS.opencode.launch!(opencode).homeFiles['.config/opencode/opencode.json']!).provider.genesis).toEqual({
+      npm: '@ai-sdk/openai-compatible',
+      name: 'genesis',
+      options: { baseURL: 'http://127.0.0.1:8080/v1', apiKey: '{env:OPENAI_API_KEY}' },
+      models: { 'my-model': { name: 'my-model', cost: { input: 1, output: 2, cache_read: 1 } } },
+    });
+    // Without a baseUrl, opencode's own provider/model names stay as written.
+    expect(PRESETS.opencode.argv({ ...at, model: 'anthropic/claude-sonnet-4-5' })).toEqual(expect.arrayContaining(['--model', 'anthropic/claude-sonnet-4-5']));
   });
 });

@@ -34,6 +34,18 @@ describe('agent usage', () => {
     expect(costOf({ inputTokens: null, cachedTokens: null, outputTokens: 10 }, { inputPerMTok: 1, outputPerMTok: 1 })).toBeNull();
   });
 
+  it("replaces a CLI's cost of 0 for spent tokens with the price, and without one leaves it unknown, never 0", () => {
+    const free = { inputTokens: 1_000_000, outputTokens: 0, cachedTokens: 0, costUsd: 0 };
+    expect(withCost(free, { inputPerMTok: 2, outputPerMTok: 8 }).costUsd).toBe(2);
+    expect(withCost(free, null).costUsd).toBeNull();
+    // Nothing spent costs nothing.
+    expect(withCost({ inputTokens: 0, outputTokens: 0, cachedTokens: 0, costUsd: 0 }, null).costUsd).toBe(0);
+  });
+
+  it('has a price for every model the README names', () => {
+    for (const model of ['gpt-5-codex', 'gpt-4.1', 'anthropic/claude-sonnet-4-5', 'gemini-2.5-pro']) expect(priceOf(model, undefined), model).not.toBeNull();
+  });
+
   it('keeps a cost the agent reported over one computed from a price', () => {
     expect(withCost({ inputTokens: 1e6, outputTokens: 0, cachedTokens: 0, costUsd: 9 }, { inputPerMTok: 1, outputPerMTok: 1 }).costUsd).toBe(9);
     expect(withCost({ inputTokens: 1e6, outputTokens: 0, cachedTokens: 0, costUsd: null }, { inputPerMTok: 1, outputPerMTok: 1 }).costUsd).toBe(1);

@@ -83,6 +83,13 @@ describe('secretEnvNames', () => {
     expect(names).not.toContain('PATH');
   });
 
+  it('keeps base URLs and settings readable, and still scrubs keys', () => {
+    const names = secretEnvNames({ env: ['OPENAI_BASE_URL', 'MY_GATEWAY_KEY'], rotation: [] } as never, { ANTHROPIC_BASE_URL: 'http://127.0.0.1:8080' });
+    for (const setting of ['ANTHROPIC_BASE_URL', 'OPENAI_BASE_URL', 'OPENAI_API_BASE', 'OLLAMA_API_BASE', 'IS_SANDBOX', 'AWS_REGION'])
+      expect(names).not.toContain(setting);
+    expect(names).toEqual(expect.arrayContaining(['MY_GATEWAY_KEY', 'ANTHROPIC_API_KEY', 'AWS_SECRET_ACCESS_KEY', 'GOOGLE_APPLICATION_CREDENTIALS']));
+  });
+
   it('reads the values of the names that are set', () => {
     expect(secretValues(['A', 'B', 'C'], { A: 'one', C: '' })).toEqual(['one']);
   });

@@ -286,4 +286,34 @@ describe('the run policy', () => {
     const stray = final(record('zz', 'a'), 'accepted');
     expect(decide(state, { type: 'finished', record: stray, now: T0 })).toEqual({ state, commands: [] });
   });
+
+  describe("when the model provider's usage limit is reached", () => {
+    it('holds the whole world, uncharged, until the reset, then starts again by itself', () => {
+      const h = new Harness(policy([task('a'), task('b')], { parallelism: 2, cooldownMs: 1000 }));
+      h.feed({ type: 'tick', now: T0 });
+      expect(h.running().sort()).toEqual(['a', 'b']);
+      const limited = final(h.recordOf('a'), 'abandoned', 'agent-usage-limit');
+      const hold = { untilMs: T0 + 60_000, message: 'the usage limit is reached' };
+      h.feed({ type: 'finished', record: limited, hold, now: T0 + 100 });
+      expect(h.state.hold).toEqual(hold);
+      // b ends too; before the reset nothing starts, and the run does not stop as stuck.
+      h.feed({ type: 'finished', record: final(h.recordOf('b'), 'abandoned', 'agent-usage-limit'), now: T0 + 200 });
+      expect(h.feed({ type: 'tick', now: T0 + 30_000 })).toEqual([]);
+      expect(h.stop()).toBeUndefined();
+      expect(nextWake(h.state)).toBe(T0 + 60_000);
+      // At the reset both start again, each as its first attempt: the limit was not their failure.
+      h.feed({ type: 'tick', now: T0 + 60_000 });
+      expect(h.running().sort()).toEqual(['a', 'b']);
+      expect(h.recordOf('a').attempt).toBe(1);
+      expect(h.state.tally.failed).toBe(0);
+    });
+
+    it('keeps the later of two holds', () => {
+      const h = new Harness(policy([task('a'), task('b')]));
+      h.feed({ type: 'tick', now: T0 });
+      h.feed({ type: 'finished', record: final(h.recordOf('a'), 'abandoned', 'agent-usage-limit'), hold: { untilMs: T0 + 90_000, message: 'late' }, now: T0 });
+      h.feed({ type: 'finished', record: final(h.recordOf('b'), 'abandoned', 'agent-usage-limit'), hold: { untilMs: T0 + 10_000, message: 'early' }, now: T0 });
+      expect(h.state.hold?.message).toBe('late');
+    });
+  });
 });

@@ -5,19 +5,23 @@
  */
 export type CliFailure =
   | { kind: 'auth'; message: string }
-  | { kind: 'usage-limit'; message: string; /** When the limit resets (ms since the epoch), when the CLI said. */ resetAt: number | null }
+  | { kind: 'usage-limit'; message: string /** When the limit resets (ms since the epoch), when the CLI said. */; resetAt: number | null }
   | { kind: 'overloaded'; message: string };
 
 /** HTTP statuses and error names vendors answer with, classified; null for anything else. */
 export function classifyApiError(status: number | null, text: string, now = Date.now()): CliFailure | null {
   const message = text.trim().slice(0, 300) || `HTTP ${status ?? '?'}`;
-  if (status === 401 || status === 403 || /authentication_error|authentication_failed|invalid[_ ]api[_ ]key|API_KEY_INVALID|Incorrect API key|API key not valid/i.test(text)) {
+  if (
+    status === 401 ||
+    status === 403 ||
+    /authentication_error|authentication_failed|invalid[_ ]api[_ ]key|API_KEY_INVALID|Incorrect API key|API key not valid/i.test(text)
+  ) {
     return { kind: 'auth', message };
   }
   if (status === 429 || /rate_limit|usage_limit|usage limit|RESOURCE_EXHAUSTED|exceeded your current quota/i.test(text)) {
     return { kind: 'usage-limit', message, resetAt: resetTimeOf(text, now) };
   }
-  if (status === 529 || status === 503 || /overloaded/i.test(text)) return { kind: 'overloaded', message };
+  if (status === 529 || status === 503 || /overloaded|at capacity/i.test(text)) return { kind: 'overloaded', message };
   return null;
 }
 
@@ -26,7 +30,10 @@ export function classifyApiError(status: number | null, text: string, now = Date
  * `"resets_in_seconds":30`, `|1767225600` (Claude's "usage limit reached|<epoch>"), or an ISO time.
  */
 export function resetTimeOf(text: string, now = Date.now()): number | null {
-  const inSeconds = /(?:try again|retry) in (\d+(?:\.\d+)?)\s*s|retryDelay\\?"?:\s*\\?"(\d+(?:\.\d+)?)s|resets_in_seconds\\?"?:\s*(\d+)|retry-after\\?"?:\s*\\?"?(\d+)/i.exec(text);
+  const inSeconds =
+    /(?:try again|retry) in (\d+(?:\.\d+)?)\s*s|retryDelay\\?"?:\s*\\?"(\d+(?:\.\d+)?)s|resets_in_seconds\\?"?:\s*(\d+)|retry-after\\?"?:\s*\\?"?(\d+)/i.exec(
+      text,
+    );
   const seconds = inSeconds?.slice(1).find((v) => v !== undefined);
   if (seconds !== undefined) return now + Math.round(Number.parseFloat(seconds) * 1000);
   const epoch = /limit reached\|(\d{10})/i.exec(text);

@@ -63,8 +63,9 @@ function readCodexUsage(): UsageReader {
   const total = { input: 0, cached: 0, output: 0, cachedKnown: true, complete: true };
   const lines = lineSplitter((line) => {
     const event = parseJsonObject(line);
-    if (event?.type === 'turn.failed' || event?.type === 'error') {
-      const message = String(objectAt(event.error).message ?? event.message ?? '');
+    // Only the turn's end: an `error` event before it is a retry Codex may yet recover from.
+    if (event?.type === 'turn.failed') {
+      const message = String(objectAt(event.error).message ?? '');
       failure ??= classifyApiError(statusIn(message), message);
       return;
     }

@@ -60,18 +60,22 @@ function launchGemini(o: PresetOptions): PresetLaunch {
 
 function readGeminiUsage(): UsageReader {
   let text = '';
+  // With --output-format json, Gemini CLI prints its error object, and each refusal it retries, on stderr.
+  let errors = '';
   let readAt = -1;
   let failure: CliFailure | null = null;
   return {
     // Read once per new output: the object comes at the end, in a few chunks.
     failure(): CliFailure | null {
-      if (text.length !== readAt) {
-        readAt = text.length;
-        const error = objectAt(lastJsonObject(text)?.error);
-        const message = String(error.message ?? '');
-        failure = Object.keys(error).length > 0 ? classifyApiError(numberAt(error.code) ?? statusIn(message), message) : null;
+      if (text.length + errors.length !== readAt) {
+        readAt = text.length + errors.length;
+        failure = errorObjectFailure(lastJsonObject(text)) ?? errorObjectFailure(lastJsonObject(errors)) ?? retriedFailure(errors);
       }
       return failure;
+    },
+    pushError(chunk) {
+      errors += chunk;
+      if (errors.length > 2 * KEEP_CHARS) errors = errors.slice(-KEEP_CHARS);
     },
     push(chunk) {
       text += chunk;
@@ -91,6 +95,23 @@ function readGeminiUsage(): UsageReader {
       return { inputTokens: total.input, outputTokens: total.output, cachedTokens: total.cached, costUsd: null };
     },
   };
+}
+
+/** The `error` of Gemini CLI's final object, classified. */
+function errorObjectFailure(result: JsonObject | null): CliFailure | null {
+  const error = objectAt(result?.error);
+  if (Object.keys(error).length === 0) return null;
+  const message = String(error.message ?? '');
+  return classifyApiError(numberAt(error.code) ?? statusIn(message), message);
+}
+
+/** A refusal Gemini CLI retries by itself ("Attempt 1 failed: …"): refused credentials or a limit would only burn time; an overload it may outlast. */
+function retriedFailure(errors: string): CliFailure | null {
+  for (const m of errors.matchAll(/^Attempt \d+ failed: (.*)$/gm)) {
+    const found = classifyApiError(statusIn(m[1]!), m[1]!);
+    if (found && found.kind !== 'overloaded') return found;
+  }
+  return null;
 }
 
 /** The last top-level JSON object in `text`: it starts with "{" at the start of a line. */

@@ -32,17 +32,7 @@ export const opencodePreset: CommandPreset = {
   name: 'opencode',
   install: 'npm install -g opencode-ai',
   env: PRESET_ENV.opencode,
-  argv: (o: PresetOptions) => [
-    'opencode',
-    'run',
-    '--format',
-    'json',
-    '--title',
-    OPENCODE_TITLE,
-    ...opencodeModel(o),
-    ...o.args,
-    OPENCODE_MESSAGE,
-  ],
+  argv: (o: PresetOptions) => ['opencode', 'run', '--format', 'json', '--title', OPENCODE_TITLE, ...opencodeModel(o), ...o.args, OPENCODE_MESSAGE],
   launch: launchOpencode,
   usageReader: readOpencodeUsage,
 };
@@ -54,7 +44,9 @@ function opencodeModel(o: PresetOptions): string[] {
 
 function launchOpencode(o: PresetOptions): PresetLaunch {
   const model = o.model ?? 'default';
-  const cost = o.price ? { cost: { input: o.price.inputPerMTok, output: o.price.outputPerMTok, cache_read: o.price.cachedInputPerMTok ?? o.price.inputPerMTok } } : {};
+  const cost = o.price
+    ? { cost: { input: o.price.inputPerMTok, output: o.price.outputPerMTok, cache_read: o.price.cachedInputPerMTok ?? o.price.inputPerMTok } }
+    : {};
   const config = {
     $schema: 'https://opencode.ai/config.json',
     autoupdate: false,

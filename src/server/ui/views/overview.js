@@ -136,7 +136,13 @@ function integrationPanel(q) {
   let about = 'No run is going.';
   if (q.current) about = `As of ${fmtTime(q.at)}, from ${q.run}${counts ? `: ${counts}` : ''}.`;
   else if (q.entries.length > 0) about = `No run is going; these changes are as the last run left them at ${fmtTime(q.at)} (the next run takes them up again).`;
-  const hold = q.hold ? h('p', { class: 'note', 'data-world-hold': String(q.hold.untilMs) }, `Held until ${fmtTime(new Date(q.hold.untilMs).toISOString())} by a usage or rate limit; the run resumes by itself then: ${q.hold.message}`) : null;
+  const hold = q.hold
+    ? h(
+        'p',
+        { class: 'note', 'data-world-hold': String(q.hold.untilMs) },
+        `Held until ${fmtTime(new Date(q.hold.untilMs).toISOString())} by a usage or rate limit; the run resumes by itself then: ${q.hold.message}`,
+      )
+    : null;
   return panel(
     `Integration queue (${q.entries.length})`,
     hold,

@@ -1,0 +1,73 @@
+import { runEmbedded } from '../../../../../src/compose/embedded-run.js';
+import type { EpisodeRecord } from '../../../../../src/ledger/episode-record.js';
+import { Ledger } from '../../../../../src/ledger/ledger.js';
+import type { RunEvent, RunSummary } from '../../../../../src/schedule/run/events.js';
+import { installAgentCli, type AgentCliName } from '../../../../helpers/agent-clis.js';
+import type { ScriptedServer } from '../../../../helpers/model-servers/scripted-server.js';
+import { baseManifest, GOOD_A, makeWorld, type FixtureWorld } from '../../../../helpers/world-fixture.js';
+
+/** Each CLI's key variable, set to a made-up key: the scripted server takes any. */
+const KEY_ENV: Readonly<Record<AgentCliName, string>> = {
+  'claude-code': 'ANTHROPIC_API_KEY',
+  codex: 'OPENAI_API_KEY',
+  gemini: 'GEMINI_API_KEY',
+  opencode: 'OPENAI_API_KEY',
+};
+
+/** A marker in the task's description: found in the server's request log, the prompt reached the model. */
+export const PROMPT_MARKER = 'conformance-marker-7f3a';
+
+export interface CliWorldRun {
+  world: FixtureWorld;
+  summary: RunSummary;
+  events: RunEvent[];
+  episodes: EpisodeRecord[];
+  agentLogs: string[];
+}
+
+/**
+ * One world of one task (write src/a.js) driven by the real, pinned CLI through Genesis: its
+ * manifest names only the preset, `agent.baseUrl` (the scripted server on this host's loopback)
+ * and the model, in the default confined sandbox.
+ */
+export async function runCliWorld(
+  cli: AgentCliName,
+  server: ScriptedServer,
+  agent: Record<string, unknown>,
+  more: Record<string, unknown> = {},
+): Promise<CliWorldRun> {
+  const installed = await installAgentCli(cli);
+  server.file.path = 'src/a.js';
+  server.file.content = GOOD_A;
+  const manifest = baseManifest({
+    agent: { kind: 'command', preset: cli, timeoutSec: 300, ...agent },
+    retry: { maxAttempts: 2 },
+    parallelism: 1,
+    tasks: [{ id: 'a', title: 'module a', description: `Write src/a.js (${PROMPT_MARKER}).`, paths: ['src/a.js'], check: 'node --test test/a.test.js' }],
+    ...more,
+  });
+  const world = await makeWorld({ sandbox: 'bwrap', manifest, recording: {} });
+  const saved = { PATH: process.env.PATH, key: process.env[KEY_ENV[cli]] };
+  process.env.PATH = `${installed.binDir}:${process.env.PATH}`;
+  process.env[KEY_ENV[cli]] = 'sk-scripted-test-key';
+  const events: RunEvent[] = [];
+  try {
+    const summary = await runEmbedded({ world: world.world, sandbox: world.sandbox, onEvent: (e) => events.push(e) });
+    const ledger = new Ledger(world.world.path);
+    const episodes = await ledger.readAll();
+    const agentLogs = await Promise.all(episodes.map(async (e) => (await ledger.readArtifacts(e.id)).agentLog ?? ''));
+    return { world, summary, events, episodes, agentLogs };
+  } finally {
+    process.env.PATH = saved.PATH;
+    if (saved.key === undefined) delete process.env[KEY_ENV[cli]];
+    else process.env[KEY_ENV[cli]] = saved.key;
+  }
+}
+
+/** The usage the server reported over every model call it answered. */
+export function sentTotals(server: ScriptedServer): { inputTokens: number; outputTokens: number } {
+  return {
+    inputTokens: server.sent.reduce((n, u) => n + u.input, 0),
+    outputTokens: server.sent.reduce((n, u) => n + u.output, 0),
+  };
+}

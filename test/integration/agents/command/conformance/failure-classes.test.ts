@@ -1,0 +1,49 @@
+import { afterEach, describe, expect } from 'vitest';
+import { startAnthropicServer } from '../../../../helpers/model-servers/anthropic-messages.js';
+import type { ScriptedServer } from '../../../../helpers/model-servers/scripted-server.js';
+import { itWith } from '../../../../helpers/services.js';
+import { GOOD_A } from '../../../../helpers/world-fixture.js';
+import { runCliWorld } from './cli-world.js';
+
+let server: ScriptedServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+// Claude Code retries every refusal by itself (a 401 until it is killed): each class is read from its stream-json.
+describe('the failure classes of a real CLI, read from its output', () => {
+  itWith('bwrap')('holds the world through a usage limit and retries an overloaded model, both uncharged, then lands', { timeout: 600_000 }, async () => {
+    server = await startAnthropicServer();
+    server.resetAfterSec = 2;
+    server.script = [
+      { mode: 'usage-limit', count: 1 },
+      { mode: 'overloaded', count: 3 },
+    ];
+    const run = await runCliWorld('claude-code', server, { baseUrl: server.origin, model: 'claude-sonnet-4-5' }, { retry: { maxAttempts: 1 } });
+
+    expect(run.episodes.map((e) => [e.outcome, e.reason, e.attempt])).toEqual([
+      ['abandoned', 'agent-usage-limit', 1],
+      ['abandoned', 'agent-overloaded', 1],
+      ['accepted', null, 1],
+    ]);
+    expect(run.summary).toMatchObject({ accepted: 1, failed: 0, abandoned: 2 });
+    expect(await run.world.world.readFile('main', 'src/a.js')).toBe(GOOD_A);
+    const hold = run.events.find((e) => e.type === 'hold');
+    expect(hold).toMatchObject({ type: 'hold', message: expect.stringContaining('429') });
+    // The next episode started only once the limit had reset.
+    const second = Date.parse(run.episodes[1]!.startedAt);
+    expect(second).toBeGreaterThanOrEqual((hold as { untilMs: number }).untilMs);
+  });
+
+  itWith('bwrap')('stops the run at the first refused credentials with agent-auth-failed, not at the timeout', { timeout: 600_000 }, async () => {
+    server = await startAnthropicServer({ mode: 'auth' });
+    const run = await runCliWorld('claude-code', server, { baseUrl: server.origin, model: 'claude-sonnet-4-5', timeoutSec: 900 });
+
+    expect(run.summary.stop).toMatchObject({ kind: 'circuit-open', reason: 'agent-auth-failed' });
+    expect(run.episodes).toHaveLength(1);
+    expect(run.episodes[0]).toMatchObject({ reason: 'agent-auth-failed', message: expect.stringContaining('refused the credentials') });
+    // Claude Code's own retries would take minutes; stopped at its first retried 401 instead.
+    expect(server.requests.filter((r) => r.url.startsWith('/v1/messages')).length).toBeLessThanOrEqual(3);
+  });
+});

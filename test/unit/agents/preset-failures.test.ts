@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest';
+import { classifyApiError, resetTimeOf } from '../../../src/agents/command/presets/cli-failure.js';
+import { PRESETS, type PresetName } from '../../../src/agents/command/presets/index.js';
+
+const NOW = Date.parse('2026-12-02T12:00:00Z');
+
+/** Feeds stdout (and stderr) to the preset's reader in small chunks, as pipes deliver them, and asks what failed. */
+function failureOf(preset: PresetName, stdout: string, stderr = '') {
+  const reader = PRESETS[preset].usageReader();
+  for (let i = 0; i < stdout.length; i += 9) reader.push(stdout.slice(i, i + 9));
+  for (let i = 0; i < stderr.length; i += 9) reader.pushError?.(stderr.slice(i, i + 9));
+  return reader.failure?.() ?? null;
+}
+
+const retry = (status: number, error: string, delay = 600) =>
+  `${JSON.stringify({ type: 'system', subtype: 'api_retry', attempt: 1, max_retries: 10, retry_delay_ms: delay, error_status: status, error })}\n`;
+
+describe('the failure classes each CLI reports in its output', () => {
+  it("reads Claude Code's first retried 401 as refused credentials (it would retry until killed)", () => {
+    expect(failureOf('claude-code', retry(401, 'authentication_failed'))).toMatchObject({ kind: 'auth' });
+  });
+
+  it("reads Claude Code's retried 429 as a usage limit resetting after its retry delay", () => {
+    const found = failureOf('claude-code', retry(429, 'rate_limit', 30_000));
+    expect(found).toMatchObject({ kind: 'usage-limit' });
+    expect(found?.kind === 'usage-limit' && found.resetAt! - Date.now()).toBeGreaterThan(25_000);
+  });
+
+  it("reads Claude Code's 529s as an overloaded model only after it retried three times, and a lost connection as nothing", () => {
+    expect(failureOf('claude-code', retry(529, 'overloaded').repeat(2))).toBeNull();
+    expect(failureOf('claude-code', retry(529, 'overloaded').repeat(3))).toMatchObject({ kind: 'overloaded' });
+    expect(failureOf('claude-code', `${JSON.stringify({ type: 'system', subtype: 'api_retry', error_status: null, error: 'unknown' })}\n`)).toBeNull();
+  });
+
+  it("reads Codex's failed turn: a 401, a usage limit, a model at capacity", () => {
+    const failed = (message: string) => `${JSON.stringify({ type: 'turn.failed', error: { message } })}\n`;
+    expect(failureOf('codex', failed('unexpected status 401 Unauthorized: Incorrect API key provided'))).toMatchObject({ kind: 'auth' });
+    expect(failureOf('codex', failed('You’ve hit your usage limit. Try again later.'))).toMatchObject({ kind: 'usage-limit', resetAt: null });
+    expect(failureOf('codex', failed('Selected model is at capacity. Please try a different model.'))).toMatchObject({ kind: 'overloaded' });
+    // A retried error before a turn that completed is no failure.
+    expect(failureOf('codex', `${JSON.stringify({ type: 'error', message: 'Reconnecting... 1/5 (stream disconnected)' })}\n`)).toBeNull();
+  });
+
+  it("reads opencode's error event with the status of the refused call", () => {
+    const event = {
+      type: 'error',
+      error: { name: 'APIError', data: { message: 'Incorrect API key provided: sk-test.', statusCode: 401, isRetryable: false } },
+    };
+    expect(failureOf('opencode', `${JSON.stringify(event)}\n`)).toMatchObject({ kind: 'auth' });
+    const limited = { type: 'error', error: { name: 'APIError', data: { message: 'Rate limit reached. Please try again in 20s.', statusCode: 429 } } };
+    expect(failureOf('opencode', `${JSON.stringify(limited)}\n`)).toMatchObject({ kind: 'usage-limit' });
+  });
+
+  it("reads Gemini CLI's error object, which it prints on stderr, and its retried quota refusals", () => {
+    const error = {
+      session_id: 's',
+      error: { type: 'Error', message: '{"error":{"code":400,"message":"API key not valid. Please pass a valid API key."}}', code: 400 },
+    };
+    expect(failureOf('gemini', '', `Some warning\n${JSON.stringify(error, null, 2)}`)).toMatchObject({ kind: 'auth' });
+    expect(failureOf('gemini', '', 'Attempt 1 failed: You exceeded your current quota. Please retry in 30s.\n')).toMatchObject({ kind: 'usage-limit' });
+    expect(failureOf('gemini', `${JSON.stringify({ response: 'Done.', stats: {} }, null, 2)}\n`)).toBeNull();
+  });
+});
+
+describe('classifying a refused call', () => {
+  it('tells refused credentials, limits and overload apart, and leaves other errors alone', () => {
+    expect(classifyApiError(401, '')).toMatchObject({ kind: 'auth' });
+    expect(classifyApiError(400, 'API key not valid')).toMatchObject({ kind: 'auth' });
+    expect(classifyApiError(429, 'slow down')).toMatchObject({ kind: 'usage-limit' });
+    expect(classifyApiError(529, '')).toMatchObject({ kind: 'overloaded' });
+    expect(classifyApiError(500, 'internal error')).toBeNull();
+    expect(classifyApiError(null, 'connection refused')).toBeNull();
+  });
+
+  it('finds the reset time however a vendor words it', () => {
+    expect(resetTimeOf('Please try again in 20s.', NOW)).toBe(NOW + 20_000);
+    expect(resetTimeOf('Please retry in 12.5s.', NOW)).toBe(NOW + 12_500);
+    expect(resetTimeOf('"retryDelay":"30s"', NOW)).toBe(NOW + 30_000);
+    expect(resetTimeOf('"resets_in_seconds":45', NOW)).toBe(NOW + 45_000);
+    expect(resetTimeOf('Claude AI usage limit reached|1796212800', NOW)).toBe(1796212800_000);
+    expect(resetTimeOf('try later', NOW)).toBeNull();
+  });
+});
