@@ -145,11 +145,17 @@ const agentChoice = {
   args: z.array(z.string()).optional().describe("arguments appended to a preset's command"),
   script: z.string().optional().describe('recording the script agent replays (kind script), a path in the accepted tree'),
   sim: simAgent.optional().describe('error rates and seed of the calibration agent (kind sim)'),
-  model: z.string().min(1).optional().describe("the model: required for kind openai; a preset passes it to its CLI's --model"),
+  model: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("the model: required for kind openai; a preset passes it to its CLI's --model (opencode with baseUrl: the model of the provider Genesis writes)"),
   baseUrl: z
     .url({ protocol: /^https?$/ })
     .optional()
-    .describe('API root of an OpenAI-compatible endpoint (kind openai), e.g. https://api.openai.com/v1'),
+    .describe(
+      "the model endpoint, in the form the vendor's SDK documents: an OpenAI-compatible root ending in /v1 for kind openai, codex and opencode (e.g. http://127.0.0.1:8080/v1); Anthropic's root for claude-code (http://127.0.0.1:8080); Gemini's root for gemini. Each preset passes it the way its CLI reads it (a variable, or a provider in a config file in the agent's private HOME), and the agent sandbox lets the agent reach exactly its host and port",
+    ),
   apiKeyEnv: z
     .string()
     .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'the name of an environment variable')
