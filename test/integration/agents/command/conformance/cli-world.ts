@@ -1,6 +1,6 @@
 import { runEmbedded } from '../../../../../src/compose/embedded-run.js';
 import type { EpisodeRecord } from '../../../../../src/ledger/episode-record.js';
-import { Ledger } from '../../../../../src/ledger/ledger.js';
+import { ledgerOf } from '../../../../../src/ledger/git-ledger.js';
 import type { RunEvent, RunSummary } from '../../../../../src/schedule/run/events.js';
 import { installAgentCli, type AgentCliName } from '../../../../helpers/agent-clis.js';
 import type { ScriptedServer } from '../../../../helpers/model-servers/scripted-server.js';
@@ -53,7 +53,7 @@ export async function runCliWorld(
   const events: RunEvent[] = [];
   try {
     const summary = await runEmbedded({ world: world.world, sandbox: world.sandbox, onEvent: (e) => events.push(e) });
-    const ledger = new Ledger(world.world.path);
+    const ledger = ledgerOf(world.world);
     const episodes = await ledger.readAll();
     const agentLogs = await Promise.all(episodes.map(async (e) => (await ledger.readArtifacts(e.id)).agentLog ?? ''));
     return { world, summary, events, episodes, agentLogs };
