@@ -1,3 +1,4 @@
+import { trimHandoff } from './trim-handoff.js';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Agent } from '../agents/agent.js';
@@ -117,6 +118,8 @@ export async function runEpisode(job: EpisodeJob, deps: EpisodeDeps): Promise<Ep
       }),
     );
     const baseTree = await world.treeOf(job.base);
+    // The handoff file is Genesis's to keep within its limit: the oldest notes go, not the episode's change.
+    const handoff = manifest.goal.progressFile ? await trimHandoff(ws.dir, manifest.goal.progressFile, sizeLimitsOf(manifest.verify).maxFileBytes) : null;
     // Over the size limits the workspace is not read at all: rejected as size-limit, with no candidate.
     let oversize: CandidateVerdict | null = null;
     const tree = await timed('collect', () =>
@@ -217,7 +220,7 @@ export async function runEpisode(job: EpisodeJob, deps: EpisodeDeps): Promise<Ep
       };
     const logs = {
       prompt,
-      agentLog: wsDeps ? `${wsDeps.note}\n${run.log}` : run.log,
+      agentLog: `${wsDeps ? `${wsDeps.note}\n` : ''}${run.log}${handoff ? `${run.log.endsWith('\n') || run.log === '' ? '' : '\n'}${handoff}\n` : ''}`,
       diff: await diffing,
       gateLog: verdict?.log ?? '',
       ...(run.transcript === undefined ? {} : { transcript: run.transcript }),

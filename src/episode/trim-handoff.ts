@@ -1,0 +1,39 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { lstatInside } from '../sandbox/gate/contained-path.js';
+
+/**
+ * The handoff file's notes with the oldest dropped until it takes at most three quarters of
+ * `maxBytes`, so the next episode's append fits too; a first line that is a heading stays. Pure.
+ * `dropped` counts the lines dropped (0: the text is returned as it was).
+ */
+export function trimNotes(text: string, maxBytes: number): { text: string; dropped: number } {
+  if (Buffer.byteLength(text) <= maxBytes) return { text, dropped: 0 };
+  const budget = Math.floor((maxBytes * 3) / 4);
+  const lines = text.split('\n');
+  const head = lines[0]?.startsWith('#') ? [lines[0]] : [];
+  const notes = lines.slice(head.length);
+  const kept: string[] = [];
+  let bytes = head.reduce((n, l) => n + Buffer.byteLength(l) + 1, 0);
+  for (let i = notes.length - 1; i >= 0; i--) {
+    const size = Buffer.byteLength(notes[i]!) + 1;
+    if (bytes + size > budget) break;
+    kept.unshift(notes[i]!);
+    bytes += size;
+  }
+  return { text: [...head, ...kept].join('\n'), dropped: notes.length - kept.length };
+}
+
+/**
+ * Keeps a workspace's handoff file within the per-file limit by dropping its oldest notes, so an
+ * episode that pads it (or a long history of honest appends) never makes the next episode's
+ * change fail `size-limit`. Only a regular file reached without a link is touched. Returns a line
+ * for the episode's log, or null when nothing was dropped.
+ */
+export async function trimHandoff(workspace: string, path: string, maxBytes: number): Promise<string | null> {
+  const info = await lstatInside(workspace, path);
+  if (!info?.isFile() || info.size <= maxBytes) return null;
+  const { text, dropped } = trimNotes(await readFile(join(workspace, path), 'utf8'), maxBytes);
+  await writeFile(join(workspace, path), text);
+  return `handoff: ${path} was ${info.size} bytes, over the ${maxBytes}-byte file limit; Genesis dropped its ${dropped} oldest line(s)`;
+}
