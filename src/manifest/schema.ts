@@ -34,7 +34,7 @@ const goal = z
     progressFile: z.string().optional().describe('a handoff file (e.g. PROGRESS.md) every episode reads and may append to, whatever its task'),
     stop: z
       .object({
-        maxEpisodes: z.number().int().positive().optional().describe('stop after this many episodes'),
+        maxEpisodes: z.number().int().positive().optional().describe('no episode starts past this many, counted across runs'),
         maxHours: z.number().positive().optional().describe('stop after this much wall time, counted from the first episode, across restarts'),
         maxCostUsd: z.number().positive().optional().describe('stop once the recorded agent cost reaches this many US dollars'),
         maxTokens: z.number().int().positive().optional().describe('stop once the recorded agent tokens (input + output) reach this many'),
@@ -74,8 +74,18 @@ const reportPattern = z
 
 const verify = z
   .object({
-    sandbox: z.enum(['auto', 'docker', 'bwrap', 'none']).default('auto').describe('where gate commands run'),
-    image: z.string().default('genesis/node:20').describe('docker image for gate commands (built locally)'),
+    sandbox: z
+      .enum(['auto', 'docker', 'bwrap', 'none'])
+      .default('auto')
+      .describe(
+        'where gate commands run: auto takes docker when its daemon answers and the image exists, else bubblewrap, else refuses; none runs them as local processes, only when written, with a warning',
+      ),
+    image: z
+      .string()
+      .default('genesis/node:20')
+      .describe(
+        'docker image for gate commands, with its own toolchain (genesis/node:20 carries Node 20, npm and git, no Python; sandboxes/build-images.sh builds it, any other image you pull or build)',
+      ),
     setup: z.string().default('').describe('command run first, e.g. "npm ci --offline"'),
     build: z.string().default('').describe('build command, run after setup'),
     test: z.string().trim().min(1, 'a test command is required: a blank one would verify nothing').describe('test command every candidate must pass'),
@@ -197,7 +207,10 @@ const agent = z
       .strict()
       .default({})
       .describe("limits of the agent's sandbox"),
-    env: z.array(z.string()).default([]).describe('names of environment variables passed to the agent'),
+    env: z
+      .array(z.string())
+      .default([])
+      .describe('names of environment variables passed to the agent (their values are scrubbed from the ledger); a preset adds its own'),
     homeFiles: z
       .array(z.string().regex(/^(?!\/)(?!.*(^|\/)\.\.(\/|$)).+$/, 'a path relative to your HOME, without "..", e.g. ".codex/auth.json"'))
       .default([])
@@ -292,9 +305,9 @@ export const taskSchema = z
       .array(z.string())
       .min(1, 'a task needs at least one path it may change, e.g. ["src/add.js"]')
       .describe('files, directories or globs the task may change'),
-    dependsOn: z.array(z.string()).default([]).describe('ids of tasks that must be done first'),
+    dependsOn: z.array(z.string()).default([]).describe('ids of tasks that must be done first (unknown ids and cycles are refused)'),
     check: z.string().optional().describe("the task's acceptance command, run by the gate"),
-    humanMinutes: z.number().positive().optional().describe('how long a person would take'),
+    humanMinutes: z.number().positive().optional().describe('how long a person would take, in minutes (for the horizon fit of genesis stats)'),
     witness: z.boolean().default(false).describe("fail-to-pass: the task's check must fail on the base commit and pass on the candidate"),
   })
   .strict();
