@@ -50,6 +50,7 @@ export const REJECTION_REASONS = {
   'score-fell': charged('fewer tests pass than on the accepted head'),
   'report-missing': charged('the test report verify.report names was not written'),
   'report-invalid': charged('the test report cannot be read'),
+  'report-too-large': charged("the test report files of one step are over the gate's limit in total"),
 
   // Landing on the accepted head with the changes ahead of it.
   'replay-conflict': charged('the change conflicts with changes landed or queued ahead of it'),

@@ -14,11 +14,13 @@ import type { RejectionReason } from '../../errors/rejection-reasons.js';
 
 /** Why a named report could not be read: the gate's `report-missing` or `report-invalid`. */
 export interface ReportProblem {
-  reason: Extract<RejectionReason, 'report-missing' | 'report-invalid'>;
+  reason: Extract<RejectionReason, 'report-missing' | 'report-invalid' | 'report-too-large'>;
   message: string;
 }
 
 const MAX_REPORT_BYTES = 32 * 1024 * 1024;
+/** What one step's report files may hold together: each under MAX_REPORT_BYTES, twenty of them would not be. */
+export const MAX_STEP_REPORT_BYTES = 48 * 1024 * 1024;
 const MAX_ENTRIES = 20_000;
 
 /** Work-dir-relative paths of the files under `base`, not following links to directories. */
@@ -98,15 +100,39 @@ export async function readJUnitFiles(workDir: string, patterns: readonly string[
   if (files.length === 0) {
     return { problem: { reason: 'report-missing', message: `verify.report.junit names ${patterns.join(', ')}, and the step wrote no such file` } };
   }
-  const runs: TestRun[] = [];
-  for (const path of files) {
-    const read = await readOne(workDir, path);
-    if ('reason' in read) return { problem: read };
-    // A file's attributes are a claim; another file's cases must not be topped up with it.
-    runs.push({ ...read, summary: null });
-  }
-  return { run: mergeRuns(runs) as TestRun, files };
+  let total = 0;
+  for (const path of files) total += (await lstatInside(workDir, path))?.size ?? 0;
+  if (total > MAX_STEP_REPORT_BYTES)
+    return {
+      problem: {
+        reason: 'report-too-large',
+        message: `the ${files.length} report file(s) ${patterns.join(', ')} matched hold ${total} bytes together, over the ${MAX_STEP_REPORT_BYTES}-byte limit of one step`,
+      },
+    };
+  // One step's reports are parsed at a time in this process: gates running side by side never hold more than one limit's worth.
+  return parsing.run(async () => {
+    const runs: TestRun[] = [];
+    for (const path of files) {
+      const read = await readOne(workDir, path);
+      if ('reason' in read) return { problem: read };
+      // A file's attributes are a claim; another file's cases must not be topped up with it.
+      runs.push({ ...read, summary: null });
+    }
+    return { run: mergeRuns(runs) as TestRun, files };
+  });
 }
+
+/** Runs one task at a time, in the order asked. */
+class OneAtATime {
+  private tail: Promise<unknown> = Promise.resolve();
+  run<T>(task: () => Promise<T>): Promise<T> {
+    const next = this.tail.then(task, task);
+    this.tail = next.catch(() => undefined);
+    return next;
+  }
+}
+
+const parsing = new OneAtATime();
 
 /**
  * Removes what the patterns match before a step runs, so that only files the step itself writes

@@ -27,7 +27,7 @@ export async function readStepReport(input: StepReportInput): Promise<StepReport
   if (input.junit && input.junit.length > 0) {
     const files = await readJUnitFiles(input.workDir, input.junit);
     if ('run' in files) return { run: files.run, source: files.files.join(', ') };
-    if (input.required || files.problem.reason === 'report-invalid') return { problem: files.problem };
+    if (input.required || files.problem.reason !== 'report-missing') return { problem: files.problem };
   }
   const junit = findJUnitInOutput(input.output);
   if (junit) return { run: { ...junit, summary: null }, source: 'JUnit XML in the output' };

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
-import { mkdir, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, symlink, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { reportOf } from '../../../src/gate/reports/cases.js';
-import { findReportFiles, readJUnitFiles, removeReportFiles } from '../../../src/gate/reports/files.js';
+import { findReportFiles, MAX_STEP_REPORT_BYTES, readJUnitFiles, removeReportFiles } from '../../../src/gate/reports/files.js';
 import { readStepReport } from '../../../src/gate/reports/read-report.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
@@ -103,5 +103,26 @@ describe('readJUnitFiles through a linked directory', () => {
       problem: { reason: 'report-invalid', message: 'reports/junit.xml is outside the work dir (through a symbolic link)' },
     });
     expect(await readJUnitFiles(dir, ['reports/*.xml'])).toMatchObject({ problem: { reason: 'report-missing' } });
+  });
+});
+
+describe('readJUnitFiles over the limit of one step', () => {
+  it('fails report-too-large when the files matched are too large together, each under the per-file limit, without reading them', async () => {
+    const dir = await workDir({});
+    await mkdir(join(dir, 'reports'));
+    // Twenty sparse files of 31 MiB: each under the per-file limit, 620 MiB together.
+    for (let i = 0; i < 20; i++) {
+      await writeFile(join(dir, 'reports', `r${i}.xml`), '');
+      await truncate(join(dir, 'reports', `r${i}.xml`), 31 * 1024 * 1024);
+    }
+    const before = process.memoryUsage().rss;
+    const read = await readJUnitFiles(dir, ['reports/*.xml']);
+    expect(read).toMatchObject({
+      problem: { reason: 'report-too-large', message: expect.stringContaining(`over the ${MAX_STEP_REPORT_BYTES}-byte limit of one step`) },
+    });
+    expect(process.memoryUsage().rss - before).toBeLessThan(64 * 1024 * 1024);
+    expect(await readStepReport({ workDir: dir, junit: ['reports/*.xml'], output: '', truncated: false, required: false })).toMatchObject({
+      problem: { reason: 'report-too-large' },
+    });
   });
 });
