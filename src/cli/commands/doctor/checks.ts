@@ -13,6 +13,7 @@ import type { WorldManifest } from '../../../manifest/schema.js';
 import type { WorldRepo } from '../../../world/world-repo.js';
 import { LocalWorld } from '../../../world/local-world.js';
 import { checkAgentBinary } from './agent.js';
+import { checkAgentClis } from './agent-clis.js';
 
 /** `fail`: something needed is missing (doctor exits 1); `warn`: missing but not needed here. */
 export type CheckStatus = 'ok' | 'warn' | 'fail';
@@ -87,6 +88,7 @@ export async function runDoctorChecks(opts: DoctorOptions): Promise<DoctorCheck[
   if (world) checks.push(world.check);
   const agent = world?.repo && manifest ? await checkAgentBinary(world.repo, manifest) : null;
   if (agent) checks.push(agent);
+  checks.push(await checkAgentClis());
   return checks;
 }
 

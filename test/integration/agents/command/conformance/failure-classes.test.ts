@@ -1,5 +1,9 @@
 import { afterEach, describe, expect } from 'vitest';
+import type { AgentCliName } from '../../../../helpers/agent-clis.js';
 import { startAnthropicServer } from '../../../../helpers/model-servers/anthropic-messages.js';
+import { startChatCompletionsServer } from '../../../../helpers/model-servers/chat-completions.js';
+import { startGeminiServer } from '../../../../helpers/model-servers/gemini-generate.js';
+import { startResponsesServer } from '../../../../helpers/model-servers/openai-responses.js';
 import type { ScriptedServer } from '../../../../helpers/model-servers/scripted-server.js';
 import { itWith } from '../../../../helpers/services.js';
 import { GOOD_A } from '../../../../helpers/world-fixture.js';
@@ -46,4 +50,19 @@ describe('the failure classes of a real CLI, read from its output', () => {
     // Claude Code's own retries would take minutes; stopped at its first retried 401 instead.
     expect(server.requests.filter((r) => r.url.startsWith('/v1/messages')).length).toBeLessThanOrEqual(3);
   });
+
+  const others: Array<{ cli: AgentCliName; start: typeof startAnthropicServer; root: string; model: string }> = [
+    { cli: 'codex', start: startResponsesServer, root: '/v1', model: 'gpt-5-codex' },
+    { cli: 'gemini', start: startGeminiServer, root: '', model: 'gemini-2.5-pro' },
+    { cli: 'opencode', start: startChatCompletionsServer, root: '/v1', model: 'my-model' },
+  ];
+  for (const { cli, start, root, model } of others) {
+    itWith('bwrap')(`reads ${cli}'s refused credentials as agent-auth-failed and opens the circuit`, { timeout: 600_000 }, async () => {
+      server = await start({ mode: 'auth' });
+      const run = await runCliWorld(cli, server, { baseUrl: `${server.origin}${root}`, model, timeoutSec: 900 });
+
+      expect(run.summary.stop).toMatchObject({ kind: 'circuit-open', reason: 'agent-auth-failed' });
+      expect(run.episodes.map((e) => e.reason)).toEqual(['agent-auth-failed']);
+    });
+  }
 });
