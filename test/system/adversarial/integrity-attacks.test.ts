@@ -141,6 +141,12 @@ describe('attacks on the integrity of a world', () => {
     itWith('bwrap')('keeps the hidden output out of the next prompt, the ledger and every object a workspace can read', async () => {
       const attempts = w.episodes.filter((e) => e.task === 'leak-holdout').sort((a, b) => a.attempt - b.attempt);
       expect(attempts.map((e) => e.reason)).toEqual(['holdout-failed', 'holdout-failed']);
+      // The hidden step's record keeps whether it passed and nothing the hidden run chose (its count carried the file's length).
+      for (const e of attempts)
+        expect(e.gate?.steps.find((st) => st.hidden)).toMatchObject({ exitCode: 1, durationMs: 0, tests: null, timedOut: false, oomKilled: false });
+      const honestHidden = w.episodeOf('honest').gate?.steps.find((st) => st.hidden);
+      expect(honestHidden).toMatchObject({ exitCode: 0, durationMs: 0, tests: null });
+      expect(w.episodeOf('honest').gate?.summary).toMatch(/holdout ok \(/);
       const second = await w.world.readFile(attempts[1]!.candidate!, 'src/leak-holdout.js');
       expect(second).toContain('attempt 2 saw 0');
       const everyObject = (await git(['cat-file', '--batch-all-objects', '--batch'], { cwd: w.world.path })).stdout;
