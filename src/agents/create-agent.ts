@@ -22,7 +22,7 @@ export async function createAgent(manifest: WorldManifest, world: WorldRepo, hea
 async function createConfiguredAgent(config: AgentConfig, manifest: WorldManifest, world: WorldRepo, head: string): Promise<Agent> {
   if (config.kind === 'command') return createCommandAgent(config);
   if (config.kind === 'openai') return createOpenAIAgent(config, manifest.verify.image);
-  if (config.kind === 'sim') return new SimAgent(config.sim!);
+  if (config.kind === 'sim') return new SimAgent(config.sim!, config.sim!.refusals);
   const path = config.script!;
   const text = await world.readFile(head, path);
   if (text === null) {

@@ -132,6 +132,26 @@ const simAgent = z
     w: z.number().min(0).max(1).default(0.05).describe('probability that an attempt writes a plausible wrong solution (a silent error)'),
     d: z.number().min(0).max(1).default(0.8).describe("probability that a wrong solution is of the kind the world's visible check catches"),
     seed: z.number().int().min(0).max(4294967295).default(1).describe('seed of the draws, an integer in [0, 2^32 - 1]'),
+    refusals: z
+      .array(
+        z
+          .object({
+            kind: z
+              .enum(['auth', 'usage-limit', 'overloaded'])
+              .describe("the failure class a real agent's CLI reports: refused credentials, a usage or rate limit, an overloaded model"),
+            resetSec: z
+              .number()
+              .int()
+              .min(0)
+              .optional()
+              .describe('for usage-limit: seconds until the limit resets, as the provider says (none: an unknown reset)'),
+          })
+          .strict(),
+      )
+      .default([])
+      .describe(
+        "refusals the model endpoint answers the agent's first episodes with, one per episode in order, before any draw: to exercise how a run meets each failure class",
+      ),
   })
   .strict();
 

@@ -13,7 +13,7 @@ import { isUnknownUsage, withCost, type ModelPrice } from '../usage/usage.js';
 import { OutputTail } from '../../sandbox/gate/output-tail.js';
 import type { AgentEndpoint } from '../../sandbox/egress/endpoints.js';
 import { probeEndpoints, watchEndpoints } from './endpoint-probe.js';
-import type { CliFailure } from './presets/cli-failure.js';
+import { authFailedError, episodeFailureOf, type AgentFailureClass as CliFailure } from '../failure-classes.js';
 import type { PresetLaunch, UsageReader } from './presets/preset.js';
 import { mkdir, writeFile } from 'node:fs/promises';
 
@@ -224,11 +224,7 @@ export class CommandAgent implements Agent {
     if (sandboxFailure) throw sandboxFailure;
     const reported = usage ? withCost(usage.usage(), this.options.price ?? null) : null;
     const found: CliFailure | null = aborted ? null : (failure ?? (timedOut || exitCode === 0 ? null : (usage?.failure?.() ?? null)));
-    if (found?.kind === 'auth') {
-      throw new GenesisError('agent-auth-failed', `the model endpoint refused the credentials of ${this.label}: ${found.message}`, {
-        hint: "check the API key variable the agent's CLI reads (agent.env, or its login in agent.homeFiles) and agent.baseUrl",
-      });
-    }
+    if (found?.kind === 'auth') throw authFailedError(this.label, found.message);
     return {
       exitCode,
       timedOut,
@@ -240,7 +236,7 @@ export class CommandAgent implements Agent {
       durationMs: Date.now() - started,
       ...(reported && !isUnknownUsage(reported) ? { usage: reported } : {}),
       ...(lastLines(errors.text()) ? { stderrTail: lastLines(errors.text()) } : {}),
-      ...(found ? { failure: failureOf(found) } : {}),
+      ...(found ? { failure: episodeFailureOf(found) } : {}),
     };
   }
 }
@@ -263,20 +259,6 @@ export function lastLines(text: string, count = 3, maxChars = 400): string {
   const joined = lines.slice(-count).join(' | ');
   return joined.length > maxChars ? `…${joined.slice(-maxChars)}` : joined;
 }
-
-/** A failure class as the episode records it: a usage limit holds the world until its reset, an overloaded model is tried again later; neither is charged. */
-function failureOf(failure: Exclude<CliFailure, { kind: 'auth' }>): NonNullable<AgentRunResult['failure']> {
-  if (failure.kind === 'overloaded') return { reason: 'agent-overloaded', message: `the model is overloaded: ${failure.message}` };
-  const until = failure.resetAt ?? Date.now() + DEFAULT_LIMIT_HOLD_MS;
-  return {
-    reason: 'agent-usage-limit',
-    message: `the model endpoint's usage or rate limit is reached (${failure.message}); ${failure.resetAt === null ? 'its reset time is unknown: the world holds until' : 'it resets at'} ${new Date(until).toISOString()}`,
-    holdUntil: until,
-  };
-}
-
-/** How long the world holds after a usage limit whose reset the CLI did not say. */
-const DEFAULT_LIMIT_HOLD_MS = 5 * 60_000;
 
 /** Writes a preset's files into the private HOME; whether there were any. */
 async function writeHomeFiles(home: string, files: Readonly<Record<string, string>>): Promise<boolean> {

@@ -3,6 +3,13 @@ import { dirname, join } from 'node:path';
 import type { Agent, AgentRunInput, AgentRunResult } from '../agent.js';
 import { formatSimNote, formatSimStep, parseSimAnswer, parseSimStepId, simStepPath } from './chain.js';
 import { drawSimAttempt, type SimRates } from './draw.js';
+import { authFailedError, episodeFailureOf } from '../failure-classes.js';
+
+/** A refusal the sim's endpoint answers an episode with (`sim.refusals`). */
+export interface SimRefusal {
+  kind: 'auth' | 'usage-limit' | 'overloaded';
+  resetSec?: number;
+}
 
 /**
  * The `sim` calibration agent: an agent whose error rates are known, so that what Genesis
@@ -14,12 +21,21 @@ import { drawSimAttempt, type SimRates } from './draw.js';
  *   check catches with probability d and of a kind it misses otherwise,
  * - else writes the right answer.
  * Whether the gate then rejects it is up to the world's check, which the agent never sees.
+ * Before any draw, its first episodes meet the refusals of `sim.refusals`, one each, as a real
+ * CLI reports them: refused credentials (agent-auth-failed), a usage limit with its reset, an
+ * overloaded model.
  */
 export class SimAgent implements Agent {
   readonly label: string;
 
-  constructor(private readonly rates: SimRates) {
+  private readonly refusals: SimRefusal[];
+
+  constructor(
+    private readonly rates: SimRates,
+    refusals: readonly SimRefusal[] = [],
+  ) {
     this.label = `sim:e=${rates.e},w=${rates.w},d=${rates.d},seed=${rates.seed}`;
+    this.refusals = [...refusals];
   }
 
   async run(input: AgentRunInput): Promise<AgentRunResult> {
@@ -34,6 +50,19 @@ export class SimAgent implements Agent {
     const step = parseSimStepId(input.taskId);
     if (step === null) return end(2, [`sim: task ${input.taskId} is not a sim-chain step (t01, t02, …); the sim agent works only in sim-chain worlds`]);
     if (input.signal?.aborted) return end(137, ['sim: stopped before it started']);
+    const refusal = this.refusals.shift();
+    if (refusal?.kind === 'auth') throw authFailedError(this.label, 'the endpoint answered 401 (simulated)');
+    if (refusal) {
+      const failure =
+        refusal.kind === 'overloaded'
+          ? episodeFailureOf({ kind: 'overloaded', message: 'the endpoint answered 529 (simulated)' })
+          : episodeFailureOf({
+              kind: 'usage-limit',
+              message: 'the endpoint answered 429 (simulated)',
+              resetAt: refusal.resetSec === undefined ? null : Date.now() + refusal.resetSec * 1000,
+            });
+      return { ...end(1, [`sim: ${input.taskId} attempt ${input.attempt}: ${failure.message}`]), failure };
+    }
 
     const draw = drawSimAttempt(this.rates, input.taskId, input.attempt);
     const head = `sim: ${input.taskId} attempt ${input.attempt}, draw u=${draw.u.toFixed(6)}`;

@@ -25,6 +25,8 @@ export interface SimWorldOptions {
   name?: string;
   /** verify.sandbox. @default 'auto' */
   sandbox?: 'auto' | 'docker' | 'bwrap' | 'none';
+  /** agent.sim.refusals: failure classes the first episodes meet. @default [] */
+  refusals?: Array<{ kind: 'auth' | 'usage-limit' | 'overloaded'; resetSec?: number }>;
 }
 
 /** The defaults of {@link SimWorldOptions}: what worlds/sim-chain holds. */
@@ -38,6 +40,7 @@ export const SIM_WORLD_DEFAULTS: Required<SimWorldOptions> = {
   attempts: 3,
   name: 'sim-chain',
   sandbox: 'auto',
+  refusals: [],
 };
 
 /**
@@ -80,7 +83,7 @@ export function renderSimWorld(options: SimWorldOptions = {}): Map<string, strin
     'protected: ["world.yaml", "checks/**"]',
     'agent:',
     '  kind: sim',
-    `  sim: { e: ${o.e}, w: ${o.w}, d: ${o.d}, seed: ${o.seed} }`,
+    `  sim: { e: ${o.e}, w: ${o.w}, d: ${o.d}, seed: ${o.seed}${o.refusals.length > 0 ? `, refusals: ${JSON.stringify(o.refusals)}` : ''} }`,
     '  timeoutSec: 30',
     '# Attempts are independent draws, as the model assumes: a failure that repeats its signature',
     '# (the same crash, the same failing check) is chance here, not determinism, so it must not block.',

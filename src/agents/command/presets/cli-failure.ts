@@ -1,12 +1,7 @@
-/**
- * A cause a harness must act on, read from a CLI's structured output rather than guessed from its
- * exit code: the credentials were refused (nothing will work until a person fixes them), a usage
- * or rate limit holds until a known time, or the model is overloaded (worth another try later).
- */
-export type CliFailure =
-  | { kind: 'auth'; message: string }
-  | { kind: 'usage-limit'; message: string /** When the limit resets (ms since the epoch), when the CLI said. */; resetAt: number | null }
-  | { kind: 'overloaded'; message: string };
+import type { AgentFailureClass } from '../../failure-classes.js';
+
+/** What a CLI's output says went wrong, classified (see AgentFailureClass). */
+export type CliFailure = AgentFailureClass;
 
 /** HTTP statuses and error names vendors answer with, classified; null for anything else. */
 export function classifyApiError(status: number | null, text: string, now = Date.now()): CliFailure | null {

@@ -6,6 +6,7 @@ import { replaySimRun } from '../../../../src/agents/sim/replay.js';
 import { runEmbedded } from '../../../../src/compose/embedded-run.js';
 import { initWorld } from '../../../../src/operations/init-world.js';
 import { GitLedger } from '../../../../src/ledger/git-ledger.js';
+import { ledgerOf } from '../../../../src/ledger/git-ledger.js';
 import { itWith } from '../../../helpers/services.js';
 import { tempDir } from '../../../helpers/temp-dir.js';
 import { bwrapSandbox, runSimFixture } from './sim-fixture.js';
@@ -19,6 +20,39 @@ async function episodes(path: string) {
 }
 
 describe('a sim-chain world under the real orchestrator', () => {
+  itWith('bwrap')(
+    'holds the world through a usage limit and retries an overloaded model, uncharged, then lands the step',
+    async () => {
+      const { world, summary } = await runSimFixture({
+        steps: 1,
+        e: 0,
+        w: 0,
+        f: 0,
+        attempts: 1,
+        refusals: [{ kind: 'usage-limit', resetSec: 2 }, { kind: 'overloaded' }],
+      });
+      expect(summary).toMatchObject({ stop: { kind: 'done' }, accepted: 1, abandoned: 2, failed: 0 });
+      const episodes = await ledgerOf(world).readAll();
+      expect(episodes.map((e) => [e.outcome, e.reason, e.attempt])).toEqual([
+        ['abandoned', 'agent-usage-limit', 1],
+        ['abandoned', 'agent-overloaded', 1],
+        ['accepted', null, 1],
+      ]);
+      // The second episode started only after the limit's reset.
+      expect(Date.parse(episodes[1]!.startedAt) - Date.parse(episodes[0]!.endedAt!)).toBeGreaterThanOrEqual(1000);
+    },
+    SLOW,
+  );
+
+  itWith('bwrap')(
+    'stops at refused credentials with agent-auth-failed, the circuit open',
+    async () => {
+      const { summary } = await runSimFixture({ steps: 2, e: 0, w: 0, f: 0, refusals: [{ kind: 'auth' }] });
+      expect(summary).toMatchObject({ stop: { kind: 'circuit-open', reason: 'agent-auth-failed' }, accepted: 0 });
+    },
+    SLOW,
+  );
+
   itWith('bwrap')(
     'is done in one episode per step when the agent never errs, and the hidden check passes',
     async () => {
