@@ -37,7 +37,7 @@ describe('world.yaml with agent kind sim', () => {
   const manifest = (agent: string) => `name: x\ngoal: { outcome: o }\nverify: { test: "true" }\nagent: ${agent}\n`;
 
   it('fills in the defaults of agent.sim', () => {
-    expect(readManifest(manifest('{ kind: sim, sim: {} }')).agent.sim).toEqual({ e: 0.1, w: 0.05, d: 0.8, seed: 1 });
+    expect(readManifest(manifest('{ kind: sim, sim: {} }')).agent.sim).toEqual({ e: 0.1, w: 0.05, d: 0.8, seed: 1, refusals: [] });
   });
 
   it('requires agent.sim when the kind is sim', () => {
