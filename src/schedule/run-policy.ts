@@ -1,8 +1,10 @@
+import type { EpisodeResult } from '../episode/episode-job.js';
 import { backoffDelay, backoffPolicy } from '../retry/backoff-policy.js';
-import { reasonTraits } from '../errors/rejection-reasons.js';
+import { reasonTraits, type EpisodeReason } from '../errors/rejection-reasons.js';
 import type { EpisodeRecord } from '../ledger/episode-record.js';
 import type { EpisodeSummary } from '../ledger/summary.js';
-import { episodesOf, policyLedgerOf, withRecord, type PolicyLedger } from './policy-ledger.js';
+import { forgedResultProblem } from './forged-result.js';
+import { episodesOf, episodesOfTask, policyLedgerOf, withRecord, type PolicyLedger } from './policy-ledger.js';
 import type { TaskSpec, WorldManifest } from '../manifest/schema.js';
 import { budgetStop, idleStop, pickReadyTasks, type StopReason } from './scheduler.js';
 import type { RetryFacts } from './task-retry-status.js';
@@ -36,6 +38,8 @@ export interface PolicyState {
   readonly hold: WorldHold | null;
   readonly retries: readonly RetryFacts[];
   readonly stop: StopReason | null;
+  /** The run ended with this reason (the `finish` command was given): the loop stops, and no change takes a place in the integration queue any more. */
+  readonly finished: StopReason | null;
   /** The episodes were told to stop (a hard budget, an interrupt): nothing more starts. */
   readonly closing: boolean;
   readonly now: number;
@@ -67,6 +71,8 @@ export interface PolicyConfig {
   cooldownMs: number;
   /** When the goal's evidence passes, run on anyway (the tasks still pending are wanted). */
   pastEvidence: boolean;
+  /** The world's gate is a ratchet (`verify.mode`): an episode's score goes into the trailer of what lands, known only after its own gate, so no change takes a place in the integration queue before it. */
+  ratchet: boolean;
 }
 
 export type PolicyEvent =
@@ -81,26 +87,50 @@ export type PolicyEvent =
    * and it lets go within its lease's ttl. Not the task's failure: it waits, uncharged, with backoff.
    */
   | { type: 'starts-done'; now: number; refused?: readonly string[] }
+  /**
+   * A worker's result. `record`: what the ledger holds for the episode when the result claims its
+   * gate passed (the loop reads it; only the ledger the worker wrote is proof of a pass).
+   */
+  | { type: 'result'; result: EpisodeResult; record: EpisodeRecord | null }
   /** The episode's own gate passed: its change joined the integration queue. */
   | { type: 'passed'; id: string }
   /** An episode ended for good (failed, rejected, abandoned, or landed), with its final record. */
   | { type: 'finished'; record: EpisodeRecord; fatal?: { reason: string; message: string } | null; hold?: WorldHold | null; now: number }
-  /** A change landed: the task is done and the manifest at the new head may list new tasks. */
-  | { type: 'landed'; task: string; tasks: readonly TaskSpec[] }
+  /** A change landed: the task is done and the manifest at the new head may list new tasks (and name another gate mode). */
+  | { type: 'landed'; task: string; tasks: readonly TaskSpec[]; ratchet?: boolean }
   | { type: 'evidence'; passed: boolean; command: string }
   /** A change left the integration queue without a verdict (the run stops); its record stays open for the next run. */
   | { type: 'withdrawn'; id: string }
   | { type: 'aborted' };
 
 export type PolicyCommand =
-  /** Start episodes for these tasks, in order, until `limit` of them started (a lease may refuse one). */
-  | { type: 'start'; tasks: Array<{ task: TaskSpec; attempt: number }>; limit: number }
+  /**
+   * Start episodes for these tasks, in order, until `limit` of them started (a lease may refuse one).
+   * `earlier`: the task's earlier attempts the prompt reflects on, oldest first.
+   */
+  | { type: 'start'; tasks: Array<{ task: TaskSpec; attempt: number; earlier: string[] }>; limit: number }
+  /** Take every change out of the integration queue without a verdict (each is then `withdrawn`): their passing records stay open for the next run. */
+  | { type: 'withdraw-changes' }
   /** Stop the running episodes (their work is quarantined) and the integration stage's verifications. */
   | { type: 'stop-episodes' }
+  /** A result of an episode this run does not run (delivered twice, or already integrating): acknowledge it, and close its record again if a duplicate run reopened it. */
+  | { type: 'drop-result'; id: string }
+  /** A pass the ledger confirms: the change joins the integration queue (at the place it reserved, if any) and its result is acknowledged. */
+  | { type: 'integrate'; change: { id: string; task: string; candidate: string; base: string; source?: string } }
+  /** A pass the ledger does not confirm (a forged result): the episode's record (`record`, as the ledger holds it) is closed with `closing`; nothing of it lands. */
+  | { type: 'refuse-result'; id: string; record: EpisodeRecord | null; closing: Closing }
+  /**
+   * A result that did not pass: the episode's record is closed as it says. `fatal`: no other episode
+   * can cure it (the circuit opens); `hold`: the provider's usage limit it met holds the world.
+   */
+  | { type: 'close-episode'; result: EpisodeResult; fatal: { reason: string; message: string } | null; hold: WorldHold | null }
   /** Run the goal's evidence command on the new head and report it. */
   | { type: 'check-evidence' }
   /** Nothing is running or integrating and the run has its stop reason: end. */
   | { type: 'finish'; reason: StopReason };
+
+/** What closing a record sets on it, besides its status and end time. */
+export type Closing = Pick<EpisodeRecord, 'outcome' | 'reason' | 'message' | 'signature'>;
 
 export interface Decision {
   state: PolicyState;
@@ -110,7 +140,7 @@ export interface Decision {
 const NO_TALLY: Tally = { accepted: 0, rejected: 0, failed: 0, abandoned: 0, episodes: 0 };
 
 export function initialPolicyState(input: {
-  config: Omit<PolicyConfig, 'cooldownMs' | 'pastEvidence'> & Partial<Pick<PolicyConfig, 'cooldownMs' | 'pastEvidence'>>;
+  config: Omit<PolicyConfig, 'cooldownMs' | 'pastEvidence' | 'ratchet'> & Partial<Pick<PolicyConfig, 'cooldownMs' | 'pastEvidence' | 'ratchet'>>;
   tasks: readonly TaskSpec[];
   done: ReadonlySet<string>;
   /** Every episode of the world (summaries suffice: see ledger-summary.ts). */
@@ -122,7 +152,7 @@ export function initialPolicyState(input: {
   now: number;
 }): PolicyState {
   return {
-    config: { cooldownMs: 2_000, pastEvidence: false, ...input.config },
+    config: { cooldownMs: 2_000, pastEvidence: false, ratchet: false, ...input.config },
     tasks: input.tasks,
     done: input.done,
     ledger: policyLedgerOf(input.records),
@@ -134,6 +164,7 @@ export function initialPolicyState(input: {
     hold: null,
     retries: input.retries ?? [],
     stop: null,
+    finished: null,
     closing: false,
     now: input.now,
     tally: NO_TALLY,
@@ -152,6 +183,8 @@ export function decide(state: PolicyState, event: PolicyEvent): Decision {
     }
     case 'starts-done':
       return afterStarts({ ...state, now: event.now }, event.refused ?? []);
+    case 'result':
+      return judgeResult(state, event.result, event.record);
     case 'passed': {
       const task = state.running.get(event.id);
       if (task === undefined) return { state, commands: [] };
@@ -164,7 +197,8 @@ export function decide(state: PolicyState, event: PolicyEvent): Decision {
     case 'landed': {
       const done = new Set(state.done).add(event.task);
       const commands: PolicyCommand[] = state.stop ? [] : [{ type: 'check-evidence' }];
-      return { state: { ...state, done, tasks: event.tasks }, commands };
+      const config = event.ratchet === undefined ? state.config : { ...state.config, ratchet: event.ratchet };
+      return { state: { ...state, config, done, tasks: event.tasks }, commands };
     }
     case 'evidence':
       if (!event.passed || state.stop || state.config.pastEvidence) return settle(state);
@@ -175,9 +209,52 @@ export function decide(state: PolicyState, event: PolicyEvent): Decision {
       return settle({ ...state, integrating });
     }
     case 'aborted':
-      if (state.stop) return settle(state);
-      return settle({ ...state, stop: { kind: 'interrupted' }, closing: true }, [{ type: 'stop-episodes' }]);
+      return interrupted(state);
   }
+}
+
+/**
+ * An interrupt stops the run: the changes waiting for integration are withdrawn (their passing
+ * records stay open, and the next run takes them up again) and the episodes are told to stop. In
+ * process the run ends once they have; episodes on workers elsewhere keep running, and the run ends
+ * at once: the next run takes them back. A run that already had its stop reason keeps it.
+ */
+function interrupted(state: PolicyState): Decision {
+  const decision = state.stop
+    ? settle(state)
+    : settle({ ...state, stop: { kind: 'interrupted' }, closing: true }, [{ type: 'withdraw-changes' }, { type: 'stop-episodes' }]);
+  if (!state.config.distributed || decision.state.finished) return decision;
+  const reason: StopReason = { kind: 'interrupted' };
+  return { state: { ...decision.state, finished: reason }, commands: [...decision.commands, { type: 'finish', reason }] };
+}
+
+/**
+ * What a worker's result comes to. A result claiming `passed` counts only when the ledger agrees
+ * (see forgedResultProblem); a forged one closes its episode as rejected and nothing lands.
+ */
+function judgeResult(state: PolicyState, result: EpisodeResult, record: EpisodeRecord | null): Decision {
+  const id = result.episodeId;
+  if (!state.running.has(id)) return { state, commands: [{ type: 'drop-result', id }] };
+  if (result.verdict !== 'passed') {
+    const fatal = result.fatal ? { reason: result.reason ?? ('worker-error' satisfies EpisodeReason), message: result.message ?? '' } : null;
+    const hold = result.holdUntil === undefined ? null : { untilMs: result.holdUntil, message: result.message ?? '' };
+    return { state, commands: [{ type: 'close-episode', result, fatal, hold }] };
+  }
+  const forged = forgedResultProblem(record, result);
+  if (forged) {
+    const message = `a result claimed the gate passed, but the ledger does not agree: ${forged}`;
+    const closing: Closing = { outcome: 'rejected', reason: 'unverified-result', message, signature: 'unverified-result' };
+    return { state, commands: [{ type: 'refuse-result', id, record, closing }] };
+  }
+  const change = {
+    id,
+    task: result.task,
+    candidate: result.candidate!,
+    base: result.gatedOn ?? result.base,
+    ...(result.source ? { source: result.source } : {}),
+  };
+  const passed = decide(state, { type: 'passed', id });
+  return { state: passed.state, commands: [...passed.commands, { type: 'integrate', change }] };
 }
 
 /**
@@ -232,7 +309,7 @@ function plan(state: PolicyState): Decision {
   if (limit <= 0) return settle(state);
   const ready = pickReadyTasks(state.tasks, statuses, Infinity, (t) => (state.cooldown.get(t.id) ?? 0) <= state.now);
   if (ready.length === 0) return afterStarts(state);
-  const tasks = ready.map((task) => ({ task, attempt: (statuses.get(task.id)?.failures ?? 0) + 1 }));
+  const tasks = ready.map((task) => ({ task, attempt: (statuses.get(task.id)?.failures ?? 0) + 1, earlier: earlierAttempts(state, task.id) }));
   return { state, commands: [{ type: 'start', tasks, limit }] };
 }
 
@@ -298,9 +375,21 @@ function outageCooldownMs(config: PolicyConfig, streak: number): number {
   return backoffDelay(policy, streak, 0) ?? policy.maxMs;
 }
 
+/**
+ * The earlier attempts a new episode's prompt reflects on: the task's last ten that ended without
+ * landing, oldest first. The worker reads just these, not the whole ledger.
+ */
+function earlierAttempts(state: PolicyState, task: string): string[] {
+  return episodesOfTask(state.ledger, task)
+    .filter((r) => r.status === 'final' && r.outcome !== 'accepted')
+    .map((r) => r.id)
+    .slice(-10);
+}
+
 /** With a stop reason and nothing left running or integrating, the run ends. */
 function settle(state: PolicyState, commands: PolicyCommand[] = []): Decision {
-  if (state.stop && state.running.size === 0 && state.integrating.size === 0) return { state, commands: [...commands, { type: 'finish', reason: state.stop }] };
+  if (state.stop && state.running.size === 0 && state.integrating.size === 0)
+    return { state: { ...state, finished: state.stop }, commands: [...commands, { type: 'finish', reason: state.stop }] };
   return { state, commands };
 }
 

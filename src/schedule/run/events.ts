@@ -1,4 +1,4 @@
-import type { EpisodeOutcome } from '../../ledger/episode-record.js';
+import type { EpisodeOutcome, EpisodeRecord } from '../../ledger/episode-record.js';
 import type { StopReason } from '../scheduler.js';
 
 /** What `genesis run` reports while it works; the CLI turns these into lines or JSON. */
@@ -41,4 +41,19 @@ export interface RunSummary {
   abandoned: number;
   durationMs: number;
   evidence: { command: string; passed: boolean } | null;
+}
+
+/** The report of an episode's end, from its final record. */
+export function episodeEndEvent(final: EpisodeRecord): RunEvent {
+  return {
+    type: 'episode-end',
+    id: final.id,
+    task: final.task,
+    attempt: final.attempt,
+    outcome: final.outcome!,
+    reason: final.reason,
+    message: final.message,
+    commit: final.commit,
+    durationMs: Date.parse(final.endedAt!) - Date.parse(final.startedAt),
+  };
 }

@@ -230,7 +230,7 @@ describe('the run policy', () => {
   it('stops interrupted and tells the episodes to stop, finishing once they have', () => {
     const h = new Harness(policy([task('a')]));
     h.feed({ type: 'tick', now: T0 });
-    expect(h.feed({ type: 'aborted' })).toEqual([{ type: 'stop-episodes' }]);
+    expect(h.feed({ type: 'aborted' })).toEqual([{ type: 'withdraw-changes' }, { type: 'stop-episodes' }]);
     h.feed({ type: 'tick', now: T0 + 1 });
     expect(h.running()).toEqual(['a']);
     h.feed({ type: 'finished', record: final(h.recordOf('a'), 'abandoned', 'aborted'), now: T0 + 2 });

@@ -1,0 +1,65 @@
+import type { EpisodeResult } from '../../episode/episode-job.js';
+import { GenesisError } from '../../errors/genesis-error.js';
+import type { EpisodeRecord } from '../../ledger/episode-record.js';
+import type { EpisodeSummary } from '../../ledger/summary.js';
+import type { Closing, PolicyCommand } from '../run-policy.js';
+import type { Run } from './state.js';
+
+/**
+ * What the loop does with an episode's result once the policy has judged it: the change joins the
+ * integration queue, or the episode's record is closed (as the result says, or refused as forged),
+ * or the result is dropped. The policy decides which; these only reach the ports.
+ */
+export async function integrateChange(run: Run, change: Extract<PolicyCommand, { type: 'integrate' }>['change']): Promise<void> {
+  run.jobs.delete(change.id);
+  // Its place in the integration queue, taken when its agent finished (see ReserveTip).
+  if (run.stage.holds(change.id)) await run.stage.gated(change, change.candidate);
+  else await run.stage.join(change);
+  await run.queue.acknowledge(change.id);
+}
+
+/** Closes the record of an episode whose result claimed a pass the ledger does not hold; its place in the queue is given up. */
+export async function refuseResult(run: Run, id: string, record: EpisodeRecord | null, closing: Closing): Promise<EpisodeRecord> {
+  run.jobs.delete(id);
+  if (run.stage.holds(id)) await run.stage.withdraw(id);
+  const refused: EpisodeRecord = { ...(record ?? run.records.get(id)!), status: 'final', ...closing, endedAt: new Date().toISOString() };
+  await run.ledger.write(refused);
+  return refused;
+}
+
+/**
+ * Closes the record of an episode that ends without joining the integration queue (its agent
+ * failed, its gate rejected it, it was stopped). Safe to call twice: a final record is returned as it is.
+ */
+export async function closeEpisode(run: Run, result: EpisodeResult): Promise<EpisodeRecord> {
+  run.jobs.delete(result.episodeId);
+  if (run.stage.holds(result.episodeId)) await run.stage.withdraw(result.episodeId);
+  const record = (await run.ledger.read(result.episodeId)) ?? run.records.get(result.episodeId);
+  if (!record) throw new GenesisError('episode-unknown', `episode ${result.episodeId} has no ledger record`, { hint: 'episodes are created by genesis run' });
+  if (record.status === 'final') return record;
+  const final: EpisodeRecord = {
+    ...record,
+    status: 'final',
+    outcome: result.verdict === 'passed' ? 'rejected' : result.verdict,
+    reason: result.reason,
+    message: result.message,
+    signature: result.signature,
+    endedAt: new Date().toISOString(),
+  };
+  await run.ledger.write(final);
+  return final;
+}
+
+/** A result delivered twice, or of an episode already integrating. A duplicate run may have reopened a closed record: closed again. */
+export async function dropResult(run: Run, id: string): Promise<void> {
+  const known = run.records.get(id) ?? run.summaries.get(id);
+  const now = known?.status === 'final' ? await run.ledger.read(id) : null;
+  // A record closed before this run is known by its summary: the reopened record, closed again as the summary says.
+  if (known && now && now.status !== 'final') await run.ledger.write(run.records.get(id) ?? { ...now, ...closingOf(known) });
+  await run.queue.acknowledge(id);
+}
+
+/** What closing an episode sets on its record (a summary holds all of it). */
+function closingOf(s: EpisodeSummary): Partial<EpisodeRecord> {
+  return { status: s.status, outcome: s.outcome, reason: s.reason, message: s.message, signature: s.signature, endedAt: s.endedAt, commit: s.commit };
+}

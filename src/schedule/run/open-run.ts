@@ -1,0 +1,133 @@
+import { hostname } from 'node:os';
+import type { ReserveTip } from '../../episode/gate-on-tip.js';
+import { runEpisode } from '../../episode/run-episode.js';
+import { IntegrationStage } from '../../integrate/integration-stage.js';
+import { Lander } from '../../integrate/lander.js';
+import { writeQueueSnapshot } from '../../integrate/queue-snapshot.js';
+import type { VerificationJob } from '../../integrate/verification/job.js';
+import { runVerification } from '../../integrate/verification/run-verification.js';
+import type { EpisodeRecord } from '../../ledger/episode-record.js';
+import { ledgerOf } from '../../ledger/git-ledger.js';
+import { liftedBudgets, readBudgetLifts } from '../../ledger/budget-lifts.js';
+import type { WorldManifest } from '../../manifest/schema.js';
+import { secretEnvNames } from '../../ledger/secret-env.js';
+import { Inbox } from './inbox.js';
+import { initialPolicyState } from '../run-policy.js';
+import { reservesTips } from '../tip-reservation.js';
+import type { Run, RunOptions, Wake } from './state.js';
+
+/**
+ * Opens a run: the manifest and head it starts from, the sandbox checked, the agent made, the
+ * ledger read (summaries of every episode, the open records in full), and the stages wired to this
+ * run: the episode queue (agent and own gate on a worker), the verification queue, the lander and
+ * the integration stage. Nothing is recovered yet: the policy knows no episode until recoverRun.
+ */
+export async function openRun(options: RunOptions): Promise<Run> {
+  const { world } = options;
+  const startedAt = Date.now();
+  const emit = options.onEvent ?? (() => undefined);
+  const manifest = await world.manifestAt('HEAD');
+  const startHead = await world.head(manifest.branch);
+  const { sandbox, leases } = options.ports;
+  await sandbox.check();
+  const agent = await options.ports.agent(manifest, startHead);
+  const ledger = ledgerOf(world, { secretEnv: secretEnvNames(manifest.agent) });
+  // The run holds the world alone: what the journal keeps of a run before it is that run's leftovers.
+  await ledger.tidyJournal();
+  const journaled = await ledger.journaled();
+  // Summaries of every episode, through the index (ledger-summary.ts): a run's start no longer reads every record of the history.
+  const summaries = new Map((await ledger.readSummaries()).map((r) => [r.id, r]));
+  const records = new Map<string, EpisodeRecord>();
+  for (const s of summaries.values()) {
+    const full = s.status === 'final' ? null : await ledger.read(s.id);
+    if (full) records.set(full.id, full);
+  }
+  const worker = `${hostname()}:${process.pid}`;
+  const { distributed } = options;
+  const queue = options.ports.episodes(
+    (job, signal) =>
+      runEpisode(job, {
+        world,
+        ledger,
+        sandbox,
+        agent,
+        worker,
+        signal,
+        reserveTip: (change) => reserveTip(run, change),
+        onPhase: (j, phase) => emit({ type: 'episode-phase', id: j.episodeId, task: j.task, phase }),
+        onWait: (j, what) => emit({ type: 'wait', id: j.episodeId, task: j.task, what }),
+        hold: distributed === undefined,
+      }),
+    manifest.parallelism,
+  );
+  const slots = manifest.integration?.slots ?? manifest.parallelism;
+  const onVerificationWait = (j: VerificationJob, what: string | null) => emit({ type: 'wait', id: j.verificationId, task: j.task, what });
+  const verifications = options.ports.verifications((job) => runVerification(job, { world, sandbox, worker, onWait: onVerificationWait }), slots);
+  const lander = new Lander(world, ledger, manifest.branch, startHead);
+  const inbox = new Inbox<Wake>();
+  const stage = new IntegrationStage({
+    world,
+    ledger,
+    lander,
+    verifications,
+    slots,
+    head: startHead,
+    worldName: manifest.name,
+    onOutcome: async (outcome) => inbox.push({ kind: 'integrated', outcome }),
+    onChange: (entries) => {
+      emit({ type: 'integration', entries });
+      // One write at a time, in order: the file always holds the latest state.
+      run.snapshots = run.snapshots.then(() => writeQueueSnapshot(world.scratchDir, lander.head, entries)).catch(() => undefined);
+    },
+  });
+  const config = {
+    parallelism: manifest.parallelism,
+    maxAttempts: manifest.retry.maxAttempts,
+    blockOnRepeat: manifest.retry.blockOnRepeat,
+    budgets: runBudgets(liftedBudgets(manifest.goal.stop, await readBudgetLifts(world.path)), summaries.size, options.maxEpisodes),
+    distributed: distributed !== undefined,
+    pastEvidence: options.pastEvidence ?? false,
+    ratchet: manifest.verify.mode === 'ratchet',
+  };
+  const run: Run = {
+    world,
+    emit,
+    startedAt,
+    distributed,
+    manifest,
+    startHead,
+    sandbox,
+    leases,
+    agent,
+    ledger,
+    worker,
+    journaled,
+    summaries,
+    records,
+    queue,
+    verifications,
+    lander,
+    stage,
+    inbox,
+    snapshots: Promise.resolve(),
+    recovered: { integrating: [], running: [], closed: 0 },
+    jobs: new Map(),
+    policy: initialPolicyState({ config, tasks: manifest.tasks, done: new Set(), records: [], now: Date.now() }),
+    evidence: null,
+    reconciledAt: Date.now(),
+    episodesStopped: false,
+  };
+  return run;
+}
+
+/** Takes a change's place in the integration queue for its gate, when the policy gives places (see reservesTips). */
+export function reserveTip(run: Run, change: Parameters<ReserveTip>[0]): ReturnType<ReserveTip> {
+  if (!reservesTips(run.policy)) return Promise.resolve(null);
+  return run.stage.reserve({ id: change.episodeId, task: change.task, candidate: change.candidate, base: change.base });
+}
+
+/** The budgets in force (the manifest's, as lifted), with a run's own episode limit counted on top of the records already in the ledger. */
+function runBudgets(budgets: WorldManifest['goal']['stop'], recorded: number, maxEpisodes: number | undefined): WorldManifest['goal']['stop'] {
+  if (maxEpisodes === undefined) return budgets;
+  return { ...budgets, maxEpisodes: Math.min(budgets.maxEpisodes ?? Infinity, recorded + maxEpisodes) };
+}

@@ -1,0 +1,21 @@
+import type { Run } from './state.js';
+
+/**
+ * Keeps a distributed run's shared queue and leases in step, by the clock: every lease the
+ * scheduler holds (episodes and changes in integration) renewed, every job submitted.
+ */
+export async function reconcileIfDue(run: Run): Promise<void> {
+  const every = run.distributed?.reconcileMs ?? 5_000;
+  // By the clock, not only when the inbox is quiet: a steady stream of results must not starve lease renewals.
+  if (!run.distributed || Date.now() - run.reconciledAt < every) return;
+  const { policy, leases } = run;
+  for (const [id, task] of [...policy.running, ...policy.integrating]) {
+    // Lost (a Redis restart dropped it): taken again, so no new episode takes these paths meanwhile.
+    const paths = policy.tasks.find((t) => t.id === task)?.paths;
+    if (!(await leases.renew(id)) && paths) await leases.tryAcquire(id, paths);
+  }
+  for (const [id, job] of run.jobs) if (run.policy.running.has(id)) await run.queue.ensureSubmitted(job);
+  // A verification job Redis lost would leave its change waiting in the integration queue for ever.
+  await run.verifications.ensureSubmitted();
+  run.reconciledAt = Date.now();
+}

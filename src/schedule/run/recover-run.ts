@@ -1,0 +1,56 @@
+import { removeClosedEpisodeDirs, removeStaleWorkspaces } from '../../episode/workspace.js';
+import { readDoneTasks } from '../../world/history/accepted-history.js';
+import { readTaskRetries } from '../../world/task-retries.js';
+import { initialPolicyState } from '../run-policy.js';
+import { recoverOpenRecords, releaseLeftoverLeases } from './recovery.js';
+import type { Run } from './state.js';
+
+/**
+ * Takes over what the run before this one left (see recoverOpenRecords): records closed or taken
+ * back, the leftover leases and workspaces gone, and the policy's first state, which knows every
+ * episode of the world and those this run takes over.
+ */
+export async function recoverRun(run: Run): Promise<void> {
+  const { world, ledger, manifest, records, summaries } = run;
+  const distributed = run.distributed !== undefined;
+  const recovered = await recoverOpenRecords({ world, ledger, branch: manifest.branch, records, distributed, journaled: run.journaled });
+  for (const r of records.values()) summaries.set(r.id, r);
+  if (!distributed) await removeStaleWorkspaces(world);
+  else await removeClosedEpisodeDirs(world, (id) => summaries.get(id)?.status === 'final');
+  // A killed scheduler's leases outlive it (in Redis, until their ttl): all but those of the episodes taken over go at once.
+  await releaseLeftoverLeases(run.leases, recovered);
+  for (const r of recovered.running) run.jobs.set(r.id, { episodeId: r.id, world: manifest.name, task: r.task, attempt: r.attempt, base: r.base });
+  const done = await readDoneTasks(world.path, manifest.branch);
+  run.recovered = recovered;
+  run.policy = initialPolicyState({
+    config: run.policy.config,
+    tasks: manifest.tasks,
+    done,
+    records: summaries.values(),
+    now: Date.now(),
+    running: new Map(recovered.running.map((r) => [r.id, r.task])),
+    integrating: new Map(recovered.integrating.map((r) => [r.id, r.task])),
+    retries: await readTaskRetries(world.path),
+  });
+  run.emit({
+    type: 'start',
+    world: world.path,
+    head: run.startHead,
+    sandbox: run.sandbox.kind,
+    agent: run.agent.label,
+    tasks: manifest.tasks.length,
+    done: done.size,
+    recovered: recovered.closed + recovered.running.length + recovered.integrating.length,
+    parallelism: manifest.parallelism,
+  });
+  run.reconciledAt = Date.now();
+}
+
+/** Changes that passed their own gate before the last run stopped join the integration queue again. */
+export async function rejoinIntegration(run: Run): Promise<void> {
+  for (const r of run.recovered.integrating) {
+    // Its change exists and the policy counts it as integrating: it joins even if its paths are taken.
+    await run.leases.tryAcquire(r.id, run.manifest.tasks.find((t) => t.id === r.task)?.paths ?? []);
+    await run.stage.join({ id: r.id, task: r.task, candidate: r.candidate!, base: r.gatedOn ?? r.base, ...(r.source ? { source: r.source } : {}) });
+  }
+}

@@ -1,0 +1,93 @@
+import type { IntegrationOutcome } from '../../integrate/integration-stage.js';
+import { readTaskRetries } from '../../world/task-retries.js';
+import { episodeEndEvent } from './events.js';
+import { nextWake } from '../run-policy.js';
+import { answersTipRequest } from '../tip-reservation.js';
+import { apply, checkEvidenceOn } from './carry-out-commands.js';
+import { reserveTip } from './open-run.js';
+import { reconcileIfDue } from './reconcile.js';
+import { rejoinIntegration } from './recover-run.js';
+import type { Run, Wake } from './state.js';
+
+/**
+ * Connects the run to what wakes it: results of both stages (pumped into the inbox until the run
+ * finishes), an interrupt, and the workers' tip requests. Returns what disconnects the interrupt.
+ */
+export function listenForWakes(run: Run, signal: AbortSignal | undefined): () => void {
+  void pump(run, async () => ({ kind: 'episode', result: await run.queue.nextResult() }));
+  void pump(run, async () => ({ kind: 'verification', result: await run.verifications.nextResult() }));
+  const onAbort = () => run.inbox.push({ kind: 'aborted' });
+  if (signal?.aborted) onAbort();
+  signal?.addEventListener('abort', onAbort, { once: true });
+  // Workers ask for places only for an episode this run is running, from the base it was given.
+  run.distributed?.tips?.serve((c) => (answersTipRequest(run.policy, c, run.jobs.get(c.episodeId)) ? reserveTip(run, c) : Promise.resolve(null)));
+  return () => signal?.removeEventListener('abort', onAbort);
+}
+
+/**
+ * The run loop: the evidence at the start and the changes recovered for integration, then turn
+ * after turn until the policy has finished: wait for one wake, let the policy decide on it (through
+ * apply, which carries out its commands against the ports), and tick.
+ */
+export async function runLoop(run: Run): Promise<void> {
+  await guardBranch(run);
+  await checkEvidenceOn(run, run.startHead);
+  await rejoinIntegration(run);
+  if (!run.policy.finished) await tick(run);
+  while (!run.policy.finished) {
+    const { done, tasks, running, tally } = run.policy;
+    const { accepted, rejected, failed } = tally;
+    run.emit({ type: 'progress', done: done.size, tasks: tasks.length, running: [...running.values()], accepted, rejected, failed });
+    const wake = nextWake(run.policy);
+    const waitMs = Math.min(wake === null ? Infinity : Math.max(0, wake - Date.now()), run.distributed ? (run.distributed.reconcileMs ?? 5_000) : Infinity);
+    const next = await run.inbox.next(Number.isFinite(waitMs) ? waitMs : null);
+    await guardBranch(run);
+    await takeWake(run, next);
+    await reconcileIfDue(run);
+    if (!run.policy.finished) await tick(run);
+  }
+}
+
+/** The accepted branch moved by something other than the lander is put back (and its commit quarantined). */
+export async function guardBranch(run: Run): Promise<void> {
+  const moved = await run.lander.guard();
+  if (moved) run.emit({ type: 'foreign-move', commit: moved.foreign, quarantine: moved.quarantine });
+}
+
+async function takeWake(run: Run, wake: Wake): Promise<void> {
+  switch (wake.kind) {
+    case 'episode': {
+      // A claimed pass is judged against the ledger the worker wrote (see forgedResultProblem).
+      const record = wake.result.verdict === 'passed' ? await run.ledger.read(wake.result.episodeId) : null;
+      return apply(run, { type: 'result', result: wake.result, record });
+    }
+    case 'verification':
+      return run.stage.verified(wake.result);
+    case 'integrated':
+      return integrated(run, wake.outcome);
+    case 'aborted':
+      return apply(run, { type: 'aborted' });
+    case 'tick':
+      return;
+  }
+}
+
+/** A change left the integration queue: landed (the manifest at the new head is read) or rejected. */
+async function integrated(run: Run, outcome: IntegrationOutcome): Promise<void> {
+  const final = outcome.record;
+  await run.leases.release(final.id);
+  run.emit(episodeEndEvent(final));
+  if (outcome.type === 'landed') {
+    run.manifest = await run.world.manifestAt(outcome.head);
+    await apply(run, { type: 'landed', task: final.task, tasks: run.manifest.tasks, ratchet: run.manifest.verify.mode === 'ratchet' });
+  }
+  await apply(run, { type: 'finished', record: final, now: Date.now() });
+}
+
+async function tick(run: Run): Promise<void> {
+  await apply(run, { type: 'tick', now: Date.now(), retries: await readTaskRetries(run.world.path) });
+}
+
+async function pump(run: Run, next: () => Promise<Wake>): Promise<void> {
+  while (!run.policy.finished) run.inbox.push(await next());
+}

@@ -1,0 +1,101 @@
+import type { Agent } from '../../agents/agent.js';
+import type { EpisodeJob, EpisodeResult } from '../../episode/episode-job.js';
+import type { IntegrationOutcome, IntegrationStage } from '../../integrate/integration-stage.js';
+import type { Lander } from '../../integrate/lander.js';
+import type { VerificationResult } from '../../integrate/verification/job.js';
+import type { VerificationQueue } from '../../integrate/verification/queue.js';
+import type { EpisodeQueue } from '../../queue/episode-queue.js';
+import type { Sandbox } from '../../sandbox/sandbox.js';
+import type { EpisodeRecord } from '../../ledger/episode-record.js';
+import type { Ledger } from '../../ledger/ledger.js';
+import type { EpisodeSummary } from '../../ledger/summary.js';
+import type { WorldManifest } from '../../manifest/schema.js';
+import type { WorldRepo } from '../../world/world-repo.js';
+import type { LeaseStore } from '../../queue/lease-store.js';
+import type { PolicyState } from '../run-policy.js';
+import type { RunEvent, RunSummary } from './events.js';
+import type { Recovered } from './recovery.js';
+import type { Inbox } from './inbox.js';
+import type { TipService } from '../../episode/gate-on-tip.js';
+import type { RunPorts } from './ports.js';
+
+/**
+ * A run whose episodes run on workers elsewhere: its ports' queues and leases are shared (BullMQ,
+ * Redis). The run then keeps them in step (lease renewals, lost jobs put back), leaves running
+ * episodes to their workers when it stops, and answers the workers' tip requests.
+ */
+export interface DistributedRun {
+  /** How often to check that the queue still holds every running episode. @default 5000 */
+  reconcileMs?: number;
+  /** Answers workers asking for their change's place in the integration queue; without it they gate on their base. */
+  tips?: TipService;
+}
+
+export interface RunOptions {
+  world: WorldRepo;
+  /** The adapters of this run, built by the command's composition root (src/compose/embedded-run.ts for one process). */
+  ports: RunPorts;
+  signal?: AbortSignal;
+  onEvent?: (event: RunEvent) => void;
+  /** Workers elsewhere, through the ports' shared queues; without it episodes run in this process. */
+  distributed?: DistributedRun;
+  /** Run the pending tasks even when the goal's evidence passes. */
+  pastEvidence?: boolean;
+  /** Start at most this many episodes in this run, then end as when goal.stop.maxEpisodes is spent (benchmarks). */
+  maxEpisodes?: number;
+}
+
+/** What wakes the run loop: a result of either stage, an outcome of integration, an interrupt, or the clock. */
+export type Wake =
+  | { kind: 'episode'; result: EpisodeResult }
+  | { kind: 'verification'; result: VerificationResult }
+  | { kind: 'integrated'; outcome: IntegrationOutcome }
+  | { kind: 'aborted' }
+  | { kind: 'tick' };
+
+/**
+ * Everything one run holds, in one place: the ports and stages it works through (made by openRun),
+ * what it knows of the ledger, and the policy's state. The steps of the run (open, recover, the
+ * loop, the commands, close) read and change this object; no step keeps state of its own.
+ */
+export interface Run {
+  readonly world: WorldRepo;
+  readonly emit: (event: RunEvent) => void;
+  /** When the run started (ms), for its duration. */
+  readonly startedAt: number;
+  /** Workers elsewhere, through the ports' shared queues; undefined: episodes run in this process. */
+  readonly distributed: DistributedRun | undefined;
+  /** The manifest at the accepted head: read again when a change lands. */
+  manifest: WorldManifest;
+  readonly startHead: string;
+  readonly sandbox: Sandbox;
+  readonly leases: LeaseStore;
+  readonly agent: Agent;
+  readonly ledger: Ledger;
+  /** This process (host:pid), for the ledger. */
+  readonly worker: string;
+  /** Episodes the ledger's journal held when the run started: run in a process of this machine that died. */
+  readonly journaled: ReadonlySet<string>;
+  /** A summary of every episode of the world. */
+  readonly summaries: Map<string, EpisodeSummary>;
+  /** Records this run knows in full: the open ones it found (recovery needs their candidates and gates), then every one it starts or closes. */
+  readonly records: Map<string, EpisodeRecord>;
+  readonly queue: EpisodeQueue;
+  readonly verifications: VerificationQueue;
+  readonly lander: Lander;
+  readonly stage: IntegrationStage;
+  /** Results of both stages arrive through one inbox, handled one at a time. */
+  readonly inbox: Inbox<Wake>;
+  /** The last write of the integration queue's snapshot file: one at a time, in order. */
+  snapshots: Promise<void>;
+  /** What the run took over from the one before it (recoverRun). */
+  recovered: Recovered;
+  /** The jobs of the episodes running, as submitted: a job a shared queue lost is submitted again. */
+  readonly jobs: Map<string, EpisodeJob>;
+  policy: PolicyState;
+  evidence: RunSummary['evidence'];
+  /** When the shared queue and leases were last checked (distributed only). */
+  reconciledAt: number;
+  /** The episode queue was told to stop (in process, closing it aborts the agents). */
+  episodesStopped: boolean;
+}

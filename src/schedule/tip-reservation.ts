@@ -1,0 +1,22 @@
+import type { PolicyState } from './run-policy.js';
+
+/**
+ * Whether a change may take its place in the integration queue before its own gate (ReserveTip).
+ * Not in a ratchet world (the episode's score goes into the trailer of what lands, known only
+ * after its gate) and not once the run has finished.
+ */
+export function reservesTips(state: PolicyState): boolean {
+  return !state.config.ratchet && state.finished === null;
+}
+
+/**
+ * Whether a worker elsewhere asking for a place gets one: only for an episode this run is running,
+ * for its task, from the base the run gave it (`given`: the job the run submitted).
+ */
+export function answersTipRequest(
+  state: PolicyState,
+  request: { episodeId: string; task: string; base: string },
+  given: { base: string } | undefined,
+): boolean {
+  return reservesTips(state) && state.running.get(request.episodeId) === request.task && given?.base === request.base;
+}
