@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { decide, initialPolicyState, nextWake, type PolicyCommand, type PolicyEvent, type PolicyState } from '../../../src/schedule/run-policy.js';
 import { openEpisodeRecord, type EpisodeRecord } from '../../../src/ledger/episode-record.js';
 import type { TaskSpec } from '../../../src/manifest/schema.js';
+import type { EpisodeResult } from '../../../src/episode/episode-job.js';
 
 function task(id: string, dependsOn: string[] = []): TaskSpec {
   return { id, title: id, description: '', acceptance: '', paths: [`src/${id}.js`], dependsOn, witness: false, kind: 'build' };
@@ -16,6 +17,29 @@ function record(id: string, taskId: string, fields: Partial<EpisodeRecord> = {})
 
 function final(r: EpisodeRecord, outcome: EpisodeRecord['outcome'], reason: EpisodeRecord['reason'] = null, extra: Partial<EpisodeRecord> = {}): EpisodeRecord {
   return { ...r, status: 'final', outcome, reason, message: reason, signature: reason, endedAt: new Date(T0 + 1000).toISOString(), ...extra };
+}
+
+const CANDIDATE = 'c'.repeat(40);
+
+/** A worker's result for the episode of `r`; a passing one names the candidate its gate passed. */
+function resultOf(r: EpisodeRecord, fields: Partial<EpisodeResult> = {}): EpisodeResult {
+  return {
+    episodeId: r.id,
+    task: r.task,
+    attempt: r.attempt,
+    base: r.base,
+    candidate: CANDIDATE,
+    verdict: 'passed',
+    reason: null,
+    message: null,
+    signature: null,
+    ...fields,
+  };
+}
+
+/** The record a worker leaves for a change its gate passed. */
+function gated(r: EpisodeRecord): EpisodeRecord {
+  return { ...r, candidate: CANDIDATE, gate: { ok: true } as EpisodeRecord['gate'] };
 }
 
 function policy(tasks: TaskSpec[], config: Partial<Parameters<typeof initialPolicyState>[0]['config']> = {}, records: EpisodeRecord[] = []): PolicyState {
@@ -314,6 +338,133 @@ describe('the run policy', () => {
       h.feed({ type: 'finished', record: final(h.recordOf('a'), 'abandoned', 'agent-usage-limit'), hold: { untilMs: T0 + 90_000, message: 'late' }, now: T0 });
       h.feed({ type: 'finished', record: final(h.recordOf('b'), 'abandoned', 'agent-usage-limit'), hold: { untilMs: T0 + 10_000, message: 'early' }, now: T0 });
       expect(h.state.hold?.message).toBe('late');
+    });
+  });
+
+  describe('an interrupt', () => {
+    it('in process withdraws the changes waiting for integration, stops the episodes and ends once both are gone', () => {
+      const h = new Harness(policy([task('a'), task('b')]));
+      h.feed({ type: 'tick', now: T0 });
+      h.feed({ type: 'passed', id: h.recordOf('a').id });
+      expect(h.feed({ type: 'aborted' })).toEqual([{ type: 'withdraw-changes' }, { type: 'stop-episodes' }]);
+      expect(h.feed({ type: 'withdrawn', id: h.recordOf('a').id })).toEqual([]);
+      expect(h.state.finished).toBeNull();
+      h.feed({ type: 'finished', record: final(h.recordOf('b'), 'abandoned', 'aborted'), now: T0 + 1 });
+      expect(h.stop()).toEqual({ type: 'finish', reason: { kind: 'interrupted' } });
+      expect(h.state.finished).toEqual({ kind: 'interrupted' });
+    });
+
+    it('with workers elsewhere ends the run at once, leaving their episodes running for the next run', () => {
+      const h = new Harness(policy([task('a'), task('b')], { distributed: true }));
+      h.feed({ type: 'tick', now: T0 });
+      const commands = h.feed({ type: 'aborted' });
+      expect(commands).toEqual([{ type: 'withdraw-changes' }, { type: 'stop-episodes' }, { type: 'finish', reason: { kind: 'interrupted' } }]);
+      expect(h.running()).toEqual(['a', 'b']);
+      expect(h.state.finished).toEqual({ kind: 'interrupted' });
+    });
+
+    it('after a stop reason keeps it in process and waits for the episodes; with workers elsewhere it ends the run as interrupted', () => {
+      for (const distributed of [false, true]) {
+        const h = new Harness(policy([task('a'), task('b')], { distributed }));
+        h.feed({ type: 'tick', now: T0 });
+        h.feed({ type: 'evidence', passed: true, command: 'npm test' });
+        expect(h.state.stop).toMatchObject({ kind: 'evidence' });
+        const commands = h.feed({ type: 'aborted' });
+        if (distributed) expect(commands).toEqual([{ type: 'finish', reason: { kind: 'interrupted' } }]);
+        else expect(commands).toEqual([]);
+        expect(h.state.stop).toMatchObject({ kind: 'evidence' });
+        expect(h.running()).toEqual(['a', 'b']);
+      }
+    });
+  });
+
+  describe('the earlier attempts a prompt reflects on', () => {
+    it('are the last ten of the task that ended without landing, oldest first, and none of another task', () => {
+      const ids = Array.from({ length: 12 }, (_, i) => `e${String(i).padStart(2, '0')}`);
+      const history = [
+        ...ids.map((id) => final(record(id, 'a'), id === 'e05' ? 'accepted' : 'rejected', id === 'e05' ? null : 'test-failed')),
+        final(record('e99', 'b'), 'rejected', 'test-failed'),
+      ];
+      const state = policy([task('a'), task('b')], { maxAttempts: 100, blockOnRepeat: false }, history);
+      const { commands } = decide({ ...state, done: new Set() }, { type: 'tick', now: T0 });
+      const start = commands.find((c) => c.type === 'start');
+      expect(start?.tasks.find((t) => t.task.id === 'a')?.earlier).toEqual(['e01', 'e02', 'e03', 'e04', 'e06', 'e07', 'e08', 'e09', 'e10', 'e11']);
+      expect(start?.tasks.find((t) => t.task.id === 'b')?.earlier).toEqual(['e99']);
+    });
+
+    it('leave out an attempt still running', () => {
+      const state = policy([task('a')], {}, [record('e1', 'a'), final(record('e0', 'a'), 'failed', 'agent-exit')]);
+      const { commands } = decide(state, { type: 'tick', now: T0 });
+      expect(commands).toMatchObject([{ type: 'start', tasks: [{ task: { id: 'a' }, earlier: ['e0'] }] }]);
+    });
+  });
+
+  describe("a worker's result", () => {
+    it('that passed and that the ledger confirms moves its episode to integration and joins the queue after what its freed slot starts', () => {
+      const h = new Harness(policy([task('a'), task('b')], { parallelism: 1 }));
+      h.feed({ type: 'tick', now: T0 });
+      const a = h.recordOf('a');
+      const onTip = 'd'.repeat(40);
+      const commands = h.feed({ type: 'result', result: resultOf(a, { gatedOn: onTip, source: 'e'.repeat(40) }), record: gated(a) });
+      expect(commands.map((c) => c.type)).toEqual(['start', 'integrate']);
+      expect(commands.at(-1)).toEqual({ type: 'integrate', change: { id: a.id, task: 'a', candidate: CANDIDATE, base: onTip, source: 'e'.repeat(40) } });
+      expect([...h.state.integrating.values()]).toEqual(['a']);
+      expect(h.running()).toEqual(['b']);
+    });
+
+    it('that claims a pass the ledger does not hold is refused: its record is closed as unverified and nothing joins the queue', () => {
+      const forgeries: Array<[string, (r: EpisodeRecord) => EpisodeRecord | null, RegExp]> = [
+        ['no record', () => null, /has no ledger record/],
+        ['another candidate', (r) => ({ ...gated(r), candidate: 'f'.repeat(40) }), /the result names candidate c{12}, the ledger f{12}/],
+        ['another base', (r) => ({ ...gated(r), base: 'f'.repeat(40) }), /the result names base b{12}, the ledger f{12}/],
+        ['no passing gate', (r) => ({ ...gated(r), gate: null }), /no passing gate/],
+        ['a closed record', (r) => final(gated(r), 'rejected', 'test-failed'), /is already rejected/],
+      ];
+      for (const [what, ledgerHolds, why] of forgeries) {
+        const h = new Harness(policy([task('a')]));
+        h.feed({ type: 'tick', now: T0 });
+        const a = h.recordOf('a');
+        const before = h.state;
+        const commands = h.feed({ type: 'result', result: resultOf(a), record: ledgerHolds(a) });
+        expect(commands, what).toHaveLength(1);
+        const refused = commands[0]!;
+        expect(refused, what).toMatchObject({
+          type: 'refuse-result',
+          id: a.id,
+          record: ledgerHolds(a),
+          closing: { outcome: 'rejected', reason: 'unverified-result', signature: 'unverified-result' },
+        });
+        expect(refused.type === 'refuse-result' && refused.closing.message, what).toMatch(why);
+        expect(h.state, what).toBe(before);
+      }
+    });
+
+    it('that did not pass closes its episode; a fatal one names its reason for the circuit (a worker error when it gives none), a usage limit the hold of the world', () => {
+      const h = new Harness(policy([task('a'), task('b')]));
+      h.feed({ type: 'tick', now: T0 });
+      const [a, b] = [h.recordOf('a'), h.recordOf('b')];
+      const failed = resultOf(a, { verdict: 'failed', reason: 'agent-exit', message: 'exit 1', candidate: null });
+      expect(h.feed({ type: 'result', result: failed, record: null })).toEqual([{ type: 'close-episode', result: failed, fatal: null, hold: null }]);
+      const fatal = resultOf(b, { verdict: 'failed', reason: null, message: null, fatal: true });
+      expect(h.feed({ type: 'result', result: fatal, record: null })).toEqual([
+        { type: 'close-episode', result: fatal, fatal: { reason: 'worker-error', message: '' }, hold: null },
+      ]);
+      const limited = resultOf(a, { verdict: 'abandoned', reason: 'agent-usage-limit', message: 'limit reached', candidate: null, holdUntil: T0 + 60_000 });
+      expect(h.feed({ type: 'result', result: limited, record: null })).toEqual([
+        { type: 'close-episode', result: limited, fatal: null, hold: { untilMs: T0 + 60_000, message: 'limit reached' } },
+      ]);
+      expect(h.running()).toEqual(['a', 'b']);
+    });
+
+    it('of an episode the run does not run (delivered twice, or already integrating) is dropped', () => {
+      const h = new Harness(policy([task('a')]));
+      h.feed({ type: 'tick', now: T0 });
+      const a = h.recordOf('a');
+      h.feed({ type: 'passed', id: a.id });
+      const before = h.state;
+      expect(h.feed({ type: 'result', result: resultOf(a), record: gated(a) })).toEqual([{ type: 'drop-result', id: a.id }]);
+      expect(h.feed({ type: 'result', result: resultOf(record('zz', 'a')), record: null })).toEqual([{ type: 'drop-result', id: 'zz' }]);
+      expect(h.state).toBe(before);
     });
   });
 });
