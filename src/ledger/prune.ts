@@ -2,7 +2,7 @@ import { git, gitValue } from '../git/git.js';
 import type { EpisodeRecord } from './episode-record.js';
 import { EPISODE_REF_PREFIX, GitLedger } from './git-ledger.js';
 
-/** Where run-episode keeps the unfinished work of an episode cut short (its QUARANTINE_REF_PREFIX). */
+/** Where an episode's record step keeps the unfinished work of an episode cut short (src/episode/steps/record.ts). */
 const QUARANTINE_REF_PREFIX = 'refs/genesis/quarantine/';
 /** How much of a pruned episode's diff the ledger keeps. */
 export const PRUNED_DIFF_BYTES = 16 * 1024;

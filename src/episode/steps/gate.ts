@@ -1,0 +1,71 @@
+import type { CandidateVerdict } from '../../gate/verify-candidate.js';
+import { verifyCandidate } from '../../gate/verify-candidate.js';
+import { readDoneTasks } from '../../world/history/accepted-history.js';
+import { targetOnTip, type GateTarget } from '../gate-on-tip.js';
+import type { Workspace } from '../workspace.js';
+import { setAside, type CollectedChange } from './collect.js';
+import { timed, type Episode } from './state.js';
+
+/** The gate's word on the change, and the tip it judged it on (null: its base). */
+export interface GateStep {
+  verdict: CandidateVerdict | null;
+  gated: GateTarget | null;
+}
+
+/**
+ * Gates the change: on its place in the integration queue when it gets one, else on its base. A
+ * change the agent failed to make, or one over the size limits, is not gated.
+ */
+export async function gateChange(episode: Episode, ws: Workspace, change: CollectedChange): Promise<GateStep> {
+  const { job, deps } = episode;
+  const { failure, tree, candidate } = change;
+  if (failure || change.oversize || !tree) return { verdict: failure ? null : change.oversize, gated: null };
+  let gated = candidate ? await targetOnTip(deps.world, deps.reserveTip, { episodeId: job.episodeId, task: job.task, candidate, base: job.base }) : null;
+  setAside(episode, ws, change);
+  let verdict = await timed(episode, 'gate', () => gateOn(episode, change, gated));
+  // A failure on a tip that holds changes this one did not start from is not yet this change's
+  // fault: a change ahead (perhaps not judged yet) may have caused it, by failing its own check,
+  // eating the gate's time or breaking the tip outright. As a merge queue charges a failure only
+  // once everything ahead passed, the change is judged again on its own base, as if it had no
+  // place yet, and joins the queue after; a change that fails there too fails on its own.
+  if (gated && !verdict.ok && gated.onto !== job.base) {
+    const onTip = { head: gated.onto, verdict };
+    gated = null;
+    const onBase = await timed(episode, 'gate-on-base', () => gateOn(episode, change, null));
+    // Both gates are evidence (the tip's may have installed the dependency set the base's then found ready).
+    verdict = { ...onBase, log: bothGateLogs(onTip, { head: job.base, verdict: onBase }) };
+  }
+  return { verdict, gated };
+}
+
+async function gateOn(episode: Episode, change: CollectedChange, target: GateTarget | null): Promise<CandidateVerdict> {
+  const { job, manifest, task, deps } = episode;
+  const { world } = deps;
+  const { baseTree, tree } = change;
+  const on = target ? { head: target.onto, manifest: await world.manifestAt(target.onto), tree: target.tree, from: await world.treeOf(target.onto) } : null;
+  const gateTask = on?.manifest.tasks.find((t) => t.id === task.id) ?? task;
+  const doneOn = on ? await readDoneTasks(world.path, manifest.branch, on.head) : episode.done;
+  return verifyCandidate({
+    world,
+    sandbox: deps.sandbox,
+    head: on?.head ?? job.base,
+    headManifest: on?.manifest ?? manifest,
+    fromTree: on?.from ?? baseTree,
+    candidateTree: on?.tree ?? tree!,
+    task: gateTask,
+    doneTasks: doneOn,
+    name: job.episodeId,
+    baseTree: on?.from ?? baseTree,
+    // The tip's own gate (of the change ahead) is likely still running: its baseline is awaited, not learned again.
+    ...(on && target?.speculative ? { awaitHeadBaselineMs: on.manifest.verify.timeoutSec * 1000 } : {}),
+    ...(on ? { sourceChange: { fromTree: baseTree, tree: tree! } } : {}),
+    ...episode.waits,
+  });
+}
+
+/** The log of a change gated on a speculative tip, failed there, and judged again on its own base: both gates, each headed by where it ran. */
+function bothGateLogs(tip: { head: string; verdict: CandidateVerdict }, base: { head: string; verdict: CandidateVerdict }): string {
+  const heading = (what: string, g: { head: string; verdict: CandidateVerdict }) =>
+    `=== gate on ${what} ${g.head.slice(0, 12)}: ${g.verdict.ok ? 'passed' : `failed (${g.verdict.reason})`} ===\n`;
+  return `${heading('the speculative tip', tip)}${tip.verdict.log}\n${heading("the change's own base", base)}${base.verdict.log}`;
+}
