@@ -90,6 +90,15 @@ describe('the command presets, against stand-in CLIs on PATH', () => {
     expect(result.usage?.costUsd).toBeCloseTo(0.01383, 6);
   });
 
+  it('cannot make spent tokens free by printing a cost of 0: unknown without a price, priced by agent.price', async () => {
+    const step = JSON.stringify({ type: 'step_finish', part: { tokens: { input: 1_000_000, output: 1000, reasoning: 0, cache: { read: 0, write: 0 } }, cost: 0 } });
+    const command = ['sh', '-c', `printf '%s\\n' '${step}'; echo changed > f.txt`];
+    const unpriced = await createCommandAgent(config({ preset: 'opencode', command }), 'genesis/node:20');
+    expect((await unpriced.run(await input())).usage).toEqual({ inputTokens: 1_000_000, outputTokens: 1000, cachedTokens: 0, costUsd: null });
+    const priced = await createCommandAgent(config({ preset: 'opencode', command, price: { inputPerMTok: 1, outputPerMTok: 10 } }), 'genesis/node:20');
+    expect((await priced.run(await input())).usage?.costUsd).toBe(1.01);
+  });
+
   it('appends agent.args to the preset command, where a wrong flag fails like the real CLI', async () => {
     const agent = await createCommandAgent(config({ preset: 'claude-code', args: ['--no-such-flag'] }), 'genesis/node:20');
     const result = await agent.run(await input());
