@@ -91,7 +91,10 @@ describe('the command presets, against stand-in CLIs on PATH', () => {
   });
 
   it('cannot make spent tokens free by printing a cost of 0: unknown without a price, priced by agent.price', async () => {
-    const step = JSON.stringify({ type: 'step_finish', part: { tokens: { input: 1_000_000, output: 1000, reasoning: 0, cache: { read: 0, write: 0 } }, cost: 0 } });
+    const step = JSON.stringify({
+      type: 'step_finish',
+      part: { tokens: { input: 1_000_000, output: 1000, reasoning: 0, cache: { read: 0, write: 0 } }, cost: 0 },
+    });
     const command = ['sh', '-c', `printf '%s\\n' '${step}'; echo changed > f.txt`];
     const unpriced = await createCommandAgent(config({ preset: 'opencode', command }), 'genesis/node:20');
     expect((await unpriced.run(await input())).usage).toEqual({ inputTokens: 1_000_000, outputTokens: 1000, cachedTokens: 0, costUsd: null });

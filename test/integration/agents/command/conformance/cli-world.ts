@@ -40,7 +40,8 @@ export async function runCliWorld(
   server.file.path = 'src/a.js';
   server.file.content = GOOD_A;
   const manifest = baseManifest({
-    agent: { kind: 'command', preset: cli, timeoutSec: 300, ...agent },
+    // An allow-list of the model's host and port alone: the CLIs' telemetry and update checks (disabled by the presets too) reach nothing outside this machine.
+    agent: { kind: 'command', preset: cli, timeoutSec: 300, network: { allow: [`127.0.0.1:${server.port}`] }, ...agent },
     retry: { maxAttempts: 2 },
     parallelism: 1,
     tasks: [{ id: 'a', title: 'module a', description: `Write src/a.js (${PROMPT_MARKER}).`, paths: ['src/a.js'], check: 'node --test test/a.test.js' }],
