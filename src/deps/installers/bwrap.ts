@@ -1,3 +1,4 @@
+import { bwrapWithSeccomp } from '../../sandbox/gate/bwrap/seccomp.js';
 import { lstat, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -30,7 +31,7 @@ export async function installWithBwrap(spec: InstallSpec): Promise<InstallResult
   await writeFile(resolv, netnsResolvConf());
   const dns = (await lstat('/etc/resolv.conf').catch(() => null))?.isFile() ? ['--ro-bind', resolv, '/etc/resolv.conf'] : [];
   const bwrap = [
-    'bwrap',
+    ...bwrapWithSeccomp(),
     ...(await systemArgs()),
     ...dns,
     ...['--dev', '/dev', '--proc', '/proc', '--perms', '1777', '--tmpfs', '/tmp'],

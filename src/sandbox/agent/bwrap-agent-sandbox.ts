@@ -1,3 +1,4 @@
+import { bwrapWithSeccomp } from '../gate/bwrap/seccomp.js';
 import { lstat, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -126,7 +127,7 @@ export class BwrapAgentSandbox implements AgentSandbox {
       ...drop,
       ...argv,
     ];
-    const [file, ...wrapped] = net.wrap([this.bwrap!, ...args]);
+    const [file, ...wrapped] = net.wrap([...bwrapWithSeccomp(this.bwrap!), ...args]);
     return {
       file: file!,
       args: wrapped,

@@ -1,3 +1,4 @@
+import { bwrapWithSeccomp } from './seccomp.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -73,7 +74,7 @@ export class BwrapSandbox implements Sandbox {
     const [file = 'bwrap', ...args] = [
       ...limitArgs(spec, asRoot),
       ...[
-        'bwrap',
+        ...bwrapWithSeccomp(),
         ...(await minimalRootArgs(path, user, spec.limits.diskMb)),
         ...readOnlyArgs(path, spec.readOnlyPaths),
         ...mountArgs(spec.mounts ?? []),
