@@ -32,6 +32,11 @@ describe('the failure classes each CLI reports in its output', () => {
     expect(failureOf('claude-code', `${JSON.stringify({ type: 'system', subtype: 'api_retry', error_status: null, error: 'unknown' })}\n`)).toBeNull();
   });
 
+  it("reads Claude Code's subscription limit in its failed result, with the reset time it names", () => {
+    const result = { type: 'result', subtype: 'success', is_error: true, result: 'Claude AI usage limit reached|1796212800', usage: {} };
+    expect(failureOf('claude-code', `${JSON.stringify(result)}\n`)).toEqual({ kind: 'usage-limit', message: expect.any(String), resetAt: 1796212800_000 });
+  });
+
   it("reads Codex's failed turn: a 401, a usage limit, a model at capacity", () => {
     const failed = (message: string) => `${JSON.stringify({ type: 'turn.failed', error: { message } })}\n`;
     expect(failureOf('codex', failed('unexpected status 401 Unauthorized: Incorrect API key provided'))).toMatchObject({ kind: 'auth' });
