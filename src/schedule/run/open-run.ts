@@ -7,6 +7,7 @@ import { writeQueueSnapshot } from '../../integrate/queue-snapshot.js';
 import type { VerificationJob } from '../../integrate/verification/job.js';
 import { runVerification } from '../../integrate/verification/run-verification.js';
 import type { EpisodeRecord } from '../../ledger/episode-record.js';
+import type { Ledger } from '../../ledger/ledger.js';
 import { ledgerOf } from '../../ledger/git-ledger.js';
 import { liftedBudgets, readBudgetLifts } from '../../ledger/budget-lifts.js';
 import type { WorldManifest } from '../../manifest/schema.js';
@@ -32,16 +33,7 @@ export async function openRun(options: RunOptions): Promise<Run> {
   await sandbox.check();
   const agent = await options.ports.agent(manifest, startHead);
   const ledger = ledgerOf(world, { secretEnv: secretEnvNames(manifest.agent) });
-  // The run holds the world alone: what the journal keeps of a run before it is that run's leftovers.
-  await ledger.tidyJournal();
-  const journaled = await ledger.journaled();
-  // Summaries of every episode, through the index (ledger-summary.ts): a run's start no longer reads every record of the history.
-  const summaries = new Map((await ledger.readSummaries()).map((r) => [r.id, r]));
-  const records = new Map<string, EpisodeRecord>();
-  for (const s of summaries.values()) {
-    const full = s.status === 'final' ? null : await ledger.read(s.id);
-    if (full) records.set(full.id, full);
-  }
+  const { journaled, summaries, records } = await readLedger(ledger);
   const worker = `${hostname()}:${process.pid}`;
   const { distributed } = options;
   const queue = options.ports.episodes(
@@ -80,15 +72,7 @@ export async function openRun(options: RunOptions): Promise<Run> {
       run.snapshots = run.snapshots.then(() => writeQueueSnapshot(world.scratchDir, lander.head, entries)).catch(() => undefined);
     },
   });
-  const config = {
-    parallelism: manifest.parallelism,
-    maxAttempts: manifest.retry.maxAttempts,
-    blockOnRepeat: manifest.retry.blockOnRepeat,
-    budgets: runBudgets(liftedBudgets(manifest.goal.stop, await readBudgetLifts(world.path)), summaries.size, options.maxEpisodes),
-    distributed: distributed !== undefined,
-    pastEvidence: options.pastEvidence ?? false,
-    ratchet: manifest.verify.mode === 'ratchet',
-  };
+  const config = await policyConfig(options, manifest, summaries.size);
   const run: Run = {
     world,
     emit,
@@ -124,6 +108,37 @@ export async function openRun(options: RunOptions): Promise<Run> {
 export function reserveTip(run: Run, change: Parameters<ReserveTip>[0]): ReturnType<ReserveTip> {
   if (!reservesTips(run.policy)) return Promise.resolve(null);
   return run.stage.reserve({ id: change.episodeId, task: change.task, candidate: change.candidate, base: change.base });
+}
+
+/**
+ * What the run knows of the ledger at its start. The run holds the world alone: what the journal
+ * keeps of a run before it is that run's leftovers, tidied first. Summaries of every episode come
+ * through the index (a run's start reads no record of the history in full), the open records in full.
+ */
+async function readLedger(ledger: Ledger): Promise<Pick<Run, 'journaled' | 'summaries' | 'records'>> {
+  await ledger.tidyJournal();
+  const journaled = await ledger.journaled();
+  const summaries = new Map((await ledger.readSummaries()).map((r) => [r.id, r]));
+  const records = new Map<string, EpisodeRecord>();
+  for (const s of summaries.values()) {
+    const full = s.status === 'final' ? null : await ledger.read(s.id);
+    if (full) records.set(full.id, full);
+  }
+  return { journaled, summaries, records };
+}
+
+/** The policy's configuration: the manifest's, with the budgets in force and the run's own flags. */
+async function policyConfig(options: RunOptions, manifest: WorldManifest, recorded: number): Promise<Parameters<typeof initialPolicyState>[0]['config']> {
+  const lifts = await readBudgetLifts(options.world.path);
+  return {
+    parallelism: manifest.parallelism,
+    maxAttempts: manifest.retry.maxAttempts,
+    blockOnRepeat: manifest.retry.blockOnRepeat,
+    budgets: runBudgets(liftedBudgets(manifest.goal.stop, lifts), recorded, options.maxEpisodes),
+    distributed: options.distributed !== undefined,
+    pastEvidence: options.pastEvidence ?? false,
+    ratchet: manifest.verify.mode === 'ratchet',
+  };
 }
 
 /** The budgets in force (the manifest's, as lifted), with a run's own episode limit counted on top of the records already in the ledger. */
