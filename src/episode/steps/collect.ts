@@ -1,7 +1,5 @@
 import { isChargedReason, type RejectionReason } from '../../errors/rejection-reasons.js';
 import { type GenesisError, isGenesisError } from '../../errors/genesis-error.js';
-import { writeCommit } from '../../git/object-writer.js';
-import { diffText } from '../../git/tree/diff.js';
 import { sizeLimitsOf } from '../../gate/pre-gate.js';
 import { failureSignature } from '../../gate/reports/printed-counts.js';
 import type { CandidateVerdict } from '../../gate/verify-candidate.js';
@@ -49,7 +47,7 @@ export async function collectChange(episode: Episode, ws: Workspace, agent: Agen
   // Written straight into the store: write-tree just made the tree there and the base is the commit checked out (the
   // lookups WorldRepo.commitTree makes first, three round trips to cat-file, would only find them).
   const candidate = changed
-    ? await writeCommit(world.path, { tree: tree!, parents: [job.base], message: `candidate of episode ${job.episodeId} (task ${job.task})\n` })
+    ? await world.writeCommit({ tree: tree!, parents: [job.base], message: `candidate of episode ${job.episodeId} (task ${job.task})\n` })
     : null;
   return { baseTree, tree, changed, candidate, failure: agentFailure(agent.run, tree, changed, oversize !== null), oversize, handoff };
 }
@@ -62,7 +60,7 @@ export async function collectChange(episode: Episode, ws: Workspace, agent: Agen
 export function setAside(episode: Episode, ws: Workspace, change: CollectedChange): void {
   if (episode.removing !== null) return;
   episode.removing = removeWorkspace(ws);
-  if (change.changed) episode.diffing = diffText(episode.deps.world.path, change.baseTree, change.tree!);
+  if (change.changed) episode.diffing = episode.deps.world.diffText(change.baseTree, change.tree!);
   episode.diffing.catch(() => undefined);
 }
 

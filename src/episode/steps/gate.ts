@@ -1,6 +1,5 @@
 import type { CandidateVerdict } from '../../gate/verify-candidate.js';
 import { verifyCandidate } from '../../gate/verify-candidate.js';
-import { readDoneTasks } from '../../world/history/accepted-history.js';
 import { targetOnTip, type GateTarget } from '../gate-on-tip.js';
 import type { Workspace } from '../workspace.js';
 import { setAside, type CollectedChange } from './collect.js';
@@ -44,7 +43,7 @@ async function gateOn(episode: Episode, change: CollectedChange, target: GateTar
   const { baseTree, tree } = change;
   const on = target ? { head: target.onto, manifest: await world.manifestAt(target.onto), tree: target.tree, from: await world.treeOf(target.onto) } : null;
   const gateTask = on?.manifest.tasks.find((t) => t.id === task.id) ?? task;
-  const doneOn = on ? await readDoneTasks(world.path, manifest.branch, on.head) : episode.done;
+  const doneOn = on ? await world.doneTasks(manifest.branch, on.head) : episode.done;
   return verifyCandidate({
     world,
     sandbox: deps.sandbox,

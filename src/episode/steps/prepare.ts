@@ -1,7 +1,5 @@
 import { GenesisError } from '../../errors/genesis-error.js';
 import type { EpisodeRecord } from '../../ledger/episode-record.js';
-import { readTaskRetries } from '../../world/task-retries.js';
-import { readDoneTasks } from '../../world/history/accepted-history.js';
 import type { EpisodeJob } from '../episode-job.js';
 import { composePrompt } from '../prompt.js';
 import type { Episode, EpisodeDeps } from './state.js';
@@ -25,10 +23,10 @@ export async function prepareEpisode(job: EpisodeJob, deps: EpisodeDeps): Promis
     : (await ledger.readAll()).filter((e) => e.task === job.task && e.id !== job.episodeId);
   const lastFailed = earlier.filter((e) => e.outcome === 'rejected' || e.outcome === 'failed').at(-1);
   const lastGateLog = lastFailed ? (await ledger.readArtifacts(lastFailed.id)).gateLog : undefined;
-  const retryNote = (await readTaskRetries(world.path)).filter((r) => r.task === job.task).at(-1)?.note ?? null;
+  const retryNote = (await world.taskRetries()).filter((r) => r.task === job.task).at(-1)?.note ?? null;
   // Checks of the tasks done at the base, not at today's head: the candidate's tree is base + change.
   // The prompt names the same gate plan the gate runs, so the agent is judged only by what it was told.
-  const done = await readDoneTasks(world.path, manifest.branch, job.base);
+  const done = await world.doneTasks(manifest.branch, job.base);
   const prompt = composePrompt({ manifest, task, attempt: job.attempt, earlier, lastGateLog, retryNote, doneTasks: done });
   const phases = { prepare: Math.round(performance.now() - preparing) };
   const { onWait } = deps;

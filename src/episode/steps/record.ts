@@ -3,7 +3,6 @@ import type { AgentUsage } from '../../agents/usage/usage.js';
 import { isChargedReason } from '../../errors/rejection-reasons.js';
 import { failureSignature } from '../../gate/reports/printed-counts.js';
 import type { CandidateVerdict } from '../../gate/verify-candidate.js';
-import { listChanges } from '../../git/tree/diff.js';
 import type { EpisodeRecord } from '../../ledger/episode-record.js';
 import type { EpisodeJob, EpisodeResult } from '../episode-job.js';
 import type { AgentStep } from './agent.js';
@@ -40,7 +39,7 @@ export async function recordEpisode(episode: Episode, agent: AgentStep, change: 
     signature: result.signature,
     phases: { ...record.phases, ...episode.phases },
     gate: verdict?.gate ?? null,
-    changedFiles: verdict?.changedFiles ?? (changed ? (await listChanges(world.path, change.baseTree, change.tree!)).map((c) => c.path) : []),
+    changedFiles: verdict?.changedFiles ?? (changed ? (await world.changes(change.baseTree, change.tree!)).map((c) => c.path) : []),
     quarantine,
     ...(run.egressRefused === undefined ? {} : { egressRefused: run.egressRefused }),
     worker: deps.worker,

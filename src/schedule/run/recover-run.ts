@@ -1,6 +1,4 @@
 import { removeClosedEpisodeDirs, removeStaleWorkspaces } from '../../episode/workspace.js';
-import { readDoneTasks } from '../../world/history/accepted-history.js';
-import { readTaskRetries } from '../../world/task-retries.js';
 import { initialPolicyState } from '../run-policy.js';
 import { recoverOpenRecords, releaseLeftoverLeases } from './recovery.js';
 import type { Run } from './state.js';
@@ -20,7 +18,7 @@ export async function recoverRun(run: Run): Promise<void> {
   // A killed scheduler's leases outlive it (in Redis, until their ttl): all but those of the episodes taken over go at once.
   await releaseLeftoverLeases(run.leases, recovered);
   for (const r of recovered.running) run.jobs.set(r.id, { episodeId: r.id, world: manifest.name, task: r.task, attempt: r.attempt, base: r.base });
-  const done = await readDoneTasks(world.path, manifest.branch);
+  const done = await world.doneTasks(manifest.branch);
   run.recovered = recovered;
   run.policy = initialPolicyState({
     config: run.policy.config,
@@ -30,7 +28,7 @@ export async function recoverRun(run: Run): Promise<void> {
     now: Date.now(),
     running: new Map(recovered.running.map((r) => [r.id, r.task])),
     integrating: new Map(recovered.integrating.map((r) => [r.id, r.task])),
-    retries: await readTaskRetries(world.path),
+    retries: await world.taskRetries(),
   });
   run.emit({
     type: 'start',

@@ -1,6 +1,5 @@
 import { VerificationLedger } from '../../integrate/verification/ledger.js';
 import { landedRecord } from '../../integrate/lander.js';
-import { readAcceptedSince } from '../../world/history/accepted-history.js';
 import type { EpisodeRecord } from '../../ledger/episode-record.js';
 import type { LeaseStore } from '../../queue/lease-store.js';
 import type { Ledger } from '../../ledger/ledger.js';
@@ -43,7 +42,7 @@ export async function recoverOpenRecords(input: {
   const verifications = new VerificationLedger(world.path);
   for (const record of [...records.values()]) {
     if (record.status !== 'running') continue;
-    const landed = (await readAcceptedSince(world.path, input.branch, record.base)).find((c) => c.episode === record.id);
+    const landed = (await world.acceptedSince(input.branch, record.base)).find((c) => c.episode === record.id);
     if (landed) {
       const verification = landed.verification && landed.verification !== record.id ? await verifications.read(landed.verification) : null;
       const final = landedRecord(record, landed.commit, verification, null);

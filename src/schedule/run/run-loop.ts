@@ -1,5 +1,4 @@
 import type { IntegrationOutcome } from '../../integrate/integration-stage.js';
-import { readTaskRetries } from '../../world/task-retries.js';
 import { episodeEndEvent } from './events.js';
 import { nextWake } from '../run-policy.js';
 import { answersTipRequest } from '../tip-reservation.js';
@@ -85,7 +84,7 @@ async function integrated(run: Run, outcome: IntegrationOutcome): Promise<void> 
 }
 
 async function tick(run: Run): Promise<void> {
-  await apply(run, { type: 'tick', now: Date.now(), retries: await readTaskRetries(run.world.path) });
+  await apply(run, { type: 'tick', now: Date.now(), retries: await run.world.taskRetries() });
 }
 
 async function pump(run: Run, next: () => Promise<Wake>): Promise<void> {
