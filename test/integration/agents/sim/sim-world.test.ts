@@ -7,6 +7,7 @@ import { runEmbedded } from '../../../../src/compose/embedded-run.js';
 import { initWorld } from '../../../../src/operations/init-world.js';
 import { GitLedger } from '../../../../src/ledger/git-ledger.js';
 import { ledgerOf } from '../../../../src/ledger/git-ledger.js';
+import { readWorldHold } from '../../../../src/schedule/run/world-hold.js';
 import { itWith } from '../../../helpers/services.js';
 import { tempDir } from '../../../helpers/temp-dir.js';
 import { bwrapSandbox, runSimFixture } from './sim-fixture.js';
@@ -40,6 +41,9 @@ describe('a sim-chain world under the real orchestrator', () => {
       ]);
       // The second episode started only after the limit's reset.
       expect(Date.parse(episodes[1]!.startedAt) - Date.parse(episodes[0]!.endedAt!)).toBeGreaterThanOrEqual(1000);
+      // The run wrote the hold where genesis status --world and the dashboard read it; it has passed since.
+      expect(await readWorldHold(world.scratchDir, Date.parse(episodes[0]!.endedAt!))).toMatchObject({ message: expect.stringContaining('429 (simulated)') });
+      expect(await readWorldHold(world.scratchDir)).toBeNull();
     },
     SLOW,
   );
