@@ -10,6 +10,7 @@ import { TRAILERS } from '../world/history/accepted-history.js';
 import { formatCommitMessage } from '../world/commit-message.js';
 import { simpleGit } from 'simple-git';
 import { git, gitValue } from '../git/git.js';
+import { findClosedTasks } from '../manifest/closed-tasks.js';
 import { parseManifest, readManifest } from '../manifest/parse.js';
 import type { WorldManifest } from '../manifest/schema.js';
 import type { WorldRepo } from '../world/world-repo.js';
@@ -31,6 +32,11 @@ export interface InitWorldResult {
  */
 export async function initWorld(opts: { worldPath: string; from: string; sandbox: (m: WorldManifest) => Promise<Sandbox> }): Promise<InitWorldResult> {
   const from = resolve(opts.from);
+  if (!(await stat(from).catch(() => null))?.isDirectory()) {
+    throw new GenesisError('world-source-missing', `${from} does not exist or is not a directory`, {
+      hint: 'point --from at the directory that holds your world.yaml and starting files (check the spelling, or create it first; worlds/calc is an example)',
+    });
+  }
   const manifestText = await readFile(join(from, 'world.yaml'), 'utf8').catch(() => {
     throw new GenesisError('manifest-missing', `${from} has no world.yaml`, {
       hint: 'point --from at a directory with a world.yaml (see worlds/calc for an example)',
@@ -38,6 +44,7 @@ export async function initWorld(opts: { worldPath: string; from: string; sandbox
   });
   const manifest = readManifest(manifestText, join(from, 'world.yaml'));
   const { warnings } = parseManifest(manifestText);
+  await checkStartingContent(from, manifest);
   const path = resolve(opts.worldPath);
   await refuseExisting(path);
   const sandbox = await opts.sandbox(manifest);
@@ -78,6 +85,29 @@ export async function initWorld(opts: { worldPath: string; from: string; sandbox
   } catch (error) {
     await rm(path, { recursive: true, force: true });
     throw error;
+  }
+}
+
+/** What a manifest names that only the starting content can answer: tasks that can change something, the script agent's recording. */
+async function checkStartingContent(from: string, manifest: WorldManifest): Promise<void> {
+  const closed = findClosedTasks(manifest);
+  if (closed.length > 0) {
+    const list = closed.map((t) => `"${t.id}" (paths: ${t.paths.join(', ')})`).join(', ');
+    throw new GenesisError(
+      'task-paths-protected',
+      `task${closed.length === 1 ? '' : 's'} ${list} may change nothing: protected covers every path of ${closed.length === 1 ? 'it' : 'them'}, so each of its changes would be rejected at the gate`,
+      {
+        hint: 'give the task a path outside protected: (its source files, not its acceptance test), or narrow protected: in world.yaml',
+      },
+    );
+  }
+  const scripts = [manifest.agent, ...manifest.agent.rotation].filter((a) => a.kind === 'script' && a.script).map((a) => a.script!);
+  for (const script of scripts) {
+    if (!(await stat(join(from, script)).catch(() => null))?.isFile()) {
+      throw new GenesisError('recording-not-found', `agent.script names ${script}, which ${from} does not have`, {
+        hint: `add the recording at ${join(from, script)} (a path inside the world, listed under protected:), or fix agent.script in world.yaml`,
+      });
+    }
   }
 }
 

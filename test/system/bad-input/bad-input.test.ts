@@ -79,6 +79,33 @@ describe.concurrent('genesis init refuses a bad world.yaml with one clear error 
     expect(await initFails(good(tasks))).toContain('- tasks: dependency cycle a -> c -> b -> a; remove one of these dependsOn entries');
   });
 
+  itWith('bwrap')('when every path of a task is protected, naming the task and the fix', async () => {
+    const tasks =
+      'protected: ["test/**", world.yaml]\ntasks:\n  - { id: a, title: a, paths: [src/a.js] }\n  - { id: t, title: t, paths: ["test/t.test.js", "test/more/**/*.js"] }\n';
+    const problem = await initFails(good(tasks), 'task-paths-protected');
+    expect(problem).toContain('task "t" (paths: test/t.test.js, test/more/**/*.js) may change nothing: protected covers every path of it');
+    expect(problem).toContain('give the task a path outside protected:');
+  });
+
+  itWith('bwrap')("when the script agent's recording is missing, naming the file and the fix", async () => {
+    const source = await writeSource(fresh(), good(TASK_A).replace('script: recording.yaml', 'script: .genesis/recording.yaml'), {
+      'recording.yaml': RECORDING,
+    });
+    const result = await genesis(['init', '--world', `${source}.world`, '--from', source]);
+    const { problem } = expectOneClearError(result, 'recording-not-found');
+    expect(problem).toContain(`agent.script names .genesis/recording.yaml, which ${source} does not have`);
+    expect(problem).toContain('or fix agent.script in world.yaml');
+    expect(existsSync(`${source}.world`)).toBe(false);
+  });
+
+  itWith('bwrap')('when --from names no directory, saying so rather than that it lacks a world.yaml', async () => {
+    const missing = join(root, 'no-such-source');
+    const result = await genesis(['init', '--world', `${missing}.world`, '--from', missing]);
+    const { problem } = expectOneClearError(result, 'world-source-missing');
+    expect(problem).toContain(`${missing} does not exist or is not a directory`);
+    expect(problem).not.toContain('has no world.yaml');
+  });
+
   itWith('docker')('when its sandbox image is missing, saying how to build it', async () => {
     const problem = await initFails(good(TASK_A).replace('sandbox: bwrap', 'sandbox: docker'), 'sandbox-image-missing');
     expect(problem).toContain('The sandbox image genesis/no-such-image:0 does not exist.');
