@@ -2,8 +2,8 @@ import { createRng } from './prng.js';
 
 /**
  * Fixed costs of one change outside its agent and gate, as `npm run bench -- --only scaling`
- * measured them on this 2-core machine (2026-12-01, the run of 60184cd, its P=4 runs in process
- * and over BullMQ, means, load about 9: a quiet machine pays less): the scheduler's start of an
+ * measured them on a 2-core machine (its P=4 runs in process and over BullMQ, means, on a loaded
+ * machine: a quiet one pays less; bench/RESULTS.md has the run): the scheduler's start of an
  * episode (its record written), one at a time; an episode's workspace, collect, ledger writes and
  * the wait for the scheduler to take its result (over BullMQ also the job's pickup, the worker's
  * setup, the round trip for its place and the result's delivery: 0.52 s there, 0.62 s in process);
