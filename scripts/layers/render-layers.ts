@@ -19,7 +19,7 @@ export interface LayerTable {
   packages: { name: string; only: string[]; instead: string }[];
 }
 
-/** Deepest folder nesting under a layer that the rules cover; `checkLayerTable` fails past it. */
+/** How deep under its layer a file may sit and still get the rules (src/<layer>/ is depth 1); test/unit/lint/house-layout.test.ts fails past it. */
 export const MAX_DEPTH = 5;
 
 const SEE = '(CONTRIBUTING.md, Layers; the table is lint/layers.json)';

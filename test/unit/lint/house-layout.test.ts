@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkLayerTable, type LayerTable, renderLayerRules, renderLayerTable, replaceLayerTable } from '../../../scripts/layers/render-layers.js';
+import { checkLayerTable, type LayerTable, MAX_DEPTH, renderLayerRules, renderLayerTable, replaceLayerTable } from '../../../scripts/layers/render-layers.js';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 const table = JSON.parse(readFileSync(join(ROOT, 'lint/layers.json'), 'utf8')) as LayerTable;
@@ -49,6 +49,13 @@ describe('the layer table', () => {
 
 describe('the folders of src/', () => {
   const folders = walk(join(ROOT, 'src'));
+
+  it('sit no deeper under their layer than the generated import rules reach', () => {
+    const tooDeep = [...folders]
+      .filter(([dir, files]) => files.length > 0 && dir.slice(ROOT.length + 1).split('/').length - 1 > MAX_DEPTH)
+      .map(([dir]) => dir.slice(ROOT.length + 1));
+    expect(tooDeep).toEqual([]);
+  });
 
   it('hold at most 15 files each', () => {
     const crowded = [...folders].filter(([, files]) => files.length > 15).map(([dir, files]) => `${dir.slice(ROOT.length + 1)}: ${files.length}`);
