@@ -20,6 +20,7 @@ import { itWith } from '../../helpers/services.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 import { loadRecording, startReplayServer } from '../agents/replay-server.js';
 import { hostAddresses } from '../../helpers/host-addresses.js';
+import { logFacts } from '../../helpers/log-facts.js';
 
 /**
  * What an agent sees from inside its sandbox, one `name=value` line per fact. MODEL_URL is a
@@ -103,22 +104,13 @@ function expectHomeHidden(entries: string | undefined): void {
   for (const entry of (entries ?? '').split(' ').filter(Boolean)) expect(onPath, `~/${entry} is visible`).toContain(entry);
 }
 
-function facts(log: string): Record<string, string> {
-  return Object.fromEntries(
-    log
-      .split('\n')
-      .filter((l) => /^[a-z-]+(@[0-9.]+)?=/.test(l))
-      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
-  );
-}
-
 async function probe(kind: 'docker' | 'bwrap', modelHost: string, modelPort = port) {
   const sandbox = await createAgentSandbox({ kind, image: 'genesis/node:20', network: 'genesis-agents' });
   const { run } = await layout(modelHost, modelPort);
   process.env.GENESIS_TEST_LEAK = 'orchestrator-secret';
   try {
     const result = await new CommandAgent(['sh', '-c', PROBE], { sandbox }).run(run);
-    return { result, seen: facts(result.log), run };
+    return { result, seen: logFacts(result.log), run };
   } finally {
     delete process.env.GENESIS_TEST_LEAK;
   }

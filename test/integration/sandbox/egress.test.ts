@@ -7,6 +7,7 @@ import { CommandAgent } from '../../../src/agents/command/command-agent.js';
 import { startOutsideServer, type OutsideServer } from '../../helpers/outside-server.js';
 import { itWith } from '../../helpers/services.js';
 import { tempDir } from '../../helpers/temp-dir.js';
+import { logFacts } from '../../helpers/log-facts.js';
 
 /**
  * What an agent with an egress allow-list reaches. ALLOWED and DENIED are two stand-ins for hosts
@@ -61,15 +62,6 @@ afterAll(async () => {
   await denied?.close();
 });
 
-function facts(log: string): Record<string, string> {
-  return Object.fromEntries(
-    log
-      .split('\n')
-      .filter((l) => /^[a-z-]+=/.test(l))
-      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
-  );
-}
-
 describe('an agent with an egress allow-list (agent.network.allow)', () => {
   itWith('bwrap')('reaches listed hosts only through its proxy, and its refused requests are counted', async () => {
     const sandbox = await createAgentSandbox({ kind: 'auto', image: 'genesis/node:20', network: { allow: [allowed.host] } });
@@ -90,7 +82,7 @@ describe('an agent with an egress allow-list (agent.network.allow)', () => {
       taskId: 't',
       attempt: 1,
     });
-    const seen = facts(result.log);
+    const seen = logFacts(result.log);
     expect(seen).toMatchObject({
       'plain-allowed': '200 allowed-answers',
       'tunnel-allowed': '200 allowed-answers',

@@ -14,6 +14,7 @@ import { startOutsideServer, type OutsideServer } from '../../helpers/outside-se
 import { baseManifest, makeWorld } from '../../helpers/world-fixture.js';
 import { itWith } from '../../helpers/services.js';
 import { tempDir } from '../../helpers/temp-dir.js';
+import { logFacts } from '../../helpers/log-facts.js';
 
 /**
  * A model server on this host's loopback (what Ollama, vLLM or a gateway is), reached from the
@@ -96,15 +97,6 @@ afterAll(async () => {
   await outside?.close();
 });
 
-function facts(log: string): Record<string, string> {
-  return Object.fromEntries(
-    log
-      .split('\n')
-      .filter((l) => /^[a-z-]+=/.test(l))
-      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
-  );
-}
-
 /** One of this host's own non-loopback IPv4 addresses, if it has one. */
 function hostAddress(): string | undefined {
   return Object.values(networkInterfaces())
@@ -142,7 +134,7 @@ async function probe(network: AgentNetworkChoice): Promise<Record<string, string
     attempt: 1,
   });
   expect(result.exitCode, result.log).toBe(0);
-  return facts(result.log);
+  return logFacts(result.log);
 }
 
 const CUT = /^(ECONNREFUSED|EHOSTUNREACH|ENETUNREACH|timeout)$/;
@@ -299,7 +291,7 @@ const get = (port) => new Promise((done) => http.get({ host: '${address}', port,
         taskId: 't',
         attempt: 1,
       });
-      const seen = facts(result.log);
+      const seen = logFacts(result.log);
       expect(seen.model, result.log).toBe('host-model-answers');
       expect(seen.other).toMatch(CUT);
       expect(seen.redis).toMatch(CUT);

@@ -15,6 +15,7 @@ import { startOutsideServer } from '../../helpers/outside-server.js';
 import { itWith } from '../../helpers/services.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 import { hostAddresses } from '../../helpers/host-addresses.js';
+import { logFacts } from '../../helpers/log-facts.js';
 
 /**
  * Agents whose network namespaces come ready-made from a pool (root only: the pool's namespaces
@@ -66,15 +67,6 @@ test -e /tmp/left-by-"first" && echo tmp-file=visible || echo tmp-file=hidden
 echo "processes=$(for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline; echo; done | grep -c 'left-by-firs[t]')"
 node -e "const s=require('net').connect(7777,'127.0.0.1');s.on('connect',()=>{console.log('listener=connected');s.end()});s.on('error',e=>console.log('listener='+e.code))"
 `;
-
-function facts(log: string): Record<string, string> {
-  return Object.fromEntries(
-    log
-      .split('\n')
-      .filter((l) => /^[a-z-]+(@[0-9.]+)?=/.test(l))
-      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
-  );
-}
 
 async function realTools(): Promise<Required<NetnsTools>> {
   return { ...(await findNetnsTools()), ...(await findEgressTools()) };
@@ -136,7 +128,7 @@ describe.runIf(asRoot)('an agent whose network namespace comes from the pool', (
       const result = await new CommandAgent(['node', 'probe.js'], { sandbox }).run(run);
       expect(result.exitCode, result.log).toBe(0);
       expect(pool.stats).toMatchObject({ hits: 1, misses: 0 });
-      const seen = facts(result.log);
+      const seen = logFacts(result.log);
       expect(seen.outside).toBe('answers');
       expect(seen['host-loopback']).toBe('unreachable');
       for (const address of hostAddresses()) {
@@ -154,9 +146,9 @@ describe.runIf(asRoot)('an agent whose network namespace comes from the pool', (
       const sandbox = new BwrapAgentSandbox(undefined, pool);
       await sandbox.check();
       await pool.fill(hostNetworks());
-      const first = facts((await new CommandAgent(['sh', '-c', FIRST], { sandbox }).run(await agentRun('first'))).log);
+      const first = logFacts((await new CommandAgent(['sh', '-c', FIRST], { sandbox }).run(await agentRun('first'))).log);
       await pool.fill(hostNetworks());
-      const second = facts((await new CommandAgent(['sh', '-c', SECOND], { sandbox }).run(await agentRun('second'))).log);
+      const second = logFacts((await new CommandAgent(['sh', '-c', SECOND], { sandbox }).run(await agentRun('second'))).log);
       expect(pool.stats).toMatchObject({ hits: 2, misses: 0 });
       // The first agent's own world worked: its listener answered on its loopback.
       expect(first['own-listener']).toBe('connected');
@@ -324,7 +316,7 @@ describe.runIf(asRoot)('when namespaces cannot be made ahead', () => {
         const run = await agentRun(`fallback-${i}`, { HOST_LOOPBACK_URL: `http://127.0.0.1:${hostPort}/`, HOST_ADDRS: '127.0.0.1' });
         const result = await new CommandAgent(['node', 'probe.js'], { sandbox }).run(run);
         expect(result.exitCode, result.log).toBe(0);
-        expect(facts(result.log)).toMatchObject({ 'host-loopback': 'unreachable', 'redis@127.0.0.1': 'ECONNREFUSED' });
+        expect(logFacts(result.log)).toMatchObject({ 'host-loopback': 'unreachable', 'redis@127.0.0.1': 'ECONNREFUSED' });
       }
       expect(pool.stats.hits).toBe(0);
       expect(pool.stats.failures).toBeGreaterThanOrEqual(3);
