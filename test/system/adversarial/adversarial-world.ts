@@ -38,7 +38,7 @@ export interface AttackedWorld {
   durationMs: number;
   history: AcceptedCommit[];
   episodes: EpisodeRecord[];
-  /** The one episode of a task (attacks get one attempt). */
+  /** The one counted episode of a task (attacks get one attempt; abandoned episodes are not attempts). */
   episodeOf(task: string): EpisodeRecord;
   artifactsOf(task: string): Promise<EpisodeArtifacts>;
   dispose(): Promise<void>;
@@ -79,8 +79,12 @@ async function runInRoot(opts: Parameters<typeof runAttackedWorld>[0]): Promise<
   const ledger = new GitLedger(world.path);
   const episodes = await ledger.readAll();
   const episodeOf = (task: string): EpisodeRecord => {
-    const found = episodes.filter((e) => e.task === task);
-    if (found.length !== 1) throw new Error(`task ${task} has ${found.length} episodes, expected 1`);
+    // An abandoned episode (a verifier that died under load) is not an attempt: the task runs again.
+    const found = episodes.filter((e) => e.task === task && e.outcome !== 'abandoned');
+    if (found.length !== 1) {
+      const seen = episodes.filter((e) => e.task === task).map((e) => `${e.outcome} (${e.reason}: ${e.message})`);
+      throw new Error(`task ${task} has ${found.length} counted episodes, expected 1; all of its episodes: ${seen.join('; ') || 'none'}`);
+    }
     return found[0]!;
   };
   return {
