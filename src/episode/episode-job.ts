@@ -11,6 +11,8 @@ export const episodeJobSchema = z
     world: z.string().min(1),
     task: z.string().min(1),
     attempt: z.number().int().min(1),
+    /** The attempt counted since the task's latest retry or reopening, as `retry.maxAttempts` is held against: what the prompt shows. */
+    round: z.number().int().min(1).optional(),
     base: sha,
     /** Ids of this task's earlier finished attempts, oldest first: the worker reads just these for reflections. */
     earlier: z.array(z.string()).max(50).optional(),

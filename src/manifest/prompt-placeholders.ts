@@ -5,7 +5,7 @@
 export const PROMPT_PLACEHOLDERS: Readonly<Record<string, string>> = {
   world: "the world's name",
   taskId: "the task's id",
-  attempt: 'the attempt number, 1 for the first',
+  attempt: 'the attempt number counted since the task was last retried or reopened, 1 for the first (never more than retry.maxAttempts)',
   maxAttempts: 'retry.maxAttempts',
   goal: 'goal.outcome',
   title: "the task's title",

@@ -7,9 +7,8 @@ import { forgedResultProblem } from './forged-result.js';
 import { episodesOf, episodesOfTask, policyLedgerOf, withRecord, type PolicyLedger } from './policy-ledger.js';
 import type { TaskSpec, WorldManifest } from '../manifest/schema.js';
 import { budgetStop, idleStop, pickReadyTasks, type StopReason } from './scheduler.js';
-import type { RetryFacts } from './task-retry-status.js';
+import type { RetriedTaskStatus, RetryFacts } from './task-retry-status.js';
 import { BROKEN_BASE_REASONS, deriveWorldTaskStatuses } from './world-task-status.js';
-import type { TaskStatus } from './task-status.js';
 
 /**
  * The run policy: every decision of `genesis run` as a pure state machine,
@@ -106,9 +105,11 @@ export type PolicyEvent =
 export type PolicyCommand =
   /**
    * Start episodes for these tasks, in order, until `limit` of them started (a lease may refuse one).
-   * `earlier`: the task's earlier attempts the prompt reflects on, oldest first.
+   * `earlier`: the task's earlier attempts the prompt reflects on, oldest first. `attempt` numbers
+   * every attempt of the task (the ledger and its statistics group by it); `round` counts only
+   * since the task's latest retry or reopening, as `retry.maxAttempts` is held against (the prompt's).
    */
-  | { type: 'start'; tasks: Array<{ task: TaskSpec; attempt: number; earlier: string[] }>; limit: number }
+  | { type: 'start'; tasks: Array<{ task: TaskSpec; attempt: number; round: number; earlier: string[] }>; limit: number }
   /** Take every change out of the integration queue without a verdict (each is then `withdrawn`): their passing records stay open for the next run. */
   | { type: 'withdraw-changes' }
   /** Stop the running episodes (their work is quarantined) and the integration stage's verifications. */
@@ -262,7 +263,7 @@ function judgeResult(state: PolicyState, result: EpisodeResult, record: EpisodeR
  * A broken base blocks its task through its record (see deriveWorldTaskStatuses), so a person's
  * retry lifts it in a running run too; `held` only remembers the message.
  */
-export function taskStatuses(state: PolicyState): Map<string, TaskStatus> {
+export function taskStatuses(state: PolicyState): Map<string, RetriedTaskStatus> {
   const busy = new Set([...state.running.values(), ...state.integrating.values()]);
   const { maxAttempts, blockOnRepeat } = state.config;
   return deriveWorldTaskStatuses({
@@ -309,7 +310,10 @@ function plan(state: PolicyState): Decision {
   if (limit <= 0) return settle(state);
   const ready = pickReadyTasks(state.tasks, statuses, Infinity, (t) => (state.cooldown.get(t.id) ?? 0) <= state.now);
   if (ready.length === 0) return afterStarts(state);
-  const tasks = ready.map((task) => ({ task, attempt: (statuses.get(task.id)?.failures ?? 0) + 1, earlier: earlierAttempts(state, task.id) }));
+  const tasks = ready.map((task) => {
+    const status = statuses.get(task.id);
+    return { task, attempt: (status?.failures ?? 0) + 1, round: (status?.failuresSinceRetry ?? 0) + 1, earlier: earlierAttempts(state, task.id) };
+  });
   return { state, commands: [{ type: 'start', tasks, limit }] };
 }
 

@@ -27,7 +27,7 @@ export async function prepareEpisode(job: EpisodeJob, deps: EpisodeDeps): Promis
   // Checks of the tasks done at the base, not at today's head: the candidate's tree is base + change.
   // The prompt names the same gate plan the gate runs, so the agent is judged only by what it was told.
   const done = await world.doneTasks(manifest.branch, job.base);
-  const prompt = composePrompt({ manifest, task, attempt: job.attempt, earlier, lastGateLog, retryNote, doneTasks: done });
+  const prompt = composePrompt({ manifest, task, attempt: job.round ?? job.attempt, earlier, lastGateLog, retryNote, doneTasks: done });
   const phases = { prepare: Math.round(performance.now() - preparing) };
   const { onWait } = deps;
   const waits = onWait ? { onWait: (what: string | null) => onWait(job, what) } : {};

@@ -9,6 +9,7 @@ type Start = Extract<PolicyCommand, { type: 'start' }>;
 /** An episode whose lease is taken and whose record is in the world, ready for its job. */
 export interface Opened {
   record: EpisodeRecord;
+  round: number;
   earlier: string[];
 }
 
@@ -20,7 +21,7 @@ export async function openEpisodes(run: Run, command: Start): Promise<{ opened: 
   const head = run.lander.head!;
   const opened: Opened[] = [];
   const refused: string[] = [];
-  for (const { task, attempt, earlier } of command.tasks) {
+  for (const { task, attempt, round, earlier } of command.tasks) {
     if (opened.length >= command.limit) break;
     const id = newEpisodeId();
     if (!(await run.leases.tryAcquire(id, task.paths))) {
@@ -28,7 +29,7 @@ export async function openEpisodes(run: Run, command: Start): Promise<{ opened: 
       continue;
     }
     const agent = agentForAttempt(run.agent, attempt).label;
-    opened.push({ record: openEpisodeRecord({ id, world: run.manifest.name, task: task.id, attempt, base: head, agent, worker: run.worker }), earlier });
+    opened.push({ record: openEpisodeRecord({ id, world: run.manifest.name, task: task.id, attempt, base: head, agent, worker: run.worker }), round, earlier });
   }
   // Each record is in the world before its job exists; written together, a wave of episodes starts at once, not one write apart.
   // In process, in the ledger's journal (the episode's one git write is its final record); for workers elsewhere, in git.
@@ -37,8 +38,8 @@ export async function openEpisodes(run: Run, command: Start): Promise<{ opened: 
 }
 
 /** Submits an opened episode's job to the episode queue. */
-export async function submitEpisode(run: Run, { record, earlier }: Opened): Promise<void> {
-  const job: EpisodeJob = { episodeId: record.id, world: run.manifest.name, task: record.task, attempt: record.attempt, base: record.base, earlier };
+export async function submitEpisode(run: Run, { record, round, earlier }: Opened): Promise<void> {
+  const job: EpisodeJob = { episodeId: record.id, world: run.manifest.name, task: record.task, attempt: record.attempt, round, base: record.base, earlier };
   run.jobs.set(record.id, job);
   run.emit({ type: 'episode-start', id: record.id, task: record.task, attempt: record.attempt });
   await run.queue.submit(job);

@@ -123,6 +123,20 @@ describe('the run policy', () => {
     expect(h.stop()).toMatchObject({ reason: { kind: 'blocked', blocked: [{ task: 'a', reason: 'test-failed' }] } });
   });
 
+  it('numbers the attempts of a retried task against the retry (round), while the attempt keeps counting every try', () => {
+    const h = new Harness(policy([task('a')], { parallelism: 1, blockOnRepeat: false }));
+    h.feed({ type: 'tick', now: T0 });
+    h.feed({ type: 'finished', record: final(h.recordOf('a'), 'rejected', 'check-failed', { signature: 's1' }), now: T0 + 1 });
+    h.feed({ type: 'finished', record: final(h.recordOf('a'), 'rejected', 'check-failed', { signature: 's2' }), now: T0 + 2 });
+    expect(h.stop()).toMatchObject({ reason: { kind: 'blocked' } });
+    const retried = decide(
+      { ...h.state, stop: null, finished: null },
+      { type: 'tick', now: T0 + 5000, retries: [{ task: 'a', at: new Date(T0 + 4000).toISOString() }] },
+    );
+    const start = retried.commands.find((c) => c.type === 'start');
+    expect(start).toMatchObject({ tasks: [{ task: { id: 'a' }, attempt: 3, round: 1 }] });
+  });
+
   it('holds a task whose gate found the head itself broken, and does not charge it', () => {
     const h = new Harness(policy([task('a'), task('b')], { parallelism: 1 }));
     h.feed({ type: 'tick', now: T0 });
