@@ -4,8 +4,10 @@ import { CommanderError } from 'commander';
 import { createProgram } from './program.js';
 import { isGenesisError } from '../errors/genesis-error.js';
 import { EXIT } from './exit-codes.js';
+import { exitQuietlyOnClosedPipe } from './closed-pipe.js';
 
 export async function main(argv: string[]): Promise<number> {
+  exitQuietlyOnClosedPipe();
   const program = await createProgram();
   program.addHelpText('after', () => helpExamples());
   try {

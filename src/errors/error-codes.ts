@@ -63,6 +63,7 @@ export const ERROR_CODES = {
   'manifest-invalid': fatal('world.yaml does not validate'),
   'commit-message-invalid': fatal('a commit message Genesis was about to write holds a control character'),
   'manifest-missing': fatal('there is no world.yaml'),
+  'manifest-ignored': refused("the starting content's .gitignore leaves world.yaml (or a task file) out of the world"),
   'world-source-missing': refused('the directory a world is created from does not exist'),
   'task-paths-protected': refused('a task may change no path: protected covers them all'),
   'recording-not-found': refused("the script agent's recording is not in the world's starting content"),

@@ -13,7 +13,7 @@ import { namesWith, passingNames, reportOf, testsThatRan, type TestRun } from '.
 import type { ReportProblem } from './reports/files.js';
 import { removeReportFiles } from './reports/files.js';
 import { readStepReport } from './reports/read-report.js';
-import type { TestReport } from './reports/printed-counts.js';
+import { testsSignature, type TestReport } from './reports/printed-counts.js';
 import type { RejectionReason } from '../errors/rejection-reasons.js';
 
 /** Where hidden holdout tests are put in the gate's work dir (never in the world). */
@@ -193,6 +193,7 @@ export function judgeStep(ctx: StepContext, step: GateStep, stepRun: StepRun, op
         reason: 'tests-vanished',
         message: `${step.name}: ${vanished.length} test${vanished.length === 1 ? '' : 's'} that pass on the accepted head ${ratchet ? 'were not reported' : 'were not reported passing'}: ${names}`,
         rerun: false,
+        signature: testsSignature(`tests-vanished:${step.name}`, vanished),
       };
     }
   }

@@ -13,7 +13,7 @@ import { PREPARING_STEPS } from './tree.js';
 import { loadBaseline, markBaselineFinal, saveBaseline, vanishedTests, waitForBaseline, type TestBaseline } from './test-baseline.js';
 import { runGate, type GateRunVerdict } from './gate.js';
 import { checkChange, sizeLimitsOf } from './pre-gate.js';
-import { failureSignature } from './reports/printed-counts.js';
+import { failureSignature, testsSignature } from './reports/printed-counts.js';
 import type { RejectionReason } from '../errors/rejection-reasons.js';
 
 export type CandidateVerdict =
@@ -218,7 +218,7 @@ function judgeVanished(ran: Extract<GateRunVerdict, { ok: true }>, baseline: Tes
     if (vanished.length === 0) continue;
     const names = vanished.slice(0, 5).join(', ') + (vanished.length > 5 ? `, and ${vanished.length - 5} more` : '');
     const message = `${step.name}: ${vanished.length} test${vanished.length === 1 ? '' : 's'} that pass on the accepted head were not reported passing: ${names}`;
-    const signature = failureSignature(`tests-vanished:${step.name}`, null, vanished.join('\n'));
+    const signature = testsSignature(`tests-vanished:${step.name}`, vanished);
     return {
       ...ran,
       ok: false,

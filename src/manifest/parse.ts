@@ -154,11 +154,14 @@ const CROSS_FIELD_RULES: Rule[] = [
     if (cycle) errors.push(`tasks: dependency cycle ${cycle.join(' -> ')}; remove one of these dependsOn entries`);
   },
   function overlappingTasksAreSerialised(m, _errors, warnings) {
+    // Two tasks that dependsOn already orders (one reaches the other) never run at once anyway.
+    const ancestors = ancestorsOf(m.tasks.map((t) => ({ id: t.id, deps: t.dependsOn })));
+    const ordered = (a: string, b: string) => ancestors.get(a)?.has(b) || ancestors.get(b)?.has(a);
     for (let i = 0; i < m.tasks.length; i++) {
       for (let j = i + 1; j < m.tasks.length; j++) {
         const a = m.tasks[i]!;
         const b = m.tasks[j]!;
-        if (patternSetsOverlap(a.paths, b.paths)) {
+        if (!ordered(a.id, b.id) && patternSetsOverlap(a.paths, b.paths)) {
           warnings.push(`tasks "${a.id}" and "${b.id}" have overlapping paths; they will never run at the same time`);
         }
       }
@@ -181,6 +184,24 @@ function agentConfigProblems(a: AgentConfig, prefix: string, errors: string[]): 
   if (a.kind === 'openai' && !a.baseUrl)
     errors.push(`${prefix}.baseUrl: required when agent.kind is "openai" (the API root, e.g. https://api.openai.com/v1 or http://localhost:11434/v1)`);
   if (a.kind === 'openai' && !a.model) errors.push(`${prefix}.model: required when agent.kind is "openai" (the model name the endpoint serves)`);
+}
+
+/** Every task each task waits for, directly or through others (a cycle, reported on its own, ends the walk). */
+function ancestorsOf(nodes: Array<{ id: string; deps: string[] }>): Map<string, Set<string>> {
+  const deps = new Map(nodes.map((n) => [n.id, n.deps]));
+  const result = new Map<string, Set<string>>();
+  for (const node of nodes) {
+    const seen = new Set<string>();
+    const todo = [...node.deps];
+    while (todo.length > 0) {
+      const id = todo.pop()!;
+      if (seen.has(id)) continue;
+      seen.add(id);
+      todo.push(...(deps.get(id) ?? []));
+    }
+    result.set(node.id, seen);
+  }
+  return result;
 }
 
 function findCycle(nodes: Array<{ id: string; deps: string[] }>): string[] | null {

@@ -58,6 +58,7 @@ export async function initWorld(opts: { worldPath: string; from: string; sandbox
     await git([...ctx, 'add', '--all', '--', '.'], { cwd: from, env });
     const tree = await gitValue([...ctx, 'write-tree'], { cwd: from, env });
     await rm(env.GIT_INDEX_FILE, { force: true });
+    await refuseIgnoredManifest(from, path, tree, manifest);
     await checkDepsFilesExist(path, tree, manifest);
     // A ratchet world starts wherever its suite stands: the first commit sets the score to beat.
     const ratchet = manifest.verify.mode === 'ratchet' ? { minScore: 0 } : undefined;
@@ -109,6 +110,33 @@ async function checkStartingContent(from: string, manifest: WorldManifest): Prom
       });
     }
   }
+}
+
+/**
+ * `git add --all` leaves out what the starting content's .gitignore ignores; a world.yaml (or a
+ * task file of tasksDir) left out that way would give a world every command refuses as having no
+ * manifest, while init itself read the file from disk and reported it verified.
+ */
+async function refuseIgnoredManifest(from: string, repo: string, tree: string, manifest: WorldManifest): Promise<void> {
+  const wanted = ['world.yaml', ...(manifest.tasksDir ? await taskFilesOnDisk(from, manifest.tasksDir) : [])];
+  const listed = await git(['--git-dir', repo, 'ls-tree', '-r', '--name-only', tree, '--', ...wanted], { cwd: from });
+  const present = new Set(listed.stdout.split('\n').filter(Boolean));
+  const left = wanted.filter((f) => !present.has(f));
+  if (left.length === 0) return;
+  const why = await git(['--git-dir', repo, '--work-tree', from, 'check-ignore', '--no-index', '-v', '--', ...left], { cwd: from, okExitCodes: [1] });
+  const rules = why.stdout.split('\n').filter(Boolean).map((line) => line.split('\t')[0]);
+  throw new GenesisError(
+    'manifest-ignored',
+    `${left.join(', ')} would not be in the world: ${from}'s .gitignore ignores ${left.length === 1 ? 'it' : 'them'}${rules.length ? ` (${rules.join('; ')})` : ''}`,
+    { hint: `allow ${left.length === 1 ? 'it' : 'them'} in .gitignore (add a line ${left.map((f) => `!/${f}`).join(', ')}), then run init again` },
+  );
+}
+
+/** The task files of tasksDir as paths relative to the world (what the manifest reads them from). */
+async function taskFilesOnDisk(from: string, tasksDir: string): Promise<string[]> {
+  const dir = tasksDir.replace(/^(\.\/)+/, '').replace(/\/+$/, '');
+  const names = await readdir(join(from, dir)).catch(() => [] as string[]);
+  return names.filter((n) => /\.ya?ml$/.test(n)).map((n) => `${dir}/${n}`);
 }
 
 /** verify.deps.files must name files of the starting content: the first gate keys its set on them. */

@@ -127,14 +127,25 @@ const SIGNATURE_LINES = 20;
  * of the log (or the reason alone), normalized, hashed to 12 hex characters.
  */
 export function failureSignature(reason: string, report: TestReport | null, logTail: string): string {
-  const names = [...new Set((report?.failures ?? []).map((f) => normalizeFailureText(f.name)))].sort();
+  if (report && report.failures.length > 0) return testsSignature(reason, report.failures.map((f) => f.name));
   // A tail cut at a byte count may start mid-line; keeping only the last lines drops that one.
   const tail = logTail
     .split(/\r?\n/)
     .filter((l) => l.trim() !== '')
     .slice(-SIGNATURE_LINES)
     .map(normalizeFailureText);
-  const basis = names.length > 0 ? ['tests', ...names] : ['log', ...tail];
+  return hashSignature(reason, ['log', ...tail]);
+}
+
+/**
+ * The signature of a failure that names its tests (those that failed, or that vanished): two
+ * attempts fail the same way only when the same tests are named, whatever their logs end with.
+ */
+export function testsSignature(reason: string, names: readonly string[]): string {
+  return hashSignature(reason, ['tests', ...[...new Set(names.map(normalizeFailureText))].sort()]);
+}
+
+function hashSignature(reason: string, basis: readonly string[]): string {
   return createHash('sha256')
     .update([normalizeFailureText(reason), ...basis].join('\n'))
     .digest('hex')

@@ -151,4 +151,18 @@ describe('a gate step', () => {
     });
     expect(verdict.passing).toEqual({ 'node --test test/': ['one'] });
   });
+
+  it('signs tests-vanished with the tests that vanished, not with the end of the log', async () => {
+    const baseline = { baseline: { 'node --test test/': ['one', 'two'] } };
+    const keep = (name: string, log: string) => `import test from 'node:test';\nconsole.log(${JSON.stringify(log)});\ntest(${JSON.stringify(name)}, () => {});\n`;
+    const [lostTwo, lostTwoAgain, lostOne] = await Promise.all([
+      gate({ 'test/v.test.js': keep('one', 'coverage table A') }, { test: 'node --test test/' }, baseline),
+      gate({ 'test/v.test.js': keep('one', 'coverage table B, longer') }, { test: 'node --test test/' }, baseline),
+      gate({ 'test/v.test.js': keep('two', 'coverage table A') }, { test: 'node --test test/' }, baseline),
+    ]);
+    for (const v of [lostTwo, lostTwoAgain, lostOne]) expect(v).toMatchObject({ ok: false, reason: 'tests-vanished' });
+    if (lostTwo.ok || lostTwoAgain.ok || lostOne.ok) return;
+    expect(lostTwoAgain.signature).toBe(lostTwo.signature);
+    expect(lostOne.signature).not.toBe(lostTwo.signature);
+  });
 });

@@ -106,6 +106,16 @@ describe.concurrent('genesis init refuses a bad world.yaml with one clear error 
     expect(problem).not.toContain('has no world.yaml');
   });
 
+  itWith('bwrap')('when its .gitignore would leave world.yaml out of the world, naming the rule and the fix', async () => {
+    // The allow-list some project templates use: ignore everything, then name what to keep.
+    const source = await writeSource(fresh(), good(TASK_A), { 'recording.yaml': RECORDING, '.gitignore': '/*\n!/.gitignore\n!/recording.yaml\n' });
+    const result = await genesis(['init', '--world', `${source}.world`, '--from', source]);
+    const { problem } = expectOneClearError(result, 'manifest-ignored');
+    expect(problem).toContain(`world.yaml would not be in the world: ${source}'s .gitignore ignores it (.gitignore:1:/*)`);
+    expect(problem).toContain('add a line !/world.yaml');
+    expect(existsSync(`${source}.world`)).toBe(false);
+  });
+
   itWith('docker')('when its sandbox image is missing, saying how to build it', async () => {
     const problem = await initFails(good(TASK_A).replace('sandbox: bwrap', 'sandbox: docker'), 'sandbox-image-missing');
     expect(problem).toContain('The sandbox image genesis/no-such-image:0 does not exist.');

@@ -403,6 +403,13 @@ describe('parseManifest', () => {
       ]);
     });
 
+    it('does not warn about tasks that dependsOn orders, directly or through another task', () => {
+      const chain = [task('a', ['src']), task('b', ['src/add.js'], { dependsOn: ['a'] }), task('c', ['src/sub.js'], { dependsOn: ['b'] })];
+      expect(parse(minimal({ tasks: chain })).warnings).toEqual([]);
+      const siblings = [task('a', ['lib']), task('b', ['src/x.js'], { dependsOn: ['a'] }), task('c', ['src'], { dependsOn: ['a'] })];
+      expect(parse(minimal({ tasks: siblings })).warnings).toEqual(['tasks "b" and "c" have overlapping paths; they will never run at the same time']);
+    });
+
     it('does not warn about disjoint paths', () => {
       expect(parse(minimal({ tasks: [task('a', ['src/a.js']), task('b', ['src/b.js'])] })).warnings).toEqual([]);
     });

@@ -1,0 +1,18 @@
+/**
+ * `genesis <command> | head`: once the reader of standard output has gone, what is left to print
+ * has no one to read it. Node reports that as an 'error' event on stdout, which nothing else
+ * listens for, so without this handler the process dies with a stack trace for output no one
+ * wanted. Writes after that are dropped; a command with a graceful stop of its own (it listens for
+ * SIGTERM: run, serve, worker) is stopped that way, any other exits at once with its exit code.
+ */
+export function exitQuietlyOnClosedPipe(stream: NodeJS.WriteStream = process.stdout): void {
+  let closed = false;
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    if (closed) return;
+    closed = true;
+    stream.write = (() => true) as typeof stream.write;
+    if (process.listenerCount('SIGTERM') > 0) process.emit('SIGTERM', 'SIGTERM');
+    else process.exit(process.exitCode === undefined ? 0 : Number(process.exitCode));
+  });
+}
