@@ -124,7 +124,10 @@ async function refuseIgnoredManifest(from: string, repo: string, tree: string, m
   const left = wanted.filter((f) => !present.has(f));
   if (left.length === 0) return;
   const why = await git(['--git-dir', repo, '--work-tree', from, 'check-ignore', '--no-index', '-v', '--', ...left], { cwd: from, okExitCodes: [1] });
-  const rules = why.stdout.split('\n').filter(Boolean).map((line) => line.split('\t')[0]);
+  const rules = why.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => line.split('\t')[0]);
   throw new GenesisError(
     'manifest-ignored',
     `${left.join(', ')} would not be in the world: ${from}'s .gitignore ignores ${left.length === 1 ? 'it' : 'them'}${rules.length ? ` (${rules.join('; ')})` : ''}`,

@@ -127,7 +127,11 @@ const SIGNATURE_LINES = 20;
  * of the log (or the reason alone), normalized, hashed to 12 hex characters.
  */
 export function failureSignature(reason: string, report: TestReport | null, logTail: string): string {
-  if (report && report.failures.length > 0) return testsSignature(reason, report.failures.map((f) => f.name));
+  if (report && report.failures.length > 0)
+    return testsSignature(
+      reason,
+      report.failures.map((f) => f.name),
+    );
   // A tail cut at a byte count may start mid-line; keeping only the last lines drops that one.
   const tail = logTail
     .split(/\r?\n/)

@@ -154,7 +154,8 @@ describe('a gate step', () => {
 
   it('signs tests-vanished with the tests that vanished, not with the end of the log', async () => {
     const baseline = { baseline: { 'node --test test/': ['one', 'two'] } };
-    const keep = (name: string, log: string) => `import test from 'node:test';\nconsole.log(${JSON.stringify(log)});\ntest(${JSON.stringify(name)}, () => {});\n`;
+    const keep = (name: string, log: string) =>
+      `import test from 'node:test';\nconsole.log(${JSON.stringify(log)});\ntest(${JSON.stringify(name)}, () => {});\n`;
     const [lostTwo, lostTwoAgain, lostOne] = await Promise.all([
       gate({ 'test/v.test.js': keep('one', 'coverage table A') }, { test: 'node --test test/' }, baseline),
       gate({ 'test/v.test.js': keep('one', 'coverage table B, longer') }, { test: 'node --test test/' }, baseline),
