@@ -4,7 +4,8 @@
 #   --from debian    with no registry: a Debian 12 base from debootstrap (sandboxes/debian), then
 #                    images on it with `docker build --network host` and Debian's packages
 #   --from auto      (default) registry when registry-1.docker.io answers, else debian
-# Always: the gate image genesis/node:20 (Node 20, npm, git; it never binds the host's /usr).
+# Always: the gate images genesis/node:20 (Node 20, npm, git) and genesis/python:3 (python3, pytest,
+# git); neither binds the host's /usr. A world names its image in verify.image (default genesis/node:20).
 # With --compose, also what docker-compose.yml runs: the orchestrator image genesis/genesis and,
 # from debian, genesis/redis:7 (docker-compose.offline.yml names them).
 # With --agents, also the agent image genesis/agent:latest (the docker agent sandbox's default):
@@ -24,7 +25,7 @@ while [ $# -gt 0 ]; do
   --compose) COMPOSE=1 ;;
   --agents) AGENTS=1 ;;
   --force) FORCE_ARG=(--force) ;;
-  -h | --help) sed -n '2,15p' "${BASH_SOURCE[0]}"; exit 0 ;;
+  -h | --help) sed -n '2,14p' "${BASH_SOURCE[0]}"; exit 0 ;;
   *) echo "build-images.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -49,6 +50,8 @@ if [ "$FROM" = debian ]; then
   bash "$DIR/debian/build.sh" "${FORCE_ARG[@]}"
 fi
 bash "$DIR/node/build.sh" --from "$FROM" "${FORCE_ARG[@]}"
+bash "$DIR/python/build.sh" --from "$FROM" "${FORCE_ARG[@]}"
+GATE_IMAGES=("${GENESIS_NODE_IMAGE:-genesis/node:20}" "${GENESIS_PYTHON_IMAGE:-genesis/python:3}")
 if [ "$COMPOSE" -eq 1 ]; then
   [ "$FROM" = debian ] && bash "$DIR/redis/build.sh" "${FORCE_ARG[@]}"
   bash "$DIR/genesis/build.sh" --from "$FROM" "${FORCE_ARG[@]}"
@@ -56,3 +59,7 @@ fi
 if [ "$AGENTS" -eq 1 ]; then
   bash "$DIR/agent/build.sh" "${FORCE_ARG[@]}"
 fi
+# Which programs a gate gets in each image (its genesis.toolchain label): what verify.image chooses.
+for image in "${GATE_IMAGES[@]}"; do
+  say image "$image carries $(docker image inspect --format '{{index .Config.Labels "genesis.toolchain"}}' "$image" 2>/dev/null || echo 'not built')"
+done

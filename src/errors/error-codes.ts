@@ -77,6 +77,7 @@ export const ERROR_CODES = {
   'git-failed': charged('a git command failed'),
   'head-moved': transient('the accepted branch moved meanwhile'),
   'initial-commit-failed': refused("the world's first commit does not pass its own gate"),
+  'gate-program-missing': refused("the world's first gate needs a program its sandbox or image does not have"),
   'from-not-a-directory': refused('--from is not a directory'),
   'remove-failed': refused('a directory could not be removed'),
   'run-in-progress': transient('another genesis run on this machine holds the world'),

@@ -15,6 +15,7 @@ import { parseManifest, readManifest } from '../manifest/parse.js';
 import type { WorldManifest } from '../manifest/schema.js';
 import type { WorldRepo } from '../world/world-repo.js';
 import { LocalWorld } from '../world/local-world.js';
+import { missingProgram, missingProgramError } from './missing-program.js';
 
 export interface InitWorldResult {
   world: WorldRepo;
@@ -72,6 +73,8 @@ export async function initWorld(opts: { worldPath: string; from: string; sandbox
       ratchet,
     });
     if (!gate.ok) {
+      const missing = missingProgram(gate.record, gate.log);
+      if (missing) throw missingProgramError(missing, gate.record);
       throw new GenesisError('initial-commit-failed', `the world's first commit does not pass its own gate: ${gate.message}\n${gate.log.slice(-2000)}`, {
         hint: 'verify.test must pass on the starting content (task checks only run once their task is done)',
       });

@@ -46,3 +46,32 @@ describe('the sandbox chosen at init', () => {
     expect(byFlag.stdout).toContain('sandbox: bwrap (--sandbox bwrap)');
   });
 });
+
+describe('a starting content whose gate needs a program the sandbox lacks', () => {
+  itWith('docker')('stops init with the image that ran it and how to choose another, one line each', async () => {
+    const from = await source(baseManifest({ verify: { ...(baseManifest().verify as object), test: 'python3 -m pytest -q tests' } }));
+    const world = join(dirname(from), 'w.world');
+    const init = await genesis(['init', '--world', world, '--from', from]);
+    expect(init.status).not.toBe(0);
+    const lines = init.stderr.trim().split('\n');
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toBe('genesis: verify.test needs python3, which the docker image genesis/node:20 that ran it does not have [gate-program-missing]');
+    expect(lines[1]).toContain('verify.image (genesis/python:3 has python3 and pytest');
+    expect(lines[1]).toContain('init --sandbox bwrap');
+  });
+
+  itWith('bwrap')("names this machine's programs when bubblewrap ran it", async () => {
+    const from = await source(baseManifest({ verify: { ...(baseManifest().verify as object), setup: 'genesis-no-such-tool --version' } }));
+    const init = await genesis(['init', '--world', join(dirname(from), 'w.world'), '--from', from, '--sandbox', 'bwrap']);
+    expect(init.stderr).toContain(
+      "verify.setup needs genesis-no-such-tool, which the bwrap sandbox (this machine's programs) that ran it does not have [gate-program-missing]",
+    );
+    expect(init.stderr).toContain('install genesis-no-such-tool on this machine, or gate in an image that has it');
+  });
+
+  itWith('docker')('is an ordinary failed gate when the command exits 127 without a missing program', async () => {
+    const from = await source(baseManifest({ verify: { ...(baseManifest().verify as object), test: 'echo "python3: not found, said nobody"; exit 127' } }));
+    const init = await genesis(['init', '--world', join(dirname(from), 'w.world'), '--from', from]);
+    expect(init.stderr).toContain('[initial-commit-failed]');
+  });
+});

@@ -26,6 +26,21 @@ describe('the gate image', () => {
     expect(result.output).toContain('own-usr');
   });
 
+  withDocker('of Python worlds carries its own python3, pytest and git, no Node, and nothing of the host /usr', async () => {
+    const probe =
+      'python3 --version; python3 -m pytest --version; git --version; command -v node || echo no-node; test -e /usr/bin/redis-server && echo host-usr || echo own-usr';
+    const result = await new DockerSandbox({ image: 'genesis/python:3' }).run(await specFor(probe, { image: 'genesis/python:3' }));
+    expect(result.exitCode, result.output).toBe(0);
+    expect(result.output).toMatch(/^Python 3\.\d+/m);
+    expect(result.output).toMatch(/pytest \d+/);
+    expect(result.output).toMatch(/^git version /m);
+    expect(result.output).toContain('no-node');
+    expect(result.output).toContain('own-usr');
+    expect(docker('image', 'inspect', '--format', '{{index .Config.Labels "genesis.toolchain"}}', 'genesis/python:3')).toMatch(
+      /^python 3\.\d+\.\d+, pytest \d/,
+    );
+  });
+
   withDocker('loads no CA bundle in a gate, which has no network: every node process would parse it at its start', async () => {
     const probe = 'echo "ca=${NODE_EXTRA_CA_CERTS:-none}"';
     const result = await new DockerSandbox({ image }).run(await specFor(probe));

@@ -12,7 +12,8 @@ import { readAcceptedHistory, type AcceptedCommit } from '../../../src/world/his
 import type { EpisodeRecord } from '../../../src/ledger/episode-record.js';
 import { initWorld } from '../../../src/operations/init-world.js';
 import { GitLedger } from '../../../src/ledger/git-ledger.js';
-import { bwrapAnswers, itWith } from '../../helpers/services.js';
+import type { Sandbox } from '../../../src/sandbox/sandbox.js';
+import { dockerAnswers, itWith } from '../../helpers/services.js';
 
 const PY_RATCHET = fileURLToPath(new URL('../../../worlds/py-ratchet', import.meta.url));
 
@@ -26,10 +27,18 @@ describe('the py-ratchet example world', () => {
   let finalScore: number | null = null;
 
   beforeAll(async () => {
-    if (!bwrapAnswers()) return;
+    if (!dockerAnswers()) return;
     root = await mkdtemp(join(tmpdir(), 'genesis-py-ratchet-'));
-    const sandbox = await createSandbox('bwrap', { image: 'genesis/node:20' });
-    const init = await initWorld({ worldPath: join(root, 'py.world'), from: PY_RATCHET, sandbox: async () => sandbox });
+    // What `genesis init` does with no --sandbox: the world's own choice (the default, auto) and image.
+    let sandbox!: Sandbox;
+    const init = await initWorld({
+      worldPath: join(root, 'py.world'),
+      from: PY_RATCHET,
+      sandbox: async (m) => {
+        sandbox = await createSandbox(m.verify.sandbox, { image: m.verify.image });
+        return sandbox;
+      },
+    });
     initialScore = init.gate.record.score ?? null;
     summary = await runEmbedded({ world: init.world, sandbox });
     history = await readAcceptedHistory(init.world.path, 'main');
@@ -53,7 +62,9 @@ describe('the py-ratchet example world', () => {
     if (root) await rm(root, { recursive: true, force: true });
   });
 
-  itWith('bwrap')('is built to done: every task lands and the goal evidence (all of pytest) passes', () => {
+  itWith('docker')('is built to done: every task lands and the goal evidence (all of pytest) passes', () => {
+    // The default sandbox takes docker here, in the image world.yaml names, which has Python.
+    expect(episodes.map((e) => [e.gate?.sandbox, e.gate?.image?.name])).toEqual(episodes.map(() => ['docker', 'genesis/python:3']));
     expect(summary.stop).toMatchObject({ kind: 'evidence', command: 'python3 -B -m pytest -p no:cacheprovider -q tests' });
     expect(
       history
@@ -63,7 +74,7 @@ describe('the py-ratchet example world', () => {
     ).toEqual(['count', 'slug', 'wrap']);
   });
 
-  itWith('bwrap')('scores every commit from the JUnit file pytest wrote, and the score never falls', () => {
+  itWith('docker')('scores every commit from the JUnit file pytest wrote, and the score never falls', () => {
     expect(initialScore).toBe(1);
     // A change verified again on a moved head lands without a Genesis-Score trailer (its score is
     // in its verification record), so only the commits that carry one are compared here.
@@ -80,7 +91,7 @@ describe('the py-ratchet example world', () => {
     for (const e of accepted) expect(e.gate?.steps.find((s) => s.name === 'test')?.tests).toMatchObject({ format: 'junit', failed: expect.any(Number) });
   });
 
-  itWith('bwrap')('rejects the wrong turn by its check, naming the failing test from the report', () => {
+  itWith('docker')('rejects the wrong turn by its check, naming the failing test from the report', () => {
     const wrap = episodes.filter((e) => e.task === 'wrap').sort((a, b) => a.attempt - b.attempt);
     expect(wrap.map((e) => [e.attempt, e.outcome])).toEqual([
       [1, 'rejected'],
