@@ -1,8 +1,11 @@
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
+import { CommandAgent } from '../../../src/agents/command/command-agent.js';
 import { installWithBwrap } from '../../../src/deps/installers/bwrap.js';
+import { createAgentSandbox } from '../../../src/sandbox/create-agent-sandbox.js';
 import { createSandbox } from '../../../src/sandbox/create-sandbox.js';
+import { logFacts } from '../../helpers/log-facts.js';
 import { itWith } from '../../helpers/services.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
@@ -47,5 +50,94 @@ describe('a key stored in a kernel keyring by one sandbox', () => {
     expect(reader.output).toContain('request_key -1 1');
     // An ordinary program still runs under the filter.
     expect((await sandbox.run({ command: 'node -e "console.log(6*7)"', workDir: next, timeoutMs: 60_000, limits })).output).toContain('42');
+  });
+});
+
+/**
+ * What a sandboxed process could make of the kernel beyond the keyrings: a user namespace of its
+ * own (clone with CLONE_NEWUSER, or clone3 whose flags a filter cannot read), io_uring (a kernel
+ * interface Docker's default profile refuses), a personality without address randomisation.
+ */
+const KERNEL = `use POSIX ();
+sub call {
+  my ($name, $nr, @args) = @_;
+  my $r = syscall($nr, @args);
+  my $e = $! + 0;
+  POSIX::_exit(0) if $r == 0 && $name =~ /^clone/;
+  waitpid($r, 0) if $r > 0 && $name =~ /^clone/;
+  print "$name=", ($r >= 0 ? "ok" : $e), "\\n";
+}
+# clone(CLONE_NEWUSER|SIGCHLD), and with CLONE_NEWNET or CLONE_NEWNS; clone3 with no arguments
+call("clone-newuser", 56, 0x10000000 | 17, 0, 0, 0, 0);
+call("clone-newnet", 56, 0x40000000 | 17, 0, 0, 0, 0);
+call("clone-newns", 56, 0x00020000 | 17, 0, 0, 0, 0);
+call("clone-three", 435, 0, 0);
+my $params = "\\0" x 120;
+call("io-uring", 425, 8, $params);
+call("personality", 135, 0x0040000);
+call("add-key", 248, "user", "genesis-leak-agent", "note", 4, -4);
+my $pid = fork();
+POSIX::_exit(0) if $pid == 0;
+waitpid($pid, 0);
+print "fork=ok\\n";
+`;
+
+describe('a sandboxed process that asks the kernel for namespaces or interfaces of its own', () => {
+  const refused = {
+    'clone-newuser': '1',
+    'clone-newnet': '1',
+    'clone-newns': '1',
+    'clone-three': '38',
+    'io-uring': '1',
+    personality: '1',
+    'add-key': '1',
+    fork: 'ok',
+  };
+
+  itWith('bwrap')('is refused in a bwrap gate, as Docker refuses it, while plain forks and threads still work', async () => {
+    const sandbox = await createSandbox('bwrap', { image: 'genesis/node:20' });
+    const dir = await tempDir('genesis-kernel-');
+    await writeFile(join(dir, 'kernel.pl'), KERNEL);
+    const thread = `node -e "new (require('worker_threads').Worker)('1', { eval: true }).on('exit', () => console.log('thread=ok'))"`;
+    const gate = await sandbox.run({ command: `perl kernel.pl; ${thread}`, workDir: dir, timeoutMs: 60_000, limits });
+    expect(logFacts(gate.output)).toMatchObject({ ...refused, thread: 'ok' });
+  });
+
+  itWith('docker')('is refused in a docker gate', async () => {
+    const sandbox = await createSandbox('docker', { image: 'genesis/node:20' });
+    const dir = await tempDir('genesis-kernel-docker-');
+    await writeFile(join(dir, 'kernel.pl'), KERNEL);
+    const gate = await sandbox.run({ command: 'perl kernel.pl', workDir: dir, timeoutMs: 60_000, limits });
+    // io_uring left out: Docker 20.10's profile still allows it (later ones refuse it).
+    const { 'io-uring': _allowed, ...byDocker } = refused;
+    expect(logFacts(gate.output), gate.output).toMatchObject(byDocker);
+  });
+
+  itWith('bwrap')('is refused to a bwrap agent, and no key one agent stores is seen by the next', async () => {
+    const sandbox = await createAgentSandbox({ kind: 'bwrap', image: 'genesis/node:20', network: 'genesis-agents' });
+    const runAgent = async (script: string) => {
+      const root = await tempDir('genesis-kernel-agent-');
+      const workspace = join(root, 'ws');
+      await mkdir(join(root, 'home'), { recursive: true });
+      await mkdir(workspace);
+      await writeFile(join(workspace, 'kernel.pl'), KERNEL);
+      const promptFile = join(root, 'prompt.md');
+      await writeFile(promptFile, 'probe\n');
+      const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: join(root, 'home') };
+      const result = await new CommandAgent(['sh', '-c', script], { sandbox }).run({
+        workspace,
+        promptFile,
+        prompt: 'probe\n',
+        env,
+        timeoutMs: 60_000,
+        taskId: 't',
+        attempt: 1,
+      });
+      return `${result.log}`;
+    };
+    const first = await runAgent('perl kernel.pl');
+    expect(logFacts(first), first).toMatchObject(refused);
+    const next = await runAgent('echo keys=$(grep -c genesis-leak /proc/keys)');
+    expect(logFacts(next).keys).toBe('0');
   });
 });
