@@ -64,6 +64,10 @@ function recordProblems(c: AuditedCommit, r: EpisodeRecord): string[] {
   if (r.commit !== c.commit) wrong.push(`the record names commit ${r.commit ? short(r.commit) : 'none'}`);
   if (c.task !== null && r.task !== c.task) wrong.push(`Genesis-Task is ${c.task}, the record's task ${r.task}`);
   if (c.attempt !== null && r.attempt !== c.attempt) wrong.push(`Genesis-Attempt is ${c.attempt}, the record's attempt ${r.attempt}`);
+  // The trailer keeps the millionth of a dollar: it agrees when the record rounds to it.
+  const cost = r.usage?.costUsd ?? null;
+  if (c.cost !== null && c.cost !== undefined && (cost === null || Math.abs(Math.round(cost * 1e6) - Math.round(c.cost * 1e6)) > 0))
+    wrong.push(`Genesis-Cost is ${c.cost} USD, the record's cost ${cost === null ? 'unknown' : `${cost} USD`}`);
   return wrong;
 }
 

@@ -1,3 +1,5 @@
+import { formatCostUsd, type Spend } from '../ledger/change-costs.js';
+
 /** Prints a value as JSON on stdout, the one format scripts read. */
 export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
@@ -27,4 +29,27 @@ export function formatTable(headers: string[], rows: Array<Array<string | number
       .join('  ')
       .trimEnd();
   return [line(headers), ...cells.map(line)].join('\n');
+}
+
+/** Seconds with one decimal, or '' when unknown. */
+export function formatSeconds(ms: number | null | undefined): string {
+  return ms === null || ms === undefined ? '' : `${(ms / 1000).toFixed(1)}s`;
+}
+
+/** The headers of the columns {@link spendCells} fills. */
+export const SPEND_HEADERS = ['episodes', 'tokens', 'cost', 'agent', 'gate'];
+
+/**
+ * What episodes spent, as table cells. A sum with episodes that reported nothing is a lower
+ * bound and says so (`>=`); one where none reported anything is '-', never 0.
+ */
+export function spendCells(s: Spend): string[] {
+  const atLeast = (unknown: number) => (unknown > 0 ? '>=' : '');
+  return [
+    String(s.episodes),
+    s.tokens === null ? '-' : `${atLeast(s.episodesWithoutTokens)}${s.tokens}`,
+    s.costUsd === null ? '-' : `${atLeast(s.episodesWithoutCost)}$${formatCostUsd(s.costUsd)}`,
+    formatSeconds(s.agentMs),
+    formatSeconds(s.gateMs),
+  ];
 }

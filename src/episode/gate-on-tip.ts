@@ -20,6 +20,8 @@ export type ReserveTip = (change: {
   task: string;
   candidate: string;
   base: string;
+  /** What the agent reported the episode cost, as its record will say. */
+  costUsd?: number | null;
 }) => Promise<{ onto: string; commit: string; speculative: boolean } | null>;
 
 /** The scheduler's side over a shared queue: answers the workers' requests for a place with `reserve`. */
@@ -31,11 +33,7 @@ export interface TipService {
  * Where the episode gates its change: on its place in the queue when it got one, so a change that
  * lands in that order is gated once, whatever landed or queued while its agent worked. Null: on its base.
  */
-export async function targetOnTip(
-  world: WorldRepo,
-  reserve: ReserveTip | undefined,
-  change: { episodeId: string; task: string; candidate: string; base: string },
-): Promise<GateTarget | null> {
+export async function targetOnTip(world: WorldRepo, reserve: ReserveTip | undefined, change: Parameters<ReserveTip>[0]): Promise<GateTarget | null> {
   const place = reserve ? await reserve(change) : null;
   if (!place) return null;
   return { onto: place.onto, tree: await world.treeOf(place.commit), commit: place.commit, speculative: place.speculative };

@@ -19,7 +19,7 @@ export async function runEpisode(job: EpisodeJob, deps: EpisodeDeps): Promise<Ep
   try {
     const agent = await runAgent(episode, ws);
     const change = await collectChange(episode, ws, agent);
-    const gate = await gateChange(episode, ws, change);
+    const gate = await gateChange(episode, ws, change, agent);
     setAside(episode, ws, change);
     return await recordEpisode(episode, agent, change, gate);
   } finally {

@@ -76,6 +76,8 @@ export async function buildTip(
     agent: record.agent,
     verified,
     score: needsGate ? null : (record.gate?.score ?? null),
+    // A change reserved before its record was written brings the cost its agent reported.
+    costUsd: change.costUsd ?? record.usage?.costUsd ?? null,
     tree: merged.tree,
     verification,
   });

@@ -28,6 +28,8 @@ export interface QueuedChange {
   source?: string;
   /** Reserved before its episode's gate ran: no build of it is gated yet, even one on its own base. */
   ungated?: boolean;
+  /** What its agent reported the episode cost (its commit's Genesis-Cost), when the record does not say yet. */
+  costUsd?: number | null;
 }
 
 export type EntryStage =
@@ -275,5 +277,13 @@ function pump(state: IntegrationState, commands: IntegrationCommand[]): Integrat
 }
 
 function change(e: QueueEntry): QueuedChange {
-  return { id: e.id, task: e.task, candidate: e.candidate, base: e.base, ...(e.source ? { source: e.source } : {}), ...(e.ungated ? { ungated: true } : {}) };
+  return {
+    id: e.id,
+    task: e.task,
+    candidate: e.candidate,
+    base: e.base,
+    ...(e.source ? { source: e.source } : {}),
+    ...(e.ungated ? { ungated: true } : {}),
+    ...(e.costUsd === undefined ? {} : { costUsd: e.costUsd }),
+  };
 }

@@ -3,6 +3,7 @@ import { Hono, type Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { z } from 'zod';
 import { GenesisError, type ErrorCode } from '../errors/genesis-error.js';
+import { measureChangeCosts } from '../ledger/change-costs.js';
 import { ledgerOf } from '../ledger/git-ledger.js';
 import type { WorldRepo } from '../world/world-repo.js';
 import type { ChangeFeed } from './projections/change-feed.js';
@@ -69,7 +70,8 @@ export function createApiRoutes(ctx: ApiContext): Hono {
   api.get('/history', async (c) => {
     const snapshot = await ctx.snapshots.current();
     const limit = positiveInt(c.req.query('limit'));
-    const commits = snapshot.history.slice(0, limit ?? undefined);
+    const spent = new Map(measureChangeCosts(snapshot.records).changes.map(({ commit, task: _t, episode: _e, attempt: _a, ...rest }) => [commit, rest]));
+    const commits = snapshot.history.slice(0, limit ?? undefined).map((c) => ({ ...c, spend: spent.get(c.commit) ?? null }));
     return jsonResponse({ branch: snapshot.manifest.branch, head: snapshot.head, total: snapshot.history.length, commits });
   });
 

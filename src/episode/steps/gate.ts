@@ -2,7 +2,9 @@ import type { CandidateVerdict } from '../../gate/verify-candidate.js';
 import { verifyCandidate } from '../../gate/verify-candidate.js';
 import { targetOnTip, type GateTarget } from '../gate-on-tip.js';
 import type { Workspace } from '../workspace.js';
+import type { AgentStep } from './agent.js';
 import { setAside, type CollectedChange } from './collect.js';
+import { recordedUsage } from './record.js';
 import { timed, type Episode } from './state.js';
 
 /** The gate's word on the change, and the tip it judged it on (null: its base). */
@@ -15,11 +17,14 @@ export interface GateStep {
  * Gates the change: on its place in the integration queue when it gets one, else on its base. A
  * change the agent failed to make, or one over the size limits, is not gated.
  */
-export async function gateChange(episode: Episode, ws: Workspace, change: CollectedChange): Promise<GateStep> {
+export async function gateChange(episode: Episode, ws: Workspace, change: CollectedChange, agent: AgentStep): Promise<GateStep> {
   const { job, deps } = episode;
   const { failure, tree, candidate } = change;
   if (failure || change.oversize || !tree) return { verdict: failure ? null : change.oversize, gated: null };
-  let gated = candidate ? await targetOnTip(deps.world, deps.reserveTip, { episodeId: job.episodeId, task: job.task, candidate, base: job.base }) : null;
+  const costUsd = recordedUsage(agent.run.usage, episode.record.usage, episode.manifest.agent.limits).usage?.costUsd ?? null;
+  let gated = candidate
+    ? await targetOnTip(deps.world, deps.reserveTip, { episodeId: job.episodeId, task: job.task, candidate, base: job.base, costUsd })
+    : null;
   setAside(episode, ws, change);
   let verdict = await timed(episode, 'gate', () => gateOn(episode, change, gated));
   // A failure on a tip that holds changes this one did not start from is not yet this change's

@@ -61,7 +61,7 @@ export async function recordEpisode(episode: Episode, agent: AgentStep, change: 
 }
 
 /** The usage the ledger records: checked (never below zero), with what was wrong with it flagged. */
-function recordedUsage(
+export function recordedUsage(
   reported: AgentUsage | undefined,
   earlier: EpisodeRecord['usage'],
   limits: { maxCostUsd?: number; maxTokens?: number },

@@ -13,6 +13,8 @@ export const tipRequestSchema = z
     /** The agent's change, a commit on `base`, already in the world's object store (a world on shared storage). */
     candidate: sha,
     base: sha,
+    /** What the agent reported the episode cost (the Genesis-Cost of its commit). */
+    costUsd: z.number().nonnegative().nullable().optional(),
     /** Where the answer goes (a Redis list the worker blocks on). */
     replyKey: z.string().min(1),
     /** Epoch ms after which the worker no longer waits: an older request is dropped unanswered. */

@@ -107,7 +107,13 @@ export async function openRun(options: RunOptions): Promise<Run> {
 /** Takes a change's place in the integration queue for its gate, when the policy gives places (see reservesTips). */
 export function reserveTip(run: Run, change: Parameters<ReserveTip>[0]): ReturnType<ReserveTip> {
   if (!reservesTips(run.policy)) return Promise.resolve(null);
-  return run.stage.reserve({ id: change.episodeId, task: change.task, candidate: change.candidate, base: change.base });
+  return run.stage.reserve({
+    id: change.episodeId,
+    task: change.task,
+    candidate: change.candidate,
+    base: change.base,
+    ...(change.costUsd === undefined ? {} : { costUsd: change.costUsd }),
+  });
 }
 
 /**

@@ -1,4 +1,5 @@
 import { tasksWaitingOnBlocked, type TaskState } from '../../schedule/task-status.js';
+import { measureChangeCosts, type TaskCost } from '../../ledger/change-costs.js';
 import type { EpisodeOutcome } from '../../ledger/episode-record.js';
 import type { RetriedTaskStatus } from '../../schedule/task-retry-status.js';
 import { deriveWorldTaskStatuses } from '../../schedule/world-task-status.js';
@@ -36,6 +37,8 @@ export interface BoardTask {
   queuedForRetry: { at: string; note: string | null; by: string | null } | null;
   accepted: { commit: string; episode: string | null; attempt: number | null; date: string } | null;
   running: { episode: string; attempt: number; startedAt: string; worker: string; liveness: WorkerLiveness } | null;
+  /** What its episodes spent (tokens, cost, agent and gate time) and how long it took to land; null before its first episode. */
+  spend: Omit<TaskCost, 'task'> | null;
 }
 
 /** The tasks board: every task of the manifest with its state derived from the ledger. */
@@ -59,6 +62,7 @@ export function buildTaskBoard(snapshot: WorldSnapshot, probe: LivenessProbe): T
   const statuses = deriveWorldTaskStatuses({ manifest, done, episodes: records, running: new Set(runningRecords.map((r) => r.task)), retries });
   const waiting = tasksWaitingOnBlocked(manifest.tasks, statuses);
   const latestRetry = new Map(retries.map((r) => [r.task, r])); // oldest first, so the latest wins
+  const spent = new Map(measureChangeCosts(records).tasks.map(({ task, ...rest }) => [task, rest]));
 
   const tasks = manifest.tasks.map((task): BoardTask => {
     const status = statuses.get(task.id)!;
@@ -95,6 +99,7 @@ export function buildTaskBoard(snapshot: WorldSnapshot, probe: LivenessProbe): T
       running: running
         ? { episode: running.id, attempt: running.attempt, startedAt: running.startedAt, worker: running.worker, liveness: probe(running.worker) }
         : null,
+      spend: spent.get(task.id) ?? null,
     };
   });
 

@@ -67,6 +67,24 @@ export function fmtCost(usd) {
   return usd === null || usd === undefined ? '–' : `$${Number(usd).toFixed(usd < 1 ? 4 : 2)}`;
 }
 
+/**
+ * What episodes spent, in one line: "3 episodes · 12,400 tokens · $0.0400 · agent 2 min 3 s · gate 12.0 s · landed after 5 min 2 s".
+ * A sum that misses some episodes' reports is a lower bound ("≥"); one nobody reported is left out.
+ */
+export function spendLine(s) {
+  const atLeast = (unknown) => (unknown > 0 ? '≥' : '');
+  return [
+    `${s.episodes} episode${s.episodes === 1 ? '' : 's'}`,
+    s.tokens === null ? null : `${atLeast(s.episodesWithoutTokens)}${fmtNumber(s.tokens, 0)} tokens`,
+    s.costUsd === null ? null : `${atLeast(s.episodesWithoutCost)}${fmtCost(s.costUsd)}`,
+    `agent ${fmtDuration(s.agentMs)}`,
+    `gate ${fmtDuration(s.gateMs)}`,
+    s.toLandingMs === null || s.toLandingMs === undefined ? null : `landed after ${fmtDuration(s.toLandingMs)}`,
+  ]
+    .filter(Boolean)
+    .join(' · ');
+}
+
 /** A coloured pill for an outcome or state; the class is b-<value>. */
 export function badge(value, label = value) {
   return h('span', { class: `badge b-${String(value).replace(/[^a-z-]/g, '')}` }, label);

@@ -16,6 +16,8 @@ export const TRAILERS = {
   amend: 'Genesis-Amend',
   tree: 'Genesis-Tree',
   verification: 'Genesis-Verification',
+  /** What the agent of the episode that made the change reported it cost, in US dollars (`0.0123 USD`); absent when it reported none. */
+  cost: 'Genesis-Cost',
 } as const;
 
 export interface AcceptedCommit {
@@ -35,6 +37,8 @@ export interface AcceptedCommit {
   amend?: string | null;
   /** The verification behind the commit (the episode's id when its own gate passed this very tree), if named. */
   verification?: string | null;
+  /** The Genesis-Cost trailer in dollars, or null without one. */
+  cost?: number | null;
   /** True when the message holds a control character other than a newline or tab: Genesis never writes one. */
   separator?: boolean;
 }
@@ -66,6 +70,7 @@ function toAccepted(raw: RawCommit): AcceptedCommit {
     score,
     amend: trailers.get(TRAILERS.amend) ?? null,
     verification: trailers.get(TRAILERS.verification) ?? null,
+    cost: costOf(trailers.get(TRAILERS.cost)),
     ...(hasSeparator(raw.message) ? { separator: true } : {}),
   };
 }
@@ -73,6 +78,16 @@ function toAccepted(raw: RawCommit): AcceptedCommit {
 /** A trailer's number, or null when it holds none (a number is all Genesis writes there). */
 function numberOf(text: string | undefined): number | null {
   return text !== undefined && /^-?\d+(\.\d+)?$/.test(text) ? Number(text) : null;
+}
+
+/** A Genesis-Cost value: dollars, to the millionth, never in exponent notation. */
+export function formatCostTrailer(costUsd: number): string {
+  return `${costUsd.toFixed(6).replace(/0+$/, '').replace(/\.$/, '.0')} USD`;
+}
+
+function costOf(text: string | undefined): number | null {
+  const match = text === undefined ? null : /^(\d+(\.\d+)?) USD$/.exec(text);
+  return match ? Number(match[1]) : null;
 }
 
 /** Formats the commit message of an accepted change, trailers last so `git log` shows them. */
@@ -84,6 +99,7 @@ export function acceptedCommitMessage(fields: {
   agent: string;
   verified: string;
   score?: number | null;
+  costUsd?: number | null;
   tree?: string;
   verification?: string;
 }): string {
@@ -94,6 +110,7 @@ export function acceptedCommitMessage(fields: {
     [TRAILERS.agent, fields.agent],
     [TRAILERS.verified, fields.verified],
     ...(fields.score === undefined || fields.score === null ? [] : [[TRAILERS.score, String(fields.score)] as const]),
+    ...(fields.costUsd === undefined || fields.costUsd === null ? [] : [[TRAILERS.cost, formatCostTrailer(fields.costUsd)] as const]),
     // The tree that passed the gate and the verification that passed it (the episode's own gate, or one on the tip).
     ...(fields.tree ? [[TRAILERS.tree, fields.tree] as const] : []),
     ...(fields.verification ? [[TRAILERS.verification, fields.verification] as const] : []),

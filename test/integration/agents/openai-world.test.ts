@@ -48,5 +48,15 @@ describe('a world built by the openai agent against a replayed model', () => {
     expect(await cli.exited).toBe(0);
     const listed = JSON.parse(cli.lines.join('\n')) as EpisodeRecord[];
     expect(listed.map((e) => e.usage)).toEqual([episodes[0]!.usage, episodes[1]!.usage]);
+
+    // Each accepted commit says what its episode cost; `genesis log` adds the change's time and tokens, and the audit agrees.
+    expect(history.filter((c) => c.episode).map((c) => c.cost)).toEqual([0.001099, 0.001099]);
+    const log = startCli(['log', '--world', f.world.path, '--json']);
+    expect(await log.exited).toBe(0);
+    const changes = (JSON.parse(log.lines.join('\n')) as Array<{ cost: number | null; spend: Record<string, number> | null }>).filter((c) => c.spend);
+    expect(changes).toHaveLength(2);
+    for (const c of changes) expect(c.spend).toMatchObject({ episodes: 1, tokens: 4575, costUsd: 0.001099, episodesWithoutCost: 0 });
+    const audit = startCli(['audit', '--world', f.world.path, '--json']);
+    expect(await audit.exited).toBe(0);
   });
 });

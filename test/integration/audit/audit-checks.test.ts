@@ -67,6 +67,16 @@ describe('the audit rules on the accepted history', () => {
     expect(checkCommitsAgainstLedger([commit(1), root], new Map([['e1', record(1, { reason: 'replayed' })]]), trees)).toEqual([]);
   });
 
+  it('accept a Genesis-Cost that agrees with the record and find one that does not', () => {
+    const costed = (costUsd: number | null) => new Map([['e1', record(1, { usage: { inputTokens: 10, outputTokens: 5, costUsd } })]]);
+    expect(checkCommitsAgainstLedger([commit(1, { cost: 0.012346 }), root], costed(0.0123456), new Map())).toEqual([]);
+    expect(checkCommitsAgainstLedger([commit(1), root], costed(0.5), new Map())).toEqual([]);
+    const forged = checkCommitsAgainstLedger([commit(1, { cost: 0.01 }), root], costed(2.5), new Map());
+    expect(codes(forged)).toEqual(['ledger-mismatch']);
+    expect(forged[0]!.message).toContain("Genesis-Cost is 0.01 USD, the record's cost 2.5 USD");
+    expect(codes(checkCommitsAgainstLedger([commit(1, { cost: 0.01 }), root], costed(null), new Map()))).toEqual(['ledger-mismatch']);
+  });
+
   it('find a head whose manifest does not parse, once however many commits carry it', () => {
     const broken = new Map<string, ReturnType<typeof readManifest> | string[]>([['m', ['name: required']]]);
     expect(codes(checkChangesAgainstRules([commit(2), commit(1), root], broken))).toEqual(['manifest-unreadable']);

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { renderStats, toStatsJson, type StatsReport } from '../../../src/cli/commands/stats/report.js';
 import { computeLedgerStats, type StatsEpisode } from '../../../src/reliability/index.js';
 
+const NO_SPEND: StatsReport['spend'] = { tasks: [], changes: [] };
 const WORLD: StatsReport['world'] = { name: 'w', path: '/w', branch: 'main', head: 'a'.repeat(40), tasks: 24, tasksDone: 12, running: 1, maxAttempts: 2 };
 
 /** 24 tasks from 1 to 512 human minutes; the longer the task, the likelier it fails. */
@@ -33,26 +34,26 @@ describe('renderStats', () => {
 
   it('prints the METR-style fit with its horizons in human minutes when tasks carry humanMinutes', () => {
     expect(stats.humanMinutesFit.fit).not.toBeNull();
-    const text = renderStats({ world: WORLD, stats });
+    const text = renderStats({ world: WORLD, stats, spend: NO_SPEND });
     expect(text).toMatch(/^METR-style fit over 24 episodes of 24 tasks: P\(success\) = σ\(/m);
     expect(text).toMatch(/^success +horizon \(human minutes\) +95% interval$/m);
   });
 
   it('names the episodes still running, the cost per accepted change and the chance that the rest lands', () => {
-    const text = renderStats({ world: WORLD, stats });
+    const text = renderStats({ world: WORLD, stats, spend: NO_SPEND });
     expect(text).toContain('(and 1 still running, not counted)');
     expect(text).toMatch(/cost \$\d+\.\d{4} \(\$12\.00 in all\)/);
     expect(text).toMatch(/What is left: +12 task\(s\); with 2 attempts each/);
   });
 
   it('says there is nothing to measure before the first episode ends', () => {
-    const text = renderStats({ world: { ...WORLD, running: 0 }, stats: computeLedgerStats([]) });
+    const text = renderStats({ world: { ...WORLD, running: 0 }, stats: computeLedgerStats([]), spend: NO_SPEND });
     expect(text).toContain('No finished episodes yet');
   });
 
   it('writes an infinite horizon as null in JSON', () => {
     const perfect = computeLedgerStats(episodes().map((e) => ({ ...e, outcome: 'accepted' as const })));
-    const json = toStatsJson({ world: WORLD, stats: perfect }) as { horizons: Array<{ steps: number | null }> };
+    const json = toStatsJson({ world: WORLD, stats: perfect, spend: NO_SPEND }) as { horizons: Array<{ steps: number | null }> };
     expect(json.horizons.map((h) => h.steps)).toEqual([null, null, null]);
   });
 });

@@ -102,6 +102,27 @@ describe('genesis stats on the calc demo world', () => {
     expect(json.prediction).toMatchObject({ tasks: 0, success: 1 });
   });
 
+  itWith('bwrap')('measures what each task and each accepted change spent from the same records', async () => {
+    const json = JSON.parse(await genesis('stats', '--world', world, '--json')) as Record<string, any>;
+    const tasks = [...new Set(records.map((r) => r.task))];
+    expect(json.spend.tasks.map((t: any) => t.task).sort()).toEqual([...tasks].sort());
+    for (const task of tasks) {
+      const mine = records.filter((r) => r.task === task).sort((x, y) => Date.parse(x.startedAt) - Date.parse(y.startedAt));
+      const landed = mine.find((r) => r.outcome === 'accepted')!;
+      expect(json.spend.tasks.find((t: any) => t.task === task)).toMatchObject({
+        episodes: mine.length,
+        landed: 1,
+        agentMs: mine.reduce((sum, r) => sum + (r.phases.agent ?? 0), 0),
+        gateMs: mine.reduce((sum, r) => sum + (r.phases.gate ?? 0) + (r.phases['gate-on-base'] ?? 0), 0),
+        toLandingMs: Date.parse(landed.endedAt!) - Date.parse(mine[0]!.startedAt),
+        costUsd: null,
+        episodesWithoutCost: mine.length,
+      });
+      expect(json.spend.changes.find((c: any) => c.task === task)).toMatchObject({ episode: landed.id, commit: landed.commit, episodes: mine.length });
+    }
+    expect(await genesis('stats', '--world', world)).toMatch(/^task +landed +episodes +tokens +cost +agent +gate +to land$/m);
+  });
+
   itWith('bwrap')('prints the same numbers as readable tables', async () => {
     const text = await genesis('stats', '--world', world);
     const accepted = records.filter((r) => r.outcome === 'accepted').length;

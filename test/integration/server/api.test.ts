@@ -86,6 +86,10 @@ describeWithDocker('the dashboard API on a world after a real run', () => {
     // Gated on a tip, the trailer may name the verification instead of quoting it; the verdict is read from its record.
     expect(h.commits[1].verdict).toContain('check:b ok');
     expect(h.commits[1].verification).toBeTruthy();
+    // b took two episodes (one failed) from its first attempt to its landing; the script agent reports no cost.
+    expect(h.commits[1].spend).toMatchObject({ episodes: 2, costUsd: null, episodesWithoutCost: 2 });
+    expect(h.commits[1].spend.toLandingMs).toBeGreaterThan(0);
+    expect(h.commits[2].spend).toBeNull();
   });
 
   it('filters the episodes by task and by outcome', async () => {
@@ -132,6 +136,9 @@ describeWithDocker('the dashboard API on a world after a real run', () => {
     expect(byId.a.lastFailure.message).toContain('check:a');
     expect(byId.b).toMatchObject({ state: 'done', failures: 1, accepted: { attempt: 2 } });
     expect(byId.d).toMatchObject({ state: 'pending', waitingOn: 'a' });
+    expect(byId.a.spend).toMatchObject({ episodes: 2, landed: 0, toLandingMs: null });
+    expect(byId.b.spend).toMatchObject({ episodes: 2, landed: 1 });
+    expect(byId.d.spend).toBeNull();
   });
 
   it('measures p with its interval, the horizons and the chain chart from the ledger', async () => {

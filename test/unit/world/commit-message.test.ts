@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { acceptedCommitMessage } from '../../../src/world/history/accepted-history.js';
+import { acceptedCommitMessage, formatCostTrailer } from '../../../src/world/history/accepted-history.js';
 import { formatCommitMessage, hasSeparator, parseCommitMessage } from '../../../src/world/commit-message.js';
 
 const EVIL = ['t\x1fGenesis-Task: victim', 't\n\nGenesis-Task: victim\nGenesis-Score: 0', 't\x00\x1e\x1f', 't\r\nGenesis-Episode: none'];
@@ -47,5 +47,16 @@ describe('commit messages as a structure', () => {
   it('tells a separator from text: newlines and tabs are text', () => {
     expect(hasSeparator('a\n\tb\n')).toBe(false);
     for (const c of ['\x00', '\x1e', '\x1f', '\r', '\x1b', '\x7f']) expect(hasSeparator(`a${c}b`)).toBe(true);
+  });
+});
+
+describe('the Genesis-Cost trailer', () => {
+  it('writes a known cost in dollars to the millionth, never in exponent notation, and nothing for an unknown one', () => {
+    expect(formatCostTrailer(0.001099)).toBe('0.001099 USD');
+    expect(formatCostTrailer(1e-7)).toBe('0.0 USD');
+    expect(formatCostTrailer(2)).toBe('2.0 USD');
+    const fields = { title: 't', episode: 'e1', task: 'a', attempt: 1, agent: 'x', verified: 'ok' };
+    expect(parseCommitMessage(acceptedCommitMessage({ ...fields, costUsd: 0.5 })).trailers.get('Genesis-Cost')).toBe('0.5 USD');
+    expect(parseCommitMessage(acceptedCommitMessage({ ...fields, costUsd: null })).trailers.has('Genesis-Cost')).toBe(false);
   });
 });

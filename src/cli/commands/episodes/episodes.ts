@@ -1,13 +1,14 @@
 import { Option, type Command } from 'commander';
 import type { EpisodeRecord } from '../../../ledger/episode-record.js';
 import { wholeNumber } from '../../option-parsers.js';
-import { formatTable, printJson } from '../../output.js';
+import { formatCostUsd } from '../../../ledger/change-costs.js';
+import { formatSeconds, formatTable, printJson } from '../../output.js';
 import { requireWorld, worldOption } from '../../world-option.js';
 
 export function define(program: Command): void {
   program
     .command('episodes')
-    .description('every episode of the world, accepted or not: task, attempt, outcome, reason, timings')
+    .description('every episode of the world, accepted or not: task, attempt, outcome, reason, tokens, cost and timings')
     .addOption(worldOption())
     .option('--json', 'print an array of episode records (id, task, attempt, outcome, reason, commit, phases, gate, …)')
     .option('--task <id>', 'only the episodes of this task')
@@ -23,12 +24,30 @@ export function define(program: Command): void {
         )
         .slice(-(opts.limit ?? Infinity));
       if (opts.json) return printJson(episodes);
-      process.stdout.write(`${formatTable(['episode', 'task', 'attempt', 'outcome', 'reason', 'commit', 'agent', 'gate', 'total'], episodes.map(row))}\n`);
+      process.stdout.write(
+        `${formatTable(['episode', 'task', 'attempt', 'outcome', 'reason', 'commit', 'agent', 'tokens', 'cost', 'agent time', 'gate', 'total'], episodes.map(row))}\n`,
+      );
     });
 }
 
 function row(e: EpisodeRecord): Array<string | number> {
-  const seconds = (ms: number | undefined) => (ms === undefined ? '' : `${(ms / 1000).toFixed(1)}s`);
   const total = e.endedAt ? Date.parse(e.endedAt) - Date.parse(e.startedAt) : undefined;
-  return [e.id, e.task, e.attempt, e.outcome ?? e.status, e.reason ?? '', e.commit?.slice(0, 12) ?? '', e.agent, seconds(e.phases.gate), seconds(total)];
+  const u = e.usage;
+  const tokens = u && (u.inputTokens !== null || u.outputTokens !== null) ? String((u.inputTokens ?? 0) + (u.outputTokens ?? 0)) : '';
+  const cost = u?.costUsd === null || u?.costUsd === undefined ? '' : `$${formatCostUsd(u.costUsd)}`;
+  const gate = e.phases.gate === undefined ? undefined : e.phases.gate + (e.phases['gate-on-base'] ?? 0);
+  return [
+    e.id,
+    e.task,
+    e.attempt,
+    e.outcome ?? e.status,
+    e.reason ?? '',
+    e.commit?.slice(0, 12) ?? '',
+    e.agent,
+    tokens,
+    cost,
+    formatSeconds(e.phases.agent),
+    formatSeconds(gate),
+    formatSeconds(total),
+  ];
 }

@@ -1,5 +1,6 @@
 import type { StatsEpisode } from '../../../reliability/index.js';
 import type { EpisodeRecord } from '../../../ledger/episode-record.js';
+import { measureChangeCosts, type ChangeCosts } from '../../../ledger/change-costs.js';
 import { ledgerOf } from '../../../ledger/git-ledger.js';
 import type { TaskSpec, WorldManifest } from '../../../manifest/schema.js';
 import { LocalWorld } from '../../../world/local-world.js';
@@ -15,6 +16,8 @@ export interface StatsInput {
   episodes: StatsEpisode[];
   /** Episodes still running (or left running by an orchestrator that died): not measured yet. */
   running: number;
+  /** What each task and each accepted change spent. */
+  spend: ChangeCosts;
 }
 
 /**
@@ -58,5 +61,6 @@ export async function readStatsInput(path: string): Promise<StatsInput> {
     done,
     episodes: toStatsEpisodes(records, manifest.tasks),
     running: records.filter((r) => r.status !== 'final').length,
+    spend: measureChangeCosts(records),
   };
 }

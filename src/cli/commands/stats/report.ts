@@ -1,6 +1,7 @@
 import { withCliName } from '../../invocation.js';
 import type { LedgerStats, Proportion } from '../../../reliability/index.js';
-import { formatTable, jsonNumbers } from '../../output.js';
+import type { ChangeCosts } from '../../../ledger/change-costs.js';
+import { formatSeconds, formatTable, jsonNumbers, SPEND_HEADERS, spendCells } from '../../output.js';
 
 /** Everything `genesis stats` prints: which world, and what its ledger measures. */
 export interface StatsReport {
@@ -16,11 +17,12 @@ export interface StatsReport {
     maxAttempts: number;
   };
   stats: LedgerStats;
+  spend: ChangeCosts;
 }
 
 /** The JSON of `genesis stats`: `world`, then every field of the reliability module's LedgerStats. */
 export function toStatsJson(report: StatsReport): unknown {
-  return jsonNumbers({ world: report.world, ...report.stats });
+  return jsonNumbers({ world: report.world, ...report.stats, spend: report.spend });
 }
 
 const percent = (value: number | null): string => (value === null ? '-' : `${(value * 100).toFixed(1)}%`);
@@ -81,6 +83,15 @@ export function renderStats(report: StatsReport): string {
       ? `unknown (${money.episodesWithoutCost} episode(s) report no cost${money.knownCostUsd > 0 ? `; known total $${money.knownCostUsd.toFixed(2)}` : ''})`
       : `$${money.costUsd.toFixed(4)} ($${money.knownCostUsd.toFixed(2)} in all)`;
   out.push('', `Per accepted change:     time ${time}`, `                         cost ${cost}`);
+  out.push(
+    '',
+    'What each task spent (tokens and cost as the agents reported them; >= where some reported nothing)',
+    formatTable(
+      ['task', 'landed', ...SPEND_HEADERS, 'to land'],
+      report.spend.tasks.map((t) => [t.task, t.landed, ...spendCells(t), formatSeconds(t.toLandingMs)]),
+    ),
+    '',
+  );
 
   const fit = s.humanMinutesFit.fit;
   if (fit) {

@@ -12,13 +12,13 @@ export function define(program: Command): void {
   program
     .command('stats')
     .description(
-      'measure a world from its ledger: acceptance per attempt, why episodes were rejected, what retries recovered, the per-episode success p and the horizons it implies, time and cost per accepted change, and the METR-style fit when tasks carry humanMinutes',
+      'measure a world from its ledger: acceptance per attempt, why episodes were rejected, what retries recovered, the per-episode success p and the horizons it implies, time and cost per accepted change, what each task spent (episodes, tokens, cost, agent and gate time, time to landing), and the METR-style fit when tasks carry humanMinutes',
     )
     .addOption(worldOption())
     .addOption(
       new Option(
         '--json',
-        'print JSON: {world, counts, rejectedByReason, acceptanceByAttempt, retryRecovery, deterministicFraction, episodeSuccess, horizons, perAcceptedChange, humanMinutesFit, prediction}',
+        'print JSON: {world, counts, rejectedByReason, acceptanceByAttempt, retryRecovery, deterministicFraction, episodeSuccess, horizons, perAcceptedChange, humanMinutesFit, prediction, spend: {tasks, changes}} (spend: episodes, tokens, costUsd, agentMs, gateMs and toLandingMs per task and per accepted change)',
       ).default(false),
     )
     .action(async (opts: StatsOptions) => {
@@ -41,6 +41,7 @@ export function define(program: Command): void {
           maxAttempts: manifest.retry.maxAttempts,
         },
         stats,
+        spend: input.spend,
       };
       if (opts.json) return printJson(toStatsJson(report));
       process.stdout.write(`${renderStats(report)}\n`);

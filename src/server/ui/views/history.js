@@ -1,7 +1,7 @@
 // Accepted history: every commit on the accepted branch, newest first, with its evidence.
 import { getJson } from '../api.js';
 import { timeTicks, xyChart } from '../charts.js';
-import { fmtTime, h, link, panel, shortSha } from '../dom.js';
+import { fmtTime, h, link, panel, shortSha, spendLine } from '../dom.js';
 
 export const name = 'history';
 export const title = () => 'Accepted history';
@@ -40,6 +40,9 @@ export async function render() {
               c.task ? [' · task ', h('strong', null, c.task), ` · attempt ${c.attempt ?? '?'}`, ` · agent ${c.agent ?? '?'}`] : null,
               c.episode ? [' · ', link(`#/episodes/${c.episode}`, `episode ${c.episode}`)] : null,
             ),
+            c.spend
+              ? h('div', { class: 'meta spend', title: 'what the change took: every attempt of its task since its previous change' }, spendLine(c.spend))
+              : null,
             c.verdict || c.verified ? h('div', { class: 'gate', title: 'gate summary' }, c.verdict || c.verified) : null,
           ),
         ),

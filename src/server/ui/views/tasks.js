@@ -1,6 +1,6 @@
 // Tasks board: every task by state. A blocked task shows why it is blocked and can be retried.
 import { postJson, getJson } from '../api.js';
-import { badge, errorBox, fmtAgo, h, link, shortSha } from '../dom.js';
+import { badge, errorBox, fmtAgo, h, link, shortSha, spendLine } from '../dom.js';
 
 export const name = 'tasks';
 export const title = () => 'Tasks';
@@ -76,6 +76,7 @@ function card(t, maxAttempts, refresh) {
           `${t.failuresSinceRetry} of ${maxAttempts} attempts used${t.failures !== t.failuresSinceRetry ? ` (${t.failures} failed in all)` : ''}`,
         )
       : null,
+    t.spend ? h('div', { class: 'line spend', title: 'what its episodes spent' }, spendLine(t.spend)) : null,
     t.waitingOn ? h('div', { class: 'line' }, 'waiting on blocked task ', h('strong', null, t.waitingOn)) : null,
     t.dependsOn.length && t.state === 'pending' && !t.waitingOn ? h('div', { class: 'line' }, `after ${t.dependsOn.join(', ')}`) : null,
     queued ? h('div', { class: 'line' }, `retried ${fmtAgo(t.queuedForRetry.at)}${t.queuedForRetry.note ? `: “${t.queuedForRetry.note}”` : ''}`) : null,
