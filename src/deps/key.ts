@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { normalizeTreePath } from '../manifest/deps-rules.js';
+import { depsKeyContent } from './npm-key-content.js';
 
 /** Bumped when the layout of a prepared set changes, so old sets are never mistaken for new ones. */
-export const DEPS_KEY_VERSION = 1;
+export const DEPS_KEY_VERSION = 2;
 
 export interface DepsKeyInput {
   /** Each file of `verify.deps.files` with its content at the tree (null: absent there). */
@@ -14,8 +15,8 @@ export interface DepsKeyInput {
 }
 
 /**
- * The key of a dependency set: sha256 over the contents of the files that define it, the install
- * command, the outputs and the environment. Pure. Every part is length-prefixed, so no two inputs
+ * The key of a dependency set: sha256 over what of the files defines it (for npm's package.json
+ * its install fields, see depsKeyContent), the install command, the outputs and the environment. Pure. Every part is length-prefixed, so no two inputs
  * give the same byte stream; file order does not matter.
  */
 export function computeDepsKey(input: DepsKeyInput): string {
@@ -33,7 +34,7 @@ export function computeDepsKey(input: DepsKeyInput): string {
   for (const file of files) {
     part('file', file.path);
     if (file.content === null) part('absent', '');
-    else part('content', file.content);
+    else part('content', depsKeyContent(file.path, file.content));
   }
   return hash.digest('hex');
 }

@@ -49,23 +49,28 @@ export function installerFor(sandbox: Sandbox): (spec: InstallSpec) => Promise<I
 export async function prepareDeps(input: PrepareDepsInput): Promise<PreparedDeps> {
   const files = await readDepsFiles(input.repo, input.tree, input.spec.files);
   const filesDigest = depsFilesDigest(files);
-  const missing = files.filter((f) => f.content === null).map((f) => f.path);
-  if (missing.length > 0) {
-    const message = `verify.deps.files names ${missing.map((m) => `"${m}"`).join(', ')}, which the tree does not have; commit ${missing.length === 1 ? 'it' : 'them'} (e.g. run \`npm install\` once to write package-lock.json) or fix verify.deps.files`;
+  // A change may add or remove one of the files (a project that stops committing its lockfile):
+  // the set is the one the files present define, and the key says which are absent. Only a tree
+  // with none of them has nothing to install from.
+  const present = files.filter((f): f is typeof f & { content: Buffer } => f.content !== null);
+  if (present.length === 0) {
+    const message = `none of verify.deps.files (${files.map((f) => `"${f.path}"`).join(', ')}) is in the tree, so there is nothing to install the dependencies from; keep at least one of them (package.json, a lockfile)`;
     return { ok: false, reason: 'deps-failed', message, log: `deps: ${message}\n`, filesDigest };
   }
+  const absent = files.filter((f) => f.content === null).map((f) => f.path);
+  const note = absent.length > 0 ? `deps: ${absent.map((a) => `"${a}"`).join(', ')} of verify.deps.files ${absent.length === 1 ? 'is' : 'are'} not in this tree; the set is the one the others define\n` : '';
   const environment = await environmentId(input.sandbox, input.image);
   const key = computeDepsKey({ files, install: input.spec.install, paths: input.spec.paths, environment });
   const outcome = await input.cache.ensure({
     key,
-    files: files.map((f) => ({ path: f.path, content: f.content! })),
+    files: present.map((f) => ({ path: f.path, content: f.content })),
     spec: input.spec,
     environment,
     image: input.image,
     install: installerFor(input.sandbox),
     ...(input.onWait ? { onWait: input.onWait } : {}),
   });
-  if (!outcome.ok) return { ok: false, reason: outcome.reason, message: outcome.message, log: outcome.log, filesDigest };
+  if (!outcome.ok) return { ok: false, reason: outcome.reason, message: outcome.message, log: `${note}${outcome.log}`, filesDigest };
   const outputs = await readOutputs(outcome.dir, input.spec.paths);
   // A set stored before its links were checked: never bind or recreate a link that leads out of it.
   const linked = outputLinkProblem(outputs);
@@ -75,7 +80,7 @@ export async function prepareDeps(input: PrepareDepsInput): Promise<PreparedDeps
     return { ok: false, reason: 'deps-failed', message, log: `${outcome.log}deps: ${message}\n`, filesDigest };
   }
   const layout = planDepsLayout(outcome.dir, outputs);
-  return { ok: true, key, hit: outcome.hit, durationMs: outcome.durationMs, layout, log: outcome.log, filesDigest };
+  return { ok: true, key, hit: outcome.hit, durationMs: outcome.durationMs, layout, log: `${note}${outcome.log}`, filesDigest };
 }
 
 function outputLinkProblem(outputs: ReadonlyArray<{ path: string; type: 'dir' | 'file' | 'link'; entries: readonly OutputEntry[] }>): string | null {

@@ -47,3 +47,46 @@ describe('depsFilesDigest', () => {
     expect(depsFilesDigest(base.files)).not.toBe(depsFilesDigest([base.files[0]!]));
   });
 });
+
+describe('the key of an npm project', () => {
+  const pkg = (fields: Record<string, unknown>) => Buffer.from(JSON.stringify({ name: 'p', version: '1.0.0', ...fields }, null, 2));
+  const lock = (version: string, deps: Record<string, string>) =>
+    Buffer.from(JSON.stringify({ name: 'p', version, lockfileVersion: 3, packages: { '': { name: 'p', version, dependencies: deps }, 'node_modules/semver': { version: '7.6.3' } } }));
+  const keyOf = (files: DepsKeyInput['files']) => computeDepsKey({ ...base, files });
+  const deps = { dependencies: { semver: '^7.6.3' } };
+
+  it('stays the same when a release bumps the version in package.json and its lockfile', () => {
+    const before = keyOf([
+      { path: 'package.json', content: pkg({ ...deps, scripts: { test: 'tap' } }) },
+      { path: 'package-lock.json', content: lock('1.0.0', deps.dependencies) },
+    ]);
+    const after = keyOf([
+      { path: 'package.json', content: Buffer.from(JSON.stringify({ ...deps, version: '1.0.1', name: 'p', description: 'now described', scripts: { test: 'tap --cov' } })) },
+      { path: 'package-lock.json', content: lock('1.0.1', deps.dependencies) },
+    ]);
+    expect(after).toBe(before);
+  });
+
+  it.each([
+    ['a dependency', { dependencies: { semver: '^7.7.0' } }],
+    ['a dev dependency', { ...deps, devDependencies: { tap: '^16' } }],
+    ['an optional dependency', { ...deps, optionalDependencies: { fsevents: '*' } }],
+    ['a peer dependency', { ...deps, peerDependencies: { react: '18' } }],
+    ['an override', { ...deps, overrides: { semver: '7.6.0' } }],
+    ['the workspaces', { ...deps, workspaces: ['packages/*'] }],
+    ['a script npm install runs', { ...deps, scripts: { postinstall: 'node fetch.js' } }],
+  ])('changes with %s of package.json', (_what, fields) => {
+    expect(keyOf([{ path: 'package.json', content: pkg(fields) }])).not.toBe(keyOf([{ path: 'package.json', content: pkg(deps) }]));
+  });
+
+  it('changes with what the lockfile resolves, and with package.json in a sub-directory the same way', () => {
+    expect(keyOf([{ path: 'package-lock.json', content: lock('1.0.0', { semver: '^7.7.0' }) }])).not.toBe(
+      keyOf([{ path: 'package-lock.json', content: lock('1.0.0', deps.dependencies) }]),
+    );
+    expect(keyOf([{ path: 'web/package.json', content: pkg({ ...deps, version: '2.0.0' }) }])).toBe(keyOf([{ path: 'web/package.json', content: pkg(deps) }]));
+  });
+
+  it('keys a package.json that is not JSON on its bytes, so a broken one is never taken for a good one', () => {
+    expect(keyOf([{ path: 'package.json', content: Buffer.from('{ "dependencies": ') }])).not.toBe(keyOf([{ path: 'package.json', content: Buffer.from('{}') }]));
+  });
+});
