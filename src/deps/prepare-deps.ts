@@ -58,7 +58,10 @@ export async function prepareDeps(input: PrepareDepsInput): Promise<PreparedDeps
     return { ok: false, reason: 'deps-failed', message, log: `deps: ${message}\n`, filesDigest };
   }
   const absent = files.filter((f) => f.content === null).map((f) => f.path);
-  const note = absent.length > 0 ? `deps: ${absent.map((a) => `"${a}"`).join(', ')} of verify.deps.files ${absent.length === 1 ? 'is' : 'are'} not in this tree; the set is the one the others define\n` : '';
+  const note =
+    absent.length > 0
+      ? `deps: ${absent.map((a) => `"${a}"`).join(', ')} of verify.deps.files ${absent.length === 1 ? 'is' : 'are'} not in this tree; the set is the one the others define\n`
+      : '';
   const environment = await environmentId(input.sandbox, input.image);
   const key = computeDepsKey({ files, install: input.spec.install, paths: input.spec.paths, environment });
   const outcome = await input.cache.ensure({

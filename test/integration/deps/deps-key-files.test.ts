@@ -10,7 +10,8 @@ import { baseManifest, GOOD_A, GOOD_B, makeWorld, type RecordingSteps } from '..
 useTempDepsCache();
 
 const pkg = (version: string) => `${JSON.stringify({ name: 'p', version, type: 'module', dependencies: { left: '1.0.0' } }, null, 2)}\n`;
-const lock = (version: string) => `${JSON.stringify({ name: 'p', version, lockfileVersion: 3, packages: { '': { name: 'p', version, dependencies: { left: '1.0.0' } } } }, null, 2)}\n`;
+const lock = (version: string) =>
+  `${JSON.stringify({ name: 'p', version, lockfileVersion: 3, packages: { '': { name: 'p', version, dependencies: { left: '1.0.0' } } } }, null, 2)}\n`;
 
 /**
  * A world keyed on package.json and package-lock.json whose install (no sandbox, so it can count
@@ -24,7 +25,13 @@ async function npmWorld(recording: RecordingSteps) {
     paths: ['vendor'],
   };
   const manifest = baseManifest({
-    verify: { sandbox: 'none', deps, test: 'test -f vendor/package.json && node --test test/base.test.js', timeoutSec: 60, limits: { cpus: 1, memoryMb: 256, pids: 64 } },
+    verify: {
+      sandbox: 'none',
+      deps,
+      test: 'test -f vendor/package.json && node --test test/base.test.js',
+      timeoutSec: 60,
+      limits: { cpus: 1, memoryMb: 256, pids: 64 },
+    },
     tasks: [
       { id: 'a', title: 'release 1.0.1', paths: ['src/a.js', 'package.json', 'package-lock.json'], check: 'node --test test/a.test.js' },
       { id: 'b', title: 'stop committing the lockfile', paths: ['src/b.js', 'package-lock.json'], check: 'node --test test/b.test.js', dependsOn: ['a'] },

@@ -51,7 +51,14 @@ describe('depsFilesDigest', () => {
 describe('the key of an npm project', () => {
   const pkg = (fields: Record<string, unknown>) => Buffer.from(JSON.stringify({ name: 'p', version: '1.0.0', ...fields }, null, 2));
   const lock = (version: string, deps: Record<string, string>) =>
-    Buffer.from(JSON.stringify({ name: 'p', version, lockfileVersion: 3, packages: { '': { name: 'p', version, dependencies: deps }, 'node_modules/semver': { version: '7.6.3' } } }));
+    Buffer.from(
+      JSON.stringify({
+        name: 'p',
+        version,
+        lockfileVersion: 3,
+        packages: { '': { name: 'p', version, dependencies: deps }, 'node_modules/semver': { version: '7.6.3' } },
+      }),
+    );
   const keyOf = (files: DepsKeyInput['files']) => computeDepsKey({ ...base, files });
   const deps = { dependencies: { semver: '^7.6.3' } };
 
@@ -61,7 +68,10 @@ describe('the key of an npm project', () => {
       { path: 'package-lock.json', content: lock('1.0.0', deps.dependencies) },
     ]);
     const after = keyOf([
-      { path: 'package.json', content: Buffer.from(JSON.stringify({ ...deps, version: '1.0.1', name: 'p', description: 'now described', scripts: { test: 'tap --cov' } })) },
+      {
+        path: 'package.json',
+        content: Buffer.from(JSON.stringify({ ...deps, version: '1.0.1', name: 'p', description: 'now described', scripts: { test: 'tap --cov' } })),
+      },
       { path: 'package-lock.json', content: lock('1.0.1', deps.dependencies) },
     ]);
     expect(after).toBe(before);
@@ -87,6 +97,8 @@ describe('the key of an npm project', () => {
   });
 
   it('keys a package.json that is not JSON on its bytes, so a broken one is never taken for a good one', () => {
-    expect(keyOf([{ path: 'package.json', content: Buffer.from('{ "dependencies": ') }])).not.toBe(keyOf([{ path: 'package.json', content: Buffer.from('{}') }]));
+    expect(keyOf([{ path: 'package.json', content: Buffer.from('{ "dependencies": ') }])).not.toBe(
+      keyOf([{ path: 'package.json', content: Buffer.from('{}') }]),
+    );
   });
 });
