@@ -24,6 +24,8 @@ export function formatRunEvent(event: RunEvent): string | null {
           : `${event.outcome}: ${event.reason}: ${event.message ?? ''}`;
       return `${time()} ${mark} ${event.task} attempt ${event.attempt} ${what}  [${(event.durationMs / 1000).toFixed(1)}s]`;
     }
+    case 'task-blocked':
+      return `${time()} ■ ${event.task} is blocked after ${event.failures} failed attempt(s); ${withCliName(`genesis task retry ${event.task}`)} tries it again`;
     case 'evidence':
       return `${time()} evidence "${event.command}" on ${event.commit.slice(0, 12)}: ${event.passed ? 'passes' : 'not yet'}`;
     case 'foreign-move':

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { PRESET_NAMES } from './preset-names.js';
 import { CONTROL_CHARACTER } from './path-patterns.js';
+import { notifyConfig } from './notify-config.js';
 
 /**
  * The schema of world.yaml. Every field has a description (docs/reference/world-yaml.md is made
@@ -391,6 +392,9 @@ export const manifestSchema = z
       .strict()
       .default({ keepRejectedDays: 14 })
       .describe('how long the ledger keeps what did not land'),
+    notify: notifyConfig
+      .default({ webhooks: [] })
+      .describe('who is told what happens in the world: webhooks (JSON or Slack-compatible), signed, retried, kept across restarts'),
   })
   .strict();
 

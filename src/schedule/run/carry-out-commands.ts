@@ -1,7 +1,7 @@
 import { checkEvidence } from '../../gate/evidence.js';
 import type { EpisodeRecord } from '../../ledger/episode-record.js';
 import { episodeEndEvent } from './events.js';
-import { decide, type PolicyCommand, type PolicyEvent, type WorldHold } from '../run-policy.js';
+import { decide, taskStatuses, type PolicyCommand, type PolicyEvent, type WorldHold } from '../run-policy.js';
 import { closeEpisode, dropResult, integrateChange, refuseResult } from './episode-results.js';
 import { openEpisodes, reportLeaseWaits, submitEpisode } from './start-episodes.js';
 import type { Run } from './state.js';
@@ -76,9 +76,17 @@ async function ended(run: Run, final: EpisodeRecord, fatal: { reason: string; me
   run.emit(episodeEndEvent(final));
   const before = run.policy.hold;
   await apply(run, { type: 'finished', record: final, fatal, hold, now: Date.now() });
+  reportBlocked(run, final);
   const after = run.policy.hold;
   if (after && after !== before) {
     run.emit({ type: 'hold', untilMs: after.untilMs, message: after.message });
     await writeWorldHold(run.world.scratchDir, after).catch(() => undefined);
   }
+}
+
+/** Tells when the episode that just ended left its task blocked (its last attempt, or a repeated failure). */
+export function reportBlocked(run: Run, final: EpisodeRecord): void {
+  const status = taskStatuses(run.policy).get(final.task);
+  if (status?.state !== 'blocked') return;
+  run.emit({ type: 'task-blocked', task: final.task, failures: status.failures, reason: status.lastReason, message: status.lastMessage });
 }

@@ -19,6 +19,8 @@ export type RunEvent =
       commit: string | null;
       durationMs: number;
     }
+  /** A task ran out of attempts (or failed the same way twice): no episode of it starts until a person retries it. */
+  | { type: 'task-blocked'; task: string; failures: number; reason: string | null; message: string | null }
   | { type: 'evidence'; commit: string; passed: boolean; command: string }
   /** The accepted branch was moved by something other than the integrator, and put back. */
   | { type: 'foreign-move'; commit: string; quarantine: string }

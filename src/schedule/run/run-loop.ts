@@ -2,7 +2,7 @@ import type { IntegrationOutcome } from '../../integrate/integration-stage.js';
 import { episodeEndEvent } from './events.js';
 import { nextWake } from '../run-policy.js';
 import { answersTipRequest } from '../tip-reservation.js';
-import { apply, checkEvidenceOn } from './carry-out-commands.js';
+import { apply, checkEvidenceOn, reportBlocked } from './carry-out-commands.js';
 import { reserveTip } from './open-run.js';
 import { reconcileIfDue } from './reconcile.js';
 import { rejoinIntegration } from './recover-run.js';
@@ -81,6 +81,7 @@ async function integrated(run: Run, outcome: IntegrationOutcome): Promise<void> 
     await apply(run, { type: 'landed', task: final.task, tasks: run.manifest.tasks, ratchet: run.manifest.verify.mode === 'ratchet' });
   }
   await apply(run, { type: 'finished', record: final, now: Date.now() });
+  if (outcome.type !== 'landed') reportBlocked(run, final);
 }
 
 async function tick(run: Run): Promise<void> {

@@ -80,6 +80,7 @@ describe('parseManifest', () => {
         parallelism: 2,
         tasks: [],
         ledger: { keepRejectedDays: 14 },
+        notify: { webhooks: [] },
       });
     });
 

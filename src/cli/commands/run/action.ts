@@ -16,6 +16,7 @@ import { EXIT, STOP_EXIT } from '../../exit-codes.js';
 import { createRunPrinter } from '../../live-status.js';
 import { formatSummary } from '../../run-reporter.js';
 import { describeAgentReach } from '../../../agents/network-reach.js';
+import { finishNotifying, openNotifier } from './notifications.js';
 
 export interface RunCommandOptions {
   world: string;
@@ -85,6 +86,7 @@ export async function runWithSignals(opts: RunCommandOptions): Promise<RunSummar
   if (reach) (opts.json ? process.stderr : process.stdout).write(`${reach.line}\n`);
   if (reach?.warning) process.stderr.write(`warning: ${reach.warning}\n`);
   const printer = createRunPrinter(process.stdout);
+  const notifier = await openNotifier(world.scratchDir, manifest, say);
   try {
     const composed = cluster ? await composeClusterRun(world, cluster.distributed, sandbox) : { ports: await composeEmbeddedRun(world, { sandbox }) };
     return await runWorld({
@@ -93,12 +95,14 @@ export async function runWithSignals(opts: RunCommandOptions): Promise<RunSummar
       signal: controller.signal,
       pastEvidence: opts.pastEvidence,
       onEvent: (event) => {
+        notifier?.notify(event);
         if (opts.json) return process.stdout.write(`${JSON.stringify(event)}\n`);
         printer.print(event);
       },
     });
   } finally {
     printer.finish();
+    await finishNotifying(notifier, say);
     await finishPushing(opened, publisher, say);
     await lock.release();
     await cluster?.leave();

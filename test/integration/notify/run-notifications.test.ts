@@ -1,0 +1,46 @@
+import { readdir } from 'node:fs/promises';
+import { afterEach, describe, expect } from 'vitest';
+import { outboxDir } from '../../../src/notify/notifier.js';
+import { signBody } from '../../../src/notify/webhook-request.js';
+import { genesis } from '../../helpers/genesis-cli.js';
+import { itWith } from '../../helpers/services.js';
+import { WebhookReceiver } from '../../helpers/webhook-receiver.js';
+import { BAD_A, baseManifest, GOOD_B, makeWorld } from '../../helpers/world-fixture.js';
+
+let receiver: WebhookReceiver | null = null;
+afterEach(async () => {
+  await receiver?.down();
+});
+
+describe('genesis run tells its webhooks', () => {
+  itWith('bwrap')('what happened while the receiver was down, once it is back, by the next genesis run', async () => {
+    receiver = await WebhookReceiver.start({ down: true });
+    const webhooks = [{ url: receiver.url, events: ['accepted', 'blocked', 'awaiting-review', 'stopped'], secretEnv: 'HOOK_SECRET' }];
+    const f = await makeWorld({
+      sandbox: 'bwrap',
+      manifest: baseManifest({ notify: { webhooks } }),
+      recording: { a: [{ write: { 'src/a.js': BAD_A } }], b: [{ write: { 'src/b.js': GOOD_B } }] },
+    });
+    const env = { HOOK_SECRET: 'hook-secret' };
+    const first = await genesis(['run', '--world', f.world.path, '--sandbox', 'bwrap'], { env });
+    expect(first.status, first.stdout + first.stderr).toBe(3);
+    expect(first.stderr).toContain('did not take');
+    expect(first.stderr).toContain('3 notification(s) not delivered yet');
+    expect((await readdir(outboxDir(f.world.scratchDir))).filter((n) => n.endsWith('.json'))).toHaveLength(3);
+
+    await receiver.up();
+    const second = await genesis(['run', '--world', f.world.path, '--sandbox', 'bwrap'], { env });
+    expect(second.status, second.stdout + second.stderr).toBe(3);
+    const received = await receiver.waitFor(4);
+    const bodies = received.map((h) => JSON.parse(h.body));
+    expect(bodies.map((b) => [b.event, b.task ?? null])).toEqual([
+      ['accepted', 'b'],
+      ['blocked', 'a'],
+      ['stopped', null],
+      ['stopped', null],
+    ]);
+    for (const h of received) expect(h.headers['x-genesis-signature']).toBe(signBody(h.body, 'hook-secret'));
+    expect(new Set(received.map((h) => h.headers['x-genesis-delivery'])).size).toBe(4);
+    expect((await readdir(outboxDir(f.world.scratchDir))).filter((n) => n.endsWith('.json'))).toEqual([]);
+  });
+});
