@@ -41,6 +41,8 @@ export const ERROR_CODES = {
   'sandbox-mount-missing': charged('a sandbox mount source does not exist'),
   'sandbox-read-only-path': charged('a read-only path is outside the work dir'),
   'sandbox-workdir-chown': fatal('the work dir cannot be handed to the sandbox user'),
+  'sandbox-uid-exhausted': transient('every sandbox uid of this machine is held by a live sandbox'),
+  'sandbox-uid-leases': fatal("sandbox uids cannot be leased here (the lease directory is not this user's alone, or /proc is missing)"),
   'sandbox-workdir-missing': charged('the sandbox work dir is not a directory'),
 
   // Gates and the episode's own work.

@@ -6,7 +6,7 @@ import { findFilterTools, findNetnsTools, inNetworkNamespace, netnsResolvConf, t
 import { systemDirBinds, underSystemDirs } from '../../sandbox/agent/find-binary.js';
 import { GenesisError } from '../../errors/genesis-error.js';
 import { runProcessTree } from '../../sandbox/process/run-process.js';
-import { isolatedUserFor, prepareWorkDir } from '../../sandbox/gate/work-dir.js';
+import { leaseIsolatedUser, prepareWorkDir, type SandboxUser } from '../../sandbox/gate/work-dir.js';
 import { sandboxPath } from '../environment.js';
 import { hostCaBundle, installEnv, type InstallResult, type InstallSpec } from './install-spec.js';
 
@@ -15,12 +15,21 @@ import { hostCaBundle, installEnv, type InstallResult, type InstallSpec } from '
  * /lib links) read-only, the Node running Genesis when it lives outside /usr, a private /tmp, and
  * the work dir (bound at /work, as in the gate, so tools that write absolute paths agree) as the
  * only writable place. No /root, /home, /run (the Docker socket), /var or any world. It runs as a
- * user of its own with no capabilities, under rlimits and a timeout. Its network is a namespace of
+ * user of its own (leased for the install) with no capabilities, under rlimits and a timeout. Its network is a namespace of
  * its own joined to the outside by slirp4netns, as a confined agent's is: the registry is reached,
  * this host's loopback services (Redis, the dashboard) and, as root, its own addresses are not.
  */
 export async function installWithBwrap(spec: InstallSpec): Promise<InstallResult> {
-  const { path, user } = await prepareWorkDir(spec.workDir, isolatedUserFor(spec.workDir));
+  const lease = await leaseIsolatedUser(spec.workDir);
+  try {
+    return await installAs(spec, lease.user);
+  } finally {
+    lease.release();
+  }
+}
+
+async function installAs(spec: InstallSpec, as: SandboxUser): Promise<InstallResult> {
+  const { path, user } = await prepareWorkDir(spec.workDir, as);
   const asRoot = process.getuid?.() === 0;
   const env = { ...installEnv(hostCaBundle()), HOME: '/tmp', PATH: sandboxPath() };
   const data = Math.max(1, spec.memoryMb) * 1024 * 1024;

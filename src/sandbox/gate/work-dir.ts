@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { GenesisError } from '../../errors/genesis-error.js';
 import { handOverSmallTree } from './hand-over.js';
+import { leaseUid } from '../process/uid-leases.js';
 
 /** The unprivileged user a sandboxed command runs as when Genesis itself runs as root. */
 export const SANDBOX_UID = 1000;
@@ -71,13 +72,17 @@ export function handOverArgs(as: SandboxUser): string[] {
 }
 
 /**
- * A user of its own for each work dir (100000–159999), stable across the steps of one gate. The
- * kernel counts RLIMIT_NPROC per user, so under bubblewrap (which has no pids cgroup) a fork bomb
- * in one gate exhausts only its own user's processes, not those of every gate running beside it.
+ * A user of its own for one sandbox run (100000–159999, leased: no other live sandbox of this
+ * machine has it), preferably the one the work dir already belongs to, so the steps of one gate
+ * keep their tree's owner. The kernel counts RLIMIT_NPROC, keyrings and other per-user limits
+ * per uid, so under bubblewrap (which has no pids cgroup) a fork bomb in one gate exhausts only
+ * its own user's processes, not those of a gate beside it. Release it when the run ended (its
+ * processes are gone with its PID namespace). Not leased for a non-root orchestrator, whose
+ * sandboxes all run as itself.
  */
-export function isolatedUserFor(workDir: string): SandboxUser {
-  let hash = 2166136261;
-  for (const char of resolve(workDir)) hash = Math.imul(hash ^ char.charCodeAt(0), 16777619) >>> 0;
-  const uid = 100000 + (hash % 60000);
-  return { uid, gid: uid };
+export async function leaseIsolatedUser(workDir: string): Promise<{ user: SandboxUser; release(): void }> {
+  if (process.getuid?.() !== 0) return { user: { uid: SANDBOX_UID, gid: SANDBOX_GID }, release: () => undefined };
+  const owner = (await stat(workDir).catch(() => null))?.uid;
+  const lease = leaseUid(owner);
+  return { user: { uid: lease.uid, gid: lease.uid }, release: () => lease.release() };
 }

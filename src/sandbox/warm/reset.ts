@@ -22,7 +22,11 @@ const execFileAsync = promisify(execFile);
  * the pids controller counts only them; then it empties every writable tmpfs and mqueue mount
  * of the container and removes every System V IPC object of its IPC namespace. A gate cannot
  * mount (no CAP_SYS_ADMIN), change the hostname or the network, and its root is read-only, so
- * nothing else of it outlives its processes.
+ * nothing else of it outlives its processes but what the kernel keeps of its sockets: a TCP
+ * connection in TIME_WAIT (a minute, on the port a later gate's test may want), the counters of
+ * the loopback and of each protocol. The host cannot give a container a new network namespace,
+ * so one whose network namespace is not as it was made (any socket table entry or counter moved:
+ * the gate used its network) serves no further gate.
  */
 export interface ReuseState {
   /** docker-init (PID 1 in the container) and the launcher, as host pids with their start times. */
@@ -37,6 +41,8 @@ export interface ReuseState {
   wipe: string[];
   /** Gates served so far. */
   uses: number;
+  /** The network namespace's socket tables and counters as the container was made (networkFingerprint). */
+  network: string;
 }
 
 /** Why a started container cannot be reused, or its state. */
@@ -85,7 +91,9 @@ export async function probeReuse(initPid: number, workTarget: string, user: { ui
       }
     }
   }
-  return { ok: true, state: { keep: [{ pid: initPid, start: init.start }, launcher], launcher: launcher.pid, ...cgroup, wipe, uses: 0 } };
+  const network = await networkFingerprint(launcher.pid);
+  if (network === null) return { ok: false, reason: "the container's network namespace cannot be read" };
+  return { ok: true, state: { keep: [{ pid: initPid, start: init.start }, launcher], launcher: launcher.pid, ...cgroup, wipe, uses: 0, network } };
 }
 
 /** Whether `user` may create entries in (or write) what `info` describes, by its mode bits. */
@@ -117,8 +125,29 @@ export async function resetForNextGate(state: ReuseState): Promise<boolean> {
   ]);
   if (!ipc) return false;
   for (const dir of state.wipe) if ((await readdir(`${root}${dir}`).catch(() => ['?'])).length > 0) return false;
-  return true;
+  // Read after the kill: a socket of a process just killed is closed by then (its TIME_WAIT, if any, stays and is seen).
+  return (await networkFingerprint(state.launcher)) === state.network;
 }
+
+/**
+ * What a gate's sockets leave in a network namespace, as /proc/<pid>/net shows it for that
+ * process's namespace: every socket table (a TIME_WAIT stays in `tcp` after its process died) and
+ * every counter (the loopback's bytes, each protocol's opens and segments: a gate could also count
+ * a message into them). Null when it cannot be read.
+ */
+export async function networkFingerprint(pid: number): Promise<string | null> {
+  const parts = await Promise.all(
+    NETWORK_FILES.map((name) =>
+      readFile(`/proc/${pid}/net/${name}`, 'utf8').then(
+        (text) => `${name}\n${text}`,
+        (error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? `${name} absent\n` : null),
+      ),
+    ),
+  );
+  return parts.includes(null) ? null : parts.join('');
+}
+
+const NETWORK_FILES = ['tcp', 'tcp6', 'udp', 'udp6', 'udplite', 'udplite6', 'raw', 'raw6', 'icmp', 'icmp6', 'unix', 'dev', 'snmp', 'snmp6', 'netstat'];
 
 /** Freezes the cgroup, kills every process in it but the kept ones, thaws it; repeats until only those are counted. */
 async function killAllBut(state: ReuseState): Promise<boolean> {

@@ -1,13 +1,16 @@
 import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { describe, expect } from 'vitest';
+import { join, resolve } from 'node:path';
+import { afterAll, describe, expect } from 'vitest';
 import { CommandAgent } from '../../../src/agents/command/command-agent.js';
 import { installWithBwrap } from '../../../src/deps/installers/bwrap.js';
 import { createAgentSandbox } from '../../../src/sandbox/create-agent-sandbox.js';
 import { createSandbox } from '../../../src/sandbox/create-sandbox.js';
+import { WarmPool } from '../../../src/sandbox/index.js';
 import { logFacts } from '../../helpers/log-facts.js';
 import { itWith } from '../../helpers/services.js';
 import { tempDir } from '../../helpers/temp-dir.js';
+import { specFor } from '../../integration/sandbox/sandbox-contract.js';
+import { warmOnly } from '../../integration/sandbox/warm-only.js';
 
 /**
  * Kernel state shared between sandboxes: a gate or an install that stores a note in a kernel
@@ -139,5 +142,72 @@ describe('a sandboxed process that asks the kernel for namespaces or interfaces 
     expect(logFacts(first), first).toMatchObject(refused);
     const next = await runAgent('echo keys=$(grep -c genesis-leak /proc/keys)');
     expect(logFacts(next).keys).toBe('0');
+  });
+});
+
+/** The uid the bwrap gate used to give a work dir: a hash anybody can compute, into 60,000 values. */
+function hashedUid(workDir: string): number {
+  let hash = 2166136261;
+  for (const char of resolve(workDir)) hash = Math.imul(hash ^ char.charCodeAt(0), 16777619) >>> 0;
+  return 100000 + (hash % 60000);
+}
+
+/** Two work dirs under `root` whose hashed uids are the same: a collision that once shared one user between two gates. */
+function collidingDirs(root: string): [string, string] {
+  const seen = new Map<number, string>();
+  for (let i = 0; ; i++) {
+    const dir = join(root, `g${i}`);
+    const uid = hashedUid(dir);
+    const other = seen.get(uid);
+    if (other) return [other, dir];
+    seen.set(uid, dir);
+  }
+}
+
+describe('two bwrap gates running at the same time', () => {
+  itWith('bwrap')('never share a uid, so one cannot use up the processes of the other, whatever their work dirs are named', async () => {
+    if (process.getuid?.() !== 0) return; // as another user every sandbox runs as that user: no uid to give out
+    const sandbox = await createSandbox('bwrap', { image: 'genesis/node:20' });
+    const [a, b] = collidingDirs(await tempDir('genesis-uids-'));
+    await mkdir(a);
+    await mkdir(b);
+    const few = { cpus: 1, memoryMb: 256, pids: 40 };
+    // The first holds nearly every process its user may have while the second starts and forks.
+    const holder = sandbox.run({ command: 'echo uid=$(id -u); for i in $(seq 36); do sleep 6 & done; wait', workDir: a, timeoutMs: 60_000, limits: few });
+    await new Promise((r) => setTimeout(r, 2_000));
+    const forker = await sandbox.run({
+      command: 'echo uid=$(id -u); n=0; for i in $(seq 20); do sleep 0.5 & n=$((n+1)); done; wait; echo forked=$n',
+      workDir: b,
+      timeoutMs: 60_000,
+      limits: few,
+    });
+    const held = await holder;
+    expect(logFacts(forker.output).forked, forker.output).toBe('20');
+    expect(logFacts(forker.output).uid).not.toBe(logFacts(held.output).uid);
+  });
+});
+
+describe('a gate served by a reused docker container', () => {
+  const pool = new WarmPool({ perKey: 1 });
+  afterAll(() => pool.drain());
+
+  itWith('docker')('finds no socket state or counter the gate before it left in the network namespace', async () => {
+    const sandbox = warmOnly(pool);
+    // The first listens on a port, connects to it and closes the client side first: a TIME_WAIT the kernel keeps a minute.
+    const leave = await specFor(
+      `node -e "const n=require('net');const s=n.createServer(c=>c.on('end',()=>c.end())).listen(4321,'127.0.0.1',()=>{const c=n.connect(4321,'127.0.0.1',()=>c.end());c.on('close',()=>{s.close();console.log('left=1')})})"`,
+      { limits },
+    );
+    expect((await sandbox.run(leave)).output).toContain('left=1');
+    const probe = await specFor(
+      [
+        'echo tcp=$(tail -n +2 /proc/net/tcp | wc -l)',
+        "echo opens=$(awk '/^Tcp: [0-9]/ {print $6}' /proc/net/snmp)",
+        "echo lo=$(awk '/lo:/ {print $2}' /proc/net/dev)",
+      ].join('\n'),
+      { limits },
+    );
+    const seen = logFacts((await sandbox.run(probe)).output);
+    expect(seen).toMatchObject({ tcp: '0', opens: '0', lo: '0' });
   });
 });

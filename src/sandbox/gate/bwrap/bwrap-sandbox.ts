@@ -11,7 +11,7 @@ import { runProcessTree } from '../../process/run-process.js';
 import type { ProcessTreeOutcome } from '../../process/run-process.js';
 import { prepareMountPoints } from '../mount-points.js';
 import type { Sandbox, SandboxKind, SandboxMount, SandboxRunResult, SandboxRunSpec } from '../../sandbox.js';
-import { isolatedUserFor, prepareWorkDir, SANDBOX_UID } from '../work-dir.js';
+import { leaseIsolatedUser, prepareWorkDir, SANDBOX_UID } from '../work-dir.js';
 import type { SandboxUser } from '../work-dir.js';
 
 const MOUNT_RACE = /Can't bind mount \/oldroot|Unable to apply mount flags|Unable to remount/;
@@ -27,7 +27,7 @@ const REACH_HINT = `The sandbox runs as uid ${SANDBOX_UID}: make every parent di
  * the host's state), private /tmp, no network (a new network namespace, which also cuts abstract
  * Unix sockets), own PID, IPC and UTS namespaces. As root, bwrap itself runs as root (so it can
  * bind a work dir under a private directory such as /root) and the command drops to a user of its
- * own (isolatedUserFor: one per work dir) inside with `setpriv`: no capabilities, an empty
+ * own (leaseIsolatedUser: no two live sandboxes share one) inside with `setpriv`: no capabilities, an empty
  * bounding set and no-new-privs. bwrap's own `--uid` in a user namespace would still write files
  * as root.
  *
@@ -36,7 +36,7 @@ const REACH_HINT = `The sandbox runs as uid ${SANDBOX_UID}: make every parent di
  *   of address space); a tree of n processes may use n times the limit; `oomKilled` stays false,
  *   the command sees failed allocations instead.
  * - pids: RLIMIT_NPROC, only when dropping privileges as root; the kernel counts every process of
- *   that uid on the host, which is why each work dir gets a uid of its own. Not set for a non-root
+ *   that uid on the host, which is why each run gets a uid of its own. Not set for a non-root
  *   orchestrator, whose own processes would count against it.
  * - cpus: not enforced.
  */
@@ -65,7 +65,17 @@ export class BwrapSandbox implements Sandbox {
   async run(spec: SandboxRunSpec): Promise<SandboxRunResult> {
     if (spec.limits.diskMb !== undefined) await confineDisk(spec.workDir, spec.limits.diskMb);
     if (spec.mounts?.length) await prepareMountPoints(spec.workDir, spec.mounts);
-    const { path, user } = await prepareWorkDir(spec.workDir, isolatedUserFor(spec.workDir));
+    // Held until the run's processes are gone (its PID namespace ends with bwrap): no other sandbox gets this uid meanwhile.
+    const lease = await leaseIsolatedUser(spec.workDir);
+    try {
+      return await this.runAs(spec, lease.user);
+    } finally {
+      lease.release();
+    }
+  }
+
+  private async runAs(spec: SandboxRunSpec, as: SandboxUser): Promise<SandboxRunResult> {
+    const { path, user } = await prepareWorkDir(spec.workDir, as);
     const asRoot = process.getuid?.() === 0;
     // The first shell reports on fd 3 that the sandbox is up, closes it and becomes the command's
     // shell; bwrap's own --json-status-fd reports the child before its mounts, too early to tell
