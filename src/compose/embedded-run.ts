@@ -6,7 +6,7 @@ import type { Sandbox } from '../sandbox/sandbox.js';
 import type { LeaseStore } from '../queue/lease-store.js';
 import { MemoryLeaseStore } from '../queue/memory/memory-lease-store.js';
 import type { RunSummary } from '../schedule/run/events.js';
-import type { AgentFactory, RunPorts } from '../schedule/run/ports.js';
+import type { AgentFactory, EpisodeTracer, RunPorts } from '../schedule/run/ports.js';
 import { runWorld, type RunOptions } from '../schedule/run/run-world.js';
 import type { WorldRepo } from '../world/world-repo.js';
 
@@ -16,6 +16,8 @@ export interface EmbeddedRunOptions {
   sandbox?: Sandbox;
   /** Where the run keeps its path leases (tests watch them). @default a new MemoryLeaseStore */
   leases?: LeaseStore;
+  /** Where finished episodes go as traces. @default none */
+  tracer?: EpisodeTracer;
 }
 
 /**
@@ -30,13 +32,14 @@ export async function composeEmbeddedRun(world: WorldRepo, options: EmbeddedRunO
     leases: options.leases ?? new MemoryLeaseStore(),
     episodes: (run, parallelism) => new MemoryEpisodeQueue(run, parallelism),
     verifications: (run, slots) => new MemoryVerificationQueue(run, slots),
+    tracer: options.tracer,
   };
 }
 
 /** Runs a world in this process with {@link composeEmbeddedRun}'s adapters. */
 export async function runEmbedded(options: Omit<RunOptions, 'ports'> & EmbeddedRunOptions): Promise<RunSummary> {
-  const { sandbox, leases, ...run } = options;
-  return runWorld({ ...run, ports: await composeEmbeddedRun(run.world, { sandbox, leases }) });
+  const { sandbox, leases, tracer, ...run } = options;
+  return runWorld({ ...run, ports: await composeEmbeddedRun(run.world, { sandbox, leases, ...(tracer ? { tracer } : {}) }) });
 }
 
 /** The agent world.yaml asks for, made when the run starts. */

@@ -74,6 +74,7 @@ async function ended(run: Run, final: EpisodeRecord, fatal: { reason: string; me
   await run.leases.release(final.id);
   await run.queue.acknowledge(final.id);
   run.emit(episodeEndEvent(final));
+  run.tracer?.episodeEnded(final);
   const before = run.policy.hold;
   await apply(run, { type: 'finished', record: final, fatal, hold, now: Date.now() });
   reportBlocked(run, final);

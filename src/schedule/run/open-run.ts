@@ -76,6 +76,7 @@ export async function openRun(options: RunOptions): Promise<Run> {
   const run: Run = {
     world,
     emit,
+    tracer: options.ports.tracer,
     startedAt,
     distributed,
     manifest,

@@ -6,6 +6,15 @@ import type { EpisodeQueue } from '../../queue/episode-queue.js';
 import type { Sandbox } from '../../sandbox/sandbox.js';
 import type { WorldManifest } from '../../manifest/schema.js';
 import type { LeaseStore } from '../../queue/lease-store.js';
+import type { EpisodeRecord } from '../../ledger/episode-record.js';
+
+/**
+ * Where each finished episode goes as a trace (OpenTelemetry over OTLP in src/telemetry). Called
+ * with the final record once the episode is closed; it must neither throw nor make the run wait.
+ */
+export interface EpisodeTracer {
+  episodeEnded(record: EpisodeRecord): void;
+}
 
 /**
  * The agent of a run, made from the manifest at the commit the run starts from (a script agent
@@ -35,4 +44,6 @@ export interface RunPorts {
   leases: LeaseStore;
   episodes: EpisodeQueueFactory;
   verifications: VerificationQueueFactory;
+  /** Exports each finished episode as a trace; absent: no traces. */
+  tracer?: EpisodeTracer | undefined;
 }

@@ -76,6 +76,7 @@ async function integrated(run: Run, outcome: IntegrationOutcome): Promise<void> 
   const final = outcome.record;
   await run.leases.release(final.id);
   run.emit(episodeEndEvent(final));
+  run.tracer?.episodeEnded(final);
   if (outcome.type === 'landed') {
     run.manifest = await run.world.manifestAt(outcome.head);
     await apply(run, { type: 'landed', task: final.task, tasks: run.manifest.tasks, ratchet: run.manifest.verify.mode === 'ratchet' });

@@ -17,7 +17,7 @@ import type { RunEvent, RunSummary } from './events.js';
 import type { Recovered } from './recovery.js';
 import type { Inbox } from './inbox.js';
 import type { TipService } from '../../episode/gate-on-tip.js';
-import type { RunPorts } from './ports.js';
+import type { EpisodeTracer, RunPorts } from './ports.js';
 
 /**
  * A run whose episodes run on workers elsewhere: its ports' queues and leases are shared (BullMQ,
@@ -61,6 +61,8 @@ export type Wake =
 export interface Run {
   readonly world: WorldRepo;
   readonly emit: (event: RunEvent) => void;
+  /** Where each finished episode goes as a trace, if anywhere. */
+  readonly tracer: EpisodeTracer | undefined;
   /** When the run started (ms), for its duration. */
   readonly startedAt: number;
   /** Workers elsewhere, through the ports' shared queues; undefined: episodes run in this process. */

@@ -87,11 +87,17 @@ export async function runWithSignals(opts: RunCommandOptions): Promise<RunSummar
   if (reach?.warning) process.stderr.write(`warning: ${reach.warning}\n`);
   const printer = createRunPrinter(process.stdout);
   const notifier = await openNotifier(world.scratchDir, manifest, say);
+  // The OpenTelemetry SDK is loaded only when a collector is named.
+  const tracer =
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT || process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
+      ? await import('../../../compose/episode-tracer.js').then((m) => m.tracerFromEnv(manifest.name))
+      : undefined;
   try {
     const composed = cluster ? await composeClusterRun(world, cluster.distributed, sandbox) : { ports: await composeEmbeddedRun(world, { sandbox }) };
     return await runWorld({
       world,
       ...composed,
+      ports: { ...composed.ports, tracer },
       signal: controller.signal,
       pastEvidence: opts.pastEvidence,
       onEvent: (event) => {
@@ -103,6 +109,7 @@ export async function runWithSignals(opts: RunCommandOptions): Promise<RunSummar
   } finally {
     printer.finish();
     await finishNotifying(notifier, say);
+    await tracer?.close();
     await finishPushing(opened, publisher, say);
     await lock.release();
     await cluster?.leave();
