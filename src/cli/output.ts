@@ -19,10 +19,44 @@ export function jsonNumbers(value: unknown): unknown {
   return value;
 }
 
-/** Renders rows as an aligned text table with a header line. */
-export function formatTable(headers: string[], rows: Array<Array<string | number>>): string {
-  const cells = rows.map((row) => row.map((cell) => String(cell)));
+/** How wide the table may be: the terminal's columns, else $COLUMNS, else 120 (a log file or a pipe). */
+export function terminalWidth(): number {
+  if (process.stdout.isTTY && process.stdout.columns) return process.stdout.columns;
+  const columns = Number(process.env.COLUMNS);
+  return Number.isInteger(columns) && columns >= 40 ? columns : 120;
+}
+
+export interface TableFit {
+  /** The widest a line may be. */
+  width: number;
+  /** Columns that may be cut (with "…") to fit, by index: the widest first, none below its header or 12 characters. */
+  shrink: number[];
+}
+
+/** Cuts a cell to `width` characters, marking the cut. */
+function cut(cell: string, width: number): string {
+  return cell.length <= width ? cell : `${cell.slice(0, Math.max(0, width - 1))}…`;
+}
+
+/**
+ * Renders rows as an aligned text table with a header line; with `fit`, the columns it names are
+ * cut so that no line is wider than `fit.width` (`--json` keeps every character).
+ */
+export function formatTable(headers: string[], rows: Array<Array<string | number>>, fit?: TableFit): string {
+  let cells = rows.map((row) => row.map((cell) => String(cell)));
   const widths = headers.map((header, i) => Math.max(header.length, ...cells.map((row) => (row[i] ?? '').length)));
+  if (fit) {
+    const floor = (i: number) => Math.max(headers[i]!.length, 12);
+    const total = () => widths.reduce((sum, w) => sum + w, 0) + 2 * (widths.length - 1);
+    // The widest is cut down to the next widest, then both together, so the cut is shared.
+    while (total() > fit.width) {
+      const [widest, next] = fit.shrink.filter((i) => widths[i]! > floor(i)).sort((a, b) => widths[b]! - widths[a]!);
+      if (widest === undefined) break;
+      const target = Math.max(floor(widest), next === undefined ? 0 : widths[next]!, widths[widest]! - (total() - fit.width));
+      widths[widest] = target < widths[widest]! ? target : widths[widest]! - 1;
+    }
+    cells = cells.map((row) => row.map((cell, i) => (fit.shrink.includes(i) ? cut(cell, widths[i]!) : cell)));
+  }
   const line = (row: string[]) =>
     row
       .map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))

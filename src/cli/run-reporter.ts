@@ -70,12 +70,23 @@ export function describeStop(stop: StopReason): string {
         lines.push(w.on === 'unschedulable' ? `  ${w.task}: cannot be scheduled` : `  ${w.task}: waits for ${w.on}, which is blocked`);
       lines.push(
         withCliName(
-          '  next: read the failed attempts (genesis episodes --outcome rejected, genesis show <id>), fix what failed (genesis amend changes tests, tasks and world.yaml), then genesis task retry <task> and run again',
+          `  next: read the failed attempts (${readFailuresCommands(stop.blocked).join(', ')}, genesis show <id>), fix what failed (genesis amend changes tests, tasks and world.yaml), then genesis task retry <task> and run again`,
         ),
       );
       return lines.join('\n');
     }
   }
+}
+
+/**
+ * The lists that hold the blocked tasks' last failures, by the outcome they ended with (a rejected
+ * gate and a failed agent are separate lists), and by task when only one is blocked.
+ */
+function readFailuresCommands(blocked: Array<{ task: string; outcome?: string | null }>): string[] {
+  const task = blocked.length === 1 ? ` --task ${blocked[0]!.task}` : '';
+  const outcomes = [...new Set(blocked.map((b) => b.outcome).filter((o): o is string => !!o))];
+  if (outcomes.length === 0) return [`genesis episodes${task}`];
+  return outcomes.map((o) => `genesis episodes${task} --outcome ${o}`);
 }
 
 export function formatSummary(summary: RunSummary): string {

@@ -38,3 +38,33 @@ export function summarizeGate(
   const seconds = steps.reduce((sum, s) => sum + s.durationMs, 0) / 1000;
   return `${sandbox}: ${parts.join('; ')} (${seconds.toFixed(1)}s)`;
 }
+
+const SUMMARY = /^(\w+)(?: ([^\s@]+)@sha256:[0-9a-f]+)?: (.*) \((\d+(?:\.\d+)?)s\)(?:; verified again on (\w+) by \S+)?$/;
+const STEP = /^(\S+) (ok|exit -?\d+)(?: (\d+) passed (\d+) failed)?$/;
+
+/**
+ * A gate summary (summarizeGate's line, with the image withImageInSummary put in) told briefly
+ * for a table: where it ran, the test step's passing tests of those it counted, the checks as one
+ * tally, and the time, e.g. `docker genesis/node:20 · 9/10 tests · 2 checks ok · 3.8s`. A line of
+ * another shape (an old trailer, "passed") comes back as it is. `time: false` leaves the time out
+ * (for a table that has a column of its own for it).
+ */
+export function briefGateSummary(summary: string, options: { time?: boolean } = {}): string {
+  const match = SUMMARY.exec(summary);
+  if (!match) return summary;
+  const [, sandbox, image, stepsText, seconds] = match;
+  const parsed = stepsText!.split('; ').map((s) => STEP.exec(s));
+  if (parsed.some((s) => !s)) return summary;
+  const steps = parsed.map((s) => ({ name: s![1]!, status: s![2]!, passed: s![3] === undefined ? null : Number(s![3]), failed: Number(s![4] ?? 0) }));
+  const parts = [image ? `${sandbox} ${image}` : sandbox!];
+  for (const s of steps) {
+    if (s.name === 'test') parts.push(s.passed === null ? `test ${s.status}` : `${s.passed}/${s.passed + s.failed} tests`);
+    else if (!s.name.startsWith('check:') && s.status !== 'ok') parts.push(`${s.name} ${s.status}`);
+  }
+  const checks = steps.filter((s) => s.name.startsWith('check:'));
+  const failing = checks.filter((s) => s.status !== 'ok').map((s) => `${s.name} ${s.status}`);
+  if (failing.length > 0) parts.push(failing.join(', '));
+  else if (checks.length > 0) parts.push(`${checks.length} check${checks.length === 1 ? '' : 's'} ok`);
+  if (options.time !== false) parts.push(`${seconds}s`);
+  return parts.join(' · ');
+}

@@ -8,7 +8,7 @@ export type StopReason =
   | { kind: 'evidence'; command: string; pending?: string[] }
   | {
       kind: 'blocked';
-      blocked: Array<{ task: string; reason: string | null; message: string | null; repeated?: string | null }>;
+      blocked: Array<{ task: string; reason: string | null; message: string | null; outcome?: string | null; repeated?: string | null }>;
       waiting: Array<{ task: string; on: string }>;
     }
   | { kind: 'budget'; budget: 'maxEpisodes' | 'maxHours' | 'maxCostUsd' | 'maxTokens'; limit: number; used: number }
@@ -77,7 +77,13 @@ export function idleStop(tasks: readonly TaskSpec[], statuses: ReadonlyMap<strin
   if (stuck.length > 0 || all.some((s) => s.state === 'running')) return null;
   return {
     kind: 'blocked',
-    blocked: blocked.map((s) => ({ task: s.id, reason: s.lastReason, message: s.lastMessage, ...(s.repeated ? { repeated: s.repeated } : {}) })),
+    blocked: blocked.map((s) => ({
+      task: s.id,
+      reason: s.lastReason,
+      message: s.lastMessage,
+      ...(s.lastOutcome ? { outcome: s.lastOutcome } : {}),
+      ...(s.repeated ? { repeated: s.repeated } : {}),
+    })),
     waiting: [...waiting].map(([task, on]) => ({ task, on })),
   };
 }

@@ -9,6 +9,8 @@ export interface TaskStatus {
   failures: number;
   lastReason: string | null;
   lastMessage: string | null;
+  /** The outcome of that last failure: which list (`genesis episodes --outcome …`) holds it. */
+  lastOutcome?: EpisodeFacts['outcome'];
   /** The failure signature that repeated on consecutive attempts, when that blocked the task early. */
   repeated?: string | null;
 }
@@ -55,6 +57,7 @@ export function deriveTaskStatuses(
       failures: finished.length,
       lastReason: last?.reason ?? null,
       lastMessage: last?.message ?? null,
+      lastOutcome: last?.outcome ?? null,
       ...(repeated ? { repeated } : {}),
     });
   }

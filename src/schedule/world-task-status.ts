@@ -42,7 +42,7 @@ export function deriveWorldTaskStatuses(facts: WorldTaskFacts): Map<string, Retr
     if (status.state !== 'pending') continue;
     const last = counted.filter((e) => e.task === id && e.status === 'final' && (e.outcome !== 'abandoned' || BROKEN_BASE_REASONS.has(e.reason ?? ''))).at(-1);
     if (last && BROKEN_BASE_REASONS.has(last.reason ?? ''))
-      statuses.set(id, { ...status, state: 'blocked', lastReason: 'broken-base', lastMessage: last.message });
+      statuses.set(id, { ...status, state: 'blocked', lastReason: 'broken-base', lastMessage: last.message, lastOutcome: last.outcome });
   }
   return statuses;
 }

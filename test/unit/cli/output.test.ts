@@ -49,3 +49,24 @@ describe('formatTable', () => {
     expect(formatTable(['id', 'task', 'x'], [['1'], ['22', 't', 'z']])).toBe('id  task  x\n1\n22  t     z');
   });
 });
+
+describe('formatTable fitted to a width', () => {
+  const rows = [
+    ['a', 'x'.repeat(60), 'y'.repeat(90)],
+    ['b', 'short', 'z'],
+  ];
+
+  it('cuts the columns it may cut, widest first, so no line is wider than asked, marking each cut', () => {
+    const table = formatTable(['id', 'made by', 'verified'], rows, { width: 80, shrink: [1, 2] });
+    const lines = table.split('\n');
+    for (const line of lines) expect(line.length).toBeLessThanOrEqual(80);
+    expect(lines[1]).toMatch(/^a {3}x{36}… {2}y{36}…$/);
+    expect(lines[2]).toMatch(/^b {3}short +z$/);
+  });
+
+  it('leaves a table that fits as it is, and never cuts a column below its header or 12 characters', () => {
+    expect(formatTable(['id', 'made by'], [['a', 'b']], { width: 80, shrink: [1] })).toBe('id  made by\na   b');
+    const narrow = formatTable(['id', 'made by', 'verified'], rows, { width: 10, shrink: [1, 2] }).split('\n');
+    expect(narrow[1]).toBe(`a   ${'x'.repeat(11)}…  ${'y'.repeat(11)}…`);
+  });
+});

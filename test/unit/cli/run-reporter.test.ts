@@ -121,6 +121,22 @@ describe('describeStop', () => {
       expect(text).toMatch(/(genesis|bin\/genesis\.js) (episodes|show)/);
       expect(text).toMatch(/run again/);
     });
+
+    it("names the lists that hold the blocked tasks' failures, by the outcome each ended with", () => {
+      const next = (blocked: Extract<StopReason, { kind: 'blocked' }>['blocked']) =>
+        describeStop({ kind: 'blocked', blocked, waiting: [] })
+          .split('\n')
+          .find((l) => l.includes('next:'))!;
+      const failed = next([{ task: 'mul', reason: 'agent-exit', message: null, outcome: 'failed' }]);
+      expect(failed).toMatch(/episodes --task mul --outcome failed, /);
+      expect(failed).not.toContain('--outcome rejected');
+      const both = next([
+        { task: 'mul', reason: 'agent-exit', message: null, outcome: 'failed' },
+        { task: 'tokenize', reason: 'test-failed', message: null, outcome: 'rejected' },
+      ]);
+      expect(both).toMatch(/episodes --outcome failed, .*episodes --outcome rejected, /);
+      expect(next([{ task: 'mul', reason: 'broken-base', message: null }])).toMatch(/episodes --task mul, /);
+    });
   });
 
   it('describes every stop kind, and each kind has an exit code', () => {

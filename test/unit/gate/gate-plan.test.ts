@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { planGate, summarizeGate } from '../../../src/gate/plan.js';
+import { briefGateSummary, planGate, summarizeGate } from '../../../src/gate/plan.js';
 import { manifestSchema, type TaskSpec, type WorldManifest } from '../../../src/manifest/schema.js';
 
 function world(verify: Record<string, unknown> = {}, tasks: Array<Record<string, unknown>> = []): WorldManifest {
@@ -101,5 +101,32 @@ describe('summarizeGate', () => {
 
   it('handles a gate without steps', () => {
     expect(summarizeGate('none', [])).toBe('none:  (0.0s)');
+  });
+});
+
+describe('briefGateSummary', () => {
+  const image = `@sha256:${'a'.repeat(64)}`;
+
+  it('tells where the gate ran, the tests that passed of those counted, the checks as a tally and the time', () => {
+    const summary = `docker genesis/python:3${image}: test exit 1 9 passed 1 failed; check:slug ok 5 passed 0 failed; check:wrap ok 3 passed 0 failed (3.8s)`;
+    expect(briefGateSummary(summary)).toBe('docker genesis/python:3 · 9/10 tests · 2 checks ok · 3.8s');
+    expect(
+      briefGateSummary(
+        summarizeGate('bwrap', [
+          { name: 'setup', exitCode: 0, durationMs: 200, tests: null },
+          { name: 'test', exitCode: 0, durationMs: 1000, tests: null },
+        ]),
+      ),
+    ).toBe('bwrap · test ok · 1.2s');
+  });
+
+  it('names a failing step and check, and drops what is left after the time (a verification on a newer tip)', () => {
+    const summary = `docker genesis/node:20${image}: setup exit 2; test ok 3 passed 0 failed; check:a exit 1 0 passed 2 failed (1.0s); verified again on 0123456789ab by e1-v1`;
+    expect(briefGateSummary(summary)).toBe('docker genesis/node:20 · setup exit 2 · 3/3 tests · check:a exit 1 · 1.0s');
+  });
+
+  it('gives back a line of another shape as it is', () => {
+    for (const line of ['passed', 'gated by episode e1 on 0123456789ab (its record holds the verdict)', 'bwrap: something else (1.0s)'])
+      expect(briefGateSummary(line)).toBe(line);
   });
 });

@@ -143,8 +143,8 @@ describe('idleStop', () => {
     expect(idleStop(tasks, statuses)).toEqual({
       kind: 'blocked',
       blocked: [
-        { task: 'a', reason: 'test-failed', message: '2 tests failed' },
-        { task: 'd', reason: 'agent-exit', message: null },
+        { task: 'a', reason: 'test-failed', message: '2 tests failed', outcome: 'rejected' },
+        { task: 'd', reason: 'agent-exit', message: null, outcome: 'failed' },
       ],
       waiting: [
         { task: 'b', on: 'a' },
@@ -156,6 +156,10 @@ describe('idleStop', () => {
   it('says blocked when only blocked and done tasks are left', () => {
     const tasks = [task('a'), task('b')];
     const statuses = deriveTaskStatuses(tasks, new Set(['a']), [rejected('b'), rejected('b')], none, 2);
-    expect(idleStop(tasks, statuses)).toEqual({ kind: 'blocked', blocked: [{ task: 'b', reason: 'test-failed', message: '1 test failed' }], waiting: [] });
+    expect(idleStop(tasks, statuses)).toEqual({
+      kind: 'blocked',
+      blocked: [{ task: 'b', reason: 'test-failed', message: '1 test failed', outcome: 'rejected' }],
+      waiting: [],
+    });
   });
 });

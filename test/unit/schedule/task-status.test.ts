@@ -29,7 +29,7 @@ describe('deriveTaskStatuses', () => {
   it('has every task pending in a fresh world, in manifest order', () => {
     const statuses = deriveTaskStatuses([task('b'), task('a')], none, [], none, 3);
     expect([...statuses.keys()]).toEqual(['b', 'a']);
-    expect(statuses.get('a')).toEqual({ id: 'a', state: 'pending', failures: 0, lastReason: null, lastMessage: null });
+    expect(statuses.get('a')).toEqual({ id: 'a', state: 'pending', failures: 0, lastReason: null, lastMessage: null, lastOutcome: null });
   });
 
   it('takes done from the accepted history, whatever the ledger says', () => {
@@ -51,7 +51,7 @@ describe('deriveTaskStatuses', () => {
   it('blocks a task after maxAttempts rejected or failed attempts, keeping the last reason', () => {
     const episodes = [ended('a', 'rejected', 'test-failed', '2 tests failed'), ended('b', 'rejected'), ended('a', 'failed', 'agent-exit', 'exit 1')];
     const statuses = deriveTaskStatuses([task('a'), task('b')], none, episodes, none, 2);
-    expect(statuses.get('a')).toEqual({ id: 'a', state: 'blocked', failures: 2, lastReason: 'agent-exit', lastMessage: 'exit 1' });
+    expect(statuses.get('a')).toEqual({ id: 'a', state: 'blocked', failures: 2, lastReason: 'agent-exit', lastMessage: 'exit 1', lastOutcome: 'failed' });
     expect(statuses.get('b')).toMatchObject({ state: 'pending', failures: 1, lastReason: 'rejected-reason' });
   });
 

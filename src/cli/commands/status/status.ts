@@ -6,17 +6,44 @@ export function define(program: Command): void {
     .command('status')
     .description('the distributed queue at a glance: jobs waiting and running, workers alive and what they run, which worlds have a scheduler')
     .addOption(redisOption('Redis holding the queue').default('redis://127.0.0.1:6379'))
-    .option('--json', 'print {queue, workers, running, schedulers} as JSON')
-    .option('--world <path>', "also show this world's integration queue: what is verified on top of what, and what waits")
+    .option('--json', 'print {queue, workers, running, schedulers} as JSON; with --world, {world, head, counts, tasks, integration, hold}')
+    .option(
+      '--world <path>',
+      "show this world instead: each task's state, attempts made and left, and why it waits or is blocked; then its integration queue (what is verified on top of what)",
+    )
     .action(async (opts: { redis: string; json?: boolean; world?: string }) => {
       if (opts.world) {
         const { LocalWorld } = await import('../../../world/local-world.js');
         const { readQueueSnapshot, formatQueueSnapshot } = await import('../../../integrate/queue-snapshot.js');
         const { readWorldHold, describeWorldHold } = await import('../../../schedule/run/world-hold.js');
-        const scratch = (await LocalWorld.open(opts.world)).scratchDir;
-        const [snapshot, hold] = await Promise.all([readQueueSnapshot(scratch), readWorldHold(scratch)]);
-        if (opts.json) return void process.stdout.write(`${JSON.stringify({ integration: snapshot, hold })}\n`);
-        return void process.stdout.write(`${hold ? `the world is ${describeWorldHold(hold)}\n` : ''}${formatQueueSnapshot(snapshot)}\n`);
+        const { WorldSnapshots } = await import('../../../server/projections/world-snapshot.js');
+        const { buildTaskBoard } = await import('../../../server/projections/task-board.js');
+        const { probeLocalWorker } = await import('../../../server/projections/worker-liveness.js');
+        const { formatTaskBoard } = await import('./world-status.js');
+        const { terminalWidth } = await import('../../output.js');
+        const { withCliName } = await import('../../invocation.js');
+        const world = await LocalWorld.open(opts.world);
+        const scratch = world.scratchDir;
+        const [snapshot, queue, hold] = await Promise.all([new WorldSnapshots(world).current(), readQueueSnapshot(scratch), readWorldHold(scratch)]);
+        const board = buildTaskBoard(snapshot, (w) => probeLocalWorker(w));
+        // Attempts made: every episode that ran to an end or runs now (an abandoned one was not the agent's attempt).
+        const attempts = new Map<string, number>();
+        for (const r of snapshot.records) if (r.status === 'running' || r.outcome !== 'abandoned') attempts.set(r.task, (attempts.get(r.task) ?? 0) + 1);
+        if (opts.json) {
+          const tasks = board.tasks.map((t) => ({ ...t, attempts: attempts.get(t.id) ?? 0 }));
+          const out = {
+            world: snapshot.path,
+            branch: snapshot.manifest.branch,
+            head: snapshot.head,
+            maxAttempts: board.maxAttempts,
+            counts: board.counts,
+            tasks,
+          };
+          return void process.stdout.write(`${JSON.stringify({ ...out, integration: queue, hold })}\n`);
+        }
+        const top = `world ${snapshot.manifest.name} at ${snapshot.manifest.branch} ${snapshot.head.slice(0, 12)}`;
+        const held = hold ? `the world is ${describeWorldHold(hold)}\n` : '';
+        return void process.stdout.write(withCliName(`${top}\n${held}${formatTaskBoard(board, attempts, terminalWidth())}\n\n${formatQueueSnapshot(queue)}\n`));
       }
       const { readClusterStatus } = await import('../../../queue/bullmq/cluster-status.js');
       const { connectRedis } = await import('../../../queue/redis/connection.js');
