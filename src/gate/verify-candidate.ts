@@ -12,6 +12,7 @@ import { planGate, type GateStep } from './plan.js';
 import { PREPARING_STEPS } from './tree.js';
 import { loadBaseline, markBaselineFinal, saveBaseline, vanishedTests, waitForBaseline, type TestBaseline } from './test-baseline.js';
 import { runGate, type GateRunVerdict } from './gate.js';
+import { withoutOwnTests } from './own-tests.js';
 import { checkChange, sizeLimitsOf } from './pre-gate.js';
 import { failureSignature, testsSignature } from './reports/printed-counts.js';
 import type { RejectionReason } from '../errors/rejection-reasons.js';
@@ -125,7 +126,9 @@ async function judgeCandidate(input: VerifyCandidateInput): Promise<CandidateVer
   await rm(`${scratch}.index`, { force: true });
   const steps = planGate(manifest, input.task, input.doneTasks);
   const deferred = input.awaitHeadBaselineMs !== undefined ? await baselineToAwait(input, steps) : null;
-  const baseline = deferred ? deferred.known : await headBaseline(input, steps, `${scratch}-head`);
+  // Tests in files the change may edit and did are its own to rename or remove: only the others must not vanish.
+  const owned = { repo: world.path, head: input.head, changes, protectedPaths: [...manifest.protected, ...manifestInputs(manifest, input.task)] };
+  const baseline = await withoutOwnTests(deferred ? deferred.known : await headBaseline(input, steps, `${scratch}-head`), owned);
   const ran = await runGate({
     repo: world.path,
     tree,
@@ -140,7 +143,13 @@ async function judgeCandidate(input: VerifyCandidateInput): Promise<CandidateVer
     holdout: manifest.verify.holdout ? { dir: await holdoutDir(world, manifest.verify.holdout.dir), command: manifest.verify.holdout.command } : undefined,
   });
   const verdict =
-    deferred && ran.ok ? judgeVanished(ran, await awaitedBaseline(input, steps, deferred.missing, `${scratch}-head`), manifest.verify.mode === 'ratchet') : ran;
+    deferred && ran.ok
+      ? judgeVanished(
+          ran,
+          await withoutOwnTests(await awaitedBaseline(input, steps, deferred.missing, `${scratch}-head`), owned),
+          manifest.verify.mode === 'ratchet',
+        )
+      : ran;
   // Kept where no workspace reaches, never in the verdict's log (the ledger's gate.log, a prompt).
   if (verdict.hiddenLog !== undefined) await writeHiddenLog(world, input.name, verdict.hiddenLog);
   if (verdict.ok) {
