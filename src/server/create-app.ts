@@ -6,6 +6,10 @@ import { ChangeFeed } from './projections/change-feed.js';
 import { hostGuard, jsonBodyGuard, writeGuard } from './http/guards.js';
 import { resolveServeSecurity, type ServeSecurity } from './http/security.js';
 import { createUiRoutes } from './static-ui.js';
+import { formatPrometheusText, PROMETHEUS_CONTENT_TYPE } from '../telemetry/prometheus-text.js';
+import { readIntegrationView } from './projections/integration-view.js';
+import { buildTaskBoard } from './projections/task-board.js';
+import { buildWorldMetrics } from './projections/world-metrics.js';
 import { probeLocalWorker, type ClusterWorker, type LivenessProbe } from './projections/worker-liveness.js';
 import { WorldSnapshots } from './projections/world-snapshot.js';
 
@@ -59,6 +63,19 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
       ...(options.keepAliveMs === undefined ? {} : { keepAliveMs: options.keepAliveMs }),
     }),
   );
+  // Prometheus scrapes this: a read, open like every read (see README on exposing reads).
+  app.get('/metrics', async () => {
+    const snapshot = await snapshots.current();
+    const cluster = options.listWorkers ? await options.listWorkers().catch(() => null) : null;
+    const families = buildWorldMetrics({
+      snapshot,
+      board: buildTaskBoard(snapshot, probe),
+      integration: await readIntegrationView(options.world),
+      probe,
+      cluster,
+    });
+    return new Response(formatPrometheusText(families), { headers: { 'content-type': PROMETHEUS_CONTENT_TYPE, 'cache-control': 'no-store' } });
+  });
   app.route('/', createUiRoutes());
   return { app, snapshots, feed };
 }

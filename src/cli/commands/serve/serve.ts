@@ -12,7 +12,9 @@ interface ServeCliOptions {
 export function define(program: Command): void {
   program
     .command('serve')
-    .description('serve the dashboard and the JSON API of a world: overview, accepted history, episodes, tasks (with retry) and reliability, live')
+    .description(
+      'serve the dashboard and the JSON API of a world: overview, accepted history, episodes, tasks (with retry) and reliability, live; Prometheus metrics at /metrics',
+    )
     .addOption(worldOption())
     .addOption(new Option('--host <address>', 'address to listen on; anything but loopback requires GENESIS_TOKEN').default('127.0.0.1'))
     .addOption(new Option('--port <n>', 'port to listen on (0: any free port)').default(4600).argParser(parsePort))
