@@ -67,11 +67,13 @@ export const REJECTION_REASONS = {
   aborted: refused('the run was stopped'),
   'replay-aborted': refused('the run stopped before the verification on the tip'),
   'orchestrator-stopped': refused('the orchestrator stopped before the episode ended'),
+  'gate-crashed': refused("the orchestrator died while the episode's gate ran (once: it may have been the machine)"),
   'episode-closed': refused('the episode was already closed when this run of it ended'),
   'lease-lost': transient("the episode's path lease was lost before it ran"),
   'worker-lost': charged('no worker finished the episode'),
   'replay-worker-lost': transient('no worker finished the verification on the tip'),
   'worker-error': charged('the worker failed with an unexpected error'),
+  'poison-pill': charged("the task's gate killed the orchestrator twice in a row: the task is blocked until `genesis task retry`"),
   'replay-worker-error': transient('the verifier failed with an unexpected error'),
 } as const satisfies Record<string, FailureTraits>;
 

@@ -133,6 +133,27 @@ export type PolicyCommand =
 /** What closing a record sets on it, besides its status and end time. */
 export type Closing = Pick<EpisodeRecord, 'outcome' | 'reason' | 'message' | 'signature'>;
 
+/**
+ * How a starting run closes an episode the run before it left open (it died: a crash, a kill).
+ * Usually nobody's failure (`orchestrator-stopped`). One whose own gate was running when it died
+ * is `gate-crashed`, still uncharged (once may be the machine); but when the task's episode
+ * before it ended that way too, its gate is what kills the orchestrator (a report that runs it
+ * out of memory, say) and would kill every next run: `poison-pill`, charged, and the task is
+ * blocked (world-task-status.ts) until a person retries it. `earlier`: the task's final records
+ * before this one, oldest first.
+ */
+export function crashClosing(inGate: boolean, earlier: readonly Pick<EpisodeSummary, 'reason'>[]): Closing {
+  if (!inGate) return { outcome: 'abandoned', reason: 'orchestrator-stopped', message: 'the orchestrator stopped before this episode ended', signature: null };
+  if (earlier.at(-1)?.reason !== 'gate-crashed')
+    return { outcome: 'abandoned', reason: 'gate-crashed', message: "the orchestrator died while this episode's gate ran", signature: null };
+  return {
+    outcome: 'failed',
+    reason: 'poison-pill',
+    message: "the orchestrator died while this task's gate ran, for the second time in a row: the task is blocked (genesis task retry <task> to try again)",
+    signature: 'poison-pill',
+  };
+}
+
 export interface Decision {
   state: PolicyState;
   commands: PolicyCommand[];

@@ -24,7 +24,8 @@ export interface WorldTaskFacts {
  * blocked, counting only what happened since its latest retry, when its failures reach
  * `retry.maxAttempts`, when its last two failures share a signature (`retry.blockOnRepeat`), or
  * when its last attempt found the accepted head itself failing (a broken base: trying again on
- * the same head would only fail again). A retry marker lifts every kind of block.
+ * the same head would only fail again), or when its gate killed the orchestrator twice in a row
+ * (`poison-pill`: every next run would die the same way). A retry marker lifts every kind of block.
  */
 export function deriveWorldTaskStatuses(facts: WorldTaskFacts): Map<string, RetriedTaskStatus> {
   const { manifest } = facts;
@@ -43,6 +44,7 @@ export function deriveWorldTaskStatuses(facts: WorldTaskFacts): Map<string, Retr
     const last = counted.filter((e) => e.task === id && e.status === 'final' && (e.outcome !== 'abandoned' || BROKEN_BASE_REASONS.has(e.reason ?? ''))).at(-1);
     if (last && BROKEN_BASE_REASONS.has(last.reason ?? ''))
       statuses.set(id, { ...status, state: 'blocked', lastReason: 'broken-base', lastMessage: last.message, lastOutcome: last.outcome });
+    else if (last?.reason === 'poison-pill') statuses.set(id, { ...status, state: 'blocked' });
   }
   return statuses;
 }

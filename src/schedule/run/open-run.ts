@@ -13,6 +13,8 @@ import { liftedBudgets, readBudgetLifts } from '../../ledger/budget-lifts.js';
 import type { WorldManifest } from '../../manifest/schema.js';
 import { secretEnvNames } from '../../ledger/secret-env.js';
 import { Inbox } from './inbox.js';
+import { clearGateRunning, markGateRunning } from './recovery.js';
+import type { EpisodeJob } from '../../episode/episode-job.js';
 import { initialPolicyState } from '../run-policy.js';
 import { reservesTips } from '../tip-reservation.js';
 import type { Run, RunOptions, Wake } from './state.js';
@@ -36,6 +38,13 @@ export async function openRun(options: RunOptions): Promise<Run> {
   const { journaled, summaries, records } = await readLedger(ledger);
   const worker = `${hostname()}:${process.pid}`;
   const { distributed } = options;
+  // In process, a gate that takes the process down (out of memory) is known to the next run by its mark (crashClosing).
+  const markGates = distributed === undefined;
+  const onPhase = (j: EpisodeJob, phase: string) => {
+    if (markGates && phase.startsWith('gate')) markGateRunning(world, j.episodeId);
+    else if (markGates) clearGateRunning(world, j.episodeId);
+    emit({ type: 'episode-phase', id: j.episodeId, task: j.task, phase });
+  };
   const queue = options.ports.episodes(
     (job, signal) =>
       runEpisode(job, {
@@ -46,15 +55,23 @@ export async function openRun(options: RunOptions): Promise<Run> {
         worker,
         signal,
         reserveTip: (change) => reserveTip(run, change),
-        onPhase: (j, phase) => emit({ type: 'episode-phase', id: j.episodeId, task: j.task, phase }),
+        onPhase,
         onWait: (j, what) => emit({ type: 'wait', id: j.episodeId, task: j.task, what }),
         hold: distributed === undefined,
+      }).finally(() => {
+        if (markGates) clearGateRunning(world, job.episodeId);
       }),
     manifest.parallelism,
   );
   const slots = manifest.integration?.slots ?? manifest.parallelism;
   const onVerificationWait = (j: VerificationJob, what: string | null) => emit({ type: 'wait', id: j.verificationId, task: j.task, what });
-  const verifications = options.ports.verifications((job) => runVerification(job, { world, sandbox, worker, onWait: onVerificationWait }), slots);
+  const verifications = options.ports.verifications((job) => {
+    // Marked with the change's episode: a verification that takes the process down counts as that change's gate.
+    if (markGates) markGateRunning(world, job.episodeId);
+    return runVerification(job, { world, sandbox, worker, onWait: onVerificationWait }).finally(() => {
+      if (markGates) clearGateRunning(world, job.episodeId);
+    });
+  }, slots);
   const lander = new Lander(world, ledger, manifest.branch, startHead);
   const inbox = new Inbox<Wake>();
   const stage = new IntegrationStage({

@@ -1,6 +1,6 @@
 import { removeClosedEpisodeDirs, removeStaleWorkspaces } from '../../episode/workspace.js';
 import { initialPolicyState } from '../run-policy.js';
-import { recoverOpenRecords, releaseLeftoverLeases } from './recovery.js';
+import { gatesRunningAtCrash, recoverOpenRecords, releaseLeftoverLeases } from './recovery.js';
 import type { Run } from './state.js';
 
 /**
@@ -11,7 +11,9 @@ import type { Run } from './state.js';
 export async function recoverRun(run: Run): Promise<void> {
   const { world, ledger, manifest, records, summaries } = run;
   const distributed = run.distributed !== undefined;
-  const recovered = await recoverOpenRecords({ world, ledger, branch: manifest.branch, records, distributed, journaled: run.journaled });
+  // Read before anything else: this run's own gates mark themselves in the same place.
+  const inGate = gatesRunningAtCrash(world);
+  const recovered = await recoverOpenRecords({ world, ledger, branch: manifest.branch, records, distributed, journaled: run.journaled, inGate, summaries });
   for (const r of records.values()) summaries.set(r.id, r);
   if (!distributed) await removeStaleWorkspaces(world);
   else await removeClosedEpisodeDirs(world, (id) => summaries.get(id)?.status === 'final');

@@ -1,9 +1,13 @@
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { VerificationLedger } from '../../integrate/verification/ledger.js';
 import { landedRecord } from '../../integrate/lander.js';
 import type { EpisodeRecord } from '../../ledger/episode-record.js';
+import type { EpisodeSummary } from '../../ledger/summary.js';
 import type { LeaseStore } from '../../queue/lease-store.js';
 import type { Ledger } from '../../ledger/ledger.js';
 import type { WorldRepo } from '../../world/world-repo.js';
+import { crashClosing } from '../run-policy.js';
 
 /** What a starting run takes over from the one before it. */
 export interface Recovered {
@@ -24,9 +28,10 @@ export function passedItsGate(r: EpisodeRecord): boolean {
  * Rebuilds the run's state from the world after a stop or a crash, so nothing lands unrecorded
  * and nothing verified is lost: a change found on the accepted branch gets its record closed as
  * accepted (the lander died between its swap and its ledger write); a change that passed its gate
- * rejoins the integration queue; the rest are closed as abandoned in process, or taken back as
- * running when workers elsewhere may still be running them (never one the journal holds: its
- * episode ran in a process that is gone).
+ * rejoins the integration queue; the rest are closed in process (crashClosing: abandoned, or a
+ * poison pill when its gate killed the run twice in a row), or taken back as running when workers
+ * elsewhere may still be running them (never one the journal holds: its episode ran in a process
+ * that is gone).
  */
 export async function recoverOpenRecords(input: {
   world: WorldRepo;
@@ -36,6 +41,10 @@ export async function recoverOpenRecords(input: {
   distributed: boolean;
   /** Episodes the ledger's journal holds: run in a process of this machine that died, never by a worker elsewhere. */
   journaled?: ReadonlySet<string>;
+  /** Episodes whose own gate was running in this machine's run when it died (gatesRunningAtCrash). */
+  inGate?: ReadonlySet<string>;
+  /** Every episode of the world, final ones included: what the task's episodes before an open one ended with. */
+  summaries?: ReadonlyMap<string, Pick<EpisodeSummary, 'id' | 'task' | 'status' | 'reason'>>;
 }): Promise<Recovered> {
   const { world, ledger, records } = input;
   const out: Recovered = { integrating: [], running: [], closed: 0 };
@@ -49,17 +58,20 @@ export async function recoverOpenRecords(input: {
       await ledger.write(final);
       records.set(record.id, final);
       out.closed++;
-    } else if (passedItsGate(record)) {
+    } else if (passedItsGate(record) && !input.inGate?.has(record.id)) {
+      // (One whose verification on a tip was running when the run died is closed below: it may be what killed it.)
       out.integrating.push(record);
     } else if (input.distributed && !input.journaled?.has(record.id)) {
       out.running.push(record);
     } else {
+      // Episode ids sort by start time.
+      const earlier = [...(input.summaries?.values() ?? [])]
+        .filter((r) => r.task === record.task && r.status === 'final' && r.id < record.id)
+        .sort((a, b) => (a.id < b.id ? -1 : 1));
       const closed: EpisodeRecord = {
         ...record,
         status: 'final',
-        outcome: 'abandoned',
-        reason: 'orchestrator-stopped',
-        message: 'the orchestrator stopped before this episode ended',
+        ...crashClosing(input.inGate?.has(record.id) ?? false, earlier),
         endedAt: new Date().toISOString(),
       };
       await ledger.write(closed);
@@ -83,4 +95,33 @@ export async function releaseLeftoverLeases(leases: LeaseStore, recovered: Recov
   const released = (await leases.holders()).filter((holder) => !kept.has(holder));
   for (const holder of released) await leases.release(holder);
   return released;
+}
+
+/**
+ * Marks of the gates running in this process, one file per episode under the world's scratch
+ * directory, written before a gate starts and removed when it ends: what a run finds of them at its
+ * start names the episodes whose gate was running when the run before died (crashClosing). Written
+ * synchronously: the gate may take the process down (out of memory) before any later write.
+ */
+export function markGateRunning(world: Pick<WorldRepo, 'scratchDir'>, episodeId: string): void {
+  const dir = join(world.scratchDir, 'gates-running');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, episodeId), `${process.pid}\n`);
+}
+
+export function clearGateRunning(world: Pick<WorldRepo, 'scratchDir'>, episodeId: string): void {
+  rmSync(join(world.scratchDir, 'gates-running', episodeId), { force: true });
+}
+
+/** The episodes marked as in their gate by the run before (which holds the world no more: this run has its lock), and the marks gone. */
+export function gatesRunningAtCrash(world: Pick<WorldRepo, 'scratchDir'>): Set<string> {
+  const dir = join(world.scratchDir, 'gates-running');
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return new Set();
+  }
+  rmSync(dir, { recursive: true, force: true });
+  return new Set(names);
 }

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { decide, initialPolicyState, nextWake, type PolicyCommand, type PolicyEvent, type PolicyState } from '../../../src/schedule/run-policy.js';
+import {
+  crashClosing,
+  decide,
+  initialPolicyState,
+  nextWake,
+  type PolicyCommand,
+  type PolicyEvent,
+  type PolicyState,
+} from '../../../src/schedule/run-policy.js';
 import { openEpisodeRecord, type EpisodeRecord } from '../../../src/ledger/episode-record.js';
 import type { TaskSpec } from '../../../src/manifest/schema.js';
 import type { EpisodeResult } from '../../../src/episode/episode-job.js';
@@ -480,5 +488,16 @@ describe('the run policy', () => {
       expect(h.feed({ type: 'result', result: resultOf(record('zz', 'a')), record: null })).toEqual([{ type: 'drop-result', id: 'zz' }]);
       expect(h.state).toBe(before);
     });
+  });
+});
+
+describe('closing an episode the run before left open', () => {
+  it('charges nothing for a crash outside the gate, nor for the first crash in it, and charges the second in a row as a poison pill', () => {
+    expect(crashClosing(false, [{ reason: 'gate-crashed' }])).toMatchObject({ outcome: 'abandoned', reason: 'orchestrator-stopped' });
+    expect(crashClosing(true, [])).toMatchObject({ outcome: 'abandoned', reason: 'gate-crashed' });
+    expect(crashClosing(true, [{ reason: 'gate-crashed' }, { reason: 'test-failed' }])).toMatchObject({ outcome: 'abandoned', reason: 'gate-crashed' });
+    expect(crashClosing(true, [{ reason: 'test-failed' }, { reason: 'gate-crashed' }])).toMatchObject({ outcome: 'failed', reason: 'poison-pill' });
+    // After a person's retry the count starts again: a poison pill before it is not a crash of this kind.
+    expect(crashClosing(true, [{ reason: 'poison-pill' }])).toMatchObject({ reason: 'gate-crashed' });
   });
 });

@@ -42,6 +42,16 @@ describe('the one derivation of task states', () => {
     expect(facts(manifest(3, true), later).get('a')).toMatchObject({ state: 'pending', lastReason: 'check-failed' });
   });
 
+  it('blocks a task whose gate killed the orchestrator twice in a row, and lifts it with a retry marker', () => {
+    const crashed = [
+      ended('a', 'abandoned', '2026-01-01T10:00:00Z', 'gate-crashed'),
+      ended('a', 'failed', '2026-01-01T11:00:00Z', 'poison-pill', 'poison-pill'),
+    ];
+    expect(facts(manifest(5, false), crashed).get('a')).toMatchObject({ state: 'blocked', failures: 1, lastReason: 'poison-pill' });
+    expect(facts(manifest(5, false), crashed.slice(0, 1)).get('a')?.state).toBe('pending');
+    expect(facts(manifest(5, false), crashed, [{ task: 'a', at: '2026-01-01T12:00:00Z' }]).get('a')?.state).toBe('pending');
+  });
+
   it('lifts every kind of block with a retry marker newer than the failures', () => {
     const used = [ended('a', 'rejected', '2026-01-01T10:00:00Z'), ended('a', 'failed', '2026-01-01T11:00:00Z')];
     const broken = [ended('b', 'abandoned', '2026-01-01T10:00:00Z', 'broken-base')];
