@@ -29,7 +29,7 @@ export function terminalWidth(): number {
 export interface TableFit {
   /** The widest a line may be. */
   width: number;
-  /** Columns that may be cut (with "…") to fit, by index: the widest first, none below its header or 12 characters. */
+  /** Columns that may be cut (with "…") to fit, by index: the widest first, none below its header or 10 characters. */
   shrink: number[];
 }
 
@@ -46,7 +46,7 @@ export function formatTable(headers: string[], rows: Array<Array<string | number
   let cells = rows.map((row) => row.map((cell) => String(cell)));
   const widths = headers.map((header, i) => Math.max(header.length, ...cells.map((row) => (row[i] ?? '').length)));
   if (fit) {
-    const floor = (i: number) => Math.max(headers[i]!.length, 12);
+    const floor = (i: number) => Math.max(headers[i]!.length, 10);
     const total = () => widths.reduce((sum, w) => sum + w, 0) + 2 * (widths.length - 1);
     // The widest is cut down to the next widest, then both together, so the cut is shared.
     while (total() > fit.width) {

@@ -49,8 +49,8 @@ describe('the smaller findings of a first day', () => {
     // Each row names the sandbox and the counts of the verdict the commit landed on, and fits the width.
     expect(lines[3]).toMatch(/ bwrap · 1\/1 tests · 1 check ok$/);
     expect(lines[4]).toMatch(/ bwrap · 1\/1 tests$/);
-    const narrow = await genesis(['log', '--world', world], { env: { COLUMNS: '72' } });
-    for (const line of narrow.stdout.trim().split('\n')) expect(line.length).toBeLessThanOrEqual(72);
+    const narrow = await genesis(['log', '--world', world], { env: { COLUMNS: '80' } });
+    for (const line of narrow.stdout.trim().split('\n')) expect(line.length).toBeLessThanOrEqual(80);
     const json = JSON.parse((await genesis(['log', '--world', world, '--json'])).stdout) as Array<{ made: string; verdict: string }>;
     expect(json.map((c) => c.made)).toEqual(['amend', 'task-add', 'episode', 'init']);
     expect(json[2]!.verdict).toMatch(/^bwrap: test ok 1 passed 0 failed; check:a ok 1 passed 0 failed \(/);
