@@ -51,6 +51,8 @@ export const REJECTION_REASONS = {
   'report-missing': charged('the test report verify.report names was not written'),
   'report-invalid': charged('the test report cannot be read'),
   'report-too-large': charged("the test report files of one step are over the gate's limit in total"),
+  'report-mismatch': charged("the test report file disagrees with the runner's own printed summary"),
+  'runner-tampered': charged("the gate's canary tests did not come out as they must: the code under test changed its test runner or assertions"),
 
   // Landing on the accepted head with the changes ahead of it.
   'replay-conflict': charged('the change conflicts with changes landed or queued ahead of it'),

@@ -5,12 +5,13 @@ import type { GateRecord, GateStepRecord } from '../ledger/episode-record.js';
 import type { WorldManifest } from '../manifest/schema.js';
 import type { GateStep } from './plan.js';
 import { summarizeGate } from './plan.js';
-import { judgeStep, runStep, type StepContext, type StepFailure, type StepRun } from './step.js';
+import { judgeStep, ratchetScore, runStep, type RatchetRule, type StepContext, type StepFailure, type StepRun } from './step.js';
 import { recordImage, withImageInSummary } from './image.js';
 import { GateTree, PREPARING_STEPS } from './tree.js';
 import { HOLDOUT_STEP } from './hidden-checks.js';
+import { GateCanaries } from './canary/gate-canaries.js';
 import type { TestBaseline } from './test-baseline.js';
-import { passingNames } from './reports/cases.js';
+import { namesWith, passingNames, type TestRun } from './reports/cases.js';
 import { failureSignature } from './reports/printed-counts.js';
 import type { RejectionReason } from '../errors/rejection-reasons.js';
 
@@ -19,9 +20,13 @@ import type { RejectionReason } from '../errors/rejection-reasons.js';
  * stores a gate log (the ledger, which agents can read) cannot carry it by mistake. `passing`
  * names the tests each visible command reported passing (the next gates' baseline).
  */
-export type GateRunVerdict =
+export type GateRunVerdict = (
   | { ok: true; record: GateRecord; log: string; hiddenLog?: string; passing: TestBaseline }
-  | { ok: false; reason: RejectionReason; message: string; signature: string; record: GateRecord; log: string; hiddenLog?: string; passing: TestBaseline };
+  | { ok: false; reason: RejectionReason; message: string; signature: string; record: GateRecord; log: string; hiddenLog?: string; passing: TestBaseline }
+) & {
+  /** Every test name the `test` step reported, whatever its outcome: what a ratchet counts from a first commit or an amendment on. */
+  testNames: string[];
+};
 
 export interface GateRunInput {
   repo: string;
@@ -36,8 +41,8 @@ export interface GateRunInput {
    * base. Omitted, the first failure decides.
    */
   flaky?: { base: string | null; ownCheck: string | null };
-  /** Ratchet mode: the `test` step may fail, but its count of passing tests may not fall below this. */
-  ratchet?: { minScore: number };
+  /** Ratchet mode: the `test` step may fail, but its count of passing tests (by the rule's names) may not fall below the floor. */
+  ratchet?: RatchetRule;
   /** Hidden tests copied into the work dir only after every visible step passed, then run. */
   holdout?: { dir: string; command: string };
   /** Tests that pass on the accepted head, by command: each must still be reported passing. */
@@ -83,13 +88,15 @@ async function runGateSteps(input: GateRunInput): Promise<GateRunVerdict> {
   const flaky: string[] = [];
   const passing: TestBaseline = {};
   let score: number | null = null;
+  let testNames: string[] = [];
   let hiddenLog: string | undefined;
   const finish = (failure: (StepFailure & { signature: string }) | null): GateRunVerdict => {
     const record = gateRecord(input.sandbox.kind, ctx.records, started, failure === null, flaky, score);
-    const common = { record, log: ctx.logs.join('\n'), passing, ...(hiddenLog === undefined ? {} : { hiddenLog }) };
+    const common = { record, log: ctx.logs.join('\n'), passing, testNames, ...(hiddenLog === undefined ? {} : { hiddenLog }) };
     return failure ? { ok: false, reason: failure.reason, message: failure.message, signature: failure.signature, ...common } : { ok: true, ...common };
   };
   const tree = await GateTree.export(input.repo, input.tree, input.workDir, input.manifest.protected);
+  ctx.canaries = await GateCanaries.create(`${input.workDir}-canary`);
   try {
     // The dependency set is laid out in the pristine tree, so every fresh copy has it.
     const deps = input.manifest.verify.deps
@@ -114,7 +121,10 @@ async function runGateSteps(input: GateRunInput): Promise<GateRunVerdict> {
     let firstFailure: (StepFailure & { signature: string }) | null = null;
     for (const [index, step] of input.steps.entries()) {
       const judged = await runJudged(input, ctx, tree, step, index, flaky);
-      if (step.name === 'test') score = judged.stepRun.report?.passed ?? null;
+      if (step.name === 'test') {
+        score = ratchetScore(judged.stepRun.run, judged.stepRun.report, input.ratchet);
+        testNames = judged.stepRun.run ? reportedNames(judged.stepRun.run) : [];
+      }
       // A step with no readable report still ran: its baseline is known to name no test, so a gate that
       // waits for this tree's baseline is not left waiting for a command that will never be stored.
       if (!PREPARING_STEPS.has(step.name)) passing[step.command] = judged.stepRun.run ? passingNames(judged.stepRun.run) : [];
@@ -131,6 +141,7 @@ async function runGateSteps(input: GateRunInput): Promise<GateRunVerdict> {
     return finish(null);
   } finally {
     await tree.dispose().catch(() => undefined);
+    await ctx.canaries.dispose().catch(() => undefined);
   }
 }
 
@@ -228,4 +239,9 @@ async function failsOnBase(input: GateRunInput, ctx: StepContext, index: number,
 function gateRecord(sandbox: string, steps: GateStepRecord[], started: number, ok: boolean, flaky: string[], score: number | null): GateRecord {
   const summary = summarizeGate(sandbox, steps) + (flaky.length ? `; flaky: ${flaky.join(', ')}` : '');
   return { ok, sandbox, summary, steps, durationMs: Date.now() - started, flaky, score };
+}
+
+/** The names of a run's individual tests, passed, failed or skipped. */
+function reportedNames(run: TestRun): string[] {
+  return [...new Set([...namesWith(run, 'passed'), ...namesWith(run, 'failed'), ...namesWith(run, 'skipped')])].sort();
 }

@@ -15,6 +15,8 @@ import { removeReportFiles } from './reports/files.js';
 import { readStepReport } from './reports/read-report.js';
 import { testsSignature, type TestReport } from './reports/printed-counts.js';
 import type { RejectionReason } from '../errors/rejection-reasons.js';
+import { CANARY_DIR, type GateCanaries } from './canary/gate-canaries.js';
+import { judgeCanaries } from './canary/judge-canaries.js';
 
 /** Where hidden holdout tests are put in the gate's work dir (never in the world). */
 export const HOLDOUT_DIR = '.genesis-holdout';
@@ -36,6 +38,8 @@ export interface StepContext {
   logs: string[];
   /** Read-only views every step gets (the dependency set's). */
   mounts: readonly SandboxMount[];
+  /** This gate's canaries, loaded into every test process of the steps that are judged by their tests. */
+  canaries?: GateCanaries;
 }
 
 /** One run of one step: the sandbox's result and the report read from it. */
@@ -79,6 +83,9 @@ export async function runStep(ctx: StepContext, tree: GateTree, step: GateStep, 
   const preparing = PREPARING_STEPS.has(step.name);
   const junit = ctx.manifest.verify.report?.junit ?? null;
   const stale = junit && !preparing ? await removeReportFiles(workDir, junit) : [];
+  const canaries = preparing ? undefined : ctx.canaries;
+  // Whatever the tree holds there (a file, a link out of the tree) goes: the mount takes its place.
+  if (canaries) await removeTree(join(workDir, CANARY_DIR));
   const result = await ctx.sandbox.run({
     command: step.command,
     workDir,
@@ -87,8 +94,8 @@ export async function runStep(ctx: StepContext, tree: GateTree, step: GateStep, 
     image: ctx.manifest.verify.image,
     maxOutputBytes: PARSE_BYTES,
     // Nothing says "gate" here: code under test must not behave differently when judged.
-    env: { ...GATE_OFFLINE_ENV, CI: 'true' },
-    mounts: ctx.mounts,
+    env: { ...GATE_OFFLINE_ENV, CI: 'true', ...canaries?.env(ctx.sandbox.kind, workDir) },
+    mounts: canaries ? [...ctx.mounts, canaries.mount] : ctx.mounts,
     readOnlyPaths: holdout ? [...tree.readOnlyPaths, HOLDOUT_DIR] : tree.readOnlyPaths,
   });
   const read = preparing
@@ -101,8 +108,9 @@ export async function runStep(ctx: StepContext, tree: GateTree, step: GateStep, 
         required: step.name === 'test' || step.name.startsWith('check:'),
       });
   if (preparing && result.exitCode === 0) await tree.keep();
-  const run = 'run' in read ? read.run : null;
-  const problem = 'problem' in read ? read.problem : null;
+  const judged = canaries && 'run' in read && read.run ? judgeCanaries(read.run, canaries.nonce) : null;
+  const run = judged && 'run' in judged ? judged.run : 'run' in read ? read.run : null;
+  const problem = judged && 'problem' in judged ? judged.problem : 'problem' in read ? read.problem : null;
   const report = run ? reportOf(run) : null;
   ctx.records.push({
     name: `${step.name}${note}`,
@@ -148,8 +156,8 @@ async function copyHoldout(from: string, target: string): Promise<void> {
 }
 
 export interface JudgeOptions {
-  /** Ratchet mode's floor for the `test` step's passing tests. */
-  ratchet?: { minScore: number };
+  /** Ratchet mode's floor for the `test` step's passing tests, and the names they are counted by (all, when null). */
+  ratchet?: RatchetRule;
   /** Names that passed on the base for this step's command. */
   basePassing?: readonly string[];
 }
@@ -170,7 +178,7 @@ export function judgeStep(ctx: StepContext, step: GateStep, stepRun: StepRun, op
     return { reason: 'no-tests-ran', message: `${step.name} reported no individual test that ran: ${what}`, rerun: false };
   }
   if (ratchet) {
-    const verdict = judgeRatchet(report?.passed ?? null, ratchet.minScore);
+    const verdict = judgeRatchet(ratchetScore(run, report, ratchet), ratchet.minScore);
     if (verdict) return { ...verdict, rerun: false };
   } else if (result.exitCode !== 0) {
     const failing = report?.failures
@@ -186,7 +194,10 @@ export function judgeStep(ctx: StepContext, step: GateStep, stepRun: StepRun, op
   }
   if (options.basePassing && options.basePassing.length > 0) {
     const reported = { passed: run ? passingNames(run) : [], failed: run ? namesWith(run, 'failed') : [] };
-    const vanished = vanishedTests(options.basePassing, reported, ratchet !== undefined);
+    // A ratchet counts its own names only: one a change brought in and a later one removes was never counted.
+    const scored = ratchet?.scored;
+    const base = scored ? options.basePassing.filter((n) => scored.has(n)) : options.basePassing;
+    const vanished = vanishedTests(base, reported, ratchet !== undefined);
     if (vanished.length > 0) {
       const names = vanished.slice(0, 5).join(', ') + (vanished.length > 5 ? `, and ${vanished.length - 5} more` : '');
       return {
@@ -198,6 +209,25 @@ export function judgeStep(ctx: StepContext, step: GateStep, stepRun: StepRun, op
     }
   }
   return null;
+}
+
+/**
+ * The ratchet's floor, and the test names its score counts ({@link loadScoredNames}): a test that
+ * passes under a name outside them is not counted. Null or absent: every passing test counts.
+ */
+export interface RatchetRule {
+  minScore: number;
+  scored?: ReadonlySet<string> | null;
+}
+
+/** A test step's ratchet score: its passing tests, by the rule's names when it has them. */
+export function ratchetScore(run: TestRun | null, report: TestReport | null, rule: RatchetRule | undefined): number | null {
+  if (!report) return null;
+  if (!rule?.scored || !run) return report.passed;
+  const scored = rule.scored;
+  // Output cut short keeps only the runner's summary, not every name: the summary's count, up to the names there are.
+  if (run.summary) return Math.min(report.passed, scored.size);
+  return passingNames(run).filter((n) => scored.has(n)).length;
 }
 
 /** Ratchet mode's rule: progress may be slow, but it may never go backwards. */

@@ -19,6 +19,11 @@ export interface TestCase {
    * that registered no test (it exited, or failed to load). Such a pass proves nothing ran.
    */
   fileLevel: boolean;
+  /**
+   * For a skipped or todo test that ran all the same (TAP's `not ok … # TODO`, node's ✖ with a
+   * reason): how its body came out. The gate's canaries read it; counts never do.
+   */
+  ranAs?: 'passed' | 'failed';
 }
 
 /** What one step's output or report files said. */

@@ -14,7 +14,7 @@ import type { RejectionReason } from '../../errors/rejection-reasons.js';
 
 /** Why a named report could not be read: the gate's `report-missing` or `report-invalid`. */
 export interface ReportProblem {
-  reason: Extract<RejectionReason, 'report-missing' | 'report-invalid' | 'report-too-large'>;
+  reason: Extract<RejectionReason, 'report-missing' | 'report-invalid' | 'report-too-large' | 'report-mismatch' | 'runner-tampered'>;
   message: string;
 }
 

@@ -2,9 +2,10 @@
  * Which report a gate step is judged by: the JUnit files named by `verify.report.junit`, else
  * JUnit XML printed on standard output, else TAP or node's spec reporter in the output.
  */
-import type { TestRun } from './cases.js';
+import { reportOf, type TestRun } from './cases.js';
 import { readJUnitFiles, type ReportProblem } from './files.js';
 import { findJUnitInOutput } from './junit.js';
+import { summaryMismatch } from './runner-summary.js';
 import { parseSpec } from './spec.js';
 import { parseTap } from './tap.js';
 
@@ -26,7 +27,11 @@ export type StepReport = { run: TestRun | null; source: string | null } | { prob
 export async function readStepReport(input: StepReportInput): Promise<StepReport> {
   if (input.junit && input.junit.length > 0) {
     const files = await readJUnitFiles(input.workDir, input.junit);
-    if ('run' in files) return { run: files.run, source: files.files.join(', ') };
+    if ('run' in files) {
+      const mismatch = summaryMismatch(input.output, reportOf(files.run));
+      if (mismatch) return { problem: { reason: 'report-mismatch', message: mismatch } };
+      return { run: files.run, source: files.files.join(', ') };
+    }
     if (input.required || files.problem.reason !== 'report-missing') return { problem: files.problem };
   }
   const junit = findJUnitInOutput(input.output);

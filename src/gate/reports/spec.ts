@@ -88,6 +88,7 @@ export function parseSpec(output: string): TestRun | null {
         outcome: skipped ? 'skipped' : match[2] === '✖' ? 'failed' : 'passed',
         message: body.join(' '),
         fileLevel: isFileLevelName(title),
+        ...(match[4] !== undefined && match[2] !== '﹣' ? { ranAs: match[2] === '✖' ? ('failed' as const) : ('passed' as const) } : {}),
       },
     });
   }

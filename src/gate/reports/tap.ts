@@ -56,6 +56,7 @@ function toCase(result: Result, comments: readonly string[]): TestCase {
     outcome: skipped ? 'skipped' : result.ok ? 'passed' : 'failed',
     message: result.ok || skipped ? '' : messageOf(result, comments),
     fileLevel: isFileLevelName(result.name),
+    ...(result.todo ? { ranAs: result.ok ? ('passed' as const) : ('failed' as const) } : {}),
   };
 }
 

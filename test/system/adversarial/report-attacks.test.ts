@@ -158,7 +158,8 @@ describe('code under test that rewrites its own acceptance test during the gate'
 describe('code under test that exits 0 as it loads', () => {
   itWith('bwrap')('under node --test (TAP): the file-level pass is no test, and the check fails with no-tests-ran', () => {
     expect(rewrites.episodeOf('exit-on-load')).toMatchObject({ outcome: 'rejected', reason: 'no-tests-ran' });
-    expect(rewrites.episodeOf('exit-on-load').message).toMatch(/only 1 file-level result/);
+    // The gate's canaries report first, so the file's own result may be missing too: nothing that ran is its.
+    expect(rewrites.episodeOf('exit-on-load').message).toMatch(/reported no individual test that ran/);
   });
 
   itWith('bwrap')('under node --test --test-reporter=junit: no-tests-ran', () => {

@@ -75,8 +75,14 @@ describe('readStepReport', () => {
 
   it('prefers the named report to the output', async () => {
     const dir = await workDir({ 'reports/junit.xml': fixture('pytest-junitxml.xml') });
-    const read = await readStepReport({ ...base, workDir: dir, required: true, output: fixture('node-tap.txt') });
+    const read = await readStepReport({ ...base, workDir: dir, required: true, output: 'TAP version 13\nok 1 - printed\n1..1\n' });
     expect('run' in read && read.run?.format).toBe('junit');
+  });
+
+  it("fails report-mismatch when the named report disagrees with the runner's printed summary", async () => {
+    const dir = await workDir({ 'reports/junit.xml': fixture('pytest-junitxml.xml') });
+    const read = await readStepReport({ ...base, workDir: dir, required: true, output: '=========== 7 failed in 0.20s ===========\n' });
+    expect('problem' in read && read.problem.reason).toBe('report-mismatch');
   });
 
   it('is a problem when the test step wrote no report, and falls back to the output for a check', async () => {

@@ -1,0 +1,70 @@
+/**
+ * The file every node process of a test step loads first (`NODE_OPTIONS=--require`), as text:
+ * written per gate into the read-only canary directory, with that gate's nonce in it.
+ *
+ * In every node process it freezes the assertion modules (`node:assert`, `assert/strict`, the
+ * AssertionError class) and node:test's exports before any code of the world loads: an assignment
+ * to them throws, and `syncBuiltinESMExports` has nothing new to copy into the ESM bindings.
+ *
+ * In each process `node --test` starts for a test file it registers two canaries ahead of the
+ * file's tests: one that must pass, and a todo test that must fail (a todo's failure fails no run,
+ * so the world's exit code is untouched), each checking that assertions still throw for a false
+ * claim and only for one. A root `after` hook checks again once the file's tests ran, and fails
+ * naming the nonce when they do not; a file that throws before its first test started fails as a
+ * file, as it would without canaries ahead of it. Processes those processes start (a test that runs node) get
+ * no canaries: their output is the test's to read.
+ */
+export function nodePreload(nonce: string): string {
+  return `'use strict';
+// Genesis gate canary. Read-only; changes nothing in a world but what a world must not change.
+const assert = require('node:assert');
+for (const o of [assert, assert.strict, assert.AssertionError, assert.AssertionError.prototype]) Object.freeze(o);
+const nodeTest = require('node:test');
+Object.freeze(nodeTest);
+const NONCE = ${JSON.stringify(nonce)};
+const MARK = 'GENESIS_CANARY_' + NONCE;
+function assertionsHold() {
+  const a = require('node:assert');
+  const s = require('node:assert/strict');
+  const falseClaims = [
+    () => a.ok(false), () => a(false), () => a.equal(1, 2), () => a.strictEqual(1, 2), () => a.deepEqual({ a: 1 }, { a: 2 }),
+    () => a.deepStrictEqual([1], [2]), () => a.notEqual(1, 1), () => a.notStrictEqual(1, 1), () => a.match('a', /b/),
+    () => a.throws(() => {}), () => a.fail('x'), () => s.equal(1, 2), () => s.deepEqual([1], [2]), () => s.ok(false),
+  ];
+  for (const claim of falseClaims) {
+    let threw = false;
+    try { claim(); } catch { threw = true; }
+    if (!threw) return false;
+  }
+  try { a.ok(true); a.strictEqual(1, 1); a.deepStrictEqual([1], [1]); s.equal(1, 1); } catch { return false; }
+  return true;
+}
+if (String(process.env.NODE_TEST_CONTEXT || '').startsWith('child') && !process.env[MARK]) {
+  process.env[MARK] = '1';
+  const proc = 'node-' + require('node:crypto').randomBytes(6).toString('hex');
+  const name = (what) => 'genesis-canary ' + NONCE + ' ' + proc + ' ' + what;
+  nodeTest.test(name('must-pass'), () => {
+    if (!assertionsHold()) throw new Error('assertions do not hold');
+  });
+  nodeTest.test(name('must-fail'), { todo: 'fails as it must' }, () => {
+    if (assertionsHold()) throw new Error('fails as it must');
+  });
+  // Without canaries ahead of it, a file that throws before its first test (a module that throws as
+  // it loads) fails as a file; after they ended node would only report the error. It fails here
+  // as node names such a failure: a test named after the file.
+  let started = 0;
+  nodeTest.beforeEach((t) => {
+    if (!String(t.name).startsWith('genesis-canary ' + NONCE)) started++;
+  });
+  let early = false;
+  process.on('uncaughtExceptionMonitor', (error) => {
+    if (started > 0 || early) return;
+    early = true;
+    nodeTest.test(String(process.argv[1]), () => { throw error; });
+  });
+  nodeTest.after(() => {
+    if (!assertionsHold()) throw new Error('genesis-canary ' + NONCE + ' tampered: assertions stopped holding while the tests ran');
+  });
+}
+`;
+}

@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { judgeCanaries } from '../../../../src/gate/canary/judge-canaries.js';
+import { reportOf, type TestCase, type TestRun } from '../../../../src/gate/reports/cases.js';
+import { parseOutput } from '../../../../src/gate/reports/read-report.js';
+
+const NONCE = 'n0nce';
+const c = (name: string, outcome: TestCase['outcome'], extra: Partial<TestCase> = {}): TestCase => ({ name, outcome, message: '', fileLevel: false, ...extra });
+const run = (cases: TestCase[], summary: TestRun['summary'] = null): TestRun => ({ format: 'tap', cases, summary });
+const canary = (role: string, proc = 'node-1') => `genesis-canary ${NONCE} ${proc} ${role}`;
+
+describe('judgeCanaries', () => {
+  it('takes the canaries out of the cases and of a summary, when they came out as they must', () => {
+    const judged = judgeCanaries(
+      run([c('a', 'passed'), c(canary('must-pass'), 'passed'), c(canary('must-fail'), 'skipped', { ranAs: 'failed' }), c('b', 'failed')], {
+        passed: 2,
+        failed: 1,
+        skipped: 1,
+      }),
+      NONCE,
+    );
+    expect('run' in judged && judged.run.cases.map((x) => x.name)).toEqual(['a', 'b']);
+    expect('run' in judged && reportOf(judged.run)).toMatchObject({ passed: 1, failed: 1, skipped: 0 });
+  });
+
+  it("accepts pytest's must-fail canary as a plain failure", () => {
+    const judged = judgeCanaries(run([c(canary('must-pass', 'pytest-1'), 'passed'), c(canary('must-fail', 'pytest-1'), 'failed')]), NONCE);
+    expect('run' in judged && judged.run.cases).toEqual([]);
+  });
+
+  it.each([
+    ['a must-pass canary that failed', [c(canary('must-pass'), 'failed')], /must-pass canary test was reported failed/],
+    ['a must-fail canary that passed', [c(canary('must-fail'), 'passed')], /must-fail canary test was reported passed/],
+    ['a must-fail todo that passed', [c(canary('must-fail'), 'skipped', { ranAs: 'passed' })], /a todo that passed/],
+    ['a must-fail canary skipped without running', [c(canary('must-fail'), 'skipped')], /reported skipped/],
+    [
+      'the after hook naming the nonce',
+      [c('/work/.genesis-canary/node.cjs', 'failed', { fileLevel: true, message: `genesis-canary ${NONCE} tampered: x` })],
+      /after the tests ran/,
+    ],
+  ])('says runner-tampered for %s', (_what, cases, message) => {
+    const judged = judgeCanaries(run(cases), NONCE);
+    expect('problem' in judged && judged.problem.reason).toBe('runner-tampered');
+    expect('problem' in judged && judged.problem.message).toMatch(message);
+  });
+
+  it("leaves another gate's canaries, and a run without any, as they are", () => {
+    const other = run([c('genesis-canary other node-1 must-pass', 'failed'), c('a', 'passed')]);
+    expect(judgeCanaries(other, NONCE)).toEqual({ run: other });
+  });
+
+  it("reads a todo canary's outcome from node's TAP and spec output", () => {
+    const tap = `TAP version 13\nok 1 - ${canary('must-pass')}\nnot ok 2 - ${canary('must-fail')} # TODO fails as it must\nok 3 - real\n1..3\n# tests 3\n# pass 2\n# fail 0\n# todo 1\n`;
+    const judged = judgeCanaries(parseOutput(tap) as TestRun, NONCE);
+    expect('run' in judged && reportOf(judged.run)).toMatchObject({ passed: 1, failed: 0, skipped: 0 });
+    const forged = judgeCanaries(parseOutput(tap.replace('not ok 2', 'ok 2')) as TestRun, NONCE);
+    expect('problem' in forged && forged.problem.reason).toBe('runner-tampered');
+    const spec = `✔ ${canary('must-pass')} (1ms)\n✖ ${canary('must-fail')} # fails as it must\n✔ real (1ms)\nℹ tests 3\nℹ pass 2\nℹ fail 0\nℹ todo 1\n`;
+    const fromSpec = judgeCanaries(parseOutput(spec) as TestRun, NONCE);
+    expect('run' in fromSpec && reportOf(fromSpec.run)).toMatchObject({ passed: 1, failed: 0 });
+  });
+});
