@@ -91,3 +91,29 @@ export async function waitForBaseline(
     await new Promise((resolve) => setTimeout(resolve, pollMs));
   }
 }
+
+const scoredOf = (scratchDir: string, tree: string): string => join(scratchDir, 'baselines', `${tree}.scored.json`);
+
+/**
+ * The test names a ratchet world's score counts on a tree: the names the test step reported (any
+ * outcome) on the world's first commit or its last amendment, handed on unchanged from each
+ * accepted tree to the next. A name a change brings in (a test it registers) raises no score
+ * until a person lands it with `genesis amend`. Null when this machine has no record for the tree.
+ */
+export async function loadScoredNames(scratchDir: string, tree: string): Promise<string[] | null> {
+  try {
+    const parsed = JSON.parse(await readFile(scoredOf(scratchDir, tree), 'utf8')) as unknown;
+    return Array.isArray(parsed) && parsed.every((n) => typeof n === 'string') ? parsed : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Stores the names a tree's score counts (a write then a rename). */
+export async function saveScoredNames(scratchDir: string, tree: string, names: readonly string[]): Promise<void> {
+  const file = scoredOf(scratchDir, tree);
+  await mkdir(join(scratchDir, 'baselines'), { recursive: true });
+  const temp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}`;
+  await writeFile(temp, JSON.stringify([...new Set(names)].sort()));
+  await rename(temp, file);
+}

@@ -10,7 +10,16 @@ import type { TaskSpec, WorldManifest } from '../manifest/schema.js';
 import type { WorldRepo } from '../world/world-repo.js';
 import { planGate, type GateStep } from './plan.js';
 import { PREPARING_STEPS } from './tree.js';
-import { loadBaseline, markBaselineFinal, saveBaseline, vanishedTests, waitForBaseline, type TestBaseline } from './test-baseline.js';
+import {
+  loadBaseline,
+  loadScoredNames,
+  markBaselineFinal,
+  saveBaseline,
+  saveScoredNames,
+  vanishedTests,
+  waitForBaseline,
+  type TestBaseline,
+} from './test-baseline.js';
 import { runGate, type GateRunVerdict } from './gate.js';
 import { withoutOwnTests } from './own-tests.js';
 import { checkChange, sizeLimitsOf } from './pre-gate.js';
@@ -129,6 +138,8 @@ async function judgeCandidate(input: VerifyCandidateInput): Promise<CandidateVer
   // Tests in files the change may edit and did are its own to rename or remove: only the others must not vanish.
   const owned = { repo: world.path, head: input.head, changes, protectedPaths: [...manifest.protected, ...manifestInputs(manifest, input.task)] };
   const baseline = await withoutOwnTests(deferred ? deferred.known : await headBaseline(input, steps, `${scratch}-head`), owned);
+  const ratchet = manifest.verify.mode === 'ratchet';
+  const scored = ratchet ? await loadScoredNames(world.scratchDir, await world.treeOf(input.head)) : null;
   const ran = await runGate({
     repo: world.path,
     tree,
@@ -139,22 +150,20 @@ async function judgeCandidate(input: VerifyCandidateInput): Promise<CandidateVer
     workDir: scratch,
     ...(input.onWait ? { onWait: input.onWait } : {}),
     flaky: { base: input.baseTree ?? null, ownCheck: `check:${input.task.id}` },
-    ratchet: manifest.verify.mode === 'ratchet' ? { minScore: await world.headScore(manifest.branch, input.head) } : undefined,
+    ratchet: ratchet ? { minScore: await world.headScore(manifest.branch, input.head), scored: scored ? new Set(scored) : null } : undefined,
     holdout: manifest.verify.holdout ? { dir: await holdoutDir(world, manifest.verify.holdout.dir), command: manifest.verify.holdout.command } : undefined,
   });
   const verdict =
     deferred && ran.ok
-      ? judgeVanished(
-          ran,
-          await withoutOwnTests(await awaitedBaseline(input, steps, deferred.missing, `${scratch}-head`), owned),
-          manifest.verify.mode === 'ratchet',
-        )
+      ? judgeVanished(ran, await withoutOwnTests(await awaitedBaseline(input, steps, deferred.missing, `${scratch}-head`), owned), ratchet, scored)
       : ran;
   // Kept where no workspace reaches, never in the verdict's log (the ledger's gate.log, a prompt).
   if (verdict.hiddenLog !== undefined) await writeHiddenLog(world, input.name, verdict.hiddenLog);
   if (verdict.ok) {
     // This tree is what lands: the gates after it compare with what passed here.
     await saveBaseline(world.scratchDir, tree, verdict.passing);
+    // The names a ratchet counts go on unchanged: only an amendment changes them.
+    if (scored) await saveScoredNames(world.scratchDir, tree, scored);
     return { ok: true, gate: verdict.record, log: verdict.log, changedFiles };
   }
   return { ok: false, reason: verdict.reason, message: verdict.message, signature: verdict.signature, gate: verdict.record, log: verdict.log, changedFiles };
@@ -219,9 +228,11 @@ async function awaitedBaseline(input: VerifyCandidateInput, steps: GateStep[], m
 }
 
 /** The rule headBaseline feeds to each step, applied after the run: every test passing on the head still passes. */
-function judgeVanished(ran: Extract<GateRunVerdict, { ok: true }>, baseline: TestBaseline, ratchet: boolean): GateRunVerdict {
+function judgeVanished(ran: Extract<GateRunVerdict, { ok: true }>, baseline: TestBaseline, ratchet: boolean, scored: readonly string[] | null): GateRunVerdict {
+  const counted = scored ? new Set(scored) : null;
   for (const step of ran.record.steps) {
-    const base = baseline[step.command];
+    const all = baseline[step.command];
+    const base = counted && ratchet && step.name === 'test' ? all?.filter((n) => counted.has(n)) : all;
     if (!base || base.length === 0 || PREPARING_STEPS.has(step.name) || step.hidden) continue;
     const vanished = vanishedTests(base, { passed: ran.passing[step.command] ?? [], failed: [] }, ratchet && step.name === 'test');
     if (vanished.length === 0) continue;

@@ -3,6 +3,7 @@ import { isAbsolute, join } from 'node:path';
 import { GenesisError, isGenesisError } from '../errors/genesis-error.js';
 import { planGate } from '../gate/plan.js';
 import { runGate, type GateRunVerdict } from '../gate/gate.js';
+import { saveScoredNames } from '../gate/test-baseline.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { TRAILERS } from '../world/history/accepted-history.js';
 import { formatCommitMessage, toOneLine } from '../world/commit-message.js';
@@ -92,6 +93,8 @@ export async function amendWorld(world: WorldRepo, input: AmendInput, sandboxFor
       hint: 'run genesis amend again: it is verified again on the new head',
     });
   }
+  // A person's amendment is what changes the tests a ratchet counts: those this run reported.
+  if (amended.verify.mode === 'ratchet') await saveScoredNames(world.scratchDir, tree, verdict.testNames);
   return { ...result, commit };
 }
 

@@ -4,7 +4,7 @@ import { missingDepsFilesError, readDepsFiles } from '../deps/read-deps-files.js
 import { GenesisError } from '../errors/genesis-error.js';
 import { planGate } from '../gate/plan.js';
 import { runGate, type GateRunVerdict } from '../gate/gate.js';
-import { saveBaseline } from '../gate/test-baseline.js';
+import { saveBaseline, saveScoredNames } from '../gate/test-baseline.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { TRAILERS } from '../world/history/accepted-history.js';
 import { formatCommitMessage } from '../world/commit-message.js';
@@ -85,6 +85,8 @@ export async function initWorld(opts: { worldPath: string; from: string; sandbox
     await world.compareAndSwap(`refs/heads/${manifest.branch}`, commit, null);
     // The first gates compare with what passed here (tests-vanished) without running it again.
     await saveBaseline(world.scratchDir, tree, gate.passing);
+    // A ratchet counts the tests its first commit reported, from here until a person amends the world.
+    if (ratchet) await saveScoredNames(world.scratchDir, tree, gate.testNames);
     return { world, manifest, commit, gate, warnings };
   } catch (error) {
     await rm(path, { recursive: true, force: true });
