@@ -83,21 +83,24 @@ export function runnerSummaries(output: string): RunnerSummary[] {
 
 /**
  * Why a report's counts disagree with what the runner printed, or null when they agree or the
- * output holds no runner summary. The last summary is the run that wrote the file; a command
- * that runs its runner several times (one file each) is held to the sum of all of them. A report
- * never counts fewer failures than one run printed: what is printed after the runner's own line
- * (an exit hook printing a summary that matches its rewritten file) does not take that line back.
+ * output holds no runner summary. Summaries are grouped by runner (a command may run two, one of
+ * them writing the report); the report must agree with one group: with its last summary (the
+ * run that wrote the file) or the sum of all of them (a run per file), and count no fewer
+ * failures than any one of them printed. A summary printed after the runner's own line (an exit
+ * hook printing one that matches its rewritten file) does not take that line back.
  */
 export function summaryMismatch(output: string, report: { passed: number; failed: number }): string | null {
   const summaries = runnerSummaries(output);
-  const last = summaries.at(-1);
-  if (!last) return null;
-  const says = (s: RunnerSummary) => `${s.runner} itself printed ${s.passed} passed, ${s.failed} failed`;
-  const file = `the report file says ${report.passed} passed, ${report.failed} failed`;
-  const hidden = summaries.find((s) => s.failed > report.failed);
-  if (hidden) return `${file}, and ${says(hidden)}: something rewrote the report after the runner wrote it`;
+  if (summaries.length === 0) return null;
   const agrees = (s: { passed: number; failed: number }) => s.passed === report.passed && s.failed === report.failed;
-  const total = summaries.reduce((t, s) => ({ passed: t.passed + s.passed, failed: t.failed + s.failed }), { passed: 0, failed: 0 });
-  if (agrees(last) || agrees(total)) return null;
-  return `${file}, and ${says(last)}: something rewrote the report after the runner wrote it`;
+  const groups = [...new Set(summaries.map((s) => s.runner))].map((runner) => summaries.filter((s) => s.runner === runner));
+  const problems = groups.map((group) => {
+    const hidden = group.find((s) => s.failed > report.failed);
+    if (hidden) return hidden;
+    const total = group.reduce((t, s) => ({ passed: t.passed + s.passed, failed: t.failed + s.failed }), { passed: 0, failed: 0 });
+    return agrees(group.at(-1) as RunnerSummary) || agrees(total) ? null : (group.at(-1) as RunnerSummary);
+  });
+  if (problems.some((p) => p === null)) return null;
+  const shown = problems.find((p) => p !== null) as RunnerSummary;
+  return `the report file says ${report.passed} passed, ${report.failed} failed, and ${shown.runner} itself printed ${shown.passed} passed, ${shown.failed} failed: something rewrote the report after the runner wrote it`;
 }

@@ -57,3 +57,11 @@ describe('summaryMismatch after the runner', () => {
     expect(summaryMismatch(output, { passed: 1, failed: 0 })).toMatch(/pytest itself printed 0 passed, 1 failed/);
   });
 });
+
+describe('summaryMismatch with two runners', () => {
+  it('holds the report to the runner it agrees with, not to another one the command ran', () => {
+    const output = '======== 2 passed in 0.10s ========\n# tests 3\n# pass 1\n# fail 2\n';
+    expect(summaryMismatch(output, { passed: 2, failed: 0 })).toBeNull();
+    expect(summaryMismatch(output, { passed: 5, failed: 0 })).toMatch(/itself printed/);
+  });
+});
