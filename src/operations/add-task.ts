@@ -2,6 +2,7 @@ import { parseDocument } from 'yaml';
 import { GenesisError } from '../errors/genesis-error.js';
 import { planGate } from '../gate/plan.js';
 import { runGate } from '../gate/gate.js';
+import { saveBaseline } from '../gate/test-baseline.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { TRAILERS } from '../world/history/accepted-history.js';
 import { formatCommitMessage } from '../world/commit-message.js';
@@ -65,5 +66,7 @@ async function addTaskUnlocked(world: WorldRepo, task: Record<string, unknown>, 
   if (!(await world.compareAndSwap(`refs/heads/${manifest.branch}`, commit, head))) {
     throw new GenesisError('head-moved', 'the accepted branch moved while the task was being added', { hint: 'run the command again' });
   }
+  // The next gates compare with what passed here instead of running this head's tests again.
+  await saveBaseline(world.scratchDir, tree, gate.passing);
   return commit;
 }

@@ -3,7 +3,7 @@ import { isAbsolute, join } from 'node:path';
 import { GenesisError, isGenesisError } from '../errors/genesis-error.js';
 import { planGate } from '../gate/plan.js';
 import { runGate, type GateRunVerdict } from '../gate/gate.js';
-import { saveScoredNames } from '../gate/test-baseline.js';
+import { saveBaseline, saveScoredNames } from '../gate/test-baseline.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { TRAILERS } from '../world/history/accepted-history.js';
 import { formatCommitMessage, toOneLine } from '../world/commit-message.js';
@@ -95,6 +95,8 @@ export async function amendWorld(world: WorldRepo, input: AmendInput, sandboxFor
   }
   // A person's amendment is what changes the tests a ratchet counts: those this run reported.
   if (amended.verify.mode === 'ratchet') await saveScoredNames(world.scratchDir, tree, verdict.testNames);
+  // The next gates compare with what passed here instead of running this head's tests again.
+  await saveBaseline(world.scratchDir, tree, verdict.passing);
   return { ...result, commit };
 }
 

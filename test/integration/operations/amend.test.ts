@@ -5,6 +5,7 @@ import { parse, stringify } from 'yaml';
 import { describe, expect } from 'vitest';
 import { readAcceptedHistory } from '../../../src/world/history/accepted-history.js';
 import { GitLedger } from '../../../src/ledger/git-ledger.js';
+import { loadBaseline } from '../../../src/gate/test-baseline.js';
 import { startCli } from '../../helpers/cli-process.js';
 import { itWith } from '../../helpers/services.js';
 import { tempDir } from '../../helpers/temp-dir.js';
@@ -131,6 +132,12 @@ describe('genesis amend', () => {
     const landed = await genesis(['amend', '--world', f.world.path, '--from', f.clone, '--message', 'plan task c', '--sandbox', 'bwrap']);
     expect(landed.status, landed.stdout + landed.stderr).toBe(0);
     expect(landed.stdout).not.toContain('check:c');
+    // What passed on the amended head is kept: the next gate compares with it instead of running the head's tests again.
+    const amended = await f.world.treeOf(await f.world.head('main'));
+    expect(await loadBaseline(f.world.scratchDir, amended)).toEqual({
+      'node --test test/base.test.js': ['the world is sane'],
+      'node --test test/a.test.js': ['a says a'],
+    });
   });
 
   itWith('bwrap')('puts back a commit pushed to the accepted branch between runs, keeps it in quarantine, and says to use amend', async () => {
