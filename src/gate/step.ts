@@ -17,6 +17,7 @@ import { testsSignature, type TestReport } from './reports/printed-counts.js';
 import type { RejectionReason } from '../errors/rejection-reasons.js';
 import { CANARY_DIR, type GateCanaries } from './canary/gate-canaries.js';
 import { judgeCanaries } from './canary/judge-canaries.js';
+import type { CountsTest } from './counted-tests.js';
 
 /** Where hidden holdout tests are put in the gate's work dir (never in the world). */
 export const HOLDOUT_DIR = '.genesis-holdout';
@@ -195,8 +196,8 @@ export function judgeStep(ctx: StepContext, step: GateStep, stepRun: StepRun, op
   if (options.basePassing && options.basePassing.length > 0) {
     const reported = { passed: run ? passingNames(run) : [], failed: run ? namesWith(run, 'failed') : [] };
     // A ratchet counts its own names only: one a change brought in and a later one removes was never counted.
-    const scored = ratchet?.scored;
-    const base = scored ? options.basePassing.filter((n) => scored.has(n)) : options.basePassing;
+    const counts = ratchet?.counts;
+    const base = counts ? options.basePassing.filter(counts) : options.basePassing;
     const vanished = vanishedTests(base, reported, ratchet !== undefined);
     if (vanished.length > 0) {
       const names = vanished.slice(0, 5).join(', ') + (vanished.length > 5 ? `, and ${vanished.length - 5} more` : '');
@@ -212,22 +213,21 @@ export function judgeStep(ctx: StepContext, step: GateStep, stepRun: StepRun, op
 }
 
 /**
- * The ratchet's floor, and the test names its score counts ({@link loadScoredNames}): a test that
- * passes under a name outside them is not counted. Null or absent: every passing test counts.
+ * The ratchet's floor, and which passing tests its score counts (see counted-tests.ts): a test a
+ * change registers of its own is not. Null or absent: every passing test counts.
  */
 export interface RatchetRule {
   minScore: number;
-  scored?: ReadonlySet<string> | null;
+  counts?: CountsTest | null;
 }
 
-/** A test step's ratchet score: its passing tests, by the rule's names when it has them. */
+/** A test step's ratchet score: its passing tests, those the rule counts when it has one. */
 export function ratchetScore(run: TestRun | null, report: TestReport | null, rule: RatchetRule | undefined): number | null {
   if (!report) return null;
-  if (!rule?.scored || !run) return report.passed;
-  const scored = rule.scored;
-  // Output cut short keeps only the runner's summary, not every name: the summary's count, up to the names there are.
-  if (run.summary) return Math.min(report.passed, scored.size);
-  return passingNames(run).filter((n) => scored.has(n)).length;
+  const counts = rule?.counts;
+  // Output cut short keeps only the runner's summary, not every name: its count, no more than the names seen that count.
+  if (!counts || !run || run.summary) return report.passed;
+  return passingNames(run).filter(counts).length;
 }
 
 /** Ratchet mode's rule: progress may be slow, but it may never go backwards. */

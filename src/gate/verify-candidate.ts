@@ -22,6 +22,7 @@ import {
 } from './test-baseline.js';
 import { runGate, type GateRunVerdict } from './gate.js';
 import { withoutOwnTests } from './own-tests.js';
+import { countedTests, type CountsTest } from './counted-tests.js';
 import { checkChange, sizeLimitsOf } from './pre-gate.js';
 import { failureSignature, testsSignature } from './reports/printed-counts.js';
 import type { RejectionReason } from '../errors/rejection-reasons.js';
@@ -140,6 +141,7 @@ async function judgeCandidate(input: VerifyCandidateInput): Promise<CandidateVer
   const baseline = await withoutOwnTests(deferred ? deferred.known : await headBaseline(input, steps, `${scratch}-head`), owned);
   const ratchet = manifest.verify.mode === 'ratchet';
   const scored = ratchet ? await loadScoredNames(world.scratchDir, await world.treeOf(input.head)) : null;
+  const counts = ratchet ? await countedTests(world.path, input.head, scored, manifest.protected) : null;
   const ran = await runGate({
     repo: world.path,
     tree,
@@ -150,12 +152,12 @@ async function judgeCandidate(input: VerifyCandidateInput): Promise<CandidateVer
     workDir: scratch,
     ...(input.onWait ? { onWait: input.onWait } : {}),
     flaky: { base: input.baseTree ?? null, ownCheck: `check:${input.task.id}` },
-    ratchet: ratchet ? { minScore: await world.headScore(manifest.branch, input.head), scored: scored ? new Set(scored) : null } : undefined,
+    ratchet: ratchet ? { minScore: await world.headScore(manifest.branch, input.head), counts } : undefined,
     holdout: manifest.verify.holdout ? { dir: await holdoutDir(world, manifest.verify.holdout.dir), command: manifest.verify.holdout.command } : undefined,
   });
   const verdict =
     deferred && ran.ok
-      ? judgeVanished(ran, await withoutOwnTests(await awaitedBaseline(input, steps, deferred.missing, `${scratch}-head`), owned), ratchet, scored)
+      ? judgeVanished(ran, await withoutOwnTests(await awaitedBaseline(input, steps, deferred.missing, `${scratch}-head`), owned), ratchet, counts)
       : ran;
   // Kept where no workspace reaches, never in the verdict's log (the ledger's gate.log, a prompt).
   if (verdict.hiddenLog !== undefined) await writeHiddenLog(world, input.name, verdict.hiddenLog);
@@ -228,11 +230,10 @@ async function awaitedBaseline(input: VerifyCandidateInput, steps: GateStep[], m
 }
 
 /** The rule headBaseline feeds to each step, applied after the run: every test passing on the head still passes. */
-function judgeVanished(ran: Extract<GateRunVerdict, { ok: true }>, baseline: TestBaseline, ratchet: boolean, scored: readonly string[] | null): GateRunVerdict {
-  const counted = scored ? new Set(scored) : null;
+function judgeVanished(ran: Extract<GateRunVerdict, { ok: true }>, baseline: TestBaseline, ratchet: boolean, counted: CountsTest | null): GateRunVerdict {
   for (const step of ran.record.steps) {
     const all = baseline[step.command];
-    const base = counted && ratchet && step.name === 'test' ? all?.filter((n) => counted.has(n)) : all;
+    const base = counted && ratchet && step.name === 'test' ? all?.filter(counted) : all;
     if (!base || base.length === 0 || PREPARING_STEPS.has(step.name) || step.hidden) continue;
     const vanished = vanishedTests(base, { passed: ran.passing[step.command] ?? [], failed: [] }, ratchet && step.name === 'test');
     if (vanished.length === 0) continue;
