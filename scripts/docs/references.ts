@@ -7,6 +7,8 @@ import { manifestSchema } from '../../src/manifest/schema.js';
 import { renderCliPage } from './cli-page.js';
 import { renderErrorsPage } from './errors-page.js';
 import { renderExitCodesPage } from './exit-codes-page.js';
+import { renderHttpApiPage } from './http-api-page.js';
+import { OPENAPI_DOCUMENT } from '../../src/server/openapi.js';
 import { renderWorldYamlPage } from './world-yaml-page.js';
 
 /** Every page of docs/reference/ made from the code, by its path from the repository root. */
@@ -16,5 +18,6 @@ export async function renderReferences(): Promise<Array<{ path: string; text: st
     { path: 'docs/reference/cli.md', text: renderCliPage(await createProgram()) },
     { path: 'docs/reference/errors.md', text: renderErrorsPage(ERROR_CODES, REJECTION_REASONS) },
     { path: 'docs/reference/exit-codes.md', text: renderExitCodesPage(EXIT, EXIT_MEANINGS, AUDIT_EXIT) },
+    { path: 'docs/reference/http-api.md', text: renderHttpApiPage(OPENAPI_DOCUMENT as never) },
   ];
 }

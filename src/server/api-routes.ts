@@ -6,6 +6,8 @@ import { GenesisError, type ErrorCode } from '../errors/genesis-error.js';
 import { measureChangeCosts } from '../ledger/change-costs.js';
 import { ledgerOf } from '../ledger/git-ledger.js';
 import type { WorldRepo } from '../world/world-repo.js';
+import { OPENAPI_DOCUMENT } from './openapi.js';
+import type { WorldControl } from './world-control.js';
 import type { ChangeFeed } from './projections/change-feed.js';
 import { listEpisodeRows } from './projections/episode-rows.js';
 import { errorResponse, jsonResponse } from './http/json.js';
@@ -32,9 +34,15 @@ export interface ApiContext {
   queueBoardPath: () => string | null;
   /** Milliseconds between keep-alive comments on the event stream. @default 15000 */
   keepAliveMs?: number;
+  /** Starts and stops the run, adds tasks; absent: those routes answer 501. */
+  control?: WorldControl | undefined;
 }
 
 const retryBody = z.object({ note: z.string().max(MAX_RETRY_NOTE).nullish() }).strict();
+const runBody = z.object({ pastEvidence: z.boolean().optional() }).strict();
+const stopBody = z.object({}).strict();
+// The shape only: world.yaml's own schema judges the task when it is added.
+const taskBody = z.object({ id: z.string().min(1), title: z.string().min(1), paths: z.array(z.string()).min(1) }).passthrough();
 const OUTCOMES = ['accepted', 'rejected', 'failed', 'abandoned', 'running'];
 
 /** The JSON API under /api; src/server/README.md documents every route. */
@@ -49,12 +57,41 @@ export function createApiRoutes(ctx: ApiContext): Hono {
         error: {
           code: 'not-found' satisfies ErrorCode,
           message: `no API route ${c.req.method} ${c.req.path}`,
-          hint: 'see src/server/README.md for the routes',
+          hint: 'GET /api/openapi.json lists the routes',
         },
       },
       404,
     ),
   );
+
+  api.get('/openapi.json', () => jsonResponse(OPENAPI_DOCUMENT));
+
+  const control = (): WorldControl => {
+    if (!ctx.control) throw new GenesisError('not-available', 'this server was started without control of the run', { hint: 'use genesis serve' });
+    return ctx.control;
+  };
+
+  api.get('/run', async () => {
+    const holder = ctx.control ? await ctx.control.runHolder() : null;
+    return jsonResponse({ running: holder !== null, holder });
+  });
+
+  api.post('/run', async (c) => {
+    const parsed = await parseBody(c, runBody, '{"pastEvidence": <optional boolean>}');
+    const started = await control().startRun({ pastEvidence: parsed.pastEvidence ?? false });
+    return jsonResponse({ started: true, ...started }, 202);
+  });
+
+  api.post('/run/stop', async (c) => {
+    await parseBody(c, stopBody, '{}');
+    return jsonResponse(await control().stopRun(), 202);
+  });
+
+  api.post('/tasks', async (c) => {
+    const spec = await parseBody(c, taskBody, '{"id", "title", "paths": [...], and any other field of a task in world.yaml}');
+    const commit = await control().addTask(spec);
+    return jsonResponse({ commit, task: spec.id }, 201);
+  });
 
   api.get('/health', async () => {
     const snapshot = await ctx.snapshots.current();
@@ -157,6 +194,16 @@ export function createApiRoutes(ctx: ApiContext): Hono {
   );
 
   return api;
+}
+
+async function parseBody<T extends z.ZodType>(c: Context, schema: T, shape: string): Promise<z.output<T>> {
+  const parsed = schema.safeParse(await c.req.json().catch(() => undefined));
+  if (!parsed.success) {
+    throw new GenesisError('bad-request', `the body must be ${shape}`, {
+      hint: parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '),
+    });
+  }
+  return parsed.data;
 }
 
 // Redis being down must not take the overview with it: the world is still readable.

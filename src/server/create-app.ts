@@ -12,6 +12,7 @@ import { buildTaskBoard } from './projections/task-board.js';
 import { buildWorldMetrics } from './projections/world-metrics.js';
 import { probeLocalWorker, type ClusterWorker, type LivenessProbe } from './projections/worker-liveness.js';
 import { WorldSnapshots } from './projections/world-snapshot.js';
+import type { WorldControl } from './world-control.js';
 
 /** Settings of {@link createServerApp}. */
 export interface ServerAppOptions {
@@ -27,6 +28,8 @@ export interface ServerAppOptions {
   /** Whether a worker holding an episode is alive. @default probes pids on this host */
   probe?: LivenessProbe;
   now?: () => Date;
+  /** Starts and stops the run and adds tasks (`genesis serve`); absent, those routes answer 501. */
+  control?: WorldControl;
 }
 
 /** The server's Hono app and the parts that outlive a request. */
@@ -59,6 +62,7 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
       now: options.now ?? (() => new Date()),
       requester,
       listWorkers: options.listWorkers,
+      control: options.control,
       queueBoardPath: () => (app.routes.some((r) => r.path === '/queues' || r.path.startsWith('/queues/')) ? '/queues' : null),
       ...(options.keepAliveMs === undefined ? {} : { keepAliveMs: options.keepAliveMs }),
     }),

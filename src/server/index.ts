@@ -11,3 +11,5 @@ export { buildTaskBoard, type BoardTask, type TaskBoard } from './projections/ta
 export { buildOverview, type Overview, type RunState } from './projections/overview.js';
 export { buildReliabilityReport, type ReliabilityReport } from './projections/reliability-report.js';
 export { WorldSnapshots, type WorldSnapshot } from './projections/world-snapshot.js';
+export type { WorldControl } from './world-control.js';
+export { OPENAPI_DOCUMENT } from './openapi.js';

@@ -6,6 +6,7 @@ import type { WorldRepo } from '../world/world-repo.js';
 import { createServerApp, type ServerApp } from './create-app.js';
 import { resolveServeSecurity, type ServeSecurity } from './http/security.js';
 import type { ClusterWorker } from './projections/worker-liveness.js';
+import type { WorldControl } from './world-control.js';
 
 /** Settings of {@link startServer}. */
 export interface StartServerOptions {
@@ -20,6 +21,8 @@ export interface StartServerOptions {
   keepAliveMs?: number;
   /** Workers alive in the distributed queue, shown on the overview. */
   listWorkers?: () => Promise<ClusterWorker[]>;
+  /** Starts and stops the run and adds tasks for the API. */
+  control?: WorldControl;
   /** Runs before the server listens, e.g. to mount the queue board on `serverApp.app`. */
   configure?: (serverApp: ServerApp) => void | Promise<void>;
 }
@@ -47,6 +50,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     ...(options.pollMs === undefined ? {} : { pollMs: options.pollMs }),
     ...(options.keepAliveMs === undefined ? {} : { keepAliveMs: options.keepAliveMs }),
     ...(options.listWorkers === undefined ? {} : { listWorkers: options.listWorkers }),
+    ...(options.control === undefined ? {} : { control: options.control }),
   });
   await serverApp.snapshots.current();
   await options.configure?.(serverApp);

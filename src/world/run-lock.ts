@@ -38,3 +38,13 @@ export async function acquireRunLock(scratchDir: string): Promise<{ release(): P
   }
   throw new GenesisError('run-lock', `could not take the run lock ${path}`, { hint: 'try again' });
 }
+
+/** Who holds the run lock, as its file says, or null when nobody does (no file, or a dead process of this machine). */
+export async function readRunLock(scratchDir: string): Promise<{ host: string; pid: number; here: boolean } | null> {
+  const text = await readFile(join(scratchDir, 'run.lock'), 'utf8').catch(() => null);
+  if (text === null) return null;
+  const [host = '', pid = ''] = text.trim().split(' ');
+  const here = host === hostname();
+  if (here && !isAlive(Number(pid))) return null;
+  return { host, pid: Number(pid), here };
+}

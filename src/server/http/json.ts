@@ -7,6 +7,13 @@ const STATUS_OF_CODE: Partial<Record<ErrorCode, number>> = {
   'task-not-blocked': 409,
   'retry-note-too-long': 400,
   'bad-request': 400,
+  'manifest-invalid': 400,
+  'task-exists': 409,
+  'run-in-progress': 409,
+  'run-held-elsewhere': 409,
+  'no-run': 409,
+  'run-not-started': 500,
+  'not-available': 501,
 };
 
 // JSON has no Infinity: a horizon is Infinity when nothing ever failed, and must not become null

@@ -17,6 +17,7 @@ describe('the generated references in docs/reference/', () => {
       'docs/reference/cli.md',
       'docs/reference/errors.md',
       'docs/reference/exit-codes.md',
+      'docs/reference/http-api.md',
       'docs/reference/world-yaml.md',
     ]);
     for (const page of pages) {

@@ -1,5 +1,6 @@
 import { startServer, type RunningServer } from '../../../server/start-server.js';
 import { LocalWorld } from '../../../world/local-world.js';
+import { createWorldControl } from './world-control.js';
 import { EXIT } from '../../exit-codes.js';
 
 export interface ServeCommandOptions {
@@ -23,6 +24,7 @@ export async function serveCommand(opts: ServeCommandOptions): Promise<number> {
       port: opts.port,
       token: opts.token,
       ...(board ? { listWorkers: () => board.listWorkers() } : {}),
+      control: createWorldControl(world),
       configure: (s) => board?.mount(s.app),
     });
   } catch (error) {
@@ -31,7 +33,7 @@ export async function serveCommand(opts: ServeCommandOptions): Promise<number> {
   }
   const lines = [
     `genesis serve: ${server.url} (world ${world.path})`,
-    `  API: ${server.url}api/overview · docs: src/server/README.md`,
+    `  API: ${server.url}api/overview · described by ${server.url}api/openapi.json`,
     board ? `  queues: ${server.url}queues (BullMQ at ${opts.redis})` : null,
     server.security.token ? '  changes need Authorization: Bearer $GENESIS_TOKEN' : '  bound to loopback: only this machine can reach it',
     '  Ctrl-C to stop',
