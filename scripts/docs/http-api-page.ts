@@ -1,5 +1,6 @@
 /** docs/reference/http-api.md, from the OpenAPI document `genesis serve` serves. */
 
+// biome-ignore lint/suspicious/noExplicitAny: the document is JSON Schema, read field by field
 type Schema = Record<string, any>;
 type Document = { info: { description: string }; paths: Record<string, Record<string, Schema>>; components: { schemas: Record<string, Schema> } };
 
