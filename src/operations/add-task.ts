@@ -1,4 +1,3 @@
-import { parseDocument } from 'yaml';
 import { GenesisError } from '../errors/genesis-error.js';
 import { planGate } from '../gate/plan.js';
 import { runGate } from '../gate/gate.js';
@@ -11,12 +10,13 @@ import { readManifest } from '../manifest/parse.js';
 import type { WorldManifest } from '../manifest/schema.js';
 import { acquireRunLock } from '../world/run-lock.js';
 import type { WorldRepo } from '../world/world-repo.js';
+import { appendToYamlList } from './yaml-append.js';
 
 /**
  * Adds a task to world.yaml on the accepted branch. The manifest is protected from episodes, so
  * this is the person's way to grow the task list: the new manifest is validated, the new tree is
- * verified like any accepted tree, and the branch moves by compare-and-swap. Comments and layout
- * of world.yaml are kept.
+ * verified like any accepted tree, and the branch moves by compare-and-swap. world.yaml gains the
+ * new task's lines and nothing else changes (comments, layout, quoting).
  */
 export async function addTask(world: WorldRepo, task: Record<string, unknown>, sandboxFor: (m: WorldManifest) => Promise<Sandbox>): Promise<string> {
   // A running integrator puts back any branch move it did not make: add tasks between runs.
@@ -31,13 +31,12 @@ export async function addTask(world: WorldRepo, task: Record<string, unknown>, s
 async function addTaskUnlocked(world: WorldRepo, task: Record<string, unknown>, sandboxFor: (m: WorldManifest) => Promise<Sandbox>): Promise<string> {
   const current = await world.manifestAt('HEAD');
   const head = await world.head(current.branch);
-  const doc = parseDocument((await world.readFile(head, 'world.yaml')) ?? '');
+  const original = (await world.readFile(head, 'world.yaml')) ?? '';
   if (current.tasks.some((t) => t.id === task.id)) {
     throw new GenesisError('task-exists', `the world already has a task "${String(task.id)}"`, { hint: 'choose another id' });
   }
-  if (!doc.has('tasks')) doc.set('tasks', doc.createNode([]));
-  doc.addIn(['tasks'], doc.createNode(task));
-  const text = doc.toString();
+  // A person's world.yaml is theirs: only the new task's lines are added.
+  const text = appendToYamlList(original, 'tasks', task);
   const manifest = readManifest(text, 'world.yaml with the new task');
   const blob = await gitValue(['hash-object', '-w', '--stdin'], { cwd: world.path, input: text });
   const env = { GIT_INDEX_FILE: `${world.path}/genesis-add-task-${process.pid}.index` };

@@ -5,7 +5,11 @@ import { runEmbedded } from '../../../src/compose/embedded-run.js';
 import { readAcceptedHistory } from '../../../src/world/history/accepted-history.js';
 import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { itWith } from '../../helpers/services.js';
-import { BAD_A, baseManifest, GOOD_A, GOOD_B, makeWorld } from '../../helpers/world-fixture.js';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { git } from '../../../src/git/git.js';
+import { tempDir } from '../../helpers/temp-dir.js';
+import { BAD_A, BASE_FILES, baseManifest, GOOD_A, GOOD_B, makeWorld } from '../../helpers/world-fixture.js';
 
 const BIN = fileURLToPath(new URL('../../../bin/genesis.js', import.meta.url));
 const genesis = (args: string[]) => spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8' });
@@ -51,5 +55,49 @@ describe('genesis task', () => {
     const subjects = (await readAcceptedHistory(f.world.path, 'main')).map((c) => c.task ?? c.subject);
     expect(subjects.slice(2)).toEqual(['world: add task b', 'world fixture: initial content']);
     expect(subjects.slice(0, 2).sort()).toEqual(['a', 'b']);
+  });
+
+  itWith('bwrap')("add leaves a hand-written world.yaml as it was written and only adds the task's lines", async () => {
+    const source = join(await tempDir('genesis-task-add-'), 'source');
+    const manifest = [
+      '# A world written by hand: comments, a folded outcome, flow maps and quoted strings.',
+      'name: fixture',
+      'goal:',
+      '  outcome: >',
+      '    modules a and b',
+      '    exist',
+      'verify:',
+      "  sandbox: bwrap  # this machine's node",
+      '  test: "node --test test/base.test.js"',
+      '  timeoutSec: 60',
+      '  limits: { cpus: 1, memoryMb: 256, pids: 64 }',
+      'protected: ["test/**", "world.yaml", ".genesis/**"]',
+      'agent: { kind: script, script: .genesis/recording.yaml }',
+      'tasks:',
+      '  # the first one',
+      '  - id: a',
+      '    title: "module a"',
+      '    paths: ["src/a.js"]',
+      '',
+      '# more settings after the tasks',
+      'parallelism: 2',
+      '',
+    ].join('\n');
+    for (const [path, content] of Object.entries({ ...BASE_FILES, 'world.yaml': manifest, '.genesis/recording.yaml': 'tasks: {}\n' })) {
+      await mkdir(dirname(join(source, path)), { recursive: true });
+      await writeFile(join(source, path), content);
+    }
+    const world = join(dirname(source), 'w.world');
+    expect(genesis(['init', '--world', world, '--from', source]).status).toBe(0);
+    const added = genesis(['task', 'add', 'b', '--world', world, '--title', 'module b', '--paths', 'src/b.js', '--depends-on', 'a']);
+    expect(added.status, added.stderr).toBe(0);
+    const numstat = (await git(['diff', '--numstat', 'main~1', 'main', '--', 'world.yaml'], { cwd: world })).stdout.trim();
+    const [insertions, deletions] = numstat.split('\t').map(Number);
+    expect(deletions).toBe(0);
+    const text = (await git(['show', 'main:world.yaml'], { cwd: world })).stdout;
+    expect(text.startsWith(manifest.split('\n\n# more settings')[0]!)).toBe(true);
+    expect(text).toContain('    paths: ["src/a.js"]\n  - id: b\n');
+    expect(text.endsWith('\n# more settings after the tasks\nparallelism: 2\n')).toBe(true);
+    expect(insertions).toBe(text.split('\n').length - manifest.split('\n').length);
   });
 });
