@@ -157,7 +157,7 @@ function fitHumanMinutes(decided: readonly StatsEpisode[], options: LedgerStatsO
   const lengths = new Set(points.map((point) => point.minutes)).size;
   const successes = points.filter((point) => point.success).length;
   let reason: string | null = null;
-  if (tasks < minTasks) reason = `only ${tasks} task(s) with humanMinutes and a verdict; the fit needs ${minTasks}`;
+  if (tasks < minTasks) reason = `only ${tasks} task${tasks === 1 ? '' : 's'} with humanMinutes and a verdict; the fit needs ${minTasks}`;
   else if (lengths < 2) reason = 'every task has the same humanMinutes, so success cannot be related to length';
   else if (successes === 0 || successes === points.length)
     reason = `the fit needs both accepted and failed episodes, got ${successes} accepted of ${points.length}`;

@@ -1,7 +1,7 @@
 // Pure rendering of `genesis stats` (no world needed); it sits beside the command's integration
 // test because test/unit/cli belongs to another part of the tree.
 import { describe, expect, it } from 'vitest';
-import { renderStats, toStatsJson, type StatsReport } from '../../../src/cli/commands/stats/report.js';
+import { describeCostPerChange, describeTimePerChange, renderStats, toStatsJson, type StatsReport } from '../../../src/cli/commands/stats/report.js';
 import { computeLedgerStats, type StatsEpisode } from '../../../src/reliability/index.js';
 
 const NO_SPEND: StatsReport['spend'] = { tasks: [], changes: [] };
@@ -42,8 +42,8 @@ describe('renderStats', () => {
   it('names the episodes still running, the cost per accepted change and the chance that the rest lands', () => {
     const text = renderStats({ world: WORLD, stats, spend: NO_SPEND });
     expect(text).toContain('(and 1 still running, not counted)');
-    expect(text).toMatch(/cost \$\d+\.\d{4} \(\$12\.00 in all\)/);
-    expect(text).toMatch(/What is left: +12 task\(s\); with 2 attempts each/);
+    expect(text).toMatch(/cost: \$\d+\.\d{4} per change \(\$12\.00 in all\)\./);
+    expect(text).toMatch(/What is left: +12 tasks; with 2 attempts each/);
   });
 
   it('says there is nothing to measure before the first episode ends', () => {
@@ -55,5 +55,17 @@ describe('renderStats', () => {
     const perfect = computeLedgerStats(episodes().map((e) => ({ ...e, outcome: 'accepted' as const })));
     const json = toStatsJson({ world: WORLD, stats: perfect, spend: NO_SPEND }) as { horizons: Array<{ steps: number | null }> };
     expect(json.horizons.map((h) => h.steps)).toEqual([null, null, null]);
+  });
+
+  it('says time and cost per change in whole sentences, for each thing that can be missing', () => {
+    const m = { accepted: 2, durationMs: 5000, costUsd: null, knownDurationMs: 10_000, knownCostUsd: 0, episodesWithoutDuration: 0, episodesWithoutCost: 3 };
+    expect(describeTimePerChange(m, 3)).toBe('time: 5.0 s of episode time per change (10.0 s over 3 episodes).');
+    expect(describeCostPerChange(m, 3)).toBe('cost: not known, no episode reported a cost (the agent reports none; see agent.price).');
+    const none = { ...m, accepted: 0, durationMs: null, knownDurationMs: 500, episodesWithoutDuration: 0 };
+    expect(describeTimePerChange(none, 1)).toBe('time: none yet, no change has been accepted (0.5 s over 1 timed episode).');
+    const partly = { ...m, durationMs: null, episodesWithoutDuration: 1, costUsd: null, episodesWithoutCost: 1, knownCostUsd: 0.25 };
+    expect(describeTimePerChange(partly, 3)).toBe('time: not known, 1 episode of 3 recorded no duration (10.0 s over 2 timed episodes).');
+    expect(describeCostPerChange(partly, 3)).toBe('cost: not known, 1 episode of 3 reported no cost (the 2 episodes that reported one spent $0.25).');
+    for (const line of [describeTimePerChange(partly, 3), describeCostPerChange(partly, 3)]) expect(line).not.toMatch(/\(s\)/);
   });
 });

@@ -98,7 +98,7 @@ describe('genesis stats on the calc demo world', () => {
       costUsd: null,
       episodesWithoutCost: records.length,
     });
-    expect(json.humanMinutesFit).toEqual({ fit: null, reason: 'only 5 task(s) with humanMinutes and a verdict; the fit needs 10' });
+    expect(json.humanMinutesFit).toEqual({ fit: null, reason: 'only 5 tasks with humanMinutes and a verdict; the fit needs 10' });
     expect(json.prediction).toMatchObject({ tasks: 0, success: 1 });
   });
 
@@ -149,7 +149,7 @@ describe('genesis stats on a world that stopped blocked', () => {
       expect(json.prediction).toMatchObject({ tasks: 3, attempts: 2, deterministic: 1, pTask: 0, success: 0 });
       const text = await genesis('stats', '--world', world.path);
       expect(text).toContain('agent-exit');
-      expect(text).toContain('What is left:            3 task(s)');
+      expect(text).toContain('What is left:            3 tasks');
     },
     120_000,
   );

@@ -102,7 +102,7 @@ describe('computeLedgerStats', () => {
   it('skips the METR-style fit, with a reason, when too few tasks carry humanMinutes', () => {
     expect(stats.humanMinutesFit).toEqual({
       fit: null,
-      reason: 'only 0 task(s) with humanMinutes and a verdict; the fit needs 10',
+      reason: 'only 0 tasks with humanMinutes and a verdict; the fit needs 10',
     });
   });
 

@@ -36,6 +36,33 @@ function proportionLine(p: Proportion, noun: string): string {
 }
 
 /** The readable report of `genesis stats`. */
+/** `1 episode`, `3 episodes`. */
+function plural(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}
+
+type PerChange = StatsReport['stats']['perAcceptedChange'];
+
+/** Episode time per accepted change, as a sentence: what is known, and why the rest is not. */
+export function describeTimePerChange(m: PerChange, episodes: number): string {
+  const over = `${seconds(m.knownDurationMs)} over ${plural(episodes - m.episodesWithoutDuration, 'timed episode')}`;
+  if (m.accepted === 0) return `time: none yet, no change has been accepted (${over}).`;
+  if (m.durationMs === null) return `time: not known, ${plural(m.episodesWithoutDuration, 'episode')} of ${episodes} recorded no duration (${over}).`;
+  return `time: ${seconds(m.durationMs)} of episode time per change (${seconds(m.knownDurationMs)} over ${plural(episodes, 'episode')}).`;
+}
+
+/** What the agents reported spending per accepted change, as a sentence. */
+export function describeCostPerChange(m: PerChange, episodes: number): string {
+  const reported = episodes - m.episodesWithoutCost;
+  const known = reported > 0 ? ` (the ${plural(reported, 'episode')} that reported one spent $${m.knownCostUsd.toFixed(2)})` : '';
+  if (m.accepted === 0) return `cost: none yet, no change has been accepted${known}.`;
+  if (m.costUsd === null)
+    return reported === 0
+      ? `cost: not known, no episode reported a cost (the agent reports none; see agent.price).`
+      : `cost: not known, ${plural(m.episodesWithoutCost, 'episode')} of ${episodes} reported no cost${known}.`;
+  return `cost: $${m.costUsd.toFixed(4)} per change ($${m.knownCostUsd.toFixed(2)} in all).`;
+}
+
 export function renderStats(report: StatsReport): string {
   const { world, stats: s } = report;
   const c = s.counts;
@@ -74,15 +101,7 @@ export function renderStats(report: StatsReport): string {
   }
 
   const money = s.perAcceptedChange;
-  const time =
-    money.durationMs === null
-      ? `unknown (${money.episodesWithoutDuration} episode(s) have no duration; known total ${seconds(money.knownDurationMs)})`
-      : `${seconds(money.durationMs)} of episode time (${seconds(money.knownDurationMs)} over ${c.episodes} episodes)`;
-  const cost =
-    money.costUsd === null
-      ? `unknown (${money.episodesWithoutCost} episode(s) report no cost${money.knownCostUsd > 0 ? `; known total $${money.knownCostUsd.toFixed(2)}` : ''})`
-      : `$${money.costUsd.toFixed(4)} ($${money.knownCostUsd.toFixed(2)} in all)`;
-  out.push('', `Per accepted change:     time ${time}`, `                         cost ${cost}`);
+  out.push('', `Per accepted change:     ${describeTimePerChange(money, c.episodes)}`, `                         ${describeCostPerChange(money, c.episodes)}`);
   out.push(
     '',
     'What each task spent (tokens and cost as the agents reported them; >= where some reported nothing)',
@@ -111,7 +130,7 @@ export function renderStats(report: StatsReport): string {
   const p = s.prediction;
   if (p && p.tasks > 0) {
     out.push(
-      `What is left:            ${p.tasks} task(s); with ${p.attempts} attempts each and ${percent(p.deterministic)} deterministic failures, ` +
+      `What is left:            ${plural(p.tasks, 'task')}; with ${p.attempts} attempts each and ${percent(p.deterministic)} deterministic failures, ` +
         `a task lands with ${percent(p.pTask)} and all of them with ${percent(p.success)}`,
     );
   } else {
