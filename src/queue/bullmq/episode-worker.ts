@@ -39,17 +39,19 @@ export interface EpisodeWorkerOptions {
 
 /**
  * What a worker reports while it works (`genesis worker --json` prints one line each): a job taken
- * and its result sent, each phase of an episode as it starts, a request for a place in the
+ * (after `takeover` when another worker had it before) and its result sent, each phase of an episode as it starts, a request for a place in the
  * integration queue and its answer (`gate-on-tip`: the scheduler gave the change a place; its gate on
  * that tip starts), a verification's start and end.
  */
 export interface WorkerEvent {
-  type: 'start' | 'end' | 'phase' | 'tip-asked' | 'tip-answered' | 'gate-on-tip' | 'verify-start' | 'verify-end';
+  type: 'start' | 'takeover' | 'end' | 'phase' | 'tip-asked' | 'tip-answered' | 'gate-on-tip' | 'verify-start' | 'verify-end';
   episodeId: string;
   task: string;
   verdict?: string;
   /** With `phase`: the phase starting (workspace, deps, agent, collect, gate, gate-on-base). */
   phase?: string;
+  /** With `takeover`: the worker that had the job before (it stalled, died or handed it back), null when unknown. */
+  from?: string | null;
 }
 
 export interface EpisodeWorker {
@@ -73,7 +75,11 @@ export async function startEpisodeWorker(options: EpisodeWorkerOptions): Promise
       ...options,
       results,
       onChange: (running) => heartbeat.setEpisodes(running),
-      onStart: ({ job }) => options.onEvent?.({ type: 'start', episodeId: job.episodeId, task: job.task }),
+      workerId: id,
+      onStart: ({ job }, takenFrom) => {
+        if (takenFrom) options.onEvent?.({ type: 'takeover', episodeId: job.episodeId, task: job.task, from: takenFrom.worker });
+        options.onEvent?.({ type: 'start', episodeId: job.episodeId, task: job.task });
+      },
       onEnd: (result) => options.onEvent?.({ type: 'end', episodeId: result.episodeId, task: result.task, verdict: result.verdict }),
     },
     (data, signal) => runLeased(data, options, id, signal),

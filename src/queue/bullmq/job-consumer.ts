@@ -24,6 +24,25 @@ export interface EpisodeConsumer {
   close(force?: boolean): Promise<void>;
 }
 
+/** A job that ran before on another worker (stalled, killed, or handed back) and is taken over now. */
+export interface TakenFrom {
+  /** The worker that took it last, when known. */
+  worker: string | null;
+}
+
+// A day: longer than any episode's job lives in the queue, so the key is there when the job comes back.
+const TAKER_TTL_MS = 86_400_000;
+
+/**
+ * Notes this worker as the job's taker and says whether it takes it over: a taker other than this
+ * one was noted before, or BullMQ started the job before (a taker whose note expired).
+ */
+async function noteTaker(redis: Redis, episodeId: string, workerId: string, attemptsStarted: number): Promise<TakenFrom | null> {
+  const previous = await redis.set(`${queuePrefix()}:episode-taker:${episodeId}`, workerId, 'PX', TAKER_TTL_MS, 'GET').catch(() => null);
+  if (previous && previous !== workerId) return { worker: previous };
+  return attemptsStarted > 1 ? { worker: null } : null;
+}
+
 /** BullMQ worker options shared by the episode and verification workers; each blocks on a connection of its own. */
 export function workerSettings(connection: Redis, settings: ConsumerSettings) {
   return {
@@ -70,8 +89,10 @@ export function consumeEpisodes(
   settings: ConsumerSettings & {
     results: ResultQueues;
     onChange?: (running: string[]) => void;
-    onStart?: (data: DistributedJob) => void;
+    onStart?: (data: DistributedJob, takenFrom: TakenFrom | null) => void;
     onEnd?: (result: EpisodeResult) => void;
+    /** This consumer's name, noted as the job's taker so the next taker of the same job can name it. */
+    workerId?: string;
   },
   handler: DistributedEpisodeHandler,
 ): EpisodeConsumer {
@@ -84,7 +105,7 @@ export function consumeEpisodes(
     const controller = new AbortController();
     running.set(episode.episodeId, controller);
     changed();
-    settings.onStart?.(parsed.data);
+    settings.onStart?.(parsed.data, await noteTaker(settings.redis, episode.episodeId, settings.workerId ?? '?', job.attemptsStarted));
     try {
       // Failures of the episode itself are results the scheduler must see (and, when fatal, stop on).
       const result = await Promise.resolve()

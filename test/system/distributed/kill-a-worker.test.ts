@@ -48,6 +48,15 @@ describe('a distributed run with three workers, one killed mid-episode', () => {
     const killed = episodes.find((e) => e.id === started.episodeId);
     expect(killed?.outcome).toBe('accepted'); // picked up again by another worker after the stall
     expect(killed?.worker).not.toContain(`:${victim.child.pid}:`);
+    // The worker that took the job over says so, naming the one that had it, on a line labelled with its own id.
+    const ready = JSON.parse(victim.lines.find((l) => l.includes('"type":"ready"'))!) as { worker: string };
+    const takeovers = workers
+      .slice(1)
+      .flatMap((w) => w.lines)
+      .filter((l) => l.includes('"type":"takeover"'))
+      .map((l) => JSON.parse(l) as { episodeId: string; from: string | null; worker: string });
+    expect(takeovers).toContainEqual(expect.objectContaining({ episodeId: started.episodeId, from: ready.worker }));
+    for (const t of takeovers) expect(t.worker).not.toBe(ready.worker);
 
     for (const [i, c] of commits.entries()) {
       const m = await f.world.manifestAt(c.commit);

@@ -31,7 +31,13 @@ describe('appendToYamlList', () => {
     const text = '# mine\ntasks:\n- id: a   # first\n  paths: [a.js]\n\n# the end\nparallelism: 2 # two\n';
     const after = appendToYamlList(text, 'tasks', { id: 'b', paths: ['b.js'] });
     expect(addedLines(text, after)).toEqual(['- id: b', '  paths:', '    - b.js']);
-    expect(parse(after)).toEqual({ tasks: [{ id: 'a', paths: ['a.js'] }, { id: 'b', paths: ['b.js'] }], parallelism: 2 });
+    expect(parse(after)).toEqual({
+      tasks: [
+        { id: 'a', paths: ['a.js'] },
+        { id: 'b', paths: ['b.js'] },
+      ],
+      parallelism: 2,
+    });
   });
 
   it('starts the list when the manifest has none', () => {

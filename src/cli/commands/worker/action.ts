@@ -1,4 +1,4 @@
-import { homedir } from 'node:os';
+import { homedir, hostname } from 'node:os';
 import { join } from 'node:path';
 import { createAgent } from '../../../agents/create-agent.js';
 import { killOrphanedAgents } from '../../../sandbox/agent/process-tracker.js';
@@ -10,19 +10,19 @@ import { createSandbox } from '../../../sandbox/create-sandbox.js';
 import { EXIT } from '../../exit-codes.js';
 import type { WorkerCliOptions } from './worker.js';
 import { preflightWorker } from './preflight.js';
+import { formatWorkerLine, type WorkerLine } from './event-lines.js';
 
 export async function runWorkerCommand(opts: WorkerCliOptions): Promise<number> {
   if (!Number.isInteger(opts.concurrency) || opts.concurrency < 1) {
     throw new GenesisError('bad-option', `--concurrency must be a whole number of at least 1, got ${opts.concurrency}`);
   }
   const redis = await connectRedis(opts.redis, { name: 'genesis-worker' });
-  const print = (event: Record<string, unknown>) =>
-    process.stdout.write(
-      opts.json ? `${JSON.stringify({ ...event, at: Date.now() })}\n` : `${new Date().toISOString().slice(11, 19)} ${Object.values(event).join(' ')}\n`,
-    );
+  // Until the worker has its id (it takes one as it joins the queue), its lines carry host:pid.
+  let label = `${hostname()}:${process.pid}`;
+  const print = (event: WorkerLine) => process.stdout.write(formatWorkerLine(label, event, opts.json === true));
   // A worker that died by kill -9 left its unsandboxed agents to the next start, which is this one.
   const orphans = await killOrphanedAgents();
-  if (orphans > 0) print({ event: 'orphans-killed', processes: orphans });
+  if (orphans > 0) print({ type: 'orphans-killed', processes: orphans });
   // Before the first job is taken: the probes (and code) that job would otherwise wait for.
   const preflight = await preflightWorker();
   const worker = await startEpisodeWorker({
@@ -37,6 +37,7 @@ export async function runWorkerCommand(opts: WorkerCliOptions): Promise<number> 
     createSandbox: (m) => createSandbox(m.verify.sandbox, { image: m.verify.image }),
     leases: (worldKey) => new RedisPathLeases(redis, worldKey),
   });
+  label = worker.id;
   print({
     type: 'ready',
     worker: worker.id,
