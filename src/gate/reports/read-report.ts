@@ -1,6 +1,6 @@
 /**
  * Which report a gate step is judged by: the JUnit files named by `verify.report.junit`, else
- * JUnit XML printed on standard output, else TAP or node's spec reporter in the output.
+ * JUnit XML printed on standard output, else TAP, node's spec reporter or vitest's own reporters in the output.
  */
 import { reportOf, type TestRun } from './cases.js';
 import { readJUnitFiles, type ReportProblem } from './files.js';
@@ -8,6 +8,7 @@ import { findJUnitInOutput } from './junit.js';
 import { summaryMismatch } from './runner-summary.js';
 import { parseSpec } from './spec.js';
 import { parseTap } from './tap.js';
+import { endsWithVitest, parseVitest } from './vitest.js';
 
 export interface StepReportInput {
   /** The step's combined output (its tail when `truncated`). */
@@ -47,13 +48,14 @@ const SPEC_END = /^ℹ tests \d+\s*$/;
 const TAP_LINE = /^(?:TAP version \d+|1\.\.\d+|(?:not )?ok\b|# tests \d+)/;
 
 /**
- * TAP or node's spec output, told apart by which closes the output: the spec reporter prints
+ * TAP, node's spec or vitest's output, told apart by which closes the output: the spec reporter prints
  * what tests write untouched (TAP lines included), the tap reporter escapes it as comments.
  */
 export function parseOutput(output: string, truncated = false): TestRun | null {
   const lines = output.replace(ANSI, '').split(/\r?\n/);
   const specEnd = lines.findLastIndex((l) => SPEC_END.test(l));
   const tapEnd = lines.findLastIndex((l) => TAP_LINE.test(l));
+  if (endsWithVitest(lines, Math.max(specEnd, tapEnd))) return parseVitest(output);
   if (specEnd > tapEnd) return parseSpec(output) ?? parseTap(output, truncated);
   return parseTap(output, truncated) ?? parseSpec(output);
 }

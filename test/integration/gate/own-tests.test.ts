@@ -82,4 +82,28 @@ describe('tests-vanished, for tests of the accepted head', () => {
       expect(result.message).toMatch(/1 test that pass on the accepted head were not reported passing: test\/p\.test\.js > p keeps passing$/);
     });
   });
+
+  describe("read from vitest's default reporter, which names no passing test", () => {
+    const protectedV =
+      "import { test, expect } from 'vitest';\nimport { a } from '../src/a.js';\n(globalThis.__skip ? test.skip : test)('p keeps passing', () => expect(a()).toBe('a'));\ntest('p is there', () => {});\n";
+    const own = (a: string) => `import { test } from 'vitest';\ntest(${JSON.stringify(a)}, () => {});\n`;
+    const world = {
+      setup: `ln -s ${NODE_MODULES} node_modules`,
+      test: 'node node_modules/vitest/vitest.mjs run test/p.test.js spec/',
+      ownTests: 'spec/a.test.js',
+      files: { 'spec/a.test.js': own('a one'), 'test/p.test.js': protectedV },
+    };
+
+    it("rejects a change that makes a protected file's count of passing tests fall", async () => {
+      const skips = "export const a = () => 'a';\nglobalThis.__skip = true;\n";
+      const result = await outcomeOf({ ...world, recording: { a: [{ write: { 'spec/a.test.js': own('a renamed'), 'src/a.js': skips } }] } });
+      expect(result).toMatchObject({ outcome: 'rejected', reason: 'tests-vanished' });
+      expect(result.message).toMatch(/1 test that pass on the accepted head were not reported passing: test\/p\.test\.js > \(passing test 2\)$/);
+    });
+
+    it('accepts a change that renames the test of its own file', async () => {
+      const result = await outcomeOf({ ...world, recording: { a: [{ write: { 'spec/a.test.js': own('a renamed') } }] } });
+      expect(result, result.message).toMatchObject({ outcome: 'accepted' });
+    });
+  });
 });

@@ -11,6 +11,16 @@ describe('vanishedTests', () => {
   it('in ratchet mode lets a test fail, never vanish', () => {
     expect(vanishedTests(['a', 'b', 'c'], { passed: ['a'], failed: ['b'] }, true)).toEqual(['c']);
   });
+
+  it("holds a runner that names no passing test to its file's count, whatever the candidate's runner names", () => {
+    const base = ['f.ts > (passing test 1)', 'f.ts > (passing test 2)', 'f.ts > (passing test 3)', 'g.ts > x'];
+    expect(vanishedTests(base, { passed: ['f.ts > (passing test 1)', 'f.ts > (passing test 2)', 'g.ts > x'], failed: [] }, false)).toEqual([
+      'f.ts > (passing test 3)',
+    ]);
+    // Verbose names on the candidate, and in ratchet mode a failing test of the file still counts as reported.
+    expect(vanishedTests(base, { passed: ['f.ts > a', 'f.ts > b', 'g.ts > x'], failed: ['f.ts > c'] }, true)).toEqual([]);
+    expect(vanishedTests(base, { passed: ['f.ts > a', 'f.ts > b', 'g.ts > x'], failed: ['f.ts > c'] }, false)).toEqual(['f.ts > (passing test 3)']);
+  });
 });
 
 describe('stableTestName', () => {

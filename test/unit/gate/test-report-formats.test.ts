@@ -140,3 +140,27 @@ describe('testsThatRan', () => {
     expect(testsThatRan(parseOutput('TAP version 14\nnot ok 1 - a\n1..1\n')!)).toBe(1);
   });
 });
+
+describe("vitest's own reporters", () => {
+  const fixture = (name: string) => readFileSync(new URL(`../../fixtures/test-reports/${name}`, import.meta.url), 'utf8');
+
+  it('reads the default reporter: counts from its summary, failures by name, passing tests counted per file', () => {
+    const run = parseOutput(fixture('vitest-default.txt'))!;
+    expect(reportOf(run)).toMatchObject({ format: 'vitest', passed: 4, failed: 2, skipped: 2 });
+    expect(reportOf(run).failures.map((f) => f.name)).toEqual(['test/c.test.js', 'test/a.test.js > grp > bad']);
+    expect(passingNames(run)).toEqual([
+      'test/a.test.js > (passing test 1)',
+      'test/a.test.js > (passing test 2)',
+      'test/b.test.js > (passing test 1)',
+      'test/d.test.js > (passing test 1)',
+    ]);
+    // The file that failed to load is a failure of the file, not a test that ran.
+    expect(testsThatRan(run)).toBe(5);
+  });
+
+  it('reads the verbose reporter: every test by its file and full name', () => {
+    const run = parseOutput(fixture('vitest-verbose.txt'))!;
+    expect(reportOf(run)).toMatchObject({ format: 'vitest', passed: 4, failed: 2, skipped: 2 });
+    expect(passingNames(run)).toEqual(['test/a.test.js > grp > inner', 'test/a.test.js > one', 'test/b.test.js > b1', 'test/d.test.js > d > e > deep']);
+  });
+});
