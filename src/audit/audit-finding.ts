@@ -13,6 +13,7 @@ export type AuditCode =
   | 'landed-twice'
   | 'task-landed-twice'
   | 'message-separator'
+  | 'adoption-lost'
   // A commit against the episode behind it.
   | 'no-ledger-record'
   | 'ledger-mismatch'

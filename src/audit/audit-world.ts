@@ -3,7 +3,7 @@ import type { Sandbox } from '../sandbox/sandbox.js';
 import type { EpisodeRecord } from '../ledger/episode-record.js';
 import type { WorldManifest } from '../manifest/schema.js';
 import type { WorldRepo } from '../world/world-repo.js';
-import type { AuditFinding } from './audit-finding.js';
+import { short, violation, type AuditFinding } from './audit-finding.js';
 import { checkChangesAgainstRules } from './change-checks.js';
 import { checkHistoryShape } from './history-checks.js';
 import { checkCommitsAgainstLedger, checkLedgerOutcomes } from './ledger-checks.js';
@@ -39,8 +39,10 @@ export interface AuditReport {
   world: string;
   branch: string;
   head: string;
-  /** Accepted commits on the branch. */
+  /** Accepted commits on the branch (in an adopted world, from the adoption on). */
   commits: number;
+  /** An adopted world's first accepted commit, where it came from, and the commits of the repository's own history under it (not audited). */
+  adoption: { commit: string; source: string | null; historyCommits: number } | null;
   /** Ledger records. */
   episodes: number;
   /** Episodes recorded as still running. */
@@ -80,6 +82,14 @@ export async function auditWorld(options: AuditOptions): Promise<AuditReport> {
     ...checkCommitsAgainstLedger(history.commits, records, candidateTrees),
     ...checkLedgerOutcomes(entries, onBranch, runHolder),
     ...(await checkReplaceRefs(world.path)),
+    ...(history.adoption && !onBranch.has(history.adoption.commit)
+      ? [
+          violation('adoption-lost', `the adopted commit ${short(history.adoption.commit)} is not on ${manifest.branch}: the branch was rewritten under Genesis`, {
+            commit: history.adoption.commit,
+            hint: 'every commit is judged as Genesis-made now; put the branch back on a line through the adopted commit (git reflog shows where it was)',
+          }),
+        ]
+      : []),
   ];
 
   const seed = options.seed ?? 1;
@@ -115,6 +125,7 @@ export async function auditWorld(options: AuditOptions): Promise<AuditReport> {
     branch: manifest.branch,
     head,
     commits: history.commits.length,
+    adoption: history.adoption,
     episodes: entries.length,
     running: entries.filter((e) => e.record?.status === 'running').length,
     runHolder,

@@ -22,14 +22,17 @@ function unattributedProblem(c: AuditedCommit): string | null {
 /**
  * The shape of the accepted history, from the commits alone: linear (no merge on the first-parent
  * line), every commit but the first brought by an episode (whose Genesis-Episode trailer the
- * integrator writes) or by `genesis task add`, and no episode landed twice. Pure.
+ * integrator writes) or by `genesis task add`, and no episode landed twice. In an adopted world
+ * the first accepted commit stands for the root (readAuditedHistory leaves the history under it
+ * out). Pure.
  */
 export function checkHistoryShape(commits: readonly AuditedCommit[]): AuditFinding[] {
   const findings: AuditFinding[] = [];
   const byEpisode = new Map<string, string[]>();
   const byTask = new Map<string, string[]>();
   for (const c of commits) {
-    if (c.parents.length > 1) {
+    // An adopted repository's head may be its own merge: it is history, verified once at adoption.
+    if (c.parents.length > 1 && !c.adopted) {
       findings.push(
         violation('merge-commit', `commit ${short(c.commit)} is a merge of ${c.parents.map(short).join(' and ')}; the accepted history must be linear`, {
           commit: c.commit,
@@ -37,7 +40,7 @@ export function checkHistoryShape(commits: readonly AuditedCommit[]): AuditFindi
         }),
       );
     }
-    const unattributed = c.parents.length > 0 && c.episode === null ? unattributedProblem(c) : null;
+    const unattributed = c.parents.length > 0 && c.episode === null && !c.adopted ? unattributedProblem(c) : null;
     if (unattributed) {
       findings.push(
         violation('unattributed-commit', `commit ${short(c.commit)} ("${c.subject}") ${unattributed}: it did not come through the gate`, {

@@ -4,6 +4,7 @@ import type { AcceptedCommit } from '../world/history/accepted-history.js';
 import { git } from '../git/git.js';
 import type { WorldManifest } from '../manifest/schema.js';
 import type { WorldRepo } from '../world/world-repo.js';
+import { acceptedPart, readAdoption, type Adoption } from '../world/history/adoption.js';
 import { batchBlobs, batchObjectNames } from './git-batch.js';
 
 /** An accepted commit with what the audit checks about it besides its trailers. */
@@ -13,6 +14,8 @@ export interface AuditedCommit extends AcceptedCommit {
   changed: string[];
   /** Names the manifest in effect at this commit in `AuditedHistory.manifests`; null without world.yaml. */
   manifestKey: string | null;
+  /** The first accepted commit of an adopted world: verified at adoption, like a world's root. */
+  adopted?: boolean;
 }
 
 /** The accepted history, newest first, and every distinct manifest it carried, read once. */
@@ -20,6 +23,8 @@ export interface AuditedHistory {
   commits: AuditedCommit[];
   /** manifestKey → the manifest, or what is wrong with it. */
   manifests: Map<string, WorldManifest | string[]>;
+  /** An adopted world's adoption, and how many commits of the repository's own history lie under it (left out of `commits`). */
+  adoption: (Adoption & { historyCommits: number }) | null;
 }
 
 /**
@@ -28,21 +33,29 @@ export interface AuditedHistory {
  * distinct manifest, so an audit of thousands of commits costs seconds, not a process per commit.
  */
 export async function readAuditedHistory(world: WorldRepo, branch: string): Promise<AuditedHistory> {
-  const [accepted, changes] = await Promise.all([world.acceptedHistory(branch), readChanges(world.path, `refs/heads/${branch}`)]);
+  const [whole, changes, adoption] = await Promise.all([world.acceptedHistory(branch), readChanges(world.path, `refs/heads/${branch}`), readAdoption(world.path)]);
+  // An adopted repository's own commits are history: Genesis neither made nor judges them.
+  const { accepted, before } = acceptedPart(whole, adoption);
   const keys = await manifestKeys(
     world.path,
     accepted.map((c) => c.commit),
   );
   const commits = accepted.map((c, i): AuditedCommit => {
     const change = changes.get(c.commit);
-    return { ...c, tree: change?.tree ?? '', changed: change?.paths ?? [], manifestKey: keys[i] ?? null };
+    return {
+      ...c,
+      tree: change?.tree ?? '',
+      changed: change?.paths ?? [],
+      manifestKey: keys[i] ?? null,
+      ...(adoption?.commit === c.commit ? { adopted: true } : {}),
+    };
   });
   const manifests = new Map<string, WorldManifest | string[]>();
   for (const c of commits) {
     if (c.manifestKey === null || manifests.has(c.manifestKey)) continue;
     manifests.set(c.manifestKey, await world.manifestAt(c.commit).catch((error: unknown) => problemsOf(error)));
   }
-  return { commits, manifests };
+  return { commits, manifests, adoption: adoption ? { ...adoption, historyCommits: before.length } : null };
 }
 
 function problemsOf(error: unknown): string[] {

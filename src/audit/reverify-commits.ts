@@ -78,7 +78,7 @@ export async function reverifyCommits(options: ReverifyOptions): Promise<Reverif
         // An amendment may change the suite itself, so its score starts a new baseline (as genesis amend judged it).
         ratchet: manifest.verify.mode === 'ratchet' ? { minScore: c.amend ? 0 : (older.slice(1).find((o) => o.score !== null)?.score ?? 0) } : undefined,
         // Not on the first commit: genesis init never ran the hidden tests on the starting content, so they do not judge it here either.
-        holdout: holdoutHere && c.parents.length > 0 ? { dir: holdoutDir!, command: holdout!.command } : undefined,
+        holdout: holdoutHere && c.parents.length > 0 && !c.adopted ? { dir: holdoutDir!, command: holdout!.command } : undefined,
         image,
       });
     const recorded = options.sandbox.kind === 'docker' ? (options.recordedImage?.(c) ?? null) : null;

@@ -337,6 +337,13 @@ const publishTarget = z
   .object({
     url: z.string().min(1).describe('a git remote: URL (https, ssh, file) or path; pushed with the credentials git finds for it'),
     ledger: z.boolean().default(false).describe('push the ledger refs (refs/genesis/*) too, so the remote carries the evidence'),
+    branch: z
+      .string()
+      .regex(/^(?!-)(?!.*\.\.)[A-Za-z0-9._/-]+(?<![./])$/, 'use a git branch name such as "genesis/main"')
+      .optional()
+      .describe(
+        "the remote's branch that receives the accepted branch; given, or in an adopted world (default genesis/<branch>), it is pushed fast-forward only, never forced over the remote's own commits",
+      ),
   })
   .strict();
 

@@ -155,7 +155,7 @@ async function checkDepsFilesExist(repo: string, tree: string, manifest: WorldMa
   if (missing.length > 0) throw missingDepsFilesError(missing, 'the starting content');
 }
 
-async function refuseExisting(path: string): Promise<void> {
+export async function refuseExisting(path: string): Promise<void> {
   const info = await stat(path).catch(() => null);
   if (!info) return;
   const empty = info.isDirectory() && (await readdir(path)).length === 0;

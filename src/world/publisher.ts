@@ -10,6 +10,8 @@ export interface PublishTarget {
   url: string;
   /** Push the ledger refs (refs/genesis/*) too. */
   ledger: boolean;
+  /** The remote's branch to push to; given, the push is fast-forward only. @default the world's branch (genesis/<branch> in an adopted world) */
+  branch?: string;
 }
 
 export type PublishEvent =
@@ -19,6 +21,12 @@ export type PublishEvent =
 export interface PublisherOptions {
   /** Waits between tries of a failing push. @default 1 s doubling up to 60 s, a fifth of each at random, never giving up */
   backoff?: BackoffPolicy;
+  /**
+   * The world continues a repository of the user's (genesis init --adopt): its remotes hold the
+   * user's own branches, so the accepted branch goes to `genesis/<branch>` unless a target names
+   * one, and is never forced.
+   */
+  adopted?: boolean;
   onEvent?: (event: PublishEvent) => void;
 }
 
@@ -77,6 +85,17 @@ export class Publisher implements RefMoveListener {
     for (const entry of this.behind.values()) clearTimeout(entry.timer);
   }
 
+  /**
+   * A mirror is forced (it is the world's copy, nothing else writes it); a branch of someone's
+   * repository (a named branch, or any branch of an adopted world's remote) only fast-forwards:
+   * a push that would drop commits there fails and is reported instead.
+   */
+  private branchRefspec(target: PublishTarget): string {
+    const local = `refs/heads/${this.branch}`;
+    if (target.branch === undefined && !this.options.adopted) return `+${local}:${local}`;
+    return `${local}:refs/heads/${target.branch ?? `genesis/${this.branch}`}`;
+  }
+
   private get pendingFile(): string {
     return join(this.world.scratchDir, PENDING_FILE);
   }
@@ -99,7 +118,7 @@ export class Publisher implements RefMoveListener {
     if (!entry) return;
     entry.attempt += 1;
     const marks = entry.marks;
-    const refspecs = [`+refs/heads/${this.branch}:refs/heads/${this.branch}`, ...(target.ledger ? ['+refs/genesis/*:refs/genesis/*'] : [])];
+    const refspecs = [this.branchRefspec(target), ...(target.ledger ? ['+refs/genesis/*:refs/genesis/*'] : [])];
     // git's own message (the last lines of its stderr) says why: shown, since a person must fix it.
     const error = await git(['push', '--quiet', target.url, ...refspecs], { cwd: this.world.path }).then(
       () => null,

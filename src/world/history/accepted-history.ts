@@ -18,6 +18,8 @@ export const TRAILERS = {
   verification: 'Genesis-Verification',
   /** What the agent of the episode that made the change reported it cost, in US dollars (`0.0123 USD`); absent when it reported none. */
   cost: 'Genesis-Cost',
+  /** The commit that adds world.yaml to an adopted repository: names the repository's head it continues. */
+  adopted: 'Genesis-Adopted',
 } as const;
 
 export interface AcceptedCommit {

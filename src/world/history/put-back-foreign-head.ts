@@ -1,5 +1,6 @@
 import { readAcceptedHistory } from './accepted-history.js';
 import { commitOrigin } from './commit-origin.js';
+import { readAdoption } from './adoption.js';
 import type { WorldRepo } from '../world-repo.js';
 
 export interface PutBack {
@@ -21,7 +22,9 @@ export interface PutBack {
  */
 export async function putBackForeignHead(world: WorldRepo, branch: string): Promise<PutBack | null> {
   const history = await readAcceptedHistory(world.path, branch);
-  const own = history.findIndex((c) => commitOrigin(c) !== 'unattributed');
+  // An adopted world's first accepted commit is Genesis's own even when it is the repository's head.
+  const adopted = (await readAdoption(world.path))?.commit;
+  const own = history.findIndex((c) => c.commit === adopted || commitOrigin(c) !== 'unattributed');
   if (own <= 0) return null;
   const foreign = history[0]!.commit;
   const restored = history[own]!.commit;

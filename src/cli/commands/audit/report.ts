@@ -10,6 +10,10 @@ export function renderAudit(report: AuditReport): string {
     `  branch ${report.branch} @ ${report.head.slice(0, 12)}: ${report.commits} accepted commits; ledger: ${report.episodes} episodes${report.running ? `, ${report.running} running` : ''}`,
     `  verified again: ${r.commits} of ${r.of} commits${sample}${r.sandbox ? ` in ${r.sandbox}` : ''}${r.images?.length ? ` (image ${r.images.map((id) => id.slice(0, 19)).join(', ')})` : ''}`,
   ];
+  if (report.adoption) {
+    const a = report.adoption;
+    lines.push(`  adopted at ${a.commit.slice(0, 12)}${a.source ? ` from ${a.source}` : ''}: ${a.historyCommits} commits of the repository's own history under it, not audited`);
+  }
   if (report.runHolder) lines.push(`  held by: ${report.runHolder} (episodes recorded as running are expected)`);
   if (report.findings.length > 0) lines.push('');
   for (const f of report.findings) lines.push(...renderFinding(f));

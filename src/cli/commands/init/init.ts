@@ -5,6 +5,9 @@ import { requireWorld, sandboxOption, worldOption } from '../../world-option.js'
 interface InitOptions {
   world?: string;
   from: string;
+  adopt?: string;
+  branch?: string;
+  manifest?: string;
   sandbox?: 'auto' | 'docker' | 'bwrap' | 'none';
   json?: boolean;
 }
@@ -12,15 +15,21 @@ interface InitOptions {
 export function define(program: Command): void {
   program
     .command('init')
-    .description("create a world: a bare git repository whose first accepted commit is --from's content, verified by the gate")
+    .description(
+      "create a world: a bare git repository whose first accepted commit is --from's content (history dropped), or with --adopt a repository's head, its history kept; verified by the gate",
+    )
     .addOption(worldOption())
     .option('--from <dir>', 'directory with world.yaml and the starting files', '.')
+    .option('--adopt <repo>', "continue this repository's history (a path, a git bundle or a git URL): its head, verified, becomes the first accepted commit")
+    .option('--branch <name>', 'with --adopt: the branch of the repository to continue', 'main')
+    .option('--manifest <file>', "with --adopt: the world.yaml to add when the repository has none (added in a commit of its own; else one is guessed from package.json's test script)")
     .addOption(sandboxOption())
     .option('--json', 'print the result as JSON')
     .action(async (opts: InitOptions) => {
-      const { initWorld } = await import('../../../operations/init-world.js');
       const { createSandbox } = await import('../../../sandbox/create-sandbox.js');
       const { withCliName } = await import('../../invocation.js');
+      if (opts.adopt) return adopt(opts, opts.adopt);
+      const { initWorld } = await import('../../../operations/init-world.js');
       const result = await initWorld({
         worldPath: requireWorld(opts),
         from: opts.from,
@@ -44,4 +53,36 @@ export function define(program: Command): void {
         ),
       );
     });
+}
+
+async function adopt(opts: InitOptions, source: string): Promise<void> {
+  const { adoptWorld } = await import('../../../operations/adopt/adopt-world.js');
+  const { createSandbox } = await import('../../../sandbox/create-sandbox.js');
+  const { withCliName } = await import('../../invocation.js');
+  const result = await adoptWorld({
+    worldPath: requireWorld(opts),
+    source,
+    branch: opts.branch,
+    manifestFile: opts.manifest,
+    sandbox: (m) => createSandbox(opts.sandbox ?? m.verify.sandbox, { image: m.verify.image }),
+  });
+  if (opts.sandbox) await import('../../../world/world-settings.js').then((m) => m.writeInitSandbox(result.world.path, opts.sandbox!));
+  for (const warning of result.warnings) process.stderr.write(`warning: ${warning}\n`);
+  const out = {
+    world: result.world.path,
+    name: result.manifest.name,
+    branch: result.manifest.branch,
+    adopted: result.adopted,
+    commit: result.commit,
+    manifestAdded: result.manifestAdded,
+    historyCommits: result.historyCommits,
+    tasks: result.manifest.tasks.length,
+    verified: result.gate.record.summary,
+  };
+  if (opts.json) return printJson(out);
+  process.stdout.write(
+    withCliName(
+      `adopted ${source} (${opts.branch ?? 'main'} @ ${out.adopted.slice(0, 12)}, ${out.historyCommits} commits of history) as world "${out.name}" at ${out.world}\n  ${out.branch} @ ${out.commit.slice(0, 12)}${out.manifestAdded ? ' (world.yaml added)' : ''}  verified: ${out.verified}\n  next: genesis calibrate --world ${out.world} --commits 20 --mutants 20 (how fairly the gate judges this project), then genesis run --world ${out.world}\n`,
+    ),
+  );
 }
