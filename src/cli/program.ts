@@ -25,6 +25,7 @@ const COMMAND_MODULES: ReadonlyArray<() => Promise<CommandModule>> = [
   () => import('./commands/doctor/doctor.js'),
   () => import('./commands/deps/deps.js'),
   () => import('./commands/audit/audit.js'),
+  () => import('./commands/calibrate/calibrate.js'),
   () => import('./commands/prune/prune.js'),
 ];
 

@@ -1,0 +1,51 @@
+import { calibrateWorld, type CalibrationReport } from '../../../operations/calibrate/calibrate-world.js';
+import { createSandbox } from '../../../sandbox/create-sandbox.js';
+import { LocalWorld } from '../../../world/local-world.js';
+import { printJson } from '../../output.js';
+import type { CalibrateCliOptions } from './calibrate.js';
+
+/** The composition root of `genesis calibrate`: builds the sandbox, prints progress on stderr and the report on stdout. */
+export async function runCalibrate(path: string, opts: CalibrateCliOptions): Promise<void> {
+  const world = await LocalWorld.open(path);
+  const report = await calibrateWorld({
+    world,
+    commits: opts.commits,
+    mutants: opts.mutants,
+    seed: opts.seed,
+    jobs: opts.jobs,
+    sandbox: (m) => createSandbox(opts.sandbox ?? m.verify.sandbox, { image: m.verify.image }),
+    onProgress: opts.quiet ? undefined : (line) => process.stderr.write(`${line}\n`),
+  });
+  if (opts.json) return printJson(report);
+  process.stdout.write(`${renderCalibration(report)}\n`);
+}
+
+const percent = (x: number) => `${(x * 100).toFixed(1)}%`;
+
+export function renderCalibration(report: CalibrationReport): string {
+  const lines = [`calibration of ${report.world} at ${report.head.slice(0, 12)} (${(report.durationMs / 1000).toFixed(1)}s)`];
+  const f = report.falseRejection;
+  if (f) {
+    lines.push(
+      '',
+      `false rejections f = ${percent(f.rate)} (95% ${percent(f.low)}–${percent(f.high)}): ${f.count} of ${f.of} of the project's own commits rejected; ${(f.msPerCommit / 1000).toFixed(1)}s per replayed commit`,
+    );
+    for (const g of f.causes) {
+      lines.push(`  ${g.cause} (${g.count}): ${g.advice}`);
+      for (const c of g.commits.slice(0, 5)) lines.push(`    ${c.commit.slice(0, 12)} ${c.subject}: ${c.reason}: ${c.message.split('\n')[0]?.slice(0, 160)}`);
+      if (g.commits.length > 5) lines.push(`    … and ${g.commits.length - 5} more`);
+    }
+    for (const c of f.flaky) lines.push(`  flaky but accepted: ${c.commit.slice(0, 12)} ${c.subject} (${c.steps.join(', ')} passed on its re-run)`);
+  }
+  const d = report.recall;
+  if (d) {
+    lines.push(
+      '',
+      `recall d = ${percent(d.rate)} (95% ${percent(d.low)}–${percent(d.high)}): ${d.count} of ${d.of} mutants caught, from ${d.sites} sites ${d.executedLinesOnly ? 'on lines the tests execute' : 'on every line (no coverage from this suite)'} in ${d.files.length} files; ${(d.msPerMutant / 1000).toFixed(1)}s per mutant`,
+    );
+    for (const s of d.survivors.slice(0, 20)) lines.push(`  survived: ${s.path}:${s.line} ${s.kind}: ${s.before.trim()}  →  ${s.after.trim() || '(removed)'}`);
+    if (d.survivors.length > 20) lines.push(`  … and ${d.survivors.length - 20} more survivors (--json lists them all)`);
+  }
+  if (f || d) lines.push('', 'kept with the world: genesis model chain --world and genesis stats use these for the verifier terms');
+  return lines.join('\n');
+}

@@ -1,0 +1,42 @@
+import { InvalidArgumentError, type Command } from 'commander';
+import { requireWorld, sandboxOption, worldOption } from '../../world-option.js';
+
+export interface CalibrateCliOptions {
+  world?: string;
+  commits: number;
+  mutants: number;
+  seed: number;
+  jobs: number;
+  sandbox?: 'auto' | 'docker' | 'bwrap' | 'none';
+  json?: boolean;
+  quiet?: boolean;
+}
+
+function count(name: string, min: number): (value: string) => number {
+  return (value) => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < min) throw new InvalidArgumentError(`${name} must be a whole number of at least ${min}`);
+    return n;
+  };
+}
+
+/** Adds `genesis calibrate`: measures the gate's false-rejection rate f and recall d on the world's own project. */
+export function define(program: Command): void {
+  program
+    .command('calibrate')
+    .description(
+      "measure how fairly the gate judges this project: replay the adopted history's last commits through it (false rejections f, each with its cause and what to change in world.yaml) and gate mutants of the head (recall d); both are kept with the world for genesis model and stats",
+    )
+    .addOption(worldOption())
+    .option('--commits <n>', 'replay the newest n first-parent commits of the adopted history (0: none)', count('--commits', 0), 20)
+    .option('--mutants <m>', "gate m mutants of the head's sources, on lines its tests execute (0: none)", count('--mutants', 0), 0)
+    .option('--seed <n>', 'seed of the choice of mutants', count('--seed', 0), 1)
+    .option('--jobs <n>', 'gates to run at once', count('--jobs', 1), 2)
+    .addOption(sandboxOption())
+    .option('--json', 'print the report as JSON: {world, head, falseRejection: {rate, low, high, count, of, causes, flaky, msPerCommit, replays}, recall: {rate, low, high, count, of, sites, survivors, …}, durationMs}')
+    .option('--quiet', 'no progress lines on stderr')
+    .action(async (opts: CalibrateCliOptions) => {
+      const { runCalibrate } = await import('./action.js');
+      await runCalibrate(requireWorld(opts), opts);
+    });
+}

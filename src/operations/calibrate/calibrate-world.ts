@@ -1,0 +1,171 @@
+import { GenesisError } from '../../errors/genesis-error.js';
+import type { RejectionReason } from '../../errors/rejection-reasons.js';
+import { readFirstParentCommits } from '../../git/read-commits.js';
+import type { WorldManifest } from '../../manifest/schema.js';
+import { computeWilsonInterval } from '../../reliability/wilson.js';
+import type { Sandbox } from '../../sandbox/sandbox.js';
+import { writeCalibration, type Calibration, type MeasuredRate } from '../../world/calibration.js';
+import { parseCommitMessage } from '../../world/commit-message.js';
+import { TRAILERS } from '../../world/history/accepted-history.js';
+import { readAdoption } from '../../world/history/adoption.js';
+import type { WorldRepo } from '../../world/world-repo.js';
+import { gateMutants, type MutantOutcome } from './gate-mutants.js';
+import { adviceFor, type RejectionCause } from './rejection-cause.js';
+import { replayHistory, type HistoryCommit, type ReplayOutcome } from './replay-history.js';
+import { openScratchWorld } from './scratch-world.js';
+
+export interface CalibrateInput {
+  world: WorldRepo;
+  sandbox: (manifest: WorldManifest) => Promise<Sandbox>;
+  /** Replay this many of the newest first-parent commits of the adopted history (0: none). */
+  commits: number;
+  /** Gate this many mutants of the head (0: none). */
+  mutants: number;
+  /** @default 1 */
+  seed?: number;
+  /** Gates at once. @default 1 */
+  jobs?: number;
+  /** A line for a person on long work. */
+  onProgress?: (line: string) => void;
+}
+
+export interface CauseGroup {
+  cause: RejectionCause;
+  count: number;
+  /** What to change in world.yaml (or the project) about it. */
+  advice: string;
+  commits: Array<{ commit: string; subject: string; reason: RejectionReason; message: string }>;
+}
+
+export interface CalibrationReport {
+  world: string;
+  head: string;
+  falseRejection: (MeasuredRate & { causes: CauseGroup[]; flaky: Array<{ commit: string; subject: string; steps: string[] }>; msPerCommit: number; replays: ReplayOutcome[] }) | null;
+  recall: (MeasuredRate & { sites: number; executedLinesOnly: boolean; files: string[]; msPerMutant: number; survivors: MutantOutcome[] }) | null;
+  durationMs: number;
+}
+
+/**
+ * `genesis calibrate`: measures the gate on the world's own project. The newest commits of the
+ * adopted history, replayed through the gate, give f (each was a right change the project kept,
+ * so each rejection is a false one), grouped by cause with what to change; mutants of the head
+ * give d. Both go with the world (refs/genesis/calibration) for `genesis model` and `stats`. All
+ * the work happens in a scratch world that borrows this one's objects and is removed afterwards.
+ */
+export async function calibrateWorld(input: CalibrateInput): Promise<CalibrationReport> {
+  const started = Date.now();
+  const { world } = input;
+  const manifest = await world.manifestAt('HEAD');
+  const head = await world.head(manifest.branch);
+  const manifestText = (await world.readFile(head, 'world.yaml')) ?? '';
+  const history = input.commits > 0 ? await historyToReplay(world, input.commits) : [];
+  const sandbox = await input.sandbox(manifest);
+  await sandbox.check();
+  const { scratch, dispose } = await openScratchWorld(world);
+  const say = input.onProgress ?? (() => undefined);
+  const jobs = input.jobs ?? 1;
+  const measuredAt = new Date().toISOString();
+  try {
+    let falseRejection: CalibrationReport['falseRejection'] = null;
+    if (history.length > 0) {
+      say(`replaying ${history.length} commits of the project's history through the gate (${jobs} at once)`);
+      const t0 = Date.now();
+      const replays = await replayHistory({
+        scratch,
+        manifest,
+        manifestText,
+        commits: history,
+        sandbox,
+        jobs,
+        onReplayed: (o, done, of) =>
+          say(`  [${done}/${of}] ${o.commit.slice(0, 12)} ${o.subject}: ${o.accepted ? `accepted${o.flaky ? ' (flaky)' : ''}` : `rejected (${o.cause}: ${o.reason})`} ${(o.durationMs / 1000).toFixed(1)}s`),
+      });
+      const rejected = replays.filter((r) => !r.accepted);
+      falseRejection = {
+        ...rate(rejected.length, replays.length, measuredAt, head),
+        causes: groupCauses(rejected, manifest),
+        flaky: replays.flatMap((r) => (r.accepted && r.flaky ? [{ commit: r.commit, subject: r.subject, steps: r.flaky }] : [])),
+        msPerCommit: Math.round((Date.now() - t0) / replays.length),
+        replays,
+      };
+    }
+    let recall: CalibrationReport['recall'] = null;
+    if (input.mutants > 0) {
+      say(`making ${input.mutants} mutants of the head's sources, on lines its tests execute, and gating each`);
+      const t0 = Date.now();
+      const result = await gateMutants({
+        scratch,
+        manifest,
+        headTree: await world.treeOf(head),
+        sandbox,
+        count: input.mutants,
+        seed: input.seed ?? 1,
+        jobs,
+        onGated: (o, done, of) => say(`  [${done}/${of}] ${o.path}:${o.line} ${o.kind}: ${o.killed ? `caught (${o.reason})` : 'survived'}`),
+      });
+      const killed = result.outcomes.filter((o) => o.killed).length;
+      recall = {
+        ...rate(killed, result.outcomes.length, measuredAt, head),
+        sites: result.sites,
+        executedLinesOnly: result.executedLinesOnly,
+        files: result.files,
+        msPerMutant: result.outcomes.length ? Math.round((Date.now() - t0) / result.outcomes.length) : 0,
+        survivors: result.outcomes.filter((o) => !o.killed),
+      };
+    }
+    const kept: Calibration = {};
+    if (falseRejection && falseRejection.of > 0) kept.falseRejection = measured(falseRejection);
+    if (recall && recall.of > 0) kept.recall = measured(recall);
+    if (kept.falseRejection || kept.recall) await writeCalibration(world.path, kept);
+    return { world: world.path, head, falseRejection, recall, durationMs: Date.now() - started };
+  } finally {
+    await dispose();
+  }
+}
+
+/**
+ * The newest `count` first-parent commits of the repository's own history (each with a parent),
+ * oldest first: from the adopted head down, the world.yaml commit Genesis added left out.
+ */
+async function historyToReplay(world: WorldRepo, count: number): Promise<HistoryCommit[]> {
+  const adoption = await readAdoption(world.path);
+  if (!adoption) {
+    throw new GenesisError('calibrate-not-adopted', `${world.path} was not made with genesis init --adopt, so it has no project history to replay`, {
+      hint: 'adopt the repository (genesis init --adopt <repo> --world <dir>), or measure recall alone with --commits 0 --mutants <n>',
+    });
+  }
+  const [first] = await readFirstParentCommits(world.path, `${adoption.commit}^!`).catch(() => []);
+  const top = first && parseCommitMessage(first.message).trailers.has(TRAILERS.adopted) ? `${adoption.commit}^` : adoption.commit;
+  const raw = await readFirstParentCommits(world.path, top);
+  return raw
+    .filter((c) => c.parents.length > 0)
+    .slice(0, count)
+    .reverse()
+    .map((c) => ({ commit: c.commit, parent: c.parents[0]!, subject: parseCommitMessage(c.message).subject }));
+}
+
+function rate(count: number, of: number, measuredAt: string, head: string): MeasuredRate {
+  const interval = computeWilsonInterval(count, of);
+  return { rate: of === 0 ? 0 : count / of, low: interval.low, high: interval.high, count, of, measuredAt, head };
+}
+
+function measured(r: MeasuredRate): MeasuredRate {
+  return { rate: r.rate, low: r.low, high: r.high, count: r.count, of: r.of, measuredAt: r.measuredAt, head: r.head };
+}
+
+function groupCauses(rejected: readonly ReplayOutcome[], manifest: WorldManifest): CauseGroup[] {
+  const groups = new Map<RejectionCause, ReplayOutcome[]>();
+  for (const r of rejected) groups.set(r.cause!, [...(groups.get(r.cause!) ?? []), r]);
+  return [...groups.entries()]
+    .map(([cause, list]) => ({
+      cause,
+      count: list.length,
+      advice: adviceFor(
+        cause,
+        manifest,
+        list.map((r) => r.reason!),
+      ),
+      commits: list.map((r) => ({ commit: r.commit, subject: r.subject, reason: r.reason!, message: r.message ?? '' })),
+    }))
+    .sort((a, b) => b.count - a.count);
+}

@@ -1,0 +1,145 @@
+/** What a mutant changes: an operator, a constant, a condition negated, or a statement removed. */
+export type MutationKind = 'operator' | 'constant' | 'condition' | 'statement';
+
+/** One small wrong change to one line of a source file. */
+export interface MutationSite {
+  path: string;
+  /** 1-based. */
+  line: number;
+  kind: MutationKind;
+  before: string;
+  after: string;
+}
+
+const OPERATORS: ReadonlyArray<readonly [string, string]> = [
+  [' === ', ' !== '],
+  [' !== ', ' === '],
+  [' == ', ' != '],
+  [' != ', ' == '],
+  [' <= ', ' < '],
+  [' >= ', ' > '],
+  [' < ', ' <= '],
+  [' > ', ' >= '],
+  [' && ', ' || '],
+  [' || ', ' && '],
+  [' + ', ' - '],
+  [' - ', ' + '],
+  [' * ', ' / '],
+];
+
+const DECLARATION = /^(var|let|const|function|class|import|export|case|default|else|return\s*;|\}|\{|\/\/|\*)/;
+
+/**
+ * Every mutation of a JavaScript source on the lines given (the lines its tests execute), found
+ * by a scanner that sees strings, template literals and comments, so none is made inside them.
+ * Deliberately textual: each mutant must still parse, and a change a person could plausibly make
+ * by mistake is what the gate is measured on. Pure.
+ */
+export function findMutationSites(path: string, text: string, lines: ReadonlySet<number> | null): MutationSite[] {
+  const sites: MutationSite[] = [];
+  const source = text.split('\n');
+  const masked = maskNonCode(text).split('\n');
+  source.forEach((original, index) => {
+    const number = index + 1;
+    if (lines && !lines.has(number)) return;
+    const code = masked[index] ?? '';
+    if (code.trim() === '' || /[/]/.test(code.replace(/ \/ /g, ''))) return; // a regex literal may hide there
+    for (const [from, to] of OPERATORS) {
+      for (let at = code.indexOf(from); at >= 0; at = code.indexOf(from, at + 1)) {
+        sites.push(site(path, number, 'operator', original, at, from, to));
+      }
+    }
+    for (const match of code.matchAll(/(?<![\w.$])(\d+)(?![\w.$])/g)) {
+      const value = Number(match[1]);
+      sites.push(site(path, number, 'constant', original, match.index, match[1]!, String(value === 1 ? 0 : value + 1)));
+    }
+    for (const match of code.matchAll(/(?<![\w$])(true|false)(?![\w$])/g)) {
+      sites.push(site(path, number, 'constant', original, match.index, match[1]!, match[1] === 'true' ? 'false' : 'true'));
+    }
+    const condition = /\b(if|while)\s*\(/.exec(code);
+    if (condition) {
+      const open = condition.index + condition[0].length - 1;
+      const close = matchingParen(code, open);
+      if (close > open + 1) {
+        const inner = original.slice(open + 1, close);
+        sites.push({ path, line: number, kind: 'condition', before: original, after: `${original.slice(0, open + 1)}!(${inner})${original.slice(close)}` });
+      }
+    }
+    const trimmed = code.trim();
+    if (trimmed.endsWith(';') && !DECLARATION.test(trimmed) && balanced(code)) {
+      sites.push({ path, line: number, kind: 'statement', before: original, after: '' });
+    }
+  });
+  return sites;
+}
+
+/** The file with one site's line replaced. */
+export function applyMutation(text: string, mutation: MutationSite): string {
+  const lines = text.split('\n');
+  lines[mutation.line - 1] = mutation.after;
+  return lines.join('\n');
+}
+
+function site(path: string, line: number, kind: MutationKind, original: string, at: number, from: string, to: string): MutationSite {
+  return { path, line, kind, before: original, after: `${original.slice(0, at)}${to}${original.slice(at + from.length)}` };
+}
+
+/** The text with every character inside a string, template literal or comment replaced by a space (newlines kept), so offsets stay. */
+export function maskNonCode(text: string): string {
+  let out = '';
+  let state: 'code' | 'line' | 'block' | "'" | '"' | '`' = 'code';
+  for (let i = 0; i < text.length; i += 1) {
+    const c = text[i]!;
+    const next = text[i + 1];
+    if (state === 'code') {
+      if (c === '/' && next === '/') state = 'line';
+      else if (c === '/' && next === '*') state = 'block';
+      else if (c === "'" || c === '"' || c === '`') state = c;
+      out += state === 'code' ? c : state === 'line' || state === 'block' ? ' ' : c;
+      continue;
+    }
+    if (c === '\n') {
+      out += '\n';
+      if (state === 'line' || state === "'" || state === '"') state = 'code';
+      continue;
+    }
+    if (state === 'line') out += ' ';
+    else if (state === 'block') {
+      out += ' ';
+      if (c === '*' && next === '/') {
+        out += ' ';
+        i += 1;
+        state = 'code';
+      }
+    } else if (c === '\\') {
+      out += '  '.slice(0, next === undefined || next === '\n' ? 1 : 2);
+      if (next !== undefined && next !== '\n') i += 1;
+    } else if (c === state) {
+      out += c;
+      state = 'code';
+    } else out += ' ';
+  }
+  return out;
+}
+
+function matchingParen(code: string, open: number): number {
+  let depth = 0;
+  for (let i = open; i < code.length; i += 1) {
+    if (code[i] === '(') depth += 1;
+    else if (code[i] === ')') {
+      depth -= 1;
+      if (depth === 0) return i;
+    }
+  }
+  return -1;
+}
+
+function balanced(code: string): boolean {
+  let depth = 0;
+  for (const c of code) {
+    if (c === '(' || c === '[' || c === '{') depth += 1;
+    else if (c === ')' || c === ']' || c === '}') depth -= 1;
+    if (depth < 0) return false;
+  }
+  return depth === 0;
+}

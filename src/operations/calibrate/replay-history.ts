@@ -1,0 +1,130 @@
+import { join } from 'node:path';
+import type { RejectionReason } from '../../errors/rejection-reasons.js';
+import { verifyCandidate, type CandidateVerdict } from '../../gate/verify-candidate.js';
+import { overlayFiles } from '../../git/tree/overlay.js';
+import type { WorldManifest } from '../../manifest/schema.js';
+import type { Sandbox } from '../../sandbox/sandbox.js';
+import type { LocalWorld } from '../../world/local-world.js';
+import { classifyRejection, type RejectionCause } from './rejection-cause.js';
+import { REPLAY_TASK } from './scratch-world.js';
+
+/** One commit of the project's history and its parent, as replayed. */
+export interface HistoryCommit {
+  commit: string;
+  parent: string;
+  subject: string;
+}
+
+export interface ReplayOutcome {
+  commit: string;
+  subject: string;
+  accepted: boolean;
+  reason?: RejectionReason;
+  message?: string;
+  cause?: RejectionCause;
+  /** Steps that failed once and passed on the gate's own re-run. */
+  flaky?: string[];
+  durationMs: number;
+  logTail?: string;
+}
+
+export interface ReplayInput {
+  scratch: LocalWorld;
+  manifest: WorldManifest;
+  /** world.yaml as the world holds it, laid over every replayed tree (the history had none, or an older one). */
+  manifestText: string;
+  /** Oldest first. */
+  commits: readonly HistoryCommit[];
+  sandbox: Sandbox;
+  jobs: number;
+  onReplayed?: (outcome: ReplayOutcome, done: number, of: number) => void;
+}
+
+/**
+ * Replays the project's own commits through the gate: each commit's tree (with the world's
+ * world.yaml laid over it) is the candidate, its parent's the accepted head, judged as an
+ * episode's change would be (pre-gate rules, the parent's test baseline, flaky re-runs, the
+ * parent for a broken base). The project made and kept each change, so each rejection is one the
+ * gate would make of a right change: what f counts. Up to `jobs` at once; a commit's gate waits
+ * for its parent's baseline instead of learning it again. A rejection that is not explained by
+ * its log is gated once more, to tell a flaky test from a failing one.
+ */
+export async function replayHistory(input: ReplayInput): Promise<ReplayOutcome[]> {
+  const { scratch } = input;
+  const overlay = (tree: string, name: string) => overlayFiles(scratch.path, tree, { 'world.yaml': input.manifestText }, join(scratch.path, `${name}.index`));
+  const prepared: Prepared[] = [];
+  for (const [i, c] of input.commits.entries()) {
+    const [fromTree, candidateTree] = [await overlay(await scratch.treeOf(c.parent), `base-${i}`), await overlay(await scratch.treeOf(c.commit), `candidate-${i}`)];
+    const head = await scratch.commitTree(fromTree, [], `replayed base of ${c.commit.slice(0, 12)}`);
+    prepared.push({ c, i, fromTree, candidateTree, head });
+  }
+  const candidates = new Set(prepared.map((p) => p.candidateTree));
+  const outcomes: ReplayOutcome[] = new Array(prepared.length);
+  const queue = [...prepared];
+  let done = 0;
+  const gate = (p: Prepared, attempt: number): Promise<CandidateVerdict> =>
+    verifyCandidate({
+      world: scratch,
+      sandbox: input.sandbox,
+      head: p.head,
+      headManifest: input.manifest,
+      fromTree: p.fromTree,
+      candidateTree: p.candidateTree,
+      baseTree: p.fromTree,
+      task: REPLAY_TASK,
+      doneTasks: new Set(),
+      name: `replay-${p.c.commit.slice(0, 12)}-${attempt}`,
+      // The parent's gate, when it is replayed too, stores the baseline this one compares with.
+      ...(candidates.has(p.fromTree) && attempt === 1 ? { awaitHeadBaselineMs: input.manifest.verify.timeoutSec * 2000 } : {}),
+    });
+  const worker = async (): Promise<void> => {
+    for (let p = queue.shift(); p; p = queue.shift()) {
+      const started = Date.now();
+      const outcome = await replayOne(p.c, p.fromTree === p.candidateTree, () => gate(p, 1), () => gate(p, 2), started);
+      outcomes[p.i] = outcome;
+      done += 1;
+      input.onReplayed?.(outcome, done, prepared.length);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, input.jobs) }, worker));
+  return outcomes;
+}
+
+interface Prepared {
+  c: HistoryCommit;
+  i: number;
+  fromTree: string;
+  candidateTree: string;
+  head: string;
+}
+
+async function replayOne(
+  c: HistoryCommit,
+  empty: boolean,
+  first: () => Promise<CandidateVerdict>,
+  again: () => Promise<CandidateVerdict>,
+  started: number,
+): Promise<ReplayOutcome> {
+  if (empty) return { commit: c.commit, subject: c.subject, accepted: true, durationMs: 0 };
+  const verdict = await first();
+  if (verdict.ok) {
+    const flaky = verdict.gate.flaky ?? [];
+    return { commit: c.commit, subject: c.subject, accepted: true, ...(flaky.length ? { flaky } : {}), durationMs: Date.now() - started };
+  }
+  const facts = { reason: verdict.reason, message: verdict.message, log: verdict.log.slice(-4000) };
+  let cause = classifyRejection(facts);
+  if (cause === 'tests-fail' || cause === 'base-fails') {
+    const second = await again();
+    if (second.ok) cause = classifyRejection({ ...facts, passedOnRerun: true });
+  }
+  return {
+    commit: c.commit,
+    subject: c.subject,
+    accepted: false,
+    reason: verdict.reason,
+    message: verdict.message,
+    cause,
+    durationMs: Date.now() - started,
+    logTail: verdict.log.slice(-1500),
+  };
+}
