@@ -84,10 +84,14 @@ export async function auditWorld(options: AuditOptions): Promise<AuditReport> {
     ...(await checkReplaceRefs(world.path)),
     ...(history.adoption && !onBranch.has(history.adoption.commit)
       ? [
-          violation('adoption-lost', `the adopted commit ${short(history.adoption.commit)} is not on ${manifest.branch}: the branch was rewritten under Genesis`, {
-            commit: history.adoption.commit,
-            hint: 'every commit is judged as Genesis-made now; put the branch back on a line through the adopted commit (git reflog shows where it was)',
-          }),
+          violation(
+            'adoption-lost',
+            `the adopted commit ${short(history.adoption.commit)} is not on ${manifest.branch}: the branch was rewritten under Genesis`,
+            {
+              commit: history.adoption.commit,
+              hint: 'every commit is judged as Genesis-made now; put the branch back on a line through the adopted commit (git reflog shows where it was)',
+            },
+          ),
         ]
       : []),
   ];

@@ -33,7 +33,11 @@ export interface AuditedHistory {
  * distinct manifest, so an audit of thousands of commits costs seconds, not a process per commit.
  */
 export async function readAuditedHistory(world: WorldRepo, branch: string): Promise<AuditedHistory> {
-  const [whole, changes, adoption] = await Promise.all([world.acceptedHistory(branch), readChanges(world.path, `refs/heads/${branch}`), readAdoption(world.path)]);
+  const [whole, changes, adoption] = await Promise.all([
+    world.acceptedHistory(branch),
+    readChanges(world.path, `refs/heads/${branch}`),
+    readAdoption(world.path),
+  ]);
   // An adopted repository's own commits are history: Genesis neither made nor judges them.
   const { accepted, before } = acceptedPart(whole, adoption);
   const keys = await manifestKeys(

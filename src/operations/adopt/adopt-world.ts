@@ -69,7 +69,8 @@ export async function adoptWorld(input: AdoptWorldInput): Promise<AdoptWorldResu
     const head = await gitValue(['rev-parse', `${SOURCE_REF}^{commit}`], { cwd: path });
     const world = LocalWorld.at(path);
     const inTree = await world.readFile(head, 'world.yaml');
-    const manifestText = inTree ?? (input.manifestFile ? await readManifestFile(input.manifestFile) : await guessManifest(world, head, nameOf(input.source), input.source));
+    const manifestText =
+      inTree ?? (input.manifestFile ? await readManifestFile(input.manifestFile) : await guessManifest(world, head, nameOf(input.source), input.source));
     const manifest = readManifest(manifestText, inTree !== null ? `world.yaml at ${head.slice(0, 12)}` : (input.manifestFile ?? 'the guessed world.yaml'));
     const { warnings } = parseManifest(manifestText);
     if (inTree !== null && input.manifestFile) warnings.push(`the repository has its own world.yaml, so ${input.manifestFile} was not used`);
@@ -94,9 +95,13 @@ export async function adoptWorld(input: AdoptWorldInput): Promise<AdoptWorldResu
       ratchet: manifest.verify.mode === 'ratchet' ? { minScore: 0 } : undefined,
     });
     if (!gate.ok) {
-      throw new GenesisError('adopt-head-failed', `the head of ${input.source} (${head.slice(0, 12)}) does not pass the gate: ${gate.message}\n${gate.log.slice(-2000)}`, {
-        hint: 'verify.test must pass on the head as it is: fix world.yaml (the commands, verify.deps, the image), or adopt a branch whose head passes',
-      });
+      throw new GenesisError(
+        'adopt-head-failed',
+        `the head of ${input.source} (${head.slice(0, 12)}) does not pass the gate: ${gate.message}\n${gate.log.slice(-2000)}`,
+        {
+          hint: 'verify.test must pass on the head as it is: fix world.yaml (the commands, verify.deps, the image), or adopt a branch whose head passes',
+        },
+      );
     }
     const score = gate.record.score === undefined || gate.record.score === null ? [] : [[TRAILERS.score, String(gate.record.score)] as const];
     const commit =

@@ -40,7 +40,14 @@ export interface CauseGroup {
 export interface CalibrationReport {
   world: string;
   head: string;
-  falseRejection: (MeasuredRate & { causes: CauseGroup[]; flaky: Array<{ commit: string; subject: string; steps: string[] }>; msPerCommit: number; replays: ReplayOutcome[] }) | null;
+  falseRejection:
+    | (MeasuredRate & {
+        causes: CauseGroup[];
+        flaky: Array<{ commit: string; subject: string; steps: string[] }>;
+        msPerCommit: number;
+        replays: ReplayOutcome[];
+      })
+    | null;
   recall: (MeasuredRate & { sites: number; executedLinesOnly: boolean; files: string[]; msPerMutant: number; survivors: MutantOutcome[] }) | null;
   durationMs: number;
 }
@@ -78,7 +85,9 @@ export async function calibrateWorld(input: CalibrateInput): Promise<Calibration
         sandbox,
         jobs,
         onReplayed: (o, done, of) =>
-          say(`  [${done}/${of}] ${o.commit.slice(0, 12)} ${o.subject}: ${o.accepted ? `accepted${o.flaky ? ' (flaky)' : ''}` : `rejected (${o.cause}: ${o.reason})`} ${(o.durationMs / 1000).toFixed(1)}s`),
+          say(
+            `  [${done}/${of}] ${o.commit.slice(0, 12)} ${o.subject}: ${o.accepted ? `accepted${o.flaky ? ' (flaky)' : ''}` : `rejected (${o.cause}: ${o.reason})`} ${(o.durationMs / 1000).toFixed(1)}s`,
+          ),
       });
       const rejected = replays.filter((r) => !r.accepted);
       falseRejection = {

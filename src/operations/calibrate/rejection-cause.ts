@@ -23,8 +23,9 @@ export interface RejectionFacts {
   passedOnRerun?: boolean;
 }
 
-const NETWORK = /\b(ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ENETUNREACH|EHOSTUNREACH|getaddrinfo|Could not resolve host|Network is unreachable|network unreachable)\b/i;
-const TOOL = /(command not found|: not found$|spawn \S+ ENOENT|exec: \S+: not found|No such file or directory \(os error 2\)|exit(ed)? (code )?127\b)/im;
+const NETWORK =
+  /\b(ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ENETUNREACH|EHOSTUNREACH|getaddrinfo|Could not resolve host|Network is unreachable|network unreachable)\b/i;
+const TOOL = /(command not found|: not found$|spawn(Sync)? \S+ ENOENT|exec: \S+: not found|No such file or directory \(os error 2\)|exit(ed)? (code )?127\b)/im;
 const RULES: ReadonlySet<RejectionReason> = new Set([
   'protected-path',
   'outside-paths',
@@ -46,8 +47,9 @@ export function classifyRejection(facts: RejectionFacts): RejectionCause {
   if (RULES.has(facts.reason)) return 'genesis-rule';
   if (REPORTS.has(facts.reason)) return 'report-unread';
   if (facts.reason === 'deps-failed') return NETWORK.test(facts.log) ? 'network' : 'deps';
-  if (NETWORK.test(facts.log)) return 'network';
+  // A missing tool first: a parent that reached the network shows in the log of the base's re-run too.
   if (TOOL.test(facts.log)) return 'tool-missing';
+  if (NETWORK.test(facts.log)) return 'network';
   if (facts.passedOnRerun) return 'flaky';
   if (facts.reason === 'broken-base') return 'base-fails';
   return 'tests-fail';
@@ -82,9 +84,12 @@ export function adviceFor(cause: RejectionCause, manifest: WorldManifest, reason
 
 function ruleAdvice(reasons: readonly RejectionReason[], manifest: WorldManifest): string {
   const parts: string[] = [];
-  if (reasons.includes('protected-path')) parts.push(`the project changed paths protected: covers (${manifest.protected.join(', ')}): narrow protected: to what agents must never touch`);
+  if (reasons.includes('protected-path'))
+    parts.push(`the project changed paths protected: covers (${manifest.protected.join(', ')}): narrow protected: to what agents must never touch`);
   if (reasons.includes('tests-vanished'))
-    parts.push('tests that passed on the parent were no longer reported passing (renamed or removed): expected of a rename; an agent would be rejected for it too');
+    parts.push(
+      'tests that passed on the parent were no longer reported passing (renamed or removed): expected of a rename; an agent would be rejected for it too',
+    );
   if (reasons.includes('size-limit')) parts.push('the change is over verify.maxFileKb, maxChangeKb or maxFiles: raise them if such changes are normal here');
   if (reasons.includes('score-fell')) parts.push('fewer tests passed than on the parent: in ratchet mode a right change may not drop tests');
   if (parts.length === 0) parts.push(`a Genesis rule (${[...new Set(reasons)].join(', ')}) rejected the project's own change: see docs/guides/adopting.md`);

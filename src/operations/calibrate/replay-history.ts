@@ -54,7 +54,10 @@ export async function replayHistory(input: ReplayInput): Promise<ReplayOutcome[]
   const overlay = (tree: string, name: string) => overlayFiles(scratch.path, tree, { 'world.yaml': input.manifestText }, join(scratch.path, `${name}.index`));
   const prepared: Prepared[] = [];
   for (const [i, c] of input.commits.entries()) {
-    const [fromTree, candidateTree] = [await overlay(await scratch.treeOf(c.parent), `base-${i}`), await overlay(await scratch.treeOf(c.commit), `candidate-${i}`)];
+    const [fromTree, candidateTree] = [
+      await overlay(await scratch.treeOf(c.parent), `base-${i}`),
+      await overlay(await scratch.treeOf(c.commit), `candidate-${i}`),
+    ];
     const head = await scratch.commitTree(fromTree, [], `replayed base of ${c.commit.slice(0, 12)}`);
     prepared.push({ c, i, fromTree, candidateTree, head });
   }
@@ -80,7 +83,13 @@ export async function replayHistory(input: ReplayInput): Promise<ReplayOutcome[]
   const worker = async (): Promise<void> => {
     for (let p = queue.shift(); p; p = queue.shift()) {
       const started = Date.now();
-      const outcome = await replayOne(p.c, p.fromTree === p.candidateTree, () => gate(p, 1), () => gate(p, 2), started);
+      const outcome = await replayOne(
+        p.c,
+        p.fromTree === p.candidateTree,
+        () => gate(p, 1),
+        () => gate(p, 2),
+        started,
+      );
       outcomes[p.i] = outcome;
       done += 1;
       input.onReplayed?.(outcome, done, prepared.length);

@@ -35,7 +35,10 @@ export function define(program: Command): void {
     .option('--jobs <n>', 'gates to run at once while verifying again', count('--jobs', 1), 1)
     .addOption(sandboxOption())
     .addOption(redisOption('Redis of a distributed run, to tell whether one holds the world now'))
-    .option('--json', 'print the report as JSON: {world, branch, head, commits, adoption, episodes, running, reverified, findings, violations, warnings, durationMs}')
+    .option(
+      '--json',
+      'print the report as JSON: {world, branch, head, commits, adoption, episodes, running, reverified, findings, violations, warnings, durationMs}',
+    )
     .addHelpText(
       'after',
       `\nExit codes: ${AUDIT_EXIT.clean} no violation (warnings allowed), 1 error (not a world, no sandbox), 2 usage, ${AUDIT_EXIT.violations} violations found.`,

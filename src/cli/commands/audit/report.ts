@@ -12,7 +12,9 @@ export function renderAudit(report: AuditReport): string {
   ];
   if (report.adoption) {
     const a = report.adoption;
-    lines.push(`  adopted at ${a.commit.slice(0, 12)}${a.source ? ` from ${a.source}` : ''}: ${a.historyCommits} commits of the repository's own history under it, not audited`);
+    lines.push(
+      `  adopted at ${a.commit.slice(0, 12)}${a.source ? ` from ${a.source}` : ''}: ${a.historyCommits} commits of the repository's own history under it, not audited`,
+    );
   }
   if (report.runHolder) lines.push(`  held by: ${report.runHolder} (episodes recorded as running are expected)`);
   if (report.findings.length > 0) lines.push('');

@@ -33,7 +33,10 @@ export function define(program: Command): void {
     .option('--seed <n>', 'seed of the choice of mutants', count('--seed', 0), 1)
     .option('--jobs <n>', 'gates to run at once', count('--jobs', 1), 2)
     .addOption(sandboxOption())
-    .option('--json', 'print the report as JSON: {world, head, falseRejection: {rate, low, high, count, of, causes, flaky, msPerCommit, replays}, recall: {rate, low, high, count, of, sites, survivors, …}, durationMs}')
+    .option(
+      '--json',
+      'print the report as JSON: {world, head, falseRejection: {rate, low, high, count, of, causes, flaky, msPerCommit, replays}, recall: {rate, low, high, count, of, sites, survivors, …}, durationMs}',
+    )
     .option('--quiet', 'no progress lines on stderr')
     .action(async (opts: CalibrateCliOptions) => {
       const { runCalibrate } = await import('./action.js');

@@ -22,7 +22,10 @@ export function define(program: Command): void {
     .option('--from <dir>', 'directory with world.yaml and the starting files', '.')
     .option('--adopt <repo>', "continue this repository's history (a path, a git bundle or a git URL): its head, verified, becomes the first accepted commit")
     .option('--branch <name>', 'with --adopt: the branch of the repository to continue', 'main')
-    .option('--manifest <file>', "with --adopt: the world.yaml to add when the repository has none (added in a commit of its own; else one is guessed from package.json's test script)")
+    .option(
+      '--manifest <file>',
+      "with --adopt: the world.yaml to add when the repository has none (added in a commit of its own; else one is guessed from package.json's test script)",
+    )
     .addOption(sandboxOption())
     .option('--json', 'print the result as JSON')
     .action(async (opts: InitOptions) => {

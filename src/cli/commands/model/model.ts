@@ -15,6 +15,7 @@ export interface ModelChainOptions {
   seed: number;
   chart: boolean;
   json: boolean;
+  world?: string;
 }
 
 /** Options of `genesis model horizon`. */
@@ -75,16 +76,30 @@ export function define(program: Command): void {
     .addOption(numberOption('--seed <n>', 'seed of the simulation, an integer in [0, 4294967295]', 1))
     .addOption(flagOption('--chart', 'also draw success against chain length as an ASCII chart'))
     .addOption(flagOption('--json', 'print JSON instead of tables'))
-    .action(async (options: ModelChainOptions) => {
+    .addOption(new Option('--world <dir>', "take --recall and --false-reject from this world's genesis calibrate (flags given on the command line still win)"))
+    .action(async (options: ModelChainOptions, command: Command) => {
       const reliability = await import('../../../reliability/index.js');
       const report = await import('./report.js');
+      const measured = options.world ? await measuredVerifier(options.world) : {};
+      const given = (name: string) => command.getOptionValueSource(name) === 'cli';
       const input = {
         e: options.e,
         w: options.w,
         attempts: options.attempts,
-        recall: options.recall,
-        falseReject: options.falseReject,
+        recall: measured.recall !== undefined && !given('recall') ? measured.recall : options.recall,
+        falseReject: measured.falseReject !== undefined && !given('falseReject') ? measured.falseReject : options.falseReject,
       };
+      if (options.world && !options.json) {
+        const from = [
+          measured.recall !== undefined && !given('recall') ? `recall ${measured.recall.toFixed(3)}` : null,
+          measured.falseReject !== undefined && !given('falseReject') ? `false-reject ${measured.falseReject.toFixed(3)}` : null,
+        ].filter(Boolean);
+        process.stdout.write(
+          from.length
+            ? `verifier measured by genesis calibrate on ${options.world}: ${from.join(', ')}\n\n`
+            : `no calibration of ${options.world} yet (genesis calibrate): the flags' values are used\n\n`,
+        );
+      }
       const chainModel = reliability.compileChainModel(input);
       const step = reliability.computeStepOutcome(input);
       const lengths = options.steps.map((steps) => reliability.computeChainLength(step, steps));
@@ -282,4 +297,15 @@ function modelPipeline(o: ModelPipelineOptions): void {
       `gates per accepted change: ${r.gatesPerAccepted.toFixed(2)} (${r.verifications} verifications on speculative tips); mean time from episode start to landing: ${r.meanTimeToLandMin.toFixed(1)} min; rejected: ${r.rejected}`,
     ].join('\n') + '\n',
   );
+}
+
+/** A world's measured verifier terms (genesis calibrate), those it has. */
+async function measuredVerifier(path: string): Promise<{ recall?: number; falseReject?: number }> {
+  const [{ LocalWorld }, { readCalibration }] = await Promise.all([import('../../../world/local-world.js'), import('../../../world/calibration.js')]);
+  const world = await LocalWorld.open(path);
+  const calibration = await readCalibration(world.path);
+  return {
+    ...(calibration?.recall ? { recall: calibration.recall.rate } : {}),
+    ...(calibration?.falseRejection ? { falseReject: calibration.falseRejection.rate } : {}),
+  };
 }

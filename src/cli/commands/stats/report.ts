@@ -2,6 +2,7 @@ import { withCliName } from '../../invocation.js';
 import type { LedgerStats, Proportion } from '../../../reliability/index.js';
 import type { ChangeCosts } from '../../../ledger/change-costs.js';
 import { formatSeconds, formatTable, jsonNumbers, SPEND_HEADERS, spendCells } from '../../output.js';
+import type { Calibration, MeasuredRate } from '../../../world/calibration.js';
 
 /** Everything `genesis stats` prints: which world, and what its ledger measures. */
 export interface StatsReport {
@@ -18,11 +19,13 @@ export interface StatsReport {
   };
   stats: LedgerStats;
   spend: ChangeCosts;
+  /** The gate's recall d and false-rejection rate f on this project, as genesis calibrate measured them. */
+  verifier?: Calibration | null;
 }
 
 /** The JSON of `genesis stats`: `world`, then every field of the reliability module's LedgerStats. */
 export function toStatsJson(report: StatsReport): unknown {
-  return jsonNumbers({ world: report.world, ...report.stats, spend: report.spend });
+  return jsonNumbers({ world: report.world, ...report.stats, spend: report.spend, verifier: report.verifier ?? null });
 }
 
 const percent = (value: number | null): string => (value === null ? '-' : `${(value * 100).toFixed(1)}%`);
@@ -71,6 +74,7 @@ export function renderStats(report: StatsReport): string {
     `${c.episodes} episodes: ${c.accepted} accepted, ${c.rejected} rejected by the gate, ${c.failed} failed, ${c.abandoned} abandoned` +
       (world.running > 0 ? ` (and ${world.running} still running, not counted)` : ''),
   ];
+  out.push(...verifierLines(report.verifier));
   if (c.episodes === 0) return [...out, '', withCliName('No finished episodes yet: run `genesis run` first.')].join('\n');
 
   const reasons = [...s.rejectedByReason.map((r) => ['rejected', r.reason, r.count]), ...s.failedByReason.map((r) => ['failed', r.reason, r.count])];
@@ -137,4 +141,17 @@ export function renderStats(report: StatsReport): string {
     out.push('What is left:            nothing: every task is done');
   }
   return out.join('\n');
+}
+
+/** The verifier's terms, measured on the project by genesis calibrate: what the model's d and f are for this world. */
+function verifierLines(v: Calibration | null | undefined): string[] {
+  const line = (name: string, r: MeasuredRate | undefined, noun: string) =>
+    r ? `  ${name} = ${percent(r.rate)} (95% interval ${interval(r)}): ${r.count} of ${r.of} ${noun}, at ${r.head.slice(0, 12)}` : `  ${name}: not measured`;
+  if (!v) return ['', withCliName('Verifier: not calibrated (genesis calibrate measures its recall d and false rejections f on this project)')];
+  return [
+    '',
+    "Verifier, measured by genesis calibrate (the model's d and f for this world)",
+    line('recall d', v.recall, 'mutants caught'),
+    line('false rejections f', v.falseRejection, "of the project's own commits rejected"),
+  ];
 }

@@ -1,0 +1,136 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect } from 'vitest';
+import { stringify } from 'yaml';
+import { ADOPTED_REF } from '../../../../src/world/history/adoption.js';
+import { LocalWorld } from '../../../../src/world/local-world.js';
+import { Publisher } from '../../../../src/world/publisher.js';
+import { genesis } from '../../../helpers/genesis-cli.js';
+import { projectHistory } from '../../../helpers/project-history.js';
+import { itWith } from '../../../helpers/services.js';
+import { tempDir } from '../../../helpers/temp-dir.js';
+
+const FIXTURES = join(import.meta.dirname, '../../../fixtures/adopt');
+const git = (dir: string, ...args: string[]) => execFileSync('git', ['-C', dir, ...args], { encoding: 'utf8' }).trim();
+
+const WORLD_YAML = stringify({
+  name: 'lib',
+  goal: { outcome: 'a library' },
+  verify: { sandbox: 'bwrap', test: 'node --test test/' },
+  agent: { kind: 'command', preset: 'claude-code' },
+});
+const ADD = 'exports.add = (a, b) => a + b;\n';
+const ADD_TEST =
+  "const test = require('node:test');\nconst assert = require('node:assert');\nconst { add } = require('../index.js');\ntest('adds', () => assert.equal(add(2, 3), 5));\n";
+
+describe('genesis init --adopt', () => {
+  itWith('bwrap')(
+    "continues a real project's history: its head, verified with world.yaml added, is the first accepted commit and audit leaves the history alone",
+    async () => {
+      const dir = await tempDir('genesis-adopt-');
+      const world = join(dir, 'minimist.world');
+      const bundle = join(FIXTURES, 'minimist.bundle');
+      const init = await genesis(['init', '--world', world, '--adopt', bundle, '--manifest', join(FIXTURES, 'minimist.world.yaml'), '--json']);
+      expect(init.status, init.stderr).toBe(0);
+      const out = JSON.parse(init.stdout);
+      const sourceHead = execFileSync('git', ['bundle', 'list-heads', bundle], { encoding: 'utf8' }).split(' ')[0];
+      expect(out).toMatchObject({ adopted: sourceHead, manifestAdded: true, historyCommits: 14, branch: 'main' });
+      expect(out.verified).toMatch(/test ok \d+ passed 0 failed/);
+      // The project's own commits are all still there, under the one Genesis added.
+      expect(git(world, 'rev-list', '--count', 'main')).toBe('15');
+      expect(git(world, 'rev-parse', 'main^')).toBe(sourceHead);
+      expect(git(world, 'rev-parse', ADOPTED_REF)).toBe(out.commit);
+      expect(git(world, 'log', '-1', '--format=%B', 'main')).toContain(`Genesis-Adopted: ${sourceHead}`);
+      expect(git(world, 'diff', '--name-only', 'main^', 'main')).toBe('world.yaml');
+
+      const audit = await genesis(['audit', '--world', world, '--json']);
+      expect(audit.status, audit.stdout + audit.stderr).toBe(0);
+      const report = JSON.parse(audit.stdout);
+      expect(report).toMatchObject({ commits: 1, violations: 0, adoption: { commit: out.commit, historyCommits: 14 } });
+
+      // After adoption the branch is judged as any world's: a commit pushed around the gate is a violation.
+      const user = join(dir, 'clone');
+      execFileSync('git', ['clone', '--quiet', world, user]);
+      execFileSync(
+        'sh',
+        ['-c', 'echo "module.exports = 1" > index.js && git add -A && git -c user.name=x -c user.email=x@y commit -qm "by hand" && git push -q origin main'],
+        { cwd: user },
+      );
+      const after = await genesis(['audit', '--world', world, '--sample', '0', '--json']);
+      expect(after.status).toBe(7);
+      expect(JSON.parse(after.stdout).findings.map((f: { code: string }) => f.code)).toContain('unattributed-commit');
+    },
+    240_000,
+  );
+
+  itWith('bwrap')(
+    'takes a head that carries world.yaml itself as the first accepted commit, and publishes back as genesis/main without forcing',
+    async () => {
+      const dir = await tempDir('genesis-adopt-');
+      const source = join(dir, 'lib');
+      const commits = await projectHistory(source, [
+        { message: 'start', files: { 'index.js': ADD, 'test/add.test.js': ADD_TEST } },
+        { message: 'add world.yaml', files: { 'world.yaml': WORLD_YAML } },
+      ]);
+      const world = join(dir, 'lib.world');
+      const init = await genesis(['init', '--world', world, '--adopt', source, '--json']);
+      expect(init.status, init.stderr).toBe(0);
+      expect(JSON.parse(init.stdout)).toMatchObject({ adopted: commits[1], commit: commits[1], manifestAdded: false, historyCommits: 2 });
+      expect(git(world, 'rev-parse', 'main')).toBe(commits[1]);
+      const audit = await genesis(['audit', '--world', world, '--json']);
+      expect(audit.status, audit.stdout).toBe(0);
+
+      // An accepted change on top, then publish: to the user's repository.
+      const repo = await LocalWorld.open(world);
+      const tree = await repo.treeOf('main');
+      const change = await repo.commitTree(tree, [commits[1]!], 'next: a change\n\nGenesis-Episode: e1\n');
+      expect(await repo.compareAndSwap('refs/heads/main', change, commits[1]!)).toBe(true);
+      const events: string[] = [];
+      const publisher = new Publisher(repo, 'main', [{ url: source, ledger: false }], { adopted: true, onEvent: (e) => events.push(e.type) });
+      publisher['markBehind']({ url: source, ledger: false });
+      expect(await publisher.flush()).toEqual([]);
+      expect(git(source, 'rev-parse', 'genesis/main')).toBe(change);
+      expect(git(source, 'rev-parse', 'main')).toBe(commits[1]);
+
+      // The user commits on genesis/main themselves: the next push fails instead of dropping their commit.
+      execFileSync(
+        'sh',
+        ['-c', 'git checkout -q genesis/main && echo x > NOTE && git add NOTE && git -c user.name=x -c user.email=x@y commit -qm mine && git checkout -q main'],
+        { cwd: source },
+      );
+      const theirs = git(source, 'rev-parse', 'genesis/main');
+      const next = await repo.commitTree(tree, [change], 'next: another\n\nGenesis-Episode: e2\n');
+      expect(await repo.compareAndSwap('refs/heads/main', next, change)).toBe(true);
+      publisher['markBehind']({ url: source, ledger: false });
+      expect(await publisher.flush()).toEqual([source]);
+      publisher.close();
+      expect(git(source, 'rev-parse', 'genesis/main')).toBe(theirs);
+      expect(events).toContain('publish-failed');
+    },
+    120_000,
+  );
+
+  itWith('bwrap')(
+    'refuses a source it cannot read, a missing branch, and a head that fails its gate, leaving nothing behind',
+    async () => {
+      const dir = await tempDir('genesis-adopt-');
+      const source = join(dir, 'lib');
+      await projectHistory(source, [
+        { message: 'start', files: { 'index.js': 'exports.add = (a, b) => a - b;\n', 'test/add.test.js': ADD_TEST, 'world.yaml': WORLD_YAML } },
+      ]);
+      const world = join(dir, 'w');
+      const missing = await genesis(['init', '--world', world, '--adopt', join(dir, 'nope')]);
+      expect(missing.status).not.toBe(0);
+      expect(missing.stderr).toContain('does not exist');
+      const branch = await genesis(['init', '--world', world, '--adopt', source, '--branch', 'trunk']);
+      expect(branch.stderr).toContain('could not fetch branch "trunk"');
+      expect(existsSync(world)).toBe(false);
+      const failing = await genesis(['init', '--world', world, '--adopt', source]);
+      expect(failing.status).not.toBe(0);
+      expect(failing.stderr).toContain('does not pass the gate');
+      expect(existsSync(world)).toBe(false);
+    },
+    120_000,
+  );
+});

@@ -1,0 +1,93 @@
+import { join } from 'node:path';
+import { describe, expect } from 'vitest';
+import { stringify } from 'yaml';
+import { genesis } from '../../../helpers/genesis-cli.js';
+import { projectHistory } from '../../../helpers/project-history.js';
+import { itWith } from '../../../helpers/services.js';
+import { tempDir } from '../../../helpers/temp-dir.js';
+
+const FIXTURES = join(import.meta.dirname, '../../../fixtures/adopt');
+
+const test = (name: string, body: string) =>
+  `const test = require('node:test');\nconst assert = require('node:assert');\nconst { add } = require('../index.js');\ntest('${name}', async () => { ${body} });\n`;
+
+describe('genesis calibrate', () => {
+  itWith('bwrap')(
+    "measures f on a real project's history and d on mutants of its head, and keeps both for model and stats",
+    async () => {
+      const dir = await tempDir('genesis-calibrate-');
+      const world = join(dir, 'minimist.world');
+      const init = await genesis(['init', '--world', world, '--adopt', join(FIXTURES, 'minimist.bundle'), '--manifest', join(FIXTURES, 'minimist.world.yaml')]);
+      expect(init.status, init.stderr).toBe(0);
+      const run = await genesis(['calibrate', '--world', world, '--commits', '3', '--mutants', '4', '--jobs', '2', '--json']);
+      expect(run.status, run.stderr).toBe(0);
+      expect(run.stderr).toContain('[3/3]');
+      const report = JSON.parse(run.stdout);
+      expect(report.falseRejection).toMatchObject({ of: 3 });
+      expect(report.falseRejection.replays.map((r: { subject: string }) => r.subject)).toEqual(['minimist 1.2.6', 'minimist 1.2.7', 'minimist 1.2.8']);
+      expect(report.falseRejection.high).toBeGreaterThan(report.falseRejection.rate);
+      expect(report.recall).toMatchObject({ of: 4, executedLinesOnly: true, files: ['index.js'] });
+      // minimist's suite is thorough: a mutant of a line it runs does not get through unseen.
+      expect(report.recall.count).toBeGreaterThanOrEqual(3);
+
+      const stats = JSON.parse((await genesis(['stats', '--world', world, '--json'])).stdout);
+      expect(stats.verifier.recall.of).toBe(4);
+      expect(stats.verifier.falseRejection.of).toBe(3);
+      const model = await genesis(['model', 'chain', '--world', world, '--json']);
+      expect(JSON.parse(model.stdout).model.recall).toBeCloseTo(report.recall.rate, 6);
+    },
+    300_000,
+  );
+
+  itWith('bwrap')(
+    'tells why each of the project’s own commits was rejected, and what to change',
+    async () => {
+      const dir = await tempDir('genesis-calibrate-');
+      const source = join(dir, 'lib');
+      await projectHistory(source, [
+        { message: 'start', files: { 'index.js': 'exports.add = (a, b) => a + b;\n', 'test/add.test.js': test('adds', 'assert.equal(add(2, 3), 5);') } },
+        {
+          message: 'a test that looks a name up',
+          files: { 'test/dns.test.js': test('resolves', "await require('node:dns').promises.lookup('registry.invalid-genesis-test');") },
+        },
+        {
+          message: 'a test that runs a tool',
+          files: { 'test/dns.test.js': null, 'test/tool.test.js': test('tool', "require('node:child_process').execFileSync('genesis-no-such-tool');") },
+        },
+        { message: 'drop the tests', files: { 'test/tool.test.js': null, 'test/add.test.js': null, 'test/other.test.js': test('other', 'assert.ok(add);') } },
+        { message: 'back', files: { 'test/add.test.js': test('adds', 'assert.equal(add(2, 3), 5);') } },
+      ]);
+      const manifest = join(dir, 'world.yaml');
+      await import('node:fs/promises').then((fs) =>
+        fs.writeFile(
+          manifest,
+          stringify({
+            name: 'lib',
+            goal: { outcome: 'x' },
+            verify: { sandbox: 'bwrap', test: 'node --test test/' },
+            agent: { kind: 'command', preset: 'claude-code' },
+          }),
+        ),
+      );
+      const world = join(dir, 'lib.world');
+      expect((await genesis(['init', '--world', world, '--adopt', source, '--manifest', manifest])).status).toBe(0);
+      const run = await genesis(['calibrate', '--world', world, '--commits', '4', '--quiet', '--json']);
+      expect(run.status, run.stderr).toBe(0);
+      const f = JSON.parse(run.stdout).falseRejection;
+      const byCause = Object.fromEntries(
+        f.causes.map((g: { cause: string; commits: Array<{ subject: string }> }) => [g.cause, g.commits.map((c) => c.subject)]),
+      );
+      expect(byCause).toEqual({
+        network: ['a test that looks a name up'],
+        'tool-missing': ['a test that runs a tool'],
+        'genesis-rule': ['drop the tests'],
+      });
+      expect(f).toMatchObject({ count: 3, of: 4 });
+      expect(f.causes.find((g: { cause: string }) => g.cause === 'genesis-rule').commits[0].reason).toBe('tests-vanished');
+      const text = await genesis(['calibrate', '--world', world, '--commits', '4', '--quiet']);
+      expect(text.stdout).toContain('false rejections f = 75.0%');
+      expect(text.stdout).toContain('network (1): gates run without a network: install what the tests fetch through verify.deps');
+    },
+    300_000,
+  );
+});

@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { applyMutation, findMutationSites, maskNonCode } from '../../../../src/operations/calibrate/mutation-sites.js';
+
+const SOURCE = [
+  "var defaults = { a: 'x === y' };", // 1: the operator is inside a string
+  'function f(a, b) {',
+  '  if (a > 0 && b) return a + 1;', // 3
+  '  // a < b in a comment',
+  '  count = count * 2;', // 5
+  '  return false;', // 6
+  '}',
+].join('\n');
+
+describe('mutation sites', () => {
+  it('finds operators, constants, conditions and statements, never inside strings or comments', () => {
+    const sites = findMutationSites('index.js', SOURCE, null);
+    const on = (line: number) => sites.filter((s) => s.line === line).map((s) => `${s.kind}: ${s.after.trim()}`.trim());
+    expect(on(1)).toEqual([]);
+    expect(on(4)).toEqual([]);
+    expect(on(3)).toEqual(
+      expect.arrayContaining([
+        'operator: if (a >= 0 && b) return a + 1;',
+        'operator: if (a > 0 || b) return a + 1;',
+        'operator: if (a > 0 && b) return a - 1;',
+        'constant: if (a > 1 && b) return a + 1;',
+        'constant: if (a > 0 && b) return a + 0;',
+        'condition: if (!(a > 0 && b)) return a + 1;',
+      ]),
+    );
+    expect(on(5)).toEqual(expect.arrayContaining(['operator: count = count / 2;', 'constant: count = count * 3;', 'statement:']));
+    expect(on(6)).toEqual(['constant: return true;', 'statement:']);
+  });
+
+  it('keeps to the lines the tests execute when they are known', () => {
+    const sites = findMutationSites('index.js', SOURCE, new Set([5]));
+    expect(new Set(sites.map((s) => s.line))).toEqual(new Set([5]));
+  });
+
+  it('applies one site to its line alone', () => {
+    const site = findMutationSites('index.js', SOURCE, new Set([6])).find((s) => s.kind === 'constant');
+    const mutated = applyMutation(SOURCE, site!);
+    expect(mutated.split('\n')[5]).toBe('  return true;');
+    expect(mutated.split('\n').filter((line, i) => line !== SOURCE.split('\n')[i])).toHaveLength(1);
+  });
+
+  it('masks strings, templates and comments with their offsets kept', () => {
+    const text = "a = 'b + c'; /* d\n* e */ `f ${g}` // h\nx";
+    const masked = maskNonCode(text);
+    expect(masked).toHaveLength(text.length);
+    expect(masked).not.toMatch(/[bcdefgh]/);
+    expect(masked.split('\n')[2]).toBe('x');
+  });
+});
