@@ -45,7 +45,10 @@ describe('genesis calibrate', () => {
       const dir = await tempDir('genesis-calibrate-');
       const source = join(dir, 'lib');
       await projectHistory(source, [
-        { message: 'start', files: { 'index.js': 'exports.add = (a, b) => a + b;\n', 'test/add.test.js': test('adds', 'assert.equal(add(2, 3), 5);') } },
+        {
+          message: 'start',
+          files: { 'index.js': 'exports.add = (a, b) => a + b;\n', 'test/add.test.js': test('adds', 'assert.equal(add(2, 3), 5);'), 'ci/config': 'a\n' },
+        },
         {
           message: 'a test that looks a name up',
           files: { 'test/dns.test.js': test('resolves', "await require('node:dns').promises.lookup('registry.invalid-genesis-test');") },
@@ -54,8 +57,8 @@ describe('genesis calibrate', () => {
           message: 'a test that runs a tool',
           files: { 'test/dns.test.js': null, 'test/tool.test.js': test('tool', "require('node:child_process').execFileSync('genesis-no-such-tool');") },
         },
-        { message: 'drop the tests', files: { 'test/tool.test.js': null, 'test/add.test.js': null, 'test/other.test.js': test('other', 'assert.ok(add);') } },
-        { message: 'back', files: { 'test/add.test.js': test('adds', 'assert.equal(add(2, 3), 5);') } },
+        { message: 'edit the CI file', files: { 'test/tool.test.js': null, 'ci/config': 'b\n' } },
+        { message: 'a second test', files: { 'test/other.test.js': test('other', 'assert.ok(add);') } },
       ]);
       const manifest = join(dir, 'world.yaml');
       await import('node:fs/promises').then((fs) =>
@@ -65,6 +68,7 @@ describe('genesis calibrate', () => {
             name: 'lib',
             goal: { outcome: 'x' },
             verify: { sandbox: 'bwrap', test: 'node --test test/' },
+            protected: ['world.yaml', 'ci/**'],
             agent: { kind: 'command', preset: 'claude-code' },
           }),
         ),
@@ -80,10 +84,10 @@ describe('genesis calibrate', () => {
       expect(byCause).toEqual({
         network: ['a test that looks a name up'],
         'tool-missing': ['a test that runs a tool'],
-        'genesis-rule': ['drop the tests'],
+        'genesis-rule': ['edit the CI file'],
       });
       expect(f).toMatchObject({ count: 3, of: 4 });
-      expect(f.causes.find((g: { cause: string }) => g.cause === 'genesis-rule').commits[0].reason).toBe('tests-vanished');
+      expect(f.causes.find((g: { cause: string }) => g.cause === 'genesis-rule').commits[0].reason).toBe('protected-path');
       const text = await genesis(['calibrate', '--world', world, '--commits', '4', '--quiet']);
       expect(text.stdout).toContain('false rejections f = 75.0%');
       expect(text.stdout).toContain('network (1): gates run without a network: install what the tests fetch through verify.deps');
