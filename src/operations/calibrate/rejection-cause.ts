@@ -87,9 +87,7 @@ function ruleAdvice(reasons: readonly RejectionReason[], manifest: WorldManifest
   if (reasons.includes('protected-path'))
     parts.push(`the project changed paths protected: covers (${manifest.protected.join(', ')}): narrow protected: to what agents must never touch`);
   if (reasons.includes('tests-vanished'))
-    parts.push(
-      'tests that passed on the parent were no longer reported passing (renamed or removed): expected of a rename; an agent would be rejected for it too',
-    );
+    parts.push('tests that passed on the parent, in files the change may not edit, were no longer reported passing: an agent would be rejected for it too');
   if (reasons.includes('size-limit')) parts.push('the change is over verify.maxFileKb, maxChangeKb or maxFiles: raise them if such changes are normal here');
   if (reasons.includes('score-fell')) parts.push('fewer tests passed than on the parent: in ratchet mode a right change may not drop tests');
   if (parts.length === 0) parts.push(`a Genesis rule (${[...new Set(reasons)].join(', ')}) rejected the project's own change: see docs/guides/adopting.md`);
