@@ -1,0 +1,49 @@
+import { execFileSync } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { countedTests } from '../../../src/gate/counted-tests.js';
+import { tempDir } from '../../helpers/temp-dir.js';
+
+async function repoWith(files: Record<string, string>): Promise<{ repo: string; head: string }> {
+  const repo = await tempDir('genesis-counted-');
+  for (const [path, content] of Object.entries(files)) {
+    await mkdir(dirname(join(repo, path)), { recursive: true });
+    await writeFile(join(repo, path), content);
+  }
+  const git = (...args: string[]) =>
+    execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd: repo })
+      .toString()
+      .trim();
+  git('init', '-q');
+  git('add', '-A');
+  git('commit', '-qm', 'init');
+  return { repo, head: git('rev-parse', 'HEAD') };
+}
+
+describe('countedTests', () => {
+  it('counts the names the first commit reported and the tests protected files define, never a name the code registers', async () => {
+    const { repo, head } = await repoWith({
+      'test/m.test.js': "import test from 'node:test';\ndescribe('m', () => { it(\"is right\", () => {}); });\ntest('m loads', () => {});\n",
+      'tests/test_p.py': 'def test_p():\n    assert True\n',
+      'src/m.js': "import test from 'node:test';\ntest('inflated', () => {});\n",
+    });
+    const counts = await countedTests(repo, head, ['the world is sane'], ['test/**', 'tests/**']);
+    expect(counts).not.toBeNull();
+    const counted = (name: string) => counts!(name);
+    expect(['the world is sane', 'm > is right', 'm loads', 'tests.test_p > test_p', 'test_p[1]', 'test/m.test.js > anything'].map(counted)).toEqual([
+      true,
+      true,
+      true,
+      true,
+      true,
+      true,
+    ]);
+    expect(['inflated', 'inflated 0', 'src/m.js > inflated', 'something else'].map(counted)).toEqual([false, false, false, false]);
+  });
+
+  it('counts every test when the scored names are not known on this machine', async () => {
+    const { repo, head } = await repoWith({ 'a.txt': 'x' });
+    expect(await countedTests(repo, head, null, ['test/**'])).toBeNull();
+  });
+});
