@@ -17,6 +17,8 @@ export const EXIT = {
   interrupted: 5,
   /** `run`: stopped because the agent cannot work at all (circuit breaker); fix it and run again. */
   circuitOpen: 6,
+  /** `run`: stopped because what is left waits for a person's review (`genesis review approve|reject`). */
+  awaitingReview: 7,
   /** `run`: the goal's evidence command passes on the accepted head. */
   evidence: 0,
   /** An unexpected internal error (a bug). */
@@ -33,6 +35,7 @@ export const STOP_EXIT = {
   budget: EXIT.budget,
   interrupted: EXIT.interrupted,
   'circuit-open': EXIT.circuitOpen,
+  'awaiting-review': EXIT.awaitingReview,
 } as const;
 
 /** What each exit code means to a script that calls Genesis: docs/reference/exit-codes.md is this table. */
@@ -44,6 +47,8 @@ export const EXIT_MEANINGS: Readonly<Record<keyof typeof EXIT, string>> = {
   budget: '`genesis run` stopped because a budget (episodes, hours, cost, tokens) ran out',
   interrupted: '`genesis run` was stopped by the user (SIGINT or SIGTERM); run it again to resume',
   circuitOpen: '`genesis run` stopped because the agent cannot work at all (the circuit breaker opened); fix the agent and run again',
+  awaitingReview:
+    '`genesis run` stopped because the changes left wait for review; `genesis review approve|reject` decides them, and the next run lands or retries them',
   evidence: "`genesis run` stopped because the goal's evidence command passes on the accepted head",
   internal: 'an unexpected internal error (a bug in Genesis); the accepted history is unchanged',
   forced: '`genesis run` got a second Ctrl-C and exited at once, without recording the running episodes (the next run closes them as abandoned)',

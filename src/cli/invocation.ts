@@ -5,7 +5,25 @@ import { fileURLToPath } from 'node:url';
 /** This checkout's (or installed package's) bin/genesis.js: src/cli and dist/cli both sit two levels below it. */
 const BIN = fileURLToPath(new URL('../../bin/genesis.js', import.meta.url));
 
-const COMMANDS = ['init', 'run', 'demo', 'log', 'episodes', 'show', 'model', 'worker', 'task', 'status', 'stats', 'serve', 'doctor', 'audit', 'amend', 'deps'];
+const COMMANDS = [
+  'init',
+  'run',
+  'demo',
+  'log',
+  'episodes',
+  'show',
+  'model',
+  'worker',
+  'task',
+  'review',
+  'status',
+  'stats',
+  'serve',
+  'doctor',
+  'audit',
+  'amend',
+  'deps',
+];
 const COMMAND_AFTER_GENESIS = new RegExp(`(^|[\\s(\`'":])genesis (?=(?:${COMMANDS.join('|')})\\b)`, 'g');
 
 let cached: string | null = null;

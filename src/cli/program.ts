@@ -17,6 +17,7 @@ const COMMAND_MODULES: ReadonlyArray<() => Promise<CommandModule>> = [
   () => import('./commands/model/model.js'),
   () => import('./commands/worker/worker.js'),
   () => import('./commands/task/task.js'),
+  () => import('./commands/review/review.js'),
   () => import('./commands/amend/amend.js'),
   () => import('./commands/status/status.js'),
   () => import('./commands/budget/budget.js'),

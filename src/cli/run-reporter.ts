@@ -53,6 +53,10 @@ export function describeStop(stop: StopReason): string {
       return `stopped: budget ${stop.budget} spent (${stop.used} of ${stop.limit}); lift it with genesis budget lift --reason "…" (or raise goal.stop.${stop.budget} in world.yaml) to go on`;
     case 'interrupted':
       return 'stopped by the user; run again to resume';
+    case 'awaiting-review':
+      return withCliName(
+        `stopped: ${stop.episodes.map((e) => `${e.task} (episode ${e.id})`).join(', ')} passed the gate and wait for review; decide with genesis review approve|reject <episode> (or the dashboard), then run again`,
+      );
     case 'circuit-open':
       return `stopped: every episode would fail the same way (${stop.reason}: ${stop.message}); no new episodes were started. Fix it, then run again`;
     case 'blocked': {

@@ -93,6 +93,8 @@ export const ERROR_CODES = {
   'task-not-blocked': refused('the task is not blocked'),
   'task-not-found': refused('there is no such task'),
   'retry-note-too-long': refused('the note of a task retry is too long'),
+  'review-not-awaiting': refused('the episode does not wait for review'),
+  'review-decided': refused('the change waiting for review was already approved or rejected'),
   'amend-branch': refused('the amendment was made on another branch'),
   'amend-empty': refused('the amendment changes nothing'),
   'amend-invalid-manifest': refused("the amendment's world.yaml does not validate"),

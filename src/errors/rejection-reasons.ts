@@ -58,6 +58,7 @@ export const REJECTION_REASONS = {
   'replay-conflict': charged('the change conflicts with changes landed or queued ahead of it'),
   'replay-empty': charged('the accepted head already contains the change'),
   'task-removed': charged('the task is no longer in world.yaml'),
+  'review-rejected': charged('a person reviewing the change rejected it'),
   'episode-unknown': charged("the change's episode has no ledger record"),
   'unverified-result': charged('a result claimed the gate passed, but the ledger does not agree'),
   'verification-failed': charged('the verification on the tip failed'),

@@ -8,7 +8,8 @@ import type { EpisodeReason } from '../errors/rejection-reasons.js';
  * (the proof of its result) and at its end. A record still `running` after its orchestrator died
  * is closed as `abandoned` on the next start, or taken up again when its gate had passed.
  */
-export type EpisodeOutcome = 'accepted' | 'rejected' | 'failed' | 'abandoned';
+/** `awaiting-review`: the change passed its gate and waits for a person (`genesis review approve|reject`); the record stays open until then. */
+export type EpisodeOutcome = 'accepted' | 'rejected' | 'failed' | 'abandoned' | 'awaiting-review';
 
 export interface GateStepRecord {
   name: string;

@@ -330,6 +330,10 @@ export const taskSchema = z
     check: z.string().optional().describe("the task's acceptance command, run by the gate"),
     humanMinutes: z.number().positive().optional().describe('how long a person would take, in minutes (for the horizon fit of genesis stats)'),
     witness: z.boolean().default(false).describe("fail-to-pass: the task's check must fail on the base commit and pass on the candidate"),
+    review: z
+      .boolean()
+      .default(false)
+      .describe('a change that passed its gate waits as awaiting-review until a person approves it (genesis review approve, or the dashboard) before it lands'),
   })
   .strict();
 
@@ -374,6 +378,10 @@ export const manifestSchema = z
       .default({ maxAttempts: 3, blockOnRepeat: true })
       .describe('how often a task is tried before it is blocked'),
     parallelism: z.number().int().min(1).max(64).default(2).describe('episodes running at once'),
+    review: z
+      .enum(['tasks', 'all'])
+      .default('tasks')
+      .describe('which changes wait for a person after their gate: tasks (those of tasks with review: true) or all'),
     integration: z
       .object({
         slots: z.number().int().min(1).max(64).optional().describe('speculative verifications running at once; default: parallelism'),

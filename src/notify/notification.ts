@@ -43,6 +43,13 @@ export function notificationsOf(event: RunEvent, world: string, now: Date): Noti
           event: 'rejected',
           text: `${world}: task ${event.task} attempt ${event.attempt} rejected: ${event.reason}${tail(event.message)}`,
         });
+      else if (event.outcome === 'awaiting-review')
+        out.push({
+          ...about,
+          event: 'awaiting-review',
+          commit: event.commit,
+          text: `${world}: task ${event.task} passed its gate and waits for review: genesis review approve|reject ${event.id}`,
+        });
       if (event.reason === 'worker-lost')
         out.push({ ...about, event: 'worker-lost', text: `${world}: no worker finished episode ${event.id} of task ${event.task}${tail(event.message)}` });
       return out;
@@ -82,6 +89,8 @@ function stopWords(stop: StopReason): string {
       return `budget ${stop.budget} spent`;
     case 'interrupted':
       return 'interrupted';
+    case 'awaiting-review':
+      return `what is left waits for review (${stop.episodes.map((e) => e.task).join(', ')})`;
     case 'circuit-open':
       return `${stop.reason}: ${stop.message}`;
   }

@@ -27,6 +27,8 @@ export interface PolicyState {
   readonly running: ReadonlyMap<string, string>;
   /** Episodes whose change passed its own gate and waits in the integration queue: no slot, but the task is busy. */
   readonly integrating: ReadonlyMap<string, string>;
+  /** Changes that passed their own gate and wait for a person (`review`): no slot, the task is busy, nothing lands until approved. */
+  readonly reviewing: ReadonlyMap<string, ReviewingChange>;
   /** Tasks whose gate found the accepted head itself failing: not tried again in this run. */
   readonly held: ReadonlyMap<string, string>;
   /** Tasks whose last episode met an outage of the machine (or whose lease another holder keeps), and the time (ms) before which none starts. */
@@ -43,6 +45,21 @@ export interface PolicyState {
   readonly closing: boolean;
   readonly now: number;
   readonly tally: Readonly<Tally>;
+}
+
+/** A change waiting for review: its task, and what joins the integration queue once it is approved. */
+export interface ReviewingChange {
+  task: string;
+  change: IntegratingChange;
+}
+
+/** A change that passed its own gate, as it joins the integration queue. */
+export interface IntegratingChange {
+  id: string;
+  task: string;
+  candidate: string;
+  base: string;
+  source?: string;
 }
 
 /** A hold of the whole world until a usage or rate limit resets. */
@@ -72,6 +89,10 @@ export interface PolicyConfig {
   pastEvidence: boolean;
   /** The world's gate is a ratchet (`verify.mode`): an episode's score goes into the trailer of what lands, known only after its own gate, so no change takes a place in the integration queue before it. */
   ratchet: boolean;
+  /** Every change waits for review after its gate (`review: all`); otherwise those of tasks with `review: true`. */
+  reviewAll: boolean;
+  /** How often the loop looks for review decisions while changes wait for them (ms). @default 2000 */
+  reviewPollMs: number;
 }
 
 export type PolicyEvent =
@@ -100,6 +121,8 @@ export type PolicyEvent =
   | { type: 'evidence'; passed: boolean; command: string }
   /** A change left the integration queue without a verdict (the run stops); its record stays open for the next run. */
   | { type: 'withdrawn'; id: string }
+  /** A person decided on a change waiting for review (the loop read the decision from the world). */
+  | { type: 'reviewed'; id: string; decision: 'approve' | 'reject'; note: string | null }
   | { type: 'aborted' };
 
 export type PolicyCommand =
@@ -117,7 +140,11 @@ export type PolicyCommand =
   /** A result of an episode this run does not run (delivered twice, or already integrating): acknowledge it, and close its record again if a duplicate run reopened it. */
   | { type: 'drop-result'; id: string }
   /** A pass the ledger confirms: the change joins the integration queue (at the place it reserved, if any) and its result is acknowledged. */
-  | { type: 'integrate'; change: { id: string; task: string; candidate: string; base: string; source?: string } }
+  | { type: 'integrate'; change: IntegratingChange }
+  /** A pass the ledger confirms, of a change that waits for a person: its record says awaiting-review, its result is acknowledged, nothing lands yet. */
+  | { type: 'park'; change: IntegratingChange }
+  /** A person rejected a change waiting for review: its record is closed as rejected (review-rejected), the note its message. */
+  | { type: 'close-review'; id: string; note: string | null }
   /** A pass the ledger does not confirm (a forged result): the episode's record (`record`, as the ledger holds it) is closed with `closing`; nothing of it lands. */
   | { type: 'refuse-result'; id: string; record: EpisodeRecord | null; closing: Closing }
   /**
@@ -159,10 +186,12 @@ export interface Decision {
   commands: PolicyCommand[];
 }
 
+type OptionalConfig = 'cooldownMs' | 'pastEvidence' | 'ratchet' | 'reviewAll' | 'reviewPollMs';
+
 const NO_TALLY: Tally = { accepted: 0, rejected: 0, failed: 0, abandoned: 0, episodes: 0 };
 
 export function initialPolicyState(input: {
-  config: Omit<PolicyConfig, 'cooldownMs' | 'pastEvidence' | 'ratchet'> & Partial<Pick<PolicyConfig, 'cooldownMs' | 'pastEvidence' | 'ratchet'>>;
+  config: Omit<PolicyConfig, OptionalConfig> & Partial<Pick<PolicyConfig, OptionalConfig>>;
   tasks: readonly TaskSpec[];
   done: ReadonlySet<string>;
   /** Every episode of the world (summaries suffice: see ledger-summary.ts). */
@@ -170,16 +199,19 @@ export function initialPolicyState(input: {
   /** Episodes the run takes over (running on workers, or waiting for integration after a restart). */
   running?: ReadonlyMap<string, string>;
   integrating?: ReadonlyMap<string, string>;
+  /** Changes waiting for review, found in the ledger. */
+  reviewing?: ReadonlyMap<string, ReviewingChange>;
   retries?: readonly RetryFacts[];
   now: number;
 }): PolicyState {
   return {
-    config: { cooldownMs: 2_000, pastEvidence: false, ratchet: false, ...input.config },
+    config: { cooldownMs: 2_000, pastEvidence: false, ratchet: false, reviewAll: false, reviewPollMs: 2_000, ...input.config },
     tasks: input.tasks,
     done: input.done,
     ledger: policyLedgerOf(input.records),
     running: input.running ?? new Map(),
     integrating: input.integrating ?? new Map(),
+    reviewing: input.reviewing ?? new Map(),
     held: new Map(),
     cooldown: new Map(),
     outages: new Map(),
@@ -230,9 +262,32 @@ export function decide(state: PolicyState, event: PolicyEvent): Decision {
       integrating.delete(event.id);
       return settle({ ...state, integrating });
     }
+    case 'reviewed':
+      return reviewed(state, event);
     case 'aborted':
       return interrupted(state);
   }
+}
+
+/** Whether a change of this task waits for a person after its gate. */
+function needsReview(state: PolicyState, task: string): boolean {
+  return state.config.reviewAll || state.tasks.find((t) => t.id === task)?.review === true;
+}
+
+/**
+ * A person's decision on a change waiting for review. Approved, it joins the integration queue
+ * (verified again on the accepted head if that moved since its gate); rejected, its record is
+ * closed (then `finished` counts the failure, and the task is tried again with the note). A run
+ * that is stopping leaves decisions to the next run.
+ */
+function reviewed(state: PolicyState, event: Extract<PolicyEvent, { type: 'reviewed' }>): Decision {
+  const waiting = state.reviewing.get(event.id);
+  if (!waiting || state.stop) return { state, commands: [] };
+  if (event.decision === 'reject') return { state, commands: [{ type: 'close-review', id: event.id, note: event.note }] };
+  const reviewing = new Map(state.reviewing);
+  reviewing.delete(event.id);
+  const integrating = new Map(state.integrating).set(event.id, waiting.task);
+  return { state: { ...state, reviewing, integrating }, commands: [{ type: 'integrate', change: waiting.change }] };
 }
 
 /**
@@ -268,13 +323,19 @@ function judgeResult(state: PolicyState, result: EpisodeResult, record: EpisodeR
     const closing: Closing = { outcome: 'rejected', reason: 'unverified-result', message, signature: 'unverified-result' };
     return { state, commands: [{ type: 'refuse-result', id, record, closing }] };
   }
-  const change = {
+  const change: IntegratingChange = {
     id,
     task: result.task,
     candidate: result.candidate!,
     base: result.gatedOn ?? result.base,
     ...(result.source ? { source: result.source } : {}),
   };
+  if (needsReview(state, result.task)) {
+    const running = new Map(state.running);
+    running.delete(id);
+    const planned = plan({ ...state, running, reviewing: new Map(state.reviewing).set(id, { task: result.task, change }) });
+    return { state: planned.state, commands: [{ type: 'park', change }, ...planned.commands] };
+  }
   const passed = decide(state, { type: 'passed', id });
   return { state: passed.state, commands: [...passed.commands, { type: 'integrate', change }] };
 }
@@ -285,7 +346,7 @@ function judgeResult(state: PolicyState, result: EpisodeResult, record: EpisodeR
  * retry lifts it in a running run too; `held` only remembers the message.
  */
 export function taskStatuses(state: PolicyState): Map<string, RetriedTaskStatus> {
-  const busy = new Set([...state.running.values(), ...state.integrating.values()]);
+  const busy = new Set([...state.running.values(), ...state.integrating.values(), ...[...state.reviewing.values()].map((r) => r.task)]);
   const { maxAttempts, blockOnRepeat } = state.config;
   return deriveWorldTaskStatuses({
     manifest: { tasks: [...state.tasks], retry: { maxAttempts, blockOnRepeat } },
@@ -305,6 +366,8 @@ export function nextWake(state: PolicyState): number | null {
   let wake = Infinity;
   for (const until of state.cooldown.values()) if (until > state.now) wake = Math.min(wake, until);
   if (state.hold && state.hold.untilMs > state.now) wake = Math.min(wake, state.hold.untilMs);
+  // A decision is written to the world by another process: looked for by the clock.
+  if (state.reviewing.size > 0 && !state.stop) wake = Math.min(wake, state.now + state.config.reviewPollMs);
   const first = state.ledger.firstStartMs;
   if (state.config.budgets.maxHours !== undefined && first !== null) wake = Math.min(wake, first + state.config.budgets.maxHours * 3_600_000 + 50);
   return Number.isFinite(wake) ? wake : null;
@@ -347,6 +410,11 @@ function afterStarts(state: PolicyState, refused: readonly string[] = []): Decis
   if (state.stop || state.running.size + state.integrating.size > 0) return settle(state);
   if (refused.length > 0) return settle(leaseWait(state, refused));
   if ([...state.cooldown.values()].some((until) => until > state.now) || isHeld(state)) return settle(state);
+  if (state.reviewing.size > 0) {
+    // Nothing else can go on before a person decides: the run ends, and the next one (or a decision meanwhile) goes on.
+    const episodes = [...state.reviewing].map(([id, r]) => ({ id, task: r.task }));
+    return settle({ ...state, stop: { kind: 'awaiting-review', episodes } });
+  }
   const statuses = taskStatuses(state);
   const waiting = state.tasks.filter((t) => statuses.get(t.id)?.state === 'pending').map((t) => ({ task: t.id, on: 'unschedulable' }));
   return settle({ ...state, stop: { kind: 'blocked', blocked: [], waiting } });
@@ -354,12 +422,14 @@ function afterStarts(state: PolicyState, refused: readonly string[] = []): Decis
 
 function finished(state: PolicyState, event: Extract<PolicyEvent, { type: 'finished' }>): Decision {
   const { record } = event;
-  if (!state.running.has(record.id) && !state.integrating.has(record.id)) return { state, commands: [] };
+  if (!state.running.has(record.id) && !state.integrating.has(record.id) && !state.reviewing.has(record.id)) return { state, commands: [] };
   const running = new Map(state.running);
   const integrating = new Map(state.integrating);
+  const reviewing = new Map(state.reviewing);
   running.delete(record.id);
   integrating.delete(record.id);
-  const outcome = record.outcome ?? 'abandoned';
+  reviewing.delete(record.id);
+  const outcome = record.outcome === null || record.outcome === 'awaiting-review' ? 'abandoned' : record.outcome;
   const tally = { ...state.tally, [outcome]: state.tally[outcome] + 1 };
   let held = state.held;
   if (BROKEN_BASE_REASONS.has(record.reason ?? '')) held = new Map(held).set(record.task, record.message ?? '');
@@ -374,7 +444,7 @@ function finished(state: PolicyState, event: Extract<PolicyEvent, { type: 'finis
   const stop = !state.stop && event.fatal ? { kind: 'circuit-open' as const, reason: event.fatal.reason, message: event.fatal.message } : state.stop;
   const ledger = withRecord(state.ledger, record);
   const hold = event.hold && event.hold.untilMs > (state.hold?.untilMs ?? 0) ? event.hold : state.hold;
-  return plan({ ...state, now: event.now, ledger, running, integrating, tally, held, cooldown, outages, stop, hold });
+  return plan({ ...state, now: event.now, ledger, running, integrating, reviewing, tally, held, cooldown, outages, stop, hold });
 }
 
 /** Whether a usage limit holds the world now. */

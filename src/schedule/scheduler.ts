@@ -13,6 +13,8 @@ export type StopReason =
     }
   | { kind: 'budget'; budget: 'maxEpisodes' | 'maxHours' | 'maxCostUsd' | 'maxTokens'; limit: number; used: number }
   | { kind: 'interrupted' }
+  /** Nothing else can go on before a person decides on these changes (genesis review approve|reject); the next run lands or retries them. */
+  | { kind: 'awaiting-review'; episodes: Array<{ id: string; task: string }> }
   /** An agent failure no retry can cure (a missing binary, bad credentials): no new episodes. */
   | { kind: 'circuit-open'; reason: string; message: string };
 

@@ -3,6 +3,7 @@ import type { EpisodeRecord } from '../../ledger/episode-record.js';
 import { episodeEndEvent } from './events.js';
 import { decide, taskStatuses, type PolicyCommand, type PolicyEvent, type WorldHold } from '../run-policy.js';
 import { closeEpisode, dropResult, integrateChange, refuseResult } from './episode-results.js';
+import { closeReview, parkForReview } from './reviews.js';
 import { openEpisodes, reportLeaseWaits, submitEpisode } from './start-episodes.js';
 import type { Run } from './state.js';
 import { writeWorldHold } from './world-hold.js';
@@ -39,6 +40,10 @@ async function carryOut(run: Run, command: PolicyCommand): Promise<void> {
       return dropResult(run, command.id);
     case 'integrate':
       return integrateChange(run, command.change);
+    case 'park':
+      return parkForReview(run, command.change);
+    case 'close-review':
+      return ended(run, await closeReview(run, command.id, command.note), null);
     case 'refuse-result':
       return ended(run, await refuseResult(run, command.id, command.record, command.closing), null);
     case 'close-episode':

@@ -112,7 +112,7 @@ export async function openRun(options: RunOptions): Promise<Run> {
     stage,
     inbox,
     snapshots: Promise.resolve(),
-    recovered: { integrating: [], running: [], closed: 0 },
+    recovered: { integrating: [], running: [], reviewing: [], closed: 0 },
     jobs: new Map(),
     policy: initialPolicyState({ config, tasks: manifest.tasks, done: new Set(), records: [], now: Date.now() }),
     evidence: null,
@@ -162,6 +162,7 @@ async function policyConfig(options: RunOptions, manifest: WorldManifest, record
     distributed: options.distributed !== undefined,
     pastEvidence: options.pastEvidence ?? false,
     ratchet: manifest.verify.mode === 'ratchet',
+    reviewAll: manifest.review === 'all',
   };
 }
 

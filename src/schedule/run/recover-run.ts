@@ -1,6 +1,7 @@
 import { removeClosedEpisodeDirs, removeStaleWorkspaces } from '../../episode/workspace.js';
 import { initialPolicyState } from '../run-policy.js';
 import { gatesRunningAtCrash, recoverOpenRecords, releaseLeftoverLeases } from './recovery.js';
+import { reviewingOf } from './reviews.js';
 import type { Run } from './state.js';
 
 /**
@@ -30,6 +31,7 @@ export async function recoverRun(run: Run): Promise<void> {
     now: Date.now(),
     running: new Map(recovered.running.map((r) => [r.id, r.task])),
     integrating: new Map(recovered.integrating.map((r) => [r.id, r.task])),
+    reviewing: new Map(recovered.reviewing.map(reviewingOf)),
     retries: await world.taskRetries(),
   });
   run.emit({

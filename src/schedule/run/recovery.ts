@@ -15,13 +15,15 @@ export interface Recovered {
   integrating: EpisodeRecord[];
   /** Episodes workers may still be running (distributed only): their results are owed. */
   running: EpisodeRecord[];
+  /** Changes that passed their gate and wait for a person's review: they keep waiting. */
+  reviewing: EpisodeRecord[];
   /** Records closed now: landed ones recorded as accepted, the rest abandoned. */
   closed: number;
 }
 
 /** An open record whose episode's gate passed its candidate: what waits for integration. */
 export function passedItsGate(r: EpisodeRecord): boolean {
-  return r.status === 'running' && r.candidate !== null && r.gate?.ok === true && r.reason === null;
+  return r.status === 'running' && r.candidate !== null && r.gate?.ok === true && r.reason === null && r.outcome !== 'awaiting-review';
 }
 
 /**
@@ -47,7 +49,7 @@ export async function recoverOpenRecords(input: {
   summaries?: ReadonlyMap<string, Pick<EpisodeSummary, 'id' | 'task' | 'status' | 'reason'>>;
 }): Promise<Recovered> {
   const { world, ledger, records } = input;
-  const out: Recovered = { integrating: [], running: [], closed: 0 };
+  const out: Recovered = { integrating: [], running: [], reviewing: [], closed: 0 };
   const verifications = new VerificationLedger(world.path);
   for (const record of [...records.values()]) {
     if (record.status !== 'running') continue;
@@ -58,6 +60,8 @@ export async function recoverOpenRecords(input: {
       await ledger.write(final);
       records.set(record.id, final);
       out.closed++;
+    } else if (record.outcome === 'awaiting-review' && record.candidate !== null) {
+      out.reviewing.push(record);
     } else if (passedItsGate(record) && !input.inGate?.has(record.id)) {
       // (One whose verification on a tip was running when the run died is closed below: it may be what killed it.)
       out.integrating.push(record);

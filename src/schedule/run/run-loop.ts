@@ -6,6 +6,7 @@ import { apply, checkEvidenceOn, reportBlocked } from './carry-out-commands.js';
 import { reserveTip } from './open-run.js';
 import { reconcileIfDue } from './reconcile.js';
 import { rejoinIntegration } from './recover-run.js';
+import { readReviewDecisions } from '../../world/review-decisions.js';
 import type { Run, Wake } from './state.js';
 
 /**
@@ -86,9 +87,22 @@ async function integrated(run: Run, outcome: IntegrationOutcome): Promise<void> 
 }
 
 async function tick(run: Run): Promise<void> {
+  await applyReviewDecisions(run);
   await apply(run, { type: 'tick', now: Date.now(), retries: await run.world.taskRetries() });
 }
 
 async function pump(run: Run, next: () => Promise<Wake>): Promise<void> {
   while (!run.policy.finished) run.inbox.push(await next());
+}
+
+/** Decisions people wrote since the last look, fed to the policy; an approved change takes its task's paths again before it joins. */
+async function applyReviewDecisions(run: Run): Promise<void> {
+  if (run.policy.reviewing.size === 0 || run.policy.stop) return;
+  const decisions = await readReviewDecisions(run.world.path);
+  for (const [id, waiting] of [...run.policy.reviewing]) {
+    const decision = decisions.get(id);
+    if (!decision) continue;
+    if (decision.decision === 'approve') await run.leases.tryAcquire(id, run.manifest.tasks.find((t) => t.id === waiting.task)?.paths ?? []);
+    await apply(run, { type: 'reviewed', id, decision: decision.decision, note: decision.note });
+  }
 }

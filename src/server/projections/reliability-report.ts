@@ -19,7 +19,7 @@ export interface ReliabilityReport {
 export function toStatsEpisodes(records: readonly EpisodeRecord[], tasks: readonly TaskSpec[]): StatsEpisode[] {
   const minutes = new Map(tasks.map((t) => [t.id, t.humanMinutes ?? null]));
   return records.flatMap((r): StatsEpisode[] =>
-    r.status === 'final' && r.outcome
+    r.status === 'final' && r.outcome && r.outcome !== 'awaiting-review'
       ? [
           {
             id: r.id,

@@ -146,6 +146,7 @@ describe('describeStop', () => {
       { kind: 'blocked', blocked: [], waiting: [] },
       { kind: 'budget', budget: 'maxHours', limit: 1, used: 1 },
       { kind: 'interrupted' },
+      { kind: 'awaiting-review', episodes: [{ id: 'e1', task: 'release' }] },
     ];
     for (const stop of stops) {
       expect(describeStop(stop)).toMatch(/^stopped/);

@@ -16,6 +16,7 @@ const manifest: WorldManifest = manifestSchema.parse({
 
 const task: TaskSpec = {
   witness: false,
+  review: false,
   kind: 'build',
   id: 'add',
   title: 'add(a, b) and sub(a, b)',

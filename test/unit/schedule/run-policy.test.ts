@@ -13,7 +13,7 @@ import type { TaskSpec } from '../../../src/manifest/schema.js';
 import type { EpisodeResult } from '../../../src/episode/episode-job.js';
 
 function task(id: string, dependsOn: string[] = []): TaskSpec {
-  return { id, title: id, description: '', acceptance: '', paths: [`src/${id}.js`], dependsOn, witness: false, kind: 'build' };
+  return { id, title: id, description: '', acceptance: '', paths: [`src/${id}.js`], dependsOn, witness: false, review: false, kind: 'build' };
 }
 
 const T0 = Date.parse('2026-12-01T08:00:00Z');
@@ -499,5 +499,86 @@ describe('closing an episode the run before left open', () => {
     expect(crashClosing(true, [{ reason: 'test-failed' }, { reason: 'gate-crashed' }])).toMatchObject({ outcome: 'failed', reason: 'poison-pill' });
     // After a person's retry the count starts again: a poison pill before it is not a crash of this kind.
     expect(crashClosing(true, [{ reason: 'poison-pill' }])).toMatchObject({ reason: 'gate-crashed' });
+  });
+});
+
+describe('the run policy with reviews', () => {
+  const reviewed = (id: string): TaskSpec => ({ ...task(id), review: true });
+
+  it('parks a passing change of a review task instead of integrating it: its slot is free, its task busy, the loop looks for decisions', () => {
+    const h = new Harness(policy([reviewed('a'), task('b'), task('c')]));
+    h.feed({ type: 'tick', now: T0 });
+    const a = h.recordOf('a');
+    const commands = h.feed({ type: 'result', result: resultOf(a), record: gated(a) });
+    expect(commands[0]).toEqual({ type: 'park', change: { id: a.id, task: 'a', candidate: CANDIDATE, base: a.base } });
+    expect(commands.some((c) => c.type === 'integrate')).toBe(false);
+    expect(h.running()).toEqual(['b', 'c']);
+    expect([...h.state.reviewing.keys()]).toEqual([a.id]);
+    expect(nextWake(h.state)).toBe(h.state.now + 2000);
+    h.feed({ type: 'tick', now: T0 + 10 });
+    expect(h.running()).toEqual(['b', 'c']);
+  });
+
+  it('reviews every change with review: all', () => {
+    const h = new Harness(policy([task('a')], { reviewAll: true }));
+    h.feed({ type: 'tick', now: T0 });
+    const a = h.recordOf('a');
+    expect(h.feed({ type: 'result', result: resultOf(a), record: gated(a) })[0]).toMatchObject({ type: 'park' });
+  });
+
+  it('integrates an approved change while the run goes on, and the run then ends done', () => {
+    const h = new Harness(policy([reviewed('a'), task('b')]));
+    h.feed({ type: 'tick', now: T0 });
+    const a = h.recordOf('a');
+    h.feed({ type: 'result', result: resultOf(a), record: gated(a) });
+    expect(h.feed({ type: 'reviewed', id: a.id, decision: 'approve', note: null })).toEqual([
+      { type: 'integrate', change: { id: a.id, task: 'a', candidate: CANDIDATE, base: a.base } },
+    ]);
+    expect([...h.state.integrating.keys()]).toEqual([a.id]);
+    h.feed({ type: 'landed', task: 'a', tasks: h.state.tasks });
+    h.feed({ type: 'finished', record: final(a, 'accepted'), now: T0 + 5 });
+    expect(h.stop()).toBeUndefined();
+    const b = h.recordOf('b');
+    h.feed({ type: 'landed', task: 'b', tasks: h.state.tasks });
+    h.feed({ type: 'finished', record: final(b, 'accepted'), now: T0 + 6 });
+    expect(h.stop()).toEqual({ type: 'finish', reason: { kind: 'done' } });
+  });
+
+  it('closes a rejected change and tries its task again, charging the attempt', () => {
+    const h = new Harness(policy([reviewed('a'), task('b')], { maxAttempts: 3 }));
+    h.feed({ type: 'tick', now: T0 });
+    const a = h.recordOf('a');
+    h.feed({ type: 'result', result: resultOf(a), record: gated(a) });
+    expect(h.feed({ type: 'reviewed', id: a.id, decision: 'reject', note: 'use the parser' })).toEqual([
+      { type: 'close-review', id: a.id, note: 'use the parser' },
+    ]);
+    h.feed({ type: 'finished', record: final(a, 'rejected', 'review-rejected'), now: T0 + 5 });
+    expect(h.state.reviewing.size).toBe(0);
+    expect(h.recordOf('a').attempt).toBe(2);
+    const start = h.commands.filter((c) => c.type === 'start').at(-1);
+    expect(start).toMatchObject({ tasks: [{ earlier: [a.id] }] });
+  });
+
+  it('ends awaiting-review when nothing else can go on, and ignores a decision once it stops', () => {
+    const h = new Harness(policy([reviewed('a'), task('b', ['a'])]));
+    h.feed({ type: 'tick', now: T0 });
+    const a = h.recordOf('a');
+    h.feed({ type: 'result', result: resultOf(a), record: gated(a) });
+    expect(h.stop()).toEqual({ type: 'finish', reason: { kind: 'awaiting-review', episodes: [{ id: a.id, task: 'a' }] } });
+    expect(decide(h.state, { type: 'reviewed', id: a.id, decision: 'approve', note: null }).commands).toEqual([]);
+  });
+
+  it('keeps a change found waiting at its start waiting', () => {
+    const a = { ...gated(record('e1', 'a')), outcome: 'awaiting-review' as const };
+    const state = initialPolicyState({
+      config: { parallelism: 2, maxAttempts: 2, blockOnRepeat: true, budgets: {}, distributed: false },
+      tasks: [reviewed('a')],
+      done: new Set(),
+      records: [a],
+      reviewing: new Map([[a.id, { task: 'a', change: { id: a.id, task: 'a', candidate: CANDIDATE, base: a.base } }]]),
+      now: T0,
+    });
+    const { commands } = decide(state, { type: 'tick', now: T0 });
+    expect(commands).toEqual([{ type: 'finish', reason: { kind: 'awaiting-review', episodes: [{ id: 'e1', task: 'a' }] } }]);
   });
 });

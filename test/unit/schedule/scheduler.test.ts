@@ -5,7 +5,7 @@ import { budgetStop, idleStop, pickReadyTasks } from '../../../src/schedule/sche
 import { deriveTaskStatuses, type EpisodeFacts } from '../../../src/schedule/task-status.js';
 
 function task(id: string, dependsOn: string[] = [], paths = [`src/${id}.js`]): TaskSpec {
-  return { id, title: id, description: '', acceptance: '', paths, dependsOn, witness: false, kind: 'build' };
+  return { id, title: id, description: '', acceptance: '', paths, dependsOn, witness: false, review: false, kind: 'build' };
 }
 
 function rejected(taskId: string, reason = 'test-failed', message: string | null = '1 test failed'): EpisodeFacts {

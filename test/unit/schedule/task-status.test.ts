@@ -3,7 +3,7 @@ import type { TaskSpec } from '../../../src/manifest/schema.js';
 import { deriveTaskStatuses, tasksWaitingOnBlocked, type EpisodeFacts, type TaskStatus } from '../../../src/schedule/task-status.js';
 
 function task(id: string, dependsOn: string[] = [], paths = [`src/${id}.js`]): TaskSpec {
-  return { id, title: id, description: '', acceptance: '', paths, dependsOn, witness: false, kind: 'build' };
+  return { id, title: id, description: '', acceptance: '', paths, dependsOn, witness: false, review: false, kind: 'build' };
 }
 
 function ended(

@@ -7,7 +7,7 @@ const T0 = Date.parse('2026-12-01T08:00:00Z');
 const BASE = 'b'.repeat(40);
 
 function task(id: string): TaskSpec {
-  return { id, title: id, description: '', acceptance: '', paths: [`src/${id}.js`], dependsOn: [], witness: false, kind: 'build' };
+  return { id, title: id, description: '', acceptance: '', paths: [`src/${id}.js`], dependsOn: [], witness: false, review: false, kind: 'build' };
 }
 
 /** A policy running episode e1 of task a. */

@@ -28,7 +28,7 @@ export interface StatsInput {
 export function toStatsEpisodes(records: readonly EpisodeRecord[], tasks: readonly TaskSpec[]): StatsEpisode[] {
   const minutes = new Map(tasks.map((t) => [t.id, t.humanMinutes ?? null]));
   return records.flatMap((r): StatsEpisode[] => {
-    if (r.status !== 'final' || r.outcome === null) return [];
+    if (r.status !== 'final' || r.outcome === null || r.outcome === 'awaiting-review') return [];
     const ended = r.endedAt === null ? Number.NaN : Date.parse(r.endedAt) - Date.parse(r.startedAt);
     return [
       {
