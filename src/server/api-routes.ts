@@ -15,6 +15,7 @@ import { readIntegrationView } from './projections/integration-view.js';
 import { buildOverview } from './projections/overview.js';
 import { buildReliabilityReport, type ReliabilityReport } from './projections/reliability-report.js';
 import { MAX_RETRY_NOTE, retryTask } from './retry-task.js';
+import { decideReview, listReviews, MAX_REVIEW_NOTE, readReview } from '../operations/review-change.js';
 import { buildTaskBoard } from './projections/task-board.js';
 import type { ClusterWorker, LivenessProbe } from './projections/worker-liveness.js';
 import type { WorldSnapshots } from './projections/world-snapshot.js';
@@ -43,6 +44,7 @@ const runBody = z.object({ pastEvidence: z.boolean().optional() }).strict();
 const stopBody = z.object({}).strict();
 // The shape only: world.yaml's own schema judges the task when it is added.
 const taskBody = z.object({ id: z.string().min(1), title: z.string().min(1), paths: z.array(z.string()).min(1) }).passthrough();
+const reviewBody = z.object({ note: z.string().max(MAX_REVIEW_NOTE).nullish() }).strict();
 const OUTCOMES = ['accepted', 'rejected', 'failed', 'abandoned', 'running'];
 
 /** The JSON API under /api; src/server/README.md documents every route. */
@@ -160,6 +162,25 @@ export function createApiRoutes(ctx: ApiContext): Hono {
     );
     return jsonResponse(result, 201);
   });
+
+  // Changes waiting for a person, each with its diff and gate log: what the dashboard's Reviews page decides on.
+  api.get('/reviews', async () => {
+    const waiting = await listReviews(ctx.world);
+    return jsonResponse({ reviews: await Promise.all(waiting.map((r) => readReview(ctx.world, r.id).catch(() => r))) });
+  });
+
+  for (const decision of ['approve', 'reject'] as const) {
+    api.post(`/reviews/:id/${decision}`, async (c) => {
+      const parsed = reviewBody.safeParse(await c.req.json().catch(() => undefined));
+      if (!parsed.success) {
+        throw new GenesisError('bad-request', `the body must be {"note": "<optional text, at most ${MAX_REVIEW_NOTE} characters>"}`, {
+          hint: parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '),
+        });
+      }
+      const decided = await decideReview(ctx.world, { episode: c.req.param('id'), decision, note: parsed.data.note ?? null, by: ctx.requester(c) });
+      return jsonResponse({ decision: decided }, 201);
+    });
+  }
 
   api.get('/reliability', async () => {
     const snapshot = await ctx.snapshots.current();

@@ -6,6 +6,7 @@ import * as episodes from './views/episodes.js';
 import * as history from './views/history.js';
 import * as overview from './views/overview.js';
 import * as reliability from './views/reliability.js';
+import * as reviews from './views/reviews.js';
 import * as tasks from './views/tasks.js';
 
 const ROUTES = [
@@ -14,6 +15,7 @@ const ROUTES = [
   { pattern: /^\/episodes$/, view: episodes, nav: 'episodes' },
   { pattern: /^\/episodes\/([^/]+)$/, view: episode, nav: 'episodes' },
   { pattern: /^\/tasks$/, view: tasks, nav: 'tasks' },
+  { pattern: /^\/reviews$/, view: reviews, nav: 'reviews' },
   { pattern: /^\/reliability$/, view: reliability, nav: 'reliability' },
 ];
 
