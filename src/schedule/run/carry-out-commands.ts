@@ -2,8 +2,8 @@ import { checkEvidence } from '../../gate/evidence.js';
 import type { EpisodeRecord } from '../../ledger/episode-record.js';
 import { episodeEndEvent } from './events.js';
 import { decide, taskStatuses, type PolicyCommand, type PolicyEvent, type WorldHold } from '../run-policy.js';
-import { closeEpisode, dropResult, integrateChange, refuseResult } from './episode-results.js';
-import { closeReview, parkForReview } from './reviews.js';
+import { closeEpisode, closeReview, dropResult, integrateChange, parkForReview, refuseResult } from './episode-results.js';
+
 import { openEpisodes, reportLeaseWaits, submitEpisode } from './start-episodes.js';
 import type { Run } from './state.js';
 import { writeWorldHold } from './world-hold.js';

@@ -1,7 +1,7 @@
 import { removeClosedEpisodeDirs, removeStaleWorkspaces } from '../../episode/workspace.js';
 import { initialPolicyState } from '../run-policy.js';
 import { gatesRunningAtCrash, recoverOpenRecords, releaseLeftoverLeases } from './recovery.js';
-import { reviewingOf } from './reviews.js';
+import { reviewingOf } from './episode-results.js';
 import type { Run } from './state.js';
 
 /**

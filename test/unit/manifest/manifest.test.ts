@@ -78,6 +78,7 @@ describe('parseManifest', () => {
         },
         retry: { maxAttempts: 3, blockOnRepeat: true },
         parallelism: 2,
+        review: 'tasks',
         tasks: [],
         ledger: { keepRejectedDays: 14 },
         notify: { webhooks: [] },
@@ -92,7 +93,7 @@ describe('parseManifest', () => {
       );
       expect(result.errors).toEqual([]);
       expect(result.manifest!.tasks).toEqual([
-        { id: 'add', title: 'task add', description: '', acceptance: '', paths: ['src/add.js'], dependsOn: [], witness: false, kind: 'build' },
+        { id: 'add', title: 'task add', description: '', acceptance: '', paths: ['src/add.js'], dependsOn: [], witness: false, review: false, kind: 'build' },
         {
           id: 'cli',
           title: 'task cli',
@@ -103,6 +104,7 @@ describe('parseManifest', () => {
           check: 'node --test test/cli.test.js',
           humanMinutes: 10,
           witness: false,
+          review: false,
           kind: 'build',
         },
       ]);
