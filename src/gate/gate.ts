@@ -9,6 +9,7 @@ import { judgeStep, ratchetScore, runStep, type RatchetRule, type StepContext, t
 import { recordImage, withImageInSummary } from './image.js';
 import { GateTree, PREPARING_STEPS } from './tree.js';
 import { HOLDOUT_STEP } from './hidden-checks.js';
+import { onlyTimedOut, withMoreCpus } from './timed-out-tests.js';
 import { GateCanaries } from './canary/gate-canaries.js';
 import type { TestBaseline } from './test-baseline.js';
 import { namesWith, passingNames, type TestRun } from './reports/cases.js';
@@ -158,7 +159,15 @@ async function runJudged(
   let stepRun = await runStep(ctx, tree, step);
   let failure = judgeStep(ctx, step, stepRun, options);
   if (failure?.rerun && input.flaky) {
-    stepRun = await runStep(ctx, tree, step, ' (run again)');
+    // Tests that only ran out of their own time are run again with more CPUs: a loaded machine is not the change's fault.
+    const timedOut = onlyTimedOut(stepRun.report);
+    const again = timedOut ? { ...ctx, manifest: withMoreCpus(ctx.manifest) } : ctx;
+    stepRun = await runStep(
+      again,
+      tree,
+      step,
+      timedOut ? ` (run again with ${again.manifest.verify.limits.cpus} CPUs: only per-test timeouts failed)` : ' (run again)',
+    );
     failure = judgeStep(ctx, step, stepRun, options);
     if (!failure) flaky.push(step.name);
     else if (failure.rerun && input.flaky.base && step.name !== input.flaky.ownCheck && (await failsOnBase(input, ctx, index, input.flaky.base))) {

@@ -1,0 +1,81 @@
+import { execFileSync } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { describe, expect } from 'vitest';
+import { stringify } from 'yaml';
+import { runGate } from '../../../src/gate/gate.js';
+import { readManifest } from '../../../src/manifest/parse.js';
+import { createSandbox } from '../../../src/sandbox/create-sandbox.js';
+import { itWith } from '../../helpers/services.js';
+import { tempDir } from '../../helpers/temp-dir.js';
+
+const it = itWith('docker');
+
+// A test with a per-test time of its own that needs two CPUs to finish in it, as a suite on a
+// loaded one-CPU machine does: it reads its container's CPU quota.
+const needsTwoCpus = (body: string) => `import test from 'node:test';
+import assert from 'node:assert';
+import { existsSync, readFileSync } from 'node:fs';
+const read = (f) => readFileSync(f, 'utf8').trim();
+// cgroup v2 (cpu.max: "<quota> <period>") or v1 (cpu.cfs_quota_us, -1 for none).
+const [quota, period] = existsSync('/sys/fs/cgroup/cpu.max')
+  ? read('/sys/fs/cgroup/cpu.max').split(' ')
+  : [read('/sys/fs/cgroup/cpu/cpu.cfs_quota_us'), read('/sys/fs/cgroup/cpu/cpu.cfs_period_us')];
+const cpus = quota === 'max' || quota === '-1' ? Infinity : Number(quota) / Number(period);
+test('fits in its time', { timeout: 300 }, async () => { ${body} });
+`;
+
+async function gate(testFile: string) {
+  const repo = await tempDir('genesis-timeouts-');
+  for (const [path, content] of Object.entries({ 'package.json': '{ "type": "module" }\n', 'test/t.test.js': testFile })) {
+    await mkdir(dirname(join(repo, path)), { recursive: true });
+    await writeFile(join(repo, path), content);
+  }
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: repo, encoding: 'utf8' }).trim();
+  git('init', '-q');
+  git('add', '--all');
+  const manifest = readManifest(
+    stringify({
+      name: 'timeouts',
+      goal: { outcome: 'x' },
+      verify: { sandbox: 'docker', image: 'genesis/node:20', test: 'node --test test/', timeoutSec: 120, limits: { cpus: 1, memoryMb: 256, pids: 64 } },
+      protected: ['test/**'],
+      agent: { kind: 'script', script: 'r.yaml' },
+      tasks: [],
+    }),
+  );
+  const sandbox = await createSandbox('docker', { image: 'genesis/node:20' });
+  return runGate({
+    repo,
+    tree: git('write-tree'),
+    steps: [{ name: 'test', command: manifest.verify.test }],
+    manifest,
+    sandbox,
+    workDir: join(await tempDir('genesis-timeouts-work-'), 'gate'),
+    flaky: { base: null, ownCheck: null },
+  });
+}
+
+describe('a test that fails only by its own per-test timeout', () => {
+  it('is run again with more CPUs, and passing then is flaky, not the change', async () => {
+    const verdict = await gate(needsTwoCpus('if (cpus < 2) await new Promise((r) => setTimeout(r, 2000));'));
+    expect(verdict.ok, verdict.log).toBe(true);
+    expect(verdict.record.flaky).toEqual(['test']);
+    expect(verdict.record.steps.map((s) => [s.name, s.exitCode])).toEqual([
+      ['test', 1],
+      ['test (run again with 2 CPUs: only per-test timeouts failed)', 0],
+    ]);
+  });
+
+  it('still fails the change when it times out with more CPUs too', async () => {
+    const verdict = await gate(needsTwoCpus('await new Promise((r) => setTimeout(r, 2000));'));
+    expect(verdict).toMatchObject({ ok: false, reason: 'test-failed' });
+    expect(verdict.record.steps.at(-1)?.name).toBe('test (run again with 2 CPUs: only per-test timeouts failed)');
+  });
+
+  it('leaves a failing assertion to an ordinary run again, with the limits as they are', async () => {
+    const verdict = await gate(needsTwoCpus('assert.equal(cpus, 99);'));
+    expect(verdict).toMatchObject({ ok: false, reason: 'test-failed' });
+    expect(verdict.record.steps.map((s) => s.name)).toEqual(['test', 'test (run again)']);
+  });
+});
