@@ -9,7 +9,7 @@ import { createUiRoutes } from './static-ui.js';
 import { formatPrometheusText, PROMETHEUS_CONTENT_TYPE } from '../telemetry/prometheus-text.js';
 import { readIntegrationView } from './projections/integration-view.js';
 import { buildTaskBoard } from './projections/task-board.js';
-import { buildWorldMetrics } from './projections/world-metrics.js';
+import { buildWorldMetrics, type QueueDepth } from './projections/world-metrics.js';
 import { probeLocalWorker, type ClusterWorker, type LivenessProbe } from './projections/worker-liveness.js';
 import { WorldSnapshots } from './projections/world-snapshot.js';
 import type { WorldControl } from './world-control.js';
@@ -28,6 +28,8 @@ export interface ServerAppOptions {
   /** Whether a worker holding an episode is alive. @default probes pids on this host */
   probe?: LivenessProbe;
   now?: () => Date;
+  /** Jobs in the distributed queues by state, for /metrics (`genesis serve --redis`). */
+  queueDepths?: () => Promise<QueueDepth[]>;
   /** Starts and stops the run and adds tasks (`genesis serve`); absent, those routes answer 501. */
   control?: WorldControl;
 }
@@ -70,13 +72,16 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
   // Prometheus scrapes this: a read, open like every read (see README on exposing reads).
   app.get('/metrics', async () => {
     const snapshot = await snapshots.current();
+    // Redis being down costs those series, not the page.
     const cluster = options.listWorkers ? await options.listWorkers().catch(() => null) : null;
+    const queues = options.queueDepths ? await options.queueDepths().catch(() => null) : null;
     const families = buildWorldMetrics({
       snapshot,
       board: buildTaskBoard(snapshot, probe),
       integration: await readIntegrationView(options.world),
       probe,
       cluster,
+      queues,
     });
     return new Response(formatPrometheusText(families), { headers: { 'content-type': PROMETHEUS_CONTENT_TYPE, 'cache-control': 'no-store' } });
   });

@@ -4,6 +4,7 @@ import { HonoAdapter } from '@bull-board/hono';
 import { serveStatic } from '@hono/node-server/serve-static';
 import type { Queue } from 'bullmq';
 import type { Hono } from 'hono';
+import type { QueueDepth } from './projections/world-metrics.js';
 
 /** Settings of {@link mountQueueBoard}. */
 export interface QueueBoardOptions {
@@ -39,4 +40,11 @@ export function mountQueueBoard(app: Hono, queues: readonly Queue[], options: Qu
   app.get(`${basePath}/`, (c) => c.redirect(basePath));
   app.route(basePath, adapter.registerPlugin());
   return { basePath, setQueues: (list) => board.replaceQueues(adapt(list)) };
+}
+
+/** How many jobs each queue holds in each state, for the metrics (`genesis_queue_jobs`). */
+export async function readQueueDepths(queues: readonly Queue[]): Promise<QueueDepth[]> {
+  const states = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'failed'] as const;
+  const counts = await Promise.all(queues.map((queue) => queue.getJobCounts(...states)));
+  return queues.flatMap((queue, i) => states.map((state) => ({ queue: queue.name, state, count: counts[i]![state] ?? 0 })));
 }

@@ -7,6 +7,7 @@ import { createServerApp, type ServerApp } from './create-app.js';
 import { resolveServeSecurity, type ServeSecurity } from './http/security.js';
 import type { ClusterWorker } from './projections/worker-liveness.js';
 import type { WorldControl } from './world-control.js';
+import type { QueueDepth } from './projections/world-metrics.js';
 
 /** Settings of {@link startServer}. */
 export interface StartServerOptions {
@@ -21,6 +22,8 @@ export interface StartServerOptions {
   keepAliveMs?: number;
   /** Workers alive in the distributed queue, shown on the overview. */
   listWorkers?: () => Promise<ClusterWorker[]>;
+  /** Jobs in the distributed queues by state, for /metrics. */
+  queueDepths?: () => Promise<QueueDepth[]>;
   /** Starts and stops the run and adds tasks for the API. */
   control?: WorldControl;
   /** Runs before the server listens, e.g. to mount the queue board on `serverApp.app`. */
@@ -51,6 +54,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     ...(options.keepAliveMs === undefined ? {} : { keepAliveMs: options.keepAliveMs }),
     ...(options.listWorkers === undefined ? {} : { listWorkers: options.listWorkers }),
     ...(options.control === undefined ? {} : { control: options.control }),
+    ...(options.queueDepths === undefined ? {} : { queueDepths: options.queueDepths }),
   });
   await serverApp.snapshots.current();
   await options.configure?.(serverApp);

@@ -7,6 +7,13 @@ import type { WorldSnapshot } from './world-snapshot.js';
 /** Seconds: from a quick gate to an agent that works for an hour. */
 export const DURATION_BUCKETS = [1, 5, 10, 30, 60, 120, 300, 600, 1800, 3600];
 
+/** Jobs of a distributed queue in one state. */
+export interface QueueDepth {
+  queue: string;
+  state: string;
+  count: number;
+}
+
 /** What the metrics read besides the snapshot. */
 export interface MetricsInput {
   snapshot: WorldSnapshot;
@@ -15,6 +22,8 @@ export interface MetricsInput {
   probe: LivenessProbe;
   /** Workers in the distributed queue's registry; null without Redis (or when it cannot be read). */
   cluster: ClusterWorker[] | null;
+  /** Jobs in the distributed queues (BullMQ, with --redis); null without them. */
+  queues?: QueueDepth[] | null;
 }
 
 /**
@@ -111,6 +120,16 @@ export function buildWorldMetrics(input: MetricsInput): MetricFamily[] {
         { labels: { ...world, source: 'local' }, value: localWorkers.size },
       ],
     },
+    ...(input.queues
+      ? [
+          {
+            name: 'genesis_queue_jobs',
+            help: "Jobs in the distributed queues (BullMQ) by state: the episode queue all worlds share and this world's results queue.",
+            type: 'gauge' as const,
+            samples: input.queues.map((q) => ({ labels: { ...world, queue: q.queue, state: q.state }, value: q.count })),
+          },
+        ]
+      : []),
     {
       name: 'genesis_run_active',
       help: 'Whether a run holds the world now (1) or not (0).',

@@ -1,4 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { createServerApp } from '../../../src/server/create-app.js';
+import { readQueueDepths } from '../../../src/server/queue-board.js';
 import { startServer, type RunningServer } from '../../../src/server/start-server.js';
 import { LocalWorld } from '../../../src/world/local-world.js';
 import { itWith } from '../../helpers/services.js';
@@ -38,6 +43,25 @@ describeWithDocker('the Prometheus metrics of genesis serve', () => {
     expect(text).toContain('genesis_workers_alive{world="fixture",source="local"} 0');
     expect(text).toContain('genesis_cost_usd_total{world="fixture"} 0');
     expect(text).toContain('genesis_episodes_without_cost_total{world="fixture"} 7');
+  });
+
+  itWith('redis')('counts the jobs of the distributed queues by state when Redis is given', async () => {
+    const redis = new Redis('redis://127.0.0.1:6379', { maxRetriesPerRequest: null });
+    const queue = new Queue(`test-${randomUUID()}`, { connection: redis });
+    try {
+      await queue.add('episode', { task: 'a' });
+      await queue.add('episode', { task: 'b' }, { delay: 60_000 });
+      const app = createServerApp({ world: await LocalWorld.open(worldPath), queueDepths: () => readQueueDepths([queue]) }).app;
+      const text = await (await app.request('/metrics')).text();
+      expect(text).toContain(`genesis_queue_jobs{world="fixture",queue="${queue.name}",state="waiting"} 1`);
+      expect(text).toContain(`genesis_queue_jobs{world="fixture",queue="${queue.name}",state="delayed"} 1`);
+      // Without Redis the series are absent, not zero.
+      expect(await (await createServerApp({ world: await LocalWorld.open(worldPath) }).app.request('/metrics')).text()).not.toContain('genesis_queue_jobs');
+    } finally {
+      await queue.obliterate({ force: true });
+      await queue.close();
+      redis.disconnect();
+    }
   });
 
   it('is scraped by a real Prometheus server, which answers queries over its HTTP API with the same values', async (ctx) => {

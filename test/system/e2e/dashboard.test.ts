@@ -71,6 +71,8 @@ describeE2e('the dashboard in a browser', () => {
     await expect.poll(() => b.innerText()).toContain('attempt 2');
     await expect.poll(() => b.innerText()).toContain('agent script');
     await expect.poll(() => b.locator('.gate').innerText()).toContain('check:b ok');
+    // What the change took: b's failed first attempt and the one that landed (the script agent reports no cost).
+    await expect.poll(() => b.locator('.spend').innerText()).toMatch(/^2 episodes · agent .+ · gate .+ · landed after .+$/);
     await shoot('history');
   });
 
@@ -119,6 +121,7 @@ describeE2e('the dashboard in a browser', () => {
     const a = blocked.locator('[data-task="a"]');
     await expect.poll(() => a.innerText()).toContain('check-failed');
     expect((await a.locator('.sig').innerText()).trim()).not.toBe('');
+    expect(await a.locator('.spend').innerText()).toMatch(/^2 episodes · agent /);
     await expect.poll(() => blocked.locator('[data-task="e"]').innerText()).toContain('outside-paths');
     await expect.poll(() => page.locator('[data-column="pending"] [data-task="d"]').innerText()).toContain('waiting on blocked task a');
     await shoot('tasks');

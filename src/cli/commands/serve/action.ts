@@ -23,7 +23,7 @@ export async function serveCommand(opts: ServeCommandOptions): Promise<number> {
       host: opts.host,
       port: opts.port,
       token: opts.token,
-      ...(board ? { listWorkers: () => board.listWorkers() } : {}),
+      ...(board ? { listWorkers: () => board.listWorkers(), queueDepths: () => board.queueDepths() } : {}),
       control: createWorldControl(world),
       configure: (s) => board?.mount(s.app),
     });

@@ -3,7 +3,8 @@ import type { Hono } from 'hono';
 import { EPISODE_QUEUE, queuePrefix, resultQueueOf, worldKeyOf } from '../../../queue/bullmq/distributed-job.js';
 import { connectRedis } from '../../../queue/redis/connection.js';
 import { listWorkers } from '../../../queue/redis/worker-registry.js';
-import { mountQueueBoard } from '../../../server/queue-board.js';
+import { mountQueueBoard, readQueueDepths } from '../../../server/queue-board.js';
+import type { QueueDepth } from '../../../server/projections/world-metrics.js';
 import type { ClusterWorker } from '../../../server/projections/worker-liveness.js';
 import type { WorldRepo } from '../../../world/world-repo.js';
 
@@ -15,7 +16,7 @@ import type { WorldRepo } from '../../../world/world-repo.js';
 export async function openQueueBoard(
   url: string,
   world: WorldRepo,
-): Promise<{ mount(app: Hono): void; listWorkers(): Promise<ClusterWorker[]>; close(): Promise<void> }> {
+): Promise<{ mount(app: Hono): void; listWorkers(): Promise<ClusterWorker[]>; queueDepths(): Promise<QueueDepth[]>; close(): Promise<void> }> {
   const manifest = await world.manifestAt('HEAD');
   const redis = await connectRedis(url, { name: 'genesis-serve' });
   const prefix = queuePrefix();
@@ -23,6 +24,7 @@ export async function openQueueBoard(
   return {
     mount: (app) => void mountQueueBoard(app, queues),
     listWorkers: () => listWorkers(redis),
+    queueDepths: () => readQueueDepths(queues),
     close: async () => {
       await Promise.all(queues.map((q) => q.close()));
       redis.disconnect();
