@@ -13,6 +13,7 @@ import { onlyTimedOut, withMoreCpus } from './timed-out-tests.js';
 import { GateCanaries } from './canary/gate-canaries.js';
 import type { TestBaseline } from './test-baseline.js';
 import { namesWith, passingNames, type TestRun } from './reports/cases.js';
+import { ReportBudget } from './reports/files.js';
 import { failureSignature } from './reports/printed-counts.js';
 import type { RejectionReason } from '../errors/rejection-reasons.js';
 
@@ -85,6 +86,7 @@ async function runGateSteps(input: GateRunInput): Promise<GateRunVerdict> {
     records: [],
     logs: [],
     mounts: [],
+    reportBudget: new ReportBudget(),
   };
   const flaky: string[] = [];
   const passing: TestBaseline = {};

@@ -10,7 +10,7 @@ import type { GateStep } from './plan.js';
 import { PREPARING_STEPS, type GateTree } from './tree.js';
 import { vanishedTests } from './test-baseline.js';
 import { namesWith, passingNames, reportOf, testsThatRan, type TestRun } from './reports/cases.js';
-import type { ReportProblem } from './reports/files.js';
+import type { ReportBudget, ReportProblem } from './reports/files.js';
 import { removeReportFiles } from './reports/files.js';
 import { readStepReport } from './reports/read-report.js';
 import { testsSignature, type TestReport } from './reports/printed-counts.js';
@@ -41,6 +41,8 @@ export interface StepContext {
   mounts: readonly SandboxMount[];
   /** This gate's canaries, loaded into every test process of the steps that are judged by their tests. */
   canaries?: GateCanaries;
+  /** What the gate's steps have left to read of report files, together. */
+  reportBudget: ReportBudget;
 }
 
 /** One run of one step: the sandbox's result and the report read from it. */
@@ -107,6 +109,7 @@ export async function runStep(ctx: StepContext, tree: GateTree, step: GateStep, 
         workDir,
         junit,
         required: step.name === 'test' || step.name.startsWith('check:'),
+        budget: ctx.reportBudget,
       });
   if (preparing && result.exitCode === 0) await tree.keep();
   const judged = canaries && 'run' in read && read.run ? judgeCanaries(read.run, canaries.nonce) : null;

@@ -4,12 +4,13 @@
  * at a file of the host's) or anything too large is a broken report, not something to follow.
  */
 import type { Dirent } from 'node:fs';
-import { readdir, readFile, realpath, rm } from 'node:fs/promises';
+import { readdir, realpath, rm } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import picomatch from 'picomatch/posix.js';
 import { lstatInside, passesLink } from '../../sandbox/gate/contained-path.js';
 import { mergeRuns, type TestRun } from './cases.js';
-import { JUnitFormatError, parseJUnit } from './junit.js';
+import { JUnitFormatError } from './junit.js';
+import { readJUnitFile, TooManyCasesError } from './junit-stream.js';
 import type { RejectionReason } from '../../errors/rejection-reasons.js';
 
 /** Why a named report could not be read: the gate's `report-missing` or `report-invalid`. */
@@ -22,6 +23,21 @@ const MAX_REPORT_BYTES = 32 * 1024 * 1024;
 /** What one step's report files may hold together: each under MAX_REPORT_BYTES, twenty of them would not be. */
 export const MAX_STEP_REPORT_BYTES = 48 * 1024 * 1024;
 const MAX_ENTRIES = 20_000;
+/** What the report files of one gate may hold in all its steps together (every task's check, a flaky step run again). */
+export const MAX_GATE_REPORT_BYTES = 96 * 1024 * 1024;
+/** Test cases one gate's reports may hold together: what they cost in memory until the verdict, whatever their bytes. */
+export const MAX_GATE_REPORT_CASES = 1_000_000;
+
+/**
+ * What a gate has left to read of report files: one per gate, shared by its steps, so that no
+ * number of steps or files makes the orchestrator hold more than the gate's limits.
+ */
+export class ReportBudget {
+  constructor(
+    public bytes = MAX_GATE_REPORT_BYTES,
+    public cases = MAX_GATE_REPORT_CASES,
+  ) {}
+}
 
 /** Work-dir-relative paths of the files under `base`, not following links to directories. */
 async function listUnder(workDir: string, base: string): Promise<string[]> {
@@ -62,7 +78,7 @@ export async function findReportFiles(workDir: string, patterns: readonly string
   return [...matches].sort();
 }
 
-async function readOne(workDir: string, path: string): Promise<TestRun | ReportProblem> {
+async function readOne(workDir: string, path: string, budget: ReportBudget): Promise<TestRun | ReportProblem> {
   const full = join(workDir, path);
   const info = await lstatInside(workDir, path);
   if (!info) return { reason: 'report-invalid', message: `${path} is outside the work dir (through a symbolic link)` };
@@ -83,19 +99,31 @@ async function readOne(workDir: string, path: string): Promise<TestRun | ReportP
   if (info.size > MAX_REPORT_BYTES)
     return { reason: 'report-invalid', message: `${path} is ${info.size} bytes, over the ${MAX_REPORT_BYTES}-byte limit for a report` };
   try {
-    return parseJUnit(await readFile(full, 'utf8'));
+    // Read as a stream: only its cases are kept, never the document.
+    const run = await readJUnitFile(full, budget.cases);
+    budget.cases -= run.cases.length;
+    return run;
   } catch (error) {
     if (error instanceof JUnitFormatError) return { reason: 'report-invalid', message: `${path} is ${error.message}` };
+    if (error instanceof TooManyCasesError)
+      return { reason: 'report-too-large', message: `${path} holds ${error.message}, over the ${MAX_GATE_REPORT_CASES} of one gate's reports together` };
     throw error;
   }
 }
 
 /**
  * Reads and merges every JUnit file the patterns match in `workDir`.
- * @returns the merged run, or the problem: no file matched (`report-missing`), or one is not a
- *   readable JUnit document (`report-invalid`, naming the file and what is wrong).
+ * @returns the merged run, or the problem: no file matched (`report-missing`), one is not a
+ *   readable JUnit document (`report-invalid`, naming the file and what is wrong), or the files
+ *   are over the limits of one step or, with what the gate's steps read before, of one gate
+ *   (`report-too-large`).
  */
-export async function readJUnitFiles(workDir: string, patterns: readonly string[]): Promise<{ run: TestRun; files: string[] } | { problem: ReportProblem }> {
+export async function readJUnitFiles(
+  workDir: string,
+  patterns: readonly string[],
+  /** The gate's (see ReportBudget); a call of its own by default. */
+  budget = new ReportBudget(),
+): Promise<{ run: TestRun; files: string[] } | { problem: ReportProblem }> {
   const files = await findReportFiles(workDir, patterns);
   if (files.length === 0) {
     return { problem: { reason: 'report-missing', message: `verify.report.junit names ${patterns.join(', ')}, and the step wrote no such file` } };
@@ -109,11 +137,19 @@ export async function readJUnitFiles(workDir: string, patterns: readonly string[
         message: `the ${files.length} report file(s) ${patterns.join(', ')} matched hold ${total} bytes together, over the ${MAX_STEP_REPORT_BYTES}-byte limit of one step`,
       },
     };
+  if (total > budget.bytes)
+    return {
+      problem: {
+        reason: 'report-too-large',
+        message: `the ${files.length} report file(s) ${patterns.join(', ')} matched hold ${total} bytes, and this gate's steps have read ${MAX_GATE_REPORT_BYTES - budget.bytes} before: over the ${MAX_GATE_REPORT_BYTES}-byte limit of one gate's reports together`,
+      },
+    };
+  budget.bytes -= total;
   // One step's reports are parsed at a time in this process: gates running side by side never hold more than one limit's worth.
   return parsing.run(async () => {
     const runs: TestRun[] = [];
     for (const path of files) {
-      const read = await readOne(workDir, path);
+      const read = await readOne(workDir, path, budget);
       if ('reason' in read) return { problem: read };
       // A file's attributes are a claim; another file's cases must not be topped up with it.
       runs.push({ ...read, summary: null });

@@ -3,7 +3,7 @@
  * JUnit XML printed on standard output, else TAP, node's spec reporter or vitest's own reporters in the output.
  */
 import { reportOf, type TestRun } from './cases.js';
-import { readJUnitFiles, type ReportProblem } from './files.js';
+import { readJUnitFiles, type ReportBudget, type ReportProblem } from './files.js';
 import { findJUnitInOutput } from './junit.js';
 import { summaryMismatch } from './runner-summary.js';
 import { parseSpec } from './spec.js';
@@ -20,6 +20,8 @@ export interface StepReportInput {
   junit: readonly string[] | null;
   /** The named report must exist (the test step and task checks); other steps fall back to their output. */
   required: boolean;
+  /** What the gate has left to read of report files (one per gate); a read of its own without it. */
+  budget?: ReportBudget;
 }
 
 export type StepReport = { run: TestRun | null; source: string | null } | { problem: ReportProblem };
@@ -27,7 +29,7 @@ export type StepReport = { run: TestRun | null; source: string | null } | { prob
 /** Reads one step's report; a named report that is missing (when required) or broken is a problem. */
 export async function readStepReport(input: StepReportInput): Promise<StepReport> {
   if (input.junit && input.junit.length > 0) {
-    const files = await readJUnitFiles(input.workDir, input.junit);
+    const files = await readJUnitFiles(input.workDir, input.junit, input.budget);
     if ('run' in files) {
       const mismatch = summaryMismatch(input.output, reportOf(files.run));
       if (mismatch) return { problem: { reason: 'report-mismatch', message: mismatch } };

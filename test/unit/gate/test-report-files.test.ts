@@ -3,7 +3,7 @@ import { mkdir, symlink, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { reportOf } from '../../../src/gate/reports/cases.js';
-import { findReportFiles, MAX_STEP_REPORT_BYTES, readJUnitFiles, removeReportFiles } from '../../../src/gate/reports/files.js';
+import { findReportFiles, MAX_STEP_REPORT_BYTES, ReportBudget, readJUnitFiles, removeReportFiles } from '../../../src/gate/reports/files.js';
 import { readStepReport } from '../../../src/gate/reports/read-report.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
@@ -130,5 +130,28 @@ describe('readJUnitFiles over the limit of one step', () => {
     expect(await readStepReport({ workDir: dir, junit: ['reports/*.xml'], output: '', truncated: false, required: false })).toMatchObject({
       problem: { reason: 'report-too-large' },
     });
+  });
+});
+
+describe('readJUnitFiles over the limits of one gate', () => {
+  it('fails report-too-large when the steps of one gate read more report bytes together than the gate may', async () => {
+    const report = fixture('jest-junit.xml');
+    const budget = new ReportBudget(Buffer.byteLength(report) * 2 + 10);
+    const dir = await workDir({ 'reports/junit.xml': report });
+    // Three steps (a test and two task checks, say) each under the step's limit: the third is one too many.
+    expect(await readJUnitFiles(dir, ['reports/*.xml'], budget)).toHaveProperty('run');
+    expect(await readJUnitFiles(dir, ['reports/*.xml'], budget)).toHaveProperty('run');
+    expect(await readJUnitFiles(dir, ['reports/*.xml'], budget)).toMatchObject({
+      problem: { reason: 'report-too-large', message: expect.stringContaining(`limit of one gate's reports together`) },
+    });
+  });
+
+  it('fails report-too-large past the test cases one gate may hold, however few bytes they take', async () => {
+    const cases = Array.from({ length: 50 }, (_, i) => `<testcase name="t${i}"/>`).join('');
+    const dir = await workDir({ 'reports/junit.xml': `<testsuite>${cases}</testsuite>` });
+    expect(await readJUnitFiles(dir, ['reports/*.xml'], new ReportBudget(undefined, 49))).toMatchObject({ problem: { reason: 'report-too-large' } });
+    const budget = new ReportBudget(undefined, 80);
+    expect(await readJUnitFiles(dir, ['reports/*.xml'], budget)).toHaveProperty('run');
+    expect(await readJUnitFiles(dir, ['reports/*.xml'], budget)).toMatchObject({ problem: { reason: 'report-too-large' } });
   });
 });
