@@ -33,7 +33,7 @@ interface Frame {
   own?: TestCase[];
   nested?: TestCase[][];
   /** For a counted testcase: what its children say. */
-  testcase?: { attrs: Attributes; failure: string | null; error: string | null; skipped: boolean };
+  testcase?: { attrs: Attributes; failure: string | null; error: string | null; skipped: { type: string } | null };
   /** For a failure or error child of a counted testcase: its message attribute and text so far. */
   problem?: { kind: 'failure' | 'error'; message: string; text: string };
 }
@@ -255,11 +255,11 @@ export class JUnitStreamParser {
       frame.nested = [];
       if (this.stack.length === 1) this.childSuiteAttrs.push(attrs);
     } else if (parent.chain && name === 'testcase') {
-      frame.testcase = { attrs, failure: null, error: null, skipped: false };
+      frame.testcase = { attrs, failure: null, error: null, skipped: null };
     } else if (parent.testcase && (name === 'failure' || name === 'error')) {
       frame.problem = { kind: name, message: attrs.message ?? '', text: '' };
     } else if (parent.testcase && name === 'skipped') {
-      parent.testcase.skipped = true;
+      parent.testcase.skipped ??= { type: attrs.type ?? '' };
     }
     this.stack.push(frame);
   }
@@ -313,10 +313,13 @@ function toCase(testcase: NonNullable<Frame['testcase']>, suites: readonly strin
         ? name
         : `${classname} > ${name}`;
   const problem = testcase.failure ?? testcase.error;
+  // node writes a todo test that ran with its <skipped type="todo"/>, and a <failure> too when its body threw: a todo, not a failure.
+  const todo = testcase.skipped?.type === 'todo';
   return {
     name: full,
-    outcome: problem !== null ? 'failed' : testcase.skipped ? 'skipped' : 'passed',
-    message: problem ?? '',
+    outcome: problem !== null && !todo ? 'failed' : testcase.skipped ? 'skipped' : 'passed',
+    message: todo ? '' : (problem ?? ''),
     fileLevel: isFileLevelName(name),
+    ...(todo ? { ranAs: problem === null ? ('passed' as const) : ('failed' as const) } : {}),
   };
 }
