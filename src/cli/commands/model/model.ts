@@ -76,7 +76,13 @@ export function define(program: Command): void {
     .addOption(numberOption('--seed <n>', 'seed of the simulation, an integer in [0, 4294967295]', 1))
     .addOption(flagOption('--chart', 'also draw success against chain length as an ASCII chart'))
     .addOption(flagOption('--json', 'print JSON instead of tables'))
-    .addOption(new Option('--world <dir>', "take --recall and --false-reject from this world's genesis calibrate (flags given on the command line still win)"))
+    // No world by default; every model option shows a default in --help.
+    .addOption(
+      new Option('--world <dir>', "take --recall and --false-reject from this world's genesis calibrate (flags given on the command line still win)").default(
+        '',
+        'none',
+      ),
+    )
     .action(async (options: ModelChainOptions, command: Command) => {
       const reliability = await import('../../../reliability/index.js');
       const report = await import('./report.js');
