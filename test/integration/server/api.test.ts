@@ -82,6 +82,7 @@ describeWithDocker('the dashboard API on a world after a real run', () => {
   it('lists the accepted history newest first with task, agent, attempt and gate summary', async () => {
     const h = await getJson(worldPath, '/api/history');
     expect(h.commits.map((c: any) => c.task)).toEqual(['c', 'b', null]);
+    expect(h.commits.map((c: any) => c.made)).toEqual(['episode', 'episode', 'init']);
     expect(h.commits[1]).toMatchObject({ task: 'b', attempt: 2, agent: 'script' });
     // Gated on a tip, the trailer may name the verification instead of quoting it; the verdict is read from its record.
     expect(h.commits[1].verdict).toContain('check:b ok');

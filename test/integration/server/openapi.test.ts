@@ -98,7 +98,9 @@ describe('the HTTP API against its OpenAPI document', () => {
       expect((await call('post', '/api/tasks', '/api/tasks', task, null)).body.error.code).toBe('token-required');
       const added = await call('post', '/api/tasks', '/api/tasks', task);
       expect(added).toMatchObject({ status: 201, body: { task: 'c' } });
-      expect((await call('get', '/api/history', '/api/history')).body.commits[0].commit).toBe(added.body.commit);
+      const history = (await call('get', '/api/history', '/api/history')).body.commits;
+      expect(history[0]).toMatchObject({ commit: added.body.commit, made: 'task-add' });
+      expect(history.at(-1).made).toBe('init');
       expect((await call('post', '/api/tasks', '/api/tasks', task)).body.error.code).toBe('task-exists');
       expect((await call('post', '/api/tasks', '/api/tasks', { id: 'd', title: 'd', paths: ['src/d.js'], dependsOn: ['nope'] })).status).toBe(400);
       expect((await call('post', '/api/tasks/{id}/retry', '/api/tasks/a/retry', {})).body.error.code).toBe('task-not-blocked');

@@ -73,6 +73,10 @@ describeE2e('the dashboard in a browser', () => {
     await expect.poll(() => b.locator('.gate').innerText()).toContain('check:b ok');
     // What the change took: b's failed first attempt and the one that landed (the script agent reports no cost).
     await expect.poll(() => b.locator('.spend').innerText()).toMatch(/^2 episodes · agent .+ · gate .+ · landed after .+$/);
+    // Each commit is labelled by what made it: the root by genesis init, not every commit without a task.
+    expect(await items.nth(2).getAttribute('data-made')).toBe('init');
+    expect(await items.nth(2).locator('.subject').innerText()).toContain("(the world's first commit, genesis init)");
+    expect(await b.locator('.subject').innerText()).not.toContain('first commit');
     await shoot('history');
   });
 

@@ -4,6 +4,14 @@ import { timeTicks, xyChart } from '../charts.js';
 import { fmtTime, h, link, panel, shortSha, spendLine } from '../dom.js';
 
 export const name = 'history';
+
+/** What a commit no episode made says after its subject: what made it (the API's `made`). */
+const MADE = {
+  init: "(the world's first commit, genesis init)",
+  amend: '(an amendment, genesis amend)',
+  'task-add': '(a task added, genesis task add)',
+  unattributed: '(made outside Genesis)',
+};
 export const title = () => 'Accepted history';
 
 export async function render() {
@@ -26,11 +34,11 @@ export async function render() {
         history.commits.map((c) =>
           h(
             'li',
-            { class: c.task ? 'accepted' : 'initial', 'data-commit': c.commit },
+            { class: c.made === 'episode' ? 'accepted' : 'initial', 'data-commit': c.commit, 'data-made': c.made },
             h(
               'div',
               { class: 'head' },
-              h('span', { class: 'subject' }, c.task ? c.subject : `${c.subject} (the world's first commit)`),
+              h('span', { class: 'subject' }, MADE[c.made] ? `${c.subject} ${MADE[c.made]}` : c.subject),
               h('span', { class: 'mono muted' }, shortSha(c.commit)),
             ),
             h(
