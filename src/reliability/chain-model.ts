@@ -15,6 +15,11 @@ export interface ChainInput {
   falseReject?: number;
   /** Attempts allowed per step, the first included. @default 1 */
   attempts?: number;
+  /**
+   * Episodes raced at once per attempt (a task's `race: N`): the first the verifier accepts wins.
+   * A round is retried only when all N are; it costs N attempts and takes one attempt's time. @default 1
+   */
+  race?: number;
 }
 
 /** A validated {@link ChainInput} with every default filled in and c = 1 − e − w derived. */
@@ -25,6 +30,7 @@ export interface ChainModel {
   recall: number;
   falseReject: number;
   attempts: number;
+  race: number;
 }
 
 /** What one step does, in closed form. The four outcome probabilities follow from the model. */
@@ -37,8 +43,10 @@ export interface StepOutcome {
   silentlyWrong: number;
   /** r^A: probability that every attempt was retried, so the step gives up and the run stops. */
   givesUp: number;
-  /** S_A: expected attempts spent on the step. */
+  /** Expected attempts spent on the step: S_A rounds, each of `race` attempts. */
   attempts: number;
+  /** S_A: expected rounds (with a race, each takes one attempt's time while it costs `race` attempts). */
+  rounds: number;
 }
 
 /** Checks a {@link ChainInput} and fills in its defaults; throws `invalid-model-input` when it is out of range. */
@@ -46,17 +54,19 @@ export function compileChainModel(input: ChainInput): ChainModel {
   const recall = input.recall ?? 0;
   const falseReject = input.falseReject ?? 0;
   const attempts = input.attempts ?? 1;
+  const race = input.race ?? 1;
   assertProbability('e (visible error rate)', input.e);
   assertProbability('w (silent error rate)', input.w);
   assertProbability('recall (verifier recall)', recall);
   assertProbability('falseReject (verifier false-rejection rate)', falseReject);
   assertInteger('attempts', attempts, 1);
+  assertInteger('race', race, 1);
   // A tolerance so that e = 0.1 + 0.2 (0.30000000000000004) with w = 0.7 is accepted.
   if (input.e + input.w > 1 + 1e-12) {
     rejectModelInput(`e + w must be at most 1, got ${input.e} + ${input.w} = ${input.e + input.w}`);
   }
   const c = Math.max(0, 1 - (input.e + input.w));
-  return { e: input.e, w: input.w, c, recall, falseReject, attempts };
+  return { e: input.e, w: input.w, c, recall, falseReject, attempts, race };
 }
 
 /** 1 + r + … + r^(A−1), computed without cancellation when r is close to 1. */
@@ -69,16 +79,25 @@ function geometricSum(r: number, terms: number): number {
 /** The closed form of one step: retry probability, the three endings, and the expected attempts. */
 export function computeStepOutcome(input: ChainInput): StepOutcome {
   const m = compileChainModel(input);
-  const retry = Math.min(1, m.e + m.c * m.falseReject + m.w * m.recall);
-  const accepted = m.c * (1 - m.falseReject);
-  const acceptedWrong = m.w * (1 - m.recall);
-  const attempts = geometricSum(retry, m.attempts);
+  const single = Math.min(1, m.e + m.c * m.falseReject + m.w * m.recall);
+  const acceptedRight = m.c * (1 - m.falseReject);
+  const acceptedWrongly = m.w * (1 - m.recall);
+  // A race round is retried only when every racer is (r^N); otherwise the first accepted racer
+  // wins, right or wrong in proportion a : b, as racers are alike. N = 1 is the single attempt.
+  const retry = single ** m.race;
+  const acceptedAny = acceptedRight + acceptedWrongly;
+  // (With one racer the share is the attempt's own a and b, kept exact.)
+  const share = (x: number) => (m.race === 1 ? x : acceptedAny === 0 ? 0 : ((1 - retry) * x) / acceptedAny);
+  const accepted = share(acceptedRight);
+  const acceptedWrong = share(acceptedWrongly);
+  const rounds = geometricSum(retry, m.attempts);
   return {
     retry,
-    correct: accepted * attempts,
-    silentlyWrong: acceptedWrong * attempts,
+    correct: accepted * rounds,
+    silentlyWrong: acceptedWrong * rounds,
     givesUp: retry ** m.attempts,
-    attempts,
+    attempts: rounds * m.race,
+    rounds,
   };
 }
 

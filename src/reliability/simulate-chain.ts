@@ -20,17 +20,22 @@ export interface SimulatedStep {
  */
 export function simulateStep(model: ChainModel, rng: Rng): SimulatedStep {
   const verifier = model.recall > 0 || model.falseReject > 0;
-  for (let attempt = 1; attempt <= model.attempts; attempt += 1) {
-    const u = rng.next();
-    if (u < model.e) continue;
-    const right = u >= model.e + model.w;
-    if (verifier) {
-      const v = rng.next();
-      if (right ? v < model.falseReject : v < model.recall) continue;
+  for (let round = 1; round <= model.attempts; round += 1) {
+    // Every racer of the round runs (and costs); the first the verifier accepts wins.
+    let winner: StepEnding | null = null;
+    for (let racer = 0; racer < model.race; racer += 1) {
+      const u = rng.next();
+      if (u < model.e) continue;
+      const right = u >= model.e + model.w;
+      if (verifier) {
+        const v = rng.next();
+        if (right ? v < model.falseReject : v < model.recall) continue;
+      }
+      winner ??= right ? 'correct' : 'wrong';
     }
-    return { ending: right ? 'correct' : 'wrong', attempts: attempt };
+    if (winner) return { ending: winner, attempts: round * model.race };
   }
-  return { ending: 'gave-up', attempts: model.attempts };
+  return { ending: 'gave-up', attempts: model.attempts * model.race };
 }
 
 /** Which chain lengths to simulate, how many runs, and the seed that makes it reproducible. */

@@ -49,18 +49,18 @@ describe('computeStepOutcome', () => {
 
   it('reduces to one plain attempt when there is one attempt and no verifier', () => {
     const step = computeStepOutcome({ e: 0.1, w: 0.2 });
-    expect(step).toEqual({ retry: 0.1, correct: expect.closeTo(0.7, 12), silentlyWrong: 0.2, givesUp: 0.1, attempts: 1 });
+    expect(step).toEqual({ retry: 0.1, correct: expect.closeTo(0.7, 12), silentlyWrong: 0.2, givesUp: 0.1, attempts: 1, rounds: 1 });
   });
 
   it('takes every attempt and never succeeds when every attempt is retried (r = 1)', () => {
     const step = computeStepOutcome({ e: 1, w: 0, attempts: 4 });
-    expect(step).toEqual({ retry: 1, correct: 0, silentlyWrong: 0, givesUp: 1, attempts: 4 });
+    expect(step).toEqual({ retry: 1, correct: 0, silentlyWrong: 0, givesUp: 1, attempts: 4, rounds: 4 });
     expect(computeChainLength(step, 10)).toEqual({ steps: 10, success: 0, expectedAttempts: 4 });
   });
 
   it('succeeds with certainty when nothing ever goes wrong', () => {
     const step = computeStepOutcome({ e: 0, w: 0, attempts: 3, recall: 0.9 });
-    expect(step).toEqual({ retry: 0, correct: 1, silentlyWrong: 0, givesUp: 0, attempts: 1 });
+    expect(step).toEqual({ retry: 0, correct: 1, silentlyWrong: 0, givesUp: 0, attempts: 1, rounds: 1 });
     expect(computeChainLength(step, 1000)).toEqual({ steps: 1000, success: 1, expectedAttempts: 1000 });
   });
 
@@ -116,6 +116,7 @@ describe('compileChainModel', () => {
       recall: 0,
       falseReject: 0,
       attempts: 1,
+      race: 1,
     });
   });
 
@@ -136,5 +137,34 @@ describe('compileChainModel', () => {
   ])('rejects %o with invalid-model-input naming the parameter and its range', (input, message) => {
     expectModelError(() => compileChainModel(input), message);
     expectModelError(() => computeStepOutcome(input), message);
+  });
+});
+
+describe('a raced step', () => {
+  it('succeeds with 1 − (1 − p)^N at N times the cost and one attempt of time per round', () => {
+    const one = computeStepOutcome({ e: 0.3, w: 0 });
+    const raced = computeStepOutcome({ e: 0.3, w: 0, race: 3 });
+    expect(one.correct).toBeCloseTo(0.7, 12);
+    expect(raced.correct).toBeCloseTo(1 - 0.3 ** 3, 12);
+    expect(raced).toMatchObject({ rounds: 1, attempts: 3 });
+    expect(raced.givesUp).toBeCloseTo(0.3 ** 3, 12);
+  });
+
+  it('lets a racer that is silently wrong win in proportion to how often it is accepted, as a verifier sees it', () => {
+    const input = { e: 0.2, w: 0.1, recall: 0.5, falseReject: 0, attempts: 2, race: 2 } as const;
+    const step = computeStepOutcome(input);
+    const r = 0.2 + 0.1 * 0.5;
+    const a = 0.7;
+    const b = 0.05;
+    const rounds = 1 + r ** 2;
+    expect(step.retry).toBeCloseTo(r ** 2, 12);
+    expect(step.correct).toBeCloseTo((((1 - r ** 2) * a) / (a + b)) * rounds, 12);
+    expect(step.silentlyWrong).toBeCloseTo((((1 - r ** 2) * b) / (a + b)) * rounds, 12);
+    expect(step.correct + step.silentlyWrong + step.givesUp).toBeCloseTo(1, 12);
+    expect(step.attempts).toBeCloseTo(2 * rounds, 12);
+  });
+
+  it('refuses a race of no episode', () => {
+    expect(() => compileChainModel({ e: 0.1, w: 0.1, race: 0 })).toThrow(/race/);
   });
 });

@@ -49,7 +49,7 @@ describe('genesis model chain', () => {
         '--json',
       ),
     ) as Record<string, any>;
-    expect(json.step).toEqual({ retry: 0.12, correct: 0.9914656, silentlyWrong: 0.0068064, givesUp: 0.001728, attempts: 1.1344 });
+    expect(json.step).toEqual({ retry: 0.12, correct: 0.9914656, silentlyWrong: 0.0068064, givesUp: 0.001728, attempts: 1.1344, rounds: 1.1344 });
     expect(json.lengths).toHaveLength(2);
     expect(json.lengths[0]).toMatchObject({ steps: 10, success: expect.closeTo(0.9179, 4), expectedAttempts: expect.closeTo(11.256, 3) });
     expect(json.lengths[0].simulated).toEqual({
@@ -70,7 +70,7 @@ describe('genesis model chain', () => {
   it('leaves the simulation out unless asked for it', async () => {
     const json = JSON.parse(await genesis('model', 'chain', '--steps', '5', '--json')) as Record<string, any>;
     expect(json.lengths).toEqual([{ steps: 5, success: expect.closeTo(0.92 ** 5, 10), expectedAttempts: expect.any(Number) }]);
-    expect(json.model).toEqual({ e: 0.05, w: 0.03, c: 0.92, recall: 0, falseReject: 0, attempts: 1 });
+    expect(json.model).toEqual({ e: 0.05, w: 0.03, c: 0.92, recall: 0, falseReject: 0, attempts: 1, race: 1 });
   });
 
   it('prints tables and an ASCII chart without --json', async () => {

@@ -110,3 +110,14 @@ describe('when the simulation is calibrated against the closed forms', () => {
     },
   );
 });
+
+describe('a simulated race', () => {
+  it('agrees with the closed form of a raced step, within its interval', () => {
+    const input = { e: 0.25, w: 0.05, recall: 0.6, attempts: 2, race: 3 };
+    const [sim] = simulateChain(input, { lengths: [5], runs: 20_000, seed: 7 });
+    const closed = computeChainLength(computeStepOutcome(input), 5);
+    expect(sim!.low).toBeLessThanOrEqual(closed.success);
+    expect(sim!.high).toBeGreaterThanOrEqual(closed.success);
+    expect(Math.abs(sim!.meanAttempts - closed.expectedAttempts)).toBeLessThan(0.05 * closed.expectedAttempts);
+  });
+});

@@ -8,6 +8,7 @@ export interface ModelChainOptions {
   e: number;
   w: number;
   attempts: number;
+  race: number;
   recall: number;
   falseReject: number;
   steps: number[];
@@ -69,6 +70,9 @@ export function define(program: Command): void {
     .addOption(numberOption('--e <rate>', 'probability that one attempt fails visibly (an error or crash); always retried', 0.05))
     .addOption(numberOption('--w <rate>', 'probability that one attempt is silently wrong; only a verifier catches it', 0.03))
     .addOption(numberOption('--attempts <n>', 'attempts allowed per step, the first included', 1))
+    .addOption(
+      numberOption('--race <n>', "episodes raced at once per attempt (a task's race: N): the first accepted wins; N times the cost, one attempt's time", 1),
+    )
     .addOption(numberOption('--recall <rate>', 'verifier recall: probability it rejects a wrong result (0 = no verifier)', 0))
     .addOption(numberOption('--false-reject <rate>', 'probability the verifier rejects a right result', 0))
     .addOption(listOption('--steps <list>', 'chain lengths to report, comma-separated', [10, 30]))
@@ -92,6 +96,7 @@ export function define(program: Command): void {
         e: options.e,
         w: options.w,
         attempts: options.attempts,
+        race: options.race,
         recall: measured.recall !== undefined && !given('recall') ? measured.recall : options.recall,
         falseReject: measured.falseReject !== undefined && !given('falseReject') ? measured.falseReject : options.falseReject,
       };

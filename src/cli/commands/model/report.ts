@@ -95,7 +95,7 @@ export function renderChain(report: ChainReport): string {
   });
   const horizonLine = report.horizons.map((h) => `${percent(h.threshold)} after ${steps(h.steps)} steps`).join(', ');
   return [
-    `One step: e ${percent(m.e)} visible, w ${percent(m.w)} silent, ${m.attempts} attempt(s), ${verifier}`,
+    `One step: e ${percent(m.e)} visible, w ${percent(m.w)} silent, ${m.attempts} attempt(s)${m.race > 1 ? ` of ${m.race} racers each (${s.rounds.toFixed(4)} rounds: the time of that many attempts)` : ''}, ${verifier}`,
     '',
     stepTable,
     '',
