@@ -21,6 +21,7 @@ const COMMANDS = [
   'serve',
   'doctor',
   'audit',
+  'calibrate',
   'amend',
   'deps',
 ];
