@@ -1,6 +1,6 @@
 /**
  * Which report a gate step is judged by: the JUnit files named by `verify.report.junit`, else
- * JUnit XML printed on standard output, else TAP, node's spec reporter or vitest's own reporters in the output.
+ * JUnit XML printed on standard output, else TAP, node's spec reporter, vitest's or jest's own reporters in the output.
  */
 import { reportOf, type TestRun } from './cases.js';
 import { readJUnitFiles, type ReportBudget, type ReportProblem } from './files.js';
@@ -9,6 +9,7 @@ import { summaryMismatch } from './runner-summary.js';
 import { parseSpec } from './spec.js';
 import { parseTap } from './tap.js';
 import { endsWithVitest, parseVitest } from './vitest.js';
+import { endsWithJest, parseJest } from './jest.js';
 
 export interface StepReportInput {
   /** The step's combined output (its tail when `truncated`). */
@@ -58,6 +59,7 @@ export function parseOutput(output: string, truncated = false): TestRun | null {
   const specEnd = lines.findLastIndex((l) => SPEC_END.test(l));
   const tapEnd = lines.findLastIndex((l) => TAP_LINE.test(l));
   if (endsWithVitest(lines, Math.max(specEnd, tapEnd))) return parseVitest(output);
+  if (endsWithJest(lines, Math.max(specEnd, tapEnd))) return parseJest(output);
   if (specEnd > tapEnd) return parseSpec(output) ?? parseTap(output, truncated);
   return parseTap(output, truncated) ?? parseSpec(output);
 }

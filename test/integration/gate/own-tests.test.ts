@@ -1,6 +1,7 @@
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { tempDir } from '../../helpers/temp-dir.js';
 import { runEmbedded } from '../../../src/compose/embedded-run.js';
 import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { baseManifest, GOOD_A, makeWorld, type RecordingSteps } from '../../helpers/world-fixture.js';
@@ -13,9 +14,19 @@ const PROTECTED_P =
 const EXITS_ON_IMPORT = "export const a = () => 'a';\nif (!process.env.KEEP) process.exit(0);\n";
 
 /** One task, `a`, whose paths hold its own test file as well as its code; the test step runs both. */
-async function outcomeOf(opts: { test: string; setup?: string; files: Record<string, string>; recording: RecordingSteps; ownTests: string }) {
+async function outcomeOf(opts: {
+  test: string;
+  setup?: string;
+  deps?: Record<string, unknown>;
+  env?: string;
+  files: Record<string, string>;
+  recording: RecordingSteps;
+  ownTests: string;
+}) {
+  if (opts.env) process.env.GENESIS_CACHE_DIR = opts.env;
+  const verify = { sandbox: 'none', setup: opts.setup ?? '', test: opts.test, timeoutSec: 240, limits: { cpus: 1, memoryMb: 1024, pids: 256 } };
   const manifest = baseManifest({
-    verify: { sandbox: 'none', setup: opts.setup ?? '', test: opts.test, timeoutSec: 120, limits: { cpus: 1, memoryMb: 1024, pids: 256 } },
+    verify: opts.deps ? { ...verify, deps: opts.deps } : verify,
     tasks: [{ id: 'a', title: 'module a', paths: ['src/a.js', opts.ownTests] }],
     retry: { maxAttempts: 1 },
     parallelism: 1,
@@ -105,5 +116,39 @@ describe('tests-vanished, for tests of the accepted head', () => {
       const result = await outcomeOf({ ...world, recording: { a: [{ write: { 'spec/a.test.js': own('a renamed') } }] } });
       expect(result, result.message).toMatchObject({ outcome: 'accepted' });
     });
+  });
+
+  describe("read from jest's default reporter, jest installed by verify.deps from the registry", () => {
+    const protectedJ = "const { a } = require('../src/a.js');\n(globalThis.__skip ? test.skip : test)('p keeps passing', () => expect(a()).toBe('a'));\n";
+    const own = (a: string) => `test(${JSON.stringify(a)}, () => {});\n`;
+    let cache = '';
+    beforeAll(async () => {
+      // One install for both cases: the set is keyed on package.json, the same in both worlds.
+      cache = await tempDir('genesis-jest-cache-');
+    });
+    const world = () => ({
+      deps: { files: ['package.json'], install: 'npm install --no-audit --no-fund', paths: ['node_modules'] },
+      test: 'npx jest test/p.test.js spec/',
+      ownTests: 'spec/a.test.js',
+      files: {
+        'package.json': `${JSON.stringify({ name: 'j', private: true, devDependencies: { jest: '29.7.0' } })}\n`,
+        'src/a.js': "exports.a = () => 'a';\n",
+        'spec/a.test.js': own('a one'),
+        'test/p.test.js': protectedJ,
+      },
+      env: cache,
+    });
+
+    it('rejects a change that makes the protected file report no passing test', async () => {
+      const skips = "exports.a = () => 'a';\nglobalThis.__skip = true;\n";
+      const result = await outcomeOf({ ...world(), recording: { a: [{ write: { 'spec/a.test.js': own('a renamed'), 'src/a.js': skips } }] } });
+      expect(result).toMatchObject({ outcome: 'rejected', reason: 'tests-vanished' });
+      expect(result.message).toMatch(/1 test that pass on the accepted head were not reported passing: test\/p\.test\.js > \(passing test 1\)$/);
+    }, 300_000);
+
+    it('accepts a change that renames the test of its own file', async () => {
+      const result = await outcomeOf({ ...world(), recording: { a: [{ write: { 'spec/a.test.js': own('a renamed') } }] } });
+      expect(result, result.message).toMatchObject({ outcome: 'accepted' });
+    }, 300_000);
   });
 });

@@ -164,3 +164,23 @@ describe("vitest's own reporters", () => {
     expect(passingNames(run)).toEqual(['test/a.test.js > grp > inner', 'test/a.test.js > one', 'test/b.test.js > b1', 'test/d.test.js > d > e > deep']);
   });
 });
+
+describe("jest's own reporter", () => {
+  const fixture = (name: string) => readFileSync(new URL(`../../fixtures/test-reports/${name}`, import.meta.url), 'utf8');
+  const failures = ['test/a.test.js > grp > bad', 'test/c.test.js'];
+
+  it('reads the default output: counts from its summary, failures by file and name, a passing file as one counted test', () => {
+    const run = parseOutput(fixture('jest-default.txt'))!;
+    expect(reportOf(run)).toMatchObject({ format: 'jest', passed: 3, failed: 2, skipped: 1 });
+    expect(reportOf(run).failures.map((f) => f.name)).toEqual(failures);
+    expect(reportOf(run).failures[0]!.message).toBe('expect(received).toBe(expected) // Object.is equality');
+    expect(passingNames(run)).toEqual(['test/b.test.js > (passing test 1)']);
+  });
+
+  it('reads --verbose: every test by its file, groups and name', () => {
+    const run = parseOutput(fixture('jest-verbose.txt'))!;
+    expect(reportOf(run)).toMatchObject({ format: 'jest', passed: 3, failed: 2, skipped: 1 });
+    expect(reportOf(run).failures.map((f) => f.name)).toEqual(failures);
+    expect(passingNames(run)).toEqual(['test/a.test.js > grp > inner', 'test/a.test.js > one', 'test/b.test.js > b1']);
+  });
+});
