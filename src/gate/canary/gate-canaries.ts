@@ -1,7 +1,7 @@
 /**
  * The canaries of one gate: a nonce drawn for it, and a directory on the host holding the node
  * preload and the pytest plugin made with that nonce, which every test step sees read-only at
- * {@link CANARY_DIR} in its work dir, loaded through the environment by whatever runner the
+ * {@link CANARY_DIR} in its work dir (with vitest's setup file, which the node preload hands to vitest), loaded through the environment by whatever runner the
  * world's command starts (`NODE_OPTIONS`, `PYTHONPATH` and `PYTEST_PLUGINS`), not one recipe.
  */
 import { randomBytes } from 'node:crypto';
@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import type { SandboxKind, SandboxMount } from '../../sandbox/sandbox.js';
 import { nodePreload } from './node-preload.js';
 import { pytestPlugin } from './pytest-plugin.js';
+import { vitestSetup } from './vitest-setup.js';
 
 /** Where a test step sees the canary files, relative to its work dir (never in the world). */
 export const CANARY_DIR = '.genesis-canary';
@@ -30,6 +31,7 @@ export class GateCanaries {
     await mkdir(dir, { recursive: true });
     await writeFile(join(dir, 'node.cjs'), nodePreload(nonce), { mode: 0o444 });
     await writeFile(join(dir, 'genesis_canary.py'), pytestPlugin(nonce), { mode: 0o444 });
+    await writeFile(join(dir, 'vitest-setup.mjs'), vitestSetup(nonce), { mode: 0o444 });
     return new GateCanaries(nonce, dir);
   }
 

@@ -10,7 +10,8 @@
  * file's tests: one that must pass, and a todo test that must fail (a todo's failure fails no run,
  * so the world's exit code is untouched), each checking that assertions still throw for a false
  * claim and only for one. A root `after` hook checks again once the file's tests ran, and fails
- * naming the nonce when they do not; a file that throws before its first test started fails as a
+ * naming the nonce when they do not. In a vitest fork worker it adds the canaries' vitest setup
+ * file to the config the worker is sent. A file that throws before its first test started fails as a
  * file, as it would without canaries ahead of it. Processes those processes start (a test that runs node) get
  * no canaries: their output is the test's to read.
  */
@@ -22,6 +23,19 @@ for (const o of [assert, assert.strict, assert.AssertionError, assert.AssertionE
 const nodeTest = require('node:test');
 Object.freeze(nodeTest);
 const NONCE = ${JSON.stringify(nonce)};
+// A vitest fork worker is told its config in its first message: the canary setup file joins its setupFiles.
+if (process.send && /vitest[\\\\/]dist[\\\\/]workers[\\\\/]/.test(String(process.argv[1] || ''))) {
+  const setup = require('node:path').join(__dirname, 'vitest-setup.mjs');
+  const withSetup = (listener) => function (message, ...rest) {
+    const config = message && message.context && message.context.config;
+    if (config && Array.isArray(config.setupFiles) && !config.setupFiles.includes(setup)) config.setupFiles.push(setup);
+    return listener.call(this, message, ...rest);
+  };
+  const on = process.on;
+  process.on = process.addListener = function (event, listener) {
+    return on.call(this, event, event === 'message' && typeof listener === 'function' ? withSetup(listener) : listener);
+  };
+}
 const MARK = 'GENESIS_CANARY_' + NONCE;
 function assertionsHold() {
   const a = require('node:assert');

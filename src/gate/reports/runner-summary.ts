@@ -21,8 +21,8 @@ const ANSI = /\u001b\[[0-9;?]*[A-Za-z]/g;
 const PYTEST = /^(?:=+ )?((?:\d+ [a-z]+(?:, )?)+|no tests ran) in [\d.]+s(?: \([^)]*\))?(?: =+)?$/;
 /** `Tests:       1 failed, 1 skipped, 2 passed, 4 total` */
 const JEST = /^Tests:\s+((?:\d+ [a-z]+,\s*)*\d+ total)$/;
-/** ` Tests  1 failed | 2 passed | 1 skipped (4)` */
-const VITEST = /^Tests\s+((?:\d+ [a-z]+(?:\s+\|\s+)?)+)\s*\(\d+\)$/;
+/** ` Tests  1 failed | 2 passed | 1 skipped | 1 expected fail (5)` */
+const VITEST = /^Tests\s+((?:\d+ [a-z]+(?: [a-z]+)*(?:\s+\|\s+)?)+)\s*\(\d+\)$/;
 /** `# pass 3` (tap) or `ℹ pass 3` (spec), with `fail` and `cancelled` beside them. */
 const NODE = /^(?:#|ℹ) (pass|fail|cancelled) (\d+)$/;
 
@@ -50,7 +50,8 @@ function summaryOf(line: string): RunnerSummary | null {
   const vitest = VITEST.exec(line);
   if (vitest) {
     const c = countsIn(vitest[1] as string);
-    return { runner: 'vitest', passed: sum(c, 'passed'), failed: sum(c, 'failed') };
+    // A test.fails that failed as it must is a pass in vitest's JUnit.
+    return { runner: 'vitest', passed: sum(c, 'passed', 'expected'), failed: sum(c, 'failed') };
   }
   return null;
 }

@@ -58,6 +58,12 @@ describe('summaryMismatch after the runner', () => {
   });
 });
 
+describe('vitest summary with expected failures', () => {
+  it('counts a test.fails that failed as it must among the passed, as vitest JUnit does', () => {
+    expect(runnerSummaries('      Tests  1 failed | 2 passed | 1 expected fail (4)')).toEqual([{ runner: 'vitest', passed: 3, failed: 1 }]);
+  });
+});
+
 describe('summaryMismatch with two runners', () => {
   it('holds the report to the runner it agrees with, not to another one the command ran', () => {
     const output = '======== 2 passed in 0.10s ========\n# tests 3\n# pass 1\n# fail 2\n';

@@ -43,6 +43,12 @@ describe('judgeCanaries', () => {
     expect('problem' in judged && judged.problem.message).toMatch(message);
   });
 
+  it("holds vitest's must-fail canary, a test.fails, to a pass", () => {
+    expect('run' in judgeCanaries(run([c(canary('must-pass', 'vitest-1'), 'passed'), c(canary('must-fail', 'vitest-1'), 'passed')]), NONCE)).toBe(true);
+    const failed = judgeCanaries(run([c(canary('must-fail', 'vitest-1'), 'failed')]), NONCE);
+    expect('problem' in failed && failed.problem.reason).toBe('runner-tampered');
+  });
+
   it("leaves another gate's canaries, and a run without any, as they are", () => {
     const other = run([c('genesis-canary other node-1 must-pass', 'failed'), c('a', 'passed')]);
     expect(judgeCanaries(other, NONCE)).toEqual({ run: other });
