@@ -8,6 +8,7 @@ import type { Sandbox } from '../sandbox/sandbox.js';
 import type { WorldManifest } from '../manifest/schema.js';
 import { short, violation, warning, type AuditFinding } from './audit-finding.js';
 import type { AuditedCommit } from './read-history.js';
+import { doneTasksOf } from '../world/history/done-tasks.js';
 
 export interface ReverifyOptions {
   /** The world's directory (its git dir; holdout directories are resolved against it). */
@@ -70,7 +71,7 @@ export async function reverifyCommits(options: ReverifyOptions): Promise<Reverif
       runGate({
         repo: options.repo,
         tree: c.tree,
-        steps: planGate(manifest, null, new Set(older.flatMap((o) => (o.task ? [o.task] : [])))),
+        steps: planGate(manifest, null, doneTasksOf(older)),
         manifest,
         sandbox: options.sandbox,
         workDir: join(root, short(c.commit)),

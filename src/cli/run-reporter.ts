@@ -34,6 +34,14 @@ export function formatRunEvent(event: RunEvent): string | null {
       return `${time()} … ${event.task} waits: its paths are leased by a holder outside this run; trying again in ${Math.max(0, (event.untilMs - Date.now()) / 1000).toFixed(1)}s`;
     case 'hold':
       return `${time()} ⏸ the world is ${describeWorldHold(event)}`;
+    case 'steering': {
+      const what = { amend: 'an amendment', 'add-task': 'a new task', reopen: 'a reopening' }[event.kind];
+      if (event.state === 'taken')
+        return `${time()} ⇢ took ${what} from ${event.by ?? 'a person'} (request ${event.id}); it lands between two landings once verified`;
+      return event.commit
+        ? `${time()} ✓ ${what} landed as ${event.commit.slice(0, 12)} (request ${event.id}); the run goes on with the new plan`
+        : `${time()} ✗ request ${event.id} did not land: ${event.message ?? 'refused'}`;
+    }
     case 'progress':
       return `${time()}   tasks ${event.done}/${event.tasks} done · accepted ${event.accepted} · rejected ${event.rejected} · failed ${event.failed} · running: ${event.running.join(', ') || '-'}`;
     case 'stop':

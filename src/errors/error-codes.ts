@@ -100,6 +100,11 @@ export const ERROR_CODES = {
   'amend-invalid-manifest': refused("the amendment's world.yaml does not validate"),
   'amend-message-required': refused('an amendment needs a message'),
   'amend-rejected': refused("the amendment does not pass the world's gate"),
+  'amend-conflict': refused('the amendment, made on an older head, conflicts with what landed since'),
+  'task-not-done': refused('only a done task can be reopened'),
+  'reopen-reason-required': refused('reopening a task needs a reason'),
+  'steering-timeout': transient('the running scheduler did not take the request in time'),
+  'steering-lost': transient('the scheduler that took the request stopped before it answered'),
 
   // Queues, Redis and the integrator.
   'redis-unreachable': transient('Redis does not answer'),

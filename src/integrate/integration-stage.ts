@@ -143,6 +143,27 @@ export class IntegrationStage {
     return ids;
   }
 
+  /**
+   * Runs a person's change (an amendment, a new task) between two events of the queue, so between
+   * two landings: the lander stays the one writer of the branch. If `work` moved the branch through
+   * the lander, every change waiting is built again on the new head (as after any move of it).
+   */
+  exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.chain.then(async () => {
+      try {
+        return await work();
+      } finally {
+        const head = this.deps.lander.head;
+        if (head !== null && head !== this.state.head) await this.apply({ type: 'head-moved', head });
+      }
+    });
+    this.chain = next.then(
+      () => undefined,
+      () => undefined,
+    );
+    return next;
+  }
+
   /** Serialised: each event and the commands it causes finish before the next event is applied. */
   private handle(event: IntegrationEvent): Promise<void> {
     const next = this.chain.then(() => this.apply(event));

@@ -11,6 +11,7 @@ import type { WorldManifest } from '../manifest/schema.js';
 import { acquireRunLock } from '../world/run-lock.js';
 import type { WorldRepo } from '../world/world-repo.js';
 import { appendToYamlList } from './yaml-append.js';
+import { landByCompareAndSwap, type LandSteering } from './land-steering.js';
 
 /**
  * Adds a task to world.yaml on the accepted branch. The manifest is protected from episodes, so
@@ -28,7 +29,16 @@ export async function addTask(world: WorldRepo, task: Record<string, unknown>, s
   }
 }
 
-async function addTaskUnlocked(world: WorldRepo, task: Record<string, unknown>, sandboxFor: (m: WorldManifest) => Promise<Sandbox>): Promise<string> {
+/**
+ * The same, for a caller that already holds the world: under the run lock, or a running scheduler,
+ * whose lander moves the branch (`land`) between two landings.
+ */
+export async function addTaskUnlocked(
+  world: WorldRepo,
+  task: Record<string, unknown>,
+  sandboxFor: (m: WorldManifest) => Promise<Sandbox>,
+  land?: LandSteering,
+): Promise<string> {
   const current = await world.manifestAt('HEAD');
   const head = await world.head(current.branch);
   const original = (await world.readFile(head, 'world.yaml')) ?? '';
@@ -62,7 +72,7 @@ async function addTaskUnlocked(world: WorldRepo, task: Record<string, unknown>, 
     [head],
     formatCommitMessage(`world: add task ${String(task.id)}`, '', [[TRAILERS.verified, gate.record.summary]]),
   );
-  if (!(await world.compareAndSwap(`refs/heads/${manifest.branch}`, commit, head))) {
+  if (!(await (land ?? landByCompareAndSwap(world, manifest.branch))(commit, head))) {
     throw new GenesisError('head-moved', 'the accepted branch moved while the task was being added', { hint: 'run the command again' });
   }
   // The next gates compare with what passed here instead of running this head's tests again.

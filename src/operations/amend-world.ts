@@ -10,10 +10,21 @@ import { formatCommitMessage, toOneLine } from '../world/commit-message.js';
 import { git } from '../git/git.js';
 import type { WorldManifest } from '../manifest/schema.js';
 import type { WorldRepo } from '../world/world-repo.js';
+import { landByCompareAndSwap, type LandSteering } from './land-steering.js';
 
 export interface AmendInput {
-  /** The working tree that becomes the next accepted tree. */
+  /** The working tree that becomes the next accepted tree (its tree is written unless `tree` is given; named in messages). */
   from: string;
+  /** The tree of `from`, already written into the world (a request to a running scheduler carries it). */
+  tree?: string;
+  /**
+   * The accepted commit the amendment was made on (see amendmentBase); null or absent: the head.
+   * When the head has moved past it, the amendment is merged three-way onto the head, so what
+   * landed since stays; a conflict refuses it.
+   */
+  base?: string | null;
+  /** Land the tree as it is even when it was made on an older head: undoes what landed since, on purpose. */
+  force?: boolean;
   /** What the person changed and why: the commit's message, and its Genesis-Amend trailer. */
   message: string;
   /** Who amends, for the record (`alice@host`). */
@@ -32,8 +43,10 @@ export interface AmendResult {
   verdict: GateRunVerdict;
   /** Tasks the amended manifest adds and removes, for the person to check. */
   tasks: { added: string[]; removed: string[] };
-  /** What the person may not have meant (a clone of an older head, which reverts what landed since). */
+  /** What the person may not have meant, or should know (merged onto a newer head; --force undoing what landed). */
   warnings: string[];
+  /** The commit the amendment was made on, when the head had moved past it, and whether it was merged onto the head. */
+  stale: { base: string; behind: number; merged: boolean } | null;
 }
 
 /**
@@ -46,9 +59,14 @@ export interface AmendResult {
  * run and `genesis audit` judge that tree by, so the branch keeps the invariant that each commit
  * passes its own gate. What stays from history is which tasks are done: their checks (as the
  * amended manifest states them) must pass, while checks of tasks not yet done run only once done.
- * The caller holds the run lock (no integrator is running) unless `dryRun`.
+ * The caller holds the world (the run lock, or a running scheduler's lander passed as `land`) unless `dryRun`.
  */
-export async function amendWorld(world: WorldRepo, input: AmendInput, sandboxFor: (m: WorldManifest) => Promise<Sandbox>): Promise<AmendResult> {
+export async function amendWorld(
+  world: WorldRepo,
+  input: AmendInput,
+  sandboxFor: (m: WorldManifest) => Promise<Sandbox>,
+  land?: LandSteering,
+): Promise<AmendResult> {
   const message = input.message.trim();
   if (!message)
     throw new GenesisError('amend-message-required', 'an amendment needs a --message saying what was changed and why', {
@@ -56,11 +74,16 @@ export async function amendWorld(world: WorldRepo, input: AmendInput, sandboxFor
     });
   const current = await world.manifestAt('HEAD');
   const head = await world.head(current.branch);
-  const tree = await world.writeTreeFromDir(input.from, join(world.scratchDir, `amend-${process.pid}.index`));
+  const written = input.tree ?? (await world.writeTreeFromDir(input.from, join(world.scratchDir, `amend-${process.pid}.index`)));
+  const { tree, stale, warnings } = await ontoHead(world, current, head, written, input);
   if (tree === (await world.treeOf(head))) {
-    throw new GenesisError('amend-empty', `${input.from} is exactly the accepted head ${head.slice(0, 12)}: nothing to amend`, {
-      hint: 'change the files first (genesis amend lands a working tree, not a diff)',
-    });
+    throw new GenesisError(
+      'amend-empty',
+      stale?.merged
+        ? `${input.from}, merged onto the accepted head ${head.slice(0, 12)}, changes nothing: what it changes has landed already`
+        : `${input.from} is exactly the accepted head ${head.slice(0, 12)}: nothing to amend`,
+      { hint: 'change the files first (genesis amend lands a working tree, not a diff)' },
+    );
   }
   const amended = await readAmendedManifest(world, tree, input.from);
   if (amended.branch !== current.branch) {
@@ -85,10 +108,10 @@ export async function amendWorld(world: WorldRepo, input: AmendInput, sandboxFor
   });
   const ids = (m: WorldManifest) => new Set(m.tasks.map((t) => t.id));
   const tasks = { added: [...ids(amended)].filter((id) => !ids(current).has(id)), removed: [...ids(current)].filter((id) => !ids(amended).has(id)) };
-  const result = { head, tree, commit: null, diff, verdict, tasks, warnings: await staleCloneWarnings(world, input.from, head) };
+  const result = { head, tree, commit: null, diff, verdict, tasks, warnings, stale };
   if (!verdict.ok || input.dryRun) return result;
   const commit = await world.commitTree(tree, [head], amendMessage(message, input.by, verdict));
-  if (!(await world.compareAndSwap(`refs/heads/${current.branch}`, commit, head))) {
+  if (!(await (land ?? landByCompareAndSwap(world, current.branch))(commit, head))) {
     throw new GenesisError('head-moved', 'the accepted branch moved while the amendment was verified', {
       hint: 'run genesis amend again: it is verified again on the new head',
     });
@@ -101,18 +124,50 @@ export async function amendWorld(world: WorldRepo, input: AmendInput, sandboxFor
 }
 
 /**
- * The .git of --from is not read for the tree, but when it is a clone of an older accepted head,
- * landing its tree reverts whatever landed since: worth saying before the person relies on it.
+ * The accepted commit a working tree was made on: the newest commit of its own first-parent
+ * history (when it is a git clone, local commits on top allowed) that is in the accepted history
+ * at `head`. Null when it is no clone of this world: the amendment is then taken as made on the
+ * head the command read.
  */
-async function staleCloneWarnings(world: WorldRepo, from: string, head: string): Promise<string[]> {
-  const cloned = await git(['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], { cwd: from, okExitCodes: [1, 128] });
-  const base = cloned.exitCode === 0 ? cloned.stdout.trim() : '';
-  if (!/^[0-9a-f]{40}$/.test(base) || base === head) return [];
-  const since = await git(['rev-list', '--count', '--first-parent', `${base}..${head}`], { cwd: world.path, okExitCodes: [128] });
-  if (since.exitCode !== 0 || since.stdout.trim() === '0') return [];
-  return [
-    `${from} is a clone at ${base.slice(0, 12)}, ${since.stdout.trim()} accepted commit(s) behind the head ${head.slice(0, 12)}: its tree reverts what landed since unless you brought it in (git pull there first)`,
-  ];
+export async function amendmentBase(world: WorldRepo, from: string, head: string): Promise<string | null> {
+  const listed = await git(['rev-list', '--first-parent', '--max-count=200', 'HEAD'], { cwd: from, okExitCodes: [128] });
+  if (listed.exitCode !== 0) return null;
+  for (const commit of listed.stdout.split('\n').filter((line) => /^[0-9a-f]{40}$/.test(line))) {
+    if (commit === head) return head;
+    const ancestor = await git(['merge-base', '--is-ancestor', commit, head], { cwd: world.path, okExitCodes: [1, 128] });
+    if (ancestor.exitCode === 0) return commit;
+  }
+  return null;
+}
+
+/**
+ * Puts an amendment made on an older accepted commit onto the head: merged three-way (base: the
+ * commit it was made on), so it changes what the person changed and keeps what landed since.
+ * Landing its tree as it is would silently undo those commits; that takes --force.
+ */
+async function ontoHead(
+  world: WorldRepo,
+  current: WorldManifest,
+  head: string,
+  tree: string,
+  input: AmendInput,
+): Promise<{ tree: string; stale: AmendResult['stale']; warnings: string[] }> {
+  const base = input.base ?? head;
+  if (base === head) return { tree, stale: null, warnings: [] };
+  const counted = await git(['rev-list', '--count', '--first-parent', `${base}..${head}`], { cwd: world.path, okExitCodes: [128] });
+  const behind = counted.exitCode === 0 ? Number(counted.stdout.trim()) : 0;
+  const at = `${input.from} was made on ${base.slice(0, 12)}, ${behind} accepted commit(s) behind the head ${head.slice(0, 12)}`;
+  if (input.force) {
+    return { tree, stale: { base, behind, merged: false }, warnings: [`${at}: --force lands its tree as it is, undoing what landed since where it differs`] };
+  }
+  const made = await world.commitTree(tree, [base], `amendment by ${toOneLine(input.by)}, as made on ${base.slice(0, 12)}\n`);
+  const merged = await world.mergeTrees(head, made, current.goal.progressFile);
+  if (!merged.clean) {
+    throw new GenesisError('amend-conflict', `${at}, and it conflicts with what landed since in ${merged.conflicts.join(', ')}`, {
+      hint: `bring ${input.from} up to date (git pull there), resolve the conflicts and amend again; or pass --force to land its tree as it is, undoing what landed since`,
+    });
+  }
+  return { tree: merged.tree, stale: { base, behind, merged: true }, warnings: [`${at}: merged three-way onto the head, keeping what landed since`] };
 }
 
 async function readAmendedManifest(world: WorldRepo, tree: string, from: string): Promise<WorldManifest> {

@@ -118,6 +118,8 @@ export type PolicyEvent =
   | { type: 'finished'; record: EpisodeRecord; fatal?: { reason: string; message: string } | null; hold?: WorldHold | null; now: number }
   /** A change landed: the task is done and the manifest at the new head may list new tasks (and name another gate mode). */
   | { type: 'landed'; task: string; tasks: readonly TaskSpec[]; ratchet?: boolean }
+  /** A person's change landed (an amendment, a new task, a reopening): the tasks and the done ones as the new head has them. */
+  | { type: 'steered'; tasks: readonly TaskSpec[]; done: ReadonlySet<string>; ratchet?: boolean }
   | { type: 'evidence'; passed: boolean; command: string }
   /** A change left the integration queue without a verdict (the run stops); its record stays open for the next run. */
   | { type: 'withdrawn'; id: string }
@@ -253,6 +255,14 @@ export function decide(state: PolicyState, event: PolicyEvent): Decision {
       const commands: PolicyCommand[] = state.stop ? [] : [{ type: 'check-evidence' }];
       const config = event.ratchet === undefined ? state.config : { ...state.config, ratchet: event.ratchet };
       return { state: { ...state, config, done, tasks: event.tasks }, commands };
+    }
+    case 'steered': {
+      const config = event.ratchet === undefined ? state.config : { ...state.config, ratchet: event.ratchet };
+      // A run that found nothing left to do (all done, or all blocked) looks again: the change may have given it work.
+      const idle = state.stop !== null && (state.stop.kind === 'done' || state.stop.kind === 'blocked') && !state.closing;
+      const again = idle ? { ...state, stop: null, finished: null } : state;
+      const decision = plan({ ...again, config, tasks: event.tasks, done: new Set(event.done) });
+      return again.stop ? decision : { state: decision.state, commands: [{ type: 'check-evidence' }, ...decision.commands] };
     }
     case 'evidence':
       if (!event.passed || state.stop || state.config.pastEvidence) return settle(state);

@@ -18,6 +18,8 @@ import { buildOverview } from './projections/overview.js';
 import { buildReliabilityReport, type ReliabilityReport } from './projections/reliability-report.js';
 import { MAX_RETRY_NOTE, retryTask } from './retry-task.js';
 import { decideReview, listReviews, MAX_REVIEW_NOTE, readReview } from '../operations/review-change.js';
+import { doneTasksOf } from '../world/history/done-tasks.js';
+import type { SteeringOutcome } from '../operations/carry-out-steering.js';
 import { buildTaskBoard } from './projections/task-board.js';
 import type { ClusterWorker, LivenessProbe } from './projections/worker-liveness.js';
 import type { WorldSnapshots } from './projections/world-snapshot.js';
@@ -31,6 +33,11 @@ export interface ApiContext {
   now: () => Date;
   /** Names the requester in a retry marker (`dashboard 127.0.0.1`). */
   requester: (c: Context) => string;
+  /**
+   * Lands a person's reopening of a done task: through a running scheduler's lander when a run holds
+   * the world, else under the run lock (steerWorld). Absent: the dashboard cannot reopen tasks.
+   */
+  reopen?: (input: { task: string; reason: string; by: string }) => Promise<SteeringOutcome>;
   /** Workers alive in the distributed queue's registry; absent without Redis. */
   listWorkers?: (() => Promise<ClusterWorker[]>) | undefined;
   /** Where the BullMQ board is mounted, or null (it is mounted after the API, if at all). */
@@ -47,6 +54,7 @@ const stopBody = z.object({}).strict();
 // The shape only: world.yaml's own schema judges the task when it is added.
 const taskBody = z.object({ id: z.string().min(1), title: z.string().min(1), paths: z.array(z.string()).min(1) }).passthrough();
 const reviewBody = z.object({ note: z.string().max(MAX_REVIEW_NOTE).nullish() }).strict();
+const reopenBody = z.object({ reason: z.string().min(1).max(MAX_RETRY_NOTE) }).strict();
 const OUTCOMES = ['accepted', 'rejected', 'failed', 'abandoned', 'running'];
 
 /** The JSON API under /api; src/server/README.md documents every route. */
@@ -189,11 +197,24 @@ export function createApiRoutes(ctx: ApiContext): Hono {
     });
   }
 
+  api.post('/tasks/:id/reopen', async (c) => {
+    const parsed = reopenBody.safeParse(await c.req.json().catch(() => undefined));
+    if (!parsed.success) {
+      throw new GenesisError('bad-request', `the body must be {"reason": "<why the work must be done again, at most ${MAX_RETRY_NOTE} characters>"}`, {
+        hint: parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '),
+      });
+    }
+    if (!ctx.reopen) throw new GenesisError('bad-request', 'this dashboard cannot reopen tasks', { hint: 'use genesis task reopen' });
+    const outcome = await ctx.reopen({ task: c.req.param('id'), reason: parsed.data.reason, by: ctx.requester(c) });
+    if (!outcome.ok) throw new GenesisError(outcome.error.code as ErrorCode, outcome.error.message, outcome.error.hint ? { hint: outcome.error.hint } : {});
+    return jsonResponse(outcome.result, 201);
+  });
+
   api.get('/reliability', async () => {
     const snapshot = await ctx.snapshots.current();
     // The METR-style fit bootstraps; compute once per change of the world, not per poll.
     if (reliability?.stamp !== snapshot.stamp) {
-      const done = new Set(snapshot.history.flatMap((h) => (h.task ? [h.task] : [])));
+      const done = doneTasksOf(snapshot.history);
       reliability = {
         stamp: snapshot.stamp,
         report: buildReliabilityReport(snapshot.records, snapshot.manifest.tasks, done, snapshot.manifest.retry.maxAttempts),

@@ -2,6 +2,7 @@ import { getConnInfo } from '@hono/node-server/conninfo';
 import { Hono, type Context } from 'hono';
 import type { WorldRepo } from '../world/world-repo.js';
 import { createApiRoutes } from './api-routes.js';
+import { steerWorld } from '../operations/steer-world.js';
 import { ChangeFeed } from './projections/change-feed.js';
 import { hostGuard, jsonBodyGuard, writeGuard } from './http/guards.js';
 import { resolveServeSecurity, type ServeSecurity } from './http/security.js';
@@ -65,6 +66,16 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
       requester,
       listWorkers: options.listWorkers,
       control: options.control,
+      // A reopening changes no tree, so it needs no gate and no sandbox.
+      reopen: (input) =>
+        steerWorld(
+          options.world,
+          { kind: 'reopen', ...input },
+          {
+            what: `the reopening of task ${input.task}`,
+            sandboxFor: () => Promise.reject(new Error('a reopening runs no gate')),
+          },
+        ),
       queueBoardPath: () => (app.routes.some((r) => r.path === '/queues' || r.path.startsWith('/queues/')) ? '/queues' : null),
       ...(options.keepAliveMs === undefined ? {} : { keepAliveMs: options.keepAliveMs }),
     }),

@@ -30,6 +30,16 @@ export type RunEvent =
   | { type: 'lease-wait'; task: string; untilMs: number }
   /** The model provider's usage or rate limit holds the world: no episode starts before `untilMs` (epoch ms), then the run resumes by itself. */
   | { type: 'hold'; untilMs: number; message: string }
+  /** A person's request (amend, task add, task reopen) was taken by this run, or carried out: `commit` what landed, `message` why nothing did. */
+  | {
+      type: 'steering';
+      id: string;
+      kind: 'amend' | 'add-task' | 'reopen';
+      by: string | null;
+      state: 'taken' | 'done';
+      commit: string | null;
+      message: string | null;
+    }
   | { type: 'progress'; done: number; tasks: number; running: string[]; accepted: number; rejected: number; failed: number }
   | { type: 'stop'; reason: StopReason };
 

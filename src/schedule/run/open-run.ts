@@ -118,6 +118,8 @@ export async function openRun(options: RunOptions): Promise<Run> {
     evidence: null,
     reconciledAt: Date.now(),
     episodesStopped: false,
+    steering: new Map(),
+    loopEnded: false,
   };
   return run;
 }

@@ -8,6 +8,7 @@ import { reconcileIfDue } from './reconcile.js';
 import { rejoinIntegration } from './recover-run.js';
 import { readReviewDecisions } from '../../world/review-decisions.js';
 import type { Run, Wake } from './state.js';
+import { pollSteering, steered, takeSteering } from './steering.js';
 
 /**
  * Connects the run to what wakes it: results of both stages (pumped into the inbox until the run
@@ -16,6 +17,7 @@ import type { Run, Wake } from './state.js';
 export function listenForWakes(run: Run, signal: AbortSignal | undefined): () => void {
   void pump(run, async () => ({ kind: 'episode', result: await run.queue.nextResult() }));
   void pump(run, async () => ({ kind: 'verification', result: await run.verifications.nextResult() }));
+  void pollSteering(run);
   const onAbort = () => run.inbox.push({ kind: 'aborted' });
   if (signal?.aborted) onAbort();
   signal?.addEventListener('abort', onAbort, { once: true });
@@ -34,10 +36,11 @@ export async function runLoop(run: Run): Promise<void> {
   await checkEvidenceOn(run, run.startHead);
   await rejoinIntegration(run);
   if (!run.policy.finished) await tick(run);
-  while (!run.policy.finished) {
+  // A person's change being verified may give the run new work (a task added, one reopened): it waits for it.
+  while (!run.policy.finished || run.steering.size > 0) {
     const { done, tasks, running, tally } = run.policy;
     const { accepted, rejected, failed } = tally;
-    run.emit({ type: 'progress', done: done.size, tasks: tasks.length, running: [...running.values()], accepted, rejected, failed });
+    if (!run.policy.finished) run.emit({ type: 'progress', done: done.size, tasks: tasks.length, running: [...running.values()], accepted, rejected, failed });
     const wake = nextWake(run.policy);
     const waitMs = Math.min(wake === null ? Infinity : Math.max(0, wake - Date.now()), run.distributed ? (run.distributed.reconcileMs ?? 5_000) : Infinity);
     const next = await run.inbox.next(Number.isFinite(waitMs) ? waitMs : null);
@@ -67,6 +70,10 @@ async function takeWake(run: Run, wake: Wake): Promise<void> {
       return integrated(run, wake.outcome);
     case 'aborted':
       return apply(run, { type: 'aborted' });
+    case 'steer':
+      return takeSteering(run);
+    case 'steered':
+      return steered(run, wake.id, wake.outcome);
     case 'tick':
       return;
   }

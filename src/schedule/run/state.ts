@@ -18,6 +18,7 @@ import type { Recovered } from './recovery.js';
 import type { Inbox } from './inbox.js';
 import type { TipService } from '../../episode/gate-on-tip.js';
 import type { EpisodeTracer, RunPorts } from './ports.js';
+import type { SteeringOutcome } from '../../operations/carry-out-steering.js';
 
 /**
  * A run whose episodes run on workers elsewhere: its ports' queues and leases are shared (BullMQ,
@@ -51,6 +52,9 @@ export type Wake =
   | { kind: 'verification'; result: VerificationResult }
   | { kind: 'integrated'; outcome: IntegrationOutcome }
   | { kind: 'aborted' }
+  /** A person's request waits in the world; `steered`: one was carried out. */
+  | { kind: 'steer' }
+  | { kind: 'steered'; id: string; outcome: SteeringOutcome }
   | { kind: 'tick' };
 
 /**
@@ -100,4 +104,8 @@ export interface Run {
   reconciledAt: number;
   /** The episode queue was told to stop (in process, closing it aborts the agents). */
   episodesStopped: boolean;
+  /** People's requests being carried out, by id (see steering.ts): the loop does not end while one is. */
+  readonly steering: Map<string, Promise<void>>;
+  /** The loop has ended: nothing more is taken from the world. */
+  loopEnded: boolean;
 }

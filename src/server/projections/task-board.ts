@@ -3,6 +3,7 @@ import { measureChangeCosts, type TaskCost } from '../../ledger/change-costs.js'
 import type { EpisodeOutcome } from '../../ledger/episode-record.js';
 import type { RetriedTaskStatus } from '../../schedule/task-retry-status.js';
 import { deriveWorldTaskStatuses } from '../../schedule/world-task-status.js';
+import { doneTasksOf } from '../../world/history/done-tasks.js';
 import type { LivenessProbe, WorkerLiveness } from './worker-liveness.js';
 import type { WorldSnapshot } from './world-snapshot.js';
 
@@ -36,6 +37,8 @@ export interface BoardTask {
   /** Set when a person retried the task and it has not landed since. */
   queuedForRetry: { at: string; note: string | null; by: string | null } | null;
   accepted: { commit: string; episode: string | null; attempt: number | null; date: string } | null;
+  /** Set when a person reopened the done task (`genesis task reopen`) and it has not landed again since: the commit, and why. */
+  reopened: { commit: string; date: string; reason: string | null; by: string | null } | null;
   running: { episode: string; attempt: number; startedAt: string; worker: string; liveness: WorkerLiveness } | null;
   /** What its episodes spent (tokens, cost, agent and gate time) and how long it took to land; null before its first episode. */
   spend: Omit<TaskCost, 'task'> | null;
@@ -57,7 +60,7 @@ export function buildTaskBoard(snapshot: WorldSnapshot, probe: LivenessProbe): T
   const { manifest, records, retries, history } = snapshot;
   const maxAttempts = manifest.retry.maxAttempts;
   const runningRecords = records.filter((r) => r.status === 'running' && probe(r.worker) !== 'gone');
-  const done = new Set(history.flatMap((c) => (c.task ? [c.task] : [])));
+  const done = doneTasksOf(history);
   // The same derivation as the run loop's: the board and `task retry` can never disagree with `genesis run`.
   const statuses = deriveWorldTaskStatuses({ manifest, done, episodes: records, running: new Set(runningRecords.map((r) => r.task)), retries });
   const waiting = tasksWaitingOnBlocked(manifest.tasks, statuses);
@@ -71,6 +74,7 @@ export function buildTaskBoard(snapshot: WorldSnapshot, probe: LivenessProbe): T
     const accepted = history.find((c) => c.task === task.id);
     const running = runningRecords.find((r) => r.task === task.id);
     const retry = latestRetry.get(task.id);
+    const reopen = reopenedBy(history, task.id);
     return {
       id: task.id,
       title: task.title,
@@ -96,6 +100,7 @@ export function buildTaskBoard(snapshot: WorldSnapshot, probe: LivenessProbe): T
       waitingOn: waiting.get(task.id) ?? null,
       queuedForRetry: retry && isQueued(status) ? { at: retry.at, note: retry.note, by: retry.by } : null,
       accepted: accepted ? { commit: accepted.commit, episode: accepted.episode, attempt: accepted.attempt, date: accepted.date } : null,
+      reopened: reopen ? { commit: reopen.commit, date: reopen.date, reason: retry?.note?.replace(/^reopened: /, '') ?? null, by: retry?.by ?? null } : null,
       running: running
         ? { episode: running.id, attempt: running.attempt, startedAt: running.startedAt, worker: running.worker, liveness: probe(running.worker) }
         : null,
@@ -116,6 +121,15 @@ export function buildTaskBoard(snapshot: WorldSnapshot, probe: LivenessProbe): T
     },
     tasks,
   };
+}
+
+/** The reopening of a task that has not landed again since, from the history (newest first). */
+function reopenedBy(history: WorldSnapshot['history'], task: string): WorldSnapshot['history'][number] | null {
+  for (const c of history) {
+    if (c.task === task) return null;
+    if (c.reopen === task) return c;
+  }
+  return null;
 }
 
 // Retried and still waiting for an episode (or between the retried attempts).

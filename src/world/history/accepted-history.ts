@@ -14,6 +14,8 @@ export const TRAILERS = {
   score: 'Genesis-Score',
   /** A person's change made with `genesis amend`: names what the person changed. */
   amend: 'Genesis-Amend',
+  /** A done task made pending again (`genesis task reopen`): its acceptance changed, its work is to be done again. */
+  reopen: 'Genesis-Reopen',
   tree: 'Genesis-Tree',
   verification: 'Genesis-Verification',
   /** What the agent of the episode that made the change reported it cost, in US dollars (`0.0123 USD`); absent when it reported none. */
@@ -37,6 +39,8 @@ export interface AcceptedCommit {
   score: number | null;
   /** The Genesis-Amend trailer of a commit made by `genesis amend` (absent or null otherwise). */
   amend?: string | null;
+  /** The task a `genesis task reopen` commit made pending again (absent or null otherwise). */
+  reopen?: string | null;
   /** The verification behind the commit (the episode's id when its own gate passed this very tree), if named. */
   verification?: string | null;
   /** The Genesis-Cost trailer in dollars, or null without one. */
@@ -71,6 +75,7 @@ function toAccepted(raw: RawCommit): AcceptedCommit {
     verified: trailers.get(TRAILERS.verified) ?? null,
     score,
     amend: trailers.get(TRAILERS.amend) ?? null,
+    reopen: trailers.get(TRAILERS.reopen) ?? null,
     verification: trailers.get(TRAILERS.verification) ?? null,
     cost: costOf(trailers.get(TRAILERS.cost)),
     ...(hasSeparator(raw.message) ? { separator: true } : {}),

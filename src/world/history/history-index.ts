@@ -1,6 +1,7 @@
 import { appendFile, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { AcceptedCommit } from './accepted-history.js';
+import { doneTasksOf } from './done-tasks.js';
 import { genesisStateDir } from '../genesis-state-dir.js';
 
 /** What the index keeps of one commit: its first parent and the Genesis trailers Genesis decides on. */
@@ -11,12 +12,14 @@ export interface IndexedCommit {
   score: number | null;
   episode: string | null;
   verification: string | null;
+  /** The task a reopen commit made pending again. */
+  reopen: string | null;
 }
 
 /** Reads first-parent history with trailers, newest first: `rev` is a commit or a range (`a..b`). */
 export type HistoryReader = (rev: string) => Promise<AcceptedCommit[]>;
 
-const VERSION = 2;
+const VERSION = 3;
 const MEMO = 64;
 
 /**
@@ -98,11 +101,10 @@ export class HistoryIndex {
     return this.links.get(commit);
   }
 
-  /** Ids of the tasks done at `commit`: every Genesis-Task trailer on its first-parent chain. */
+  /** Ids of the tasks done at `commit`: every Genesis-Task trailer on its first-parent chain not reopened since. */
   async doneAt(commit: string, tries = 2): Promise<Set<string>> {
     await this.ensure(commit);
-    const walked: string[] = [];
-    let steps = 0;
+    const walked: IndexedCommit[] = [];
     let base: ReadonlySet<string> = new Set();
     for (let at: string | null = commit; at !== null; ) {
       const memo = this.doneMemo.get(at);
@@ -112,22 +114,16 @@ export class HistoryIndex {
       }
       const link = this.links.get(at);
       // Another call rebuilt the index from an unrelated commit meanwhile: ask again.
-      if (!link) return tries > 0 ? this.doneAt(commit, tries - 1) : new Set((await this.readHistory(commit)).flatMap((c) => (c.task ? [c.task] : [])));
-      if (link.task) walked.push(link.task);
-      steps++;
+      if (!link) return tries > 0 ? this.doneAt(commit, tries - 1) : doneTasksOf(await this.readHistory(commit));
+      walked.push(link);
       at = link.parent;
     }
-    const done = new Set(base);
-    for (const task of walked) done.add(task);
+    const done = doneTasksOf(walked, base);
     this.remember(commit, done);
     // After a long walk, the parent's answer too: the next commit asked about is often a sibling
     // (another candidate on the same head), and then its walk stops one link down.
     const link = this.links.get(commit)!;
-    if (steps > 1 && link.parent !== null && !this.doneMemo.has(link.parent)) {
-      const parent = new Set(base);
-      for (const task of link.task ? walked.slice(1) : walked) parent.add(task);
-      this.remember(link.parent, parent);
-    }
+    if (walked.length > 1 && link.parent !== null && !this.doneMemo.has(link.parent)) this.remember(link.parent, doneTasksOf(walked.slice(1), base));
     return new Set(done);
   }
 
@@ -152,7 +148,7 @@ export class HistoryIndex {
 
   private async store(entries: IndexedCommit[], rebuilt: boolean): Promise<void> {
     if (!this.file || entries.length === 0) return;
-    const lines = entries.map((e) => `${JSON.stringify([e.commit, e.parent, e.task, e.score, e.episode, e.verification])}\n`).join('');
+    const lines = entries.map((e) => `${JSON.stringify([e.commit, e.parent, e.task, e.score, e.episode, e.verification, e.reopen])}\n`).join('');
     await mkdir(dirname(this.file), { recursive: true });
     const exists = await stat(this.file).then(
       () => true,
@@ -163,7 +159,7 @@ export class HistoryIndex {
       const tmp = `${this.file}.${process.pid}.tmp`;
       await writeFile(
         tmp,
-        `${JSON.stringify({ version: VERSION })}\n${[...this.links.values()].map((e) => JSON.stringify([e.commit, e.parent, e.task, e.score, e.episode, e.verification])).join('\n')}\n`,
+        `${JSON.stringify({ version: VERSION })}\n${[...this.links.values()].map((e) => JSON.stringify([e.commit, e.parent, e.task, e.score, e.episode, e.verification, e.reopen])).join('\n')}\n`,
       );
       await rename(tmp, this.file);
       return;
@@ -174,7 +170,15 @@ export class HistoryIndex {
 }
 
 function toEntry(c: AcceptedCommit): IndexedCommit {
-  return { commit: c.commit, parent: c.parents[0] ?? null, task: c.task, score: c.score, episode: c.episode, verification: c.verification ?? null };
+  return {
+    commit: c.commit,
+    parent: c.parents[0] ?? null,
+    task: c.task,
+    score: c.score,
+    episode: c.episode,
+    verification: c.verification ?? null,
+    reopen: c.reopen ?? null,
+  };
 }
 
 const OID = /^[0-9a-f]{40,64}$/;
@@ -183,11 +187,11 @@ function parseLine(line: string): IndexedCommit | null {
   if (line === '') return null;
   try {
     const v = JSON.parse(line) as unknown[];
-    const [commit, parent, task, score, episode, verification] = v;
+    const [commit, parent, task, score, episode, verification, reopen] = v;
     const text = (x: unknown) => x === null || typeof x === 'string';
     if (!Array.isArray(v) || typeof commit !== 'string' || !OID.test(commit) || !(parent === null || (typeof parent === 'string' && OID.test(parent))))
       return null;
-    if (!text(task) || !text(episode) || !text(verification) || !(score === null || typeof score === 'number')) return null;
+    if (!text(task) || !text(episode) || !text(verification) || !text(reopen) || !(score === null || typeof score === 'number')) return null;
     return {
       commit,
       parent: parent as string | null,
@@ -195,6 +199,7 @@ function parseLine(line: string): IndexedCommit | null {
       score: score as number | null,
       episode: episode as string | null,
       verification: verification as string | null,
+      reopen: reopen as string | null,
     };
   } catch {
     return null;

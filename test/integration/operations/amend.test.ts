@@ -98,11 +98,18 @@ describe('genesis amend', () => {
     const head = await f.world.head('main');
     execFileSync('git', ['-C', f.clone, 'reset', '-q', '--hard', 'HEAD~1']); // a clone of the head before a landed
     await writeFile(join(f.clone, 'src/a.js'), BAD_A);
-    const dry = await genesis(['amend', '--world', f.world.path, '--from', f.clone, '--message', 'break a', '--dry-run', '--sandbox', 'bwrap']);
+    // Made before a landed, it would undo a's module: refused, naming the file and both ways out.
+    const stale = await genesis(['amend', '--world', f.world.path, '--from', f.clone, '--message', 'break a', '--dry-run', '--sandbox', 'bwrap']);
+    expect(stale.status).toBe(1);
+    expect(stale.stderr).toMatch(
+      /was made on [0-9a-f]{12}, 1 accepted commit\(s\) behind the head [0-9a-f]{12}, and it conflicts with what landed since in src\/a\.js \[amend-conflict\]/,
+    );
+    expect(stale.stderr).toMatch(/git pull there.*--force/);
+    const dry = await genesis(['amend', '--world', f.world.path, '--from', f.clone, '--message', 'break a', '--dry-run', '--force', '--sandbox', 'bwrap']);
     expect(dry.status).toBe(1);
     expect(dry.stdout).toMatch(/gate: rejects \(check-failed: check:a failed/);
-    expect(dry.stderr).toMatch(/warning: .* is a clone at [0-9a-f]{12}, 1 accepted commit\(s\) behind the head/);
-    const wet = await genesis(['amend', '--world', f.world.path, '--from', f.clone, '--message', 'break a', '--sandbox', 'bwrap']);
+    expect(dry.stderr).toMatch(/warning: .* 1 accepted commit\(s\) behind the head [0-9a-f]{12}: --force lands its tree as it is, undoing what landed since/);
+    const wet = await genesis(['amend', '--world', f.world.path, '--from', f.clone, '--message', 'break a', '--force', '--sandbox', 'bwrap']);
     expect(wet.status).toBe(1);
     expect(wet.stderr).toContain('[amend-rejected]');
 
@@ -161,8 +168,8 @@ describe('genesis amend', () => {
     expect(audit.status, audit.stdout + audit.stderr).toBe(0);
   });
 
-  itWith('bwrap')('waits for a running genesis run, lands after it, and a push behind its back is put back with a hint to amend', async () => {
-    // b's agent works a while and then fails, so nothing lands while the run holds the world.
+  itWith('bwrap')('lands through a running genesis run, and a push behind its back is put back with a hint to amend', async () => {
+    // b's agent works a while and then fails: the run is still going when the amendment comes, and nothing of b lands.
     const f = await doneWorld({ b: [{ sleepMs: 3000, exit: 1 }] });
     await editManifest(f.clone, (m) => m.tasks.push({ id: 'b', title: 'module b', paths: ['src/b.js'], check: 'node --test test/b.test.js' }));
     const add = await genesis(['amend', '--world', f.world.path, '--from', f.clone, '--message', 'plan task b', '--sandbox', 'bwrap']);
@@ -183,7 +190,9 @@ describe('genesis amend', () => {
     expect(await run.exited).toBe(3);
     const amended = await amending;
     expect(amended.status, amended.stderr).toBe(0);
-    expect(amended.stderr).toMatch(/waiting: another genesis run \(pid \d+\)/);
+    expect(amended.stderr).toMatch(/waiting for the running scheduler to take the amendment \(pid \d+\), 0 s/);
+    // The run took it while it worked: the run's own lines say so.
+    expect(run.lines.join('\n')).toMatch(/✓ an amendment landed as [0-9a-f]{12}/);
     const history = await readAcceptedHistory(f.world.path, 'main');
     expect(history.map((c) => c.task ?? c.subject).slice(0, 3)).toEqual(['notes, the right way', 'plan task b', 'a']);
     expect(await f.world.readFile(history[0]!.commit, 'notes.md')).toBe('pushed by hand\n');

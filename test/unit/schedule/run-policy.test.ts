@@ -145,6 +145,30 @@ describe('the run policy', () => {
     expect(start).toMatchObject({ tasks: [{ task: { id: 'a' }, attempt: 3, round: 1 }] });
   });
 
+  it("takes a person's change that lands while it runs: a new task starts, and a run that had nothing left to do looks again", () => {
+    const h = new Harness(policy([task('a')]));
+    h.feed({ type: 'tick', now: T0 });
+    const a = h.recordOf('a');
+    h.feed({ type: 'passed', id: a.id });
+    h.feed({ type: 'landed', task: 'a', tasks: h.state.tasks });
+    h.feed({ type: 'finished', record: final(a, 'accepted'), now: T0 + 5 });
+    expect(h.state.finished).toEqual({ kind: 'done' });
+    // A task added and a done one reopened while the run was about to end: both start, the evidence is checked on the new head.
+    const steered = h.feed({ type: 'steered', tasks: [task('a'), task('c')], done: new Set() });
+    expect(steered[0]).toEqual({ type: 'check-evidence' });
+    expect(h.state.finished).toBeNull();
+    expect(h.running().sort()).toEqual(['a', 'c']);
+  });
+
+  it("does not resume an interrupted run for a person's change", () => {
+    const h = new Harness(policy([task('a')]));
+    h.feed({ type: 'aborted' });
+    expect(h.state.finished).toEqual({ kind: 'interrupted' });
+    h.feed({ type: 'steered', tasks: [task('a'), task('c')], done: new Set() });
+    expect(h.state.finished).toEqual({ kind: 'interrupted' });
+    expect(h.running()).toEqual([]);
+  });
+
   it('holds a task whose gate found the head itself broken, and does not charge it', () => {
     const h = new Harness(policy([task('a'), task('b')], { parallelism: 1 }));
     h.feed({ type: 'tick', now: T0 });

@@ -1,4 +1,5 @@
 import { appendFile, readFile } from 'node:fs/promises';
+import { doneTasksOf } from '../../../src/world/history/done-tasks.js';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createRng, type Rng } from '../../../src/reliability/prng.js';
@@ -129,7 +130,7 @@ describe('the history index', () => {
     await third.load();
     expect(third.size).toBe(10);
     expect(await third.doneAt(next)).toEqual(await truth(w.repo, next));
-    expect((await readFile(file, 'utf8')).split('\n')[0]).toBe('{"version":2}');
+    expect((await readFile(file, 'utf8')).split('\n')[0]).toBe('{"version":3}');
   });
 
   it('serves readDoneTasks for a world, at its branch and at an earlier commit', async () => {
@@ -141,5 +142,16 @@ describe('the history index', () => {
     expect(await readDoneTasks(w.repo, 'main')).toEqual(new Set(['one', 'two']));
     expect(await readDoneTasks(w.repo, 'main', one)).toEqual(new Set(['one']));
     await expect(readDoneTasks(w.repo, 'nope')).rejects.toThrow(/not in the world/);
+  });
+});
+
+describe('done tasks with reopenings', () => {
+  it('counts a task done only when it landed after its latest reopening, on top of what was done before', () => {
+    // Newest first, as git prints the first-parent history.
+    const history = [{ reopen: 'b' }, { task: 'c' }, { task: 'a' }, { reopen: 'a' }, { task: 'b' }];
+    expect(doneTasksOf(history, new Set(['a', 'z']))).toEqual(new Set(['a', 'c', 'z']));
+    expect(doneTasksOf(history.slice(1))).toEqual(new Set(['a', 'b', 'c']));
+    // A reopening newer than everything walked takes the task out of the base too.
+    expect(doneTasksOf([{ reopen: 'z' }], new Set(['z', 'y']))).toEqual(new Set(['y']));
   });
 });

@@ -1,44 +1,44 @@
 import { withCliName } from '../../invocation.js';
 import { hostname, userInfo } from 'node:os';
 import { GenesisError } from '../../../errors/genesis-error.js';
-import { createSandbox } from '../../../sandbox/create-sandbox.js';
-import { amendWorld, type AmendResult } from '../../../operations/amend-world.js';
-import { waitForRunLock } from '../../../world/wait-for-run-lock.js';
+import { join } from 'node:path';
+import { amendmentBase, amendWorld, type AmendResult } from '../../../operations/amend-world.js';
+import { outcomeResult } from '../../../operations/carry-out-steering.js';
+import { steerWorld } from '../../../operations/steer-world.js';
 import { LocalWorld } from '../../../world/local-world.js';
 import { EXIT } from '../../exit-codes.js';
-import { resolveSandboxChoice } from '../../sandbox-choice.js';
+import { cliSteerOptions } from '../../steer-options.js';
 import type { AmendCliOptions } from './amend.js';
 
 export async function amendCommand(opts: AmendCliOptions & { world: string }): Promise<number> {
   const world = await LocalWorld.open(opts.world);
-  const atInit = await world.initSandbox();
-  const sandboxFor = async (m: { verify: { sandbox: 'auto' | 'docker' | 'bwrap' | 'none'; image: string } }) => {
-    const { choice, why } = resolveSandboxChoice({ flag: opts.sandbox, manifest: m.verify.sandbox, atInit });
-    const sandbox = await createSandbox(choice, { image: m.verify.image });
-    process.stderr.write(`sandbox: ${sandbox.kind} (${why})\n`);
-    return sandbox;
-  };
-  const lock = opts.dryRun
-    ? null
-    : await waitForRunLock(world.scratchDir, {
-        onWait: (held) =>
-          process.stderr.write(`waiting: ${held}; the amendment lands when it stops (stop it with Ctrl-C there, or press Ctrl-C here to give up)\n`),
-      });
+  const steer = await cliSteerOptions(world, opts, 'the amendment');
+  const by = `${userInfo().username}@${hostname()}`;
   let result: AmendResult;
   try {
-    result = await amendWorld(
-      world,
-      { from: opts.from, message: opts.message, by: `${userInfo().username}@${hostname()}`, dryRun: Boolean(opts.dryRun) },
-      sandboxFor,
-    );
+    if (opts.dryRun) {
+      const head = await world.head((await world.manifestAt('HEAD')).branch);
+      result = await amendWorld(
+        world,
+        { from: opts.from, base: await amendmentBase(world, opts.from, head), message: opts.message, by, dryRun: true, force: Boolean(opts.force) },
+        steer.sandboxFor,
+      );
+    } else {
+      // Read before anything can move the branch: the base is what the person's tree was made on, and what landed after it is merged in.
+      const head = await world.head((await world.manifestAt('HEAD')).branch);
+      const base = (await amendmentBase(world, opts.from, head)) ?? head;
+      const tree = await world.writeTreeFromDir(opts.from, join(world.scratchDir, `amend-${process.pid}.index`));
+      const request = { kind: 'amend' as const, by, tree, base, message: opts.message, source: opts.from, force: Boolean(opts.force) };
+      result = outcomeResult(await steerWorld(world, request, steer), 'amend');
+    }
   } finally {
-    await lock?.release();
+    steer.dispose();
   }
   for (const warning of result.warnings) process.stderr.write(`warning: ${warning}\n`);
   if (opts.json) {
     const { verdict } = result;
     process.stdout.write(
-      `${JSON.stringify({ head: result.head, tree: result.tree, commit: result.commit, dryRun: Boolean(opts.dryRun), ok: verdict.ok, warnings: result.warnings, verified: verdict.record.summary, reason: verdict.ok ? null : verdict.reason, message: verdict.ok ? null : verdict.message, tasks: result.tasks, diff: result.diff }, null, 2)}\n`,
+      `${JSON.stringify({ head: result.head, tree: result.tree, commit: result.commit, dryRun: Boolean(opts.dryRun), ok: verdict.ok, warnings: result.warnings, stale: result.stale, verified: verdict.record.summary, reason: verdict.ok ? null : verdict.reason, message: verdict.ok ? null : verdict.message, tasks: result.tasks, diff: result.diff }, null, 2)}\n`,
     );
     return verdict.ok ? EXIT.ok : EXIT.error;
   }

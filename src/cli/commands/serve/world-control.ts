@@ -4,11 +4,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { findRunHolder } from '../../../audit/run-holder.js';
 import { GenesisError } from '../../../errors/genesis-error.js';
-import { addTask } from '../../../operations/add-task.js';
+import { outcomeResult } from '../../../operations/carry-out-steering.js';
+import { steerWorld } from '../../../operations/steer-world.js';
 import { createSandbox } from '../../../sandbox/create-sandbox.js';
 import type { WorldControl } from '../../../server/world-control.js';
 import { readRunLock } from '../../../world/run-lock.js';
 import type { WorldRepo } from '../../../world/world-repo.js';
+import type { WorldManifest } from '../../../manifest/schema.js';
 
 const BIN = fileURLToPath(new URL('../../../../bin/genesis.js', import.meta.url));
 
@@ -66,6 +68,11 @@ export function createWorldControl(world: WorldRepo, options: WorldControlOption
       process.kill(lock.pid, 'SIGTERM');
       return { pid: lock.pid, stopping: `genesis run on ${lock.host} (pid ${lock.pid})` };
     },
-    addTask: (spec) => addTask(world, spec, (m) => createSandbox(m.verify.sandbox, { image: m.verify.image })),
+    // Between runs under the run lock; while a run goes on, through its scheduler (steerWorld), which starts the task when it is ready.
+    addTask: async (spec) => {
+      const request = { kind: 'add-task' as const, by: 'dashboard', task: spec };
+      const sandboxFor = (m: WorldManifest) => createSandbox(m.verify.sandbox, { image: m.verify.image });
+      return outcomeResult(await steerWorld(world, request, { what: `task ${String(spec.id)}`, sandboxFor }), 'add-task').commit;
+    },
   };
 }

@@ -36,12 +36,16 @@ export async function resolveShowTarget(world: WorldRepo, ledger: Ledger, ref: s
 export async function showCommit(repo: string, commit: AcceptedCommit, json: boolean): Promise<void> {
   const diff = (await git(['show', '--format=', '--stat', '--patch', '--no-color', '--no-renames', commit.commit, '--'], { cwd: repo })).stdout;
   if (json) return printJson({ commit, diff });
+  // A reopening's reason is its commit's body: what a person reads to know why the task is pending again.
+  const reason = commit.reopen ? (await git(['show', '-s', '--format=%b', commit.commit], { cwd: repo })).stdout.split('\n\n')[0]!.trim() : '';
   const made =
     commit.parents.length === 0
       ? "the world's first commit (genesis init)"
-      : commit.amend
-        ? `an amendment (genesis amend): ${commit.amend}`
-        : 'a change to world.yaml (genesis task add)';
+      : commit.reopen
+        ? `a reopening of task ${commit.reopen} (genesis task reopen) by ${commit.amend?.replace(/: reopen task .*$/, '') ?? 'a person'}: ${reason}`
+        : commit.amend
+          ? `an amendment (genesis amend): ${commit.amend}`
+          : 'a change to world.yaml (genesis task add)';
   process.stdout.write(
     `commit ${commit.commit}: ${commit.subject}\n  ${made}; ${commit.date}\n  verified: ${commit.verified ?? '-'}${commit.score === null ? '' : `; score ${commit.score}`}\n\n${diff.trimEnd()}\n`,
   );

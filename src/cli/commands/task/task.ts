@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
-import { requireWorld, worldOption } from '../../world-option.js';
+import { requireWorld, steeringTimeoutOption, worldOption } from '../../world-option.js';
 
 export function define(program: Command): void {
-  const task = program.command('task').description("change a world's tasks: give a blocked task new attempts, or add a task");
+  const task = program.command('task').description("change a world's tasks: give a blocked task new attempts, reopen a done one, or add a task");
   task
     .command('retry')
     .description(
@@ -31,6 +31,38 @@ export function define(program: Command): void {
       );
     });
   task
+    .command('reopen')
+    .description(
+      'make a done task pending again, for when its acceptance changed (a stricter test, a bug found): the reason is recorded in the accepted history and goes into the next prompt; a run in progress takes it between two landings',
+    )
+    .argument('<id>', 'the done task')
+    .addOption(worldOption())
+    .requiredOption('--reason <text>', 'why the work must be done again')
+    .addOption(steeringTimeoutOption())
+    .option('--json', 'print the reopening as JSON')
+    .action(async (id: string, opts: { world?: string; reason: string; timeout?: number; json?: boolean }) => {
+      const { LocalWorld } = await import('../../../world/local-world.js');
+      const { steerWorld } = await import('../../../operations/steer-world.js');
+      const { outcomeResult } = await import('../../../operations/carry-out-steering.js');
+      const { cliSteerOptions } = await import('../../steer-options.js');
+      const { userInfo, hostname } = await import('node:os');
+      const { withCliName } = await import('../../invocation.js');
+      const worldPath = requireWorld(opts);
+      const world = await LocalWorld.open(worldPath);
+      const steer = await cliSteerOptions(world, {}, `the reopening of task ${id}`);
+      const request = { kind: 'reopen' as const, by: `cli ${userInfo().username}@${hostname()}`, task: id, reason: opts.reason };
+      const result = outcomeResult(await steerWorld(world, request, steer).finally(() => steer.dispose()), 'reopen');
+      if (opts.json) {
+        process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+        return;
+      }
+      process.stdout.write(
+        withCliName(
+          `task ${id} is pending again (reopened as ${result.commit.slice(0, 12)}): the next genesis run --world ${worldPath} does it again, or the one in progress\n`,
+        ),
+      );
+    });
+  task
     .command('add')
     .description('add a task to world.yaml on the accepted branch, validated and verified like the first commit')
     .argument('<id>', 'the new task id')
@@ -41,15 +73,28 @@ export function define(program: Command): void {
     .option('--acceptance <text>', 'how the result is judged, for the agent', '')
     .option('--depends-on <list>', 'comma-separated ids of tasks that must be done first', '')
     .option('--check <command>', "the task's acceptance command, run by the gate")
+    .addOption(steeringTimeoutOption())
     .option('--json', 'print the new commit as JSON')
     .action(
       async (
         id: string,
-        opts: { world?: string; title: string; paths: string; description: string; acceptance: string; dependsOn: string; check?: string; json?: boolean },
+        opts: {
+          world?: string;
+          title: string;
+          paths: string;
+          description: string;
+          acceptance: string;
+          dependsOn: string;
+          check?: string;
+          timeout?: number;
+          json?: boolean;
+        },
       ) => {
-        const { addTask } = await import('../../../operations/add-task.js');
         const { LocalWorld } = await import('../../../world/local-world.js');
-        const { createSandbox } = await import('../../../sandbox/create-sandbox.js');
+        const { steerWorld } = await import('../../../operations/steer-world.js');
+        const { outcomeResult } = await import('../../../operations/carry-out-steering.js');
+        const { cliSteerOptions } = await import('../../steer-options.js');
+        const { userInfo, hostname } = await import('node:os');
         const world = await LocalWorld.open(requireWorld(opts));
         const list = (text: string) =>
           text
@@ -65,7 +110,10 @@ export function define(program: Command): void {
           dependsOn: list(opts.dependsOn),
           ...(opts.check ? { check: opts.check } : {}),
         };
-        const commit = await addTask(world, spec, (m) => createSandbox(m.verify.sandbox, { image: m.verify.image }));
+        // While a run goes on, its scheduler adds the task between two landings and starts it when it is ready.
+        const steer = await cliSteerOptions(world, opts, `task ${id}`);
+        const request = { kind: 'add-task' as const, by: `cli ${userInfo().username}@${hostname()}`, task: spec };
+        const { commit } = outcomeResult(await steerWorld(world, request, steer).finally(() => steer.dispose()), 'add-task');
         if (opts.json) {
           process.stdout.write(`${JSON.stringify({ commit, task: id })}\n`);
           return;

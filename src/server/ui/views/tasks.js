@@ -82,7 +82,9 @@ function card(t, maxAttempts, refresh) {
     queued ? h('div', { class: 'line' }, `retried ${fmtAgo(t.queuedForRetry.at)}${t.queuedForRetry.note ? `: “${t.queuedForRetry.note}”` : ''}`) : null,
     t.blockedBy ? h('div', { class: 'line' }, `blocked: ${BLOCKED_BY[t.blockedBy] ?? t.blockedBy}`) : null,
     t.state === 'blocked' && t.lastFailure ? lastFailure(t.lastFailure) : null,
+    t.reopened ? h('div', { class: 'line' }, `reopened ${fmtAgo(t.reopened.date)}${t.reopened.reason ? `: “${t.reopened.reason}”` : ''}`) : null,
     t.state === 'blocked' ? retryForm(t, refresh) : null,
+    t.state === 'done' ? reopenForm(t, refresh) : null,
   );
 }
 
@@ -95,6 +97,42 @@ function lastFailure(f) {
     f.signature ? h('div', { class: 'sig', title: 'failure signature' }, f.signature) : null,
     h('div', { class: 'small' }, link(`#/episodes/${f.episode}`, `last attempt (${f.attempt}) →`)),
   );
+}
+
+// A done task whose acceptance changed is done again: the reason is required, it goes into the next prompt.
+function reopenForm(t, refresh) {
+  const reason = h('input', {
+    type: 'text',
+    name: 'reason',
+    required: true,
+    placeholder: 'reason: what changed?',
+    'aria-label': `reason for reopening ${t.id}`,
+  });
+  const button = h('button', { type: 'submit' }, 'Reopen');
+  const status = h('div', { class: 'small', role: 'status' });
+  const form = h(
+    'form',
+    {
+      class: 'reopen-form',
+      onsubmit: async (event) => {
+        event.preventDefault();
+        button.disabled = true;
+        button.textContent = 'Reopening…';
+        try {
+          await postJson(`/api/tasks/${encodeURIComponent(t.id)}/reopen`, { reason: reason.value });
+          reason.blur();
+          await refresh();
+        } catch (error) {
+          status.replaceChildren(errorBox(error));
+          button.disabled = false;
+          button.textContent = 'Reopen';
+        }
+      },
+    },
+    reason,
+    button,
+  );
+  return h('div', null, form, status);
 }
 
 function retryForm(t, refresh) {
