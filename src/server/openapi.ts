@@ -104,6 +104,7 @@ const schemas: Record<string, Schema> = {
       waitingOn: nullable(str),
       queuedForRetry: nullable(obj({ at: str, note: nullable(str), by: nullable(str) })),
       accepted: nullable(obj({ commit: str, episode: nullable(str), attempt: nullable(int), date: str })),
+      reopened: nullable(obj({ commit: str, date: str, reason: nullable(str), by: nullable(str) })),
       running: nullable(obj({ episode: str, attempt: int, startedAt: str, worker: str, liveness: s('string', { enum: ['alive', 'gone', 'unknown'] }) })),
       spend: nullableRef('Spend'),
     },
