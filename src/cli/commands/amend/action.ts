@@ -7,7 +7,7 @@ import { outcomeResult } from '../../../operations/carry-out-steering.js';
 import { steerWorld } from '../../../operations/steer-world.js';
 import { LocalWorld } from '../../../world/local-world.js';
 import { EXIT } from '../../exit-codes.js';
-import { cliSteerOptions } from '../../steer-options.js';
+import { cliSteerOptions } from '../../world-option.js';
 import type { AmendCliOptions } from './amend.js';
 
 export async function amendCommand(opts: AmendCliOptions & { world: string }): Promise<number> {

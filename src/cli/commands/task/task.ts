@@ -44,7 +44,7 @@ export function define(program: Command): void {
       const { LocalWorld } = await import('../../../world/local-world.js');
       const { steerWorld } = await import('../../../operations/steer-world.js');
       const { outcomeResult } = await import('../../../operations/carry-out-steering.js');
-      const { cliSteerOptions } = await import('../../steer-options.js');
+      const { cliSteerOptions } = await import('../../world-option.js');
       const { userInfo, hostname } = await import('node:os');
       const { withCliName } = await import('../../invocation.js');
       const worldPath = requireWorld(opts);
@@ -93,7 +93,7 @@ export function define(program: Command): void {
         const { LocalWorld } = await import('../../../world/local-world.js');
         const { steerWorld } = await import('../../../operations/steer-world.js');
         const { outcomeResult } = await import('../../../operations/carry-out-steering.js');
-        const { cliSteerOptions } = await import('../../steer-options.js');
+        const { cliSteerOptions } = await import('../../world-option.js');
         const { userInfo, hostname } = await import('node:os');
         const world = await LocalWorld.open(requireWorld(opts));
         const list = (text: string) =>
