@@ -257,3 +257,62 @@ describe('code under test that registers tests of its own in a ratchet world', (
     expect(report.violations, JSON.stringify(report.findings)).toBe(0);
   });
 });
+
+/** vitest's assertions (chai's) made no-ops as the module loads. */
+const EXPECT_NOOP = "import { chai } from 'vitest';\nchai.Assertion.prototype.assert = function () {};\nexport const v = 'wrong';\n";
+
+async function vitestWorld(): Promise<AttackedWorld> {
+  const { root } = await attackRoot();
+  const vitest = (file: string) => `node node_modules/vitest/vitest.mjs run --reporter=default --reporter=junit --outputFile.junit=reports/junit.xml ${file}`;
+  const attacks: Record<string, string> = { honest: "export const v = 'honest';\n", 'expect-noop': EXPECT_NOOP };
+  const ids = Object.keys(attacks);
+  const manifest = {
+    name: 'runner-attacks-vitest',
+    goal: { outcome: 'the honest module exists' },
+    verify: {
+      sandbox: 'bwrap',
+      timeoutSec: 120,
+      test: vitest('vt/base.test.js'),
+      report: { junit: 'reports/junit.xml' },
+      deps: { files: ['package.json'], install: 'npm install --ignore-scripts --no-audit --no-fund', paths: ['node_modules'] },
+    },
+    protected: ['vt/**', 'world.yaml', '.genesis/**', 'package.json'],
+    agent: { kind: 'script', script: '.genesis/recording.yaml', timeoutSec: 10 },
+    retry: { maxAttempts: 1 },
+    parallelism: 2,
+    tasks: ids.map((id) => ({ id, title: id, paths: [`src/${id}.js`], check: vitest(`vt/${id}.test.js`) })),
+  };
+  const files: Record<string, string> = {
+    'package.json': '{ "name": "w", "private": true, "type": "module", "devDependencies": { "vitest": "4.1.12" } }\n',
+    '.gitignore': 'node_modules\n',
+    'vt/base.test.js': "import { test, expect } from 'vitest';\ntest('the world is sane', () => expect(1).toBe(1));\n",
+    '.genesis/recording.yaml': stringify({ tasks: Object.fromEntries(ids.map((id) => [id, [{ write: { [`src/${id}.js`]: attacks[id] } }]])) }),
+  };
+  for (const id of ids)
+    files[`vt/${id}.test.js`] =
+      `import { test, expect } from 'vitest';\nimport { v } from '../src/${id}.js';\ntest('${id} is right', () => expect(v).toBe('${id}'));\n`;
+  return runAttackedWorld({ root, manifest, files, sandbox: 'bwrap' });
+}
+
+let vitestAttacked: AttackedWorld;
+
+describe('code under test that makes vitest assertions no-ops', () => {
+  beforeAll(async () => {
+    vitestAttacked = await vitestWorld();
+  }, 300_000);
+  afterAll(() => vitestAttacked?.dispose());
+
+  itWith('bwrap')(
+    "as it loads: the gate's canaries, run after the file's imports, fail it with runner-tampered, and only the honest change lands",
+    async () => {
+      const e = vitestAttacked.episodeOf('expect-noop');
+      expect(e, `${e.reason}: ${e.message}`).toMatchObject({ outcome: 'rejected', reason: 'runner-tampered' });
+      const honest = vitestAttacked.episodeOf('honest');
+      expect(honest, `${honest.reason}: ${honest.message}`).toMatchObject({ outcome: 'accepted' });
+      expect(honest.gate?.steps.find((s) => s.name === 'check:honest')?.tests).toMatchObject({ passed: 1, failed: 0 });
+      expect(vitestAttacked.history.map((c) => c.task)).toEqual(['honest', null]);
+      const report = await auditWorld({ world: vitestAttacked.world, sample: 0 });
+      expect(report.violations, JSON.stringify(report.findings)).toBe(0);
+    },
+  );
+});
