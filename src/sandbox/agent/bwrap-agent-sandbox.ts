@@ -1,10 +1,11 @@
 import { bwrapWithSeccomp } from '../gate/bwrap/seccomp.js';
-import { lstat, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { rmSync } from 'node:fs';
+import { lstat, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { execa } from 'execa';
 import { GenesisError } from '../../errors/genesis-error.js';
-import { prepareWorkDir, SANDBOX_GID, SANDBOX_UID } from '../gate/work-dir.js';
+import { leaseIsolatedUser, prepareWorkDir, type SandboxUser } from '../gate/work-dir.js';
 import { resolveOnPath, systemDirBinds, underSystemDirs } from './find-binary.js';
 import { agentReadOnlyPaths, parentsFirst } from './mounts.js';
 import { confineAgentDisk } from './workspace-quota.js';
@@ -23,8 +24,10 @@ const NET_HINT = 'Run `bash scripts/setup-services.sh bwrap` (it installs slirp4
  * /lib links) read-only, a private /tmp, /proc and /dev, the paths of `agentReadOnlyPaths`
  * read-only, and only the workspace and its HOME writable. /root, /home, /run (the Docker socket),
  * /var and every other world stay out of sight. Own PID, IPC and UTS namespaces (the last two come
- * with a pooled network namespace, see agent-netns-slot.ts); as root it drops to uid 1000 with no
- * capabilities and no-new-privs.
+ * with a pooled network namespace, see agent-netns-slot.ts); as root it drops to a uid of its own
+ * (leased for the launch, as a gate's is: agents running at once share no per-user limit), named
+ * `agent` in the host's /etc/passwd and /etc/group seen with one line added, with no capabilities
+ * and no-new-privs.
  *
  * The network is a namespace of the agent's own, joined to the outside by slirp4netns with the
  * host's loopback cut off (see agent-netns.ts): the agent reaches its model and what this machine
@@ -90,18 +93,23 @@ export class BwrapAgentSandbox implements AgentSandbox {
     const quota = await confineAgentDisk(spec);
     const homeFiles = await homeFileBinds(spec.homeFiles, spec.home);
     const asRoot = process.getuid?.() === 0;
+    // As root the agent runs as a uid of its own for the launch (no other live sandbox has it), which must own what it may write.
+    const lease = asRoot ? await leaseIsolatedUser(spec.workspace) : null;
     // The network is made while the rest is prepared; given back if the rest fails.
     const network = this.reach.hostNetwork ? Promise.resolve(HOST_NETWORK) : agentNetwork(this.tools!, this.allow, this.pool, this.reach.endpoints);
     network.catch(() => undefined);
     let readOnly: string[];
+    let accounts: { args: string[]; dir: string } | undefined;
     try {
-      // As root the agent runs as uid 1000, which must own what it may write.
-      [readOnly] = await Promise.all([
+      [readOnly, , accounts] = await Promise.all([
         agentReadOnlyPaths(argv, spec),
-        asRoot ? Promise.all([prepareWorkDir(spec.workspace), prepareWorkDir(spec.home)]) : undefined,
+        lease ? Promise.all([prepareWorkDir(spec.workspace, lease.user), prepareWorkDir(spec.home, lease.user)]) : undefined,
+        lease ? accountBinds(lease.user, spec.home) : undefined,
       ]);
     } catch (error) {
       await (await network.catch(() => null))?.dispose();
+      lease?.release();
+      if (accounts) rmSync(accounts.dir, { recursive: true, force: true });
       throw error;
     }
     const net = await network;
@@ -111,12 +119,13 @@ export class BwrapAgentSandbox implements AgentSandbox {
       ...homeFiles.map((b) => ({ target: b.target, args: ['--ro-bind', b.source, b.target] })),
     ]);
     const dns = net.resolvConf && (await lstat('/etc/resolv.conf').catch(() => null))?.isFile() ? ['--ro-bind', net.resolvConf, '/etc/resolv.conf'] : [];
-    const drop = asRoot
-      ? ['setpriv', `--reuid=${SANDBOX_UID}`, `--regid=${SANDBOX_GID}`, '--clear-groups', '--no-new-privs', '--inh-caps=-all', '--bounding-set=-all']
+    const drop = lease
+      ? ['setpriv', `--reuid=${lease.user.uid}`, `--regid=${lease.user.gid}`, '--clear-groups', '--no-new-privs', '--inh-caps=-all', '--bounding-set=-all']
       : [];
     const args = [
       ...(await systemArgs()),
       ...dns,
+      ...(accounts?.args ?? []),
       // A second, bounded /tmp over the first, so the quota has no way around it.
       ...(spec.diskMb === undefined ? [] : ['--perms', '1777', '--size', String(spec.diskMb * 1024 * 1024), '--tmpfs', '/tmp']),
       ...mountPointArgs(binds.map((b) => b.target)),
@@ -132,7 +141,14 @@ export class BwrapAgentSandbox implements AgentSandbox {
       file: file!,
       args: wrapped,
       env: { ...spec.env, ...net.env, HOME: spec.home },
-      dispose: () => net.dispose(),
+      dispose: async () => {
+        try {
+          await net.dispose();
+        } finally {
+          lease?.release();
+          if (accounts) rmSync(accounts.dir, { recursive: true, force: true });
+        }
+      },
       ...quota,
       ...(net.egressRefused ? { egressRefused: net.egressRefused } : {}),
       ...(net.endpointFailures ? { endpointFailures: net.endpointFailures } : {}),
@@ -164,4 +180,23 @@ function mountPointArgs(targets: readonly string[]): string[] {
 /** The system dirs as the host has them, and the sandbox's own /proc, /dev and /tmp. */
 async function systemArgs(): Promise<string[]> {
   return [...(await systemDirBinds()), '--proc', '/proc', '--dev', '/dev', '--perms', '1777', '--tmpfs', '/tmp'];
+}
+
+/**
+ * The host's /etc/passwd and /etc/group with the agent's own user added (a CLI looks its user up:
+ * os.userInfo, getpwuid), written into a directory of this launch and bound over the host's.
+ */
+async function accountBinds(user: SandboxUser, home: string): Promise<{ args: string[]; dir: string }> {
+  const dir = await mkdtemp(join(tmpdir(), 'genesis-agent-etc-'));
+  const binds: string[] = [];
+  for (const [name, line] of [
+    ['passwd', `agent:x:${user.uid}:${user.gid}:agent:${home}:/bin/sh`],
+    ['group', `agent:x:${user.gid}:`],
+  ] as const) {
+    const host = await readFile(`/etc/${name}`, 'utf8').catch(() => null);
+    if (host === null) continue;
+    await writeFile(join(dir, name), `${host}${host.endsWith('\n') || host === '' ? '' : '\n'}${line}\n`, { mode: 0o644 });
+    binds.push('--ro-bind', join(dir, name), `/etc/${name}`);
+  }
+  return { args: binds, dir };
 }

@@ -116,7 +116,7 @@ describe('a sandboxed process that asks the kernel for namespaces or interfaces 
     expect(logFacts(gate.output), gate.output).toMatchObject(byDocker);
   });
 
-  itWith('bwrap')('is refused to a bwrap agent, and no key one agent stores is seen by the next', async () => {
+  itWith('bwrap')('is refused to a bwrap agent, no key one agent stores is seen by the next, and agents at once share no uid', async () => {
     const sandbox = await createAgentSandbox({ kind: 'bwrap', image: 'genesis/node:20', network: 'genesis-agents' });
     const runAgent = async (script: string) => {
       const root = await tempDir('genesis-kernel-agent-');
@@ -142,6 +142,14 @@ describe('a sandboxed process that asks the kernel for namespaces or interfaces 
     expect(logFacts(first), first).toMatchObject(refused);
     const next = await runAgent('echo keys=$(grep -c genesis-leak /proc/keys)');
     expect(logFacts(next).keys).toBe('0');
+    if (process.getuid?.() !== 0) return;
+    // Two agents at once have uids of their own, each a user their tools can look up.
+    const whoami = `echo uid=$(id -u); echo user=$(id -un); node -e "console.log('info=' + require('os').userInfo().username)"; sleep 1`;
+    const both = await Promise.all([runAgent(whoami), runAgent(whoami)]);
+    const [a, b] = both.map((log) => logFacts(log));
+    expect(a, both[0]).toMatchObject({ user: 'agent', info: 'agent' });
+    expect(Number(a!.uid)).toBeGreaterThanOrEqual(100_000);
+    expect(b!.uid).not.toBe(a!.uid);
   });
 });
 

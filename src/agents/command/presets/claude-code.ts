@@ -16,7 +16,7 @@ import type { CommandPreset, PresetOptions, UsageReader } from './preset.js';
  * `total_cost_usd` (`cost_usd` in older versions) as reported by Claude Code itself.
  *
  * Claude Code refuses to skip its permission prompts when it runs as root, unless IS_SANDBOX=1 is
- * set (passed through when set); the docker and bwrap agent sandboxes run it as uid 1000.
+ * set (passed through when set); the docker and bwrap agent sandboxes run it as a user that is not root.
  *
  * `agent.baseUrl` (Anthropic's API root, e.g. `http://127.0.0.1:8080`) becomes ANTHROPIC_BASE_URL;
  * telemetry, error reports, the auto-updater and other non-essential traffic are off.
