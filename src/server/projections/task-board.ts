@@ -54,12 +54,12 @@ export interface TaskBoard {
 /**
  * Builds the board. A record still `running` whose worker is known to be gone is not counted as
  * running (the next `genesis run` closes it as abandoned); one on another host is, as the ledger
- * says.
+ * says. A change waiting for review keeps its task busy whatever became of its worker: no run closes it.
  */
 export function buildTaskBoard(snapshot: WorldSnapshot, probe: LivenessProbe): TaskBoard {
   const { manifest, records, retries, history } = snapshot;
   const maxAttempts = manifest.retry.maxAttempts;
-  const runningRecords = records.filter((r) => r.status === 'running' && probe(r.worker) !== 'gone');
+  const runningRecords = records.filter((r) => r.status === 'running' && (r.outcome === 'awaiting-review' || probe(r.worker) !== 'gone'));
   const done = doneTasksOf(history);
   // The same derivation as the run loop's: the board and `task retry` can never disagree with `genesis run`.
   const statuses = deriveWorldTaskStatuses({ manifest, done, episodes: records, running: new Set(runningRecords.map((r) => r.task)), retries });

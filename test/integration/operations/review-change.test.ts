@@ -1,5 +1,6 @@
 import { describe, expect } from 'vitest';
 import { GitLedger } from '../../../src/ledger/git-ledger.js';
+import { createServerApp } from '../../../src/server/create-app.js';
 import { startServer } from '../../../src/server/start-server.js';
 import { readAcceptedHistory } from '../../../src/world/history/accepted-history.js';
 import { genesis } from '../../helpers/genesis-cli.js';
@@ -43,6 +44,9 @@ describe('changes that wait for review', () => {
       ]);
       const id = (task: string) => parked.find((r) => r.task === task)!.id;
       expect(await ledger.read(id('a'))).toMatchObject({ status: 'running', outcome: 'awaiting-review' });
+      // The board keeps their tasks busy though the run that parked them is gone.
+      const board = (await (await createServerApp({ world: f.world }).app.request('/api/tasks')).json()) as { tasks: Array<{ id: string; state: string }> };
+      expect(board.tasks.map((t) => t.state)).toEqual(['running', 'running', 'running']);
 
       expect((await review('approve', id('a'))).status).toBe(0);
       // b through the dashboard's API, behind its token.
