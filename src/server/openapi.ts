@@ -24,7 +24,7 @@ const obj = (properties: Record<string, Schema>, required: string[] = Object.key
 });
 const nullableRef = (name: string): Schema => ({ anyOf: [ref(name), s('null')] });
 
-const OUTCOMES = ['accepted', 'rejected', 'failed', 'abandoned', 'running'];
+const OUTCOMES = ['accepted', 'rejected', 'failed', 'abandoned', 'running', 'awaiting-review'];
 const TASK_STATES = ['pending', 'running', 'blocked', 'done'];
 
 const schemas: Record<string, Schema> = {
@@ -124,6 +124,29 @@ const schemas: Record<string, Schema> = {
     },
     ['id', 'title', 'paths'],
     'A new task, as world.yaml holds one (docs/reference/world-yaml.md, tasks[]).',
+  ),
+  Review: obj(
+    {
+      id: str,
+      task: str,
+      attempt: int,
+      agent: str,
+      base: str,
+      candidate: str,
+      changedFiles: list(str),
+      gate: nullable(str),
+      since: nullable(str),
+      decided: nullableRef('ReviewDecision'),
+      diff: str,
+      gateLog: str,
+    },
+    ['id', 'task', 'attempt', 'agent', 'base', 'candidate', 'changedFiles', 'gate', 'since', 'decided'],
+    'A change that passed its gate and waits for a person (a task with review: true), with its diff and gate log.',
+  ),
+  ReviewDecision: obj(
+    { episode: str, decision: s('string', { enum: ['approve', 'reject'] }), note: nullable(str), at: str, by: nullable(str) },
+    undefined,
+    "A person's decision on a change waiting for review; a rejection's note goes into the next attempt's prompt.",
   ),
   RunStatus: obj({ running: bool, holder: nullable(str) }, undefined, 'Whether a genesis run holds the world, and who.'),
 };
@@ -294,6 +317,42 @@ const paths: Record<string, Record<string, Schema>> = {
         ),
         '404': error('no such task (task-not-found)'),
         '409': error('the task is not blocked (task-not-blocked)'),
+        '400': error('a malformed body or a note too long'),
+        ...refused,
+      },
+    },
+  },
+  '/api/reviews': {
+    get: {
+      summary: 'the changes waiting for a person, oldest first, each with its diff and gate log',
+      responses: { '200': json(obj({ reviews: list(ref('Review')) }), 'the reviews') },
+    },
+  },
+  '/api/reviews/{id}/approve': {
+    post: {
+      summary: 'approves a change waiting for review: it lands through the integration queue (verified again if the head moved)',
+      ...write,
+      parameters: [idParam('the episode whose change waits')],
+      requestBody: body(obj({ note: nullable(str) }, [])),
+      responses: {
+        '201': json(obj({ decision: ref('ReviewDecision') }), 'the decision, recorded in the world'),
+        '404': error('no such episode (episode-not-found)'),
+        '409': error('the change does not wait for review (review-not-awaiting), or was decided already (review-decided)'),
+        '400': error('a malformed body or a note too long'),
+        ...refused,
+      },
+    },
+  },
+  '/api/reviews/{id}/reject': {
+    post: {
+      summary: 'rejects a change waiting for review: the task is tried again with the note in its prompt',
+      ...write,
+      parameters: [idParam('the episode whose change waits')],
+      requestBody: body(obj({ note: nullable(str) }, [])),
+      responses: {
+        '201': json(obj({ decision: ref('ReviewDecision') }), 'the decision, recorded in the world'),
+        '404': error('no such episode (episode-not-found)'),
+        '409': error('the change does not wait for review (review-not-awaiting), or was decided already (review-decided)'),
         '400': error('a malformed body or a note too long'),
         ...refused,
       },

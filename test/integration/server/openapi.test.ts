@@ -44,9 +44,23 @@ describe('the HTTP API against its OpenAPI document', () => {
     async () => {
       const f = await makeWorld({
         sandbox: 'bwrap',
-        manifest: baseManifest({ verify: { sandbox: 'bwrap', test: 'node --test test/base.test.js', timeoutSec: 60 } }),
+        manifest: baseManifest({
+          verify: { sandbox: 'bwrap', test: 'node --test test/base.test.js', timeoutSec: 60 },
+          tasks: [
+            { id: 'a', title: 'module a', paths: ['src/a.js'] },
+            { id: 'b', title: 'module b', paths: ['src/b.js'] },
+            { id: 'c', title: 'module c', paths: ['src/c.js'], review: true },
+            { id: 'd', title: 'module d', paths: ['src/d.js'], review: true },
+          ],
+        }),
         // a works long enough for the run to be stopped while it does; b fails until it is blocked.
-        recording: { a: [{ say: 'working on a', sleepMs: 60_000, write: { 'src/a.js': GOOD_A } }], b: [{ exit: 1 }, { exit: 1 }] },
+        // c and d wait for a person once their gates pass.
+        recording: {
+          a: [{ say: 'working on a', sleepMs: 150_000, write: { 'src/a.js': GOOD_A } }],
+          b: [{ exit: 1 }, { exit: 1 }],
+          c: [{ write: { 'src/c.js': 'export const c = 1;\n' } }],
+          d: [{ write: { 'src/d.js': 'export const d = 1;\n' } }],
+        },
       });
       const control = createWorldControl(f.world, { runArgs: ['--sandbox', 'bwrap'] });
       stopRun = () => control.stopRun();
@@ -94,15 +108,15 @@ describe('the HTTP API against its OpenAPI document', () => {
       expect((await call('get', '/api/history', '/api/history?limit=0')).status).toBe(400);
 
       // Adding a task: refused without the token, then added through the gate, then refused twice.
-      const task = { id: 'c', title: 'module c', paths: ['src/c.js'], description: 'export c' };
+      const task = { id: 'x', title: 'module x', paths: ['src/x.js'], description: 'export x' };
       expect((await call('post', '/api/tasks', '/api/tasks', task, null)).body.error.code).toBe('token-required');
       const added = await call('post', '/api/tasks', '/api/tasks', task);
-      expect(added).toMatchObject({ status: 201, body: { task: 'c' } });
+      expect(added).toMatchObject({ status: 201, body: { task: 'x' } });
       const history = (await call('get', '/api/history', '/api/history')).body.commits;
       expect(history[0]).toMatchObject({ commit: added.body.commit, made: 'task-add' });
       expect(history.at(-1).made).toBe('init');
       expect((await call('post', '/api/tasks', '/api/tasks', task)).body.error.code).toBe('task-exists');
-      expect((await call('post', '/api/tasks', '/api/tasks', { id: 'd', title: 'd', paths: ['src/d.js'], dependsOn: ['nope'] })).status).toBe(400);
+      expect((await call('post', '/api/tasks', '/api/tasks', { id: 'y', title: 'y', paths: ['src/y.js'], dependsOn: ['nope'] })).status).toBe(400);
       expect((await call('post', '/api/tasks/{id}/retry', '/api/tasks/a/retry', {})).body.error.code).toBe('task-not-blocked');
       expect((await call('post', '/api/tasks/{id}/retry', '/api/tasks/zz/retry', {})).body.error.code).toBe('task-not-found');
 
@@ -119,6 +133,21 @@ describe('the HTTP API against its OpenAPI document', () => {
       await call('get', '/api/episodes', '/api/episodes?outcome=running');
       const stateOfB = async () => (await call('get', '/api/tasks', '/api/tasks')).body.tasks.find((t: any) => t.id === 'b').state;
       for (let i = 0; i < 150 && (await stateOfB()) !== 'blocked'; i++) await new Promise((r) => setTimeout(r, 200));
+      // Reviews: c and d wait; one approved, one rejected, neither twice.
+      const reviews = async () => (await call('get', '/api/reviews', '/api/reviews')).body.reviews as Array<{ id: string; task: string }>;
+      for (let i = 0; i < 300 && (await reviews()).length < 2; i++) await new Promise((r) => setTimeout(r, 200));
+      const waiting = await reviews();
+      expect(waiting.map((r) => r.task).sort()).toEqual(['c', 'd']);
+      const [c, d] = ['c', 'd'].map((t) => waiting.find((r) => r.task === t)!.id);
+      expect((await call('post', '/api/reviews/{id}/approve', `/api/reviews/${c}/approve`, {})).body.decision).toMatchObject({
+        episode: c,
+        decision: 'approve',
+      });
+      expect((await call('post', '/api/reviews/{id}/reject', `/api/reviews/${d}/reject`, { note: 'name it d2' })).body.decision).toMatchObject({
+        decision: 'reject',
+        note: 'name it d2',
+      });
+      expect((await call('post', '/api/reviews/{id}/approve', `/api/reviews/${d}/approve`, {})).status).toBe(409);
       const stop = await call('post', '/api/run/stop', '/api/run/stop', {});
       expect(stop.body.pid).toBe(started.body.pid);
       for (let i = 0; i < 150 && (await call('get', '/api/run', '/api/run')).body.running; i++) await new Promise((r) => setTimeout(r, 200));
@@ -148,6 +177,11 @@ describe('the HTTP API against its OpenAPI document', () => {
           [...seen].some((s) => s.startsWith(`${route} 2`)),
           `${route} never answered with success`,
         ).toBe(true);
+      // And every route the server has is in the document.
+      const servedRoutes = server.app.routes
+        .filter((r) => r.method !== 'ALL' && (r.path.startsWith('/api/') || r.path === '/metrics'))
+        .map((r) => `${r.method.toLowerCase()} ${r.path.replace(/:([a-z]+)/g, '{$1}')}`);
+      expect([...new Set(servedRoutes)].filter((r) => !routes.includes(r))).toEqual([]);
     },
     240_000,
   );
