@@ -322,6 +322,26 @@ const paths: Record<string, Record<string, Schema>> = {
       },
     },
   },
+  '/api/tasks/{id}/reopen': {
+    post: {
+      summary:
+        'makes a done task pending again (as `genesis task reopen`): its work is redone by the next episodes, through a running scheduler when one holds the world',
+      ...write,
+      parameters: [idParam('the task id')],
+      requestBody: body(obj({ reason: str })),
+      responses: {
+        '201': json(
+          obj({ task: str, head: str, commit: str, retry: obj({ task: str, at: str, note: nullable(str), by: nullable(str), ref: str }) }),
+          'the commit that reopened it',
+        ),
+        '400': error('a malformed body, or a task that cannot be reopened'),
+        '404': error('no such task (task-not-found)'),
+        '409': error('the task is not done'),
+        '500': error('the reopening failed'),
+        ...refused,
+      },
+    },
+  },
   '/api/reviews': {
     get: {
       summary: 'the changes waiting for a person, oldest first, each with its diff and gate log',

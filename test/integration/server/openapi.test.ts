@@ -148,6 +148,11 @@ describe('the HTTP API against its OpenAPI document', () => {
         note: 'name it d2',
       });
       expect((await call('post', '/api/reviews/{id}/approve', `/api/reviews/${d}/approve`, {})).status).toBe(409);
+      // The approved change lands while the run goes on; a done task can be reopened.
+      const stateOf = async (id: string) => (await call('get', '/api/tasks', '/api/tasks')).body.tasks.find((t: any) => t.id === id)?.state;
+      for (let i = 0; i < 300 && (await stateOf('c')) !== 'done'; i++) await new Promise((r) => setTimeout(r, 200));
+      const reopened = await call('post', '/api/tasks/{id}/reopen', '/api/tasks/c/reopen', { reason: 'c must export a function' });
+      expect(reopened).toMatchObject({ status: 201, body: { task: 'c' } });
       const stop = await call('post', '/api/run/stop', '/api/run/stop', {});
       expect(stop.body.pid).toBe(started.body.pid);
       for (let i = 0; i < 150 && (await call('get', '/api/run', '/api/run')).body.running; i++) await new Promise((r) => setTimeout(r, 200));
