@@ -15,7 +15,7 @@ const POLL_MS = 500;
  */
 export async function pollSteering(run: Run): Promise<void> {
   while (!run.loopEnded) {
-    await sleep(POLL_MS);
+    await sleep(POLL_MS, undefined, { ref: false });
     if (run.loopEnded || run.policy.closing) return;
     const waiting = await listSteeringRequests(run.world.path).catch(() => []);
     if (waiting.some((p) => !run.steering.has(p.request.id))) run.inbox.push({ kind: 'steer' });

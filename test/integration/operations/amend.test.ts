@@ -91,6 +91,8 @@ describe('genesis amend', () => {
         '  - test: node --test test/base.test.js\n  - check:a: node --test test/a.test.js\n  - check:c: node --test test/c.test.js\n',
       );
     },
+    // Two runs, two amends and an audit: longer than the default timeout on a loaded machine.
+    180_000,
   );
 
   itWith('bwrap')("rejects a tree that breaks a done task's check or has an invalid manifest, and leaves the branch as it was", async () => {
