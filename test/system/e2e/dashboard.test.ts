@@ -119,6 +119,38 @@ describeE2e('the dashboard in a browser', () => {
     await shoot('reliability');
   });
 
+  it('draws the task graph: each task in its state with its attempts, an arrow from each dependency', async () => {
+    await open('#/tasks', 'tasks');
+    const graph = page.locator('svg.task-graph');
+    const node = (id: string) => graph.locator(`g.node[data-task="${id}"]`);
+    expect(await graph.locator('g.node').count()).toBe(5);
+    expect(await node('a').getAttribute('data-state')).toBe('blocked');
+    expect(await node('b').getAttribute('data-state')).toBe('done');
+    expect(await node('d').getAttribute('data-state')).toBe('pending');
+    expect(await node('a').locator('.detail').textContent()).toBe('blocked · 2 attempts');
+    expect(await node('b').locator('.detail').textContent()).toBe('done · 2 attempts');
+    expect(await node('d').locator('.detail').textContent()).toBe('pending · 0 attempts');
+    expect((await graph.locator('path.edge').evaluateAll((edges) => edges.map((e) => e.getAttribute('data-edge')))).sort()).toEqual(['a->d', 'b->c']);
+    // The picture shows every box whole, each dependent to the right of what it waits for, the blocked one in the "bad" colour.
+    const shot = await graph.screenshot({ path: join(SHOTS, 'task-graph.png') });
+    expect(shot.length).toBeGreaterThan(1000);
+    const box = (await graph.boundingBox())!;
+    const boxes = Object.fromEntries(await Promise.all(['a', 'b', 'c', 'd', 'e'].map(async (id) => [id, (await node(id).boundingBox())!] as const)));
+    for (const b of Object.values(boxes)) {
+      expect(b.x).toBeGreaterThanOrEqual(box.x - 1);
+      expect(b.x + b.width).toBeLessThanOrEqual(box.x + box.width + 1);
+      expect(b.y + b.height).toBeLessThanOrEqual(box.y + box.height + 1);
+    }
+    expect(boxes.d!.x).toBeGreaterThan(boxes.a!.x + boxes.a!.width);
+    expect(boxes.c!.x).toBeGreaterThan(boxes.b!.x + boxes.b!.width);
+    const fill = (id: string) =>
+      node(id)
+        .locator('rect')
+        .evaluate((r) => getComputedStyle(r).fill);
+    expect(await fill('a')).toBe('rgb(251, 228, 226)');
+    expect(await fill('b')).toBe('rgb(227, 244, 234)');
+  });
+
   it('shows each blocked task with its reason and queues it for retry with the Retry button', async () => {
     await open('#/tasks', 'tasks');
     const blocked = page.locator('[data-column="blocked"]');

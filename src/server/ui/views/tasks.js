@@ -1,6 +1,7 @@
 // Tasks board: every task by state. A blocked task shows why it is blocked and can be retried.
 import { postJson, getJson } from '../api.js';
-import { badge, errorBox, fmtAgo, h, link, shortSha, spendLine } from '../dom.js';
+import { badge, errorBox, fmtAgo, h, link, panel, shortSha, spendLine } from '../dom.js';
+import { taskGraph } from '../task-graph.js';
 
 export const name = 'tasks';
 export const title = () => 'Tasks';
@@ -27,6 +28,7 @@ export async function render({ refresh }) {
         `${board.counts.done} of ${board.counts.total} done · a task is blocked after ${board.maxAttempts} failed attempts; Retry gives it ${board.maxAttempts} more.`,
       ),
     ),
+    panel('Task graph (an arrow goes from a task to the one that waits for it)', h('div', { class: 'graph-scroll' }, taskGraph(board.tasks))),
     h(
       'div',
       { class: 'board' },
