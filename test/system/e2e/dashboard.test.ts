@@ -146,7 +146,7 @@ describeE2e('the dashboard in a browser', () => {
     const fill = (id: string) =>
       node(id)
         .locator('rect')
-        .evaluate((r) => getComputedStyle(r).fill);
+        .evaluate((r) => (globalThis as any).getComputedStyle(r).fill as string);
     expect(await fill('a')).toBe('rgb(251, 228, 226)');
     expect(await fill('b')).toBe('rgb(227, 244, 234)');
   });
