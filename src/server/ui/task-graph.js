@@ -39,7 +39,11 @@ export function attemptsOf(t) {
 export function taskGraph(tasks) {
   const depth = depths(tasks);
   const columns = [];
-  for (const t of tasks) (columns[depth.get(t.id)] ??= []).push(t);
+  for (const t of tasks) {
+    const d = depth.get(t.id);
+    if (!columns[d]) columns[d] = [];
+    columns[d].push(t);
+  }
   const at = new Map();
   // Each column in the order of what its tasks wait for, so that arrows cross as little as they can.
   const rowOf = (t) => {
@@ -48,7 +52,7 @@ export function taskGraph(tasks) {
   };
   columns.forEach((column, x) => {
     const ordered = x === 0 ? column : [...column].sort((p, q) => rowOf(p) - rowOf(q));
-    ordered.forEach((t, y) => at.set(t.id, { x: x * (W + GAP_X), y: y * (H + GAP_Y) }));
+    for (const [y, t] of ordered.entries()) at.set(t.id, { x: x * (W + GAP_X), y: y * (H + GAP_Y) });
   });
   const width = columns.length * (W + GAP_X) - GAP_X;
   const height = Math.max(...columns.map((c) => c.length)) * (H + GAP_Y) - GAP_Y;
