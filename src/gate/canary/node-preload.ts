@@ -11,7 +11,10 @@
  * so the world's exit code is untouched), each checking that assertions still throw for a false
  * claim and only for one. A root `after` hook checks again once the file's tests ran, and fails
  * naming the nonce when they do not. In a vitest fork worker it adds the canaries' vitest setup
- * file to the config the worker is sent. A file that throws before its first test started fails as a
+ * file to the config the worker is sent. In a test file node-tap runs (a child node process with
+ * `TAP=1` and `TAP_CHILD_ID`) it adds to the file's root test, once the event loop empties after the
+ * file ran, an assertion that must pass (after a probe Test's assertions still fail a false claim
+ * and only one) and two todo assertions that must fail, `ok` and `equal`. A file that throws before its first test started fails as a
  * file, as it would without canaries ahead of it. Processes those processes start (a test that runs node) get
  * no canaries: their output is the test's to read.
  */
@@ -52,6 +55,31 @@ function assertionsHold() {
   }
   try { a.ok(true); a.strictEqual(1, 1); a.deepStrictEqual([1], [1]); s.equal(1, 1); } catch { return false; }
   return true;
+}
+// A test file node-tap runs is a child node process that writes TAP for its parent to fold in. Its
+// canaries join its root test when the event loop empties, after the file and its imports ran and
+// before tap ends the root; a root with a plan of its own or already ended gets none.
+if (process.env.TAP === '1' && process.env.TAP_CHILD_ID && !process.env[MARK] && process.argv[1]) {
+  process.env[MARK] = '1';
+  let tapDone = false;
+  process.on('beforeExit', () => {
+    if (tapDone) return;
+    tapDone = true;
+    let tap;
+    try { tap = require('node:module').createRequire(require('node:path').resolve(process.argv[1]))('tap'); } catch { return; }
+    if (!tap || typeof tap.ok !== 'function' || tap.results || tap.ended || tap.planEnd !== -1) return;
+    const proc = 'tap-' + require('node:crypto').randomBytes(6).toString('hex');
+    const name = (what) => 'genesis-canary ' + NONCE + ' ' + proc + ' ' + what;
+    const probe = new tap.Test({ name: 'genesis-canary probe' });
+    let holds = false;
+    try {
+      holds = probe.ok(true) === true && probe.equal(1, 1) === true && probe.ok(false) === false && probe.equal(1, 2) === false &&
+        probe.same({ a: 1 }, { a: 2 }) === false && probe.match('a', /b/) === false && assertionsHold();
+    } catch { holds = false; }
+    tap.ok(holds, name('must-pass'));
+    tap.ok(false, name('ok must-fail'), { todo: 'fails as it must' });
+    tap.equal(1, 2, name('equal must-fail'), { todo: 'fails as it must' });
+  });
 }
 if (String(process.env.NODE_TEST_CONTEXT || '').startsWith('child') && !process.env[MARK]) {
   process.env[MARK] = '1';

@@ -64,4 +64,13 @@ describe('judgeCanaries', () => {
     const fromSpec = judgeCanaries(parseOutput(spec) as TestRun, NONCE);
     expect('run' in fromSpec && reportOf(fromSpec.run)).toMatchObject({ passed: 1, failed: 0 });
   });
+  it("reads node-tap's canaries, folded into each file's subtest, and their forged passes", () => {
+    const points = (mustFail: string) =>
+      `TAP version 13\n# Subtest: t/a.test.js\n    ok 1 - a is right\n    ok 2 - ${canary('must-pass', 'tap-1')}\n` +
+      `    ${mustFail} 3 - ${canary('ok must-fail', 'tap-1')} # TODO fails as it must\n    1..3\n    # todo: 1\nok 1 - t/a.test.js # time=5ms\n\n1..1\n`;
+    const honest = judgeCanaries(parseOutput(points('not ok')) as TestRun, NONCE);
+    expect('run' in honest && reportOf(honest.run)).toMatchObject({ passed: 1, failed: 0, skipped: 0 });
+    const forged = judgeCanaries(parseOutput(points('ok')) as TestRun, NONCE);
+    expect('problem' in forged && forged.problem.reason).toBe('runner-tampered');
+  });
 });
