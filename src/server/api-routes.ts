@@ -21,6 +21,7 @@ import { decideReview, listReviews, MAX_REVIEW_NOTE, readReview } from '../opera
 import { doneTasksOf } from '../world/history/done-tasks.js';
 import type { SteeringOutcome } from '../operations/carry-out-steering.js';
 import { buildTaskBoard } from './projections/task-board.js';
+import { buildEpisodeTimeline } from './projections/episode-timeline.js';
 import type { ClusterWorker, LivenessProbe } from './projections/worker-liveness.js';
 import type { WorldSnapshots } from './projections/world-snapshot.js';
 
@@ -157,6 +158,11 @@ export function createApiRoutes(ctx: ApiContext): Hono {
     // The lines this episode left for the next attempt's prompt (empty when it left none).
     const reflection = reflectionOf(record, artifacts.gateLog);
     return jsonResponse({ record, task: task ? { id: task.id, title: task.title } : null, artifacts, reflection });
+  });
+
+  api.get('/timeline', async (c) => {
+    const snapshot = await ctx.snapshots.current();
+    return jsonResponse(buildEpisodeTimeline(snapshot.records, ctx.now(), positiveInt(c.req.query('limit')) ?? undefined));
   });
 
   api.get('/integration', async () => jsonResponse(await readIntegrationView(ctx.world)));

@@ -269,6 +269,40 @@ const paths: Record<string, Record<string, Schema>> = {
       },
     },
   },
+  '/api/timeline': {
+    get: {
+      summary:
+        "the episodes per worker slot (a worker's episodes that overlap go to separate slots), each as bars of its phases: agent, gate, waiting, integration; times in ms since the epoch",
+      parameters: [query('limit', int, 'the most recently started episodes, at most this many (default 200)')],
+      responses: {
+        '200': json(
+          obj({
+            fromMs: nullable(int),
+            toMs: nullable(int),
+            slots: list(
+              obj({
+                worker: str,
+                slot: int,
+                episodes: list(
+                  obj({
+                    id: str,
+                    task: str,
+                    attempt: int,
+                    outcome: s('string', { enum: OUTCOMES }),
+                    startMs: int,
+                    endMs: int,
+                    bars: list(obj({ phase: s('string', { enum: ['agent', 'gate', 'waiting', 'integration'] }), startMs: int, endMs: int })),
+                  }),
+                ),
+              }),
+            ),
+          }),
+          'the timeline',
+        ),
+        '400': error('a bad limit'),
+      },
+    },
+  },
   '/api/integration': {
     get: {
       summary: "the integration queue: each change's stage, its speculative commit and what it is verified on top of",

@@ -131,6 +131,8 @@ describe('the HTTP API against its OpenAPI document', () => {
       for (let i = 0; i < 100 && (await call('get', '/api/overview', '/api/overview')).body.episodes.running === 0; i++)
         await new Promise((r) => setTimeout(r, 200));
       await call('get', '/api/episodes', '/api/episodes?outcome=running');
+      const live = (await call('get', '/api/timeline', '/api/timeline')).body;
+      expect(live.slots.flatMap((slot: any) => slot.episodes).some((e: any) => e.outcome === 'running' && e.bars.length > 0)).toBe(true);
       const stateOfB = async () => (await call('get', '/api/tasks', '/api/tasks')).body.tasks.find((t: any) => t.id === 'b').state;
       for (let i = 0; i < 150 && (await stateOfB()) !== 'blocked'; i++) await new Promise((r) => setTimeout(r, 200));
       // Reviews: c and d wait; one approved, one rejected, neither twice.
@@ -167,6 +169,8 @@ describe('the HTTP API against its OpenAPI document', () => {
       await call('get', '/api/episodes/{id}', `/api/episodes/${episodes.body.episodes[0].id}`);
       await call('get', '/api/episodes/{id}', '/api/episodes/20990101-000000-000-abcdef');
       expect((await call('get', '/api/episodes', '/api/episodes?outcome=nonsense')).status).toBe(400);
+      await call('get', '/api/timeline', '/api/timeline?limit=2');
+      expect((await call('get', '/api/timeline', '/api/timeline?limit=0')).status).toBe(400);
 
       // The event stream: headers only (it never ends by itself).
       const events = new AbortController();

@@ -1,5 +1,6 @@
 // Episodes: every attempt, accepted or not, filterable by task and outcome.
 import { getJson } from '../api.js';
+import { episodeTimeline, TIMELINE_PHASES } from '../episode-timeline.js';
 import { badge, fmtCost, fmtDuration, fmtTime, h, link, panel, shortSha, table } from '../dom.js';
 
 export const name = 'episodes';
@@ -11,7 +12,7 @@ export async function render({ params, navigate }) {
   const query = new URLSearchParams();
   if (task) query.set('task', task);
   if (outcome) query.set('outcome', outcome);
-  const data = await getJson(`/api/episodes?${query}`);
+  const [data, timeline] = await Promise.all([getJson(`/api/episodes?${query}`), getJson('/api/timeline')]);
 
   const select = (label, name, value, options) =>
     h(
@@ -66,6 +67,17 @@ export async function render({ params, navigate }) {
       select('Outcome', 'outcome', outcome, data.outcomes),
       task || outcome ? h('button', { class: 'secondary', onclick: () => navigate('/episodes') }, 'Clear filters') : null,
     ),
+    timeline.slots.length > 0
+      ? panel(
+          'Timeline (a row per worker slot)',
+          h('div', { class: 'graph-scroll' }, episodeTimeline(timeline)),
+          h(
+            'div',
+            { class: 'legend' },
+            TIMELINE_PHASES.map((p) => h('span', null, h('span', { class: `swatch p-${p}` }), p)),
+          ),
+        )
+      : null,
     panel(
       null,
       table(
