@@ -22,8 +22,8 @@ import { doneTasksOf } from '../world/history/done-tasks.js';
 import type { SteeringOutcome } from '../operations/carry-out-steering.js';
 import { buildTaskBoard } from './projections/task-board.js';
 import { buildEpisodeTimeline } from './projections/episode-timeline.js';
-import type { ClusterWorker, LivenessProbe } from './projections/worker-liveness.js';
-import type { WorldSnapshots } from './projections/world-snapshot.js';
+import { withClusterHolders, type ClusterWorker, type LivenessProbe } from './projections/worker-liveness.js';
+import type { WorldSnapshot, WorldSnapshots } from './projections/world-snapshot.js';
 
 /** What the API routes read from and write to. */
 export interface ApiContext {
@@ -111,10 +111,19 @@ export function createApiRoutes(ctx: ApiContext): Hono {
     return jsonResponse({ ok: true, world: snapshot.path, name: snapshot.manifest.name, stamp: snapshot.stamp, queueBoard: ctx.queueBoardPath() });
   });
 
-  api.get('/overview', async () => {
+  // The running view, with each episode named after the worker that holds it when Redis says who does.
+  const runningView = async (): Promise<{ snapshot: WorldSnapshot; probe: LivenessProbe; cluster: Awaited<ReturnType<typeof readCluster>> | null }> => {
     const snapshot = await ctx.snapshots.current();
-    const overview = buildOverview(snapshot, buildTaskBoard(snapshot, ctx.probe), ctx.probe, ctx.now());
-    return jsonResponse({ ...overview, cluster: ctx.listWorkers ? await readCluster(ctx.listWorkers) : null });
+    if (!ctx.listWorkers) return { snapshot, probe: ctx.probe, cluster: null };
+    const cluster = await readCluster(ctx.listWorkers);
+    const held = withClusterHolders(snapshot.records, cluster.workers, ctx.probe);
+    return { snapshot: { ...snapshot, records: held.records }, probe: held.probe, cluster };
+  };
+
+  api.get('/overview', async () => {
+    const { snapshot, probe, cluster } = await runningView();
+    const overview = buildOverview(snapshot, buildTaskBoard(snapshot, probe), probe, ctx.now());
+    return jsonResponse({ ...overview, cluster });
   });
 
   api.get('/history', async (c) => {
@@ -161,13 +170,16 @@ export function createApiRoutes(ctx: ApiContext): Hono {
   });
 
   api.get('/timeline', async (c) => {
-    const snapshot = await ctx.snapshots.current();
+    const { snapshot } = await runningView();
     return jsonResponse(buildEpisodeTimeline(snapshot.records, ctx.now(), positiveInt(c.req.query('limit')) ?? undefined));
   });
 
   api.get('/integration', async () => jsonResponse(await readIntegrationView(ctx.world)));
 
-  api.get('/tasks', async () => jsonResponse(buildTaskBoard(await ctx.snapshots.current(), ctx.probe)));
+  api.get('/tasks', async () => {
+    const { snapshot, probe } = await runningView();
+    return jsonResponse(buildTaskBoard(snapshot, probe));
+  });
 
   api.post('/tasks/:id/retry', async (c) => {
     const parsed = retryBody.safeParse(await c.req.json().catch(() => undefined));

@@ -1,3 +1,4 @@
+import type { EpisodeRecord } from '../../ledger/episode-record.js';
 import { hostname } from 'node:os';
 
 /** Whether the worker that holds an episode is still there: known only for workers on this host. */
@@ -34,4 +35,27 @@ export interface ClusterWorker {
   episodes: string[];
   /** Epoch milliseconds (Redis's clock) of its last heartbeat. */
   lastSeen: number;
+}
+
+/**
+ * The records with each running episode named after the worker whose heartbeat holds it, and a
+ * probe that answers `alive` for those workers. In a distributed run the scheduler opens the record
+ * under its own name before the job goes out, and the worker writes its own only after its gate:
+ * until then the registry is what knows who runs the episode. Records no heartbeat holds are kept
+ * as they are (a local run, a worker gone quiet).
+ */
+export function withClusterHolders(
+  records: readonly EpisodeRecord[],
+  workers: readonly ClusterWorker[],
+  probe: LivenessProbe,
+): { records: EpisodeRecord[]; probe: LivenessProbe } {
+  const holder = new Map(workers.flatMap((w) => w.episodes.map((episode) => [episode, w.id] as const)));
+  const alive = new Set(workers.map((w) => w.id));
+  return {
+    records: records.map((r) => {
+      const held = r.status === 'running' ? holder.get(r.id) : undefined;
+      return held === undefined || held === r.worker ? r : { ...r, worker: held };
+    }),
+    probe: (worker) => (alive.has(worker) ? 'alive' : probe(worker)),
+  };
 }

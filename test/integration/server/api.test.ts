@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listWorkers, startHeartbeat } from '../../../src/queue/redis/worker-registry.js';
@@ -9,6 +12,9 @@ import { readTaskRetries, writeTaskRetry } from '../../../src/world/task-retries
 import type { WorldRepo } from '../../../src/world/world-repo.js';
 import { LocalWorld } from '../../../src/world/local-world.js';
 import { itWith } from '../../helpers/services.js';
+import { makeWorld } from '../../helpers/world-fixture.js';
+import { openEpisodeRecord } from '../../../src/ledger/episode-record.js';
+import { ledgerOf } from '../../../src/ledger/git-ledger.js';
 import { buildDashboardWorld, copyWorld, removeWorld } from './dashboard-world.js';
 
 // Built once: a real run of a few seconds. Tests that change the world work on a copy.
@@ -234,6 +240,39 @@ describeWithDocker('the dashboard API on a world after a real run', () => {
       await reader.cancel();
     } finally {
       await server.close();
+    }
+  });
+});
+
+describe('the running view in a distributed run', () => {
+  itWith('redis')('names the worker whose heartbeat holds the episode, not the scheduler that opened its record', async () => {
+    const { world } = await makeWorld({ recording: {}, sandbox: 'none' });
+    const redis = new Redis('redis://127.0.0.1:6379', { maxRetriesPerRequest: null });
+    const workerId = `test-${randomUUID()}`;
+    const episodeId = '20990101-000000-000-fedcba';
+    // The scheduler opens the record under its own name (a pid of this host that is not running).
+    const scheduler = `${hostname()}:2147483646`;
+    await ledgerOf(world).write(openEpisodeRecord({ id: episodeId, world: 'fixture', task: 'a', attempt: 1, base: 'b', agent: 'script', worker: scheduler }));
+    const heartbeat = await startHeartbeat(redis, { id: workerId, host: 'box-7', pid: 12, concurrency: 1, queue: 'episodes' });
+    try {
+      heartbeat.setEpisodes([episodeId]);
+      await expect.poll(async () => (await listWorkers(redis)).find((w) => w.id === workerId)?.episodes).toEqual([episodeId]);
+      const app = createServerApp({ world, listWorkers: () => listWorkers(redis) }).app;
+      const board = (await (await app.request('/api/tasks')).json()) as any;
+      expect(board.tasks.find((t: any) => t.id === 'a').running).toMatchObject({ episode: episodeId, worker: workerId, liveness: 'alive' });
+      const overview = (await (await app.request('/api/overview')).json()) as any;
+      expect(overview.running).toMatchObject([{ id: episodeId, worker: workerId, liveness: 'alive' }]);
+      expect(overview.run.state).toBe('running');
+      const timeline = (await (await app.request('/api/timeline')).json()) as any;
+      expect(timeline.slots.map((s: any) => s.worker)).toEqual([workerId]);
+      // Without the registry the record's own name is all there is, and that process is gone.
+      const alone = (await (await createServerApp({ world }).app.request('/api/overview')).json()) as any;
+      expect(alone.run.state).toBe('stale');
+      expect(alone.workers).toEqual([{ worker: scheduler, liveness: 'gone', episodes: 1 }]);
+    } finally {
+      await heartbeat.stop();
+      redis.disconnect();
+      await rm(join(world.path, '..'), { recursive: true, force: true });
     }
   });
 });

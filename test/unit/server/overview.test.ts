@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildOverview } from '../../../src/server/projections/overview.js';
 import { buildTaskBoard } from '../../../src/server/projections/task-board.js';
-import type { WorkerLiveness } from '../../../src/server/projections/worker-liveness.js';
+import { withClusterHolders, type WorkerLiveness } from '../../../src/server/projections/worker-liveness.js';
 import type { WorldSnapshot } from '../../../src/server/projections/world-snapshot.js';
 import type { EpisodeRecord } from '../../../src/ledger/episode-record.js';
 import { readManifest } from '../../../src/manifest/parse.js';
@@ -65,6 +65,23 @@ describe('the overview', () => {
     expect(o.run.state).toBe('stale');
     expect(o.episodes.running).toBe(0);
     expect(o.tasks.running).toBe(0);
+  });
+
+  it('names the worker whose heartbeat holds a running episode, not the scheduler that opened its record', () => {
+    const records = [record('1', 'a', null, 'scheduler-host:99'), record('2', 'b', 'accepted', 'scheduler-host:99')];
+    const workers = [{ id: 'w-7', host: 'box-7', pid: 12, concurrency: 2, episodes: ['1', '2'], lastSeen: 0 }];
+    // The scheduler's pid is on this host and gone: without the registry the episode looks stale.
+    const probe = (w: string): WorkerLiveness => (w === 'scheduler-host:99' ? 'gone' : 'unknown');
+    const held = withClusterHolders(records, workers, probe);
+    const s = snapshot(held.records);
+    const board = buildTaskBoard(s, held.probe);
+    expect(board.tasks.find((t) => t.id === 'a')!.running).toMatchObject({ episode: '1', worker: 'w-7', liveness: 'alive' });
+    const o = buildOverview(s, board, held.probe, new Date('2026-01-01T12:00:00.000Z'));
+    expect(o.running.map((r) => [r.id, r.worker, r.liveness])).toEqual([['1', 'w-7', 'alive']]);
+    expect(o.run.state).toBe('running');
+    // A final record keeps the worker it recorded; one no heartbeat holds keeps its own name.
+    expect(held.records[1]!.worker).toBe('scheduler-host:99');
+    expect(withClusterHolders(records, [], probe).records[0]!.worker).toBe('scheduler-host:99');
   });
 
   it('reports a spent episode budget with the field to raise, and the hours used', () => {

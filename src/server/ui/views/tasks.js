@@ -59,7 +59,14 @@ function card(t, maxAttempts, refresh) {
     h('div', null, h('span', { class: 'id' }, t.id), ' ', queued ? badge('queued', 'queued for retry') : null),
     h('div', { class: 'title' }, t.title),
     t.state === 'running' && t.running
-      ? h('div', { class: 'line' }, `attempt ${t.running.attempt} since ${fmtAgo(t.running.startedAt)} · `, link(`#/episodes/${t.running.episode}`, 'episode'))
+      ? h(
+          'div',
+          { class: 'line' },
+          `attempt ${t.running.attempt} since ${fmtAgo(t.running.startedAt)} on `,
+          h('span', { class: 'worker mono' }, t.running.worker),
+          ' · ',
+          link(`#/episodes/${t.running.episode}`, 'episode'),
+        )
       : null,
     t.state === 'done' && t.accepted
       ? h(
