@@ -11,6 +11,7 @@
  * they report is the tests' own failure, and what ran is judged by the other rules.
  */
 import { reportOf, type TestCase, type TestRun } from '../reports/cases.js';
+import { COUNTED_NAME } from '../reports/vitest.js';
 
 export type CanaryVerdict = { run: TestRun } | { problem: { reason: 'runner-tampered'; message: string } };
 
@@ -50,7 +51,7 @@ export function judgeCanaries(run: TestRun, nonce: string): CanaryVerdict {
         },
       };
   }
-  if (canaries.length === 0) return { run };
+  if (canaries.length === 0) return { run: withoutCountedCanaries(run) };
   const stripped: TestRun = { ...run, cases: others };
   if (!run.summary) return { run: stripped };
   // A summary counted the canaries the output showed; leave out just those.
@@ -65,4 +66,28 @@ export function judgeCanaries(run: TestRun, nonce: string): CanaryVerdict {
       },
     },
   };
+}
+
+/**
+ * vitest's default reporter names no passing test, so a file's two canaries (a must-pass and a
+ * test.fails, both passing when the runner is sound) are inside its count of passing tests. When
+ * every file reported that way ran them (as many expected failures as files), each file's count
+ * and the summary leave them out; a file whose canaries never registered then counts two fewer,
+ * which only makes its tests look vanished, never present. A pool that runs no canaries (threads)
+ * reports no expected failure and is left as it is.
+ */
+function withoutCountedCanaries(run: TestRun): TestRun {
+  if (run.format !== 'vitest') return run;
+  const byFile = new Map<string, number>();
+  for (const c of run.cases) {
+    const m = COUNTED_NAME.exec(c.name);
+    if (m) byFile.set(m[1] as string, Math.max(byFile.get(m[1] as string) ?? 0, Number(m[2])));
+  }
+  if (byFile.size === 0 || (run.expectedFailures ?? 0) < byFile.size) return run;
+  const cases = run.cases.filter((c) => {
+    const m = COUNTED_NAME.exec(c.name);
+    return !m || Number(m[2]) <= (byFile.get(m[1] as string) as number) - 2;
+  });
+  const removed = run.cases.length - cases.length;
+  return { ...run, cases, ...(run.summary ? { summary: { ...run.summary, passed: Math.max(0, run.summary.passed - removed) } } : {}) };
 }

@@ -40,6 +40,8 @@ export interface TestRun {
    * summary counts, which only lines written into the runner's output by something else make.
    */
   tampered?: string;
+  /** vitest's count of test.fails tests that failed as declared (its summary's `expected fail`). */
+  expectedFailures?: number;
   /** The runner said on purpose that it has no test to run (TAP's `1..0`): an empty suite, not a silent one. */
   declaredEmpty?: boolean;
 }

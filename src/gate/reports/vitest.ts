@@ -18,7 +18,8 @@ const FILE_LINE = /^[✓❯×↓]\s+(\S+)\s+\((\d+) tests?((?:\s*\|\s*\d+ [a-z]+
 const NAMED_LINE = /^([✓×↓□])\s+(\S+ > .+?)(?:\s+[\d.]+m?s)?$/;
 const FAIL_LINE = /^FAIL\s+(.+?)\s*$/;
 const SUITE_FAIL = /^(\S+)\s+\[ .* \]$/;
-const TESTS_LINE = /^Tests\s+((?:\d+ [a-z]+(?:\s*\|\s*)?)+)\s*\((\d+)\)$/;
+// A label may be two words: a test.fails that failed as declared is `1 expected fail`.
+const TESTS_LINE = /^Tests\s+((?:\d+ [a-z]+(?: [a-z]+)*(?:\s*\|\s*)?)+)\s*\((\d+)\)$/;
 const FILES_LINE = /^Test Files\s+(?:\d+ [a-z]+(?:\s*\|\s*)?)+\s*\(\d+\)$/;
 
 /** The names the default reporter's passing tests are kept under: `<file> > (passing test <n>)`. */
@@ -77,8 +78,10 @@ export function parseVitest(output: string): TestRun | null {
     format: 'vitest',
     cases,
     // A file that failed to load is outside vitest's `Tests` count; as with node, it counts as a failure.
+    // A test.fails that failed as it must is a pass, as in vitest's JUnit.
+    ...(counts.has('expected') ? { expectedFailures: counts.get('expected') } : {}),
     summary: {
-      passed: counts.get('passed') ?? 0,
+      passed: (counts.get('passed') ?? 0) + (counts.get('expected') ?? 0),
       failed: (counts.get('failed') ?? 0) + failed.filter((f) => f.fileLevel).length,
       skipped: (counts.get('skipped') ?? 0) + (counts.get('todo') ?? 0),
     },

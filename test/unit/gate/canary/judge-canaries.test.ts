@@ -74,3 +74,35 @@ describe('judgeCanaries', () => {
     expect('problem' in forged && forged.problem.reason).toBe('runner-tampered');
   });
 });
+
+describe("judgeCanaries, on vitest's default reporter (which names no passing test)", () => {
+  // What vitest 4 printed for two files, each with the gate's two canaries beside its own tests.
+  const printed = (pFile: string, pTests: string, passed: number) =>
+    [
+      ' ✓ spec/a.test.js (3 tests) 11ms',
+      ` ✓ ${pFile} (${pTests}) 12ms`,
+      '',
+      ' Test Files  2 passed (2)',
+      `      Tests  ${passed} passed | 2 expected fail${pTests.includes('skipped') ? ' | 1 skipped' : ''} (7)`,
+    ].join('\n');
+
+  it("takes each file's two canaries out of its count and of the summary", () => {
+    const judged = judgeCanaries(parseOutput(printed('test/p.test.js', '4 tests', 5))!, NONCE);
+    const names = 'run' in judged ? judged.run.cases.map((x) => x.name) : [];
+    expect(names).toEqual(['spec/a.test.js > (passing test 1)', 'test/p.test.js > (passing test 1)', 'test/p.test.js > (passing test 2)']);
+    expect('run' in judged && reportOf(judged.run)).toMatchObject({ passed: 3, failed: 0 });
+  });
+
+  it('so a protected file whose test the code skipped counts one passing test fewer', () => {
+    const judged = judgeCanaries(parseOutput(printed('test/p.test.js', '4 tests | 1 skipped', 4))!, NONCE);
+    expect('run' in judged && judged.run.cases.filter((x) => x.name.startsWith('test/p.test.js')).map((x) => x.name)).toEqual([
+      'test/p.test.js > (passing test 1)',
+    ]);
+  });
+
+  it('leaves the counts alone where no file ran the canaries (no expected failure: a pool without them)', () => {
+    const output = [' ✓ spec/a.test.js (1 test) 1ms', '', ' Test Files  1 passed (1)', '      Tests  1 passed (1)'].join('\n');
+    const judged = judgeCanaries(parseOutput(output)!, NONCE);
+    expect('run' in judged && judged.run.cases.map((x) => x.name)).toEqual(['spec/a.test.js > (passing test 1)']);
+  });
+});
