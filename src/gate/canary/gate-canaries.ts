@@ -1,13 +1,14 @@
 /**
  * The canaries of one gate: a nonce drawn for it, and a directory on the host holding the node
  * preload and the pytest plugin made with that nonce, which every test step sees read-only at
- * {@link CANARY_DIR} in its work dir (with vitest's setup file, which the node preload hands to vitest), loaded through the environment by whatever runner the
+ * {@link CANARY_DIR} in its work dir (with vitest's and jest's setup files, which the node preload hands to them), loaded through the environment by whatever runner the
  * world's command starts (`NODE_OPTIONS`, `PYTHONPATH` and `PYTEST_PLUGINS`), not one recipe.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SandboxKind, SandboxMount } from '../../sandbox/sandbox.js';
+import { jestSetup } from './jest-setup.js';
 import { nodePreload } from './node-preload.js';
 import { pytestPlugin } from './pytest-plugin.js';
 import { vitestSetup } from './vitest-setup.js';
@@ -32,6 +33,7 @@ export class GateCanaries {
     await writeFile(join(dir, 'node.cjs'), nodePreload(nonce), { mode: 0o444 });
     await writeFile(join(dir, 'genesis_canary.py'), pytestPlugin(nonce), { mode: 0o444 });
     await writeFile(join(dir, 'vitest-setup.mjs'), vitestSetup(nonce), { mode: 0o444 });
+    await writeFile(join(dir, 'jest-setup.cjs'), jestSetup(nonce), { mode: 0o444 });
     return new GateCanaries(nonce, dir);
   }
 

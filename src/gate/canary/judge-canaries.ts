@@ -5,7 +5,7 @@
  * for this gate. A must-pass canary must be reported passing. A must-fail one must come out as its
  * runner reports a test that failed on purpose: node's todo that ran and failed (TAP `not ok …
  * # TODO`, spec ✖ with a reason, JUnit's todo with a failure), pytest's plain failure, or
- * vitest's `test.fails` reported passing. A root
+ * vitest's `test.fails` or jest's `test.failing` reported passing. A root
  * hook of node's preload that fails names the nonce with `tampered`. Anything else is
  * `runner-tampered`. A process whose canaries are missing is not judged: a file that exits before
  * they report is the tests' own failure, and what ran is judged by the other rules.
@@ -19,8 +19,8 @@ const ROLE = / (must-pass|must-fail)$/;
 
 function wrongOutcome(c: TestCase, role: string): string | null {
   if (role === 'must-pass') return c.outcome === 'passed' ? null : `was reported ${c.outcome}`;
-  // vitest's must-fail canary is a test.fails: reported passing when its body threw, as it must.
-  if (/ vitest-\S+ must-fail$/.test(c.name)) return c.outcome === 'passed' ? null : `was reported ${c.outcome}`;
+  // vitest's and jest's must-fail canaries are test.fails and test.failing: reported passing when their body threw, as they must.
+  if (/ (vitest|jest)-\S+ must-fail$/.test(c.name)) return c.outcome === 'passed' ? null : `was reported ${c.outcome}`;
   const asItMust = c.outcome === 'failed' || (c.outcome === 'skipped' && c.ranAs === 'failed');
   return asItMust ? null : `was reported ${c.ranAs === 'passed' ? 'a todo that passed' : c.outcome}`;
 }

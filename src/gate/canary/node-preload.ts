@@ -11,7 +11,9 @@
  * so the world's exit code is untouched), each checking that assertions still throw for a false
  * claim and only for one. A root `after` hook checks again once the file's tests ran, and fails
  * naming the nonce when they do not. In a vitest fork worker it adds the canaries' vitest setup
- * file to the config the worker is sent. In a test file node-tap runs (a child node process with
+ * file to the config the worker is sent. In a process that runs jest test files it adds the
+ * canaries' jest setup file to the `setupFilesAfterEnv` jest-circus is called with, when the run
+ * is verbose (a run of one file is). In a test file node-tap runs (a child node process with
  * `TAP=1` and `TAP_CHILD_ID`) it adds to the file's root test, once the event loop empties after the
  * file ran, an assertion that must pass (after a probe Test's assertions still fail a false claim
  * and only one) and two todo assertions that must fail, `ok` and `equal`. A file that throws before its first test started fails as a
@@ -37,6 +39,26 @@ if (process.send && /vitest[\\\\/]dist[\\\\/]workers[\\\\/]/.test(String(process
   const on = process.on;
   process.on = process.addListener = function (event, listener) {
     return on.call(this, event, event === 'message' && typeof listener === 'function' ? withSetup(listener) : listener);
+  };
+}
+// jest loads its test runner (jest-circus) in each process that runs test files: the canary setup
+// file joins the setupFilesAfterEnv it is called with, when the run's reporter names every test
+// (verbose, as jest is for a run of one file); otherwise the canaries would count with no name.
+if (/jest/i.test(String(process.argv[1] || ''))) {
+  const Module = require('node:module');
+  const setup = require('node:path').join(__dirname, 'jest-setup.cjs');
+  const load = Module._load;
+  const wrapped = new WeakMap();
+  Module._load = function (request, ...rest) {
+    const exported = load.call(this, request, ...rest);
+    if (typeof exported !== 'function' || !/jest-circus[\\\\/]runner(\\.js)?$/.test(String(request))) return exported;
+    if (!wrapped.has(exported))
+      wrapped.set(exported, function (globalConfig, config, ...args) {
+        const named = globalConfig && globalConfig.verbose === true && config && Array.isArray(config.setupFilesAfterEnv);
+        const withSetup = named ? { ...config, setupFilesAfterEnv: [...config.setupFilesAfterEnv, setup] } : config;
+        return exported.call(this, globalConfig, withSetup, ...args);
+      });
+    return wrapped.get(exported);
   };
 }
 const MARK = 'GENESIS_CANARY_' + NONCE;

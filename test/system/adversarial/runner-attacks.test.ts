@@ -381,3 +381,64 @@ describe("code under test that rewrites node-tap's assertions to pass", () => {
     },
   );
 });
+
+/** jest's `expect` replaced, as the module loads, by one whose every matcher passes. */
+const JEST_EXPECT_NOOP = [
+  "const forged = () => new Proxy(() => {}, { get: (_, key) => (key === 'then' ? undefined : forged()), apply: () => forged() });",
+  'globalThis.expect = forged;',
+  "exports.v = 'wrong';",
+].join('\n');
+
+async function jestWorld(): Promise<AttackedWorld> {
+  const { root } = await attackRoot();
+  const jest = (file: string) => `node node_modules/jest/bin/jest.js --ci ${file}`;
+  const attacks: Record<string, string> = { honest: "exports.v = 'honest';\n", 'jest-expect-noop': JEST_EXPECT_NOOP };
+  const ids = Object.keys(attacks);
+  const manifest = {
+    name: 'runner-attacks-jest',
+    goal: { outcome: 'the honest module exists' },
+    verify: {
+      sandbox: 'bwrap',
+      timeoutSec: 120,
+      test: jest('jt/base.test.js'),
+      deps: { files: ['package.json'], install: 'npm install --ignore-scripts --no-audit --no-fund', paths: ['node_modules'] },
+    },
+    protected: ['jt/**', 'world.yaml', '.genesis/**', 'package.json'],
+    agent: { kind: 'script', script: '.genesis/recording.yaml', timeoutSec: 10 },
+    retry: { maxAttempts: 1 },
+    parallelism: 2,
+    tasks: ids.map((id) => ({ id, title: id, paths: [`src/${id}.js`], check: jest(`jt/${id}.test.js`) })),
+  };
+  const files: Record<string, string> = {
+    'package.json': '{ "name": "w", "private": true, "devDependencies": { "jest": "29.7.0" } }\n',
+    '.gitignore': 'node_modules\n',
+    'jt/base.test.js': "test('the world is sane', () => {\n  expect(1).toBe(1);\n});\n",
+    '.genesis/recording.yaml': stringify({ tasks: Object.fromEntries(ids.map((id) => [id, [{ write: { [`src/${id}.js`]: attacks[id] } }]])) }),
+  };
+  for (const id of ids)
+    files[`jt/${id}.test.js`] = `const { v } = require('../src/${id}.js');\ntest('${id} is right', () => {\n  expect(v).toBe('${id}');\n});\n`;
+  return runAttackedWorld({ root, manifest, files, sandbox: 'bwrap' });
+}
+
+let jestAttacked: AttackedWorld;
+
+describe("code under test that makes jest's expect a no-op", () => {
+  beforeAll(async () => {
+    jestAttacked = await jestWorld();
+  }, 300_000);
+  afterAll(() => jestAttacked?.dispose());
+
+  itWith('bwrap')(
+    "as it loads: the gate's canaries, a setup file added to jest's runner, fail it with runner-tampered, and only the honest change lands with its own count",
+    async () => {
+      const e = jestAttacked.episodeOf('jest-expect-noop');
+      expect(e, `${e.reason}: ${e.message}`).toMatchObject({ outcome: 'rejected', reason: 'runner-tampered' });
+      const honest = jestAttacked.episodeOf('honest');
+      expect(honest, `${honest.reason}: ${honest.message}`).toMatchObject({ outcome: 'accepted' });
+      expect(honest.gate?.steps.find((s) => s.name === 'check:honest')?.tests).toMatchObject({ passed: 1, failed: 0, skipped: 0 });
+      expect(jestAttacked.history.map((c) => c.task)).toEqual(['honest', null]);
+      const report = await auditWorld({ world: jestAttacked.world, sample: 0 });
+      expect(report.violations, JSON.stringify(report.findings)).toBe(0);
+    },
+  );
+});

@@ -73,6 +73,15 @@ describe('judgeCanaries', () => {
     const forged = judgeCanaries(parseOutput(points('ok')) as TestRun, NONCE);
     expect('problem' in forged && forged.problem.reason).toBe('runner-tampered');
   });
+  it("reads jest's verbose output, whose must-fail canary is a test.failing reported passing", () => {
+    const out = (fail: string) =>
+      `PASS t/b.test.js\n  ✓ ${canary('must-pass', 'jest-1')} (6 ms)\n  ${fail} ${canary('must-fail', 'jest-1')} (1 ms)\n  ✓ b is right\n\n` +
+      'Test Suites: 1 passed, 1 total\nTests:       3 passed, 3 total\n';
+    const honest = judgeCanaries(parseOutput(out('✓')) as TestRun, NONCE);
+    expect('run' in honest && reportOf(honest.run)).toMatchObject({ format: 'jest', passed: 1, failed: 0, skipped: 0 });
+    const forged = judgeCanaries(parseOutput(out('✕')) as TestRun, NONCE);
+    expect('problem' in forged && forged.problem.message).toMatch(/must-fail canary test was reported failed/);
+  });
 });
 
 describe("judgeCanaries, on vitest's default reporter (which names no passing test)", () => {
