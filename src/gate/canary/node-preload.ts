@@ -42,9 +42,9 @@ if (process.send && /vitest[\\\\/]dist[\\\\/]workers[\\\\/]/.test(String(process
   };
 }
 // jest loads its test runner (jest-circus) in each process that runs test files: the canary setup
-// file joins the setupFilesAfterEnv it is called with, when the run's reporter names every test
+// file joins the setupFilesAfterEnv it is called with (in jest's own scripts and its workers), when the run's reporter names every test
 // (verbose, as jest is for a run of one file); otherwise the canaries would count with no name.
-if (/jest/i.test(String(process.argv[1] || ''))) {
+if (/[\\\\/]node_modules[\\\\/](?:\\.bin[\\\\/]jest|jest(?:-cli)?[\\\\/]bin[\\\\/]jest(?:\\.js)?|jest-worker[\\\\/]build[\\\\/]workers[\\\\/][^\\\\/]+)$/.test(String(process.argv[1] || ''))) {
   const Module = require('node:module');
   const setup = require('node:path').join(__dirname, 'jest-setup.cjs');
   const load = Module._load;
