@@ -9,14 +9,15 @@ import { baseManifest, GOOD_A, GOOD_B, makeWorld } from '../../helpers/world-fix
 /**
  * Fails when it runs soon after the gate copied the tree out, passes later: a flaky test, made
  * deterministic. Every run starts from a fresh copy of the tree, so nothing a first run writes can
- * tell the re-run apart; the work dir's own time (when the gate exported it) can.
+ * tell the re-run apart; the time its test directory was written (when the gate exported it) can. Not the
+ * work dir's own time: the gate adds its canaries' mount point there as each step starts.
  */
 const FLAKY_A_TEST = `import test from 'node:test';
 import assert from 'node:assert';
 import { statSync } from 'node:fs';
 import { a } from '../src/a.js';
 test('a says a (flaky)', async () => {
-  const age = Date.now() - statSync('.').mtimeMs;
+  const age = Date.now() - statSync('test').mtimeMs;
   if (age < 4000) {
     await new Promise((resolve) => setTimeout(resolve, 4200 - age));
     assert.fail('first run fails');
