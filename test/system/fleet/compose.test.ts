@@ -67,11 +67,12 @@ async function writeWorldSource(dir: string): Promise<void> {
     // The gate runs in an image of its own: the host's system directory (its dockerd) is not there.
     'test/base.test.js':
       "import test from 'node:test';\nimport assert from 'node:assert';\nimport { existsSync } from 'node:fs';\ntest('runs in an image of its own', () => assert.equal(existsSync('/usr/bin/dockerd'), false));\n",
-    // The agent writes its module only when it runs confined (the default agent sandbox): as uid
-    // 1000, under the hostname bubblewrap gives it, without the worker's Docker socket or its files.
+    // The agent writes its module only when it runs confined (the default agent sandbox): as the
+    // unprivileged user `agent` on a uid leased to it (never the worker's root), under the hostname
+    // bubblewrap gives it, without the worker's Docker socket or its files.
     '.genesis/agent.sh':
       '#!/bin/bash\nset -e\n' +
-      'if [ "$(id -u)" != 1000 ] || [ "$(cat /proc/sys/kernel/hostname)" != agent ] || [ -e /var/run/docker.sock ] || [ -e /opt/genesis ]; then echo "not confined" >&2; exit 3; fi\n' +
+      'if [ "$(id -u)" = 0 ] || [ "$(id -un)" != agent ] || [ "$(cat /proc/sys/kernel/hostname)" != agent ] || [ -e /var/run/docker.sock ] || [ -e /opt/genesis ]; then echo "not confined" >&2; exit 3; fi\n' +
       'sleep 4\nmkdir -p src\necho "export const v = \'$GENESIS_TASK_ID\';" > "src/$GENESIS_TASK_ID.js"\n',
     'world.yaml': stringify({
       name: 'fleet',
