@@ -29,6 +29,7 @@ const socketScript = (port: number) =>
 /** Attacks that need cgroups (docker), and attacks any sandbox's time limit and output tail handle (bwrap, faster). */
 const IN_DOCKER = ['fork-bomb', 'fill-memory', 'socket'];
 const IN_BWRAP = ['fill-disk', 'sleep-forever', 'print-gigabyte'];
+const BWRAP_GATE_SEC = 30;
 
 let docker: AttackedWorld;
 let bwrap: AttackedWorld;
@@ -54,7 +55,8 @@ async function attackWorld(
     goal: { outcome: 'the honest module exists' },
     verify: { sandbox, test: 'node --test test/base.test.js', ...verify },
     protected: ['test/**', 'world.yaml', '.genesis/**'],
-    agent: { kind: 'script', script: '.genesis/recording.yaml', timeoutSec: 10 },
+    // The agents only write files: a minute is for a machine busy with other tests, not for them.
+    agent: { kind: 'script', script: '.genesis/recording.yaml', timeoutSec: 60 },
     retry: { maxAttempts: 1 },
     parallelism: 4,
     tasks: [honest.task, ...Object.keys(scripts).map((id) => ({ id, title: id, paths: [`src/${id}.sh`], check: `sh src/${id}.sh` }))],
@@ -76,14 +78,17 @@ beforeAll(async () => {
     [docker, bwrap] = await Promise.all([
       // 32 processes: every sandbox runs as uid 1000, and bwrap's process limit counts that uid
       // host-wide (see the report), so a bigger bomb here would starve bwrap gates elsewhere.
-      attackWorld('gate-attacks-docker', 'docker', pick(IN_DOCKER), { timeoutSec: 10, limits: { cpus: 1, memoryMb: 128, pids: 32 } }),
+      // The honest task's gate shares these budgets and gets one attempt, beside attacks that hog a
+      // CPU and the disk on a machine running other tests: the budgets are for it, the attacks
+      // only need some limit.
+      attackWorld('gate-attacks-docker', 'docker', pick(IN_DOCKER), { timeoutSec: 30, limits: { cpus: 1, memoryMb: 128, pids: 32 } }),
       // A gigabyte through a pipe takes a few seconds, more on a busy machine.
-      attackWorld('gate-attacks-bwrap', 'bwrap', pick(IN_BWRAP), { timeoutSec: 20 }),
+      attackWorld('gate-attacks-bwrap', 'bwrap', pick(IN_BWRAP), { timeoutSec: BWRAP_GATE_SEC }),
     ]);
   } finally {
     clearInterval(sampler);
   }
-}, 170_000);
+}, 240_000);
 afterAll(async () => {
   await new Promise((resolve) => server?.close(resolve));
   await Promise.all([docker?.dispose(), bwrap?.dispose()]);
@@ -104,8 +109,13 @@ function hostProcesses(pattern: string): string[] {
 describe('candidates that attack the gate running them', () => {
   itWith('docker')('do not stop the run: it ends normally and the honest task lands', () => {
     for (const w of [docker, bwrap]) {
-      expect(w.summary.stop.kind).toBe('blocked');
-      expect(w.history.map((c) => c.task)).toEqual(['honest', null]);
+      const honest = w.episodes.filter((e) => e.task === 'honest').map((e) => `${e.outcome} (${e.reason}: ${e.message})`);
+      const why = `${w.world.path}: the honest task's episodes: ${honest.join('; ') || 'none'}`;
+      expect(w.summary.stop.kind, why).toBe('blocked');
+      expect(
+        w.history.map((c) => c.task),
+        why,
+      ).toEqual(['honest', null]);
     }
   });
 
@@ -130,12 +140,12 @@ describe('candidates that attack the gate running them', () => {
 
   itWith('bwrap')('a test that sleeps forever is stopped at the time limit', () => {
     expect(bwrap.episodeOf('sleep-forever')).toMatchObject({ outcome: 'rejected', reason: 'gate-timeout' });
-    expect(bwrap.episodeOf('sleep-forever').message).toMatch(/ran out of the gate's 20s/);
+    expect(bwrap.episodeOf('sleep-forever').message).toMatch(new RegExp(`ran out of the gate's ${BWRAP_GATE_SEC}s`));
     expect(hostProcesses('sleep 1004')).toEqual([]);
   });
 
   itWith('bwrap')('a test that prints a gigabyte fails, keeps only the tail of its output, and costs the orchestrator no gigabyte', async () => {
-    // Printing a gigabyte through a pipe takes most of the gate's 20 s on a busy machine: whether the
+    // Printing a gigabyte through a pipe takes most of the gate's time on a busy machine: whether the
     // check fails first or the gate's time runs out, it is rejected and only the tail is kept.
     const e = bwrap.episodeOf('print-gigabyte');
     expect(e.outcome).toBe('rejected');
