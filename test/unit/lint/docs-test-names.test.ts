@@ -10,9 +10,12 @@ function filesUnder(dir: string, ending: string): string[] {
   );
 }
 
-/** Every `npm test -- -t '<name>'` a page of docs/ (or the README) tells a reader to run. */
+/**
+ * Every `npm test -- -t '<name>'` a page of docs/ (or the README) tells a reader to run; a name
+ * holding an apostrophe is written in double quotes, and is checked the same.
+ */
 function namedTests(markdown: string): string[] {
-  return [...markdown.matchAll(/npm test -- -t '([^']+)'/g)].map((m) => m[1]!);
+  return [...markdown.matchAll(/npm test -- -t (?:'([^']+)'|"([^"]+)")/g)].map((m) => (m[1] ?? m[2])!);
 }
 
 describe("the tests docs/ names with npm test -- -t '<name>'", () => {
@@ -22,6 +25,10 @@ describe("the tests docs/ names with npm test -- -t '<name>'", () => {
 
   it('are named in the security page', () => {
     expect(named.filter((n) => n.page === 'docs/security.md').length).toBeGreaterThanOrEqual(10);
+  });
+
+  it('are read in single and in double quotes', () => {
+    expect(namedTests(`npm test -- -t 'a gate'; npm test -- -t "node-tap's assertions"`)).toEqual(['a gate', "node-tap's assertions"]);
   });
 
   it('each match a test or a describe that exists, so the command runs something', () => {
