@@ -3,7 +3,7 @@ import { basename, join, resolve } from 'node:path';
 import { GenesisError } from '../../errors/genesis-error.js';
 import { planGate } from '../../gate/plan.js';
 import { runGate, type GateRunVerdict } from '../../gate/gate.js';
-import { saveBaseline } from '../../gate/test-baseline.js';
+import { saveBaseline, saveScoredNames } from '../../gate/test-baseline.js';
 import { git, gitValue } from '../../git/git.js';
 import { overlayFiles } from '../../git/tree/overlay.js';
 import { findClosedTasks } from '../../manifest/closed-tasks.js';
@@ -120,6 +120,9 @@ export async function adoptWorld(input: AdoptWorldInput): Promise<AdoptWorldResu
     await writeAdoption(path, { commit, source });
     await git(['update-ref', '-d', SOURCE_REF], { cwd: path });
     await saveBaseline(world.scratchDir, tree, gate.passing);
+    // As for a new world: a ratchet counts the tests the adopted head reported, so a test an agent's
+    // own code registers raises no score (without this record every passing test would count).
+    if (manifest.verify.mode === 'ratchet') await saveScoredNames(world.scratchDir, tree, gate.testNames);
     const historyCommits = Number(await gitValue(['rev-list', '--first-parent', '--count', head], { cwd: path }));
     return { world, manifest, warnings, adopted: head, commit, manifestAdded: inTree === null, historyCommits, gate };
   } catch (error) {

@@ -2,7 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
-import { stringify } from 'yaml';
+import { parse, stringify } from 'yaml';
+import { loadScoredNames } from '../../../../src/gate/test-baseline.js';
 import { ADOPTED_REF } from '../../../../src/world/history/adoption.js';
 import { LocalWorld } from '../../../../src/world/local-world.js';
 import { Publisher } from '../../../../src/world/publisher.js';
@@ -107,6 +108,22 @@ describe('genesis init --adopt', () => {
       publisher.close();
       expect(git(source, 'rev-parse', 'genesis/main')).toBe(theirs);
       expect(events).toContain('publish-failed');
+    },
+    120_000,
+  );
+
+  itWith('bwrap')(
+    "keeps a ratchet world's scored tests from the adopted head, so a test an agent's code registers raises no score",
+    async () => {
+      const dir = await tempDir('genesis-adopt-');
+      const source = join(dir, 'lib');
+      const ratchetYaml = stringify({ ...parse(WORLD_YAML), verify: { sandbox: 'bwrap', test: 'node --test test/', mode: 'ratchet' } });
+      await projectHistory(source, [{ message: 'start', files: { 'index.js': ADD, 'test/add.test.js': ADD_TEST, 'world.yaml': ratchetYaml } }]);
+      const world = join(dir, 'lib.world');
+      const init = await genesis(['init', '--world', world, '--adopt', source, '--json']);
+      expect(init.status, init.stderr).toBe(0);
+      const repo = await LocalWorld.open(world);
+      expect(await loadScoredNames(repo.scratchDir, await repo.treeOf('main'))).toEqual(['adds']);
     },
     120_000,
   );
