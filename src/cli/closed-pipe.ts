@@ -16,3 +16,16 @@ export function exitQuietlyOnClosedPipe(stream: NodeJS.WriteStream = process.std
     else process.exit(process.exitCode === undefined ? 0 : Number(process.exitCode));
   });
 }
+
+/**
+ * `genesis calibrate 2>&1 | head`: standard error carries progress, warnings and the error
+ * report, never the command's product. When its reader has gone, the rest of it is dropped and
+ * the command carries on to its own end and exit code (a calibration still keeps its figures, a
+ * run still stops only when asked), instead of dying at its next progress line.
+ */
+export function dropProgressOnClosedPipe(stream: NodeJS.WriteStream = process.stderr): void {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    stream.write = (() => true) as typeof stream.write;
+  });
+}

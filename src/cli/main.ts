@@ -4,10 +4,11 @@ import { CommanderError } from 'commander';
 import { createProgram } from './program.js';
 import { isGenesisError } from '../errors/genesis-error.js';
 import { EXIT } from './exit-codes.js';
-import { exitQuietlyOnClosedPipe } from './closed-pipe.js';
+import { dropProgressOnClosedPipe, exitQuietlyOnClosedPipe } from './closed-pipe.js';
 
 export async function main(argv: string[]): Promise<number> {
   exitQuietlyOnClosedPipe();
+  dropProgressOnClosedPipe();
   const program = await createProgram();
   program.addHelpText('after', () => helpExamples());
   try {

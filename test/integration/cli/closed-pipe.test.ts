@@ -33,4 +33,13 @@ describe('genesis writing into a pipe whose reader has gone', () => {
       expect({ args, status: r.status, stderr }).toEqual({ args, status: code, stderr: '' });
     }
   }, 120_000);
+
+  it('carries on to its own exit code when standard error has no reader either', () => {
+    // Both streams into one pipe whose reader has gone: commander's usage error is written to stderr first.
+    const r = spawnSync('bash', ['-c', `"${process.execPath}" "${BIN}" calibrate --world /tmp --commits x 2>&1 | true; exit "\${PIPESTATUS[0]}"`], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(r.status).toBe(2);
+  }, 60_000);
 });
