@@ -9,7 +9,7 @@ import { judgeStep, ratchetScore, runStep, type RatchetRule, type StepContext, t
 import { recordImage, withImageInSummary } from './image.js';
 import { GateTree, PREPARING_STEPS } from './tree.js';
 import { HOLDOUT_STEP } from './hidden-checks.js';
-import { onlyTimedOut, withMoreCpus } from './timed-out-tests.js';
+import { onlyTimedOut, TEST_TIMEOUT_FACTOR, withMoreCpus } from './timed-out-tests.js';
 import { GateCanaries } from './canary/gate-canaries.js';
 import type { TestBaseline } from './test-baseline.js';
 import { namesWith, passingNames, type TestRun } from './reports/cases.js';
@@ -161,15 +161,16 @@ async function runJudged(
   let stepRun = await runStep(ctx, tree, step);
   let failure = judgeStep(ctx, step, stepRun, options);
   if (failure?.rerun && input.flaky) {
-    // Tests that only ran out of their own time are run again with more CPUs: a loaded machine is not the change's fault.
+    // Tests that only ran out of their own time are run again with more CPUs and the runners' own
+    // limits raised (bubblewrap enforces no CPU limit, so there the raised limits are what helps).
     const timedOut = onlyTimedOut(stepRun.report);
     const again = timedOut ? { ...ctx, manifest: withMoreCpus(ctx.manifest) } : ctx;
-    stepRun = await runStep(
-      again,
-      tree,
-      step,
-      timedOut ? ` (run again with ${again.manifest.verify.limits.cpus} CPUs: only per-test timeouts failed)` : ' (run again)',
-    );
+    const canaries = timedOut ? ctx.canaries : undefined;
+    const note = timedOut
+      ? ` (run again with ${again.manifest.verify.limits.cpus} CPUs${canaries ? ` and ${TEST_TIMEOUT_FACTOR}× the runner's per-test limits` : ''}: only per-test timeouts failed)`
+      : ' (run again)';
+    const rerun = () => runStep(again, tree, step, note);
+    stepRun = canaries ? await canaries.withTestTimeoutsRaised(TEST_TIMEOUT_FACTOR, rerun) : await rerun();
     failure = judgeStep(ctx, step, stepRun, options);
     if (!failure) flaky.push(step.name);
     else if (failure.rerun && input.flaky.base && step.name !== input.flaky.ownCheck && (await failsOnBase(input, ctx, index, input.flaky.base))) {

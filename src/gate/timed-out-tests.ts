@@ -2,7 +2,8 @@
  * A test that failed only because it ran out of its runner's own per-test time (vitest's 5 s,
  * jest's, mocha's, node --test's `timeout`), which a loaded machine or a one-CPU sandbox causes
  * as often as a slow change does: run again on the same busy machine it times out again, and the
- * change is charged for the machine. Such a failure is run again with more CPUs. Pure.
+ * change is charged for the machine. Such a failure is run again with more CPUs and the runners'
+ * limits raised (gate.ts). Pure.
  */
 import { availableParallelism } from 'node:os';
 import type { WorldManifest } from '../manifest/schema.js';
@@ -21,6 +22,12 @@ export function onlyTimedOut(report: TestReport | null): boolean {
   const failures = report?.failures ?? [];
   return failures.length > 0 && failures.every((f) => TIMEOUT_MESSAGES.some((re) => re.test(f.message) || re.test(f.name)));
 }
+
+/**
+ * How many times the runners' own per-test limits are raised for that run again: vitest's 5 s
+ * becomes 20 s, still far inside a gate's time, so a test that hangs is still charged.
+ */
+export const TEST_TIMEOUT_FACTOR = 4;
 
 /** The manifest with twice the CPUs (at most this machine's), for the run again of timed-out tests. */
 export function withMoreCpus(manifest: WorldManifest, cores = availableParallelism()): WorldManifest {

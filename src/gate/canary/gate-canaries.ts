@@ -9,7 +9,7 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SandboxKind, SandboxMount } from '../../sandbox/sandbox.js';
 import { jestSetup } from './jest-setup.js';
-import { nodePreload } from './node-preload.js';
+import { nodePreload, TIMEOUT_FACTOR_FILE } from './node-preload.js';
 import { pytestPlugin } from './pytest-plugin.js';
 import { vitestSetup } from './vitest-setup.js';
 
@@ -35,6 +35,22 @@ export class GateCanaries {
     await writeFile(join(dir, 'vitest-setup.mjs'), vitestSetup(nonce), { mode: 0o444 });
     await writeFile(join(dir, 'jest-setup.cjs'), jestSetup(nonce), { mode: 0o444 });
     return new GateCanaries(nonce, dir);
+  }
+
+  /**
+   * Runs `run` with the runners' own per-test and hook time limits (vitest's, jest's) raised
+   * `factor` times, for the run again of a step whose only failures were those limits: on a loaded
+   * machine, or in bubblewrap whose CPUs no limit can raise, the same limit times out again and
+   * the change is charged for the machine. The node preload reads the factor from this file.
+   */
+  async withTestTimeoutsRaised<T>(factor: number, run: () => Promise<T>): Promise<T> {
+    const file = join(this.dir, TIMEOUT_FACTOR_FILE);
+    await writeFile(file, String(factor), { mode: 0o444 });
+    try {
+      return await run();
+    } finally {
+      await rm(file, { force: true });
+    }
   }
 
   get mount(): SandboxMount {

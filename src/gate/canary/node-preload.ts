@@ -19,7 +19,14 @@
  * and only one) and two todo assertions that must fail, `ok` and `equal`. A file that throws before its first test started fails as a
  * file, as it would without canaries ahead of it. Processes those processes start (a test that runs node) get
  * no canaries: their output is the test's to read.
+ *
+ * When the canary directory holds {@link TIMEOUT_FACTOR_FILE} (the run again of a step whose only
+ * failures were per-test timeouts), it raises vitest's and jest's per-test and hook time limits
+ * that many times, in the config they are sent.
  */
+/** The file of the canary directory that raises the runners' per-test time limits (GateCanaries.withTestTimeoutsRaised). */
+export const TIMEOUT_FACTOR_FILE = 'timeout-factor';
+
 export function nodePreload(nonce: string): string {
   return `'use strict';
 // Genesis gate canary. Read-only; changes nothing in a world but what a world must not change.
@@ -28,12 +35,22 @@ for (const o of [assert, assert.strict, assert.AssertionError, assert.AssertionE
 const nodeTest = require('node:test');
 Object.freeze(nodeTest);
 const NONCE = ${JSON.stringify(nonce)};
+// In the run again of a step that failed only by per-test timeouts, the gate raises the runners' own limits.
+let timeoutFactor = 1;
+try { timeoutFactor = Number(require('node:fs').readFileSync(require('node:path').join(__dirname, ${JSON.stringify(TIMEOUT_FACTOR_FILE)}), 'utf8')) || 1; } catch {}
+const raiseTimeouts = (config) => {
+  if (timeoutFactor <= 1 || !config) return config;
+  const raised = { ...config };
+  for (const key of ['testTimeout', 'hookTimeout']) if (typeof config[key] === 'number' && config[key] > 0) raised[key] = config[key] * timeoutFactor;
+  return raised;
+};
 // A vitest fork worker is told its config in its first message: the canary setup file joins its setupFiles.
 if (process.send && /vitest[\\\\/]dist[\\\\/]workers[\\\\/]/.test(String(process.argv[1] || ''))) {
   const setup = require('node:path').join(__dirname, 'vitest-setup.mjs');
   const withSetup = (listener) => function (message, ...rest) {
     const config = message && message.context && message.context.config;
     if (config && Array.isArray(config.setupFiles) && !config.setupFiles.includes(setup)) config.setupFiles.push(setup);
+    if (config) Object.assign(config, raiseTimeouts(config));
     return listener.call(this, message, ...rest);
   };
   const on = process.on;
@@ -56,7 +73,7 @@ if (/[\\\\/]node_modules[\\\\/](?:\\.bin[\\\\/]jest|jest(?:-cli)?[\\\\/]bin[\\\\
       wrapped.set(exported, function (globalConfig, config, ...args) {
         const named = globalConfig && globalConfig.verbose === true && config && Array.isArray(config.setupFilesAfterEnv);
         const withSetup = named ? { ...config, setupFilesAfterEnv: [...config.setupFilesAfterEnv, setup] } : config;
-        return exported.call(this, globalConfig, withSetup, ...args);
+        return exported.call(this, raiseTimeouts(globalConfig), withSetup, ...args);
       });
     return wrapped.get(exported);
   };

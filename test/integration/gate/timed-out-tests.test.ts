@@ -1,7 +1,9 @@
 import { execFileSync } from 'node:child_process';
+import { realpathSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { describe, expect } from 'vitest';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it as it_ } from 'vitest';
 import { stringify } from 'yaml';
 import { runGate } from '../../../src/gate/gate.js';
 import { readManifest } from '../../../src/manifest/parse.js';
@@ -10,6 +12,7 @@ import { itWith } from '../../helpers/services.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
 const it = itWith('docker');
+const NODE_MODULES = realpathSync(fileURLToPath(new URL('../../../node_modules', import.meta.url)));
 
 // A test with a per-test time of its own that needs two CPUs to finish in it, as a suite on a
 // loaded one-CPU machine does: it reads its container's CPU quota.
@@ -25,9 +28,9 @@ const cpus = quota === 'max' || quota === '-1' ? Infinity : Number(quota) / Numb
 test('fits in its time', { timeout: 300 }, async () => { ${body} });
 `;
 
-async function gate(testFile: string) {
+async function gate(testFile: string, kind: 'docker' | 'none' = 'docker', files: Record<string, string> = {}, test = 'node --test test/') {
   const repo = await tempDir('genesis-timeouts-');
-  for (const [path, content] of Object.entries({ 'package.json': '{ "type": "module" }\n', 'test/t.test.js': testFile })) {
+  for (const [path, content] of Object.entries({ 'package.json': '{ "type": "module" }\n', 'test/t.test.js': testFile, ...files })) {
     await mkdir(dirname(join(repo, path)), { recursive: true });
     await writeFile(join(repo, path), content);
   }
@@ -38,17 +41,17 @@ async function gate(testFile: string) {
     stringify({
       name: 'timeouts',
       goal: { outcome: 'x' },
-      verify: { sandbox: 'docker', image: 'genesis/node:20', test: 'node --test test/', timeoutSec: 120, limits: { cpus: 1, memoryMb: 256, pids: 64 } },
+      verify: { sandbox: kind, image: 'genesis/node:20', test, timeoutSec: 120, limits: { cpus: 1, memoryMb: 1024, pids: 128 } },
       protected: ['test/**'],
       agent: { kind: 'script', script: 'r.yaml' },
       tasks: [],
     }),
   );
-  const sandbox = await createSandbox('docker', { image: 'genesis/node:20' });
+  const sandbox = await createSandbox(kind, { image: 'genesis/node:20' });
   return runGate({
     repo,
     tree: git('write-tree'),
-    steps: [{ name: 'test', command: manifest.verify.test }],
+    steps: [...(kind === 'none' ? [{ name: 'setup', command: `ln -s ${NODE_MODULES} node_modules` }] : []), { name: 'test', command: manifest.verify.test }],
     manifest,
     sandbox,
     workDir: join(await tempDir('genesis-timeouts-work-'), 'gate'),
@@ -63,14 +66,14 @@ describe('a test that fails only by its own per-test timeout', () => {
     expect(verdict.record.flaky).toEqual(['test']);
     expect(verdict.record.steps.map((s) => [s.name, s.exitCode])).toEqual([
       ['test', 1],
-      ['test (run again with 2 CPUs: only per-test timeouts failed)', 0],
+      ["test (run again with 2 CPUs and 4× the runner's per-test limits: only per-test timeouts failed)", 0],
     ]);
   });
 
   it('still fails the change when it times out with more CPUs too', async () => {
     const verdict = await gate(needsTwoCpus('await new Promise((r) => setTimeout(r, 2000));'));
     expect(verdict).toMatchObject({ ok: false, reason: 'test-failed' });
-    expect(verdict.record.steps.at(-1)?.name).toBe('test (run again with 2 CPUs: only per-test timeouts failed)');
+    expect(verdict.record.steps.at(-1)?.name).toBe("test (run again with 2 CPUs and 4× the runner's per-test limits: only per-test timeouts failed)");
   });
 
   it('leaves a failing assertion to an ordinary run again, with the limits as they are', async () => {
@@ -78,4 +81,39 @@ describe('a test that fails only by its own per-test timeout', () => {
     expect(verdict).toMatchObject({ ok: false, reason: 'test-failed' });
     expect(verdict.record.steps.map((s) => s.name)).toEqual(['test', 'test (run again)']);
   });
+});
+
+describe("a vitest test that fails only by the config's per-test time", () => {
+  // vitest's own limit, which no CPU count raises where none is enforced (bubblewrap, no sandbox): the run again raises the limit itself.
+  const vitest = (ms: number) =>
+    gate(
+      `import { test } from 'vitest';\ntest('slow but right', async () => { await new Promise((r) => setTimeout(r, ${ms})); });\n`,
+      'none',
+      { 'vitest.config.js': 'export default { test: { testTimeout: 400 } };\n' },
+      'node node_modules/vitest/vitest.mjs run test/',
+    );
+
+  it_(
+    "passes its run again with the runner's limit raised, and is flaky, not the change",
+    async () => {
+      const verdict = await vitest(700);
+      expect(verdict.ok, verdict.log).toBe(true);
+      expect(verdict.record.flaky).toEqual(['test']);
+      expect(verdict.record.steps.map((s) => [s.name, s.exitCode])).toEqual([
+        ['setup', 0],
+        ['test', 1],
+        [expect.stringContaining("4× the runner's per-test limits: only per-test timeouts failed"), 0],
+      ]);
+    },
+    120_000,
+  );
+
+  it_(
+    'still fails the change when it outlasts the raised limit too',
+    async () => {
+      const verdict = await vitest(3000);
+      expect(verdict).toMatchObject({ ok: false, reason: 'test-failed' });
+    },
+    120_000,
+  );
 });
