@@ -49,6 +49,8 @@ export interface CalibrationReport {
       })
     | null;
   recall: (MeasuredRate & { sites: number; executedLinesOnly: boolean; files: string[]; msPerMutant: number; survivors: MutantOutcome[] }) | null;
+  /** Why d was not measured although mutants were asked for (no source Genesis can mutate). */
+  recallUnmeasured?: string;
   durationMs: number;
 }
 
@@ -99,6 +101,7 @@ export async function calibrateWorld(input: CalibrateInput): Promise<Calibration
       };
     }
     let recall: CalibrationReport['recall'] = null;
+    let recallUnmeasured: string | undefined;
     if (input.mutants > 0) {
       say(`making ${input.mutants} mutants of the head's sources, on lines its tests execute, and gating each`);
       const t0 = Date.now();
@@ -113,20 +116,29 @@ export async function calibrateWorld(input: CalibrateInput): Promise<Calibration
         onGated: (o, done, of) => say(`  [${done}/${of}] ${o.path}:${o.line} ${o.kind}: ${o.killed ? `caught (${o.reason})` : 'survived'}`),
       });
       const killed = result.outcomes.filter((o) => o.killed).length;
-      recall = {
-        ...rate(killed, result.outcomes.length, measuredAt, head),
-        sites: result.sites,
-        executedLinesOnly: result.executedLinesOnly,
-        files: result.files,
-        msPerMutant: result.outcomes.length ? Math.round((Date.now() - t0) / result.outcomes.length) : 0,
-        survivors: result.outcomes.filter((o) => !o.killed),
-      };
+      if (result.outcomes.length === 0) {
+        // A rate of 0 of 0 would read as "d = 0%": say why nothing was gated instead.
+        recallUnmeasured = `no mutant could be made: ${
+          result.files.length === 0
+            ? 'the head has no JavaScript source (.js, .cjs, .mjs) outside tests and protected paths that its tests run, and mutants are made of JavaScript only'
+            : `none of the ${result.files.length} JavaScript sources its tests run has an operator, constant, condition or statement to change`
+        }`;
+        say(recallUnmeasured);
+      } else
+        recall = {
+          ...rate(killed, result.outcomes.length, measuredAt, head),
+          sites: result.sites,
+          executedLinesOnly: result.executedLinesOnly,
+          files: result.files,
+          msPerMutant: result.outcomes.length ? Math.round((Date.now() - t0) / result.outcomes.length) : 0,
+          survivors: result.outcomes.filter((o) => !o.killed),
+        };
     }
     const kept: Calibration = {};
     if (falseRejection && falseRejection.of > 0) kept.falseRejection = measured(falseRejection);
     if (recall && recall.of > 0) kept.recall = measured(recall);
     if (kept.falseRejection || kept.recall) await writeCalibration(world.path, kept);
-    return { world: world.path, head, falseRejection, recall, durationMs: Date.now() - started };
+    return { world: world.path, head, falseRejection, recall, ...(recallUnmeasured ? { recallUnmeasured } : {}), durationMs: Date.now() - started };
   } finally {
     await dispose();
   }

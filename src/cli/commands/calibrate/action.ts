@@ -46,6 +46,7 @@ export function renderCalibration(report: CalibrationReport): string {
     for (const s of d.survivors.slice(0, 20)) lines.push(`  survived: ${s.path}:${s.line} ${s.kind}: ${s.before.trim()}  →  ${s.after.trim() || '(removed)'}`);
     if (d.survivors.length > 20) lines.push(`  … and ${d.survivors.length - 20} more survivors (--json lists them all)`);
   }
+  if (report.recallUnmeasured) lines.push('', `recall d not measured: ${report.recallUnmeasured}`);
   if (f || d) lines.push('', 'kept with the world: genesis model chain --world and genesis stats use these for the verifier terms');
   return lines.join('\n');
 }

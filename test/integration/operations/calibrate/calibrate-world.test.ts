@@ -94,4 +94,36 @@ describe('genesis calibrate', () => {
     },
     300_000,
   );
+
+  itWith('bwrap')(
+    'says why d was not measured when the head has no JavaScript source to mutate, instead of reporting d = 0%',
+    async () => {
+      const dir = await tempDir('genesis-calibrate-');
+      const source = join(dir, 'src');
+      const { mkdir, writeFile } = await import('node:fs/promises');
+      await mkdir(join(source, 'test'), { recursive: true });
+      await writeFile(join(source, 'lib.ts'), 'export const one = 1 + 0;\n');
+      await writeFile(join(source, 'test', 'a.test.js'), "require('node:test')('runs', () => {});\n");
+      await writeFile(
+        join(source, 'world.yaml'),
+        stringify({
+          name: 'ts',
+          goal: { outcome: 'x' },
+          verify: { sandbox: 'bwrap', test: 'node --test test/' },
+          agent: { kind: 'command', preset: 'claude-code' },
+        }),
+      );
+      const world = join(dir, 'ts.world');
+      const init = await genesis(['init', '--world', world, '--from', source]);
+      expect(init.status, init.stderr).toBe(0);
+      const run = await genesis(['calibrate', '--world', world, '--commits', '0', '--mutants', '3', '--quiet', '--json']);
+      expect(run.status, run.stderr).toBe(0);
+      const report = JSON.parse(run.stdout);
+      expect(report.recall).toBeNull();
+      expect(report.recallUnmeasured).toContain('mutants are made of JavaScript only');
+      const stats = JSON.parse((await genesis(['stats', '--world', world, '--json'])).stdout);
+      expect(stats.verifier?.recall ?? null).toBeNull();
+    },
+    120_000,
+  );
 });
