@@ -23,7 +23,7 @@ export interface CalibrateInput {
   mutants: number;
   /** @default 1 */
   seed?: number;
-  /** Gates at once. @default 1 */
+  /** Gates at once. @default as many as the world verifies at once (integration.slots, else parallelism) */
   jobs?: number;
   /** A line for a person on long work. */
   onProgress?: (line: string) => void;
@@ -72,7 +72,8 @@ export async function calibrateWorld(input: CalibrateInput): Promise<Calibration
   await sandbox.check();
   const { scratch, dispose } = await openScratchWorld(world);
   const say = input.onProgress ?? (() => undefined);
-  const jobs = input.jobs ?? 1;
+  // The world's own share of this machine: the gates a run of it would have going at once.
+  const jobs = input.jobs ?? manifest.integration?.slots ?? manifest.parallelism;
   const measuredAt = new Date().toISOString();
   try {
     let falseRejection: CalibrationReport['falseRejection'] = null;

@@ -6,7 +6,8 @@ export interface CalibrateCliOptions {
   commits: number;
   mutants: number;
   seed: number;
-  jobs: number;
+  /** Absent: as many as the world verifies at once (integration.slots, else parallelism). */
+  jobs?: number;
   sandbox?: 'auto' | 'docker' | 'bwrap' | 'none';
   json?: boolean;
   quiet?: boolean;
@@ -31,11 +32,11 @@ export function define(program: Command): void {
     .option('--commits <n>', 'replay the newest n first-parent commits of the adopted history (0: none)', count('--commits', 0), 20)
     .option('--mutants <m>', "gate m mutants of the head's sources, on lines its tests execute (0: none)", count('--mutants', 0), 0)
     .option('--seed <n>', 'seed of the choice of mutants', count('--seed', 0), 1)
-    .option('--jobs <n>', 'gates to run at once', count('--jobs', 1), 2)
+    .option('--jobs <n>', 'gates to run at once (default: as many as the world verifies at once, its integration.slots or parallelism)', count('--jobs', 1))
     .addOption(sandboxOption())
     .option(
       '--json',
-      'print the report as JSON: {world, head, falseRejection: {rate, low, high, count, of, causes, flaky, msPerCommit, replays}, recall: {rate, low, high, count, of, sites, survivors, …}, durationMs}',
+      'print the report as JSON: {world, head, falseRejection: {rate, low, high, count, of, causes, flaky, msPerCommit, replays}, recall: {rate, low, high, count, of, sites, survivors, …}, recallUnmeasured, durationMs}',
     )
     .option('--quiet', 'no progress lines on stderr')
     .action(async (opts: CalibrateCliOptions) => {
