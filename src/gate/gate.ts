@@ -9,7 +9,7 @@ import { judgeStep, ratchetScore, runStep, type RatchetRule, type StepContext, t
 import { recordImage, withImageInSummary } from './image.js';
 import { GateTree, PREPARING_STEPS } from './tree.js';
 import { HOLDOUT_STEP } from './hidden-checks.js';
-import { onlyTimedOut, TEST_TIMEOUT_FACTOR, withMoreCpus } from './timed-out-tests.js';
+import { onlyTimedOut, PER_TEST_TIMEOUTS_NOTE, TEST_TIMEOUT_FACTOR, withMoreCpus } from './timed-out-tests.js';
 import { GateCanaries } from './canary/gate-canaries.js';
 import type { TestBaseline } from './test-baseline.js';
 import { namesWith, passingNames, type TestRun } from './reports/cases.js';
@@ -167,7 +167,7 @@ async function runJudged(
     const again = timedOut ? { ...ctx, manifest: withMoreCpus(ctx.manifest) } : ctx;
     const canaries = timedOut ? ctx.canaries : undefined;
     const note = timedOut
-      ? ` (run again with ${again.manifest.verify.limits.cpus} CPUs${canaries ? ` and ${TEST_TIMEOUT_FACTOR}× the runner's per-test limits` : ''}: only per-test timeouts failed)`
+      ? ` (run again with ${again.manifest.verify.limits.cpus} CPUs${canaries ? ` and ${TEST_TIMEOUT_FACTOR}× the runner's per-test limits` : ''}${PER_TEST_TIMEOUTS_NOTE}`
       : ' (run again)';
     const rerun = () => runStep(again, tree, step, note);
     stepRun = canaries ? await canaries.withTestTimeoutsRaised(TEST_TIMEOUT_FACTOR, rerun) : await rerun();

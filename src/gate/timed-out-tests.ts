@@ -29,6 +29,9 @@ export function onlyTimedOut(report: TestReport | null): boolean {
  */
 export const TEST_TIMEOUT_FACTOR = 4;
 
+/** How the record names that run again of a step, at the end of its name (calibrate reads it). */
+export const PER_TEST_TIMEOUTS_NOTE = ': only per-test timeouts failed)';
+
 /** The manifest with twice the CPUs (at most this machine's), for the run again of timed-out tests. */
 export function withMoreCpus(manifest: WorldManifest, cores = availableParallelism()): WorldManifest {
   const cpus = Math.max(manifest.verify.limits.cpus, Math.min(manifest.verify.limits.cpus * 2, cores));

@@ -21,6 +21,8 @@ export interface RejectionFacts {
   log: string;
   /** The same change passed when gated a second time. */
   passedOnRerun?: boolean;
+  /** The failing step's only failures were its runner's per-test time limits (the gate ran it again with them raised). */
+  perTestTimeouts?: boolean;
 }
 
 const NETWORK =
@@ -51,6 +53,7 @@ export function classifyRejection(facts: RejectionFacts): RejectionCause {
   if (TOOL.test(facts.log)) return 'tool-missing';
   if (NETWORK.test(facts.log)) return 'network';
   if (facts.passedOnRerun) return 'flaky';
+  if (facts.perTestTimeouts && facts.reason !== 'broken-base') return 'timeout';
   if (facts.reason === 'broken-base') return 'base-fails';
   return 'tests-fail';
 }
@@ -63,8 +66,15 @@ export function adviceFor(cause: RejectionCause, manifest: WorldManifest, reason
       return `gates run without a network: install what the tests fetch through verify.deps (files, install, paths: installed once with network${v.deps ? `; now "${v.deps.install}"` : ''}), or make the tests not reach out`;
     case 'tool-missing':
       return `a command the tests run is not in the gate: choose a verify.image that has it (now ${v.image}; with bwrap, the host's /usr), or install it through verify.deps`;
-    case 'timeout':
-      return `raise verify.timeoutSec (now ${v.timeoutSec}s for all steps), or make the suite faster`;
+    case 'timeout': {
+      const advice: string[] = [];
+      if (reasons.includes('gate-timeout')) advice.push(`raise verify.timeoutSec (now ${v.timeoutSec}s for all steps), or make the suite faster`);
+      if (reasons.some((r) => r !== 'gate-timeout'))
+        advice.push(
+          `tests ran out of their runner's own per-test limit, also when run again with it raised: raise that limit in the runner's config (vitest's and jest's testTimeout) or verify.limits.cpus (now ${v.limits.cpus}; docker enforces it), or make those tests faster`,
+        );
+      return advice.join('; ');
+    }
     case 'out-of-memory':
       return `raise verify.limits.memoryMb (now ${v.limits.memoryMb})`;
     case 'flaky':

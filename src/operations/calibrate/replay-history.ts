@@ -5,6 +5,7 @@ import { overlayFiles } from '../../git/tree/overlay.js';
 import type { WorldManifest } from '../../manifest/schema.js';
 import type { Sandbox } from '../../sandbox/sandbox.js';
 import type { LocalWorld } from '../../world/local-world.js';
+import { PER_TEST_TIMEOUTS_NOTE } from '../../gate/timed-out-tests.js';
 import { classifyRejection, type RejectionCause } from './rejection-cause.js';
 import { REPLAY_TASK } from './scratch-world.js';
 
@@ -120,9 +121,11 @@ async function replayOne(
     const flaky = verdict.gate.flaky ?? [];
     return { commit: c.commit, subject: c.subject, accepted: true, ...(flaky.length ? { flaky } : {}), durationMs: Date.now() - started };
   }
-  const facts = { reason: verdict.reason, message: verdict.message, log: verdict.log.slice(-4000) };
+  // The gate names the run again of a step that failed only by per-test timeouts (gate.ts): the record says so, whatever the log's length.
+  const perTestTimeouts = (verdict.gate?.steps ?? []).some((s) => s.name.endsWith(PER_TEST_TIMEOUTS_NOTE));
+  const facts = { reason: verdict.reason, message: verdict.message, log: verdict.log.slice(-4000), perTestTimeouts };
   let cause = classifyRejection(facts);
-  if (cause === 'tests-fail' || cause === 'base-fails') {
+  if (cause === 'tests-fail' || cause === 'base-fails' || (cause === 'timeout' && perTestTimeouts)) {
     const second = await again();
     if (second.ok) cause = classifyRejection({ ...facts, passedOnRerun: true });
   }

@@ -23,10 +23,14 @@ describe('the cause of a rejected replay', () => {
     expect(classifyRejection({ reason: 'test-failed', message: '', log: 'not ok 3', passedOnRerun: true })).toBe('flaky');
     expect(classifyRejection({ reason: 'broken-base', message: '', log: '' })).toBe('base-fails');
     expect(classifyRejection({ reason: 'test-failed', message: '', log: 'not ok 3 - adds' })).toBe('tests-fail');
+    expect(classifyRejection({ reason: 'test-failed', message: '', log: 'Test timed out in 5000ms.', perTestTimeouts: true })).toBe('timeout');
+    expect(classifyRejection({ reason: 'test-failed', message: '', log: '', perTestTimeouts: true, passedOnRerun: true })).toBe('flaky');
   });
 
   it("says what to change in world.yaml, in the world's own values", () => {
     expect(adviceFor('timeout', manifest, ['gate-timeout'])).toContain('verify.timeoutSec (now 120s');
+    expect(adviceFor('timeout', manifest, ['test-failed'])).toContain("runner's own per-test limit");
+    expect(adviceFor('timeout', manifest, ['test-failed'])).not.toContain('verify.timeoutSec');
     expect(adviceFor('network', manifest, ['test-failed'])).toContain('verify.deps');
     expect(adviceFor('tool-missing', manifest, ['test-failed'])).toContain('verify.image');
     expect(adviceFor('genesis-rule', manifest, ['protected-path'])).toContain('protected: covers (world.yaml, test/**)');
