@@ -16,6 +16,7 @@ import { formatCommitMessage } from '../../world/commit-message.js';
 import { LocalWorld } from '../../world/local-world.js';
 import type { WorldRepo } from '../../world/world-repo.js';
 import { refuseExisting } from '../init-world.js';
+import { missingProgram, missingProgramError } from '../missing-program.js';
 import { guessManifest } from './guess-manifest.js';
 
 export interface AdoptWorldInput {
@@ -95,6 +96,9 @@ export async function adoptWorld(input: AdoptWorldInput): Promise<AdoptWorldResu
       ratchet: manifest.verify.mode === 'ratchet' ? { minScore: 0 } : undefined,
     });
     if (!gate.ok) {
+      // As init says it: the program the sandbox lacks and the two ways out, not a log to read.
+      const missing = missingProgram(gate.record, gate.log);
+      if (missing) throw missingProgramError(missing, gate.record);
       throw new GenesisError(
         'adopt-head-failed',
         `the head of ${input.source} (${head.slice(0, 12)}) does not pass the gate: ${gate.message}\n${gate.log.slice(-2000)}`,

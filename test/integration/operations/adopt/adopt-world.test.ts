@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { parse, stringify } from 'yaml';
@@ -146,6 +146,16 @@ describe('genesis init --adopt', () => {
       const failing = await genesis(['init', '--world', world, '--adopt', source]);
       expect(failing.status).not.toBe(0);
       expect(failing.stderr).toContain('does not pass the gate');
+      expect(existsSync(world)).toBe(false);
+
+      // A program the sandbox lacks is named, with the ways out, as init names it.
+      const manifest = join(dir, 'tool.yaml');
+      writeFileSync(manifest, stringify({ ...parse(WORLD_YAML), verify: { sandbox: 'bwrap', test: 'genesis-no-such-tool --test' } }));
+      const tool = join(dir, 'tool');
+      await projectHistory(tool, [{ message: 'start', files: { 'index.js': ADD } }]);
+      const lacking = await genesis(['init', '--world', world, '--adopt', tool, '--manifest', manifest]);
+      expect(lacking.stderr).toContain('verify.test needs genesis-no-such-tool');
+      expect(lacking.stderr).toContain('[gate-program-missing]');
       expect(existsSync(world)).toBe(false);
     },
     120_000,
