@@ -121,8 +121,8 @@ export async function calibrateWorld(input: CalibrateInput): Promise<Calibration
         // A rate of 0 of 0 would read as "d = 0%": say why nothing was gated instead.
         recallUnmeasured = `no mutant could be made: ${
           result.files.length === 0
-            ? 'the head has no JavaScript source (.js, .cjs, .mjs) outside tests and protected paths that its tests run, and mutants are made of JavaScript only'
-            : `none of the ${result.files.length} JavaScript sources its tests run has an operator, constant, condition or statement to change`
+            ? 'the head has no JavaScript source its tests run, nor any TypeScript source, outside tests and protected paths, and mutants are made of those only'
+            : `none of the ${result.files.length} sources has an operator, constant, condition or statement to change`
         }`;
         say(recallUnmeasured);
       } else

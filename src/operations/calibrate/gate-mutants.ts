@@ -11,7 +11,7 @@ import { createRng } from '../../reliability/prng.js';
 import type { Sandbox } from '../../sandbox/sandbox.js';
 import type { LocalWorld } from '../../world/local-world.js';
 import { readExecutedLines, withExecutedLines } from './executed-lines.js';
-import { applyMutation, findMutationSites, type MutationSite } from './mutation-sites.js';
+import { applyMutation, findMutationSites, TYPESCRIPT, type MutationSite } from './mutation-sites.js';
 import { REPLAY_TASK } from './scratch-world.js';
 
 export interface MutantOutcome extends MutationSite {
@@ -37,13 +37,14 @@ export interface MutantsResult {
   outcomes: MutantOutcome[];
   /** Sites found (before the sample of `count`). */
   sites: number;
-  /** Whether the sites were limited to lines the tests executed (a Node suite's coverage); else every line of the sources. */
+  /** Whether the sites were limited to lines the tests executed (a Node suite's coverage of JavaScript); else every line of the sources (always for TypeScript). */
   executedLinesOnly: boolean;
   files: string[];
 }
 
+/** JavaScript sources; TypeScript ones (TYPESCRIPT) are mutated too. */
 const SOURCE = /\.(c|m)?js$/;
-const TESTS = /(^|\/)(test|tests|__tests__|spec|example|examples|bench|benchmark|node_modules|dist|coverage)\/|\.(test|spec)\.[cm]?js$/;
+const TESTS = /(^|\/)(test|tests|__tests__|spec|example|examples|bench|benchmark|node_modules|dist|coverage)\/|\.(test|spec)\.[cm]?[jt]sx?$/;
 
 /**
  * Mutants of the head's own sources, each a small plausible mistake (an operator, a constant, a
@@ -56,11 +57,15 @@ export async function gateMutants(input: MutantsInput): Promise<MutantsResult> {
   const head = await scratch.commitTree(input.headTree, [], 'the head, mutated');
   const executed = await executedLines(input);
   const listed = (await git(['ls-tree', '-r', '--name-only', input.headTree], { cwd: scratch.path })).stdout.split('\n');
-  const files = listed.filter((p) => SOURCE.test(p) && !TESTS.test(p) && !matchesAny(p, manifest.protected) && (!executed || executed.has(p)));
+  // Node's coverage of a TypeScript file counts offsets in the code its runner transformed, not in
+  // the file: its lines cannot be told, so every line of it is a site (d is then a lower bound).
+  const files = listed.filter(
+    (p) => (TYPESCRIPT.test(p) || (SOURCE.test(p) && (!executed || executed.has(p)))) && !TESTS.test(p) && !matchesAny(p, manifest.protected),
+  );
   const sites: MutationSite[] = [];
   for (const path of files) {
     const text = (await scratch.readFile(head, path)) ?? '';
-    sites.push(...findMutationSites(path, text, executed?.get(path) ?? null));
+    sites.push(...findMutationSites(path, text, TYPESCRIPT.test(path) ? null : (executed?.get(path) ?? null)));
   }
   const rng = createRng(input.seed);
   for (let i = sites.length - 1; i > 0; i -= 1) {
@@ -97,7 +102,7 @@ export async function gateMutants(input: MutantsInput): Promise<MutantsResult> {
     for (let next = queue.shift(); next; next = queue.shift()) await gateOne(next.site, next.i);
   };
   await Promise.all(Array.from({ length: Math.max(1, input.jobs) }, worker));
-  return { outcomes, sites: sites.length, executedLinesOnly: executed !== null, files };
+  return { outcomes, sites: sites.length, executedLinesOnly: executed !== null && !files.some((p) => TYPESCRIPT.test(p)), files };
 }
 
 /** The lines of each source the head's tests execute, from one gate run with coverage on; null when the suite wrote none. */

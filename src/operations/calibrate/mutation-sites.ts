@@ -29,6 +29,20 @@ const OPERATORS: ReadonlyArray<readonly [string, string]> = [
 
 const DECLARATION = /^(var|let|const|function|class|import|export|case|default|else|return\s*;|\}|\{|\/\/|\*)/;
 
+/** A TypeScript source: its types are gone when it runs, so a mutant of a type changes nothing. */
+export const TYPESCRIPT = /(?<!\.d)\.[cm]?tsx?$/;
+
+/**
+ * A TypeScript line that only declares a type (an alias, an interface, a declaration, or a member
+ * or index signature): mutating or removing it changes no behaviour, so it would count as a
+ * mutant the tests missed when there was nothing to catch.
+ */
+const TYPE_ONLY = [
+  /^(export\s+)?(declare\s|type\s+[\w$]+|interface\s|abstract\s+[\w$]+\s*\()/,
+  /^((readonly|private|public|protected|static|declare|abstract|override)\s+)*[\w$]+\??(\s*<[^>]*>)?(\s*\([^)]*\))?\s*:\s*[^=]+;$/,
+  /^(readonly\s+)?\[[^\]]*\]\??\s*:\s*[^=]+;$/,
+];
+
 /**
  * Every mutation of a JavaScript source on the lines given (the lines its tests execute), found
  * by a scanner that sees strings, template literals and comments, so none is made inside them.
@@ -38,12 +52,14 @@ const DECLARATION = /^(var|let|const|function|class|import|export|case|default|e
 export function findMutationSites(path: string, text: string, lines: ReadonlySet<number> | null): MutationSite[] {
   const sites: MutationSite[] = [];
   const source = text.split('\n');
+  const typescript = TYPESCRIPT.test(path);
   const masked = maskNonCode(text).split('\n');
   source.forEach((original, index) => {
     const number = index + 1;
     if (lines && !lines.has(number)) return;
     const code = masked[index] ?? '';
     if (code.trim() === '' || /[/]/.test(code.replace(/ \/ /g, ''))) return; // a regex literal may hide there
+    if (typescript && TYPE_ONLY.some((re) => re.test(code.trim()))) return;
     for (const [from, to] of OPERATORS) {
       for (let at = code.indexOf(from); at >= 0; at = code.indexOf(from, at + 1)) {
         sites.push(site(path, number, 'operator', original, at, from, to));

@@ -1,5 +1,6 @@
+import { realpathSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { genesis } from '../../../helpers/genesis-cli.js';
 import { projectHistory } from '../../../helpers/project-history.js';
@@ -7,6 +8,7 @@ import { itWith } from '../../../helpers/services.js';
 import { tempDir } from '../../../helpers/temp-dir.js';
 
 const FIXTURES = join(import.meta.dirname, '../../../fixtures/adopt');
+const NODE_MODULES = realpathSync(join(import.meta.dirname, '../../../../node_modules'));
 
 const test = (name: string, body: string) =>
   `const test = require('node:test');\nconst assert = require('node:assert');\nconst { add } = require('../index.js');\ntest('${name}', async () => { ${body} });\n`;
@@ -96,13 +98,13 @@ describe('genesis calibrate', () => {
   );
 
   itWith('bwrap')(
-    'says why d was not measured when the head has no JavaScript source to mutate, instead of reporting d = 0%',
+    'says why d was not measured when the head has no JavaScript or TypeScript source to mutate, instead of reporting d = 0%',
     async () => {
       const dir = await tempDir('genesis-calibrate-');
       const source = join(dir, 'src');
       const { mkdir, writeFile } = await import('node:fs/promises');
       await mkdir(join(source, 'test'), { recursive: true });
-      await writeFile(join(source, 'lib.ts'), 'export const one = 1 + 0;\n');
+      await writeFile(join(source, 'lib.py'), 'one = 1 + 0\n');
       await writeFile(join(source, 'test', 'a.test.js'), "require('node:test')('runs', () => {});\n");
       await writeFile(
         join(source, 'world.yaml'),
@@ -120,10 +122,46 @@ describe('genesis calibrate', () => {
       expect(run.status, run.stderr).toBe(0);
       const report = JSON.parse(run.stdout);
       expect(report.recall).toBeNull();
-      expect(report.recallUnmeasured).toContain('mutants are made of JavaScript only');
+      expect(report.recallUnmeasured).toContain('mutants are made of those only');
       const stats = JSON.parse((await genesis(['stats', '--world', world, '--json'])).stdout);
       expect(stats.verifier?.recall ?? null).toBeNull();
     },
     120_000,
   );
+
+  it('gates mutants of TypeScript sources run by vitest, on every line since coverage cannot place them', async () => {
+    const dir = await tempDir('genesis-calibrate-');
+    const source = join(dir, 'src');
+    const { mkdir, writeFile } = await import('node:fs/promises');
+    await mkdir(join(source, 'test'), { recursive: true });
+    await mkdir(join(source, 'src'), { recursive: true });
+    await writeFile(
+      join(source, 'src', 'clamp.ts'),
+      'export interface Range {\n  max: number;\n}\nexport function clamp(n: number, r: Range): number {\n  if (n > r.max) return r.max;\n  return n;\n}\n',
+    );
+    await writeFile(
+      join(source, 'test', 'clamp.test.ts'),
+      "import { expect, test } from 'vitest';\nimport { clamp } from '../src/clamp.js';\ntest('clamps', () => { expect(clamp(5, { max: 3 })).toBe(3); expect(clamp(2, { max: 3 })).toBe(2); expect(clamp(3, { max: 3 })).toBe(3); });\n",
+    );
+    await writeFile(join(source, 'package.json'), '{ "type": "module" }\n');
+    await writeFile(
+      join(source, 'world.yaml'),
+      stringify({
+        name: 'ts',
+        goal: { outcome: 'x' },
+        verify: { sandbox: 'none', setup: `ln -s ${NODE_MODULES} node_modules`, test: 'node node_modules/vitest/vitest.mjs run test/' },
+        agent: { kind: 'command', preset: 'claude-code' },
+      }),
+    );
+    const world = join(dir, 'ts.world');
+    const init = await genesis(['init', '--world', world, '--from', source]);
+    expect(init.status, init.stderr).toBe(0);
+    const run = await genesis(['calibrate', '--world', world, '--commits', '0', '--mutants', '4', '--quiet', '--json']);
+    expect(run.status, run.stderr).toBe(0);
+    const recall = JSON.parse(run.stdout).recall;
+    expect(recall).toMatchObject({ of: 4, executedLinesOnly: false, files: ['src/clamp.ts'] });
+    // No mutant of the interface: every one is on the function's lines (5 and 6).
+    expect(recall.survivors.every((s: { line: number }) => s.line >= 5)).toBe(true);
+    expect(recall.count).toBeGreaterThanOrEqual(3);
+  }, 180_000);
 });

@@ -50,4 +50,26 @@ describe('mutation sites', () => {
     expect(masked).not.toMatch(/[bcdefgh]/);
     expect(masked.split('\n')[2]).toBe('x');
   });
+
+  it('mutates TypeScript code but never a line that only declares a type', () => {
+    const ts = [
+      'export interface Options {', // 1
+      '  limit: number;', // 2
+      '  parse?(text: string): boolean;', // 3
+      '  [key: string]: unknown;', // 4
+      '}',
+      'export type Mode = 1 | 2;', // 6
+      'export function clamp(n: number, o: Options): number {', // 7
+      '  const max: number = o.limit + 1;', // 8
+      '  if (n > max) return max;', // 9
+      '  total = total + n;', // 10
+      '  return n;',
+      '}',
+    ].join('\n');
+    const sites = findMutationSites('src/clamp.ts', ts, null);
+    expect([...new Set(sites.map((s) => s.line))].sort((a, b) => a - b)).toEqual([8, 9, 10, 11]);
+    expect(sites.filter((s) => s.line === 10).map((s) => s.kind)).toEqual(['operator', 'statement']);
+    // The same line in JavaScript would be removed: only TypeScript has type-only lines.
+    expect(findMutationSites('src/clamp.js', '  limit: number;', null).map((s) => s.kind)).toEqual(['statement']);
+  });
 });
