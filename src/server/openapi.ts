@@ -305,7 +305,7 @@ const paths: Record<string, Record<string, Schema>> = {
   },
   '/api/integration': {
     get: {
-      summary: "the integration queue: each change's stage, its speculative commit and what it is verified on top of",
+      summary: "the integration queue: each change's stage, its speculative commit and what it is verified on top of; the run's waits",
       responses: {
         '200': json(
           obj({
@@ -315,8 +315,9 @@ const paths: Record<string, Record<string, Schema>> = {
             head: nullable(str),
             entries: list(obj({ position: int, id: str, task: str, stage: str })),
             counts: s('object'),
+            waits: list(obj({ task: str, what: str, ms: int })),
           }),
-          'the queue',
+          'the queue, and what the running scheduler waits on now with how long so far (ms)',
         ),
       },
     },

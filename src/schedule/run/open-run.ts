@@ -12,6 +12,8 @@ import { ledgerOf } from '../../ledger/git-ledger.js';
 import { liftedBudgets, readBudgetLifts } from '../../ledger/budget-lifts.js';
 import type { WorldManifest } from '../../manifest/schema.js';
 import { secretEnvNames } from '../../ledger/secret-env.js';
+import { LiveWaits } from '../live-waits.js';
+import type { RunEvent } from './events.js';
 import { Inbox } from './inbox.js';
 import { clearGateRunning, markGateRunning } from './recovery.js';
 import type { EpisodeJob } from '../../episode/episode-job.js';
@@ -28,7 +30,13 @@ import type { Run, RunOptions, Wake } from './state.js';
 export async function openRun(options: RunOptions): Promise<Run> {
   const { world } = options;
   const startedAt = Date.now();
-  const emit = options.onEvent ?? (() => undefined);
+  const tell = options.onEvent ?? (() => undefined);
+  // Waits are kept where genesis status --world and the dashboard read them, besides being told.
+  const waits = new LiveWaits(world.scratchDir);
+  const emit = (event: RunEvent) => {
+    if (event.type === 'wait') waits.note(event.id, event.task, event.what);
+    tell(event);
+  };
   const manifest = await world.manifestAt('HEAD');
   const startHead = await world.head(manifest.branch);
   const { sandbox, leases } = options.ports;
@@ -112,6 +120,7 @@ export async function openRun(options: RunOptions): Promise<Run> {
     stage,
     inbox,
     snapshots: Promise.resolve(),
+    waits,
     recovered: { integrating: [], running: [], reviewing: [], closed: 0 },
     jobs: new Map(),
     policy: initialPolicyState({ config, tasks: manifest.tasks, done: new Set(), records: [], now: Date.now() }),

@@ -13,6 +13,7 @@ import type { WorldManifest } from '../../manifest/schema.js';
 import type { WorldRepo } from '../../world/world-repo.js';
 import type { LeaseStore } from '../../queue/lease-store.js';
 import type { PolicyState } from '../run-policy.js';
+import type { LiveWaits } from '../live-waits.js';
 import type { RunEvent, RunSummary } from './events.js';
 import type { Recovered } from './recovery.js';
 import type { Inbox } from './inbox.js';
@@ -94,6 +95,8 @@ export interface Run {
   readonly inbox: Inbox<Wake>;
   /** The last write of the integration queue's snapshot file: one at a time, in order. */
   snapshots: Promise<void>;
+  /** The waits going on now, kept for genesis status --world and the dashboard. */
+  readonly waits: LiveWaits;
   /** What the run took over from the one before it (recoverRun). */
   recovered: Recovered;
   /** The jobs of the episodes running, as submitted: a job a shared queue lost is submitted again. */

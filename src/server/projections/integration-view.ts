@@ -3,6 +3,7 @@ import { describeEntries, readQueueSnapshot, type QueueEntryView } from '../../i
 import type { WorldRepo } from '../../world/world-repo.js';
 import type { WorldHold } from '../../schedule/run-policy.js';
 import { readWorldHold } from '../../schedule/run/world-hold.js';
+import { readLiveWaits } from '../../schedule/live-waits.js';
 
 /** The integration queue as the dashboard shows it (`GET /api/integration`). */
 export interface IntegrationView {
@@ -20,6 +21,8 @@ export interface IntegrationView {
   counts: Record<QueueEntryView['stage'], number>;
   /** A usage or rate limit holding the world: no episode starts before `untilMs`. */
   hold: WorldHold | null;
+  /** What the running scheduler waits on now (a dependency set, a tip's baseline, the goal's evidence), longest first, with how long so far. */
+  waits: Array<{ task: string; what: string; ms: number }>;
 }
 
 // Every stage, so that a stage added to the queue fails typecheck here until it is counted.
@@ -40,8 +43,15 @@ const STAGES = Object.keys(STAGE_SET) as Array<QueueEntryView['stage']>;
  * run takes their changes up again from their records).
  */
 export async function readIntegrationView(world: WorldRepo): Promise<IntegrationView> {
-  const [snapshot, run, hold] = await Promise.all([readQueueSnapshot(world.scratchDir), findRunHolder(world), readWorldHold(world.scratchDir)]);
+  const [snapshot, run, hold, waiting] = await Promise.all([
+    readQueueSnapshot(world.scratchDir),
+    findRunHolder(world),
+    readWorldHold(world.scratchDir),
+    readLiveWaits(world.scratchDir),
+  ]);
   const entries = snapshot ? describeEntries(snapshot) : [];
   const counts = Object.fromEntries(STAGES.map((s) => [s, entries.filter((e) => e.stage === s).length])) as IntegrationView['counts'];
-  return { run, at: snapshot?.at ?? null, current: run !== null && snapshot !== null, head: snapshot?.head ?? null, entries, counts, hold };
+  // Only a run going now waits on anything: what a run that died left in the file is not a wait.
+  const waits = run === null ? [] : waiting.map(({ task, what, ms }) => ({ task, what, ms }));
+  return { run, at: snapshot?.at ?? null, current: run !== null && snapshot !== null, head: snapshot?.head ?? null, entries, counts, hold, waits };
 }

@@ -6,7 +6,7 @@ export function define(program: Command): void {
     .command('status')
     .description('the distributed queue at a glance: jobs waiting and running, workers alive and what they run, which worlds have a scheduler')
     .addOption(redisOption('Redis holding the queue').default('redis://127.0.0.1:6379'))
-    .option('--json', 'print {queue, workers, running, schedulers} as JSON; with --world, {world, head, counts, tasks, integration, hold}')
+    .option('--json', 'print {queue, workers, running, schedulers} as JSON; with --world, {world, head, counts, tasks, integration, hold, waits}')
     .option(
       '--world <path>',
       "show this world instead: each task's state, attempts made and left, and why it waits or is blocked; then its integration queue (what is verified on top of what)",
@@ -24,7 +24,17 @@ export function define(program: Command): void {
         const { withCliName } = await import('../../invocation.js');
         const world = await LocalWorld.open(opts.world);
         const scratch = world.scratchDir;
-        const [snapshot, queue, hold] = await Promise.all([new WorldSnapshots(world).current(), readQueueSnapshot(scratch), readWorldHold(scratch)]);
+        const { readLiveWaits } = await import('../../../schedule/live-waits.js');
+        const { findRunHolder } = await import('../../../audit/run-holder.js');
+        const [snapshot, queue, hold, waiting, runner] = await Promise.all([
+          new WorldSnapshots(world).current(),
+          readQueueSnapshot(scratch),
+          readWorldHold(scratch),
+          readLiveWaits(scratch),
+          findRunHolder(world),
+        ]);
+        // What a run that died left in the file is not a wait.
+        const waits = runner === null ? [] : waiting.map(({ task, what, ms }) => ({ task, what, ms }));
         const board = buildTaskBoard(snapshot, (w) => probeLocalWorker(w));
         // Attempts made: every episode that ran to an end or runs now (an abandoned one was not the agent's attempt).
         const attempts = new Map<string, number>();
@@ -39,11 +49,14 @@ export function define(program: Command): void {
             counts: board.counts,
             tasks,
           };
-          return void process.stdout.write(`${JSON.stringify({ ...out, integration: queue, hold })}\n`);
+          return void process.stdout.write(`${JSON.stringify({ ...out, integration: queue, hold, waits })}\n`);
         }
         const top = `world ${snapshot.manifest.name} at ${snapshot.manifest.branch} ${snapshot.head.slice(0, 12)}`;
         const held = hold ? `the world is ${describeWorldHold(hold)}\n` : '';
-        return void process.stdout.write(withCliName(`${top}\n${held}${formatTaskBoard(board, attempts, terminalWidth())}\n\n${formatQueueSnapshot(queue)}\n`));
+        const waitLines = waits.map((w) => `waiting: ${w.task} waits for ${w.what} (${Math.round(w.ms / 1000)}s so far)\n`).join('');
+        return void process.stdout.write(
+          withCliName(`${top}\n${held}${waitLines}${formatTaskBoard(board, attempts, terminalWidth())}\n\n${formatQueueSnapshot(queue)}\n`),
+        );
       }
       const { readClusterStatus } = await import('../../../queue/bullmq/cluster-status.js');
       const { connectRedis } = await import('../../../queue/redis/connection.js');

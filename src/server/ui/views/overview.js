@@ -143,9 +143,19 @@ function integrationPanel(q) {
         `Held until ${fmtTime(new Date(q.hold.untilMs).toISOString())} by a usage or rate limit; the run resumes by itself then: ${q.hold.message}`,
       )
     : null;
+  // A wait of more than a few seconds is named with how long so far, as genesis run's output names it.
+  const long = (q.waits ?? []).filter((w) => w.ms >= 5000);
+  const waits = long.length
+    ? h(
+        'ul',
+        { class: 'note', 'data-waits': String(long.length) },
+        ...long.map((w) => h('li', { 'data-wait': w.task }, `${w.task} waits for ${w.what} (${Math.round(w.ms / 1000)}s so far)`)),
+      )
+    : null;
   return panel(
     `Integration queue (${q.entries.length})`,
     hold,
+    waits,
     h('p', { class: 'note', 'data-queue-current': String(q.current) }, about),
     table(
       [{ label: '#', class: 'num' }, 'Task', 'Episode', 'Stage', 'On top of', 'Speculative commit'],
