@@ -1,9 +1,13 @@
 import { execFileSync } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect } from 'vitest';
+import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { readAcceptedHistory } from '../../../src/world/history/accepted-history.js';
 import { startCli } from '../../helpers/cli-process.js';
 import { itWith } from '../../helpers/services.js';
+import { tempDir } from '../../helpers/temp-dir.js';
 import { baseManifest, makeWorld } from '../../helpers/world-fixture.js';
 
 /** A world whose command agent writes module a, run once by `genesis run`. */
@@ -32,6 +36,47 @@ describe('genesis run and the agent sandbox', () => {
     expect(stderr).not.toContain('agent.sandbox is "none"');
     expect(stderr).not.toMatch(/^warning: agent/m);
   });
+});
+
+describe("an agent's own program kept outside the world", () => {
+  itWith('bwrap')(
+    "named by a ~ path, runs confined, and the last lines of its stderr reach the run's line and the next attempt's prompt",
+    async () => {
+      // Where a person keeps their agent: in their home, beside no world.
+      const home = await tempDir('genesis-home-');
+      await mkdir(join(home, 'agents'));
+      await writeFile(
+        join(home, 'agents', 'my-agent.sh'),
+        [
+          'if grep -q "no idea how to do task a" "$1"; then',
+          '  printf "export const a = () => \'a\';\\n" > src/a.js',
+          'else',
+          '  echo "thinking..." >&2; echo "no idea how to do task a" >&2; exit 3',
+          'fi',
+          '',
+        ].join('\n'),
+      );
+      const manifest = baseManifest({
+        parallelism: 1,
+        agent: { kind: 'command', command: ['bash', '~/agents/my-agent.sh', '{promptFile}'], timeoutSec: 30 },
+        tasks: [{ id: 'a', title: 'module a', paths: ['src/a.js'], check: 'node --test test/a.test.js' }],
+      });
+      const f = await makeWorld({ sandbox: 'bwrap', manifest, recording: {} });
+      const run = startCli(['run', '--world', f.world.path, '--sandbox', 'bwrap'], { HOME: home });
+      expect(await run.exited, run.stderr()).toBe(0);
+      expect(run.lines.join('\n')).toMatch(
+        /✗ a attempt 1 failed: agent-exit: the agent exited with code 3; its stderr ended: thinking\.\.\. \| no idea how to do task a/,
+      );
+      const episodes = await new GitLedger(f.world.path).readAll();
+      expect(episodes.map((e) => [e.attempt, e.outcome])).toEqual([
+        [1, 'failed'],
+        [2, 'accepted'],
+      ]);
+      const prompt = (await new GitLedger(f.world.path).readArtifacts(episodes[1]!.id)).prompt ?? '';
+      expect(prompt).toContain('no idea how to do task a');
+    },
+    120_000,
+  );
 });
 
 /** Host processes whose command line holds `pattern`. */
