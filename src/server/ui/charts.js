@@ -24,6 +24,23 @@ export function niceTicks(min, max, count = 6) {
 const SECOND = 1000;
 const TIME_STEPS = [1, 5, 10, 15, 30, 60, 300, 600, 900, 1800, 3600, 3 * 3600, 6 * 3600, 12 * 3600, 86400, 2 * 86400, 7 * 86400].map((s) => s * SECOND);
 
+/**
+ * Labels for time ticks `step` apart between min and max, in local time, as precise as the step
+ * needs and no two alike: seconds under a minute's step, the date once the span passes a day
+ * (13:00 on two days would read as one time).
+ */
+export function clockFormat(min, max, step) {
+  const pad = (n) => String(n).padStart(2, '0');
+  return (ms) => {
+    const d = new Date(ms);
+    const day = `${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
+    const time = `${pad(d.getHours())}:${pad(d.getMinutes())}`;
+    if (step < 60 * SECOND) return `${time}:${pad(d.getSeconds())}`;
+    if (step >= 86_400 * SECOND) return day;
+    return max - min < 86_400 * SECOND ? time : `${day} ${time}`;
+  };
+}
+
 /** About `count` tick times between two epoch milliseconds, on round clock steps. */
 export function timeTicks(min, max, count = 6) {
   const step = TIME_STEPS.find((st) => (max - min) / st <= count) ?? TIME_STEPS.at(-1);

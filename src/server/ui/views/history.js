@@ -1,6 +1,6 @@
 // Accepted history: every commit on the accepted branch, newest first, with its evidence.
 import { getJson } from '../api.js';
-import { timeTicks, xyChart } from '../charts.js';
+import { clockFormat, timeTicks, xyChart } from '../charts.js';
 import { fmtTime, h, link, panel, shortSha, spendLine } from '../dom.js';
 
 export const name = 'history';
@@ -75,7 +75,7 @@ function scoreChart(commits) {
     'Score over time (tests passing at each accepted commit)',
     xyChart({
       ariaLabel: 'score over time',
-      x: { min, max, ticks: ticks.ticks, format: (v) => new Date(v).toISOString().slice(11, 16), label: 'time' },
+      x: { min, max, ticks: ticks.ticks, format: clockFormat(min, max, ticks.step), label: 'time' },
       y: { min: 0, max: Math.max(1, ...ys), label: 'tests passing' },
       lines: [{ points: scored, class: 's-cumulative' }],
       dots: scored.map(([x, y]) => ({ x, y, title: `${y} passing` })),

@@ -1,6 +1,6 @@
 // Reliability: what the ledger says about the agents, and what it implies for long chains.
 import { getJson } from '../api.js';
-import { timeTicks, xyChart } from '../charts.js';
+import { clockFormat, timeTicks, xyChart } from '../charts.js';
 import { fmtCost, fmtDuration, fmtNumber, h, kv, panel, pct, table } from '../dom.js';
 
 export const name = 'reliability';
@@ -126,16 +126,6 @@ function bucketLabel(ms) {
   return `${minutes / 1440} d`;
 }
 
-function timeFormat(step) {
-  return (ms) => {
-    const d = new Date(ms);
-    const pad = (n) => String(n).padStart(2, '0');
-    if (step < 60_000) return `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
-    if (step < 86_400_000) return `${pad(d.getHours())}:${pad(d.getMinutes())}`;
-    return `${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
-  };
-}
-
 function acceptanceChart(a) {
   if (a.buckets.length === 0) return h('p', { class: 'muted' }, 'No decided episode yet.');
   const min = Date.parse(a.buckets[0].start);
@@ -155,7 +145,7 @@ function acceptanceChart(a) {
   return [
     xyChart({
       ariaLabel: 'acceptance over time',
-      x: { min, max, ticks: ticks.ticks, format: timeFormat(ticks.step), label: `time (buckets of ${bucketLabel(a.bucketMs)})` },
+      x: { min, max, ticks: ticks.ticks, format: clockFormat(min, max, ticks.step), label: `time (buckets of ${bucketLabel(a.bucketMs)})` },
       y: { min: 0, max: 1, ticks: [0, 0.25, 0.5, 0.75, 1], format: pct0, label: 'accepted' },
       lines: [{ points: cumulative, class: 's-cumulative' }],
       dots,
