@@ -41,17 +41,20 @@ export interface EpisodeWorkerOptions {
  * What a worker reports while it works (`genesis worker --json` prints one line each): a job taken
  * (after `takeover` when another worker had it before) and its result sent, each phase of an episode as it starts, a request for a place in the
  * integration queue and its answer (`gate-on-tip`: the scheduler gave the change a place; its gate on
- * that tip starts), a verification's start and end.
+ * that tip starts), a verification's start and end, and each wait (begun and ended) the worker's
+ * output tells once it lasts.
  */
 export interface WorkerEvent {
-  type: 'start' | 'takeover' | 'end' | 'phase' | 'tip-asked' | 'tip-answered' | 'gate-on-tip' | 'verify-start' | 'verify-end';
+  type: 'start' | 'takeover' | 'end' | 'phase' | 'tip-asked' | 'tip-answered' | 'gate-on-tip' | 'verify-start' | 'verify-end' | 'wait';
   episodeId: string;
   task: string;
   verdict?: string;
-  /** With `phase`: the phase starting (workspace, deps, agent, collect, gate, gate-on-base). */
+  /** With `phase`: the phase starting (workspace, deps, agent, collect, gate, gate-on-base); with `wait`, `verification` for a verification's. */
   phase?: string;
   /** With `takeover`: the worker that had the job before (it stalled, died or handed it back), null when unknown. */
   from?: string | null;
+  /** With `wait`: what the episode or verification waits on now (a dependency set, a tip's baseline), null when the wait ended. */
+  what?: string | null;
 }
 
 export interface EpisodeWorker {
@@ -161,7 +164,8 @@ async function runLeased(data: DistributedJob, options: EpisodeWorkerOptions, wo
           }
         : undefined;
     const onPhase = (_: unknown, phase: string) => options.onEvent?.({ type: 'phase', episodeId: job.episodeId, task: job.task, phase });
-    const result = await runEpisode(job, { world: world.repo, ledger, sandbox, agent, worker: workerId, signal, reserveTip, onPhase });
+    const onWait = (_: unknown, what: string | null) => options.onEvent?.({ type: 'wait', episodeId: job.episodeId, task: job.task, what });
+    const result = await runEpisode(job, { world: world.repo, ledger, sandbox, agent, worker: workerId, signal, reserveTip, onPhase, onWait });
     // Closed while this duplicate ran: the scheduler will not release the lease it re-took.
     if (result.reason === 'episode-closed') await leases.release(job.episodeId);
     else await world.publish(job.episodeId);
@@ -182,7 +186,8 @@ async function verify(job: Job, options: EpisodeWorkerOptions, workerId: string,
   const manifest = await world.repo.manifestAt(v.onto);
   const sandbox = await options.createSandbox(manifest);
   options.onEvent?.({ type: 'verify-start', episodeId: v.episodeId, task: v.task });
-  const result = await runVerification(v, { world: world.repo, sandbox, worker: workerId });
+  const onWait = (_: unknown, what: string | null) => options.onEvent?.({ type: 'wait', episodeId: v.episodeId, task: v.task, phase: 'verification', what });
+  const result = await runVerification(v, { world: world.repo, sandbox, worker: workerId, onWait });
   await world.publishRef?.(`${VERIFICATION_REF_PREFIX}${v.verificationId}`);
   await results.send(parsed.data.resultQueue, String(job.id), result);
   options.onEvent?.({ type: 'verify-end', episodeId: v.episodeId, task: v.task, verdict: result.ok ? 'passed' : (result.reason ?? 'failed') });

@@ -42,6 +42,9 @@ describe('distributed workers and verify.deps', () => {
         if (ran) {
           used++;
           expect(sets.map((s) => s.paths)).toEqual([['node_modules']]);
+          // Its install was a wait the worker told, begun and ended (in text, a line with how long so far after 5 s).
+          const waits = w.lines.filter((l) => l.includes('"type":"wait"')).map((l) => JSON.parse(l) as { what: string | null; worker: string });
+          expect(waits.map((x) => x.what)).toEqual(expect.arrayContaining([expect.stringMatching(/^dependency set [0-9a-f]+ being installed \(/), null]));
         }
       }
       expect(used).toBeGreaterThan(0);

@@ -33,4 +33,10 @@ describe("genesis worker's lines", () => {
     );
     expect(line).toBe('10:20:30 [w1] ready: 2 at a time from redis://r; gate sandboxes docker, bwrap, agent sandbox bwrap (checked in 40 ms)\n');
   });
+
+  it('say what a task waits on and for how long so far', () => {
+    expect(
+      formatWorkerLine('w1', { type: 'waiting', task: 'versions', what: 'dependency set b82a7419a6af being installed (npm ci)', ms: 35_400 }, false, AT),
+    ).toBe('10:20:30 [w1]   task versions waits for dependency set b82a7419a6af being installed (npm ci) (35s so far)\n');
+  });
 });

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { createAgent } from '../../../agents/create-agent.js';
 import { killOrphanedAgents } from '../../../sandbox/agent/process-tracker.js';
 import { GenesisError } from '../../../errors/genesis-error.js';
-import { startEpisodeWorker } from '../../../queue/bullmq/episode-worker.js';
+import { startEpisodeWorker, type WorkerEvent } from '../../../queue/bullmq/episode-worker.js';
 import { connectRedis } from '../../../queue/redis/connection.js';
 import { RedisPathLeases } from '../../../queue/redis/path-leases.js';
 import { createSandbox } from '../../../sandbox/create-sandbox.js';
@@ -11,6 +11,7 @@ import { EXIT } from '../../exit-codes.js';
 import type { WorkerCliOptions } from './worker.js';
 import { preflightWorker } from './preflight.js';
 import { formatWorkerLine, type WorkerLine } from './event-lines.js';
+import { WaitBoard } from '../../wait-board.js';
 
 export async function runWorkerCommand(opts: WorkerCliOptions): Promise<number> {
   if (!Number.isInteger(opts.concurrency) || opts.concurrency < 1) {
@@ -20,6 +21,16 @@ export async function runWorkerCommand(opts: WorkerCliOptions): Promise<number> 
   // Until the worker has its id (it takes one as it joins the queue), its lines carry host:pid.
   let label = `${hostname()}:${process.pid}`;
   const print = (event: WorkerLine) => process.stdout.write(formatWorkerLine(label, event, opts.json === true));
+  // As genesis run does: a wait is told once it lasts 5 s, then every 30 s, with how long so far (--json prints each begin and end).
+  const waits = new WaitBoard();
+  const waitTimer = setInterval(() => {
+    for (const w of waits.due(Date.now())) print({ type: 'waiting', task: w.task, what: w.what, ms: w.ms });
+  }, 1000);
+  waitTimer.unref();
+  const onEvent = (e: WorkerEvent) => {
+    if (e.type !== 'wait' || opts.json) return print({ ...e });
+    waits.note(`${e.episodeId}:${e.phase ?? 'episode'}`, e.phase === 'verification' ? `${e.task} (verification)` : e.task, e.what ?? null, Date.now());
+  };
   // A worker that died by kill -9 left its unsandboxed agents to the next start, which is this one.
   const orphans = await killOrphanedAgents();
   if (orphans > 0) print({ type: 'orphans-killed', processes: orphans });
@@ -31,7 +42,7 @@ export async function runWorkerCommand(opts: WorkerCliOptions): Promise<number> 
     cacheDir: opts.cacheDir ?? join(homedir(), '.cache', 'genesis', 'worlds'),
     lockDurationMs: numberFromEnv('GENESIS_LOCK_MS'),
     stalledIntervalMs: numberFromEnv('GENESIS_STALLED_MS'),
-    onEvent: (e) => print({ ...e }),
+    onEvent,
     // The composition root: each job's world says which agent and sandbox it needs.
     createAgent,
     createSandbox: (m) => createSandbox(m.verify.sandbox, { image: m.verify.image }),
@@ -62,6 +73,7 @@ export async function runWorkerCommand(opts: WorkerCliOptions): Promise<number> 
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
   });
+  clearInterval(waitTimer);
   redis.disconnect();
   return EXIT.ok;
 }

@@ -31,6 +31,8 @@ function describe(e: WorkerLine): string {
       return `  ${episode}: ${e.verdict === 'placed' ? 'placed in the integration queue' : 'no place in the integration queue; gates on its own base'}`;
     case 'gate-on-tip':
       return `  ${episode}: gates on its place in the integration queue`;
+    case 'waiting':
+      return `  task ${str(e.task)} waits for ${str(e.what)} (${Math.round(Number(e.ms) / 1000)}s so far)`;
     case 'verify-start':
       return `▶ verification of ${episode}`;
     case 'verify-end':
