@@ -172,6 +172,19 @@ describeE2e('the dashboard in a browser', () => {
     await shoot('tasks-after-retry');
   });
 
+  it('reopens a done task with the reason given, from the tasks page', async () => {
+    await open('#/tasks', 'tasks');
+    const b = page.locator('[data-column="done"] [data-task="b"]');
+    await b.locator('input[name="reason"]').fill('its acceptance test got stricter');
+    await b.getByRole('button', { name: 'Reopen' }).click();
+    const reopened = page.locator('[data-column="pending"] [data-task="b"]');
+    await expect.poll(() => reopened.innerText()).toContain('its acceptance test got stricter');
+    await expect.poll(() => reopened.innerText()).toMatch(/reopened /);
+    expect(await page.locator('[data-column="done"] [data-task="b"]').count()).toBe(0);
+    expect(await (await LocalWorld.open(worldPath)).doneTasks('main')).not.toContain('b');
+    await shoot('tasks-after-reopen');
+  });
+
   it('updates an open page by itself when the world changes', async () => {
     await open('#/', 'overview');
     await expect.poll(() => page.locator('.banner').innerText()).toContain('idle');
