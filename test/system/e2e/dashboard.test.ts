@@ -7,7 +7,7 @@ import { readTaskRetries } from '../../../src/world/task-retries.js';
 import { LocalWorld } from '../../../src/world/local-world.js';
 import { itWith } from '../../helpers/services.js';
 import { buildDashboardWorld, removeWorld } from '../../integration/server/dashboard-world.js';
-import { itWithBrowser, launchChromium } from './browser.js';
+import { countPixels, itWithBrowser, launchChromium } from './browser.js';
 
 /** Screenshots of every page, for people to look at (gitignored; CI keeps them as artifacts). */
 const SHOTS = join(import.meta.dirname, '../../test-artifacts/dashboard');
@@ -149,6 +149,12 @@ describeE2e('the dashboard in a browser', () => {
         .evaluate((r) => (globalThis as any).getComputedStyle(r).fill as string);
     expect(await fill('a')).toBe('rgb(251, 228, 226)');
     expect(await fill('b')).toBe('rgb(227, 244, 234)');
+    // The picture itself shows them: the blocked box's colour and the done boxes' (b and c), each a box's worth of pixels.
+    const blockedPixels = await countPixels(page, shot, await fill('a'));
+    const donePixels = await countPixels(page, shot, await fill('b'));
+    const boxPixels = boxes.a!.width * boxes.a!.height;
+    expect(blockedPixels).toBeGreaterThan(boxPixels / 2);
+    expect(donePixels).toBeGreaterThan(boxPixels);
   });
 
   it('shows each blocked task with its reason and queues it for retry with the Retry button', async () => {

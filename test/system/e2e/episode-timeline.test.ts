@@ -6,7 +6,7 @@ import { openEpisodeRecord, type EpisodeRecord } from '../../../src/ledger/episo
 import { ledgerOf } from '../../../src/ledger/git-ledger.js';
 import { startServer, type RunningServer } from '../../../src/server/start-server.js';
 import { makeWorld } from '../../helpers/world-fixture.js';
-import { itWithBrowser, launchChromium } from './browser.js';
+import { countPixels, itWithBrowser, launchChromium } from './browser.js';
 
 const SHOTS = join(import.meta.dirname, '../../test-artifacts/dashboard');
 const describeBrowser = itWithBrowser() === it ? describe : describe.skip;
@@ -83,6 +83,10 @@ describeBrowser('the episode timeline in a browser', () => {
     expect(new Set(colours).size).toBe(4);
     expect(await fill('d', 'gate')).toBe(colours[1]);
     expect(await fill('d', 'agent')).toBe(colours[0]);
+    // The screenshot shows every phase in its colour, and more of the gate's than of any other (d's two-minute gate).
+    const shown = await Promise.all(colours.map((c) => countPixels(page, shot, c)));
+    for (const n of shown) expect(n).toBeGreaterThan(50);
+    expect(shown[1]).toBe(Math.max(...shown));
 
     // Bars lie end to end in phase order, inside the picture, and a two-minute gate is drawn long.
     const box = async (task: string, phase: string) => (await bar(task, phase).boundingBox())!;
