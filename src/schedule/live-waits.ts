@@ -35,7 +35,7 @@ export class LiveWaits {
     this.writes = this.writes.then(() => writeWaitSnapshot(this.scratchDir, snapshot)).catch(() => undefined);
   }
 
-  /** The run ends: no wait is left (a job stopped mid-wait never says its wait ended). */
+  /** No wait is left: at the run's start, and at its end (a job stopped mid-wait never says its wait ended). */
   async clear(): Promise<void> {
     this.waits.clear();
     const snapshot: WaitSnapshot = { at: new Date().toISOString(), waits: [] };

@@ -33,6 +33,8 @@ export async function openRun(options: RunOptions): Promise<Run> {
   const tell = options.onEvent ?? (() => undefined);
   // Waits are kept where genesis status --world and the dashboard read them, besides being told.
   const waits = new LiveWaits(world.scratchDir);
+  // A run that died (kill -9) left its waits in the file: none of them is this run's.
+  await waits.clear();
   const emit = (event: RunEvent) => {
     if (event.type === 'wait') waits.note(event.id, event.task, event.what);
     tell(event);
