@@ -8,22 +8,49 @@ import { formatWait, WaitBoard } from './wait-board.js';
  */
 export function createRunPrinter(out: NodeJS.WriteStream): { print(event: RunEvent): void; finish(): void } {
   const waits = new WaitBoard();
-  // Every wait longer than a few seconds gets a line of its own, then one every half minute.
+  // What each running episode does now, since when: plain output has no status line to show it.
+  const phases = new Map<string, { task: string; phase: string; since: number }>();
+  let lastLine = Date.now();
+  // Every wait longer than a few seconds gets a line of its own, then one every half minute; and
+  // plain output silent for half a minute says what is still running, so a log never looks hung.
   const waitTimer = setInterval(() => {
-    for (const wait of waits.due(Date.now())) printer.print({ type: 'wait-line', line: formatWait(wait) });
+    const now = Date.now();
+    for (const wait of waits.due(now)) printer.print({ type: 'wait-line', line: formatWait(wait) });
+    if (!out.isTTY && phases.size > 0 && now - lastLine >= SILENCE_MS) printer.print({ type: 'wait-line', line: formatStillRunning(phases, now) });
   }, 1000);
   waitTimer.unref();
-  const printer = createLinePrinter(out, waits);
+  const lines = createLinePrinter(out, waits);
+  const printer = {
+    print(event: PrinterEvent) {
+      if (event.type === 'wait-line' || formatRunEvent(event) !== null) lastLine = Date.now();
+      lines.print(event);
+    },
+  };
+  const enter = (id: string, task: string, phase: string) => {
+    if (phases.get(id)?.phase !== phase) phases.set(id, { task, phase, since: Date.now() });
+  };
   return {
     print(event) {
+      if (event.type === 'episode-phase') enter(event.id, event.task, event.phase);
+      // A change past its own gate is in the integration queue until it lands (its episode ends then).
+      if (event.type === 'integration') for (const e of event.entries) enter(e.id, e.task, `integration queue (${e.stage})`);
+      if (event.type === 'episode-end') phases.delete(event.id);
       if (event.type === 'wait') waits.note(event.id, event.task, event.what, Date.now());
-      else printer.print(event);
+      else if (event.type !== 'episode-phase') printer.print(event);
     },
     finish() {
       clearInterval(waitTimer);
-      printer.finish();
+      lines.finish();
     },
   };
+}
+
+const SILENCE_MS = 30_000;
+
+/** One line of what runs now: each episode's task, the phase it is in and for how long. */
+export function formatStillRunning(phases: ReadonlyMap<string, { task: string; phase: string; since: number }>, now: number, at = new Date(now)): string {
+  const running = [...phases.values()].map((p) => `${p.task} (${p.phase.replaceAll('-', ' ')}, ${Math.round((now - p.since) / 1000)}s)`);
+  return `${at.toISOString().slice(11, 19)} … still running: ${running.join(', ')}`;
 }
 
 type PrinterEvent = RunEvent | { type: 'wait-line'; line: string };
