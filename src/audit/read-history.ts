@@ -4,7 +4,7 @@ import type { AcceptedCommit } from '../world/history/accepted-history.js';
 import { git } from '../git/git.js';
 import type { WorldManifest } from '../manifest/schema.js';
 import type { WorldRepo } from '../world/world-repo.js';
-import { acceptedPart, readAdoption, type Adoption } from '../world/history/adoption.js';
+import { acceptedPart, type Adoption } from '../world/history/adoption.js';
 import { batchBlobs, batchObjectNames } from './git-batch.js';
 
 /** An accepted commit with what the audit checks about it besides its trailers. */
@@ -33,11 +33,7 @@ export interface AuditedHistory {
  * distinct manifest, so an audit of thousands of commits costs seconds, not a process per commit.
  */
 export async function readAuditedHistory(world: WorldRepo, branch: string): Promise<AuditedHistory> {
-  const [whole, changes, adoption] = await Promise.all([
-    world.acceptedHistory(branch),
-    readChanges(world.path, `refs/heads/${branch}`),
-    readAdoption(world.path),
-  ]);
+  const [whole, changes, adoption] = await Promise.all([world.acceptedHistory(branch), readChanges(world.path, `refs/heads/${branch}`), world.adoption()]);
   // An adopted repository's own commits are history: Genesis neither made nor judges them.
   const { accepted, before } = acceptedPart(whole, adoption);
   const keys = await manifestKeys(

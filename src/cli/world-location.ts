@@ -7,7 +7,6 @@ import type { VerificationQueue } from '../integrate/verification/queue.js';
 import type { EpisodeQueue } from '../queue/episode-queue.js';
 import type { WorldManifest } from '../manifest/schema.js';
 import { Publisher, type PublishEvent } from '../world/publisher.js';
-import { readAdoption } from '../world/history/adoption.js';
 import { redactUrl } from '../git/redact-url.js';
 import { VERIFICATION_REF_PREFIX } from '../world/history/verification-ref.js';
 import { openRemoteWorld, type RemoteWorld } from '../world/remote-world.js';
@@ -99,7 +98,7 @@ export function syncingVerifications(queue: VerificationQueue, remote: RemoteWor
 /** `publish:` of world.yaml, attached to the world; null when it names no remote. */
 export async function startPublishing(world: WorldRepo, manifest: WorldManifest, say: (line: string) => void): Promise<Publisher | null> {
   if (!manifest.publish?.length) return null;
-  const adopted = (await readAdoption(world.path)) !== null;
+  const adopted = (await world.adoption()) !== null;
   const publisher = new Publisher(world, manifest.branch, manifest.publish, { adopted, onEvent: (event) => say(describePublish(event)) });
   world.onRefMoved(publisher);
   await publisher.resume();

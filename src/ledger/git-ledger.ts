@@ -5,6 +5,7 @@ import { readObject, readText } from '../git/object-reader.js';
 import { writeCommit, writeObject, writeTree } from '../git/object-writer.js';
 import { updateRefs } from '../git/ref-updates.js';
 import { parseTree } from '../git/tree/entries.js';
+import { addBudgetLift, type BudgetLift, readBudgetLifts } from './budget-lifts.js';
 import { ARTIFACT_FILES, type EpisodeArtifacts, type EpisodeRecord } from './episode-record.js';
 import { LedgerJournal } from './journal.js';
 import { LedgerSummaryIndex, ledgerSummaryFile, summarize, type EpisodeSummary } from './summary.js';
@@ -190,6 +191,14 @@ export class GitLedger implements Ledger {
   async readCommitted(id: string): Promise<EpisodeRecord | null> {
     const text = await this.readFile(id, 'record.json');
     return text === null ? null : (JSON.parse(text) as EpisodeRecord);
+  }
+
+  budgetLifts(): Promise<BudgetLift[]> {
+    return readBudgetLifts(this.repo);
+  }
+
+  addBudgetLift(lift: Omit<BudgetLift, 'at'>, now?: Date): Promise<BudgetLift> {
+    return addBudgetLift(this.repo, lift, now);
   }
 
   async readArtifacts(id: string): Promise<EpisodeArtifacts> {

@@ -1,3 +1,4 @@
+import type { BudgetLift } from './budget-lifts.js';
 import type { EpisodeArtifacts, EpisodeRecord } from './episode-record.js';
 import type { EpisodeSummary } from './summary.js';
 
@@ -73,4 +74,10 @@ export interface Ledger {
   readCommitted(id: string): Promise<EpisodeRecord | null>;
 
   readArtifacts(id: string): Promise<EpisodeArtifacts>;
+
+  /** The budget lifts people recorded (`genesis budget lift`), oldest first. */
+  budgetLifts(): Promise<BudgetLift[]>;
+
+  /** Records a lift; fails with `invalid-option` without a reason or a positive amount. */
+  addBudgetLift(lift: Omit<BudgetLift, 'at'>, now?: Date): Promise<BudgetLift>;
 }

@@ -1,7 +1,7 @@
 import { GenesisError } from '../errors/genesis-error.js';
 import type { EpisodeArtifacts, EpisodeRecord } from '../ledger/episode-record.js';
 import { ledgerOf } from '../ledger/git-ledger.js';
-import { readReviewDecisions, type ReviewDecision, writeReviewDecision } from '../world/review-decisions.js';
+import type { ReviewDecision } from '../world/review-decisions.js';
 import type { WorldRepo } from '../world/world-repo.js';
 
 /** The longest note a decision keeps: it goes into a prompt, so it is a hint, not a log. */
@@ -26,7 +26,7 @@ export interface PendingReview {
 /** The changes of the world that wait for review (and those decided that no run has landed or closed yet), oldest first. */
 export async function listReviews(world: WorldRepo): Promise<PendingReview[]> {
   const ledger = ledgerOf(world);
-  const decisions = await readReviewDecisions(world.path);
+  const decisions = await world.reviewDecisions();
   const waiting = (await ledger.readSummaries()).filter((s) => s.status === 'running' && s.outcome === 'awaiting-review');
   const out: PendingReview[] = [];
   for (const s of waiting) {
@@ -40,7 +40,7 @@ export async function listReviews(world: WorldRepo): Promise<PendingReview[]> {
 export async function readReview(world: WorldRepo, episode: string): Promise<PendingReview & Pick<EpisodeArtifacts, 'diff' | 'gateLog'>> {
   const record = await awaiting(world, episode);
   const artifacts = await ledgerOf(world).readArtifacts(record.id);
-  const decided = (await readReviewDecisions(world.path)).get(record.id) ?? null;
+  const decided = (await world.reviewDecisions()).get(record.id) ?? null;
   return { ...pendingOf(record, decided), diff: artifacts.diff, gateLog: artifacts.gateLog };
 }
 
@@ -61,8 +61,8 @@ export async function decideReview(
     });
   }
   const record = await awaiting(world, input.episode);
-  const decision = await writeReviewDecision(world.path, { episode: record.id, decision: input.decision, note, by: input.by ?? null });
-  if (!decision) throw decidedError(record.id, (await readReviewDecisions(world.path)).get(record.id));
+  const decision = await world.writeReviewDecision({ episode: record.id, decision: input.decision, note, by: input.by ?? null });
+  if (!decision) throw decidedError(record.id, (await world.reviewDecisions()).get(record.id));
   return decision;
 }
 
@@ -79,7 +79,7 @@ async function awaiting(world: WorldRepo, episode: string): Promise<EpisodeRecor
   if (!record)
     throw new GenesisError('episode-not-found', `no episode "${episode}" in the ledger`, { hint: 'genesis review ls lists the changes waiting for review' });
   if (record.status !== 'running' || record.outcome !== 'awaiting-review') {
-    const decided = (await readReviewDecisions(world.path)).get(record.id);
+    const decided = (await world.reviewDecisions()).get(record.id);
     if (decided) throw decidedError(record.id, decided);
     throw new GenesisError('review-not-awaiting', `episode ${record.id} does not wait for review (it is ${record.outcome ?? record.status})`, {
       hint: 'genesis review ls lists the changes waiting for review',

@@ -3,14 +3,7 @@ import { GenesisError, isGenesisError } from '../errors/genesis-error.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import type { WorldManifest } from '../manifest/schema.js';
 import { acquireRunLock, readRunLock } from '../world/run-lock.js';
-import {
-  readSteeringAnswer,
-  removeSteeringAnswer,
-  takeSteeringRequest,
-  writeSteeringRequest,
-  type PendingSteering,
-  type SteeringRequestInput,
-} from '../world/steering-requests.js';
+import type { PendingSteering, SteeringRequestInput } from '../world/steering-requests.js';
 import type { WorldRepo } from '../world/world-repo.js';
 import { carryOutSteering, type SteeringOutcome } from './carry-out-steering.js';
 
@@ -49,7 +42,7 @@ export async function steerWorld(world: WorldRepo, request: SteeringRequestInput
       if (!isGenesisError(error) || error.code !== 'run-in-progress') throw error;
       const holder = await readRunLock(world.scratchDir);
       if (!holder) continue; // the run ended just now
-      const pending = await writeSteeringRequest(world.path, request);
+      const pending = await world.writeSteeringRequest(request);
       options.onWaiting?.(true);
       const outcome = await awaitAnswer(world, pending, holder.pid, options).finally(() => options.onWaiting?.(false));
       if (outcome !== 'withdrawn') return outcome;
@@ -71,9 +64,9 @@ async function awaitAnswer(world: WorldRepo, pending: PendingSteering, pid: numb
   let told = -LINE_EVERY_MS;
   let taken = false;
   for (;;) {
-    const answer = await readSteeringAnswer(world.path, id);
+    const answer = await world.steeringAnswer(id);
     if (answer?.state === 'done') {
-      await removeSteeringAnswer(world.path, id);
+      await world.removeSteeringAnswer(id);
       return answer.outcome as SteeringOutcome;
     }
     if (answer?.state === 'taken') taken = true;
@@ -92,7 +85,7 @@ async function awaitAnswer(world: WorldRepo, pending: PendingSteering, pid: numb
     const givingUp = options.signal?.aborted === true;
     if (!taken && (gone || givingUp || elapsed >= timeoutMs)) {
       // Withdrawn by compare-and-swap: if the scheduler took it meanwhile, its answer comes.
-      if (await takeSteeringRequest(world.path, pending)) {
+      if (await world.takeSteeringRequest(pending)) {
         if (gone) return 'withdrawn';
         if (givingUp) throw new GenesisError('steering-timeout', `gave up waiting; ${options.what} was withdrawn before the running scheduler took it`);
         throw new GenesisError('steering-timeout', `the running scheduler (pid ${pid}) did not take ${options.what} within ${Math.round(timeoutMs / 1000)} s`, {
@@ -101,7 +94,7 @@ async function awaitAnswer(world: WorldRepo, pending: PendingSteering, pid: numb
       }
       taken = true;
     } else if (taken && gone) {
-      const last = await readSteeringAnswer(world.path, id);
+      const last = await world.steeringAnswer(id);
       if (last?.state === 'done') continue;
       throw new GenesisError('steering-lost', `the scheduler (pid ${pid}) took ${options.what} but stopped before it answered`, {
         hint: 'see genesis log: if it did not land, run the command again',

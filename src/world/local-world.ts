@@ -15,7 +15,21 @@ import { listChanges, diffText, type ChangedEntry } from '../git/tree/diff.js';
 import { mergeTrees, type MergeResult } from '../git/merge-tree.js';
 import { writeTreeFromDir } from '../git/tree/from-dir.js';
 import { readTaskRetries, writeTaskRetry, type StoredTaskRetry } from './task-retries.js';
-import { readInitSandbox, type SandboxChoice } from './world-settings.js';
+import { readInitSandbox, writeInitSandbox, type SandboxChoice } from './world-settings.js';
+import { type Adoption, readAdoption } from './history/adoption.js';
+import { type Calibration, readCalibration, writeCalibration } from './calibration.js';
+import { readReviewDecisions, type ReviewDecision, writeReviewDecision } from './review-decisions.js';
+import {
+  listSteeringRequests,
+  type PendingSteering,
+  readSteeringAnswer,
+  removeSteeringAnswer,
+  type SteeringAnswer,
+  type SteeringRequestInput,
+  takeSteeringRequest,
+  writeSteeringAnswer,
+  writeSteeringRequest,
+} from './steering-requests.js';
 
 const manifestCache = new Map<string, WorldManifest>();
 
@@ -104,6 +118,54 @@ export class LocalWorld implements WorldRepo {
 
   initSandbox(): Promise<SandboxChoice | null> {
     return readInitSandbox(this.path);
+  }
+
+  writeInitSandbox(choice: SandboxChoice): Promise<void> {
+    return writeInitSandbox(this.path, choice);
+  }
+
+  adoption(): Promise<Adoption | null> {
+    return readAdoption(this.path);
+  }
+
+  calibration(): Promise<Calibration | null> {
+    return readCalibration(this.path);
+  }
+
+  writeCalibration(update: Calibration): Promise<Calibration> {
+    return writeCalibration(this.path, update);
+  }
+
+  reviewDecisions(): Promise<Map<string, ReviewDecision>> {
+    return readReviewDecisions(this.path);
+  }
+
+  writeReviewDecision(input: Omit<ReviewDecision, 'version' | 'at'> & { now?: Date }): Promise<ReviewDecision | null> {
+    return writeReviewDecision(this.path, input);
+  }
+
+  writeSteeringRequest(input: SteeringRequestInput, now?: Date): Promise<PendingSteering> {
+    return writeSteeringRequest(this.path, input, now);
+  }
+
+  steeringRequests(): Promise<PendingSteering[]> {
+    return listSteeringRequests(this.path);
+  }
+
+  takeSteeringRequest(pending: Pick<PendingSteering, 'ref' | 'sha'>): Promise<boolean> {
+    return takeSteeringRequest(this.path, pending);
+  }
+
+  writeSteeringAnswer(answer: SteeringAnswer): Promise<void> {
+    return writeSteeringAnswer(this.path, answer);
+  }
+
+  steeringAnswer(id: string): Promise<SteeringAnswer | null> {
+    return readSteeringAnswer(this.path, id);
+  }
+
+  removeSteeringAnswer(id: string): Promise<void> {
+    return removeSteeringAnswer(this.path, id);
   }
 
   get scratchDir(): string {

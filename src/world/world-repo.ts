@@ -2,6 +2,10 @@ import type { ChangedEntry } from '../git/tree/diff.js';
 import type { MergeResult } from '../git/merge-tree.js';
 import type { WorldManifest } from '../manifest/schema.js';
 import type { AcceptedCommit } from './history/accepted-history.js';
+import type { Adoption } from './history/adoption.js';
+import type { Calibration } from './calibration.js';
+import type { ReviewDecision } from './review-decisions.js';
+import type { PendingSteering, SteeringAnswer, SteeringRequestInput } from './steering-requests.js';
 import type { StoredTaskRetry } from './task-retries.js';
 import type { SandboxChoice } from './world-settings.js';
 
@@ -84,6 +88,31 @@ export interface WorldRepo {
   writeTaskRetry(input: { task: string; note?: string | null; by?: string | null; now?: Date }): Promise<StoredTaskRetry>;
   /** The sandbox chosen at `genesis init --sandbox`, or null. */
   initSandbox(): Promise<SandboxChoice | null>;
+  /** Remembers the sandbox chosen at `genesis init --sandbox` in this machine's copy. */
+  writeInitSandbox(choice: SandboxChoice): Promise<void>;
+  /** Where an adopted world's own history ends and Genesis's begins; null for a world made from scratch. */
+  adoption(): Promise<Adoption | null>;
+  /** The verifier's measured rates (`genesis calibrate`), or null before the first calibration. */
+  calibration(): Promise<Calibration | null>;
+  /** Records new rates over the old ones; returns what the world holds now. */
+  writeCalibration(update: Calibration): Promise<Calibration>;
+
+  /** People's decisions on changes held for review, by episode id. */
+  reviewDecisions(): Promise<Map<string, ReviewDecision>>;
+  /** Records a decision; null when the change already had one (a decision is never replaced). */
+  writeReviewDecision(input: Omit<ReviewDecision, 'version' | 'at'> & { now?: Date }): Promise<ReviewDecision | null>;
+
+  /** Leaves a steering request (amend, add a task, reopen) for the running scheduler. */
+  writeSteeringRequest(input: SteeringRequestInput, now?: Date): Promise<PendingSteering>;
+  /** The steering requests waiting, oldest first. */
+  steeringRequests(): Promise<PendingSteering[]>;
+  /** Takes a request away by compare-and-swap: false when the scheduler or its sender already did. */
+  takeSteeringRequest(pending: Pick<PendingSteering, 'ref' | 'sha'>): Promise<boolean>;
+  writeSteeringAnswer(answer: SteeringAnswer): Promise<void>;
+  /** The scheduler's answer to a request, or null while there is none. */
+  steeringAnswer(id: string): Promise<SteeringAnswer | null>;
+  /** The sender read the answer: it goes. */
+  removeSteeringAnswer(id: string): Promise<void>;
 
   /**
    * Moves `ref` from `expected` to `next` only if it still points at `expected` (null: only if it

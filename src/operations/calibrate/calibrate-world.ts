@@ -4,10 +4,9 @@ import { readFirstParentCommits } from '../../git/read-commits.js';
 import type { WorldManifest } from '../../manifest/schema.js';
 import { computeWilsonInterval } from '../../reliability/wilson.js';
 import type { Sandbox } from '../../sandbox/sandbox.js';
-import { writeCalibration, type Calibration, type MeasuredRate } from '../../world/calibration.js';
+import type { Calibration, MeasuredRate } from '../../world/calibration.js';
 import { parseCommitMessage } from '../../world/commit-message.js';
 import { TRAILERS } from '../../world/history/accepted-history.js';
-import { readAdoption } from '../../world/history/adoption.js';
 import type { WorldRepo } from '../../world/world-repo.js';
 import { gateMutants, type MutantOutcome } from './gate-mutants.js';
 import { adviceFor, type RejectionCause } from './rejection-cause.js';
@@ -138,9 +137,8 @@ export async function calibrateWorld(input: CalibrateInput): Promise<Calibration
     const kept: Calibration = {};
     if (falseRejection && falseRejection.of > 0) kept.falseRejection = measured(falseRejection);
     if (recall && recall.of > 0) kept.recall = measured(recall);
-    if (kept.falseRejection || kept.recall) await writeCalibration(world.path, kept);
-    return { world: world.path, head, falseRejection, recall, ...(recallUnmeasured ? { recallUnmeasured } : {}), durationMs: Date.now() - started };
-  } finally {
+    if (kept.falseRejection || kept.recall) await world.writeCalibration(kept);
+    return { world: world.path, head, falseRejection, recall, ...(recallUnmeasured ? { recallUnmeasured } : {}), durationMs: Date.now() - started };  } finally {
     await dispose();
   }
 }
@@ -150,7 +148,7 @@ export async function calibrateWorld(input: CalibrateInput): Promise<Calibration
  * oldest first: from the adopted head down, the world.yaml commit Genesis added left out.
  */
 async function historyToReplay(world: WorldRepo, count: number): Promise<HistoryCommit[]> {
-  const adoption = await readAdoption(world.path);
+  const adoption = await world.adoption();
   if (!adoption) {
     throw new GenesisError('calibrate-not-adopted', `${world.path} was not made with genesis init --adopt, so it has no project history to replay`, {
       hint: 'adopt the repository (genesis init --adopt <repo> --world <dir>), or measure recall alone with --commits 0 --mutants <n>',

@@ -9,7 +9,7 @@ import { runVerification } from '../../integrate/verification/run-verification.j
 import type { EpisodeRecord } from '../../ledger/episode-record.js';
 import type { Ledger } from '../../ledger/ledger.js';
 import { ledgerOf } from '../../ledger/git-ledger.js';
-import { liftedBudgets, readBudgetLifts } from '../../ledger/budget-lifts.js';
+import { liftedBudgets } from '../../ledger/budget-lifts.js';
 import type { WorldManifest } from '../../manifest/schema.js';
 import { secretEnvNames } from '../../ledger/secret-env.js';
 import { LiveWaits } from '../live-waits.js';
@@ -99,7 +99,7 @@ export async function openRun(options: RunOptions): Promise<Run> {
       run.snapshots = run.snapshots.then(() => writeQueueSnapshot(world.scratchDir, lander.head, entries)).catch(() => undefined);
     },
   });
-  const config = await policyConfig(options, manifest, summaries.size);
+  const config = await policyConfig(options, manifest, ledger, summaries.size);
   const run: Run = {
     world,
     emit,
@@ -165,8 +165,13 @@ async function readLedger(ledger: Ledger): Promise<Pick<Run, 'journaled' | 'summ
 }
 
 /** The policy's configuration: the manifest's, with the budgets in force and the run's own flags. */
-async function policyConfig(options: RunOptions, manifest: WorldManifest, recorded: number): Promise<Parameters<typeof initialPolicyState>[0]['config']> {
-  const lifts = await readBudgetLifts(options.world.path);
+async function policyConfig(
+  options: RunOptions,
+  manifest: WorldManifest,
+  ledger: Ledger,
+  recorded: number,
+): Promise<Parameters<typeof initialPolicyState>[0]['config']> {
+  const lifts = await ledger.budgetLifts();
   return {
     parallelism: manifest.parallelism,
     maxAttempts: manifest.retry.maxAttempts,

@@ -6,7 +6,6 @@ import { apply, checkEvidenceOn, reportBlocked } from './carry-out-commands.js';
 import { reserveTip } from './open-run.js';
 import { reconcileIfDue } from './reconcile.js';
 import { rejoinIntegration } from './recover-run.js';
-import { readReviewDecisions } from '../../world/review-decisions.js';
 import type { Run, Wake } from './state.js';
 import { pollSteering, steered, takeSteering } from './steering.js';
 
@@ -105,7 +104,7 @@ async function pump(run: Run, next: () => Promise<Wake>): Promise<void> {
 /** Decisions people wrote since the last look, fed to the policy; an approved change takes its task's paths again before it joins. */
 async function applyReviewDecisions(run: Run): Promise<void> {
   if (run.policy.reviewing.size === 0 || run.policy.stop) return;
-  const decisions = await readReviewDecisions(run.world.path);
+  const decisions = await run.world.reviewDecisions();
   for (const [id, waiting] of [...run.policy.reviewing]) {
     const decision = decisions.get(id);
     if (!decision) continue;

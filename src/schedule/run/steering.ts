@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { carryOutSteering, type SteeringOutcome } from '../../operations/carry-out-steering.js';
 import { isAlive } from '../../sandbox/process/process-alive.js';
-import { listSteeringRequests, takeSteeringRequest, writeSteeringAnswer, type PendingSteering } from '../../world/steering-requests.js';
+import type { PendingSteering } from '../../world/steering-requests.js';
 import { apply } from './carry-out-commands.js';
 import type { Run } from './state.js';
 
@@ -17,7 +17,7 @@ export async function pollSteering(run: Run): Promise<void> {
   while (!run.loopEnded) {
     await sleep(POLL_MS, undefined, { ref: false });
     if (run.loopEnded || run.policy.closing) return;
-    const waiting = await listSteeringRequests(run.world.path).catch(() => []);
+    const waiting = await run.world.steeringRequests().catch(() => []);
     if (waiting.some((p) => !run.steering.has(p.request.id))) run.inbox.push({ kind: 'steer' });
   }
 }
@@ -28,15 +28,15 @@ export async function pollSteering(run: Run): Promise<void> {
  * through the lander. The loop goes on meanwhile; the outcome comes back as a `steered` wake.
  */
 export async function takeSteering(run: Run): Promise<void> {
-  for (const pending of await listSteeringRequests(run.world.path)) {
+  for (const pending of await run.world.steeringRequests()) {
     const { request } = pending;
     if (run.steering.has(request.id)) continue;
     // Nobody waits for it any more (the command was killed): it never lands behind a person's back.
     if (request.from.host === hostname() && !isAlive(request.from.pid)) {
-      await takeSteeringRequest(run.world.path, pending);
+      await run.world.takeSteeringRequest(pending);
       continue;
     }
-    if (!(await takeSteeringRequest(run.world.path, pending))) continue;
+    if (!(await run.world.takeSteeringRequest(pending))) continue;
     run.steering.set(
       request.id,
       carryOut(run, pending).catch(() => undefined),
@@ -48,7 +48,7 @@ async function carryOut(run: Run, pending: PendingSteering): Promise<void> {
   const { request } = pending;
   const by = `${hostname()}:${process.pid}`;
   const answer = (state: 'taken' | 'done', outcome?: SteeringOutcome) =>
-    writeSteeringAnswer(run.world.path, { version: 1, id: request.id, state, by, at: new Date().toISOString(), ...(outcome ? { outcome } : {}) });
+    run.world.writeSteeringAnswer({ version: 1, id: request.id, state, by, at: new Date().toISOString(), ...(outcome ? { outcome } : {}) });
   await answer('taken');
   run.emit({ type: 'steering', id: request.id, kind: request.kind, by: request.by, state: 'taken', commit: null, message: null });
   const outcome = await run.stage

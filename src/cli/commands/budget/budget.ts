@@ -29,10 +29,11 @@ export function define(program: Command): void {
     .option('--json', 'print {budgets, lifts: [{at, by, reason, raise}], inForce}')
     .action(async (opts: { world?: string; json?: boolean }) => {
       const { LocalWorld } = await import('../../../world/local-world.js');
-      const { liftedBudgets, readBudgetLifts, LIFTABLE } = await import('../../../ledger/budget-lifts.js');
+      const { ledgerOf } = await import('../../../ledger/git-ledger.js');
+      const { liftedBudgets, LIFTABLE } = await import('../../../ledger/budget-lifts.js');
       const world = await LocalWorld.open(requireWorld(opts));
       const stop = (await world.manifestAt('HEAD')).goal.stop;
-      const lifts = await readBudgetLifts(world.path);
+      const lifts = await ledgerOf(world).budgetLifts();
       const inForce = liftedBudgets(stop, lifts);
       if (opts.json) return printJson({ budgets: stop, lifts, inForce });
       const rows = LIFTABLE.map((key) => [key, stop[key] ?? '(none)', inForce[key] ?? '(none)']);
@@ -59,7 +60,7 @@ export function define(program: Command): void {
       const opts = command.optsWithGlobals<LiftOptions>();
       const { hostname, userInfo } = await import('node:os');
       const { LocalWorld } = await import('../../../world/local-world.js');
-      const { addBudgetLift } = await import('../../../ledger/budget-lifts.js');
+      const { ledgerOf } = await import('../../../ledger/git-ledger.js');
       const world = await LocalWorld.open(requireWorld(opts));
       const raise = {
         ...(opts.costUsd === undefined ? {} : { maxCostUsd: opts.costUsd }),
@@ -67,7 +68,7 @@ export function define(program: Command): void {
         ...(opts.episodes === undefined ? {} : { maxEpisodes: opts.episodes }),
         ...(opts.hours === undefined ? {} : { maxHours: opts.hours }),
       };
-      const lift = await addBudgetLift(world.path, { by: `${userInfo().username}@${hostname()}`, reason: opts.reason, raise });
+      const lift = await ledgerOf(world).addBudgetLift({ by: `${userInfo().username}@${hostname()}`, reason: opts.reason, raise });
       if (own.json ?? opts.json) return printJson(lift);
       process.stdout.write(
         `lifted ${Object.entries(lift.raise)

@@ -39,7 +39,7 @@ export function define(program: Command): void {
         sandbox: (m) => createSandbox(opts.sandbox ?? m.verify.sandbox, { image: m.verify.image }),
       });
       // `genesis run` uses the same sandbox unless world.yaml or its own --sandbox says otherwise.
-      if (opts.sandbox) await import('../../../world/world-settings.js').then((m) => m.writeInitSandbox(result.world.path, opts.sandbox!));
+      if (opts.sandbox) await result.world.writeInitSandbox(opts.sandbox);
       for (const warning of result.warnings) process.stderr.write(`warning: ${warning}\n`);
       const out = {
         world: result.world.path,
@@ -69,7 +69,7 @@ async function adopt(opts: InitOptions, source: string): Promise<void> {
     manifestFile: opts.manifest,
     sandbox: (m) => createSandbox(opts.sandbox ?? m.verify.sandbox, { image: m.verify.image }),
   });
-  if (opts.sandbox) await import('../../../world/world-settings.js').then((m) => m.writeInitSandbox(result.world.path, opts.sandbox!));
+  if (opts.sandbox) await result.world.writeInitSandbox(opts.sandbox);
   for (const warning of result.warnings) process.stderr.write(`warning: ${warning}\n`);
   const out = {
     world: result.world.path,

@@ -312,9 +312,8 @@ function modelPipeline(o: ModelPipelineOptions): void {
 
 /** A world's measured verifier terms (genesis calibrate), those it has. */
 async function measuredVerifier(path: string): Promise<{ recall?: number; falseReject?: number }> {
-  const [{ LocalWorld }, { readCalibration }] = await Promise.all([import('../../../world/local-world.js'), import('../../../world/calibration.js')]);
-  const world = await LocalWorld.open(path);
-  const calibration = await readCalibration(world.path);
+  const { LocalWorld } = await import('../../../world/local-world.js');
+  const calibration = await (await LocalWorld.open(path)).calibration();
   return {
     ...(calibration?.recall ? { recall: calibration.recall.rate } : {}),
     ...(calibration?.falseRejection ? { falseReject: calibration.falseRejection.rate } : {}),

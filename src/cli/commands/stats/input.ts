@@ -3,6 +3,7 @@ import type { EpisodeRecord } from '../../../ledger/episode-record.js';
 import { measureChangeCosts, type ChangeCosts } from '../../../ledger/change-costs.js';
 import { ledgerOf } from '../../../ledger/git-ledger.js';
 import type { TaskSpec, WorldManifest } from '../../../manifest/schema.js';
+import type { Calibration } from '../../../world/calibration.js';
 import { LocalWorld } from '../../../world/local-world.js';
 
 /** What `genesis stats` reads from a world before computing anything. */
@@ -18,6 +19,8 @@ export interface StatsInput {
   running: number;
   /** What each task and each accepted change spent. */
   spend: ChangeCosts;
+  /** The verifier's measured rates (genesis calibrate), or null before the first calibration. */
+  calibration: Calibration | null;
 }
 
 /**
@@ -47,12 +50,12 @@ export function toStatsEpisodes(records: readonly EpisodeRecord[], tasks: readon
   });
 }
 
-/** Reads the manifest, the accepted history and the ledger of the world at `path`. */
+/** Reads the manifest, the accepted history, the ledger and the calibration of the world at `path`. */
 export async function readStatsInput(path: string): Promise<StatsInput> {
   const world = await LocalWorld.open(path);
   const manifest = await world.manifestAt('HEAD');
   const head = await world.head(manifest.branch);
-  const [records, history] = await Promise.all([ledgerOf(world).readAll(), world.doneTasks(manifest.branch)]);
+  const [records, history, calibration] = await Promise.all([ledgerOf(world).readAll(), world.doneTasks(manifest.branch), world.calibration()]);
   const done = new Set(manifest.tasks.filter((t) => history.has(t.id)).map((t) => t.id));
   return {
     path: world.path,
@@ -62,5 +65,6 @@ export async function readStatsInput(path: string): Promise<StatsInput> {
     episodes: toStatsEpisodes(records, manifest.tasks),
     running: records.filter((r) => r.status !== 'final').length,
     spend: measureChangeCosts(records),
+    calibration,
   };
 }

@@ -42,7 +42,7 @@ export function define(program: Command): void {
         },
         stats,
         spend: input.spend,
-        verifier: await import('../../../world/calibration.js').then((m) => m.readCalibration(input.path)),
+        verifier: input.calibration,
       };
       if (opts.json) return printJson(toStatsJson(report));
       process.stdout.write(`${renderStats(report)}\n`);
