@@ -14,7 +14,7 @@ import {
 } from './integration-queue.js';
 import type { Lander } from './lander.js';
 import type { VerificationResult } from './verification/job.js';
-import { VerificationLedger } from './verification/ledger.js';
+import { type VerificationLedger, verificationLedgerOf } from './verification/ledger.js';
 import type { VerificationQueue } from './verification/queue.js';
 import { isChargedReason, reasonOnTip } from '../errors/rejection-reasons.js';
 
@@ -47,7 +47,7 @@ export class IntegrationStage {
 
   constructor(private readonly deps: IntegrationStageDeps) {
     this.state = emptyIntegration(deps.head, deps.slots);
-    this.verificationLedger = new VerificationLedger(deps.world.path);
+    this.verificationLedger = verificationLedgerOf(deps.world);
   }
 
   get size(): number {

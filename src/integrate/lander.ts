@@ -3,7 +3,7 @@ import type { Ledger } from '../ledger/ledger.js';
 import { EPISODE_REF_PREFIX } from '../ledger/git-ledger.js';
 import type { WorldRepo } from '../world/world-repo.js';
 import type { QueuedChange } from './integration-queue.js';
-import { VerificationLedger, type VerificationRecord } from './verification/ledger.js';
+import { type VerificationLedger, type VerificationRecord, verificationLedgerOf } from './verification/ledger.js';
 import type { RejectionReason } from '../errors/rejection-reasons.js';
 
 export type LandOutcome =
@@ -31,7 +31,7 @@ export class Lander {
     startHead: string | null,
   ) {
     this.expected = startHead;
-    this.verifications = new VerificationLedger(world.path);
+    this.verifications = verificationLedgerOf(world);
   }
 
   /** The head as this lander last wrote or saw it. */

@@ -17,6 +17,7 @@ import { writeTreeFromDir } from '../git/tree/from-dir.js';
 import { readTaskRetries, writeTaskRetry, type StoredTaskRetry } from './task-retries.js';
 import { readInitSandbox, writeInitSandbox, type SandboxChoice } from './world-settings.js';
 import { type Adoption, readAdoption } from './history/adoption.js';
+import { readVerificationSummary } from './history/verification-ref.js';
 import { type Calibration, readCalibration, writeCalibration } from './calibration.js';
 import { readReviewDecisions, type ReviewDecision, writeReviewDecision } from './review-decisions.js';
 import {
@@ -86,6 +87,10 @@ export class LocalWorld implements WorldRepo {
 
   scoreOf(commit: { score?: number | null; verification?: string | null; episode?: string | null }): Promise<number | null> {
     return scoreOf(this.path, commit);
+  }
+
+  verificationSummary(verificationId: string): Promise<string | null> {
+    return readVerificationSummary(this.path, verificationId);
   }
 
   changes(fromTree: string, toTree: string): Promise<ChangedEntry[]> {

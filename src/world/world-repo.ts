@@ -73,6 +73,8 @@ export interface WorldRepo {
   doneTasks(branch: string, at?: string): Promise<Set<string>>;
   /** The score a ratchet world's head (or `at`) was accepted with; 0 before the first scored change. */
   headScore(branch: string, at?: string): Promise<number>;
+  /** The gate summary a verification record holds, or null when there is no such record. */
+  verificationSummary(verificationId: string): Promise<string | null>;
   /** The score one accepted commit landed with, or null when it has none. */
   scoreOf(commit: { score?: number | null; verification?: string | null; episode?: string | null }): Promise<number | null>;
 

@@ -4,6 +4,7 @@ import { readText } from '../../git/object-reader.js';
 import { writeCommit, writeObject, writeTree } from '../../git/object-writer.js';
 import { updateRefs } from '../../git/ref-updates.js';
 import { VERIFICATION_REF_PREFIX } from '../../world/history/verification-ref.js';
+import type { WorldRepo } from '../../world/world-repo.js';
 
 export { VERIFICATION_REF_PREFIX };
 
@@ -31,6 +32,11 @@ export interface VerificationRecord {
  * the gate's log. The lander lands a speculative commit only when the record here names that very
  * commit and its tree as passed: a message on the queue claiming a pass is a hint, never the proof.
  */
+/** The verification records of a world, in its repository. */
+export function verificationLedgerOf(world: Pick<WorldRepo, 'path'>): VerificationLedger {
+  return new VerificationLedger(world.path);
+}
+
 export class VerificationLedger {
   constructor(private readonly repo: string) {}
 

@@ -1,7 +1,7 @@
 import type { Sandbox } from '../../sandbox/sandbox.js';
 import type { WorldRepo } from '../../world/world-repo.js';
 import type { VerificationJob, VerificationResult } from './job.js';
-import { VerificationLedger } from './ledger.js';
+import { verificationLedgerOf } from './ledger.js';
 import { verifyOnTip } from './verify-on-tip.js';
 
 /**
@@ -18,7 +18,7 @@ export async function runVerification(
   const failure = verdict.ok
     ? { reason: null, message: null, signature: null }
     : { reason: verdict.reason, message: verdict.message, signature: verdict.signature };
-  await new VerificationLedger(deps.world.path).write(
+  await verificationLedgerOf(deps.world).write(
     {
       version: 1,
       verificationId: job.verificationId,

@@ -1,6 +1,6 @@
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { VerificationLedger } from '../../integrate/verification/ledger.js';
+import { verificationLedgerOf } from '../../integrate/verification/ledger.js';
 import { landedRecord } from '../../integrate/lander.js';
 import type { EpisodeRecord } from '../../ledger/episode-record.js';
 import type { EpisodeSummary } from '../../ledger/summary.js';
@@ -50,7 +50,7 @@ export async function recoverOpenRecords(input: {
 }): Promise<Recovered> {
   const { world, ledger, records } = input;
   const out: Recovered = { integrating: [], running: [], reviewing: [], closed: 0 };
-  const verifications = new VerificationLedger(world.path);
+  const verifications = verificationLedgerOf(world);
   for (const record of [...records.values()]) {
     if (record.status !== 'running') continue;
     const landed = (await world.acceptedSince(input.branch, record.base)).find((c) => c.episode === record.id);

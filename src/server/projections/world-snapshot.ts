@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { queueSnapshotPath } from '../../integrate/queue-snapshot.js';
 import type { AcceptedCommit } from '../../world/history/accepted-history.js';
-import { readVerificationSummary } from '../../world/history/verification-ref.js';
 import type { EpisodeRecord } from '../../ledger/episode-record.js';
 import { git } from '../../git/git.js';
 import { ledgerOf } from '../../ledger/git-ledger.js';
@@ -80,7 +79,7 @@ export class WorldSnapshots {
       path: this.world.path,
       manifest,
       head,
-      history: await withVerdicts(this.world.path, history, records),
+      history: await withVerdicts(this.world, history, records),
       records,
       retries,
       readAt: new Date(),
@@ -98,13 +97,13 @@ export interface CommitWithVerdict extends AcceptedCommit {
  * ran, so the trailer names the verification instead of quoting it: the episode's record (or the
  * verification record of a gate on a tip) holds the summary a person wants to see.
  */
-async function withVerdicts(repo: string, history: AcceptedCommit[], records: EpisodeRecord[]): Promise<CommitWithVerdict[]> {
+async function withVerdicts(world: Pick<WorldRepo, 'verificationSummary'>, history: AcceptedCommit[], records: EpisodeRecord[]): Promise<CommitWithVerdict[]> {
   const byId = new Map(records.map((r) => [r.id, r]));
   return Promise.all(
     history.map(async (c) => {
       if (!c.verified || !c.verification || !c.verified.includes('its record holds the verdict')) return { ...c, verdict: c.verified };
       const own = byId.get(c.verification)?.gate?.summary;
-      return { ...c, verdict: own ?? (await readVerificationSummary(repo, c.verification)) ?? c.verified };
+      return { ...c, verdict: own ?? (await world.verificationSummary(c.verification)) ?? c.verified };
     }),
   );
 }

@@ -40,7 +40,7 @@ export function define(program: Command): void {
       const ledger = { read: async (id: string) => byId.get(id) ?? null };
       const [scores, verdicts] = await Promise.all([
         Promise.all(history.map((c) => world.scoreOf(c))),
-        Promise.all(history.map((c) => landedVerdict(world.path, ledger, c))),
+        Promise.all(history.map((c) => landedVerdict(world, ledger, c))),
       ]);
       if (opts.json) {
         return printJson(

@@ -1,6 +1,6 @@
 import type { Ledger } from '../../../ledger/ledger.js';
 import type { AcceptedCommit } from '../../../world/history/accepted-history.js';
-import { readVerificationSummary } from '../../../world/history/verification-ref.js';
+import type { WorldRepo } from '../../../world/world-repo.js';
 
 /**
  * The gate summary of the verdict a commit landed on. A commit gated on its place in the
@@ -8,9 +8,13 @@ import { readVerificationSummary } from '../../../world/history/verification-ref
  * verification (a record of its own) or the episode (whose record holds its gate), and that record
  * holds the verdict. Commits no queue gated (init, amend, task add) carry it in the trailer itself.
  */
-export async function landedVerdict(repo: string, ledger: Pick<Ledger, 'read'>, commit: AcceptedCommit): Promise<string | null> {
+export async function landedVerdict(
+  world: Pick<WorldRepo, 'verificationSummary'>,
+  ledger: Pick<Ledger, 'read'>,
+  commit: AcceptedCommit,
+): Promise<string | null> {
   if (commit.verification && commit.verification !== commit.episode) {
-    const summary = await readVerificationSummary(repo, commit.verification);
+    const summary = await world.verificationSummary(commit.verification);
     if (summary) return summary;
   }
   if (commit.episode && (!commit.verified || commit.verified.includes('its record holds the verdict') || commit.verification === commit.episode)) {
