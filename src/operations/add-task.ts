@@ -1,3 +1,5 @@
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { GenesisError } from '../errors/genesis-error.js';
 import { planGate } from '../gate/plan.js';
 import { runGate } from '../gate/gate.js';
@@ -5,7 +7,6 @@ import { saveBaseline } from '../gate/test-baseline.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { TRAILERS } from '../world/history/accepted-history.js';
 import { formatCommitMessage } from '../world/commit-message.js';
-import { git, gitValue } from '../git/git.js';
 import { readManifest } from '../manifest/parse.js';
 import type { WorldManifest } from '../manifest/schema.js';
 import { acquireRunLock } from '../world/run-lock.js';
@@ -48,11 +49,8 @@ export async function addTaskUnlocked(
   // A person's world.yaml is theirs: only the new task's lines are added.
   const text = appendToYamlList(original, 'tasks', task);
   const manifest = readManifest(text, 'world.yaml with the new task');
-  const blob = await gitValue(['hash-object', '-w', '--stdin'], { cwd: world.path, input: text });
-  const env = { GIT_INDEX_FILE: `${world.path}/genesis-add-task-${process.pid}.index` };
-  await git(['read-tree', head], { cwd: world.path, env });
-  await git(['update-index', '--cacheinfo', `100644,${blob},world.yaml`], { cwd: world.path, env });
-  const tree = await gitValue(['write-tree'], { cwd: world.path, env });
+  await mkdir(world.scratchDir, { recursive: true });
+  const tree = await world.overlayFiles(head, { 'world.yaml': text }, join(world.scratchDir, `add-task-${process.pid}.index`));
   const sandbox = await sandboxFor(manifest);
   const gate = await runGate({
     repo: world.path,

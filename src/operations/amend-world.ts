@@ -134,8 +134,7 @@ export async function amendmentBase(world: WorldRepo, from: string, head: string
   if (listed.exitCode !== 0) return null;
   for (const commit of listed.stdout.split('\n').filter((line) => /^[0-9a-f]{40}$/.test(line))) {
     if (commit === head) return head;
-    const ancestor = await git(['merge-base', '--is-ancestor', commit, head], { cwd: world.path, okExitCodes: [1, 128] });
-    if (ancestor.exitCode === 0) return commit;
+    if (await world.isAncestor(commit, head)) return commit;
   }
   return null;
 }

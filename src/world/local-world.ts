@@ -14,6 +14,7 @@ import { type AcceptedCommit, readAcceptedHistory, readAcceptedSince, readDoneTa
 import { listChanges, diffText, type ChangedEntry } from '../git/tree/diff.js';
 import { mergeTrees, type MergeResult } from '../git/merge-tree.js';
 import { writeTreeFromDir } from '../git/tree/from-dir.js';
+import { overlayFiles } from '../git/tree/overlay.js';
 import { readTaskRetries, writeTaskRetry, type StoredTaskRetry } from './task-retries.js';
 import { readInitSandbox, writeInitSandbox, type SandboxChoice } from './world-settings.js';
 import { type Adoption, readAdoption } from './history/adoption.js';
@@ -111,6 +112,15 @@ export class LocalWorld implements WorldRepo {
 
   writeTreeFromDir(dir: string, indexFile: string): Promise<string> {
     return writeTreeFromDir(this.path, dir, indexFile);
+  }
+
+  overlayFiles(tree: string, files: Readonly<Record<string, string | null>>, indexFile: string): Promise<string> {
+    return overlayFiles(this.path, tree, files, indexFile);
+  }
+
+  async isAncestor(commit: string, of: string): Promise<boolean> {
+    // Exit 1 says "not an ancestor", 128 that one of them is not a commit here: neither is one.
+    return (await git(['merge-base', '--is-ancestor', commit, of], { cwd: this.path, okExitCodes: [1, 128] })).exitCode === 0;
   }
 
   taskRetries(): Promise<StoredTaskRetry[]> {

@@ -36,7 +36,7 @@ export interface RefMoveListener {
  *   `ref` still points at `expected`) and `setRef` (unconditional: records, not the accepted branch).
  *   Every listener added with `onRefMoved` is told of each successful swap, in order; a listener
  *   that answers false undoes the move and the swap reports false.
- * - Writing objects (`commitTree`, `writeCommit`, `writeTreeFromDir`) moves no ref.
+ * - Writing objects (`commitTree`, `writeCommit`, `writeTreeFromDir`, `overlayFiles`) moves no ref.
  * - `path` names the repository on this machine for the processes that must open it themselves
  *   (a clone for a workspace, a gate's export); code that only reads or writes the world uses the
  *   methods, not the path.
@@ -64,6 +64,10 @@ export interface WorldRepo {
   writeCommit(input: { tree: string; parents: readonly string[]; message: string; now?: Date }): Promise<string>;
   /** Writes a directory's content as a tree, as `git add --all` would, through the index file `indexFile`. */
   writeTreeFromDir(dir: string, indexFile: string): Promise<string>;
+  /** A tree like `tree` (or a commit's) with some files put in (text) or taken out (null), through the index file `indexFile`, which is gone afterwards. */
+  overlayFiles(tree: string, files: Readonly<Record<string, string | null>>, indexFile: string): Promise<string>;
+  /** Whether `commit` is `of` or one of its ancestors. */
+  isAncestor(commit: string, of: string): Promise<boolean>;
 
   /** The accepted branch's first-parent history, newest first, with each commit's Genesis trailers. */
   acceptedHistory(branch: string, at?: string): Promise<AcceptedCommit[]>;
