@@ -2,8 +2,8 @@ import { createRng } from './prng.js';
 
 /**
  * Fixed costs of one change outside its agent and gate, as `npm run bench -- --only scaling`
- * measured them on a 2-core machine (its P=4 runs in process and over BullMQ, means, on a loaded
- * machine: a quiet one pays less; bench/RESULTS.md has the run): the scheduler's start of an
+ * measured them (its P=4 runs in process and over BullMQ, means; bench/RESULTS.md has the run and
+ * its machine, and a quieter machine pays less): the scheduler's start of an
  * episode (its record written), one at a time; an episode's workspace, collect, ledger writes and
  * the wait for the scheduler to take its result (over BullMQ also the job's pickup, the worker's
  * setup, the round trip for its place and the result's delivery: 0.52 s there, 0.62 s in process);

@@ -77,7 +77,7 @@ export async function createAgentSandbox(options: AgentSandboxOptions): Promise<
 
 /**
  * Agent sandboxes whose probe passed in this process, by what they were made from. A probe starts
- * bubblewrap twice (once with a network namespace): 0.3-1.1 s on a loaded 2-core machine, which a
+ * bubblewrap twice (once with a network namespace), up to a second on a busy host, which a
  * BullMQ worker, making the agent of each job, paid on every job. A failed probe is not kept; a
  * passed one stands for a few minutes, so a long-lived worker notices a sandbox that broke.
  */

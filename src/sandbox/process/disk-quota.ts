@@ -9,9 +9,9 @@ import { readMountinfo } from './mountinfo.js';
  * becomes a tmpfs of that size, holding what it held. A command that fills it gets ENOSPC and the
  * step ends as `disk-quota`, instead of filling the host's disk until the timeout.
  *
- * Why tmpfs: measured on a 2-core Debian 12 machine, mounting and unmounting one takes ~12 ms,
- * against ~130 ms to make, mount and unmount a loop-mounted ext4 image of 512 MB, and project
- * quotas need a filesystem mounted with prjquota. The price is memory: a tmpfs holds its files in
+ * Why tmpfs: mounting and unmounting one costs about a tenth of making, mounting and unmounting a
+ * loop-mounted ext4 image of the same size, and project quotas need a filesystem mounted with
+ * prjquota. The price is memory: a tmpfs holds its files in
  * RAM (only what is written, not its size). Under docker those pages count toward the
  * container's memory limit, so a quota above `memoryMb` ends as out-of-memory first.
  *

@@ -5,7 +5,7 @@ import { cgroupsOf } from '../process/cgroups.js';
 /**
  * The first process of a pooled container as the host sees it, so a run can tell that every
  * process of the container has ended without waiting for the Docker daemon to report the exit
- * (on this machine that report comes 50–250 ms after the last process ended).
+ * (the daemon reports an exit well after the last process ended; bench/RESULTS.md has how long).
  *
  * When the first process of a PID namespace exits, the kernel kills every other process in the
  * namespace and waits until they are gone before the first one becomes a zombie; so once it is

@@ -19,8 +19,8 @@ const DEFAULTS =
  * What `genesis worker` checks as it starts, before it says it is ready: the gate sandboxes this
  * machine can run and the default agent sandbox, with the very probes its jobs make (kept by this
  * process: createSandbox, createAgentSandbox), and the manifest parser a job uses first. A job then
- * starts at once: eight fresh workers whose first jobs made these probes together, on 2 cores at
- * load 15, took 1.6-2.9 s from taking the job to its workspace, where a later job took 0.1-0.6 s.
+ * starts at once: a fresh worker whose first job made these probes took several times as long from
+ * taking the job to its workspace as a later job did (bench/RESULTS.md, Scaling).
  * Nothing here is required: a world that needs a sandbox that failed is told so by its job.
  */
 export async function preflightWorker(): Promise<WorkerPreflight> {
