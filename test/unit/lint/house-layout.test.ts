@@ -86,3 +86,49 @@ describe('the folders of src/', () => {
     expect(readdirSync(join(ROOT, 'test/unit')).filter((name) => name.endsWith('.ts'))).toEqual([]);
   });
 });
+
+/** Functions of src/world/ that take the repository's path: the adapters' plumbing behind WorldRepo's methods. */
+function worldPathFunctions(files: Map<string, string>): Set<string> {
+  const names = new Set<string>();
+  for (const [file, text] of files) {
+    if (!file.startsWith('src/world/')) continue;
+    for (const m of text.matchAll(/export (?:async )?function (\w+)\(repo: string/g)) names.add(m[1]!);
+  }
+  return names;
+}
+
+/** Calls outside src/world/ that hand such a function a world's path instead of asking the WorldRepo. */
+function worldPathCalls(files: Map<string, string>): string[] {
+  const names = worldPathFunctions(files);
+  const found: string[] = [];
+  for (const [file, text] of files) {
+    if (file.startsWith('src/world/')) continue;
+    text.split('\n').forEach((line, i) => {
+      for (const m of line.matchAll(/\b(\w+)\(\s*(?:\w+\.)*world\.path\b/g)) if (names.has(m[1]!)) found.push(`${file}:${i + 1}: ${m[1]}(…world.path…)`);
+    });
+  }
+  return found;
+}
+
+function sourcesUnder(dir: string, out: Map<string, string> = new Map()): Map<string, string> {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) sourcesUnder(path, out);
+    else if (entry.name.endsWith('.ts')) out.set(path.slice(ROOT.length + 1), readFileSync(path, 'utf8'));
+  }
+  return out;
+}
+
+describe('the WorldRepo port', () => {
+  it("is how code outside src/world/ reads and writes the world's state: none of it passes world.path to a function of world/", () => {
+    expect(worldPathCalls(sourcesUnder(join(ROOT, 'src')))).toEqual([]);
+  });
+
+  it('would name a call that does', () => {
+    const files = new Map([
+      ['src/world/review-decisions.ts', 'export async function readReviewDecisions(repo: string): Promise<void> {}'],
+      ['src/operations/review-change.ts', 'const decisions = await readReviewDecisions(run.world.path);\nawait world.reviewDecisions();'],
+    ]);
+    expect(worldPathCalls(files)).toEqual(['src/operations/review-change.ts:1: readReviewDecisions(…world.path…)']);
+  });
+});
