@@ -14,6 +14,7 @@ import { type AcceptedCommit, readAcceptedHistory, readAcceptedSince, readDoneTa
 import { listChanges, diffText, type ChangedEntry } from '../git/tree/diff.js';
 import { mergeTrees, type MergeResult } from '../git/merge-tree.js';
 import { writeTreeFromDir } from '../git/tree/from-dir.js';
+import { readFirstParentCommits, type RawCommit } from '../git/read-commits.js';
 import { overlayFiles } from '../git/tree/overlay.js';
 import { readTaskRetries, writeTaskRetry, type StoredTaskRetry } from './task-retries.js';
 import { readInitSandbox, writeInitSandbox, type SandboxChoice } from './world-settings.js';
@@ -72,6 +73,10 @@ export class LocalWorld implements WorldRepo {
 
   acceptedHistory(branch: string, at?: string): Promise<AcceptedCommit[]> {
     return readAcceptedHistory(this.path, branch, at);
+  }
+
+  firstParentCommits(rev: string): Promise<RawCommit[]> {
+    return readFirstParentCommits(this.path, rev);
   }
 
   acceptedSince(branch: string, since: string): Promise<AcceptedCommit[]> {

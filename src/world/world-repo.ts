@@ -1,5 +1,6 @@
 import type { ChangedEntry } from '../git/tree/diff.js';
 import type { MergeResult } from '../git/merge-tree.js';
+import type { RawCommit } from '../git/read-commits.js';
 import type { WorldManifest } from '../manifest/schema.js';
 import type { AcceptedCommit } from './history/accepted-history.js';
 import type { Adoption } from './history/adoption.js';
@@ -71,6 +72,8 @@ export interface WorldRepo {
 
   /** The accepted branch's first-parent history, newest first, with each commit's Genesis trailers. */
   acceptedHistory(branch: string, at?: string): Promise<AcceptedCommit[]>;
+  /** The first-parent commits of `rev` (a commit or a range), newest first, as their objects hold them: no trailers read. */
+  firstParentCommits(rev: string): Promise<RawCommit[]>;
   /** The accepted commits after `since` (exclusive), newest first. */
   acceptedSince(branch: string, since: string): Promise<AcceptedCommit[]>;
   /** The tasks whose change is on the accepted branch (at its head, or at `at`). */

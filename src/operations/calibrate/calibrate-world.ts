@@ -1,6 +1,5 @@
 import { GenesisError } from '../../errors/genesis-error.js';
 import type { RejectionReason } from '../../errors/rejection-reasons.js';
-import { readFirstParentCommits } from '../../git/read-commits.js';
 import type { WorldManifest } from '../../manifest/schema.js';
 import { computeWilsonInterval } from '../../reliability/wilson.js';
 import type { Sandbox } from '../../sandbox/sandbox.js';
@@ -154,9 +153,9 @@ async function historyToReplay(world: WorldRepo, count: number): Promise<History
       hint: 'adopt the repository (genesis init --adopt <repo> --world <dir>), or measure recall alone with --commits 0 --mutants <n>',
     });
   }
-  const [first] = await readFirstParentCommits(world.path, `${adoption.commit}^!`).catch(() => []);
+  const [first] = await world.firstParentCommits(`${adoption.commit}^!`).catch(() => []);
   const top = first && parseCommitMessage(first.message).trailers.has(TRAILERS.adopted) ? `${adoption.commit}^` : adoption.commit;
-  const raw = await readFirstParentCommits(world.path, top);
+  const raw = await world.firstParentCommits(top);
   return raw
     .filter((c) => c.parents.length > 0)
     .slice(0, count)
