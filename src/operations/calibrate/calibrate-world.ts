@@ -137,7 +137,8 @@ export async function calibrateWorld(input: CalibrateInput): Promise<Calibration
     if (falseRejection && falseRejection.of > 0) kept.falseRejection = measured(falseRejection);
     if (recall && recall.of > 0) kept.recall = measured(recall);
     if (kept.falseRejection || kept.recall) await world.writeCalibration(kept);
-    return { world: world.path, head, falseRejection, recall, ...(recallUnmeasured ? { recallUnmeasured } : {}), durationMs: Date.now() - started };  } finally {
+    return { world: world.path, head, falseRejection, recall, ...(recallUnmeasured ? { recallUnmeasured } : {}), durationMs: Date.now() - started };
+  } finally {
     await dispose();
   }
 }
