@@ -6,9 +6,11 @@
  * (five passing tests per file, made at import) is neither, and raises no score until a person
  * lands it with `genesis amend`.
  *
- * A test is defined by a protected file when its name starts with that file (node-tap; JUnit's
- * classname from vitest and jest; pytest's dotted module), or when a protected file calls
- * `test`/`it` with its name as a string literal, or defines it as a Python function.
+ * A test is defined by a protected file when that file calls `test`/`it` with its name as a string
+ * literal, or defines it as a Python function. When the name starts with a file (vitest's and
+ * jest's JUnit classname, pytest's dotted module, node-tap), that file must be protected and
+ * define it itself: every test registered while a protected test file loads carries that file's
+ * name, so the file alone says nothing about who wrote the test.
  */
 import { git } from '../git/git.js';
 import { readText } from '../git/object-reader.js';
@@ -17,6 +19,8 @@ import { matchesAny } from '../manifest/path-patterns.js';
 /** A protected file bigger than this (a bundle, a fixture) is not read for test names. */
 const SEARCH_LIMIT = 1024 * 1024;
 const SEGMENT = ' > ';
+/** A first segment that is a file, not a suite: a path or a source file (vitest, jest, node-tap), or pytest's dotted test module. */
+const NAMES_A_FILE = /\/|\.[cm]?[jt]sx?$|\.py$|^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*\.(test_\w*|\w*_test)$/;
 
 /** Is this passing test counted? */
 export type CountsTest = (name: string) => boolean;
@@ -30,20 +34,25 @@ export async function countedTests(
 ): Promise<CountsTest | null> {
   if (scored === null) return null;
   const names = new Set(scored);
-  const files = await protectedFiles(repo, head, protectedPaths);
-  const texts: string[] = [];
-  for (const [path, size] of files) if (size <= SEARCH_LIMIT) texts.push((await readText(repo, `${head}:${path}`)) ?? '');
-  return (name) => names.has(name) || definedIn(name, files, texts);
+  const texts = new Map<string, string | null>();
+  for (const [path, size] of await protectedFiles(repo, head, protectedPaths))
+    texts.set(path, size <= SEARCH_LIMIT ? ((await readText(repo, `${head}:${path}`)) ?? '') : null);
+  return (name) => names.has(name) || definedIn(name, texts);
 }
 
-function definedIn(name: string, files: ReadonlyMap<string, number>, texts: readonly string[]): boolean {
-  const first = (name.split(SEGMENT)[0] ?? '').replace(/^(\.\/)+/, '');
-  if (files.has(first) || files.has(`${first.replaceAll('.', '/')}.py`)) return true;
-  const leaf = (name.split(SEGMENT).at(-1) ?? name).replace(/\[.*\]$/, '');
+/** Whether a protected file defines the test: the file the name starts with when it names one, else any. */
+function definedIn(name: string, texts: ReadonlyMap<string, string | null>): boolean {
+  const segments = name.split(SEGMENT);
+  const leaf = (segments.at(-1) ?? name).replace(/\[.*\]$/, '');
   if (leaf === '') return false;
   const escaped = leaf.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   const call = new RegExp(`\\b(?:test|it|specify)(?:\\.\\w+)*\\s*\\(\\s*(['"\`])${escaped}\\1|\\bdef ${escaped}\\s*\\(`);
-  return texts.some((text) => call.test(text));
+  const first = (segments[0] ?? '').replace(/^(\.\/)+/, '');
+  const file = [first, `${first.replaceAll('.', '/')}.py`].find((path) => texts.has(path));
+  if (file !== undefined) return segments.length > 1 && call.test(texts.get(file) ?? '');
+  // A file the change may write (a test file of its own) names a test of a protected file's name for nothing.
+  if (segments.length > 1 && NAMES_A_FILE.test(first)) return false;
+  return [...texts.values()].some((text) => text !== null && call.test(text));
 }
 
 /** The head's files under its protected paths, with their sizes. */

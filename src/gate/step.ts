@@ -230,7 +230,10 @@ export function ratchetScore(run: TestRun | null, report: TestReport | null, rul
   const counts = rule?.counts;
   // Output cut short keeps only the runner's summary, not every name: its count, no more than the names seen that count.
   if (!counts || !run || run.summary) return report.passed;
-  return passingNames(run).filter(counts).length;
+  // A name reported failing as well is not a pass: the code under test can register a passing
+  // test under the name of a failing one, and a set of names would keep only the pass.
+  const failed = new Set(namesWith(run, 'failed'));
+  return passingNames(run).filter((name) => !failed.has(name) && counts(name)).length;
 }
 
 /** Ratchet mode's rule: progress may be slow, but it may never go backwards. */

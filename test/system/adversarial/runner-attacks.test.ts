@@ -206,6 +206,17 @@ describe('after every runner attack', () => {
 /** Registers tests of its own as it loads, five that pass, to raise a ratchet's count. */
 const INFLATE = ["import test from 'node:test';", 'for (let i = 0; i < 5; i++) test(`inflated ${i}`, () => {});', "export const v = 'wrong';"].join('\n');
 
+/** pytest: passing test functions put into the protected test module that imports it, named after that module as every test of it is. */
+const PY_INFLATE = [
+  'import inspect',
+  'for info in inspect.stack():',
+  '    g = info.frame.f_globals',
+  "    if g.get('__file__', '').endswith('test_m.py'):",
+  '        for i in range(5):',
+  "            g['test_inflated_%d' % i] = lambda: None",
+  "v = 'wrong'",
+].join('\n');
+
 async function ratchetWorld(): Promise<AttackedWorld> {
   const { root } = await attackRoot();
   const manifest = {
@@ -232,13 +243,46 @@ async function ratchetWorld(): Promise<AttackedWorld> {
   return runAttackedWorld({ root, manifest, files, sandbox: 'bwrap' });
 }
 
+async function pytestRatchetWorld(): Promise<AttackedWorld> {
+  const { root } = await attackRoot();
+  const manifest = {
+    name: 'runner-attacks-pytest-ratchet',
+    goal: { outcome: 'the module is right' },
+    verify: {
+      sandbox: 'bwrap',
+      timeoutSec: 60,
+      mode: 'ratchet',
+      test: 'python3 -B -m pytest -p no:cacheprovider -q --junitxml=reports/junit.xml tests',
+      report: { junit: 'reports/junit.xml' },
+    },
+    protected: ['tests/**', 'world.yaml', '.genesis/**'],
+    agent: { kind: 'script', script: '.genesis/recording.yaml', timeoutSec: 10 },
+    retry: { maxAttempts: 1 },
+    parallelism: 1,
+    tasks: [
+      { id: 'inflate', title: 'inflate', paths: ['pkg/m.py'] },
+      { id: 'fix', title: 'fix', paths: ['pkg/m.py'], dependsOn: ['inflate'] },
+    ],
+  };
+  const files: Record<string, string> = {
+    'pkg/__init__.py': '',
+    // Loads without the module, so its test is reported (failing) on the first commit and counted from there.
+    'tests/test_m.py': "try:\n    from pkg.m import v\nexcept ImportError:\n    v = None\n\n\ndef test_m():\n    assert v == 'm'\n",
+    '.genesis/recording.yaml': stringify({
+      tasks: { inflate: [{ write: { 'pkg/m.py': PY_INFLATE } }], fix: [{ write: { 'pkg/m.py': "v = 'm'\n" } }] },
+    }),
+  };
+  return runAttackedWorld({ root, manifest, files, sandbox: 'bwrap' });
+}
+
 let ratchetAttacked: AttackedWorld;
+let pytestRatchetAttacked: AttackedWorld;
 
 describe('code under test that registers tests of its own in a ratchet world', () => {
   beforeAll(async () => {
-    ratchetAttacked = await ratchetWorld();
+    [ratchetAttacked, pytestRatchetAttacked] = await Promise.all([ratchetWorld(), pytestRatchetWorld()]);
   }, 300_000);
-  afterAll(() => ratchetAttacked?.dispose());
+  afterAll(() => Promise.all([ratchetAttacked?.dispose(), pytestRatchetAttacked?.dispose()]));
 
   itWith('bwrap')('raises no score: only the names the first commit reported count, and the honest fix after it lands with the true score', async () => {
     const inflate = ratchetAttacked.episodeOf('inflate');
@@ -256,6 +300,21 @@ describe('code under test that registers tests of its own in a ratchet world', (
     const report = await auditWorld({ world: ratchetAttacked.world, sample: 0 });
     expect(report.violations, JSON.stringify(report.findings)).toBe(0);
   });
+
+  itWith('bwrap')(
+    'in pytest, put into the protected test module that imports it: named after that module, they raise no score, and the honest fix lands',
+    async () => {
+      const w = pytestRatchetAttacked;
+      const inflate = w.episodeOf('inflate');
+      expect((await w.artifactsOf('inflate')).gateLog).toMatch(/6 passed|test_inflated_4/);
+      expect(inflate.gate?.score).toBe(w.history.at(-1)?.score);
+      const fix = w.episodeOf('fix');
+      expect(fix, `${fix.reason}: ${fix.message}`).toMatchObject({ outcome: 'accepted' });
+      expect(fix.gate?.score).toBe((inflate.gate?.score ?? 0) + 1);
+      const report = await auditWorld({ world: w.world, sample: 0 });
+      expect(report.violations, JSON.stringify(report.findings)).toBe(0);
+    },
+  );
 });
 
 /** vitest's assertions (chai's) made no-ops as the module loads. */
