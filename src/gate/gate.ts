@@ -93,8 +93,10 @@ async function runGateSteps(input: GateRunInput): Promise<GateRunVerdict> {
   let score: number | null = null;
   let testNames: string[] = [];
   let hiddenLog: string | undefined;
+  let hiddenMs = 0;
   const finish = (failure: (StepFailure & { signature: string }) | null): GateRunVerdict => {
-    const record = gateRecord(input.sandbox.kind, ctx.records, started, failure === null, flaky, score);
+    // The hidden tests' time is theirs to choose: the gate's recorded time leaves it out.
+    const record = gateRecord(input.sandbox.kind, ctx.records, Date.now() - started - hiddenMs, failure === null, flaky, score);
     const common = { record, log: ctx.logs.join('\n'), passing, testNames, ...(hiddenLog === undefined ? {} : { hiddenLog }) };
     return failure ? { ok: false, reason: failure.reason, message: failure.message, signature: failure.signature, ...common } : { ok: true, ...common };
   };
@@ -139,6 +141,7 @@ async function runGateSteps(input: GateRunInput): Promise<GateRunVerdict> {
     if (input.holdout) {
       const hidden = await runHoldout(ctx, tree, input.holdout);
       hiddenLog = hidden.log;
+      hiddenMs = hidden.ms;
       return finish(hidden.failure);
     }
     return finish(null);
@@ -192,15 +195,19 @@ async function runHoldout(
   ctx: StepContext,
   tree: GateTree,
   holdout: { dir: string; command: string },
-): Promise<{ failure: (StepFailure & { signature: string }) | null; log: string }> {
+): Promise<{ failure: (StepFailure & { signature: string }) | null; log: string; ms: number }> {
   const step = { name: HOLDOUT_STEP, command: holdout.command };
   const logs: string[] = [];
   const stepRun = await runStep({ ...ctx, logs }, tree, step, '', holdout.dir);
   const log = logs.join('\n');
   const failure = judgeStep(ctx, step, stepRun, {});
-  // What the hidden tests' own run chose (their count, time, exit code) would carry their content
-  // into a record every later agent can read: the record keeps only whether they passed.
-  Object.assign(ctx.records.at(-1) as GateStepRecord, {
+  // What the hidden tests' own run chose (their count, time, exit code, output, which of them
+  // failed, whether they ran out of time) would carry their content into a record, a message or
+  // a signature every later agent can read: all of those keep only whether they passed, and the
+  // hidden log (which no agent sees) the rest.
+  const record = ctx.records.at(-1) as GateStepRecord;
+  const ms = record.durationMs;
+  Object.assign(record, {
     hidden: true,
     exitCode: failure ? 1 : 0,
     timedOut: false,
@@ -208,15 +215,12 @@ async function runHoldout(
     durationMs: 0,
     tests: null,
   });
-  if (!failure) return { failure: null, log };
-  const message = stepRun.result.timedOut
-    ? 'the hidden acceptance checks ran out of time'
-    : failure.reason === 'no-tests-ran'
-      ? 'the hidden acceptance checks reported no test that ran'
-      : 'a hidden acceptance check failed';
+  if (!failure) return { failure: null, log, ms };
+  const why = stepRun.result.timedOut ? 'they ran out of time' : failure.reason === 'no-tests-ran' ? 'they reported no test that ran' : failure.message;
   return {
-    failure: { reason: 'holdout-failed', message, rerun: false, signature: failureSignature('holdout-failed', stepRun.report, stepRun.result.output) },
-    log,
+    failure: { reason: 'holdout-failed', message: 'a hidden acceptance check failed', rerun: false, signature: failureSignature('holdout-failed', null, '') },
+    log: `${log}\n[genesis] the hidden acceptance checks failed: ${why}`,
+    ms,
   };
 }
 
@@ -248,9 +252,9 @@ async function failsOnBase(input: GateRunInput, ctx: StepContext, index: number,
   }
 }
 
-function gateRecord(sandbox: string, steps: GateStepRecord[], started: number, ok: boolean, flaky: string[], score: number | null): GateRecord {
+function gateRecord(sandbox: string, steps: GateStepRecord[], durationMs: number, ok: boolean, flaky: string[], score: number | null): GateRecord {
   const summary = summarizeGate(sandbox, steps) + (flaky.length ? `; flaky: ${flaky.join(', ')}` : '');
-  return { ok, sandbox, summary, steps, durationMs: Date.now() - started, flaky, score };
+  return { ok, sandbox, summary, steps, durationMs, flaky, score };
 }
 
 /** The names of a run's individual tests, passed, failed or skipped. */
