@@ -228,12 +228,16 @@ export interface RatchetRule {
 export function ratchetScore(run: TestRun | null, report: TestReport | null, rule: RatchetRule | undefined): number | null {
   if (!report) return null;
   const counts = rule?.counts;
-  // Output cut short keeps only the runner's summary, not every name: its count, no more than the names seen that count.
-  if (!counts || !run || run.summary) return report.passed;
-  // A name reported failing as well is not a pass: the code under test can register a passing
-  // test under the name of a failing one, and a set of names would keep only the pass.
+  if (!counts || !run) return report.passed;
+  const named = passingNames(run);
+  // A run that names no passing test (jest's default reporter) leaves nothing to count by: its runner's count stands.
+  if (named.length === 0) return report.passed;
+  // Otherwise the names decide, even beside a runner's summary (vitest's, jest's and node's spec
+  // reporters always print one; a tail cut from a long log keeps one): a summary counts the tests
+  // the code under test registered too. A name reported failing as well is not a pass: the code
+  // can register a passing test under the name of a failing one, and a set of names keeps the pass.
   const failed = new Set(namesWith(run, 'failed'));
-  return passingNames(run).filter((name) => !failed.has(name) && counts(name)).length;
+  return Math.min(report.passed, named.filter((name) => !failed.has(name) && counts(name)).length);
 }
 
 /** Ratchet mode's rule: progress may be slow, but it may never go backwards. */

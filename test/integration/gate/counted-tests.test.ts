@@ -70,6 +70,18 @@ describe('countedTests', () => {
     expect(ratchetScore(run, report, { minScore: 0, counts: () => true })).toBe(1);
   });
 
+  it("scores by name beside a runner's summary too, which counts the tests the code registered; a run that names no passing test keeps its runner's count", () => {
+    const pass = (name: string): TestCase => ({ name, outcome: 'passed', message: '', fileLevel: false });
+    // vitest's default reporter: one numbered name per passing test of a file, and its Tests line.
+    const names = [1, 2, 3, 4, 5, 6].map((n) => pass(`vt/m.test.js > (passing test ${n})`));
+    const run = { format: 'vitest' as const, summary: { passed: 6, failed: 0, skipped: 0 }, cases: names };
+    const report = { format: 'vitest' as const, passed: 6, failed: 0, skipped: 0, failures: [] };
+    const scored = new Set(['vt/m.test.js > (passing test 1)']);
+    expect(ratchetScore(run, report, { minScore: 0, counts: (n) => scored.has(n) })).toBe(1);
+    const unnamed = { format: 'jest' as const, summary: { passed: 6, failed: 0, skipped: 0 }, cases: [] };
+    expect(ratchetScore(unnamed, { ...report, format: 'jest' }, { minScore: 0, counts: (n) => scored.has(n) })).toBe(6);
+  });
+
   it('counts every test when the scored names are not known on this machine', async () => {
     const { repo, head } = await repoWith({ 'a.txt': 'x' });
     expect(await countedTests(repo, head, null, ['test/**'])).toBeNull();

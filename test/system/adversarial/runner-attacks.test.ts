@@ -353,13 +353,65 @@ async function vitestWorld(): Promise<AttackedWorld> {
   return runAttackedWorld({ root, manifest, files, sandbox: 'bwrap' });
 }
 
+/** vitest: tests registered as the module loads, in the protected file that imports it; its default reporter prints only counts for them. */
+const VITEST_INFLATE = "import { test } from 'vitest';\nfor (let i = 0; i < 5; i++) test(`inflated ${i}`, () => {});\nexport const v = 'wrong';\n";
+
+async function vitestRatchetWorld(): Promise<AttackedWorld> {
+  const { root } = await attackRoot();
+  const manifest = {
+    name: 'runner-attacks-vitest-ratchet',
+    goal: { outcome: 'the module is right' },
+    verify: {
+      sandbox: 'bwrap',
+      timeoutSec: 120,
+      mode: 'ratchet',
+      test: 'node node_modules/vitest/vitest.mjs run --reporter=default vt/',
+      deps: { files: ['package.json'], install: 'npm install --ignore-scripts --no-audit --no-fund', paths: ['node_modules'] },
+    },
+    protected: ['vt/**', 'world.yaml', '.genesis/**', 'package.json'],
+    agent: { kind: 'script', script: '.genesis/recording.yaml', timeoutSec: 10 },
+    retry: { maxAttempts: 1 },
+    parallelism: 1,
+    tasks: [
+      { id: 'inflate', title: 'inflate', paths: ['src/m.js'] },
+      { id: 'fix', title: 'fix', paths: ['src/m.js'], dependsOn: ['inflate'] },
+    ],
+  };
+  const files: Record<string, string> = {
+    'package.json': '{ "name": "w", "private": true, "type": "module", "devDependencies": { "vitest": "4.1.12" } }\n',
+    '.gitignore': 'node_modules\n',
+    'src/m.js': "export const v = 'start';\n",
+    'vt/base.test.js': "import { test, expect } from 'vitest';\ntest('the world is sane', () => expect(1).toBe(1));\n",
+    'vt/m.test.js': "import { test, expect } from 'vitest';\nimport { v } from '../src/m.js';\ntest('m is right', () => expect(v).toBe('m'));\n",
+    '.genesis/recording.yaml': stringify({
+      tasks: { inflate: [{ write: { 'src/m.js': VITEST_INFLATE } }], fix: [{ write: { 'src/m.js': "export const v = 'm';\n" } }] },
+    }),
+  };
+  return runAttackedWorld({ root, manifest, files, sandbox: 'bwrap' });
+}
+
 let vitestAttacked: AttackedWorld;
+let vitestRatchet: AttackedWorld;
 
 describe('code under test that makes vitest assertions no-ops', () => {
   beforeAll(async () => {
-    vitestAttacked = await vitestWorld();
+    [vitestAttacked, vitestRatchet] = await Promise.all([vitestWorld(), vitestRatchetWorld()]);
   }, 300_000);
-  afterAll(() => vitestAttacked?.dispose());
+  afterAll(() => Promise.all([vitestAttacked?.dispose(), vitestRatchet?.dispose()]));
+
+  itWith('bwrap')(
+    "in a ratchet world read from vitest's default reporter, whose summary counts them: they raise no score, and the honest fix lands",
+    async () => {
+      const first = vitestRatchet.history.at(-1)?.score;
+      const inflate = vitestRatchet.episodeOf('inflate');
+      expect((await vitestRatchet.artifactsOf('inflate')).gateLog).toMatch(/report: the output: 6 passed, 1 failed/);
+      expect(inflate.gate?.score).toBe(first);
+      const fix = vitestRatchet.episodeOf('fix');
+      expect(fix, `${fix.reason}: ${fix.message}`).toMatchObject({ outcome: 'accepted' });
+      const report = await auditWorld({ world: vitestRatchet.world, sample: 0 });
+      expect(report.violations, JSON.stringify(report.findings)).toBe(0);
+    },
+  );
 
   itWith('bwrap')(
     "as it loads: the gate's canaries, run after the file's imports, fail it with runner-tampered, and only the honest change lands",
