@@ -10,8 +10,8 @@
  *   private `/tmp`, and the system's programs; nothing else of the host: not other worlds, not the
  *   ledger, not the gate's work dirs, not the Docker socket, not the users' homes.
  * - Its environment is `env` and nothing else.
- * - As root, Genesis never runs the agent as root: it runs as uid 1000, which is given the
- *   workspace and HOME.
+ * - As root, Genesis never runs the agent as root: it runs as a uid leased for the launch (no
+ *   other live sandbox has it), which is given the workspace and HOME.
  * - `launch` only prepares; the caller spawns `file args` with `env` as the leader of a process
  *   group, kills the group at the end, and then awaits `dispose()`, which removes whatever the
  *   sandbox left behind (a container) even when the process was killed.

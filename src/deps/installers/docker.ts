@@ -6,7 +6,7 @@ import { dockerError } from '../../sandbox/gate/docker/errors.js';
 import { readFrames } from '../../sandbox/gate/docker/frames.js';
 import { SANDBOX_CONTAINER_LABEL } from '../../sandbox/gate/docker/container.js';
 import { OutputTail } from '../../sandbox/gate/output-tail.js';
-import { prepareWorkDir } from '../../sandbox/gate/work-dir.js';
+import { leaseIsolatedUser, prepareWorkDir, type SandboxUser } from '../../sandbox/gate/work-dir.js';
 import { hostCaBundle, installEnv, type InstallResult, type InstallSpec } from './install-spec.js';
 
 const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
@@ -14,14 +14,24 @@ const CA_IN_CONTAINER = '/etc/genesis-ca.crt';
 
 /**
  * Runs an install in a fresh container on Docker's bridge network (a network of its own: not the
- * host's loopback, not the gate's none), as uid 1000 with every capability dropped, a read-only
- * root, memory, pids and CPU limits and a timeout. It sees the dependency files at /work, the
+ * host's loopback, not the gate's none), as a uid of its own with every capability dropped, a read-only
+ * root, memory, pids and CPU limits and a timeout. As root it runs as a uid leased for the install (as
+ * a gate does: no other live sandbox shares its per-user kernel limits), else as this user. It sees the dependency files at /work, the
  * image's own toolchain (the gate's image, so the set runs where it was built) and this machine's
  * CA bundle, nothing else: no world, no ledger, no Docker socket. `docker` is the gate sandbox's
  * client (dockerClientOf), so the set is installed on the daemon that runs the gates.
  */
 export async function installWithDocker(spec: InstallSpec, docker: Docker): Promise<InstallResult> {
-  const { path: workDir, user } = await prepareWorkDir(spec.workDir);
+  const lease = await leaseIsolatedUser(spec.workDir);
+  try {
+    return await installAs(spec, docker, await prepareWorkDir(spec.workDir, lease.user));
+  } finally {
+    // The container is removed (its processes gone) before this runs.
+    lease.release();
+  }
+}
+
+async function installAs(spec: InstallSpec, docker: Docker, { path: workDir, user }: { path: string; user: SandboxUser }): Promise<InstallResult> {
   const info = await docker
     .getImage(spec.image)
     .inspect()

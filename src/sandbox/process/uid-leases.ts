@@ -7,6 +7,11 @@ import { GenesisError } from '../../errors/genesis-error.js';
 /** The uids sandboxes are given (100000–159999): above any account a distribution makes. */
 export const UID_RANGE = { first: 100_000, count: 60_000 } as const;
 
+/** Whether `uid` is one sandboxes are leased from (UID_RANGE). */
+export function isLeasedUid(uid: number): boolean {
+  return Number.isInteger(uid) && uid >= UID_RANGE.first && uid < UID_RANGE.first + UID_RANGE.count;
+}
+
 /** A uid held for one sandbox: no other sandbox of this machine gets it until it is released. */
 export interface UidLease {
   readonly uid: number;

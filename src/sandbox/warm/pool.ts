@@ -8,6 +8,7 @@ import { prepareSlot, removeSlot, slotPaths, type SlotPaths } from './mounts.js'
 import { probeReuse, type ReuseState } from './reset.js';
 import type { SandboxUser } from '../gate/work-dir.js';
 import { isAlive } from '../process/process-alive.js';
+import { leaseUid, type UidLease } from '../process/uid-leases.js';
 
 /** Label of pooled containers (besides genesis.sandbox=warm): which process made them, `host/pid`. */
 export const WARM_OWNER_LABEL = 'genesis.warm.owner';
@@ -27,10 +28,19 @@ export interface WarmSlot {
   init: WarmInit | null;
   /** For a container that serves gate after gate: what resets it between them; null for one used once. */
   reuse: ReuseState | null;
+  /**
+   * The uid a one-use container was made to run as, leased for it alone until it is removed;
+   * null for a reused one, whose launcher runs each gate as the uid leased for that gate.
+   */
+  user: SandboxUser | null;
+  lease?: UidLease;
 }
 
-/** How to make a slot's container: the create options for that slot's paths. */
-export type SlotRecipe = (paths: SlotPaths) => ContainerCreateOptions;
+/** How to make a slot's container: the create options for that slot's paths and the user a one-use container runs as. */
+export type SlotRecipe = (paths: SlotPaths, user: SandboxUser) => ContainerCreateOptions;
+
+/** How a slot's container serves gates (warm-sandbox.ts): once, or gate after gate. */
+type SlotMode = 'once' | 'reuse';
 
 export interface WarmPoolOptions {
   docker?: Docker;
@@ -70,18 +80,19 @@ interface KeyState {
   /** Containers to keep ready: perKey, raised by runs that found none while others ran (up to max). */
   target: number;
   recipe: SlotRecipe;
-  /** The gates' user: what a reuse-mode container is checked against (warm-reset.ts). */
-  user: SandboxUser;
+  mode: SlotMode;
   idle?: NodeJS.Timeout;
 }
 
 /**
  * A bounded pool of gate containers created and started ahead, each waiting for its command
- * (docker-warm.ts). A container serves one run at a time: where the host, image and user allow
+ * (docker-warm.ts). A container serves one run at a time: where the host and image allow
  * it, run after run with everything the last one left taken away between them (warm-reset.ts),
  * up to `maxUses`; else one run, then it is removed. What it was created with (image id, limits,
- * environment, user, network) is its key, so a run only ever gets a container made for the same
- * settings. The pool refills in the background, one container
+ * environment, network) is its key, so a run only ever gets a container made for the same
+ * settings; the user is not: a reused container runs each gate as the uid leased for that gate,
+ * and a one-use container runs as a uid the pool leased for it alone (so no two live containers,
+ * nor a container and any other sandbox, share a uid). The pool refills in the background, one container
  * at a time per key, and keeps nothing it cannot account for: every container is labelled with
  * its owner process; `drain` removes all of them; the first use removes those of processes on
  * this host that are gone (killed before they could drain), with their slot directories.
@@ -141,11 +152,11 @@ export class WarmPool {
    * no faster with six ready containers than with two while the refill ran beside them).
    * A taken slot goes back through `release`.
    */
-  take(key: string, recipe: SlotRecipe, user: SandboxUser): WarmSlot | null {
+  take(key: string, recipe: SlotRecipe, mode: SlotMode): WarmSlot | null {
     if (!this.usable) return null;
     let state = this.keys.get(key);
     if (!state) {
-      state = { ready: [], making: 0, target: this.perKey, recipe, user };
+      state = { ready: [], making: 0, target: this.perKey, recipe, mode };
       this.keys.set(key, state);
     }
     const slot = state.ready.shift() ?? null;
@@ -254,7 +265,7 @@ export class WarmPool {
     // One at a time per key, and none while a pooled run is under way: it would slow the gates that run.
     if (this.draining || this.running > 0 || state.making > 0 || state.ready.length >= state.target || this.total >= this.max) return;
     state.making++;
-    const made = this.make(key, state.recipe, state.user).then(
+    const made = this.make(key, state.recipe, state.mode).then(
       (slot) => {
         state.making--;
         if (!slot) return;
@@ -269,15 +280,25 @@ export class WarmPool {
     this.track(made);
   }
 
-  private async make(key: string, recipe: SlotRecipe, user: SandboxUser): Promise<WarmSlot | null> {
+  private async make(key: string, recipe: SlotRecipe, mode: SlotMode): Promise<WarmSlot | null> {
     const paths = slotPaths(join(await this.rootDir(), String(this.next++)));
-    const options = recipe(paths);
+    // A one-use container's first process runs as its gate's user from the start: a uid of its own, held while it lives.
+    let lease: UidLease | undefined;
+    try {
+      lease = mode === 'once' ? leaseUid() : undefined;
+    } catch {
+      return null; // every uid is held: the run goes the fresh way, which says so
+    }
+    const user = lease ? { uid: lease.uid, gid: lease.uid } : null;
+    const options = recipe(paths, user ?? { uid: 0, gid: 0 });
+    const own = { user, ...(lease ? { lease } : {}) };
     let container: Container | undefined;
     try {
       await prepareSlot(paths, `${options.User ?? '0'}`);
     } catch {
       this.disable(); // no mount rights here: slots cannot be made at all
       await removeSlot(paths);
+      lease?.release();
       return null;
     }
     try {
@@ -289,9 +310,9 @@ export class WarmPool {
         (info) => info.State.Pid,
         () => 0,
       );
-      const slot: WarmSlot = { key, container, paths, init: await describeInit(pid), reuse: null };
+      const slot: WarmSlot = { key, container, paths, init: await describeInit(pid), reuse: null, ...own };
       if (options.Labels?.[WARM_MODE_LABEL] !== 'reuse') return slot;
-      const probe = slot.init?.oomFile ? await probeReuse(pid, '/work', user) : { ok: false as const, reason: 'OOM kills cannot be counted' };
+      const probe = slot.init?.oomFile ? await probeReuse(pid, '/work') : { ok: false as const, reason: 'OOM kills cannot be counted' };
       if (probe.ok) return { ...slot, reuse: probe.state };
       // Not reusable here: runs of this key ask for one-use containers from now on.
       this.refused.set(key, probe.reason);
@@ -301,14 +322,21 @@ export class WarmPool {
       // A daemon restarting fails a few in a row and then works again; one that keeps failing turns the pool off.
       this.stats.failures++;
       if (++this.failedInRow >= 3) this.disable();
-      if (container) await this.remove({ key, container, paths, init: null, reuse: null });
-      else await removeSlot(paths);
+      if (container) await this.remove({ key, container, paths, init: null, reuse: null, ...own });
+      else {
+        await removeSlot(paths);
+        lease?.release();
+      }
       return null;
     }
   }
 
   private async remove(slot: WarmSlot): Promise<void> {
-    await slot.container.remove({ force: true }).catch(() => undefined);
+    // Its processes are gone once a forced removal succeeded: the uid is free for another sandbox (else it is held until this process ends).
+    await slot.container.remove({ force: true }).then(
+      () => slot.lease?.release(),
+      () => undefined,
+    );
     this.stats.retired++;
     await removeSlot(slot.paths);
   }

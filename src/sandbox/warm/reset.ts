@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { readMountinfo } from '../process/mountinfo.js';
 import { cgroupsOf } from '../process/cgroups.js';
+import { isLeasedUid } from '../process/uid-leases.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -53,12 +54,13 @@ const WIPED_TYPES = new Set(['tmpfs', 'mqueue']);
 
 /**
  * Reads a started reuse-mode container through its first process: finds the launcher (its only
- * child), the cgroups and the mounts a gate running as `user` could write in. Refuses (the pool
- * then uses each container once) when the image has no setpriv, a cgroup cannot be found, or the
- * gate could write somewhere the host does not know how to empty.
+ * child), the cgroups and the mounts a gate could write in. Which uid a gate runs as is only
+ * known when it comes (each is leased for its gate, never root: the launcher refuses root), so
+ * a mount counts as writable when any leased uid could write in it (writableByGate). Refuses
+ * (the pool then uses each container once) when the image has no setpriv, a cgroup cannot be
+ * found, or a gate could write somewhere the host does not know how to empty.
  */
-export async function probeReuse(initPid: number, workTarget: string, user: { uid: number; gid: number }): Promise<ReuseProbe> {
-  if (user.uid === 0) return { ok: false, reason: 'gates would run as root' };
+export async function probeReuse(initPid: number, workTarget: string): Promise<ReuseProbe> {
   const init = await procStat(initPid);
   if (!init) return { ok: false, reason: 'the first process is gone' };
   const cgroup = await cgroupDirs(initPid);
@@ -79,7 +81,7 @@ export async function probeReuse(initPid: number, workTarget: string, user: { ui
     if (mount.point === workTarget || mount.point.startsWith(`${workTarget}/`)) continue;
     const info = await lstat(`${root}${mount.point}`).catch(() => null);
     if (!info) return { ok: false, reason: `writable mount ${mount.point} cannot be read` };
-    const writable = writableBy(info, user);
+    const writable = writableByGate(info);
     if (writable && info.isDirectory() && WIPED_TYPES.has(mount.type)) wipe.push(mount.point);
     else if (writable && (info.isDirectory() || info.isFile())) return { ok: false, reason: `a gate could write in ${mount.point} (${mount.type})` };
     else if (info.isDirectory() && mount.type === 'tmpfs') {
@@ -87,7 +89,7 @@ export async function probeReuse(initPid: number, workTarget: string, user: { ui
       for (const name of await readdir(`${root}${mount.point}`).catch(() => [] as string[])) {
         const point = `${mount.point === '/' ? '' : mount.point}/${name}`;
         const child = await lstat(`${root}${point}`).catch(() => null);
-        if (child?.isDirectory() && !points.has(point) && writableBy(child, user)) return { ok: false, reason: `a gate could write in ${point}` };
+        if (child?.isDirectory() && !points.has(point) && writableByGate(child)) return { ok: false, reason: `a gate could write in ${point}` };
       }
     }
   }
@@ -96,10 +98,14 @@ export async function probeReuse(initPid: number, workTarget: string, user: { ui
   return { ok: true, state: { keep: [{ pid: initPid, start: init.start }, launcher], launcher: launcher.pid, ...cgroup, wipe, uses: 0, network } };
 }
 
-/** Whether `user` may create entries in (or write) what `info` describes, by its mode bits. */
-function writableBy(info: Stats, user: { uid: number; gid: number }): boolean {
-  if (info.uid === user.uid) return (info.mode & 0o200) !== 0;
-  if (info.gid === user.gid) return (info.mode & 0o020) !== 0;
+/**
+ * Whether some gate may create entries in (or write) what `info` describes, by its mode bits:
+ * a gate runs as a uid of the lease range (its gid the same), so it is the owner or in the group
+ * only of what such a uid owns, and else one of the others.
+ */
+function writableByGate(info: Stats): boolean {
+  if (isLeasedUid(info.uid) && (info.mode & 0o200) !== 0) return true;
+  if (isLeasedUid(info.gid) && (info.mode & 0o020) !== 0) return true;
   return (info.mode & 0o002) !== 0;
 }
 

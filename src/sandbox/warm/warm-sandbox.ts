@@ -15,6 +15,7 @@ import { WarmOutput } from './output.js';
 import { WARM_MODE_LABEL, type WarmPool, type WarmSlot } from './pool.js';
 import { resetForNextGate } from './reset.js';
 import type { SandboxUser } from '../gate/work-dir.js';
+import { isLeasedUid } from '../process/uid-leases.js';
 
 /** Where the container reads its command from (a FIFO of its slot, read-only). */
 const COMMAND_PATH = '/.genesis-command';
@@ -26,12 +27,17 @@ const NOT_MOUNTED = 'genesis-warm: the work dir was not mounted';
 /** Commands longer than this go through a fresh container (a FIFO's buffer takes 64 KiB without a reader draining it). */
 const MAX_COMMAND_BYTES = 32 * 1024;
 
-/** The launcher's first lines: the status marker (the first line) and the command, read from the FIFO (blocking until a gate writes them). */
+/**
+ * The launcher's first lines: the status marker (the first line), the gate's user (`uid:gid`, the
+ * second) and the command, read from the FIFO (blocking until a gate writes them).
+ */
 const READ_COMMAND = [
   // Lines joined with newlines between them: the command as written, less trailing newlines.
-  'k=; c=; n=; while IFS= read -r l || [ -n "$l" ]; do if [ -z "$k" ]; then k=$l; else c="$c$n$l"; n=\'',
+  'k=; u=; c=; n=; while IFS= read -r l || [ -n "$l" ]; do if [ -z "$k" ]; then k=$l; elif [ -z "$u" ]; then u=$l; else c="$c$n$l"; n=\'',
   `'; fi; done < ${COMMAND_PATH}`,
 ];
+/** Exit code of a reused container told no user it may run a gate as (root, or not a uid): it serves nothing more. */
+const NO_GATE_USER_EXIT = 198;
 /** Refuses an empty slot: the gate's tree, mounted over /work meanwhile, hides the marker. */
 const REFUSE_EMPTY_SLOT = `if [ -e /work/${SLOT_MARKER} ]; then printf '%sunmounted\\n' "$k" > ${OUTPUT_PATH}; echo '${NOT_MOUNTED}' >&2; exit ${NOT_MOUNTED_EXIT}; fi`;
 
@@ -54,10 +60,13 @@ const ONCE_LAUNCHER = [
 /**
  * The launcher of a container that serves gate after gate (warm-reset.ts): root without
  * capabilities but SETUID, SETGID and SETPCAP, under docker's init. For each command it drops to
- * the gate's user ($1:$2, its group as the only supplementary one, as docker sets it) with an
- * empty bounding set, as a fresh gate container has it, and a shell of that user enters /work
- * (the tree may be closed to root without capabilities) and runs the command; then it writes the status, and the host takes away whatever the
- * command left before it sends the next one. A read without a marker (an empty write) is passed over.
+ * the user the host sent with it (the uid leased for that gate, so no two live sandboxes share
+ * a uid even when one container serves gate after gate; its group as the only supplementary one,
+ * as docker sets it) with an empty bounding set, as a fresh gate container has it, and a shell of
+ * that user enters /work (the tree may be closed to root without capabilities) and runs the
+ * command; then it writes the status, and the host takes away whatever the command left before
+ * it sends the next one. A read without a marker (an empty write) is passed over; a user that is
+ * root or no number ends the container, so no gate ever runs as root here whatever was sent.
  */
 const REUSE_LAUNCHER = [
   'p=/usr/bin/setpriv; [ -x "$p" ] || p=/bin/setpriv',
@@ -65,7 +74,10 @@ const REUSE_LAUNCHER = [
   ...READ_COMMAND,
   '[ -n "$k" ] || continue',
   REFUSE_EMPTY_SLOT,
-  `"$p" --reuid="$1" --regid="$2" --groups="$2" --bounding-set=-all -- /bin/sh -c 'cd /work && exec /bin/sh -c "$1"' genesis-gate "$c" > ${OUTPUT_PATH} 2>&1`,
+  `i=\${u%%:*}; g=\${u#*:}`,
+  `case "$i$g" in ''|*[!0-9]*) exit ${NO_GATE_USER_EXIT};; esac`,
+  `[ -n "$i" ] && [ -n "$g" ] && [ "$i" -gt 0 ] && [ "$g" -gt 0 ] || exit ${NO_GATE_USER_EXIT}`,
+  `"$p" --reuid="$i" --regid="$g" --groups="$g" --bounding-set=-all -- /bin/sh -c 'cd /work && exec /bin/sh -c "$1"' genesis-gate "$c" > ${OUTPUT_PATH} 2>&1`,
   's=$?',
   `printf '%s%s\\n' "$k" "$s" > ${OUTPUT_PATH}`,
   'done',
@@ -77,9 +89,10 @@ export type WarmMode = 'once' | 'reuse';
 /**
  * How a pooled container is made for a slot: the settings a fresh gate container gets (no network,
  * read-only root, limits, user, environment: containerOptions), with the slot's work dir bound as
- * a mount slave at /work and its FIFO at COMMAND_PATH instead of the gate's own binds. In reuse
- * mode the container runs as root under docker's init with SETUID, SETGID and SETPCAP only, and the
- * launcher runs each command as `user`; the pids limit counts the init on top.
+ * a mount slave at /work and its FIFO at COMMAND_PATH instead of the gate's own binds. Used once,
+ * the container runs as `user` (a uid the pool leased for that container alone). In reuse mode
+ * it runs as root under docker's init with SETUID, SETGID and SETPCAP only, `user` is not part of
+ * it (the launcher is told each gate's user with its command); the pids limit counts the init on top.
  */
 export function warmContainerOptions(
   spec: SandboxRunSpec,
@@ -89,12 +102,11 @@ export function warmContainerOptions(
   paths: Pick<SlotPaths, 'work' | 'command' | 'output'>,
   mode: WarmMode = 'once',
 ): ContainerCreateOptions {
-  const cold = containerOptions({ ...spec, command: '', mounts: [], readOnlyPaths: [] }, imageId, paths.work, user);
   const reuse = mode === 'reuse';
+  const cold = containerOptions({ ...spec, command: '', mounts: [], readOnlyPaths: [] }, imageId, paths.work, reuse ? { uid: 0, gid: 0 } : user);
   return {
     ...cold,
-    Cmd: reuse ? ['/bin/sh', '-c', REUSE_LAUNCHER, 'genesis-warm', String(user.uid), String(user.gid)] : ['/bin/sh', '-c', ONCE_LAUNCHER],
-    ...(reuse ? { User: '0:0' } : {}),
+    Cmd: ['/bin/sh', '-c', reuse ? REUSE_LAUNCHER : ONCE_LAUNCHER],
     Labels: { ...cold.Labels, [SANDBOX_CONTAINER_LABEL]: 'warm', [WARM_MODE_LABEL]: mode, ...labels },
     HostConfig: {
       ...cold.HostConfig,
@@ -122,29 +134,35 @@ export async function runWarm(
   spec: SandboxRunSpec,
   image: { name: string; id: string },
   workDir: string,
+  /** The user leased for this gate: a reused container runs the command as it. */
   user: SandboxUser,
-  /** The tree still has to be handed to `user` (prepareWorkDir's chown): done by the mount script. */
+  /** The tree still has to be handed to the gate's user (prepareWorkDir's chown): done by the mount script. */
   handOver = false,
 ): Promise<SandboxRunResult | null> {
   if (!pool.usable || Buffer.byteLength(spec.command) > MAX_COMMAND_BYTES) return null;
   const mounts = treeMounts(spec, workDir);
   if (!(await targetsAreDirect(workDir, mounts))) return null;
+  // The key holds no user: a reused container is told each gate's, a one-use one gets a uid of its own from the pool.
   const keyOf = (mode: WarmMode) => {
-    const recipe = (paths: SlotPaths) => warmContainerOptions(spec, image.id, user, pool.labels, paths, mode);
-    return { recipe, key: JSON.stringify(recipe({ dir: '', work: '<work>', stage: '', command: '<command>', output: '<output>' })) };
+    const recipe = (paths: SlotPaths, owner: SandboxUser) => warmContainerOptions(spec, image.id, owner, pool.labels, paths, mode);
+    const key = JSON.stringify(recipe({ dir: '', work: '<work>', stage: '', command: '<command>', output: '<output>' }, { uid: -1, gid: -1 }));
+    return { recipe, key, mode };
   };
-  // Reused containers where this host, image and user allow it (warm-reset.ts), else each used once.
-  let { key, recipe } = keyOf('reuse');
-  if (pool.refusesReuse(key)) ({ key, recipe } = keyOf('once'));
-  const slot = pool.take(key, recipe, user);
+  // Reused containers where this host and image allow it (warm-reset.ts) and the gate has a leased uid (what the
+  // container's probe assumed of its gates' users), else each used once.
+  let { key, recipe, mode } = keyOf('reuse');
+  if (pool.refusesReuse(key) || !isLeasedUid(user.uid) || !isLeasedUid(user.gid)) ({ key, recipe, mode } = keyOf('once'));
+  const slot = pool.take(key, recipe, mode);
   if (!slot) return null;
+  // A one-use container runs as the uid it was made with: the tree goes to that one.
+  const gateUser = slot.user ?? user;
   let output: WarmOutput | undefined;
   let daemon: DaemonWatch | undefined;
   let reusable = false;
   try {
     try {
       // A chown that failed: the caller's own hand-over, on the fresh path, says why.
-      if ((await mountTree(slot.paths, workDir, mounts, handOver ? user : undefined)) === 'hand-over-failed') return null;
+      if ((await mountTree(slot.paths, workDir, mounts, handOver ? gateUser : undefined)) === 'hand-over-failed') return null;
     } catch {
       pool.disable(); // no mount rights here: every later run goes the fresh way
       return null;
@@ -158,7 +176,7 @@ export async function runWarm(
     }
     const oomBefore = slot.reuse && slot.init ? await oomKills(slot.init) : null;
     const started = performance.now();
-    if (!(await sendCommand(slot, `${marker}\n${spec.command}`))) return null;
+    if (!(await sendCommand(slot, `${marker}\n${gateUser.uid}:${gateUser.gid}\n${spec.command}`))) return null;
     daemon = watchDaemonExit(slot, spec.timeoutMs);
     const ended = await endOf(slot, output, daemon, oomBefore).catch((cause: unknown) => {
       throw dockerError(cause, 'run', image.name);

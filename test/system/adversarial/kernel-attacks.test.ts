@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect } from 'vitest';
@@ -6,6 +7,7 @@ import { installWithBwrap } from '../../../src/deps/installers/bwrap.js';
 import { createAgentSandbox } from '../../../src/sandbox/create-agent-sandbox.js';
 import { createSandbox } from '../../../src/sandbox/create-sandbox.js';
 import { WarmPool } from '../../../src/sandbox/index.js';
+import type { SandboxRunResult, SandboxRunSpec } from '../../../src/sandbox/index.js';
 import { logFacts } from '../../helpers/log-facts.js';
 import { itWith } from '../../helpers/services.js';
 import { tempDir } from '../../helpers/temp-dir.js';
@@ -217,5 +219,75 @@ describe('a gate served by a reused docker container', () => {
     );
     const seen = logFacts((await sandbox.run(probe)).output);
     expect(seen).toMatchObject({ tcp: '0', opens: '0', lo: '0' });
+  });
+});
+
+/**
+ * Per-user kernel limits between docker sandboxes: the kernel counts RLIMIT_NPROC (and inotify
+ * instances, keyrings, locked memory) per uid across the whole host, whatever container or
+ * namespace a process is in. A holder keeps 30 processes of its uid alive; the forker lowers its
+ * own RLIMIT_NPROC to 28 and starts 20: that works only when no live sandbox shares its uid. The
+ * holder runs until the test writes `done` into its work dir (its sleeps die with its sandbox).
+ */
+const HOLD = 'echo uid=$(id -u); for i in $(seq 30); do sleep 600 & done; : > ready; while [ ! -e done ]; do sleep 0.2; done';
+// prlimit, not `ulimit -u`: the image's dash has no -u.
+const FORK = [
+  'echo uid=$(id -u); echo cgroup=$(tail -1 /proc/self/cgroup)',
+  `prlimit --nproc=28 sh -c 'n=0; for i in $(seq 20); do sleep 0.5 & n=$((n+1)); done; wait; echo forked=$n'`,
+].join('\n');
+const held = { cpus: 1, memoryMb: 256, pids: 64 };
+
+/** Starts the holder in `workDir` once its processes run (its `ready` file); `stop` ends it and resolves with its run. */
+async function startHolder(sandbox: { run: (spec: SandboxRunSpec) => Promise<SandboxRunResult> }, workDir: string) {
+  const run = sandbox.run({ command: HOLD, workDir, timeoutMs: 180_000, limits: held });
+  run.catch(() => undefined);
+  const stop = async () => {
+    await writeFile(join(workDir, 'done'), '');
+    return run;
+  };
+  for (let i = 0; i < 1_200 && !existsSync(join(workDir, 'ready')); i++) await new Promise((r) => setTimeout(r, 50));
+  if (!existsSync(join(workDir, 'ready'))) await stop();
+  expect(existsSync(join(workDir, 'ready')), 'the holder started its processes').toBe(true);
+  return { stop };
+}
+
+describe('docker gates at the same time, or one after another in a reused container', () => {
+  itWith('docker')('never share a uid, so one cannot use up the processes of another', async () => {
+    if (process.getuid?.() !== 0) return; // as another user every sandbox runs as that user: no uid to give out
+    const sandbox = await createSandbox('docker', { image: 'genesis/node:20' });
+    const holdDir = await tempDir('genesis-uids-docker-');
+    const holder = await startHolder(sandbox, holdDir);
+    const forker = await sandbox
+      .run({ command: FORK, workDir: await tempDir('genesis-uids-docker-'), timeoutMs: 60_000, limits: held })
+      .finally(() => holder.stop());
+    const holding = await holder.stop();
+    expect(logFacts(forker.output).forked, forker.output).toBe('20');
+    expect(Number(logFacts(holding.output).uid)).toBeGreaterThanOrEqual(100_000);
+    expect(logFacts(forker.output).uid).not.toBe(logFacts(holding.output).uid);
+  });
+
+  itWith('docker')('run each gate of a reused container as a uid of its own, none a live bwrap gate holds', async () => {
+    if (process.getuid?.() !== 0) return;
+    const pool = new WarmPool({ perKey: 1 });
+    try {
+      const docker = warmOnly(pool);
+      const first = await specFor(FORK, { limits: held, timeoutMs: 60_000 });
+      const one = logFacts((await docker.run(first)).output);
+      // A bwrap gate in the first gate's work dir (its tree now that uid's) while the container serves the next gate.
+      const bwrap = await createSandbox('bwrap', { image: 'genesis/node:20' });
+      const holder = await startHolder(bwrap, first.workDir);
+      const two = logFacts((await docker.run(await specFor(FORK, { limits: held, timeoutMs: 60_000 })).finally(() => holder.stop())).output);
+      const holding = logFacts((await holder.stop()).output);
+      expect(pool.stats.reused, 'the second gate was served by the container of the first').toBe(1);
+      expect(two.cgroup).toBe(one.cgroup);
+      expect(one.forked).toBe('20');
+      expect(two.forked, JSON.stringify(two)).toBe('20');
+      expect(Number(one.uid)).toBeGreaterThanOrEqual(100_000);
+      // The bwrap gate took the uid its work dir was handed to (the first gate's, free again): the next gate has another.
+      expect(two.uid, JSON.stringify({ one, two, holding })).not.toBe(one.uid);
+      expect(two.uid).not.toBe(holding.uid);
+    } finally {
+      await pool.drain();
+    }
   });
 });

@@ -1,9 +1,12 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { execa } from 'execa';
 import { GenesisError } from '../../../errors/genesis-error.js';
 import { readDockerCliFailure } from '../../gate/docker/errors.js';
 import { BIND_HOST_USR_LABEL } from '../../gate/docker/docker-sandbox.js';
-import { prepareWorkDir, SANDBOX_GID, SANDBOX_UID } from '../../gate/work-dir.js';
+import { leaseIsolatedUser, prepareWorkDir, SANDBOX_GID, SANDBOX_UID, type SandboxUser } from '../../gate/work-dir.js';
 import { agentReadOnlyPaths, parentsFirst } from '../mounts.js';
 import { confineAgentDisk } from '../workspace-quota.js';
 import { homeFileBinds } from '../home-files.js';
@@ -34,8 +37,8 @@ export const CA_BUNDLE_LABEL = 'genesis.ca-bundle';
  * Runs the agent in a container of its own (the `docker` CLI, so the agent's stdin, output and
  * process group work as for a local process): on the agents' network, which reaches the model and
  * not the gate (gate containers have no network at all) nor this host's loopback services;
- * read-only root, private /tmp, all capabilities dropped, no-new-privileges, uid 1000 (or the
- * orchestrator's own uid), and only the workspace and HOME writable. Variables are passed by name
+ * read-only root, private /tmp, all capabilities dropped, no-new-privileges, a uid leased for the
+ * launch (or the orchestrator's own uid), and only the workspace and HOME writable. Variables are passed by name
  * (`-e NAME`), so their values never appear in a process list.
  *
  * The container's lifetime is Genesis's, whenever the agent is killed: `launch` creates it
@@ -93,18 +96,30 @@ export class DockerAgentSandbox implements AgentSandbox {
     const quota = await confineAgentDisk(spec);
     const homeFiles = await homeFileBinds(spec.homeFiles, spec.home);
     const asRoot = process.getuid?.() === 0;
-    if (asRoot) {
-      await prepareWorkDir(spec.workspace);
-      await prepareWorkDir(spec.home);
+    // As root the agent runs as a uid of its own for the launch (no other live sandbox, bwrap or docker, has it), which must own what it may write.
+    const lease = asRoot ? await leaseIsolatedUser(spec.workspace) : null;
+    let accounts: string | undefined;
+    let readOnly: string[];
+    try {
+      if (lease) {
+        await prepareWorkDir(spec.workspace, lease.user);
+        await prepareWorkDir(spec.home, lease.user);
+        accounts = await accountFiles(lease.user, spec.home);
+      }
+      readOnly = await agentReadOnlyPaths(argv, spec, this.hostUsr!);
+    } catch (error) {
+      lease?.release();
+      if (accounts) rmSync(accounts, { recursive: true, force: true });
+      throw error;
     }
-    const user = asRoot ? `${SANDBOX_UID}:${SANDBOX_GID}` : `${process.getuid?.() ?? SANDBOX_UID}:${process.getgid?.() ?? SANDBOX_GID}`;
-    const readOnly = await agentReadOnlyPaths(argv, spec, this.hostUsr!);
+    const user = lease ? `${lease.user.uid}:${lease.user.gid}` : `${process.getuid?.() ?? SANDBOX_UID}:${process.getgid?.() ?? SANDBOX_GID}`;
     const binds = parentsFirst([
       ...(this.hostUsr ? HOST_SYSTEM : []).map((target) => ({ target, mode: 'ro' })),
       ...readOnly.map((target) => ({ target, mode: 'ro' })),
       ...[spec.workspace, spec.home].map((target) => ({ target, mode: 'rw' })),
     ]);
     const homeVolumes = homeFiles.flatMap((b) => ['-v', `${b.source}:${b.target}:ro`]);
+    const accountVolumes = accounts ? ['passwd', 'group'].flatMap((name) => ['-v', `${join(accounts!, name)}:/etc/${name}:ro`]) : [];
     const env: Record<string, string> = { ...spec.env, HOME: spec.home };
     // An image with programs of its own has its own PATH.
     if (!this.hostUsr) delete env.PATH;
@@ -137,6 +152,7 @@ export class DockerAgentSandbox implements AgentSandbox {
       'no-new-privileges',
       ...binds.flatMap((b) => ['-v', `${b.target}:${b.target}:${b.mode}`]),
       ...homeVolumes,
+      ...accountVolumes,
       '-w',
       spec.workspace,
       ...Object.keys(env).flatMap((key) => ['-e', key]),
@@ -149,10 +165,30 @@ export class DockerAgentSandbox implements AgentSandbox {
     const created = await execa('docker', args, { reject: false, timeout: CREATE_TIMEOUT_MS, env: client, extendEnv: false });
     // Given up on, the client leaves a create the daemon may still finish: look for it a while.
     const lingerMs = created.timedOut ? LATE_CREATE_MS : 0;
-    const dispose = () => removeAgentContainer(name, { env: docker, lingerMs });
+    const dispose = async () => {
+      try {
+        await removeAgentContainer(name, { env: docker, lingerMs });
+      } finally {
+        // The container and its processes are gone: the uid is free for another sandbox.
+        lease?.release();
+        if (accounts) rmSync(accounts, { recursive: true, force: true });
+      }
+    };
     const [file, ...launcher] = created.exitCode === 0 ? dockerStartArgv(name) : dockerCreateFailedArgv(createFailure(created));
     return { ...quota, file: file!, args: launcher, env: client, dispose };
   }
+}
+
+/**
+ * An /etc/passwd and /etc/group naming the leased uid (`agent`, HOME its home), bound over the
+ * image's: programs that look their user up (git's default identity, ssh, npm) find one, as they
+ * found the image's uid 1000 before uids were leased. Removed at dispose.
+ */
+async function accountFiles(user: SandboxUser, home: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'genesis-agent-etc-'));
+  await writeFile(join(dir, 'passwd'), `root:x:0:0:root:/root:/bin/sh\nagent:x:${user.uid}:${user.gid}:agent:${home}:/bin/sh\n`, { mode: 0o644 });
+  await writeFile(join(dir, 'group'), `root:x:0:\nagent:x:${user.gid}:\n`, { mode: 0o644 });
+  return dir;
 }
 
 /** What a failed `docker create` said, for the agent's log (docker's own words when it has any). */

@@ -12,7 +12,7 @@ import { prepareMountPoints } from '../mount-points.js';
 import type { Sandbox, SandboxKind, SandboxRunResult, SandboxRunSpec } from '../../sandbox.js';
 import { runWarm } from '../../warm/warm-sandbox.js';
 import type { WarmPool } from '../../warm/pool.js';
-import { handOverWorkDir, locateWorkDir } from '../work-dir.js';
+import { handOverWorkDir, leaseIsolatedUser, locateWorkDir, type SandboxUser } from '../work-dir.js';
 
 /**
  * Image label of the skeleton images older versions of sandboxes/node/build.sh made: a root
@@ -77,11 +77,23 @@ export class DockerSandbox implements Sandbox {
     refuseHostToolchain(image, info);
     if (spec.limits.diskMb !== undefined) await confineDisk(spec.workDir, spec.limits.diskMb);
     if (spec.mounts?.length) await prepareMountPoints(spec.workDir, spec.mounts);
-    const { path, user, handOver } = await locateWorkDir(spec.workDir);
-    // A pooled run hands the tree to the user in its mount script; otherwise it is done here.
-    const warm = this.warm && (await runWarm(this.warm, spec, { name: image, id: info.Id }, path, user, handOver));
-    if (warm) return { ...warm, ...(spec.limits.diskMb !== undefined ? { diskFull: await isDiskFull(path) } : {}) };
-    if (handOver) await handOverWorkDir(path, user);
+    // As root the command runs as a uid leased for this run (no other live sandbox, bwrap or docker, has it):
+    // the kernel counts RLIMIT_NPROC, inotify instances and the like per uid, across containers.
+    const lease = await leaseIsolatedUser(spec.workDir);
+    try {
+      const { path, user, handOver } = await locateWorkDir(spec.workDir, lease.user);
+      // A pooled run hands the tree to the user in its mount script; otherwise it is done here.
+      const warm = this.warm && (await runWarm(this.warm, spec, { name: image, id: info.Id }, path, user, handOver));
+      if (warm) return { ...warm, ...(spec.limits.diskMb !== undefined ? { diskFull: await isDiskFull(path) } : {}) };
+      if (handOver) await handOverWorkDir(path, user);
+      return await this.runFresh(spec, image, info, path, user);
+    } finally {
+      lease.release();
+    }
+  }
+
+  /** Runs `spec` in a container of its own as `user`, removed after (see the class). */
+  private async runFresh(spec: SandboxRunSpec, image: string, info: ImageInspectInfo, path: string, user: SandboxUser): Promise<SandboxRunResult> {
     const tail = new OutputTail(spec.maxOutputBytes);
     const started = performance.now();
     let container: Container | undefined;
