@@ -1,9 +1,11 @@
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import Docker from 'dockerode';
 import { afterAll, describe, expect } from 'vitest';
 import { CommandAgent } from '../../../src/agents/command/command-agent.js';
 import { installWithBwrap } from '../../../src/deps/installers/bwrap.js';
+import { installWithDocker } from '../../../src/deps/installers/docker.js';
 import { createAgentSandbox } from '../../../src/sandbox/create-agent-sandbox.js';
 import { createSandbox } from '../../../src/sandbox/create-sandbox.js';
 import { WarmPool } from '../../../src/sandbox/index.js';
@@ -252,18 +254,24 @@ async function startHolder(sandbox: { run: (spec: SandboxRunSpec) => Promise<San
 }
 
 describe('docker gates at the same time, or one after another in a reused container', () => {
-  itWith('docker')('never share a uid, so one cannot use up the processes of another', async () => {
+  itWith('docker')('never share a uid with each other or a docker install, so one cannot use up the processes of another', async () => {
     if (process.getuid?.() !== 0) return; // as another user every sandbox runs as that user: no uid to give out
     const sandbox = await createSandbox('docker', { image: 'genesis/node:20' });
     const holdDir = await tempDir('genesis-uids-docker-');
     const holder = await startHolder(sandbox, holdDir);
-    const forker = await sandbox
-      .run({ command: FORK, workDir: await tempDir('genesis-uids-docker-'), timeoutMs: 60_000, limits: held })
-      .finally(() => holder.stop());
-    const holding = await holder.stop();
-    expect(logFacts(forker.output).forked, forker.output).toBe('20');
-    expect(Number(logFacts(holding.output).uid)).toBeGreaterThanOrEqual(100_000);
-    expect(logFacts(forker.output).uid).not.toBe(logFacts(holding.output).uid);
+    const [forker, install] = await Promise.all([
+      sandbox.run({ command: FORK, workDir: await tempDir('genesis-uids-docker-'), timeoutMs: 60_000, limits: held }),
+      installWithDocker(
+        { workDir: await tempDir('genesis-uids-install-'), command: FORK, timeoutMs: 60_000, memoryMb: 256, image: 'genesis/node:20' },
+        new Docker(),
+      ),
+    ]).finally(() => holder.stop());
+    const holding = logFacts((await holder.stop()).output);
+    const [gate, installed] = [logFacts(forker.output), logFacts(install.output)];
+    expect(gate.forked, forker.output).toBe('20');
+    expect(installed.forked, install.output).toBe('20');
+    expect(Number(holding.uid)).toBeGreaterThanOrEqual(100_000);
+    expect(new Set([holding.uid, gate.uid, installed.uid]).size, JSON.stringify({ holding, gate, installed })).toBe(3);
   });
 
   itWith('docker')('run each gate of a reused container as a uid of its own, none a live bwrap gate holds', async () => {
