@@ -10,6 +10,7 @@ import { createAgentSandbox } from '../../../src/sandbox/create-agent-sandbox.js
 import { createSandbox } from '../../../src/sandbox/create-sandbox.js';
 import { WarmPool } from '../../../src/sandbox/index.js';
 import type { SandboxRunResult, SandboxRunSpec } from '../../../src/sandbox/index.js';
+import type { AgentSandbox } from '../../../src/sandbox/agent-sandbox.js';
 import { logFacts } from '../../helpers/log-facts.js';
 import { itWith } from '../../helpers/services.js';
 import { tempDir } from '../../helpers/temp-dir.js';
@@ -122,38 +123,55 @@ describe('a sandboxed process that asks the kernel for namespaces or interfaces 
 
   itWith('bwrap')('is refused to a bwrap agent, no key one agent stores is seen by the next, and agents at once share no uid', async () => {
     const sandbox = await createAgentSandbox({ kind: 'bwrap', image: 'genesis/node:20', network: 'genesis-agents' });
-    const runAgent = async (script: string) => {
-      const root = await tempDir('genesis-kernel-agent-');
-      const workspace = join(root, 'ws');
-      await mkdir(join(root, 'home'), { recursive: true });
-      await mkdir(workspace);
-      await writeFile(join(workspace, 'kernel.pl'), KERNEL);
-      const promptFile = join(root, 'prompt.md');
-      await writeFile(promptFile, 'probe\n');
-      const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: join(root, 'home') };
-      const result = await new CommandAgent(['sh', '-c', script], { sandbox }).run({
-        workspace,
-        promptFile,
-        prompt: 'probe\n',
-        env,
-        timeoutMs: 60_000,
-        taskId: 't',
-        attempt: 1,
-      });
-      return `${result.log}`;
-    };
+    const runAgent = (script: string) => runAgentIn(sandbox, script);
     const first = await runAgent('perl kernel.pl');
     expect(logFacts(first), first).toMatchObject(refused);
     const next = await runAgent('echo keys=$(grep -c genesis-leak /proc/keys)');
     expect(logFacts(next).keys).toBe('0');
     if (process.getuid?.() !== 0) return;
     // Two agents at once have uids of their own, each a user their tools can look up.
-    const whoami = `echo uid=$(id -u); echo user=$(id -un); node -e "console.log('info=' + require('os').userInfo().username)"; sleep 1`;
-    const both = await Promise.all([runAgent(whoami), runAgent(whoami)]);
+    const both = await Promise.all([runAgent(WHOAMI), runAgent(WHOAMI)]);
     const [a, b] = both.map((log) => logFacts(log));
     expect(a, both[0]).toMatchObject({ user: 'agent', info: 'agent' });
     expect(Number(a!.uid)).toBeGreaterThanOrEqual(100_000);
     expect(b!.uid).not.toBe(a!.uid);
+  });
+});
+
+/** What an agent's uid and user are, and a second so that two agents surely overlap. */
+const WHOAMI = `echo uid=$(id -u); echo user=$(id -un); node -e "console.log('info=' + require('os').userInfo().username)"; sleep 1`;
+
+/** Runs `script` as a command agent in `sandbox`, in a workspace of its own holding kernel.pl; resolves with its log. */
+async function runAgentIn(sandbox: AgentSandbox, script: string): Promise<string> {
+  const root = await tempDir('genesis-kernel-agent-');
+  const workspace = join(root, 'ws');
+  await mkdir(join(root, 'home'), { recursive: true });
+  await mkdir(workspace);
+  await writeFile(join(workspace, 'kernel.pl'), KERNEL);
+  const promptFile = join(root, 'prompt.md');
+  await writeFile(promptFile, 'probe\n');
+  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: join(root, 'home') };
+  const result = await new CommandAgent(['sh', '-c', script], { sandbox }).run({
+    workspace,
+    promptFile,
+    prompt: 'probe\n',
+    env,
+    timeoutMs: 60_000,
+    taskId: 't',
+    attempt: 1,
+  });
+  return `${result.log}`;
+}
+
+describe('docker agents running at the same time', () => {
+  itWith('docker')('share no uid, each a user their tools can look up', async () => {
+    if (process.getuid?.() !== 0) return;
+    const sandbox = await createAgentSandbox({ kind: 'docker', image: 'genesis/node:20', network: 'genesis-agents' });
+    const both = await Promise.all([runAgentIn(sandbox, WHOAMI), runAgentIn(sandbox, WHOAMI)]);
+    const [a, b] = both.map((log) => logFacts(log));
+    expect(a, both[0]).toMatchObject({ user: 'agent', info: 'agent' });
+    expect(Number(a!.uid)).toBeGreaterThanOrEqual(100_000);
+    expect(b!.uid, both[1]).not.toBe(a!.uid);
   });
 });
 
