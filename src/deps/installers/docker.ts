@@ -14,9 +14,9 @@ const CA_IN_CONTAINER = '/etc/genesis-ca.crt';
 
 /**
  * Runs an install in a fresh container on Docker's bridge network (a network of its own: not the
- * host's loopback, not the gate's none), as a uid of its own with every capability dropped, a read-only
- * root, memory, pids and CPU limits and a timeout. As root it runs as a uid leased for the install (as
- * a gate does: no other live sandbox shares its per-user kernel limits), else as this user. It sees the dependency files at /work, the
+ * host's loopback, not the gate's none), with every capability dropped, a read-only root, memory,
+ * pids and CPU limits and a timeout; as root it runs as a uid leased for the install (as a gate
+ * does: no other live sandbox shares its per-user kernel limits), else as this user. It sees the dependency files at /work, the
  * image's own toolchain (the gate's image, so the set runs where it was built) and this machine's
  * CA bundle, nothing else: no world, no ledger, no Docker socket. `docker` is the gate sandbox's
  * client (dockerClientOf), so the set is installed on the daemon that runs the gates.

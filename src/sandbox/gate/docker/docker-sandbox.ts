@@ -36,7 +36,7 @@ export interface DockerSandboxOptions {
 /**
  * Runs each command in a fresh container: no network, read-only root, private /tmp, all
  * capabilities dropped, no-new-privileges, memory (without swap), pids and CPU limits from the
- * spec, and the work dir bound read-write at /work. The container is removed after every run,
+ * spec, the work dir bound read-write at /work, and (as root) a uid leased for the run. The container is removed after every run,
  * whatever happened; at the timeout it is killed (exit code 137).
  */
 export class DockerSandbox implements Sandbox {
