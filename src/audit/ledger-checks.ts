@@ -88,11 +88,11 @@ export function checkLedgerOutcomes(entries: readonly LedgerEntry[], onBranch: R
       open.push(id);
       continue;
     }
-    if (r.status !== 'final' || r.outcome === null || !['accepted', 'rejected', 'failed', 'abandoned'].includes(r.outcome)) {
+    if (r.status !== 'final' || r.outcome === null || !['accepted', 'rejected', 'failed', 'abandoned', 'outrun'].includes(r.outcome)) {
       findings.push(
         violation(
           'episode-not-final',
-          `episode ${id} has status ${r.status} and outcome ${r.outcome ?? 'none'}; a closed episode must end accepted, rejected, failed or abandoned`,
+          `episode ${id} has status ${r.status} and outcome ${r.outcome ?? 'none'}; a closed episode must end accepted, rejected, failed, abandoned or outrun`,
           { episode: id },
         ),
       );

@@ -17,7 +17,7 @@ export function formatRunEvent(event: RunEvent): string | null {
     case 'wait':
       return null;
     case 'episode-end': {
-      const mark = event.outcome === 'accepted' ? '✓' : event.outcome === 'abandoned' ? '–' : '✗';
+      const mark = event.outcome === 'accepted' ? '✓' : event.outcome === 'abandoned' || event.outcome === 'outrun' ? '–' : '✗';
       const what =
         event.outcome === 'accepted'
           ? `accepted as ${event.commit!.slice(0, 12)}${event.reason === 'replayed' ? ' (replayed on a newer head)' : ''}`
@@ -102,5 +102,5 @@ function readFailuresCommands(blocked: Array<{ task: string; outcome?: string | 
 }
 
 export function formatSummary(summary: RunSummary): string {
-  return `${describeStop(summary.stop)}\n${summary.episodes} episodes this run: ${summary.accepted} accepted, ${summary.rejected} rejected by the gate, ${summary.failed} failed, ${summary.abandoned} abandoned; head ${summary.head.slice(0, 12)}; ${(summary.durationMs / 1000).toFixed(1)}s`;
+  return `${describeStop(summary.stop)}\n${summary.episodes} episodes this run: ${summary.accepted} accepted, ${summary.rejected} rejected by the gate, ${summary.failed} failed, ${summary.abandoned} abandoned${summary.outrun > 0 ? `, ${summary.outrun} outrun in races` : ''}; head ${summary.head.slice(0, 12)}; ${(summary.durationMs / 1000).toFixed(1)}s`;
 }

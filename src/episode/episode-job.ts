@@ -16,6 +16,8 @@ export const episodeJobSchema = z
     base: sha,
     /** Ids of this task's earlier finished attempts, oldest first: the worker reads just these for reflections. */
     earlier: z.array(z.string()).max(50).optional(),
+    /** The holder of the path lease the episode works under, when not itself: a racer shares its race's (the first racer's). */
+    lease: z.string().optional(),
   })
   .strict();
 

@@ -68,6 +68,7 @@ export const REJECTION_REASONS = {
   'broken-base': refused('the accepted head fails its own gate without the change'),
   'replay-broken-base': refused('the tip fails its gate without the change'),
   aborted: refused('the run was stopped'),
+  outrun: refused('another racer of the same task won its race (its work is kept in the ledger)'),
   'replay-aborted': refused('the run stopped before the verification on the tip'),
   'orchestrator-stopped': refused('the orchestrator stopped before the episode ended'),
   'gate-crashed': refused("the orchestrator died while the episode's gate ran (once: it may have been the machine)"),

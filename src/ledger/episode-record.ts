@@ -8,8 +8,11 @@ import type { EpisodeReason } from '../errors/rejection-reasons.js';
  * (the proof of its result) and at its end. A record still `running` after its orchestrator died
  * is closed as `abandoned` on the next start, or taken up again when its gate had passed.
  */
-/** `awaiting-review`: the change passed its gate and waits for a person (`genesis review approve|reject`); the record stays open until then. */
-export type EpisodeOutcome = 'accepted' | 'rejected' | 'failed' | 'abandoned' | 'awaiting-review';
+/**
+ * `awaiting-review`: the change passed its gate and waits for a person (`genesis review approve|reject`); the record stays open until then.
+ * `outrun`: a racer of a race another racer of the same task won (nobody's failure; its candidate stays in the ledger).
+ */
+export type EpisodeOutcome = 'accepted' | 'rejected' | 'failed' | 'abandoned' | 'awaiting-review' | 'outrun';
 
 export interface GateStepRecord {
   name: string;
@@ -89,6 +92,8 @@ export interface EpisodeRecord {
   gatedOn?: string | null;
   /** With `gatedOn`: the change as the agent made it, on its base. */
   source?: string | null;
+  /** The race this episode ran in (a task's `race: N`): the id of its first racer. Absent for an episode that raced nobody. */
+  race?: string | null;
 }
 
 /** The logs stored next to record.json in the episode's ledger tree. */
@@ -110,7 +115,9 @@ export const ARTIFACT_FILES: Record<keyof EpisodeArtifacts, string> = {
 };
 
 /** The record the scheduler opens when it starts an episode, before its job goes out: running, nothing judged yet. */
-export function openEpisodeRecord(start: Pick<EpisodeRecord, 'id' | 'world' | 'task' | 'attempt' | 'base' | 'agent' | 'worker'>): EpisodeRecord {
+export function openEpisodeRecord(
+  start: Pick<EpisodeRecord, 'id' | 'world' | 'task' | 'attempt' | 'base' | 'agent' | 'worker'> & Pick<EpisodeRecord, 'race'>,
+): EpisodeRecord {
   return {
     version: 1,
     id: start.id,
@@ -133,5 +140,6 @@ export function openEpisodeRecord(start: Pick<EpisodeRecord, 'id' | 'world' | 't
     changedFiles: [],
     usage: null,
     worker: start.worker,
+    ...(start.race ? { race: start.race } : {}),
   };
 }

@@ -301,6 +301,15 @@ const agent = z
       )
       .default([])
       .describe('agents or models for successive attempts: attempt n uses entry (n-1) mod length, merged over this agent'),
+    race: z
+      .number()
+      .int()
+      .min(1)
+      .max(16)
+      .default(1)
+      .describe(
+        "episodes of every task run at once from the same base (a task's race overrides it): the first to pass its gate wins, or in a ratchet world the highest score",
+      ),
   })
   .strict();
 
@@ -334,6 +343,15 @@ export const taskSchema = z
       .boolean()
       .default(false)
       .describe('a change that passed its gate waits as awaiting-review until a person approves it (genesis review approve, or the dashboard) before it lands'),
+    race: z
+      .number()
+      .int()
+      .min(1)
+      .max(16)
+      .optional()
+      .describe(
+        'episodes of this task run at once from the same base (each a different rotation entry); the gate picks the winner, the others are outrun; default: agent.race',
+      ),
   })
   .strict();
 
@@ -378,6 +396,13 @@ export const manifestSchema = z
       .default({ maxAttempts: 3, blockOnRepeat: true })
       .describe('how often a task is tried before it is blocked'),
     parallelism: z.number().int().min(1).max(64).default(2).describe('episodes running at once'),
+    race: z
+      .object({
+        stopOnWin: z.boolean().default(true).describe('stop the other racers of a race once it is decided (their work so far is kept in the ledger)'),
+      })
+      .strict()
+      .default({ stopOnWin: true })
+      .describe("how races (a task's race: N, or agent.race) end"),
     review: z
       .enum(['tasks', 'all'])
       .default('tasks')

@@ -24,6 +24,12 @@ export interface EpisodeQueue {
   nextResult(): Promise<EpisodeResult>;
   acknowledge(episodeId: string): Promise<void>;
   ensureSubmitted(job: EpisodeJob): Promise<boolean>;
+  /**
+   * Stops one job (a racer whose race is decided): a waiting one does not start, a running one is
+   * aborted; its result (abandoned) is still delivered. Absent on a queue that cannot reach a job
+   * once a worker took it: the job then runs to its end.
+   */
+  cancel?(episodeId: string): Promise<void>;
   close(): Promise<void>;
 }
 

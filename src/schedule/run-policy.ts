@@ -29,6 +29,8 @@ export interface PolicyState {
   readonly integrating: ReadonlyMap<string, string>;
   /** Changes that passed their own gate and wait for a person (`review`): no slot, the task is busy, nothing lands until approved. */
   readonly reviewing: ReadonlyMap<string, ReviewingChange>;
+  /** Races under way (a task's `race: N`), by race id: the id of its first racer. Gone once none of its racers is busy. */
+  readonly races: ReadonlyMap<string, RaceState>;
   /** Tasks whose gate found the accepted head itself failing: not tried again in this run. */
   readonly held: ReadonlyMap<string, string>;
   /** Tasks whose last episode met an outage of the machine (or whose lease another holder keeps), and the time (ms) before which none starts. */
@@ -53,6 +55,29 @@ export interface ReviewingChange {
   change: IntegratingChange;
 }
 
+/**
+ * A race: N episodes of one task started at once from the same base. The first to pass its gate
+ * wins (in a ratchet world, once every racer has ended, the highest score, ties the smallest change);
+ * the others end `outrun`, their work kept in the ledger.
+ */
+export interface RaceState {
+  task: string;
+  /** Every racer started, in order. */
+  racers: readonly string[];
+  /** The racer whose change goes on to integration (or review), once the race is decided. */
+  winner: string | null;
+  /** Ratchet worlds: racers that passed, held (in `running`) until every racer has ended. */
+  passes: readonly RacePass[];
+}
+
+/** A racer whose change passed its own gate, as a ratchet race compares them. */
+export interface RacePass {
+  change: IntegratingChange;
+  score: number;
+  /** Files the change touched: the smaller change wins a tie. */
+  size: number;
+}
+
 /** A change that passed its own gate, as it joins the integration queue. */
 export interface IntegratingChange {
   id: string;
@@ -73,6 +98,7 @@ export interface Tally {
   rejected: number;
   failed: number;
   abandoned: number;
+  outrun: number;
   episodes: number;
 }
 
@@ -93,6 +119,10 @@ export interface PolicyConfig {
   reviewAll: boolean;
   /** How often the loop looks for review decisions while changes wait for them (ms). @default 2000 */
   reviewPollMs: number;
+  /** Episodes raced per task when the task names no `race` of its own (`agent.race`). @default 1 */
+  race: number;
+  /** Stop the other racers once a race is decided (`race.stopOnWin`). @default true */
+  stopOnWin: boolean;
 }
 
 export type PolicyEvent =
@@ -133,8 +163,14 @@ export type PolicyCommand =
    * `earlier`: the task's earlier attempts the prompt reflects on, oldest first. `attempt` numbers
    * every attempt of the task (the ledger and its statistics group by it); `round` counts only
    * since the task's latest retry or reopening, as `retry.maxAttempts` is held against (the prompt's).
+   * `racers`: episodes of the task to start at once, as one race (attempts `attempt`, `attempt + 1`, …,
+   * so a rotation gives each racer another agent), as many as `limit` leaves room for.
    */
-  | { type: 'start'; tasks: Array<{ task: TaskSpec; attempt: number; round: number; earlier: string[] }>; limit: number }
+  | { type: 'start'; tasks: Array<{ task: TaskSpec; attempt: number; round: number; earlier: string[]; racers: number }>; limit: number }
+  /** A race is decided: stop its other racers still working (`race.stopOnWin`); each then ends `outrun`. */
+  | { type: 'stop-racers'; ids: string[] }
+  /** A racer of a decided race ended (passed or not): its record is closed `outrun`, its candidate kept. */
+  | { type: 'outrun'; id: string; winner: string }
   /** Take every change out of the integration queue without a verdict (each is then `withdrawn`): their passing records stay open for the next run. */
   | { type: 'withdraw-changes' }
   /** Stop the running episodes (their work is quarantined) and the integration stage's verifications. */
@@ -188,9 +224,9 @@ export interface Decision {
   commands: PolicyCommand[];
 }
 
-type OptionalConfig = 'cooldownMs' | 'pastEvidence' | 'ratchet' | 'reviewAll' | 'reviewPollMs';
+type OptionalConfig = 'cooldownMs' | 'pastEvidence' | 'ratchet' | 'reviewAll' | 'reviewPollMs' | 'race' | 'stopOnWin';
 
-const NO_TALLY: Tally = { accepted: 0, rejected: 0, failed: 0, abandoned: 0, episodes: 0 };
+const NO_TALLY: Tally = { accepted: 0, rejected: 0, failed: 0, abandoned: 0, outrun: 0, episodes: 0 };
 
 export function initialPolicyState(input: {
   config: Omit<PolicyConfig, OptionalConfig> & Partial<Pick<PolicyConfig, OptionalConfig>>;
@@ -207,13 +243,14 @@ export function initialPolicyState(input: {
   now: number;
 }): PolicyState {
   return {
-    config: { cooldownMs: 2_000, pastEvidence: false, ratchet: false, reviewAll: false, reviewPollMs: 2_000, ...input.config },
+    config: { cooldownMs: 2_000, pastEvidence: false, ratchet: false, reviewAll: false, reviewPollMs: 2_000, race: 1, stopOnWin: true, ...input.config },
     tasks: input.tasks,
     done: input.done,
     ledger: policyLedgerOf(input.records),
     running: input.running ?? new Map(),
     integrating: input.integrating ?? new Map(),
     reviewing: input.reviewing ?? new Map(),
+    races: new Map(),
     held: new Map(),
     cooldown: new Map(),
     outages: new Map(),
@@ -235,7 +272,8 @@ export function decide(state: PolicyState, event: PolicyEvent): Decision {
     case 'started': {
       const ledger = withRecord(state.ledger, event.record);
       const running = new Map(state.running).set(event.record.id, event.record.task);
-      return { state: { ...state, ledger, running, tally: { ...state.tally, episodes: state.tally.episodes + 1 } }, commands: [] };
+      const races = joinRace(state.races, event.record);
+      return { state: { ...state, ledger, running, races, tally: { ...state.tally, episodes: state.tally.episodes + 1 } }, commands: [] };
     }
     case 'starts-done':
       return afterStarts({ ...state, now: event.now }, event.refused ?? []);
@@ -322,6 +360,9 @@ function interrupted(state: PolicyState): Decision {
 function judgeResult(state: PolicyState, result: EpisodeResult, record: EpisodeRecord | null): Decision {
   const id = result.episodeId;
   if (!state.running.has(id)) return { state, commands: [{ type: 'drop-result', id }] };
+  const race = raceOf(state, id);
+  // A racer of a decided race is outrun however it ended: the task is the winner's now.
+  if (race && race.state.winner !== null) return { state, commands: [{ type: 'outrun', id, winner: race.state.winner }] };
   if (result.verdict !== 'passed') {
     const fatal = result.fatal ? { reason: result.reason ?? ('worker-error' satisfies EpisodeReason), message: result.message ?? '' } : null;
     const hold = result.holdUntil === undefined ? null : { untilMs: result.holdUntil, message: result.message ?? '' };
@@ -340,14 +381,72 @@ function judgeResult(state: PolicyState, result: EpisodeResult, record: EpisodeR
     base: result.gatedOn ?? result.base,
     ...(result.source ? { source: result.source } : {}),
   };
-  if (needsReview(state, result.task)) {
+  if (!race) return goOn(state, change);
+  if (!state.config.ratchet) return winRace(state, race.id, change);
+  // A ratchet race waits for every racer: the highest score wins, not the first.
+  const pass: RacePass = { change, score: record?.gate?.score ?? 0, size: record?.changedFiles.length ?? 0 };
+  const races = new Map(state.races).set(race.id, { ...race.state, passes: [...race.state.passes, pass] });
+  return decideRatchetRace({ ...state, races }, race.id);
+}
+
+/** A passing change goes on: it waits for a person (`review`), or joins the integration queue. */
+function goOn(state: PolicyState, change: IntegratingChange): Decision {
+  if (needsReview(state, change.task)) {
     const running = new Map(state.running);
-    running.delete(id);
-    const planned = plan({ ...state, running, reviewing: new Map(state.reviewing).set(id, { task: result.task, change }) });
+    running.delete(change.id);
+    const planned = plan({ ...state, running, reviewing: new Map(state.reviewing).set(change.id, { task: change.task, change }) });
     return { state: planned.state, commands: [{ type: 'park', change }, ...planned.commands] };
   }
-  const passed = decide(state, { type: 'passed', id });
+  const passed = decide(state, { type: 'passed', id: change.id });
   return { state: passed.state, commands: [...passed.commands, { type: 'integrate', change }] };
+}
+
+/** The race is decided for `change`: it goes on, the other passes held are outrun, and (with stopOnWin) the racers still working are stopped. */
+function winRace(state: PolicyState, raceId: string, change: IntegratingChange, held: readonly RacePass[] = []): Decision {
+  const race = state.races.get(raceId)!;
+  const races = new Map(state.races).set(raceId, { ...race, winner: change.id, passes: [] });
+  const outrun: PolicyCommand[] = held.filter((p) => p.change.id !== change.id).map((p) => ({ type: 'outrun', id: p.change.id, winner: change.id }));
+  const working = race.racers.filter((r) => r !== change.id && state.running.has(r) && !held.some((p) => p.change.id === r));
+  const stop: PolicyCommand[] = state.config.stopOnWin && working.length > 0 ? [{ type: 'stop-racers', ids: working }] : [];
+  const next = goOn({ ...state, races }, change);
+  return { state: next.state, commands: [...next.commands, ...outrun, ...stop] };
+}
+
+/**
+ * A ratchet race is decided once none of its racers is still working: the pass with the highest
+ * score wins, a tie goes to the smaller change, then to the earlier racer. With no pass, the
+ * race simply ends (each racer's own failure counts).
+ */
+function decideRatchetRace(state: PolicyState, raceId: string): Decision {
+  const race = state.races.get(raceId);
+  if (!race || race.winner !== null || race.passes.length === 0) return { state, commands: [] };
+  const working = race.racers.filter((r) => state.running.has(r) && !race.passes.some((p) => p.change.id === r));
+  if (working.length > 0) return { state, commands: [] };
+  const best = [...race.passes].sort((a, b) => b.score - a.score || a.size - b.size)[0]!;
+  return winRace(state, raceId, best.change, race.passes);
+}
+
+/** The race an episode runs in, if any. */
+function raceOf(state: PolicyState, id: string): { id: string; state: RaceState } | null {
+  for (const [raceId, race] of state.races) if (race.racers.includes(id)) return { id: raceId, state: race };
+  return null;
+}
+
+/** A started episode joins its race (the record names it). */
+function joinRace(races: ReadonlyMap<string, RaceState>, record: EpisodeRecord): ReadonlyMap<string, RaceState> {
+  if (!record.race) return races;
+  const race = races.get(record.race) ?? { task: record.task, racers: [], winner: null, passes: [] };
+  return new Map(races).set(record.race, { ...race, racers: [...race.racers, record.id] });
+}
+
+/** A race none of whose racers is busy any more is over. */
+function endRaces(state: PolicyState): ReadonlyMap<string, RaceState> {
+  const busy = (id: string) => state.running.has(id) || state.integrating.has(id) || state.reviewing.has(id);
+  const over = [...state.races].filter(([, race]) => !race.racers.some(busy)).map(([id]) => id);
+  if (over.length === 0) return state.races;
+  const races = new Map(state.races);
+  for (const id of over) races.delete(id);
+  return races;
 }
 
 /**
@@ -406,7 +505,13 @@ function plan(state: PolicyState): Decision {
   if (ready.length === 0) return afterStarts(state);
   const tasks = ready.map((task) => {
     const status = statuses.get(task.id);
-    return { task, attempt: (status?.failures ?? 0) + 1, round: (status?.failuresSinceRetry ?? 0) + 1, earlier: earlierAttempts(state, task.id) };
+    return {
+      task,
+      attempt: (status?.failures ?? 0) + 1,
+      round: (status?.failuresSinceRetry ?? 0) + 1,
+      earlier: earlierAttempts(state, task.id),
+      racers: task.race ?? state.config.race,
+    };
   });
   return { state, commands: [{ type: 'start', tasks, limit }] };
 }
@@ -454,7 +559,12 @@ function finished(state: PolicyState, event: Extract<PolicyEvent, { type: 'finis
   const stop = !state.stop && event.fatal ? { kind: 'circuit-open' as const, reason: event.fatal.reason, message: event.fatal.message } : state.stop;
   const ledger = withRecord(state.ledger, record);
   const hold = event.hold && event.hold.untilMs > (state.hold?.untilMs ?? 0) ? event.hold : state.hold;
-  return plan({ ...state, now: event.now, ledger, running, integrating, reviewing, tally, held, cooldown, outages, stop, hold });
+  const next: PolicyState = { ...state, now: event.now, ledger, running, integrating, reviewing, tally, held, cooldown, outages, stop, hold };
+  // A racer that ended may have been the last a ratchet race waited for.
+  const race = raceOf(next, record.id);
+  const decided = race ? decideRatchetRace(next, race.id) : { state: next, commands: [] };
+  const planned = plan({ ...decided.state, races: endRaces(decided.state) });
+  return { state: planned.state, commands: [...decided.commands, ...planned.commands] };
 }
 
 /** Whether a usage limit holds the world now. */

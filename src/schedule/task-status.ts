@@ -19,7 +19,7 @@ export interface TaskStatus {
 export interface EpisodeFacts {
   task: string;
   status: 'running' | 'final';
-  outcome: 'accepted' | 'rejected' | 'failed' | 'abandoned' | 'awaiting-review' | null;
+  outcome: 'accepted' | 'rejected' | 'failed' | 'abandoned' | 'awaiting-review' | 'outrun' | null;
   reason: string | null;
   message: string | null;
   signature?: string | null;

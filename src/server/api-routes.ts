@@ -56,7 +56,7 @@ const stopBody = z.object({}).strict();
 const taskBody = z.object({ id: z.string().min(1), title: z.string().min(1), paths: z.array(z.string()).min(1) }).passthrough();
 const reviewBody = z.object({ note: z.string().max(MAX_REVIEW_NOTE).nullish() }).strict();
 const reopenBody = z.object({ reason: z.string().min(1).max(MAX_RETRY_NOTE) }).strict();
-const OUTCOMES = ['accepted', 'rejected', 'failed', 'abandoned', 'running', 'awaiting-review'];
+const OUTCOMES = ['accepted', 'rejected', 'failed', 'abandoned', 'outrun', 'running', 'awaiting-review'];
 
 /** The JSON API under /api; src/server/README.md documents every route. */
 export function createApiRoutes(ctx: ApiContext): Hono {

@@ -24,7 +24,7 @@ const obj = (properties: Record<string, Schema>, required: string[] = Object.key
 });
 const nullableRef = (name: string): Schema => ({ anyOf: [ref(name), s('null')] });
 
-const OUTCOMES = ['accepted', 'rejected', 'failed', 'abandoned', 'running', 'awaiting-review'];
+const OUTCOMES = ['accepted', 'rejected', 'failed', 'abandoned', 'outrun', 'running', 'awaiting-review'];
 const TASK_STATES = ['pending', 'running', 'blocked', 'done'];
 
 const schemas: Record<string, Schema> = {

@@ -135,7 +135,9 @@ async function runLeased(data: DistributedJob, options: EpisodeWorkerOptions, wo
     };
   }
   // A restarted job re-takes its lease: if another episode took overlapping paths meanwhile, this one yields.
-  if (!task || !(await leases.tryAcquire(job.episodeId, task.paths))) {
+  // A racer works under its race's lease (the holder the job names), which its fellow racers share.
+  const holder = job.lease ?? job.episodeId;
+  if (!task || !(await leases.tryAcquire(holder, task.paths))) {
     return {
       episodeId: job.episodeId,
       task: job.task,
@@ -148,7 +150,7 @@ async function runLeased(data: DistributedJob, options: EpisodeWorkerOptions, wo
       signature: null,
     };
   }
-  const renew = setInterval(() => void leases.renew(job.episodeId), 5_000);
+  const renew = setInterval(() => void leases.renew(holder), 5_000);
   try {
     const agent = await options.createAgent(manifest, world.repo, job.base);
     const sandbox = await options.createSandbox(manifest);
@@ -167,7 +169,7 @@ async function runLeased(data: DistributedJob, options: EpisodeWorkerOptions, wo
     const onWait = (_: unknown, what: string | null) => options.onEvent?.({ type: 'wait', episodeId: job.episodeId, task: job.task, what });
     const result = await runEpisode(job, { world: world.repo, ledger, sandbox, agent, worker: workerId, signal, reserveTip, onPhase, onWait });
     // Closed while this duplicate ran: the scheduler will not release the lease it re-took.
-    if (result.reason === 'episode-closed') await leases.release(job.episodeId);
+    if (result.reason === 'episode-closed' && holder === job.episodeId) await leases.release(job.episodeId);
     else await world.publish(job.episodeId);
     return result;
   } finally {

@@ -16,6 +16,8 @@ export class MemoryEpisodeQueue implements EpisodeQueue {
   private readonly takers: Array<(result: EpisodeResult) => void> = [];
   private readonly running = new Map<string, Promise<void>>();
   private readonly abort = new AbortController();
+  /** Each running job's own abort, for cancel: the queue's close aborts them all. */
+  private readonly aborts = new Map<string, AbortController>();
 
   constructor(
     private readonly handler: EpisodeHandler,
@@ -53,6 +55,16 @@ export class MemoryEpisodeQueue implements EpisodeQueue {
     return false;
   }
 
+  async cancel(episodeId: string): Promise<void> {
+    const at = this.waiting.findIndex((j) => j.episodeId === episodeId);
+    if (at >= 0) {
+      const [job] = this.waiting.splice(at, 1);
+      this.deliver(abandonedResult(job!, 'the episode was stopped before it started'));
+      return;
+    }
+    this.aborts.get(episodeId)?.abort();
+  }
+
   async close(): Promise<void> {
     this.abort.abort();
     for (const job of this.waiting.splice(0)) this.deliver(abandonedResult(job, 'the queue closed before the episode started'));
@@ -62,13 +74,17 @@ export class MemoryEpisodeQueue implements EpisodeQueue {
   private pump(): void {
     while (this.running.size < this.concurrency && this.waiting.length > 0 && !this.abort.signal.aborted) {
       const job = this.waiting.shift()!;
+      const own = new AbortController();
+      this.aborts.set(job.episodeId, own);
+      const signal = AbortSignal.any([this.abort.signal, own.signal]);
       // A handler that throws before returning a promise still yields exactly one result.
       const work = Promise.resolve()
-        .then(() => this.handler(job, this.abort.signal))
+        .then(() => this.handler(job, signal))
         .then((result) => episodeResultSchema.parse(result))
         .catch((error: unknown) => workerError(job, error))
         .then((result) => {
           this.running.delete(job.episodeId);
+          this.aborts.delete(job.episodeId);
           this.deliver(result);
           this.pump();
         });

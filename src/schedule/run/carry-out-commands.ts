@@ -2,9 +2,9 @@ import { checkEvidence } from '../../gate/evidence.js';
 import type { EpisodeRecord } from '../../ledger/episode-record.js';
 import { episodeEndEvent } from './events.js';
 import { decide, taskStatuses, type PolicyCommand, type PolicyEvent, type WorldHold } from '../run-policy.js';
-import { closeEpisode, closeReview, dropResult, integrateChange, parkForReview, refuseResult } from './episode-results.js';
+import { closeEpisode, closeOutrun, closeReview, dropResult, integrateChange, parkForReview, refuseResult } from './episode-results.js';
 
-import { openEpisodes, reportLeaseWaits, submitEpisode } from './start-episodes.js';
+import { openEpisodes, releaseLease, reportLeaseWaits, submitEpisode } from './start-episodes.js';
 import type { Run } from './state.js';
 import { writeWorldHold } from './world-hold.js';
 
@@ -48,6 +48,12 @@ async function carryOut(run: Run, command: PolicyCommand): Promise<void> {
       return ended(run, await refuseResult(run, command.id, command.record, command.closing), null);
     case 'close-episode':
       return ended(run, await closeEpisode(run, command.result), command.fatal, command.hold);
+    case 'stop-racers':
+      // Their results still arrive (abandoned), and the policy closes each as outrun. A queue that cannot stop one job lets it run to its end.
+      await Promise.all(command.ids.map((id) => run.queue.cancel?.(id)));
+      return;
+    case 'outrun':
+      return ended(run, await closeOutrun(run, command.id, command.winner), null);
     case 'finish':
       // The policy holds its stop reason as finished: the loop ends after this turn.
       return;
@@ -80,7 +86,7 @@ export async function stopEpisodes(run: Run): Promise<void> {
  * record. A new hold of the world (a usage limit) is told and written for `genesis status`.
  */
 async function ended(run: Run, final: EpisodeRecord, fatal: { reason: string; message: string } | null, hold: WorldHold | null = null): Promise<void> {
-  await run.leases.release(final.id);
+  await releaseLease(run, final);
   await run.queue.acknowledge(final.id);
   run.emit(episodeEndEvent(final));
   run.tracer?.episodeEnded(final);

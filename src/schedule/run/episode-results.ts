@@ -3,6 +3,7 @@ import { GenesisError } from '../../errors/genesis-error.js';
 import type { EpisodeRecord } from '../../ledger/episode-record.js';
 import type { EpisodeSummary } from '../../ledger/summary.js';
 import type { Closing, IntegratingChange, PolicyCommand, ReviewingChange } from '../run-policy.js';
+import { releaseLease } from './start-episodes.js';
 import type { Run } from './state.js';
 
 /**
@@ -50,6 +51,24 @@ export async function closeEpisode(run: Run, result: EpisodeResult): Promise<Epi
   return final;
 }
 
+/**
+ * Closes the record of a racer whose race another racer won: `outrun`, nobody's failure. Whatever it
+ * made stays in the ledger (its candidate, gate and logs, as its record holds them); a place it took
+ * in the integration queue is given up.
+ */
+export async function closeOutrun(run: Run, id: string, winner: string): Promise<EpisodeRecord> {
+  run.jobs.delete(id);
+  if (run.stage.holds(id)) await run.stage.withdraw(id);
+  // In process the gate's record and logs wait in the journal: written to git with the final record.
+  const record = (await run.ledger.read(id)) ?? run.records.get(id);
+  if (!record) throw new GenesisError('episode-unknown', `episode ${id} has no ledger record`, { hint: 'episodes are created by genesis run' });
+  if (record.status === 'final') return record;
+  const message = `outrun: episode ${winner} won the race for task ${record.task}`;
+  const final: EpisodeRecord = { ...record, status: 'final', outcome: 'outrun', reason: 'outrun', message, signature: null, endedAt: new Date().toISOString() };
+  await run.ledger.write(final);
+  return final;
+}
+
 /** A result delivered twice, or of an episode already integrating. A duplicate run may have reopened a closed record: closed again. */
 export async function dropResult(run: Run, id: string): Promise<void> {
   const known = run.records.get(id) ?? run.summaries.get(id);
@@ -78,7 +97,7 @@ export async function parkForReview(run: Run, change: IntegratingChange): Promis
   const parked: EpisodeRecord = { ...record, outcome: 'awaiting-review', endedAt: new Date().toISOString() };
   await run.ledger.write(parked);
   run.records.set(parked.id, parked);
-  await run.leases.release(change.id);
+  await releaseLease(run, parked);
   await run.queue.acknowledge(change.id);
   const durationMs = Date.parse(parked.endedAt!) - Date.parse(parked.startedAt);
   run.emit({

@@ -51,6 +51,8 @@ export interface RunSummary {
   rejected: number;
   failed: number;
   abandoned: number;
+  /** Racers whose race another racer of their task won. */
+  outrun: number;
   durationMs: number;
   evidence: { command: string; passed: boolean } | null;
 }

@@ -125,6 +125,7 @@ export async function openRun(options: RunOptions): Promise<Run> {
     waits,
     recovered: { integrating: [], running: [], reviewing: [], closed: 0 },
     jobs: new Map(),
+    raceLeases: new Map(),
     policy: initialPolicyState({ config, tasks: manifest.tasks, done: new Set(), records: [], now: Date.now() }),
     evidence: null,
     reconciledAt: Date.now(),
@@ -181,6 +182,8 @@ async function policyConfig(
     pastEvidence: options.pastEvidence ?? false,
     ratchet: manifest.verify.mode === 'ratchet',
     reviewAll: manifest.review === 'all',
+    race: manifest.agent.race,
+    stopOnWin: manifest.race.stopOnWin,
   };
 }
 

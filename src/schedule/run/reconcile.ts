@@ -1,3 +1,4 @@
+import { leaseHolder } from './start-episodes.js';
 import type { Run } from './state.js';
 
 /**
@@ -10,9 +11,10 @@ export async function reconcileIfDue(run: Run): Promise<void> {
   if (!run.distributed || Date.now() - run.reconciledAt < every) return;
   const { policy, leases } = run;
   for (const [id, task] of [...policy.running, ...policy.integrating]) {
+    const holder = leaseHolder(run, id);
     // Lost (a Redis restart dropped it): taken again, so no new episode takes these paths meanwhile.
     const paths = policy.tasks.find((t) => t.id === task)?.paths;
-    if (!(await leases.renew(id)) && paths) await leases.tryAcquire(id, paths);
+    if (!(await leases.renew(holder)) && paths) await leases.tryAcquire(holder, paths);
   }
   for (const [id, job] of run.jobs) if (run.policy.running.has(id)) await run.queue.ensureSubmitted(job);
   // A verification job Redis lost would leave its change waiting in the integration queue for ever.

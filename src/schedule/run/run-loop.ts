@@ -4,6 +4,7 @@ import { nextWake } from '../run-policy.js';
 import { answersTipRequest } from '../tip-reservation.js';
 import { apply, checkEvidenceOn, reportBlocked } from './carry-out-commands.js';
 import { reserveTip } from './open-run.js';
+import { releaseLease } from './start-episodes.js';
 import { reconcileIfDue } from './reconcile.js';
 import { rejoinIntegration } from './recover-run.js';
 import type { Run, Wake } from './state.js';
@@ -81,7 +82,7 @@ async function takeWake(run: Run, wake: Wake): Promise<void> {
 /** A change left the integration queue: landed (the manifest at the new head is read) or rejected. */
 async function integrated(run: Run, outcome: IntegrationOutcome): Promise<void> {
   const final = outcome.record;
-  await run.leases.release(final.id);
+  await releaseLease(run, final);
   run.emit(episodeEndEvent(final));
   run.tracer?.episodeEnded(final);
   if (outcome.type === 'landed') {

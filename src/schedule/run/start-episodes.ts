@@ -15,21 +15,32 @@ export interface Opened {
 
 /**
  * Opens the episodes the policy asked for, in order, until `limit` of them started: each takes its
- * task's path lease (`refused`: the tasks whose lease the store refused) and gets its record.
+ * task's path lease (`refused`: the tasks whose lease the store refused) and gets its record. The
+ * racers of a task take one lease between them, in the name of the race (its first racer's id):
+ * they change the same paths from the same base, and only one of their changes lands.
  */
 export async function openEpisodes(run: Run, command: Start): Promise<{ opened: Opened[]; refused: string[] }> {
   const head = run.lander.head!;
   const opened: Opened[] = [];
   const refused: string[] = [];
-  for (const { task, attempt, round, earlier } of command.tasks) {
+  for (const { task, attempt, round, earlier, racers } of command.tasks) {
     if (opened.length >= command.limit) break;
-    const id = newEpisodeId();
-    if (!(await run.leases.tryAcquire(id, task.paths))) {
+    const count = Math.min(racers, command.limit - opened.length);
+    const ids = Array.from({ length: count }, () => newEpisodeId());
+    const lead = ids[0]!;
+    if (!(await run.leases.tryAcquire(lead, task.paths))) {
       refused.push(task.id);
       continue;
     }
-    const agent = agentForAttempt(run.agent, attempt).label;
-    opened.push({ record: openEpisodeRecord({ id, world: run.manifest.name, task: task.id, attempt, base: head, agent, worker: run.worker }), round, earlier });
+    // One racer is no race: an episode of its own, as without `race`.
+    const race = count > 1 ? lead : null;
+    if (race) run.raceLeases.set(race, new Set(ids));
+    ids.forEach((id, k) => {
+      // Each racer is an attempt of its own: with a rotation, each runs another agent or model.
+      const agent = agentForAttempt(run.agent, attempt + k).label;
+      const record = openEpisodeRecord({ id, world: run.manifest.name, task: task.id, attempt: attempt + k, base: head, agent, worker: run.worker, race });
+      opened.push({ record, round: round + k, earlier });
+    });
   }
   // Each record is in the world before its job exists; written together, a wave of episodes starts at once, not one write apart.
   // In process, in the ledger's journal (the episode's one git write is its final record); for workers elsewhere, in git.
@@ -39,10 +50,39 @@ export async function openEpisodes(run: Run, command: Start): Promise<{ opened: 
 
 /** Submits an opened episode's job to the episode queue. */
 export async function submitEpisode(run: Run, { record, round, earlier }: Opened): Promise<void> {
-  const job: EpisodeJob = { episodeId: record.id, world: run.manifest.name, task: record.task, attempt: record.attempt, round, base: record.base, earlier };
+  const job: EpisodeJob = {
+    episodeId: record.id,
+    world: run.manifest.name,
+    task: record.task,
+    attempt: record.attempt,
+    round,
+    base: record.base,
+    earlier,
+    ...(record.race && record.race !== record.id ? { lease: record.race } : {}),
+  };
   run.jobs.set(record.id, job);
   run.emit({ type: 'episode-start', id: record.id, task: record.task, attempt: record.attempt });
   await run.queue.submit(job);
+}
+
+/**
+ * Lets go of the path lease an episode that ended held: its own, or, for a racer, the race's once
+ * no other racer of it needs it any more (a winner waiting for integration still does).
+ */
+export async function releaseLease(run: Run, record: Pick<EpisodeRecord, 'id' | 'race'>): Promise<void> {
+  const racers = record.race ? run.raceLeases.get(record.race) : undefined;
+  // A winner approved after review took a lease of its own again.
+  if (!racers?.has(record.id)) return run.leases.release(record.id);
+  racers.delete(record.id);
+  if (racers.size > 0) return;
+  run.raceLeases.delete(record.race!);
+  await run.leases.release(record.race!);
+}
+
+/** The holder of the path lease an episode works under: its race's while the race holds one, else its own. */
+export function leaseHolder(run: Run, id: string): string {
+  const race = run.records.get(id)?.race;
+  return race && run.raceLeases.get(race)?.has(id) ? race : id;
 }
 
 /** Says which refused tasks now wait for a lease another holder keeps, and until when. */

@@ -101,6 +101,11 @@ export interface Run {
   recovered: Recovered;
   /** The jobs of the episodes running, as submitted: a job a shared queue lost is submitted again. */
   readonly jobs: Map<string, EpisodeJob>;
+  /**
+   * The racers of a race share one path lease, held in the name of the race (its first racer): by
+   * race id, the racers that still need it. It is let go when the last of them has ended.
+   */
+  readonly raceLeases: Map<string, Set<string>>;
   policy: PolicyState;
   evidence: RunSummary['evidence'];
   /** When the shared queue and leases were last checked (distributed only). */

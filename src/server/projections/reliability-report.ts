@@ -25,7 +25,8 @@ export function toStatsEpisodes(records: readonly EpisodeRecord[], tasks: readon
             id: r.id,
             task: r.task,
             attempt: r.attempt,
-            outcome: r.outcome satisfies StatsOutcome,
+            // An outrun racer is nobody's failure, as an abandoned episode.
+            outcome: (r.outcome === 'outrun' ? 'abandoned' : r.outcome) satisfies StatsOutcome,
             reason: r.reason,
             signature: r.signature,
             startedAt: r.startedAt,

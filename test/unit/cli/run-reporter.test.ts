@@ -166,6 +166,7 @@ describe('formatSummary', () => {
       rejected: 1,
       failed: 1,
       abandoned: 0,
+      outrun: 0,
       durationMs: 61_500,
       evidence: null,
     });

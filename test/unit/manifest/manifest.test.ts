@@ -43,6 +43,7 @@ const AGENT_DEFAULTS = {
   sandbox: 'auto',
   network: 'genesis-agents',
   rotation: [],
+  race: 1,
   limits: {},
   homeFiles: [],
 };
@@ -78,6 +79,7 @@ describe('parseManifest', () => {
         },
         retry: { maxAttempts: 3, blockOnRepeat: true },
         parallelism: 2,
+        race: { stopOnWin: true },
         review: 'tasks',
         tasks: [],
         ledger: { keepRejectedDays: 14 },

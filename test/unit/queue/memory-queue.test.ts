@@ -22,6 +22,26 @@ describe('MemoryEpisodeQueue', () => {
     await queue.close();
   });
 
+  it('stops one job when asked (a racer outrun): a running one is aborted, a waiting one never starts, the others run on', async () => {
+    const handler: EpisodeHandler = (j, signal) =>
+      sleep(j.task === 'slow' ? 60_000 : 20, undefined, { signal }).then(
+        () => passed(j),
+        () => ({ ...passed(j), verdict: 'abandoned' as const, candidate: null, reason: 'aborted' as const }),
+      );
+    const queue = new MemoryEpisodeQueue(handler, 1);
+    const [slow, waiting, other] = [job('slow'), job('waiting'), job('other')];
+    for (const j of [slow, waiting, other]) await queue.submit(j);
+    await queue.cancel(waiting.episodeId);
+    await queue.cancel(slow.episodeId);
+    const got = await results(queue, 3);
+    expect(got.map((r) => [r.task, r.verdict])).toEqual([
+      ['waiting', 'abandoned'],
+      ['slow', 'abandoned'],
+      ['other', 'passed'],
+    ]);
+    await queue.close();
+  });
+
   it('never runs more handlers at once than its concurrency, and uses all of it', async () => {
     let active = 0;
     let maxActive = 0;

@@ -4,6 +4,7 @@ import {
   decide,
   initialPolicyState,
   nextWake,
+  taskStatuses,
   type PolicyCommand,
   type PolicyEvent,
   type PolicyState,
@@ -604,5 +605,92 @@ describe('the run policy with reviews', () => {
     });
     const { commands } = decide(state, { type: 'tick', now: T0 });
     expect(commands).toEqual([{ type: 'finish', reason: { kind: 'awaiting-review', episodes: [{ id: 'e1', task: 'a' }] } }]);
+  });
+});
+
+describe('the run policy with races', () => {
+  const raced = (id: string, race: number): TaskSpec => ({ ...task(id), race });
+
+  /** Starts the racers a start command asks for, as the loop does: attempts counted on, every racer naming its race (the first). */
+  function startRace(state: PolicyState, ids: string[]): { state: PolicyState; racers: EpisodeRecord[] } {
+    const { commands } = decide(state, { type: 'tick', now: T0 });
+    const start = commands.find((c) => c.type === 'start')!;
+    const { task: t, attempt } = start.tasks[0]!;
+    const racers = ids.map((id, k) => record(id, t.id, { attempt: attempt + k, race: ids[0]! }));
+    let next = state;
+    for (const r of racers) next = decide(next, { type: 'started', record: r }).state;
+    return { state: decide(next, { type: 'starts-done', now: T0 }).state, racers };
+  }
+
+  it('asks for every racer of a raced task (the task, or agent.race), as many as the parallelism and the budgets leave room for', () => {
+    const start = (s: PolicyState) => decide(s, { type: 'tick', now: T0 }).commands.find((c) => c.type === 'start')!;
+    expect(start(policy([raced('a', 3)], { parallelism: 4 }))).toMatchObject({ tasks: [{ racers: 3 }], limit: 4 });
+    expect(start(policy([task('a')], { parallelism: 4, race: 2 }))).toMatchObject({ tasks: [{ racers: 2 }] });
+    // Every racer is an episode: the budget of two leaves room for two of the three.
+    expect(start(policy([raced('a', 3)], { parallelism: 4, budgets: { maxEpisodes: 2 } }))).toMatchObject({ limit: 2 });
+    const { state } = startRace(policy([raced('a', 3)], { parallelism: 4, budgets: { maxEpisodes: 3 } }), ['r1', 'r2', 'r3']);
+    expect(state.ledger.count).toBe(3);
+    expect(state.tally.episodes).toBe(3);
+  });
+
+  it('lands the first racer to pass, stops the others, and closes each of them outrun when it ends', () => {
+    const { state, racers } = startRace(policy([raced('a', 3)], { parallelism: 3 }), ['r1', 'r2', 'r3']);
+    const [r1, r2, r3] = racers as [EpisodeRecord, EpisodeRecord, EpisodeRecord];
+    const won = decide(state, { type: 'result', result: resultOf(r2), record: gated(r2) });
+    expect(won.commands).toEqual([
+      { type: 'integrate', change: { id: 'r2', task: 'a', candidate: CANDIDATE, base: r2.base } },
+      { type: 'stop-racers', ids: ['r1', 'r3'] },
+    ]);
+    expect(won.state.races.get('r1')).toMatchObject({ winner: 'r2' });
+    // A stopped racer, and one whose gate passed too late: both outrun, neither charged.
+    const stopped = decide(won.state, { type: 'result', result: resultOf(r1, { verdict: 'abandoned', reason: 'aborted', candidate: null }), record: null });
+    expect(stopped.commands).toEqual([{ type: 'outrun', id: 'r1', winner: 'r2' }]);
+    expect(decide(won.state, { type: 'result', result: resultOf(r3), record: gated(r3) }).commands).toEqual([{ type: 'outrun', id: 'r3', winner: 'r2' }]);
+    let s = decide(won.state, { type: 'finished', record: final(r1, 'outrun', 'outrun'), now: T0 + 1 }).state;
+    s = decide(s, { type: 'finished', record: final(r3, 'outrun', 'outrun'), now: T0 + 1 }).state;
+    expect(s.tally).toMatchObject({ outrun: 2, failed: 0, rejected: 0 });
+    expect(taskStatuses(s).get('a')).toMatchObject({ state: 'running', failures: 0 });
+    s = decide(s, { type: 'landed', task: 'a', tasks: s.tasks }).state;
+    const done = decide(s, { type: 'finished', record: final(r2, 'accepted'), now: T0 + 2 });
+    expect(done.commands.at(-1)).toEqual({ type: 'finish', reason: { kind: 'done' } });
+    expect(done.state.races.size).toBe(0);
+  });
+
+  it('leaves the other racers running with race.stopOnWin off, and charges a racer that failed before the race was decided', () => {
+    const { state, racers } = startRace(policy([raced('a', 3)], { parallelism: 3, stopOnWin: false, maxAttempts: 5 }), ['r1', 'r2', 'r3']);
+    const [r1, r2] = racers as [EpisodeRecord, EpisodeRecord];
+    const failed = decide(state, { type: 'result', result: resultOf(r1, { verdict: 'rejected', reason: 'test-failed', candidate: null }), record: null });
+    expect(failed.commands).toMatchObject([{ type: 'close-episode' }]);
+    const after = decide(state, { type: 'finished', record: final(r1, 'rejected', 'test-failed'), now: T0 + 1 }).state;
+    expect(taskStatuses(after).get('a')).toMatchObject({ state: 'running', failures: 1 });
+    const won = decide(after, { type: 'result', result: resultOf(r2), record: gated(r2) });
+    expect(won.commands.map((c) => c.type)).toEqual(['integrate']);
+  });
+
+  it('in a ratchet world waits for every racer, then lands the highest score, a tie going to the smaller change', () => {
+    const { state, racers } = startRace(policy([raced('a', 3)], { parallelism: 3, ratchet: true, maxAttempts: 5 }), ['r1', 'r2', 'r3']);
+    const [r1, r2, r3] = racers as [EpisodeRecord, EpisodeRecord, EpisodeRecord];
+    const scored = (r: EpisodeRecord, score: number, files: string[]) => ({
+      ...gated(r),
+      gate: { ok: true, score } as EpisodeRecord['gate'],
+      changedFiles: files,
+    });
+    let s = decide(state, { type: 'result', result: resultOf(r1), record: scored(r1, 7, ['src/a.js', 'src/a2.js']) });
+    expect(s.commands).toEqual([]);
+    s = decide(s.state, { type: 'result', result: resultOf(r2), record: scored(r2, 7, ['src/a.js']) });
+    expect(s.commands).toEqual([]);
+    s = decide(s.state, { type: 'result', result: resultOf(r3, { verdict: 'rejected', reason: 'score-fell', candidate: null }), record: null });
+    expect(s.commands).toMatchObject([{ type: 'close-episode' }]);
+    const decided = decide(s.state, { type: 'finished', record: final(r3, 'rejected', 'score-fell'), now: T0 + 1 });
+    expect(decided.commands).toEqual([
+      { type: 'integrate', change: { id: 'r2', task: 'a', candidate: CANDIDATE, base: r2.base } },
+      { type: 'outrun', id: 'r1', winner: 'r2' },
+    ]);
+  });
+
+  it('sends a winning change of a review task to review', () => {
+    const { state, racers } = startRace(policy([{ ...raced('a', 2), review: true }], { parallelism: 2 }), ['r1', 'r2']);
+    const won = decide(state, { type: 'result', result: resultOf(racers[1]!), record: gated(racers[1]!) });
+    expect(won.commands.map((c) => c.type)).toEqual(['park', 'stop-racers']);
   });
 });

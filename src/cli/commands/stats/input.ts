@@ -38,7 +38,8 @@ export function toStatsEpisodes(records: readonly EpisodeRecord[], tasks: readon
         id: r.id,
         task: r.task,
         attempt: r.attempt,
-        outcome: r.outcome,
+        // An outrun racer is nobody's failure, as an abandoned episode: it neither passes nor fails a try.
+        outcome: r.outcome === 'outrun' ? 'abandoned' : r.outcome,
         reason: r.reason,
         signature: r.signature,
         startedAt: r.startedAt,
