@@ -12,7 +12,9 @@ export function define(program: Command): void {
     .addOption(worldOption())
     .option('--json', 'print an array of episode records (id, task, attempt, outcome, reason, commit, phases, gate, …)')
     .option('--task <id>', 'only the episodes of this task')
-    .addOption(new Option('--outcome <outcome>', 'only the episodes with this outcome').choices(['accepted', 'rejected', 'failed', 'abandoned', 'outrun', 'running']))
+    .addOption(
+      new Option('--outcome <outcome>', 'only the episodes with this outcome').choices(['accepted', 'rejected', 'failed', 'abandoned', 'outrun', 'running']),
+    )
     .option('--limit <n>', 'only the newest n episodes', wholeNumber('--limit', 1))
     .action(async (opts: { world?: string; json?: boolean; task?: string; outcome?: string; limit?: number }) => {
       const { LocalWorld } = await import('../../../world/local-world.js');

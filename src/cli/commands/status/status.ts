@@ -38,7 +38,8 @@ export function define(program: Command): void {
         const board = buildTaskBoard(snapshot, (w) => probeLocalWorker(w));
         // Attempts made: every episode that ran to an end or runs now (an abandoned one was not the agent's attempt).
         const attempts = new Map<string, number>();
-        for (const r of snapshot.records) if (r.status === 'running' || (r.outcome !== 'abandoned' && r.outcome !== 'outrun')) attempts.set(r.task, (attempts.get(r.task) ?? 0) + 1);
+        for (const r of snapshot.records)
+          if (r.status === 'running' || (r.outcome !== 'abandoned' && r.outcome !== 'outrun')) attempts.set(r.task, (attempts.get(r.task) ?? 0) + 1);
         if (opts.json) {
           const tasks = board.tasks.map((t) => ({ ...t, attempts: attempts.get(t.id) ?? 0 }));
           const out = {
