@@ -79,7 +79,7 @@ export interface SimCalibration {
   /** (measured − predicted) / standard error: the binomial one for success, sd/√runs for attempts. */
   successZ: number;
   attemptsZ: number;
-  /** Runs whose episodes or success differ from their replay (should be none). */
+  /** Runs whose episodes or success differ from their replay (should be none; a race the replay cannot decide is left out). */
   mismatches: SimRunOutcome[];
   outcomes: SimRunOutcome[];
   durationMs: number;
@@ -120,7 +120,7 @@ export function summarizeSimRuns(world: Omit<SimWorldOptions, 'seed'>, outcomes:
     attemptsSd,
     successZ: zScore(success - predicted.success, successError),
     attemptsZ: zScore(meanAttempts - predicted.expectedAttempts, attemptsSd / Math.sqrt(runs)),
-    mismatches: outcomes.filter((o) => o.episodes !== o.replay.episodes || o.success !== o.replay.success),
+    mismatches: outcomes.filter((o) => !o.replay.ambiguous && (o.episodes !== o.replay.episodes || o.success !== o.replay.success)),
     outcomes,
     durationMs,
   };

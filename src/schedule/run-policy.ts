@@ -164,7 +164,8 @@ export type PolicyCommand =
    * every attempt of the task (the ledger and its statistics group by it); `round` counts only
    * since the task's latest retry or reopening, as `retry.maxAttempts` is held against (the prompt's).
    * `racers`: episodes of the task to start at once, as one race (attempts `attempt`, `attempt + 1`, …,
-   * so a rotation gives each racer another agent), as many as `limit` leaves room for.
+   * so a rotation gives each racer another agent); a race that does not fit in what is left of
+   * `limit` waits for slots (the next tasks may start meanwhile).
    */
   | { type: 'start'; tasks: Array<{ task: TaskSpec; attempt: number; round: number; earlier: string[]; racers: number }>; limit: number }
   /** A race is decided: stop its other racers still working (`race.stopOnWin`); each then ends `outrun`. */
@@ -510,7 +511,8 @@ function plan(state: PolicyState): Decision {
       attempt: (status?.failures ?? 0) + 1,
       round: (status?.failuresSinceRetry ?? 0) + 1,
       earlier: earlierAttempts(state, task.id),
-      racers: task.race ?? state.config.race,
+      // A race is never wider than the parallelism, nor than the episodes the budget has left.
+      racers: Math.max(1, Math.min(task.race ?? state.config.race, state.config.parallelism, left)),
     };
   });
   return { state, commands: [{ type: 'start', tasks, limit }] };

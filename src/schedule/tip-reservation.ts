@@ -3,9 +3,12 @@ import type { PolicyState } from './run-policy.js';
 /**
  * Whether a change may take its place in the integration queue before its own gate (ReserveTip).
  * Not in a ratchet world (the episode's score goes into the trailer of what lands, known only
- * after its gate) and not once the run has finished.
+ * after its gate), not once the run has finished, and not for a racer (`episodeId` of a race): its
+ * fellow racers change the same paths, so a place behind one of them would verify the winner on a
+ * tip holding a loser's change, which conflicts with it. A racer gates on its base; the winner joins the queue then.
  */
-export function reservesTips(state: PolicyState): boolean {
+export function reservesTips(state: PolicyState, episodeId?: string): boolean {
+  if (episodeId !== undefined && [...state.races.values()].some((race) => race.racers.includes(episodeId))) return false;
   return !state.config.ratchet && state.finished === null;
 }
 
@@ -18,5 +21,5 @@ export function answersTipRequest(
   request: { episodeId: string; task: string; base: string },
   given: { base: string } | undefined,
 ): boolean {
-  return reservesTips(state) && state.running.get(request.episodeId) === request.task && given?.base === request.base;
+  return reservesTips(state, request.episodeId) && state.running.get(request.episodeId) === request.task && given?.base === request.base;
 }

@@ -19,8 +19,10 @@ export interface SimWorldOptions {
   f?: number;
   /** Seed of the agent's draws. @default 1 */
   seed?: number;
-  /** retry.maxAttempts: attempts per task before it is blocked and the run stops. @default 3 */
+  /** Rounds per task before it is blocked and the run stops: retry.maxAttempts is `attempts × race`. @default 3 */
   attempts?: number;
+  /** agent.race: episodes raced at once per round (the first to pass wins); parallelism is set to it. @default 1 */
+  race?: number;
   /** The world's name. @default 'sim-chain' */
   name?: string;
   /** verify.sandbox. @default 'auto' */
@@ -38,6 +40,7 @@ export const SIM_WORLD_DEFAULTS: Required<SimWorldOptions> = {
   f: 0.05,
   seed: 1,
   attempts: 3,
+  race: 1,
   name: 'sim-chain',
   sandbox: 'auto',
   refusals: [],
@@ -50,7 +53,7 @@ export const SIM_WORLD_DEFAULTS: Required<SimWorldOptions> = {
  */
 export function computeSimWorldModel(options: SimWorldOptions = {}): ChainInput & { steps: number } {
   const o = { ...SIM_WORLD_DEFAULTS, ...options };
-  return { e: o.e, w: o.w, recall: o.d + (1 - o.d) * o.f, falseReject: o.f, attempts: o.attempts, steps: o.steps };
+  return { e: o.e, w: o.w, recall: o.d + (1 - o.d) * o.f, falseReject: o.f, attempts: o.attempts, race: o.race, steps: o.steps };
 }
 
 /** The files of a sim-chain world, path → content. Throws `invalid-model-input` on rates out of range. */
@@ -61,14 +64,14 @@ export function renderSimWorld(options: SimWorldOptions = {}): Map<string, strin
   if (!Number.isSafeInteger(o.seed) || o.seed < 0 || o.seed > 0xffffffff) invalid(`seed must be an integer in [0, 4294967295], got ${o.seed}`);
   const model = computeSimWorldModel(o);
   computeChainLength(computeStepOutcome(model), model.steps);
-  const plan = `genesis model chain --e ${o.e} --w ${o.w} --recall ${round(model.recall!)} --false-reject ${o.f} --attempts ${o.attempts} --steps ${o.steps}`;
+  const plan = `genesis model chain --e ${o.e} --w ${o.w} --recall ${round(model.recall!)} --false-reject ${o.f} --attempts ${o.attempts}${o.race > 1 ? ` --race ${o.race}` : ''} --steps ${o.steps}`;
   const tasks = Array.from({ length: o.steps }, (_, i) => renderTask(i + 1));
   const yaml = [
     `# A calibration world: a chain of ${o.steps} trivial steps worked by the \`sim\` agent, whose error`,
     '# rates are known, so that what Genesis measures can be held against the reliability model.',
     '# Written by renderSimWorld (src/agents/sim/world.ts); change the options there, not this file.',
     `# In the model's terms: e ${o.e}, w ${o.w}, verifier recall d + (1 - d)·f = ${round(model.recall!)},`,
-    `# false rejection f ${o.f}, ${o.attempts} attempt(s) per step. Plan it with:`,
+    `# false rejection f ${o.f}, ${o.attempts} attempt(s) per step${o.race > 1 ? `, each a race of ${o.race}` : ''}. Plan it with:`,
     `#   ${plan}`,
     `name: ${o.name}`,
     'branch: main',
@@ -85,10 +88,12 @@ export function renderSimWorld(options: SimWorldOptions = {}): Map<string, strin
     '  kind: sim',
     `  sim: { e: ${o.e}, w: ${o.w}, d: ${o.d}, seed: ${o.seed}${o.refusals.length > 0 ? `, refusals: ${JSON.stringify(o.refusals)}` : ''} }`,
     '  timeoutSec: 30',
+    ...(o.race > 1 ? [`  race: ${o.race}`] : []),
     '# Attempts are independent draws, as the model assumes: a failure that repeats its signature',
     '# (the same crash, the same failing check) is chance here, not determinism, so it must not block.',
-    `retry: { maxAttempts: ${o.attempts}, blockOnRepeat: false }`,
-    'parallelism: 1',
+    // Every racer is an attempt of its own: a round of N racers spends N of them.
+    `retry: { maxAttempts: ${o.attempts * o.race}, blockOnRepeat: false }`,
+    `parallelism: ${o.race}`,
     'tasks:',
     ...tasks,
     '',

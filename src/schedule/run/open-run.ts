@@ -138,7 +138,7 @@ export async function openRun(options: RunOptions): Promise<Run> {
 
 /** Takes a change's place in the integration queue for its gate, when the policy gives places (see reservesTips). */
 export function reserveTip(run: Run, change: Parameters<ReserveTip>[0]): ReturnType<ReserveTip> {
-  if (!reservesTips(run.policy)) return Promise.resolve(null);
+  if (!reservesTips(run.policy, change.episodeId)) return Promise.resolve(null);
   return run.stage.reserve({
     id: change.episodeId,
     task: change.task,

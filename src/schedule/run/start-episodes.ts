@@ -25,7 +25,9 @@ export async function openEpisodes(run: Run, command: Start): Promise<{ opened: 
   const refused: string[] = [];
   for (const { task, attempt, round, earlier, racers } of command.tasks) {
     if (opened.length >= command.limit) break;
-    const count = Math.min(racers, command.limit - opened.length);
+    // A race starts whole or not yet: its racers are alike, and the model counts N per round.
+    if (racers > command.limit - opened.length) continue;
+    const count = racers;
     const ids = Array.from({ length: count }, () => newEpisodeId());
     const lead = ids[0]!;
     if (!(await run.leases.tryAcquire(lead, task.paths))) {

@@ -10,7 +10,8 @@ import { bwrapSandbox } from '../agents/sim/sim-fixture.js';
  * sandbox, the run loop's retry policy. Chains of 3 steps with a high visible error rate, so that
  * retries and the verifier each move the success rate by far more than the 4 standard errors
  * (about 0.3 at 40 runs) the comparison allows; every run must also do exactly what the replay
- * of its seeded draws says. Together about 500 episodes and 160 worlds.
+ * of its seeded draws says (but for a race whose passing racers answered differently: which won is
+the order their gates ended in). Together about 850 episodes and 200 worlds.
  */
 const RATES = { steps: 3, e: 0.3, w: 0.1 };
 const RUNS = 40;
@@ -19,6 +20,8 @@ const CONFIGS: Array<[string, Omit<SimWorldOptions, 'seed'>]> = [
   ['retries without a verifier', { ...RATES, attempts: 3, d: 0, f: 0 }], // 58.0%
   ['retries and a verifier with false rejections', { ...RATES, attempts: 3, d: 0.9, f: 0.05 }], // 75.5%
   ['a verifier without retries', { ...RATES, attempts: 1, d: 0.9, f: 0.05 }], // 18.5%
+  // Three racers at once in place of retries: all three run (and count) every round, the first to pass wins.
+  ['a race of three and a verifier, without retries', { ...RATES, attempts: 1, race: 3, d: 0.9, f: 0.05 }], // 75.5%
 ];
 
 describe('calibration: measured world success against the closed form', () => {

@@ -9,6 +9,8 @@ const CONFIGS: Array<[string, SimWorldOptions]> = [
   ['retries and a verifier with false rejections', { steps: 4, e: 0.2, w: 0.15, d: 0.8, f: 0.1, attempts: 3 }],
   ['a verifier without retries', { steps: 4, e: 0.2, w: 0.15, d: 0.8, f: 0.1, attempts: 1 }],
   ['a brittle check alone', { steps: 4, e: 0.05, w: 0.2, d: 0, f: 0.3, attempts: 2 }],
+  ['a race of three without retries', { steps: 4, e: 0.3, w: 0.1, d: 0.9, f: 0.05, attempts: 1, race: 3 }],
+  ['races of two, retried', { steps: 4, e: 0.2, w: 0.15, d: 0.8, f: 0.1, attempts: 2, race: 2 }],
 ];
 
 describe('replaySimRun', () => {
@@ -32,14 +34,20 @@ describe('replaySimRun', () => {
   });
 
   it('succeeds in one episode per step when the agent never errs and the check never misjudges', () => {
-    expect(replaySimRun({ steps: 5, e: 0, w: 0, f: 0, seed: 9 })).toEqual({ success: true, episodes: 5, done: 5, wrong: 0 });
+    expect(replaySimRun({ steps: 5, e: 0, w: 0, f: 0, seed: 9 })).toEqual({ success: true, episodes: 5, done: 5, wrong: 0, ambiguous: false });
   });
 
   it('accepts every step yet fails when every answer is wrong in a way the check misses', () => {
-    expect(replaySimRun({ steps: 5, e: 0, w: 1, d: 0, f: 0, seed: 9 })).toEqual({ success: false, episodes: 5, done: 5, wrong: 5 });
+    expect(replaySimRun({ steps: 5, e: 0, w: 1, d: 0, f: 0, seed: 9 })).toEqual({ success: false, episodes: 5, done: 5, wrong: 5, ambiguous: false });
   });
 
   it('gives up at the first step after its attempts when every answer is caught', () => {
-    expect(replaySimRun({ steps: 5, e: 0, w: 1, d: 1, f: 0, attempts: 3, seed: 9 })).toEqual({ success: false, episodes: 3, done: 0, wrong: 0 });
+    expect(replaySimRun({ steps: 5, e: 0, w: 1, d: 1, f: 0, attempts: 3, seed: 9 })).toEqual({
+      success: false,
+      episodes: 3,
+      done: 0,
+      wrong: 0,
+      ambiguous: false,
+    });
   });
 });
