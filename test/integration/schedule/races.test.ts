@@ -2,6 +2,7 @@ import { describe, expect } from 'vitest';
 import { runEmbedded } from '../../../src/compose/embedded-run.js';
 import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { readAcceptedHistory } from '../../../src/world/history/accepted-history.js';
+import { genesis } from '../../helpers/genesis-cli.js';
 import { itWith } from '../../helpers/services.js';
 import { baseManifest, GOOD_A, makeWorld } from '../../helpers/world-fixture.js';
 
@@ -36,6 +37,9 @@ describe('a raced task in a real run', () => {
       expect(new Set(records.map((r) => r.base)).size).toBe(1);
       expect(records[2]!.message).toContain(`episode ${records[1]!.id} won the race`);
       expect(summary).toMatchObject({ episodes: 3, accepted: 1, failed: 1, outrun: 1 });
+      const stats = await genesis(['stats', '--world', f.world.path, '--json']);
+      expect(JSON.parse(stats.stdout).races).toEqual({ races: 1, decided: 1, byAgent: [{ agent: 'script', model: null, raced: 1, won: 1 }] });
+      expect((await genesis(['stats', '--world', f.world.path])).stdout).toMatch(/Races: +1 \(1 won by a racer\)/);
     },
     120_000,
   );

@@ -2,6 +2,7 @@ import type { StatsEpisode } from '../../../reliability/index.js';
 import type { EpisodeRecord } from '../../../ledger/episode-record.js';
 import { measureChangeCosts, type ChangeCosts } from '../../../ledger/change-costs.js';
 import { ledgerOf } from '../../../ledger/git-ledger.js';
+import { measureRaceWins, type RaceWins } from '../../../ledger/race-wins.js';
 import type { TaskSpec, WorldManifest } from '../../../manifest/schema.js';
 import type { Calibration } from '../../../world/calibration.js';
 import { LocalWorld } from '../../../world/local-world.js';
@@ -21,6 +22,8 @@ export interface StatsInput {
   spend: ChangeCosts;
   /** The verifier's measured rates (genesis calibrate), or null before the first calibration. */
   calibration: Calibration | null;
+  /** Which agents and models win races. */
+  races: RaceWins;
 }
 
 /**
@@ -67,5 +70,6 @@ export async function readStatsInput(path: string): Promise<StatsInput> {
     running: records.filter((r) => r.status !== 'final').length,
     spend: measureChangeCosts(records),
     calibration,
+    races: measureRaceWins(records),
   };
 }

@@ -1,6 +1,7 @@
 import { withCliName } from '../../invocation.js';
 import type { LedgerStats, Proportion } from '../../../reliability/index.js';
 import type { ChangeCosts } from '../../../ledger/change-costs.js';
+import type { RaceWins } from '../../../ledger/race-wins.js';
 import { formatSeconds, formatTable, jsonNumbers, SPEND_HEADERS, spendCells } from '../../output.js';
 import type { Calibration, MeasuredRate } from '../../../world/calibration.js';
 
@@ -19,13 +20,14 @@ export interface StatsReport {
   };
   stats: LedgerStats;
   spend: ChangeCosts;
+  races?: RaceWins;
   /** The gate's recall d and false-rejection rate f on this project, as genesis calibrate measured them. */
   verifier?: Calibration | null;
 }
 
 /** The JSON of `genesis stats`: `world`, then every field of the reliability module's LedgerStats. */
 export function toStatsJson(report: StatsReport): unknown {
-  return jsonNumbers({ world: report.world, ...report.stats, spend: report.spend, verifier: report.verifier ?? null });
+  return jsonNumbers({ world: report.world, ...report.stats, spend: report.spend, races: report.races ?? null, verifier: report.verifier ?? null });
 }
 
 const percent = (value: number | null): string => (value === null ? '-' : `${(value * 100).toFixed(1)}%`);
@@ -115,6 +117,18 @@ export function renderStats(report: StatsReport): string {
     ),
     '',
   );
+
+  const races = report.races;
+  if (races && races.races > 0) {
+    out.push(
+      `Races:                   ${races.races} (${races.decided} won by a racer); wins by agent and model`,
+      formatTable(
+        ['agent', 'model', 'raced', 'won', 'share'],
+        races.byAgent.map((a) => [a.agent, a.model ?? '-', a.raced, a.won, percent(a.won / a.raced)]),
+      ),
+      '',
+    );
+  }
 
   const fit = s.humanMinutesFit.fit;
   if (fit) {

@@ -18,7 +18,7 @@ export function define(program: Command): void {
     .addOption(
       new Option(
         '--json',
-        'print JSON: {world, counts, rejectedByReason, acceptanceByAttempt, retryRecovery, deterministicFraction, episodeSuccess, horizons, perAcceptedChange, humanMinutesFit, prediction, spend: {tasks, changes}, verifier} (spend: episodes, tokens, costUsd, agentMs, gateMs and toLandingMs per task and per accepted change)',
+        'print JSON: {world, counts, rejectedByReason, acceptanceByAttempt, retryRecovery, deterministicFraction, episodeSuccess, horizons, perAcceptedChange, humanMinutesFit, prediction, spend: {tasks, changes}, races: {races, decided, byAgent: [{agent, model, raced, won}]}, verifier} (spend: episodes, tokens, costUsd, agentMs, gateMs and toLandingMs per task and per accepted change)',
       ).default(false),
     )
     .action(async (opts: StatsOptions) => {
@@ -42,6 +42,7 @@ export function define(program: Command): void {
         },
         stats,
         spend: input.spend,
+        races: input.races,
         verifier: input.calibration,
       };
       if (opts.json) return printJson(toStatsJson(report));
