@@ -32,6 +32,15 @@ describe('places in the integration queue before a gate', () => {
     expect(reservesTips(finished)).toBe(false);
   });
 
+  it("are never given to a racer: a place behind a fellow racer would verify the winner on a loser's change", () => {
+    const state = running(false);
+    const raced = { ...state, races: new Map([['e1', { task: 'a', racers: ['e1', 'e2'], winner: null, passes: [] }]]) };
+    expect(reservesTips(raced, 'e2')).toBe(false);
+    expect(reservesTips(raced, 'e9')).toBe(true);
+    expect(answersTipRequest(raced, { episodeId: 'e1', task: 'a', base: BASE }, { base: BASE })).toBe(false);
+    expect(answersTipRequest(state, { episodeId: 'e1', task: 'a', base: BASE }, { base: BASE })).toBe(true);
+  });
+
   it('follow the gate mode of the manifest a landing brings', () => {
     const toRatchet = decide(running(false), { type: 'landed', task: 'b', tasks: [task('a'), task('b')], ratchet: true }).state;
     expect(reservesTips(toRatchet)).toBe(false);
