@@ -69,7 +69,9 @@ export function planEpisodeSpans(record: EpisodeRecord): PlannedSpan {
     startMs: start,
     endMs: end,
     attributes: episodeAttributes(record),
-    error: record.outcome === 'accepted' ? null : `${record.outcome ?? 'unfinished'}${record.reason ? ` (${record.reason})` : ''}`,
+    // An outrun racer did nothing wrong: another racer of its task won (genesis.outcome says so).
+    error:
+      record.outcome === 'accepted' || record.outcome === 'outrun' ? null : `${record.outcome ?? 'unfinished'}${record.reason ? ` (${record.reason})` : ''}`,
     children,
   };
 }
