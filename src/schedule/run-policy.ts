@@ -562,9 +562,14 @@ function finished(state: PolicyState, event: Extract<PolicyEvent, { type: 'finis
   const ledger = withRecord(state.ledger, record);
   const hold = event.hold && event.hold.untilMs > (state.hold?.untilMs ?? 0) ? event.hold : state.hold;
   const next: PolicyState = { ...state, now: event.now, ledger, running, integrating, reviewing, tally, held, cooldown, outages, stop, hold };
-  // A racer that ended may have been the last a ratchet race waited for.
+  // A winner that did not land (rejected on the tip, or in review) gives the race back to the racers still working.
   const race = raceOf(next, record.id);
-  const decided = race ? decideRatchetRace(next, race.id) : { state: next, commands: [] };
+  const reopened =
+    race && race.state.winner === record.id && record.outcome !== 'accepted'
+      ? { ...next, races: new Map(next.races).set(race.id, { ...race.state, winner: null }) }
+      : next;
+  // A racer that ended may have been the last a ratchet race waited for.
+  const decided = race ? decideRatchetRace(reopened, race.id) : { state: reopened, commands: [] };
   const planned = plan({ ...decided.state, races: endRaces(decided.state) });
   return { state: planned.state, commands: [...decided.commands, ...planned.commands] };
 }

@@ -667,6 +667,15 @@ describe('the run policy with races', () => {
     expect(won.commands.map((c) => c.type)).toEqual(['integrate']);
   });
 
+  it('gives the race back to the racers still working when its winner is rejected on the tip', () => {
+    const { state, racers } = startRace(policy([raced('a', 2)], { parallelism: 2, stopOnWin: false, maxAttempts: 5 }), ['r1', 'r2']);
+    const [r1, r2] = racers as [EpisodeRecord, EpisodeRecord];
+    const won = decide(state, { type: 'result', result: resultOf(r1), record: gated(r1) }).state;
+    const lost = decide(won, { type: 'finished', record: final(r1, 'rejected', 'replay-conflict'), now: T0 + 1 }).state;
+    expect(lost.races.get('r1')).toMatchObject({ winner: null });
+    expect(decide(lost, { type: 'result', result: resultOf(r2), record: gated(r2) }).commands.map((c) => c.type)).toEqual(['integrate']);
+  });
+
   it('in a ratchet world waits for every racer, then lands the highest score, a tie going to the smaller change', () => {
     const { state, racers } = startRace(policy([raced('a', 3)], { parallelism: 3, ratchet: true, maxAttempts: 5 }), ['r1', 'r2', 'r3']);
     const [r1, r2, r3] = racers as [EpisodeRecord, EpisodeRecord, EpisodeRecord];
