@@ -179,7 +179,7 @@ const paths: Record<string, Record<string, Schema>> = {
             world: obj({ name: str, path: str, branch: str, head: str, parallelism: int, maxAttempts: int }),
             run: obj({ state: s('string', { enum: ['running', 'done', 'budget', 'blocked', 'stale', 'idle'] }), why: str }),
             tasks: obj({ total: int, pending: int, running: int, blocked: int, done: int, queuedForRetry: int }),
-            episodes: obj({ total: int, running: int, accepted: int, rejected: int, failed: int, abandoned: int }),
+            episodes: obj({ total: int, running: int, accepted: int, rejected: int, failed: int, abandoned: int, outrun: int }),
             running: list(obj({ id: str, task: str, attempt: int, worker: str })),
             usage: obj({ costUsd: nullable(num), inputTokens: nullable(num), outputTokens: nullable(num) }),
             stamp: str,

@@ -35,7 +35,7 @@ export interface Overview {
   };
   run: { state: RunState; why: string };
   tasks: TaskBoard['counts'];
-  episodes: { total: number; running: number; accepted: number; rejected: number; failed: number; abandoned: number };
+  episodes: { total: number; running: number; accepted: number; rejected: number; failed: number; abandoned: number; outrun: number };
   running: Array<{ id: string; task: string; attempt: number; agent: string; worker: string; startedAt: string; liveness: WorkerLiveness }>;
   /** Workers seen in running episodes, with what this host can tell about them. */
   workers: Array<{ worker: string; liveness: WorkerLiveness; episodes: number }>;
@@ -88,6 +88,7 @@ export function buildOverview(snapshot: WorldSnapshot, board: TaskBoard, probe: 
       rejected: outcomes('rejected'),
       failed: outcomes('failed'),
       abandoned: outcomes('abandoned'),
+      outrun: outcomes('outrun'),
     },
     running: running.map(({ record: r, liveness }) => ({
       id: r.id,

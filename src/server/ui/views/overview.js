@@ -42,7 +42,7 @@ export async function render() {
         h(
           'div',
           { class: 'counts' },
-          ['accepted', 'rejected', 'failed', 'abandoned', 'running'].map((k) =>
+          ['accepted', 'rejected', 'failed', 'abandoned', 'outrun', 'running'].map((k) =>
             h('span', null, link(`#/episodes?outcome=${k}`, badge(k)), ` ${o.episodes[k]}`),
           ),
         ),
