@@ -240,6 +240,8 @@ export function initialPolicyState(input: {
   integrating?: ReadonlyMap<string, string>;
   /** Changes waiting for review, found in the ledger. */
   reviewing?: ReadonlyMap<string, ReviewingChange>;
+  /** Races some of whose racers the run takes over (see racesOf). */
+  races?: ReadonlyMap<string, RaceState>;
   retries?: readonly RetryFacts[];
   now: number;
 }): PolicyState {
@@ -251,7 +253,7 @@ export function initialPolicyState(input: {
     running: input.running ?? new Map(),
     integrating: input.integrating ?? new Map(),
     reviewing: input.reviewing ?? new Map(),
-    races: new Map(),
+    races: input.races ?? new Map(),
     held: new Map(),
     cooldown: new Map(),
     outages: new Map(),
@@ -438,6 +440,31 @@ function joinRace(races: ReadonlyMap<string, RaceState>, record: EpisodeRecord):
   if (!record.race) return races;
   const race = races.get(record.race) ?? { task: record.task, racers: [], winner: null, passes: [] };
   return new Map(races).set(record.race, { ...race, racers: [...race.racers, record.id] });
+}
+
+/**
+ * The races of the racers a starting run takes over (their records name their race): one whose
+ * racer passed its gate (it waits for integration or review) is won by it, the others still
+ * running are outrun when they end. `passed`: the racers that passed, the first of each race the
+ * winner; the run closes any other of them as outrun before it starts (recoverRun).
+ */
+export function racesOf(
+  taken: readonly Pick<EpisodeRecord, 'id' | 'task' | 'race'>[],
+  passed: ReadonlySet<string>,
+): { races: Map<string, RaceState>; outrun: Array<{ id: string; winner: string }> } {
+  const races = new Map<string, RaceState>();
+  const outrun: Array<{ id: string; winner: string }> = [];
+  for (const r of [...taken].sort((a, b) => (a.id < b.id ? -1 : 1))) {
+    if (!r.race) continue;
+    const race = races.get(r.race) ?? { task: r.task, racers: [], winner: null, passes: [] };
+    let winner = race.winner;
+    if (passed.has(r.id)) {
+      if (winner === null) winner = r.id;
+      else outrun.push({ id: r.id, winner });
+    }
+    races.set(r.race, { ...race, racers: [...race.racers, r.id], winner });
+  }
+  return { races, outrun };
 }
 
 /** A race none of whose racers is busy any more is over. */

@@ -1,5 +1,6 @@
 import { removeClosedEpisodeDirs, removeStaleWorkspaces } from '../../episode/workspace.js';
-import { initialPolicyState } from '../run-policy.js';
+import type { EpisodeRecord } from '../../ledger/episode-record.js';
+import { initialPolicyState, racesOf } from '../run-policy.js';
 import { gatesRunningAtCrash, recoverOpenRecords, releaseLeftoverLeases } from './recovery.js';
 import { reviewingOf } from './episode-results.js';
 import type { Run } from './state.js';
@@ -15,6 +16,27 @@ export async function recoverRun(run: Run): Promise<void> {
   // Read before anything else: this run's own gates mark themselves in the same place.
   const inGate = gatesRunningAtCrash(world);
   const recovered = await recoverOpenRecords({ world, ledger, branch: manifest.branch, records, distributed, journaled: run.journaled, inGate, summaries });
+  // Racers taken over stay in their race: of two that passed before the stop, only the first goes on.
+  const passers = [...recovered.integrating, ...recovered.reviewing];
+  const { races, outrun } = racesOf([...recovered.running, ...passers], new Set(passers.map((r) => r.id)));
+  for (const { id, winner } of outrun) {
+    const record = records.get(id)!;
+    const message = `outrun: episode ${winner} won the race for task ${record.task}`;
+    const final: EpisodeRecord = {
+      ...record,
+      status: 'final',
+      outcome: 'outrun',
+      reason: 'outrun',
+      message,
+      signature: null,
+      endedAt: new Date().toISOString(),
+    };
+    await ledger.write(final);
+    records.set(id, final);
+    recovered.integrating = recovered.integrating.filter((r) => r.id !== id);
+    recovered.reviewing = recovered.reviewing.filter((r) => r.id !== id);
+    recovered.closed++;
+  }
   for (const r of records.values()) summaries.set(r.id, r);
   if (!distributed) await removeStaleWorkspaces(world);
   else await removeClosedEpisodeDirs(world, (id) => summaries.get(id)?.status === 'final');
@@ -32,6 +54,7 @@ export async function recoverRun(run: Run): Promise<void> {
     running: new Map(recovered.running.map((r) => [r.id, r.task])),
     integrating: new Map(recovered.integrating.map((r) => [r.id, r.task])),
     reviewing: new Map(recovered.reviewing.map(reviewingOf)),
+    races,
     retries: await world.taskRetries(),
   });
   run.emit({

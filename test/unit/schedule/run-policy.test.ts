@@ -4,6 +4,7 @@ import {
   decide,
   initialPolicyState,
   nextWake,
+  racesOf,
   taskStatuses,
   type PolicyCommand,
   type PolicyEvent,
@@ -695,6 +696,30 @@ describe('the run policy with races', () => {
       { type: 'integrate', change: { id: 'r2', task: 'a', candidate: CANDIDATE, base: r2.base } },
       { type: 'outrun', id: 'r1', winner: 'r2' },
     ]);
+  });
+
+  it('keeps the racers a starting run takes over in their race: the first that passed wins, another that passed is outrun', () => {
+    const taken = [
+      { id: 'r3', task: 'a', race: 'r1' },
+      { id: 'r2', task: 'a', race: 'r1' },
+      { id: 'r1', task: 'a', race: 'r1' },
+      { id: 'e9', task: 'b', race: null },
+    ];
+    const { races, outrun } = racesOf(taken, new Set(['r2', 'r3']));
+    expect([...races]).toEqual([['r1', { task: 'a', racers: ['r1', 'r2', 'r3'], winner: 'r2', passes: [] }]]);
+    expect(outrun).toEqual([{ id: 'r3', winner: 'r2' }]);
+    const state = initialPolicyState({
+      config: { parallelism: 3, maxAttempts: 3, blockOnRepeat: true, budgets: {}, distributed: true },
+      tasks: [raced('a', 3)],
+      done: new Set(),
+      records: [],
+      now: T0,
+      running: new Map([['r1', 'a']]),
+      integrating: new Map([['r2', 'a']]),
+      races,
+    });
+    const r1 = record('r1', 'a', { race: 'r1' });
+    expect(decide(state, { type: 'result', result: resultOf(r1), record: gated(r1) }).commands).toEqual([{ type: 'outrun', id: 'r1', winner: 'r2' }]);
   });
 
   it('sends a winning change of a review task to review', () => {
