@@ -40,8 +40,9 @@ export async function runCliWorld(
   server.file.path = 'src/a.js';
   server.file.content = GOOD_A;
   const manifest = baseManifest({
-    // An allow-list of the model's host and port alone: the CLIs' telemetry and update checks (disabled by the presets too) reach nothing outside this machine.
-    agent: { kind: 'command', preset: cli, timeoutSec: 300, network: { allow: [`127.0.0.1:${server.port}`] }, ...agent },
+    // No agent.network: only what the documented contract writes, so every run also proves the
+    // default sandbox lets the CLI reach the baseUrl on this host's loopback with nothing else said.
+    agent: { kind: 'command', preset: cli, timeoutSec: 300, ...agent },
     retry: { maxAttempts: 2 },
     parallelism: 1,
     tasks: [{ id: 'a', title: 'module a', description: `Write src/a.js (${PROMPT_MARKER}).`, paths: ['src/a.js'], check: 'node --test test/a.test.js' }],
