@@ -18,6 +18,8 @@ export const DEFAULT_PRICES: Readonly<Record<string, ModelPrice>> = {
   'gpt-5-codex': { inputPerMTok: 1.25, outputPerMTok: 10, cachedInputPerMTok: 0.125 },
   'gpt-5-mini': { inputPerMTok: 0.25, outputPerMTok: 2, cachedInputPerMTok: 0.025 },
   'claude-sonnet-4-5': { inputPerMTok: 3, outputPerMTok: 15, cachedInputPerMTok: 0.3 },
+  // Claude Code's alias for its current Sonnet (the README's example), whose list price has stayed the same across versions.
+  sonnet: { inputPerMTok: 3, outputPerMTok: 15, cachedInputPerMTok: 0.3 },
   'claude-haiku-4-5': { inputPerMTok: 1, outputPerMTok: 5, cachedInputPerMTok: 0.1 },
   'claude-opus-4-1': { inputPerMTok: 15, outputPerMTok: 75, cachedInputPerMTok: 1.5 },
   'gemini-2.5-pro': { inputPerMTok: 1.25, outputPerMTok: 10, cachedInputPerMTok: 0.125 },

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { addUsage, costOf, unknownUsage, withCost, zeroUsage } from '../../../src/agents/usage/usage.js';
 import { priceOf } from '../../../src/agents/usage/prices.js';
@@ -42,8 +44,21 @@ describe('agent usage', () => {
     expect(withCost({ inputTokens: 0, outputTokens: 0, cachedTokens: 0, costUsd: 0 }, null).costUsd).toBe(0);
   });
 
-  it('has a price for every model the README names', () => {
-    for (const model of ['gpt-5-codex', 'gpt-4.1', 'anthropic/claude-sonnet-4-5', 'gemini-2.5-pro']) expect(priceOf(model, undefined), model).not.toBeNull();
+  it('has a price for every hosted model the README and the agents guide name', () => {
+    // Read from the pages themselves, so an example added later without a price fails here. A block
+    // that gives its own price, or points at a model on this machine (a baseUrl on loopback), needs none.
+    const named = new Set<string>();
+    for (const page of ['README.md', 'docs/guides/agents-and-presets.md']) {
+      const text = readFileSync(join(import.meta.dirname, '..', '..', '..', page), 'utf8');
+      for (const [, block] of text.matchAll(/```yaml\n([\s\S]*?)```/g)) {
+        for (const line of block!.split('\n')) {
+          const model = /\bmodel: "?([^",}\s]+)/.exec(line)?.[1];
+          if (model && !/\bprice:|baseUrl: "?http:\/\/(127\.0\.0\.1|localhost)[:/]/.test(line)) named.add(model);
+        }
+      }
+    }
+    expect([...named]).toEqual(expect.arrayContaining(['sonnet', 'gpt-5-codex', 'gemini-2.5-pro']));
+    for (const model of named) expect(priceOf(model, undefined), model).not.toBeNull();
   });
 
   it('keeps a cost the agent reported over one computed from a price', () => {
