@@ -65,6 +65,15 @@ describe('the failure classes each CLI reports in its output', () => {
     expect(failureOf('gemini', '', 'Attempt 1 failed: You exceeded your current quota. Please retry in 30s.\n')).toMatchObject({ kind: 'usage-limit' });
     expect(failureOf('gemini', `${JSON.stringify({ response: 'Done.', stats: {} }, null, 2)}\n`)).toBeNull();
   });
+
+  it("reads Gemini CLI's retried 503s as an overloaded model only after it retried three times", () => {
+    const attempt = (n: number) =>
+      `Attempt ${n} failed with status 503. Retrying with backoff... _ApiError: {"error":{"code":503,"message":"The model is overloaded. Please try again later.","status":"UNAVAILABLE"}}\n    at retryWithBackoff (bundle.js:1:1)\n  status: 503\n}\n`;
+    expect(failureOf('gemini', '', attempt(1) + attempt(2))).toBeNull();
+    expect(failureOf('gemini', '', attempt(1) + attempt(2) + attempt(3))).toMatchObject({ kind: 'overloaded', message: expect.stringContaining('overloaded') });
+    const limited = 'Attempt 1 failed with status 429. Retrying with backoff... _ApiError: {"error":{"code":429,"message":"Quota exceeded"}}\n';
+    expect(failureOf('gemini', '', limited)).toMatchObject({ kind: 'usage-limit' });
+  });
 });
 
 describe('classifying a refused call', () => {

@@ -105,11 +105,21 @@ function errorObjectFailure(result: JsonObject | null): CliFailure | null {
   return classifyApiError(numberAt(error.code) ?? statusIn(message), message);
 }
 
-/** A refusal Gemini CLI retries by itself ("Attempt 1 failed: …"): refused credentials or a limit would only burn time; an overload it may outlast. */
+/** Retried overloads taken as the model being overloaded: Gemini CLI backs off for minutes, longer than a short agent.timeoutSec. */
+const OVERLOADED_RETRIES = 3;
+
+/**
+ * A refusal Gemini CLI retries by itself, "Attempt 1 failed: …" or "Attempt 2 failed with status
+ * 503. Retrying with backoff... …": refused credentials or a limit would only burn time, so the
+ * first says so; an overload it may outlast, so only its third retry does.
+ */
 function retriedFailure(errors: string): CliFailure | null {
-  for (const m of errors.matchAll(/^Attempt \d+ failed: (.*)$/gm)) {
-    const found = classifyApiError(statusIn(m[1]!), m[1]!);
+  let overloaded = 0;
+  for (const m of errors.matchAll(/^Attempt \d+ failed(?: with status (\d{3}))?[.:] ?(.*)$/gm)) {
+    const text = m[2]!;
+    const found = classifyApiError(m[1] ? Number(m[1]) : statusIn(text), text);
     if (found && found.kind !== 'overloaded') return found;
+    if (found?.kind === 'overloaded' && ++overloaded >= OVERLOADED_RETRIES) return found;
   }
   return null;
 }
