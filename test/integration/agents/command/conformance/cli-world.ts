@@ -35,6 +35,8 @@ export async function runCliWorld(
   server: ScriptedServer,
   agent: Record<string, unknown>,
   more: Record<string, unknown> = {},
+  /** Ends the run at the first event it accepts (a hold whose reset the CLI does not say lasts minutes). */
+  stopAt?: (event: RunEvent) => boolean,
 ): Promise<CliWorldRun> {
   const installed = await installAgentCli(cli);
   server.file.path = 'src/a.js';
@@ -53,8 +55,13 @@ export async function runCliWorld(
   process.env.PATH = `${installed.binDir}:${process.env.PATH}`;
   process.env[KEY_ENV[cli]] = 'sk-scripted-test-key';
   const events: RunEvent[] = [];
+  const stop = new AbortController();
+  const onEvent = (e: RunEvent) => {
+    events.push(e);
+    if (stopAt?.(e)) stop.abort();
+  };
   try {
-    const summary = await runEmbedded({ world: world.world, sandbox: world.sandbox, onEvent: (e) => events.push(e) });
+    const summary = await runEmbedded({ world: world.world, sandbox: world.sandbox, onEvent, signal: stop.signal });
     const ledger = ledgerOf(world.world);
     const episodes = await ledger.readAll();
     const agentLogs = await Promise.all(episodes.map(async (e) => (await ledger.readArtifacts(e.id)).agentLog ?? ''));

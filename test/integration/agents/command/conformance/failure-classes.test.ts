@@ -56,6 +56,42 @@ describe('the failure classes of a real CLI, read from its output', () => {
     { cli: 'gemini', start: startGeminiServer, root: '', model: 'gemini-2.5-pro' },
     { cli: 'opencode', start: startChatCompletionsServer, root: '/v1', model: 'my-model' },
   ];
+  // Codex reports a 429 as "You've hit your usage limit" without the reset time the server sent, so the world holds for the
+  // default span: the run is ended at that hold rather than waited out. Gemini CLI names the retry delay, which the hold keeps.
+  // `overloads`: enough refusals to outlast the CLI's own retries of an overload (Codex makes five requests a turn).
+  const limited: Array<{ cli: AgentCliName; start: typeof startAnthropicServer; root: string; model: string; resets: boolean; overloads: number }> = [
+    { cli: 'codex', start: startResponsesServer, root: '/v1', model: 'gpt-5-codex', resets: false, overloads: 6 },
+    { cli: 'gemini', start: startGeminiServer, root: '', model: 'gemini-2.5-pro', resets: true, overloads: 3 },
+  ];
+  for (const { cli, start, root, model, resets } of limited) {
+    itWith('bwrap')(`reads ${cli}'s usage limit as a hold of the world, uncharged`, { timeout: 600_000 }, async () => {
+      server = await start();
+      server.resetAfterSec = 2;
+      server.script = [{ mode: 'usage-limit', count: 1 }];
+      const run = await runCliWorld(cli, server, { baseUrl: `${server.origin}${root}`, model }, { retry: { maxAttempts: 1 } }, (e) => e.type === 'hold');
+
+      expect(run.episodes.map((e) => [e.outcome, e.reason, e.attempt])).toEqual([['abandoned', 'agent-usage-limit', 1]]);
+      expect(run.events.find((e) => e.type === 'hold')).toMatchObject({
+        message: expect.stringContaining(resets ? 'it resets at' : 'its reset time is unknown'),
+      });
+    });
+  }
+
+  // Both retry an overload by themselves first: Codex a few times within its turn, Gemini CLI with a backoff of many seconds.
+  for (const { cli, start, root, model, overloads } of limited) {
+    itWith('bwrap')(`reads ${cli}'s overloaded model as agent-overloaded, retried uncharged until it lands`, { timeout: 600_000 }, async () => {
+      server = await start();
+      server.script = [{ mode: 'overloaded', count: overloads }];
+      const run = await runCliWorld(cli, server, { baseUrl: `${server.origin}${root}`, model }, { retry: { maxAttempts: 1 } });
+
+      expect(run.summary).toMatchObject({ accepted: 1, failed: 0 });
+      const refused = run.episodes.slice(0, -1);
+      expect(refused.length).toBeGreaterThan(0);
+      expect(refused.map((e) => [e.reason, e.attempt])).toEqual(refused.map(() => ['agent-overloaded', 1]));
+      expect(run.episodes.at(-1)).toMatchObject({ outcome: 'accepted', attempt: 1 });
+    });
+  }
+
   for (const { cli, start, root, model } of others) {
     itWith('bwrap')(`reads ${cli}'s refused credentials as agent-auth-failed and opens the circuit`, { timeout: 600_000 }, async () => {
       server = await start({ mode: 'auth' });
