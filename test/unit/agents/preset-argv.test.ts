@@ -22,7 +22,18 @@ describe('the command each preset runs', () => {
   });
 
   it('runs opencode run and gemini with the prompt on stdin and a short message pointing at it', () => {
-    expect(PRESETS.opencode.argv(plain)).toEqual(['opencode', 'run', '--format', 'json', '--title', OPENCODE_TITLE, OPENCODE_MESSAGE]);
+    expect(PRESETS.opencode.argv(plain)).toEqual([
+      'opencode',
+      'run',
+      '--format',
+      'json',
+      '--title',
+      OPENCODE_TITLE,
+      '--print-logs',
+      '--log-level',
+      'ERROR',
+      OPENCODE_MESSAGE,
+    ]);
     expect(PRESETS.gemini.argv(plain)).toEqual(['gemini', '--output-format', 'json', '--yolo', '--skip-trust', '--prompt', GEMINI_PROMPT]);
   });
 

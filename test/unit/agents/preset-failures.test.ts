@@ -56,6 +56,13 @@ describe('the failure classes each CLI reports in its output', () => {
     expect(failureOf('opencode', `${JSON.stringify(limited)}\n`)).toMatchObject({ kind: 'usage-limit' });
   });
 
+  it("reads opencode's logged overloads, which its JSON output never shows, only after three", () => {
+    const logged = (n: number) =>
+      `timestamp=2026-12-06T05:08:5${n}.854Z level=ERROR run=f69 message="stream error" providerID=genesis modelID=m session.id=ses_1 small=false agent=build mode=primary error.error="AI_APICallError: The server is overloaded. Please try again later."\n`;
+    expect(failureOf('opencode', '', logged(1) + logged(2))).toBeNull();
+    expect(failureOf('opencode', '', logged(1) + logged(2) + logged(3))).toMatchObject({ kind: 'overloaded', message: expect.stringContaining('overloaded') });
+  });
+
   it("reads Gemini CLI's error object, which it prints on stderr, and its retried quota refusals", () => {
     const error = {
       session_id: 's',

@@ -12,6 +12,14 @@ export const OPENCODE_PROVIDER = 'genesis';
 export const OPENCODE_TITLE = 'genesis episode';
 
 /**
+ * Its error log on stderr: OpenCode retries an overloaded model silently in its JSON output, and
+ * only this log ("stream error" lines) says why no step finishes.
+ */
+const OPENCODE_LOGS = ['--print-logs', '--log-level', 'ERROR'];
+/** Logged overloads taken as the model being overloaded: OpenCode backs off and retries without end. */
+const OVERLOADED_RETRIES = 3;
+
+/**
  * OpenCode, non-interactive: `opencode run --format json --title "genesis episode" [--model
  * provider/model] [args…] "Carry out the task given on standard input."`, the prompt on stdin
  * (OpenCode joins piped input with the message). `--format json` prints one event per line.
@@ -32,7 +40,18 @@ export const opencodePreset: CommandPreset = {
   name: 'opencode',
   install: 'npm install -g opencode-ai',
   env: PRESET_ENV.opencode,
-  argv: (o: PresetOptions) => ['opencode', 'run', '--format', 'json', '--title', OPENCODE_TITLE, ...opencodeModel(o), ...o.args, OPENCODE_MESSAGE],
+  argv: (o: PresetOptions) => [
+    'opencode',
+    'run',
+    '--format',
+    'json',
+    '--title',
+    OPENCODE_TITLE,
+    ...OPENCODE_LOGS,
+    ...opencodeModel(o),
+    ...o.args,
+    OPENCODE_MESSAGE,
+  ],
   launch: launchOpencode,
   usageReader: readOpencodeUsage,
 };
@@ -98,8 +117,17 @@ function readOpencodeUsage(): UsageReader {
     if (cost === null || (cost === 0 && input + output > 0)) total.costKnown = false;
     total.cost += cost ?? 0;
   });
+  let overloaded = 0;
+  const errors = lineSplitter((line) => {
+    if (!line.includes('message="stream error"')) return;
+    const message = /error\.error="([^"]*)"/.exec(line)?.[1] ?? line;
+    if (classifyApiError(statusIn(message), message)?.kind === 'overloaded' && ++overloaded >= OVERLOADED_RETRIES) {
+      failure ??= { kind: 'overloaded', message };
+    }
+  });
   return {
     push: (chunk) => lines.push(chunk),
+    pushError: (chunk) => errors.push(chunk),
     usage: (): AgentUsage => {
       lines.flush();
       if (steps === 0) return { inputTokens: null, outputTokens: null, cachedTokens: null, costUsd: null };

@@ -57,17 +57,27 @@ describe('the failure classes of a real CLI, read from its output', () => {
     { cli: 'opencode', start: startChatCompletionsServer, root: '/v1', model: 'my-model' },
   ];
   // Codex reports a 429 as "You've hit your usage limit" without the reset time the server sent, so the world holds for the
-  // default span: the run is ended at that hold rather than waited out. Gemini CLI names the retry delay, which the hold keeps.
-  // `overloads`: enough refusals to outlast the CLI's own retries of an overload (Codex makes five requests a turn).
-  const limited: Array<{ cli: AgentCliName; start: typeof startAnthropicServer; root: string; model: string; resets: boolean; overloads: number }> = [
-    { cli: 'codex', start: startResponsesServer, root: '/v1', model: 'gpt-5-codex', resets: false, overloads: 6 },
-    { cli: 'gemini', start: startGeminiServer, root: '', model: 'gemini-2.5-pro', resets: true, overloads: 3 },
+  // default span: the run is ended at that hold rather than waited out. Gemini CLI and opencode name the retry delay, which the
+  // hold keeps. `limits` and `overloads`: enough refusals to outlast the CLI's own retries (opencode retries a 429 for half a
+  // minute, Codex makes five requests a turn), so that the class shows in its output.
+  const limited: Array<{
+    cli: AgentCliName;
+    start: typeof startAnthropicServer;
+    root: string;
+    model: string;
+    resets: boolean;
+    limits: number;
+    overloads: number;
+  }> = [
+    { cli: 'codex', start: startResponsesServer, root: '/v1', model: 'gpt-5-codex', resets: false, limits: 1, overloads: 6 },
+    { cli: 'gemini', start: startGeminiServer, root: '', model: 'gemini-2.5-pro', resets: true, limits: 1, overloads: 3 },
+    { cli: 'opencode', start: startChatCompletionsServer, root: '/v1', model: 'my-model', resets: true, limits: 20, overloads: 4 },
   ];
-  for (const { cli, start, root, model, resets } of limited) {
+  for (const { cli, start, root, model, resets, limits } of limited) {
     itWith('bwrap')(`reads ${cli}'s usage limit as a hold of the world, uncharged`, { timeout: 600_000 }, async () => {
       server = await start();
       server.resetAfterSec = 2;
-      server.script = [{ mode: 'usage-limit', count: 1 }];
+      server.script = [{ mode: 'usage-limit', count: limits }];
       const run = await runCliWorld(cli, server, { baseUrl: `${server.origin}${root}`, model }, { retry: { maxAttempts: 1 } }, (e) => e.type === 'hold');
 
       expect(run.episodes.map((e) => [e.outcome, e.reason, e.attempt])).toEqual([['abandoned', 'agent-usage-limit', 1]]);
@@ -77,7 +87,8 @@ describe('the failure classes of a real CLI, read from its output', () => {
     });
   }
 
-  // Both retry an overload by themselves first: Codex a few times within its turn, Gemini CLI with a backoff of many seconds.
+  // Each retries an overload by itself first (Codex within its turn, Gemini CLI and opencode with a backoff of seconds): the
+  // episode ends at the third retry the output shows.
   for (const { cli, start, root, model, overloads } of limited) {
     itWith('bwrap')(`reads ${cli}'s overloaded model as agent-overloaded, retried uncharged until it lands`, { timeout: 600_000 }, async () => {
       server = await start();
