@@ -186,6 +186,10 @@ describe('a run whose agent is killed in the middle of requests to a model that 
       const exited = await Promise.race([cli.exited, new Promise((resolve) => setTimeout(() => resolve('still running'), 90_000))]);
       expect(exited, `${cli.lines.join('\n')}\n${cli.stderr()}`).toBe(3);
       expect([plain.taken(), tunnel.taken()]).toEqual([1, 1]);
+      // Before any episode, the run said where its agent may connect: the two endpoints of its allow-list and nothing else.
+      const reach = cli.lines.find((l) => l.startsWith('agent network:'));
+      expect(reach).toContain(`through a proxy 127.0.0.1:${plain.port}, 127.0.0.1:${tunnel.port}`);
+      expect(reach).toMatch(/; nothing else$/);
     },
     120_000,
   );
