@@ -174,8 +174,13 @@ describe('a warm docker pool told not to reuse containers', () => {
       expect(ids[1]).not.toBe(ids[0]);
       expect(pool.stats.reused).toBe(0);
       const docker = new Docker();
-      const modes = await docker.listContainers({ all: true, filters: { label: [`${WARM_POOL_LABEL}=${pool.labels[WARM_POOL_LABEL]}`] } });
-      // The one made ready after the last run, at least.
+      const filters = { label: [`${WARM_POOL_LABEL}=${pool.labels[WARM_POOL_LABEL]}`] };
+      // The one made ready after the last run, at least: the pool makes it in the background, so it may still be coming.
+      let modes = await docker.listContainers({ all: true, filters });
+      for (let i = 0; i < 100 && modes.length === 0; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        modes = await docker.listContainers({ all: true, filters });
+      }
       expect(modes.length).toBeGreaterThan(0);
       expect(modes.map((c) => c.Labels['genesis.warm.mode'])).toEqual(modes.map(() => 'once'));
     } finally {

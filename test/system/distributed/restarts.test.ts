@@ -13,27 +13,32 @@ const REDIS = 'redis://127.0.0.1:6379';
 const within = <T>(p: Promise<T>, ms: number) => Promise.race([p, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), ms))]);
 
 describe('a distributed run survives restarts', () => {
-  itWith('redis')('resumes from the world and the queue when the scheduler is killed and started again', async () => {
-    const { f, tasks } = await makeTaskWorld(5, 1500);
-    const env = fastClusterEnv();
-    const workers = [0, 1].map(() => startCli(['worker', '--redis', REDIS, '--json', '--concurrency', '2'], env));
-    await Promise.all(workers.map((w) => w.waitFor(/"type":"ready"/)));
-    const first = startCli(['run', '--world', f.world.path, '--redis', REDIS, '--json'], env);
-    await first.waitFor(/"type":"episode-start"/);
-    first.child.kill('SIGKILL');
-    await first.exited;
-    // Its integrator lock expires (3 s here); until then a second scheduler is refused, clearly.
-    let second = startCli(['run', '--world', f.world.path, '--redis', REDIS, '--json'], env);
-    // Either it starts (its first event) or it is refused (exit 1) and is tried again a second later.
-    for (let i = 0; i < 15 && (await Promise.race([second.exited, second.waitFor(/"type":"start"/, 60_000).then(() => 'started')])) === 1; i++) {
-      expect(second.stderr()).toMatch(/integrator-running/);
-      await new Promise((r) => setTimeout(r, 1000));
-      second = startCli(['run', '--world', f.world.path, '--redis', REDIS, '--json'], env);
-    }
-    expect(await within(second.exited, 120_000)).toBe(0);
-    expect(await checkWorldInvariants(f, tasks)).toEqual([]);
-    for (const w of workers) w.child.kill('SIGTERM');
-  });
+  // Its own waits add up to more than vitest's default minute: the scheduler's start, then its run to the end.
+  itWith('redis')(
+    'resumes from the world and the queue when the scheduler is killed and started again',
+    async () => {
+      const { f, tasks } = await makeTaskWorld(5, 1500);
+      const env = fastClusterEnv();
+      const workers = [0, 1].map(() => startCli(['worker', '--redis', REDIS, '--json', '--concurrency', '2'], env));
+      await Promise.all(workers.map((w) => w.waitFor(/"type":"ready"/)));
+      const first = startCli(['run', '--world', f.world.path, '--redis', REDIS, '--json'], env);
+      await first.waitFor(/"type":"episode-start"/);
+      first.child.kill('SIGKILL');
+      await first.exited;
+      // Its integrator lock expires (3 s here); until then a second scheduler is refused, clearly.
+      let second = startCli(['run', '--world', f.world.path, '--redis', REDIS, '--json'], env);
+      // Either it starts (its first event) or it is refused (exit 1) and is tried again a second later.
+      for (let i = 0; i < 15 && (await Promise.race([second.exited, second.waitFor(/"type":"start"/, 60_000).then(() => 'started')])) === 1; i++) {
+        expect(second.stderr()).toMatch(/integrator-running/);
+        await new Promise((r) => setTimeout(r, 1000));
+        second = startCli(['run', '--world', f.world.path, '--redis', REDIS, '--json'], env);
+      }
+      expect(await within(second.exited, 120_000)).toBe(0);
+      expect(await checkWorldInvariants(f, tasks)).toEqual([]);
+      for (const w of workers) w.child.kill('SIGTERM');
+    },
+    200_000,
+  );
 
   itWith('redis')('refuses a second scheduler on the same world while the first one runs', async () => {
     const { f } = await makeTaskWorld(2, 3000);
@@ -60,32 +65,37 @@ describe('a distributed run survives restarts', () => {
     expect(await checkWorldInvariants(f, tasks)).toEqual([]);
   });
 
-  itWith('redis')('carries on when Redis restarts in the middle of a run', async () => {
-    const dir = await tempDir('genesis-redis-');
-    const port = String(16000 + Math.floor(Math.random() * 2000));
-    const url = `redis://127.0.0.1:${port}`;
-    const startRedis = () =>
-      spawn('redis-server', ['--port', port, '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--save', ''], { stdio: 'ignore' });
-    let redis = startRedis();
-    await new Promise((r) => setTimeout(r, 300));
-    try {
-      const { f, tasks } = await makeTaskWorld(4, 1500, 2);
-      const env = fastClusterEnv();
-      const worker = startCli(['worker', '--redis', url, '--json', '--concurrency', '2'], env);
-      await worker.waitFor(/"type":"ready"/);
-      const run = startCli(['run', '--world', f.world.path, '--redis', url, '--json'], env);
-      await run.waitFor(/"type":"episode-start"/);
-      redis.kill('SIGTERM');
-      await new Promise((r) => redis.once('exit', r));
-      await new Promise((r) => setTimeout(r, 1500));
-      redis = startRedis();
-      expect(await within(run.exited, 120_000)).toBe(0);
-      expect(await checkWorldInvariants(f, tasks)).toEqual([]);
-      worker.child.kill('SIGTERM');
-    } finally {
-      redis.kill('SIGKILL');
-    }
-  });
+  itWith('redis')(
+    'carries on when Redis restarts in the middle of a run',
+    async () => {
+      const dir = await tempDir('genesis-redis-');
+      const port = String(16000 + Math.floor(Math.random() * 2000));
+      const url = `redis://127.0.0.1:${port}`;
+      const startRedis = () =>
+        spawn('redis-server', ['--port', port, '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--save', ''], { stdio: 'ignore' });
+      let redis = startRedis();
+      await new Promise((r) => setTimeout(r, 300));
+      try {
+        const { f, tasks } = await makeTaskWorld(4, 1500, 2);
+        // The integrator lock must outlive Redis's downtime and its reload; three seconds did not on a loaded machine.
+        const env = { ...fastClusterEnv(), GENESIS_INTEGRATOR_TTL_MS: '15000' };
+        const worker = startCli(['worker', '--redis', url, '--json', '--concurrency', '2'], env);
+        await worker.waitFor(/"type":"ready"/);
+        const run = startCli(['run', '--world', f.world.path, '--redis', url, '--json'], env);
+        await run.waitFor(/"type":"episode-start"/);
+        redis.kill('SIGTERM');
+        await new Promise((r) => redis.once('exit', r));
+        await new Promise((r) => setTimeout(r, 1500));
+        redis = startRedis();
+        expect(await within(run.exited, 120_000)).toBe(0);
+        expect(await checkWorldInvariants(f, tasks)).toEqual([]);
+        worker.child.kill('SIGTERM');
+      } finally {
+        redis.kill('SIGKILL');
+      }
+    },
+    160_000,
+  );
 
   itWith('redis')(
     'releases the path leases a killed scheduler left behind, so their tasks are not left unschedulable',
