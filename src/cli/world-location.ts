@@ -62,6 +62,7 @@ export function syncingWithServer(queue: EpisodeQueue, remote: RemoteWorld): Epi
       await pushRecords(job);
       return queue.ensureSubmitted(job);
     },
+    cancel: (id) => queue.cancel(id),
     close: () => queue.close(),
   };
 }

@@ -15,6 +15,7 @@ import type { EpisodeJob, EpisodeResult } from '../episode/episode-job.js';
  *   at a time, in the order the episodes finished.
  * - `ensureSubmitted` puts a job back when the queue lost it (a Redis restart without persistence);
  *   a job the queue still holds, or whose result is owed, is left alone.
+ * - `cancel` stops one job, waiting or running, and its one result is still delivered.
  * - `close` stops taking jobs, aborts running ones (in-process) or leaves them to the workers
  *   (distributed), and resolves when nothing more will be delivered.
  */
@@ -26,10 +27,10 @@ export interface EpisodeQueue {
   ensureSubmitted(job: EpisodeJob): Promise<boolean>;
   /**
    * Stops one job (a racer whose race is decided): a waiting one does not start, a running one is
-   * aborted; its result (abandoned) is still delivered. Absent on a queue that cannot reach a job
-   * once a worker took it: the job then runs to its end.
+   * aborted (over BullMQ, at its worker's next look for stop requests); its result (abandoned) is
+   * still delivered.
    */
-  cancel?(episodeId: string): Promise<void>;
+  cancel(episodeId: string): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import type { ZodError } from 'zod';
 import { episodeResultSchema, type EpisodeJob, type EpisodeResult } from '../../episode/episode-job.js';
 import { closeWithin } from './close-within.js';
+import { requestCancel } from './cancel-requests.js';
 import { distributedJobSchema, EPISODE_QUEUE, queuePrefix, resultQueueOf, RETENTION } from './distributed-job.js';
 import type { EpisodeQueue } from '../episode-queue.js';
 import { workerError } from '../memory/memory-queue.js';
@@ -27,7 +28,7 @@ export class BullmqEpisodeQueue implements EpisodeQueue {
   private readonly connections: Redis[];
 
   constructor(
-    redis: Redis,
+    private readonly redis: Redis,
     private readonly where: { remote: string; worldKey: string; tips?: boolean },
     /** How soon a result taken by a scheduler that died is delivered again. @default 30 s */
     timing: { lockDurationMs?: number; stalledIntervalMs?: number } = {},
@@ -80,6 +81,15 @@ export class BullmqEpisodeQueue implements EpisodeQueue {
     if (known || this.acks.has(job.episodeId)) return false;
     await this.submit(job);
     return true;
+  }
+
+  /**
+   * A worker cannot be reached once it took the job, so the request waits in Redis for it: the
+   * worker that runs the job aborts it at its next look, the one that takes it later does not start
+   * it. Either way its result (abandoned) comes back as any other.
+   */
+  async cancel(episodeId: string): Promise<void> {
+    await requestCancel(this.redis, episodeId);
   }
 
   /** Waiting and running episode jobs of every world on this Redis. */

@@ -2,7 +2,8 @@ import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { episodeResultSchema, type EpisodeResult } from '../../episode/episode-job.js';
 import { distributedJobSchema, EPISODE_QUEUE, queuePrefix, RETENTION, type DistributedJob } from './distributed-job.js';
-import { workerError } from '../memory/memory-queue.js';
+import { abandonedResult, workerError } from '../memory/memory-queue.js';
+import { cancelRequested } from './cancel-requests.js';
 
 /** Timing and size of a BullMQ worker of Genesis. */
 export interface ConsumerSettings {
@@ -12,9 +13,11 @@ export interface ConsumerSettings {
   lockDurationMs?: number;
   /** How often stalled jobs are looked for. @default 30 s */
   stalledIntervalMs?: number;
+  /** How often the running episodes are checked for a request to stop them (see cancel-requests). @default 1 s */
+  cancelPollMs?: number;
 }
 
-/** What runs one episode job on a worker; `signal` aborts when the worker is closed with `force`. */
+/** What runs one episode job on a worker; `signal` aborts when the worker is closed with `force` or the scheduler stops the job. */
 export type DistributedEpisodeHandler = (data: DistributedJob, signal: AbortSignal) => Promise<EpisodeResult>;
 
 export interface EpisodeConsumer {
@@ -82,6 +85,7 @@ export class ResultQueues {
  * same contract as the in-process queue's pool (test/integration/queue/episode-queue-contract):
  * every job it takes yields exactly one result on its world's results queue, the handler's,
  * validated, or a `worker-error` result when the handler throws or returns something malformed.
+ * A job the scheduler stopped (`cancel`) is not started, or its running handler's signal aborts.
  * A consumer killed mid-job leaves the job locked until its lock expires; BullMQ then hands it to
  * another consumer.
  */
@@ -107,9 +111,10 @@ export function consumeEpisodes(
     changed();
     settings.onStart?.(parsed.data, await noteTaker(settings.redis, episode.episodeId, settings.workerId ?? '?', job.attemptsStarted));
     try {
+      const stopped = (await cancelRequested(settings.redis, [episode.episodeId])).length > 0;
       // Failures of the episode itself are results the scheduler must see (and, when fatal, stop on).
       const result = await Promise.resolve()
-        .then(() => handler(parsed.data, controller.signal))
+        .then(() => (stopped ? abandonedResult(episode, 'the episode was stopped before it started') : handler(parsed.data, controller.signal)))
         .then((r) => episodeResultSchema.parse(r))
         .catch((error: unknown) => workerError(episode, error));
       await settings.results.send(parsed.data.resultQueue, result.episodeId, result);
@@ -123,9 +128,22 @@ export function consumeEpisodes(
   const blocking = settings.redis.duplicate();
   const worker = new Worker(EPISODE_QUEUE, take, workerSettings(blocking, settings));
   worker.on('error', () => undefined); // connection errors while Redis restarts; BullMQ reconnects
+  // One look for all running episodes at a time; a look still under way (Redis slow) is not doubled.
+  let looking = false;
+  const lookForCancels = setInterval(() => {
+    if (looking || running.size === 0) return;
+    looking = true;
+    void cancelRequested(settings.redis, [...running.keys()])
+      .then((ids) => {
+        for (const id of ids) running.get(id)?.abort();
+      })
+      .finally(() => (looking = false));
+  }, settings.cancelPollMs ?? 1000);
+  lookForCancels.unref();
   return {
     running: () => [...running.keys()],
     async close(force = false) {
+      clearInterval(lookForCancels);
       if (force) for (const c of running.values()) c.abort();
       await worker.close(force);
       // BullMQ leaves a connection it was given open; this one is ours to close.

@@ -49,8 +49,8 @@ async function carryOut(run: Run, command: PolicyCommand): Promise<void> {
     case 'close-episode':
       return ended(run, await closeEpisode(run, command.result), command.fatal, command.hold);
     case 'stop-racers':
-      // Their results still arrive (abandoned), and the policy closes each as outrun. A queue that cannot stop one job lets it run to its end.
-      await Promise.all(command.ids.map((id) => run.queue.cancel?.(id)));
+      // Their results still arrive (abandoned), and the policy closes each as outrun.
+      await Promise.all(command.ids.map((id) => run.queue.cancel(id)));
       return;
     case 'outrun':
       return ended(run, await closeOutrun(run, command.id, command.winner), null);

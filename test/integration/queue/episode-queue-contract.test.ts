@@ -153,6 +153,31 @@ for (const [name, it, make] of adapters) {
       expect(await nextWithin(queue, 1000)).toBe('nothing');
     });
 
+    it('stops one job when asked (a racer outrun): a running one is aborted, a waiting one never starts, each still yields its result', async () => {
+      const started: string[] = [];
+      const { queue } = await make(async (j, signal) => {
+        started.push(j.task);
+        return sleep(j.task === 'slow' ? 60_000 : 20, undefined, { signal }).then(
+          () => passed(j),
+          () => ({ ...passed(j), verdict: 'abandoned' as const, candidate: null, reason: 'aborted' as const }),
+        );
+      }, 1);
+      const [slow, waiting, other] = [job('slow'), job('waiting'), job('other')];
+      for (const j of [slow, waiting, other]) await queue.submit(j);
+      while (started.length === 0) await sleep(20);
+      await queue.cancel(waiting.episodeId);
+      await queue.cancel(slow.episodeId);
+      const got: EpisodeResult[] = [];
+      for (let i = 0; i < 3; i++) {
+        const r = await nextWithin(queue, 10_000);
+        if (r === 'nothing') break;
+        got.push(r);
+        await queue.acknowledge(r.episodeId);
+      }
+      expect(Object.fromEntries(got.map((r) => [r.task, r.verdict]))).toEqual({ slow: 'abandoned', waiting: 'abandoned', other: 'passed' });
+      expect(started).toEqual(['slow', 'other']);
+    });
+
     it('leaves alone a job it holds, running or with its result still owed', async () => {
       let calls = 0;
       let finish: () => void = () => undefined;
