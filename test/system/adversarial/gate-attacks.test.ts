@@ -76,8 +76,7 @@ beforeAll(async () => {
   const sampler = setInterval(() => (rss.peak = Math.max(rss.peak, process.memoryUsage().rss)), 50);
   try {
     [docker, bwrap] = await Promise.all([
-      // 32 processes: every sandbox runs as uid 1000, and bwrap's process limit counts that uid
-      // host-wide (see the report), so a bigger bomb here would starve bwrap gates elsewhere.
+      // 32 processes: enough to show the limit holds, on a machine that runs other tests beside it.
       // The honest task's gate shares these budgets and gets one attempt, beside attacks that hog a
       // CPU and the disk on a machine running other tests: the budgets are for it, the attacks
       // only need some limit.
