@@ -40,18 +40,22 @@ describe('a distributed run survives restarts', () => {
     200_000,
   );
 
-  itWith('redis')('refuses a second scheduler on the same world while the first one runs', async () => {
-    const { f } = await makeTaskWorld(2, 3000);
-    const env = fastClusterEnv();
-    const first = startCli(['run', '--world', f.world.path, '--redis', REDIS, '--json'], env);
-    await first.waitFor(/"type":"episode-start"/);
-    const second = startCli(['run', '--world', f.world.path, '--redis', REDIS], env);
-    expect(await within(second.exited, 20_000)).toBe(1);
-    expect(second.stderr()).toMatch(/integrator-running/);
-    first.child.kill('SIGINT');
-    // Until it has stopped it still writes in the world, whose directory the test's clean-up removes.
-    expect(await within(first.exited, 60_000)).not.toBe('timeout');
-  }, 120_000);
+  itWith('redis')(
+    'refuses a second scheduler on the same world while the first one runs',
+    async () => {
+      const { f } = await makeTaskWorld(2, 3000);
+      const env = fastClusterEnv();
+      const first = startCli(['run', '--world', f.world.path, '--redis', REDIS, '--json'], env);
+      await first.waitFor(/"type":"episode-start"/);
+      const second = startCli(['run', '--world', f.world.path, '--redis', REDIS], env);
+      expect(await within(second.exited, 20_000)).toBe(1);
+      expect(second.stderr()).toMatch(/integrator-running/);
+      first.child.kill('SIGINT');
+      // Until it has stopped it still writes in the world, whose directory the test's clean-up removes.
+      expect(await within(first.exited, 60_000)).not.toBe('timeout');
+    },
+    120_000,
+  );
 
   itWith('redis')('lets a worker finish its episode on SIGTERM before it exits', async () => {
     const { f, tasks } = await makeTaskWorld(1, 2000);
