@@ -7,6 +7,7 @@ import type { Calibration, MeasuredRate } from '../../world/calibration.js';
 import { parseCommitMessage } from '../../world/commit-message.js';
 import { TRAILERS } from '../../world/history/accepted-history.js';
 import type { WorldRepo } from '../../world/world-repo.js';
+import { localCalibrationGates, type CalibrationGates } from './calibration-gate.js';
 import { gateMutants, type MutantOutcome } from './gate-mutants.js';
 import { adviceFor, type RejectionCause } from './rejection-cause.js';
 import { replayHistory, type HistoryCommit, type ReplayOutcome } from './replay-history.js';
@@ -23,6 +24,8 @@ export interface CalibrateInput {
   seed?: number;
   /** Gates at once. @default as many as the world verifies at once (integration.slots, else parallelism) */
   jobs?: number;
+  /** Where gates run. @default this process (localCalibrationGates) */
+  gates?: CalibrationGates;
   /** A line for a person on long work. */
   onProgress?: (line: string) => void;
 }
@@ -70,6 +73,7 @@ export async function calibrateWorld(input: CalibrateInput): Promise<Calibration
   await sandbox.check();
   const { scratch, dispose } = await openScratchWorld(world);
   const say = input.onProgress ?? (() => undefined);
+  const gate = (input.gates ?? localCalibrationGates)({ scratch, manifest, sandbox });
   // The world's own share of this machine: the gates a run of it would have going at once.
   const jobs = input.jobs ?? manifest.integration?.slots ?? manifest.parallelism;
   const measuredAt = new Date().toISOString();
@@ -83,7 +87,7 @@ export async function calibrateWorld(input: CalibrateInput): Promise<Calibration
         manifest,
         manifestText,
         commits: history,
-        sandbox,
+        gate,
         jobs,
         onReplayed: (o, done, of) =>
           say(
@@ -109,6 +113,7 @@ export async function calibrateWorld(input: CalibrateInput): Promise<Calibration
         manifest,
         headTree: await world.treeOf(head),
         sandbox,
+        gate,
         count: input.mutants,
         seed: input.seed ?? 1,
         jobs,

@@ -2,7 +2,6 @@ import { join } from 'node:path';
 import type { RejectionReason } from '../../errors/rejection-reasons.js';
 import { planGate } from '../../gate/plan.js';
 import { runGate } from '../../gate/gate.js';
-import { verifyCandidate } from '../../gate/verify-candidate.js';
 import { git } from '../../git/git.js';
 import { overlayFiles } from '../../git/tree/overlay.js';
 import { matchesAny } from '../../manifest/path-patterns.js';
@@ -12,7 +11,7 @@ import type { Sandbox } from '../../sandbox/sandbox.js';
 import type { LocalWorld } from '../../world/local-world.js';
 import { readExecutedLines, withExecutedLines } from './executed-lines.js';
 import { applyMutation, findMutationSites, TYPESCRIPT, type MutationSite } from './mutation-sites.js';
-import { REPLAY_TASK } from './scratch-world.js';
+import type { CalibrationGate } from './calibration-gate.js';
 
 export interface MutantOutcome extends MutationSite {
   /** The gate rejected it: the verifier caught a wrong change. */
@@ -26,7 +25,10 @@ export interface MutantsInput {
   manifest: WorldManifest;
   /** The accepted head's tree, world.yaml included. */
   headTree: string;
+  /** Runs the coverage run that finds executed lines; always in this process. */
   sandbox: Sandbox;
+  /** Where each mutant is gated (this process, or the world's workers). */
+  gate: CalibrationGate;
   count: number;
   seed: number;
   jobs: number;
@@ -79,18 +81,7 @@ export async function gateMutants(input: MutantsInput): Promise<MutantsResult> {
     const started = Date.now();
     const text = (await scratch.readFile(head, site.path)) ?? '';
     const candidateTree = await overlayFiles(scratch.path, input.headTree, { [site.path]: applyMutation(text, site) }, join(scratch.path, `mutant-${i}.index`));
-    const verdict = await verifyCandidate({
-      world: scratch,
-      sandbox: input.sandbox,
-      head,
-      headManifest: manifest,
-      fromTree: input.headTree,
-      candidateTree,
-      baseTree: input.headTree,
-      task: REPLAY_TASK,
-      doneTasks: new Set(),
-      name: `mutant-${i}`,
-    });
+    const verdict = await input.gate({ head, fromTree: input.headTree, candidateTree, name: `mutant-${i}` });
     outcomes[i] = { ...site, killed: !verdict.ok, ...(verdict.ok ? {} : { reason: verdict.reason }), durationMs: Date.now() - started };
     done += 1;
     input.onGated?.(outcomes[i]!, done, chosen.length);

@@ -1,13 +1,12 @@
 import { join } from 'node:path';
 import type { RejectionReason } from '../../errors/rejection-reasons.js';
-import { verifyCandidate, type CandidateVerdict } from '../../gate/verify-candidate.js';
+import type { CandidateVerdict } from '../../gate/verify-candidate.js';
 import { overlayFiles } from '../../git/tree/overlay.js';
 import type { WorldManifest } from '../../manifest/schema.js';
-import type { Sandbox } from '../../sandbox/sandbox.js';
 import type { LocalWorld } from '../../world/local-world.js';
 import { PER_TEST_TIMEOUTS_NOTE } from '../../gate/timed-out-tests.js';
 import { classifyRejection, type RejectionCause } from './rejection-cause.js';
-import { REPLAY_TASK } from './scratch-world.js';
+import type { CalibrationGate } from './calibration-gate.js';
 
 /** One commit of the project's history and its parent, as replayed. */
 export interface HistoryCommit {
@@ -36,7 +35,8 @@ export interface ReplayInput {
   manifestText: string;
   /** Oldest first. */
   commits: readonly HistoryCommit[];
-  sandbox: Sandbox;
+  /** Where each replay is gated (this process, or the world's workers). */
+  gate: CalibrationGate;
   jobs: number;
   onReplayed?: (outcome: ReplayOutcome, done: number, of: number) => void;
 }
@@ -67,16 +67,10 @@ export async function replayHistory(input: ReplayInput): Promise<ReplayOutcome[]
   const queue = [...prepared];
   let done = 0;
   const gate = (p: Prepared, attempt: number): Promise<CandidateVerdict> =>
-    verifyCandidate({
-      world: scratch,
-      sandbox: input.sandbox,
+    input.gate({
       head: p.head,
-      headManifest: input.manifest,
       fromTree: p.fromTree,
       candidateTree: p.candidateTree,
-      baseTree: p.fromTree,
-      task: REPLAY_TASK,
-      doneTasks: new Set(),
       name: `replay-${p.c.commit.slice(0, 12)}-${attempt}`,
       // The parent's gate, when it is replayed too, stores the baseline this one compares with.
       ...(candidates.has(p.fromTree) && attempt === 1 ? { awaitHeadBaselineMs: input.manifest.verify.timeoutSec * 2000 } : {}),
