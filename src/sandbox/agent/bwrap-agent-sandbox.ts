@@ -1,6 +1,6 @@
 import { bwrapWithSeccomp } from '../gate/bwrap/seccomp.js';
 import { rmSync } from 'node:fs';
-import { lstat, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { execa } from 'execa';
@@ -10,6 +10,7 @@ import { resolveOnPath, systemDirBinds, underSystemDirs } from './find-binary.js
 import { agentReadOnlyPaths, parentsFirst } from './mounts.js';
 import { confineAgentDisk } from './workspace-quota.js';
 import { homeFileBinds } from './home-files.js';
+import { writeAgentAccounts } from './accounts.js';
 import { findEgressTools, findFilterTools, findNetnsTools, hostNetworks, inNetworkNamespace, type NetnsTools } from '../netns/network-namespace.js';
 import type { AgentNetnsPool } from '../netns/pool.js';
 import { agentNetwork, type AgentNetwork } from '../netns/join-netns.js';
@@ -182,21 +183,8 @@ async function systemArgs(): Promise<string[]> {
   return [...(await systemDirBinds()), '--proc', '/proc', '--dev', '/dev', '--perms', '1777', '--tmpfs', '/tmp'];
 }
 
-/**
- * The host's /etc/passwd and /etc/group with the agent's own user added (a CLI looks its user up:
- * os.userInfo, getpwuid), written into a directory of this launch and bound over the host's.
- */
+/** The host's /etc/passwd and /etc/group with the agent's own user added, bound over the host's. */
 async function accountBinds(user: SandboxUser, home: string): Promise<{ args: string[]; dir: string }> {
-  const dir = await mkdtemp(join(tmpdir(), 'genesis-agent-etc-'));
-  const binds: string[] = [];
-  for (const [name, line] of [
-    ['passwd', `agent:x:${user.uid}:${user.gid}:agent:${home}:/bin/sh`],
-    ['group', `agent:x:${user.gid}:`],
-  ] as const) {
-    const host = await readFile(`/etc/${name}`, 'utf8').catch(() => null);
-    if (host === null) continue;
-    await writeFile(join(dir, name), `${host}${host.endsWith('\n') || host === '' ? '' : '\n'}${line}\n`, { mode: 0o644 });
-    binds.push('--ro-bind', join(dir, name), `/etc/${name}`);
-  }
-  return { args: binds, dir };
+  const accounts = await writeAgentAccounts(user, home, (name) => readFile(`/etc/${name}`, 'utf8').catch(() => null));
+  return { args: accounts.files.flatMap((f) => ['--ro-bind', f.path, `/etc/${f.name}`]), dir: accounts.dir };
 }

@@ -1,7 +1,5 @@
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { execa } from 'execa';
 import { GenesisError } from '../../../errors/genesis-error.js';
 import { readDockerCliFailure } from '../../gate/docker/errors.js';
@@ -10,6 +8,7 @@ import { leaseIsolatedUser, prepareWorkDir, SANDBOX_GID, SANDBOX_UID, type Sandb
 import { agentReadOnlyPaths, parentsFirst } from '../mounts.js';
 import { confineAgentDisk } from '../workspace-quota.js';
 import { homeFileBinds } from '../home-files.js';
+import { writeAgentAccounts, type AgentAccounts } from '../accounts.js';
 import type { AgentLaunch, AgentSandbox, AgentSandboxKind, AgentSandboxSpec } from '../../agent-sandbox.js';
 import { ensureAgentNetwork } from './network.js';
 import { AGENT_LAUNCH_LABEL, removeAgentContainer } from './remove.js';
@@ -98,7 +97,7 @@ export class DockerAgentSandbox implements AgentSandbox {
     const asRoot = process.getuid?.() === 0;
     // As root the agent runs as a uid of its own for the launch (no other live sandbox, bwrap or docker, has it), which must own what it may write.
     const lease = asRoot ? await leaseIsolatedUser(spec.workspace) : null;
-    let accounts: string | undefined;
+    let accounts: AgentAccounts | undefined;
     let readOnly: string[];
     try {
       if (lease) {
@@ -109,7 +108,7 @@ export class DockerAgentSandbox implements AgentSandbox {
       readOnly = await agentReadOnlyPaths(argv, spec, this.hostUsr!);
     } catch (error) {
       lease?.release();
-      if (accounts) rmSync(accounts, { recursive: true, force: true });
+      if (accounts) rmSync(accounts.dir, { recursive: true, force: true });
       throw error;
     }
     const user = lease ? `${lease.user.uid}:${lease.user.gid}` : `${process.getuid?.() ?? SANDBOX_UID}:${process.getgid?.() ?? SANDBOX_GID}`;
@@ -119,7 +118,7 @@ export class DockerAgentSandbox implements AgentSandbox {
       ...[spec.workspace, spec.home].map((target) => ({ target, mode: 'rw' })),
     ]);
     const homeVolumes = homeFiles.flatMap((b) => ['-v', `${b.source}:${b.target}:ro`]);
-    const accountVolumes = accounts ? ['passwd', 'group'].flatMap((name) => ['-v', `${join(accounts!, name)}:/etc/${name}:ro`]) : [];
+    const accountVolumes = (accounts?.files ?? []).flatMap((f) => ['-v', `${f.path}:/etc/${f.name}:ro`]);
     const env: Record<string, string> = { ...spec.env, HOME: spec.home };
     // An image with programs of its own has its own PATH.
     if (!this.hostUsr) delete env.PATH;
@@ -171,7 +170,7 @@ export class DockerAgentSandbox implements AgentSandbox {
       } finally {
         // The container and its processes are gone: the uid is free for another sandbox.
         lease?.release();
-        if (accounts) rmSync(accounts, { recursive: true, force: true });
+        if (accounts) rmSync(accounts.dir, { recursive: true, force: true });
       }
     };
     const [file, ...launcher] = created.exitCode === 0 ? dockerStartArgv(name) : dockerCreateFailedArgv(createFailure(created));
@@ -180,15 +179,11 @@ export class DockerAgentSandbox implements AgentSandbox {
 }
 
 /**
- * An /etc/passwd and /etc/group naming the leased uid (`agent`, HOME its home), bound over the
- * image's: programs that look their user up (git's default identity, ssh, npm) find one, as they
- * found the image's uid 1000 before uids were leased. Removed at dispose.
+ * An /etc/passwd and /etc/group with root and the leased uid (`agent`, HOME its home) alone, bound
+ * over the image's, whose own files are not read from here. Removed at dispose.
  */
-async function accountFiles(user: SandboxUser, home: string): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'genesis-agent-etc-'));
-  await writeFile(join(dir, 'passwd'), `root:x:0:0:root:/root:/bin/sh\nagent:x:${user.uid}:${user.gid}:agent:${home}:/bin/sh\n`, { mode: 0o644 });
-  await writeFile(join(dir, 'group'), `root:x:0:\nagent:x:${user.gid}:\n`, { mode: 0o644 });
-  return dir;
+async function accountFiles(user: SandboxUser, home: string): Promise<AgentAccounts> {
+  return writeAgentAccounts(user, home, async (name) => (name === 'passwd' ? 'root:x:0:0:root:/root:/bin/sh' : 'root:x:0:'));
 }
 
 /** What a failed `docker create` said, for the agent's log (docker's own words when it has any). */
