@@ -1,6 +1,7 @@
 import type { TipService } from '../episode/gate-on-tip.js';
 import { MemoryVerificationQueue, type VerificationQueue } from '../integrate/verification/queue.js';
 import type { EpisodeQueue } from '../queue/episode-queue.js';
+import type { WorkerWaitFeed } from '../queue/worker-wait-feed.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import type { LeaseStore } from '../queue/lease-store.js';
 import type { RunOptions } from '../schedule/run/run-world.js';
@@ -17,6 +18,8 @@ export interface ClusterAdapters {
   reconcileMs?: number;
   /** Answers workers asking for their change's place in the integration queue; without it they gate on their base. */
   tips?: TipService;
+  /** The waits the workers tell of this world's jobs. */
+  waits?: WorkerWaitFeed;
 }
 
 /**
@@ -25,7 +28,7 @@ export interface ClusterAdapters {
  * records' labels) and the sandbox that runs the goal's evidence.
  */
 export async function composeClusterRun(world: WorldRepo, cluster: ClusterAdapters, sandbox?: Sandbox): Promise<Pick<RunOptions, 'ports' | 'distributed'>> {
-  const { queue, leases, verifications, reconcileMs, tips } = cluster;
+  const { queue, leases, verifications, reconcileMs, tips, waits } = cluster;
   return {
     ports: {
       sandbox: sandbox ?? (await manifestSandbox(world)),
@@ -34,6 +37,6 @@ export async function composeClusterRun(world: WorldRepo, cluster: ClusterAdapte
       episodes: () => queue,
       verifications: (run, slots) => verifications ?? new MemoryVerificationQueue(run, slots),
     },
-    distributed: { reconcileMs, tips },
+    distributed: { reconcileMs, tips, waits },
   };
 }

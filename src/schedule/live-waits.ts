@@ -35,6 +35,11 @@ export class LiveWaits {
     this.writes = this.writes.then(() => writeWaitSnapshot(this.scratchDir, snapshot)).catch(() => undefined);
   }
 
+  /** The task of the job `id` when it waits now. */
+  taskOf(id: string): string | undefined {
+    return this.waits.get(id)?.task;
+  }
+
   /** No wait is left: at the run's start, and at its end (a job stopped mid-wait never says its wait ended). */
   async clear(): Promise<void> {
     this.waits.clear();

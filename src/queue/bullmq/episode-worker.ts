@@ -17,6 +17,7 @@ import { distributedVerificationSchema, EPISODE_QUEUE, VERIFICATION_QUEUE, type 
 import { requestTip } from '../redis/tip-broker.js';
 import { runVerification } from '../../integrate/verification/run-verification.js';
 import { VERIFICATION_REF_PREFIX } from '../../integrate/verification/ledger.js';
+import { tellWait } from '../redis/wait-channel.js';
 import { startHeartbeat } from '../redis/worker-registry.js';
 import { abandonedResult } from '../memory/memory-queue.js';
 
@@ -166,7 +167,10 @@ async function runLeased(data: DistributedJob, options: EpisodeWorkerOptions, wo
           }
         : undefined;
     const onPhase = (_: unknown, phase: string) => options.onEvent?.({ type: 'phase', episodeId: job.episodeId, task: job.task, phase });
-    const onWait = (_: unknown, what: string | null) => options.onEvent?.({ type: 'wait', episodeId: job.episodeId, task: job.task, what });
+    const onWait = (_: unknown, what: string | null) => {
+      options.onEvent?.({ type: 'wait', episodeId: job.episodeId, task: job.task, what });
+      void tellWait(options.redis, data.worldKey, { id: job.episodeId, task: job.task, what, worker: workerId });
+    };
     const result = await runEpisode(job, { world: world.repo, ledger, sandbox, agent, worker: workerId, signal, reserveTip, onPhase, onWait });
     // Closed while this duplicate ran: the scheduler will not release the lease it re-took.
     if (result.reason === 'episode-closed' && holder === job.episodeId) await leases.release(job.episodeId);
@@ -188,7 +192,10 @@ async function verify(job: Job, options: EpisodeWorkerOptions, workerId: string,
   const manifest = await world.repo.manifestAt(v.onto);
   const sandbox = await options.createSandbox(manifest);
   options.onEvent?.({ type: 'verify-start', episodeId: v.episodeId, task: v.task });
-  const onWait = (_: unknown, what: string | null) => options.onEvent?.({ type: 'wait', episodeId: v.episodeId, task: v.task, phase: 'verification', what });
+  const onWait = (_: unknown, what: string | null) => {
+    options.onEvent?.({ type: 'wait', episodeId: v.episodeId, task: v.task, phase: 'verification', what });
+    void tellWait(options.redis, parsed.data.worldKey, { id: v.verificationId, task: v.task, what, worker: workerId });
+  };
   const result = await runVerification(v, { world: world.repo, sandbox, worker: workerId, onWait });
   await world.publishRef?.(`${VERIFICATION_REF_PREFIX}${v.verificationId}`);
   await results.send(parsed.data.resultQueue, String(job.id), result);

@@ -4,6 +4,7 @@ import { runEpisode } from '../../episode/run-episode.js';
 import { IntegrationStage } from '../../integrate/integration-stage.js';
 import { Lander } from '../../integrate/lander.js';
 import { writeQueueSnapshot } from '../../integrate/queue-snapshot.js';
+import { queueWaits } from '../../integrate/queue-waits.js';
 import type { VerificationJob } from '../../integrate/verification/job.js';
 import { runVerification } from '../../integrate/verification/run-verification.js';
 import type { EpisodeRecord } from '../../ledger/episode-record.js';
@@ -84,6 +85,14 @@ export async function openRun(options: RunOptions): Promise<Run> {
   }, slots);
   const lander = new Lander(world, ledger, manifest.branch, startHead);
   const inbox = new Inbox<Wake>();
+  // A change that waits in the integration queue (for a slot, for those ahead) is told and kept like any other wait.
+  let queueWaiting = new Map<string, { task: string; what: string }>();
+  const noteQueueWaits = (entries: Parameters<typeof queueWaits>[0]) => {
+    const now = new Map(queueWaits(entries, slots).map((w) => [`${w.id}:queue`, w]));
+    for (const [id, w] of queueWaiting) if (!now.has(id)) emit({ type: 'wait', id, task: w.task, what: null });
+    for (const [id, w] of now) if (queueWaiting.get(id)?.what !== w.what) emit({ type: 'wait', id, task: w.task, what: w.what });
+    queueWaiting = now;
+  };
   const stage = new IntegrationStage({
     world,
     ledger,
@@ -95,11 +104,16 @@ export async function openRun(options: RunOptions): Promise<Run> {
     onOutcome: async (outcome) => inbox.push({ kind: 'integrated', outcome }),
     onChange: (entries) => {
       emit({ type: 'integration', entries });
+      noteQueueWaits(entries);
       // One write at a time, in order: the file always holds the latest state.
       run.snapshots = run.snapshots.then(() => writeQueueSnapshot(world.scratchDir, lander.head, entries)).catch(() => undefined);
     },
   });
   const config = await policyConfig(options, manifest, ledger, summaries.size);
+  // Last, so a run that fails to open leaves no subscription behind.
+  const unwatchWorkerWaits = distributed?.waits
+    ? await distributed.waits.watch((w) => emit({ type: 'wait', id: w.id, task: w.task, what: w.what }))
+    : async () => undefined;
   const run: Run = {
     world,
     emit,
@@ -123,6 +137,7 @@ export async function openRun(options: RunOptions): Promise<Run> {
     inbox,
     snapshots: Promise.resolve(),
     waits,
+    unwatchWorkerWaits,
     recovered: { integrating: [], running: [], reviewing: [], closed: 0 },
     jobs: new Map(),
     raceLeases: new Map(),

@@ -60,11 +60,14 @@ export async function guardBranch(run: Run): Promise<void> {
 async function takeWake(run: Run, wake: Wake): Promise<void> {
   switch (wake.kind) {
     case 'episode': {
+      // A job stopped mid-wait (aborted, its worker lost) never says its wait ended: its result does.
+      endWait(run, wake.result.episodeId);
       // A claimed pass is judged against the ledger the worker wrote (see forgedResultProblem).
       const record = wake.result.verdict === 'passed' ? await run.ledger.read(wake.result.episodeId) : null;
       return apply(run, { type: 'result', result: wake.result, record });
     }
     case 'verification':
+      endWait(run, wake.result.verificationId);
       return run.stage.verified(wake.result);
     case 'integrated':
       return integrated(run, wake.outcome);
@@ -112,4 +115,9 @@ async function applyReviewDecisions(run: Run): Promise<void> {
     if (decision.decision === 'approve') await run.leases.tryAcquire(id, run.manifest.tasks.find((t) => t.id === waiting.task)?.paths ?? []);
     await apply(run, { type: 'reviewed', id, decision: decision.decision, note: decision.note });
   }
+}
+
+function endWait(run: Run, id: string): void {
+  const task = run.waits.taskOf(id);
+  if (task !== undefined) run.emit({ type: 'wait', id, task, what: null });
 }

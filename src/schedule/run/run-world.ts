@@ -30,6 +30,7 @@ export async function runWorld(options: RunOptions): Promise<RunSummary> {
     disconnect();
     await settleSteering(run);
     await closeStages(run);
+    await run.unwatchWorkerWaits();
     await run.waits.clear();
   }
   return closeRun(run);

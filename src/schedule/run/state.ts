@@ -17,6 +17,7 @@ import type { LiveWaits } from '../live-waits.js';
 import type { RunEvent, RunSummary } from './events.js';
 import type { Recovered } from './recovery.js';
 import type { Inbox } from './inbox.js';
+import type { WorkerWaitFeed } from '../../queue/worker-wait-feed.js';
 import type { TipService } from '../../episode/gate-on-tip.js';
 import type { EpisodeTracer, RunPorts } from './ports.js';
 import type { SteeringOutcome } from '../../operations/carry-out-steering.js';
@@ -31,6 +32,8 @@ export interface DistributedRun {
   reconcileMs?: number;
   /** Answers workers asking for their change's place in the integration queue; without it they gate on their base. */
   tips?: TipService;
+  /** The waits of this world's jobs on the workers, told here as those of jobs in process are. */
+  waits?: WorkerWaitFeed;
 }
 
 export interface RunOptions {
@@ -97,6 +100,8 @@ export interface Run {
   snapshots: Promise<void>;
   /** The waits going on now, kept for genesis status --world and the dashboard. */
   readonly waits: LiveWaits;
+  /** Stops listening for the workers' waits (distributed); nothing to stop in process. */
+  readonly unwatchWorkerWaits: () => Promise<void>;
   /** What the run took over from the one before it (recoverRun). */
   recovered: Recovered;
   /** The jobs of the episodes running, as submitted: a job a shared queue lost is submitted again. */

@@ -1,8 +1,12 @@
+import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { createServerApp } from '../../../src/server/create-app.js';
+import { LocalWorld } from '../../../src/world/local-world.js';
 import { startCli } from '../../helpers/cli-process.js';
 import { genesis } from '../../helpers/genesis-cli.js';
 import { itWith } from '../../helpers/services.js';
+import { slowGateSeed } from '../../helpers/slow-gate-world.js';
+import { tempDir } from '../../helpers/temp-dir.js';
 import { baseManifest, GOOD_A, makeWorld } from '../../helpers/world-fixture.js';
 
 // Passes once a's module exists, after 15 s either way: long enough to be seen waiting on.
@@ -39,6 +43,39 @@ describe('a run that waits says what it waits on', () => {
       // Once the run is over nothing waits, on the dashboard or in status.
       expect(await waits()).toEqual([]);
       expect((await genesis(['status', '--world', f.world.path])).stdout).not.toMatch(/^waiting:/m);
+    },
+    180_000,
+  );
+});
+
+describe('a change that waits in the integration queue says what it waits on', () => {
+  itWith('bwrap')(
+    'waiting for a verification slot, or for the change ahead, is told on the run’s output and kept for the dashboard with how long so far',
+    async () => {
+      const dir = await tempDir('genesis-queue-waits-');
+      const worldPath = join(dir, 'w.world');
+      // Ratchet: every change is verified in the queue, one at a time, so those behind wait for the slot.
+      const init = startCli(['init', '--world', worldPath, '--from', await slowGateSeed(dir, { ratchet: true, slots: 1 })]);
+      expect(await init.exited, init.stderr()).toBe(0);
+      const { app } = createServerApp({ world: await LocalWorld.open(worldPath) });
+      const waits = async (): Promise<Waits> => ((await (await app.request('/api/integration')).json()) as { waits: Waits }).waits;
+      const run = startCli(['run', '--world', worldPath, '--json']);
+      const shown: Waits = [];
+      let code: number | null | undefined;
+      void run.exited.then((c) => (code = c));
+      while (code === undefined) {
+        shown.push(...(await waits()));
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(code, run.stderr()).toBe(0);
+      const told = run.lines.filter((l) => l.includes('"type":"wait"')).map((l) => JSON.parse(l) as { id: string; task: string; what: string | null });
+      const slot = told.filter((w) => w.id.endsWith(':queue') && w.what?.startsWith('a verification slot (all 1 are verifying the changes ahead)'));
+      expect(slot.length, JSON.stringify(told)).toBeGreaterThan(0);
+      // Each wait ended once the change got its slot (or left the queue).
+      for (const w of told.filter((x) => x.id.endsWith(':queue') && x.what !== null)) expect(told.some((x) => x.id === w.id && x.what === null)).toBe(true);
+      // The dashboard showed it while it lasted, with how long so far; once the run is over nothing waits.
+      expect(shown.some((w) => w.what.startsWith('a verification slot') && w.ms >= 0)).toBe(true);
+      expect(await waits()).toEqual([]);
     },
     180_000,
   );

@@ -48,6 +48,11 @@ describe('distributed workers and verify.deps', () => {
         }
       }
       expect(used).toBeGreaterThan(0);
+      // The scheduler tells the workers' waits as its own: the install begins and ends on its output too.
+      const told = scheduler.lines.filter((l) => l.includes('"type":"wait"')).map((l) => JSON.parse(l) as { id: string; what: string | null });
+      const installs = told.filter((x) => x.what !== null && /^dependency set [0-9a-f]+ being installed \(/.test(x.what));
+      expect(installs.length).toBeGreaterThan(0);
+      for (const install of installs) expect(told.some((x) => x.id === install.id && x.what === null)).toBe(true);
     } finally {
       for (const w of workers) w.child.kill('SIGTERM');
     }

@@ -5,6 +5,7 @@ import { worldKeyOf } from '../../../queue/bullmq/distributed-job.js';
 import { IntegratorLock } from '../../../queue/redis/integrator-lock.js';
 import { connectRedis } from '../../../queue/redis/connection.js';
 import { RedisPathLeases } from '../../../queue/redis/path-leases.js';
+import { RedisWaitChannel } from '../../../queue/redis/wait-channel.js';
 import { RedisTipServer } from '../../../queue/redis/tip-broker.js';
 import { isGitUrl } from '../../../world/worker-world.js';
 import type { ClusterAdapters } from '../../../compose/cluster-run.js';
@@ -56,7 +57,14 @@ export async function joinCluster(
     { lockDurationMs: envMs('GENESIS_LOCK_MS'), stalledIntervalMs: envMs('GENESIS_STALLED_MS') },
   );
   return {
-    distributed: { queue, leases, verifications, reconcileMs: envMs('GENESIS_RECONCILE_MS') ?? 5_000, ...(tips ? { tips } : {}) },
+    distributed: {
+      queue,
+      leases,
+      verifications,
+      reconcileMs: envMs('GENESIS_RECONCILE_MS') ?? 5_000,
+      waits: new RedisWaitChannel(redis, worldKey),
+      ...(tips ? { tips } : {}),
+    },
     async leave() {
       await tips?.close();
       await lock.release();
