@@ -5,6 +5,7 @@ import type { RunEvent } from '../../../src/schedule/run/events.js';
 import { runEmbedded } from '../../../src/compose/embedded-run.js';
 import { runWorld } from '../../../src/schedule/run/run-world.js';
 import { GitLedger } from '../../../src/ledger/git-ledger.js';
+import { readLiveWaits } from '../../../src/schedule/live-waits.js';
 import { itWith } from '../../helpers/services.js';
 import { clusterTestRun } from './cluster-test-run.js';
 import { baseManifest, GOOD_A, GOOD_B, makeWorld } from '../../helpers/world-fixture.js';
@@ -40,8 +41,9 @@ describe('a path lease refused mid-run (Redis lease store)', () => {
         onEvent: (e) => {
           events.push(e);
           if (e.type === 'episode-start' && e.task === 'a') planted.push(other.tryAcquire('duplicate-of-a-closed-episode', ['src/b.js']));
-          // The other holder lets go once the run has shown it waits for it.
-          if (e.type === 'lease-wait' && released.length === 0) released.push(other.release('duplicate-of-a-closed-episode'));
+          // The other holder lets go once the run has shown it waits for it, where status and the dashboard read waits too.
+          if (e.type === 'lease-wait' && released.length === 0)
+            released.push(leaseWaitShown(f.world.scratchDir).then(() => other.release('duplicate-of-a-closed-episode')));
         },
       });
       expect(await Promise.all(planted)).toEqual([true]);
@@ -89,3 +91,13 @@ describe('a path lease lost mid-run (Redis dropped it) over BullMQ', () => {
     120_000,
   );
 });
+
+/** Resolves once the run's waits (what genesis status --world and the dashboard show) name b's wait for its lease. */
+async function leaseWaitShown(scratchDir: string): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    const waits = await readLiveWaits(scratchDir);
+    if (waits.some((w) => w.task === 'b' && w.what.startsWith('the lease of its paths'))) return;
+    await sleep(50);
+  }
+  throw new Error("the lease wait never reached the run's waits");
+}
