@@ -467,6 +467,19 @@ export function racesOf(
   return { races, outrun };
 }
 
+/**
+ * Racers a run takes over that have nothing left to race for: their race was decided before the
+ * last run stopped (a racer passed), or their task has landed. The stop for them may never have
+ * gone out (a scheduler killed between deciding and stopping), so the run sends it again; each
+ * then ends as any stopped racer does.
+ */
+export function racersToStop(state: PolicyState): string[] {
+  if (!state.config.stopOnWin) return [];
+  return [...state.races.values()].flatMap((race) =>
+    race.winner !== null || state.done.has(race.task) ? race.racers.filter((id) => id !== race.winner && state.running.has(id)) : [],
+  );
+}
+
 /** A race none of whose racers is busy any more is over. */
 function endRaces(state: PolicyState): ReadonlyMap<string, RaceState> {
   const busy = (id: string) => state.running.has(id) || state.integrating.has(id) || state.reviewing.has(id);

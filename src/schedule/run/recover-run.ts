@@ -1,6 +1,6 @@
 import { removeClosedEpisodeDirs, removeStaleWorkspaces } from '../../episode/workspace.js';
 import type { EpisodeRecord } from '../../ledger/episode-record.js';
-import { initialPolicyState, racesOf } from '../run-policy.js';
+import { initialPolicyState, racersToStop, racesOf } from '../run-policy.js';
 import { gatesRunningAtCrash, recoverOpenRecords, releaseLeftoverLeases } from './recovery.js';
 import { reviewingOf } from './episode-results.js';
 import type { Run } from './state.js';
@@ -57,6 +57,7 @@ export async function recoverRun(run: Run): Promise<void> {
     races,
     retries: await world.taskRetries(),
   });
+  await Promise.all(racersToStop(run.policy).map((id) => run.queue.cancel(id)));
   run.emit({
     type: 'start',
     world: world.path,

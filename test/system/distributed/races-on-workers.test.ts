@@ -50,4 +50,53 @@ describe('a race on remote workers', () => {
     },
     150_000,
   );
+
+  itWith('redis')(
+    'a scheduler killed before it could stop the loser stops it when it restarts: the race was decided while no scheduler ran',
+    async () => {
+      const f = await makeWorld({
+        sandbox: 'bwrap',
+        manifest: baseManifest({
+          parallelism: 2,
+          agent: { kind: 'script', script: '.genesis/recording.yaml', timeoutSec: 180 },
+          tasks: [{ id: 'a', title: 'module a', paths: ['src/a.js'], check: 'node --test test/a.test.js', race: 2 }],
+        }),
+        // Racer 1 passes a few seconds in, after the scheduler is gone; racer 2's agent would work for a minute.
+        recording: {
+          a: [
+            { write: { 'src/a.js': GOOD_A }, sleepMs: 4000 },
+            { write: { 'src/a.js': `${GOOD_A}// slow\n` }, sleepMs: SLOW_AGENT_MS },
+          ],
+        },
+      });
+      const env = fastClusterEnv();
+      const workers = [0, 1].map(() => startCli(['worker', '--redis', REDIS, '--json', '--concurrency', '1'], env));
+      try {
+        await Promise.all(workers.map((w) => w.waitFor(/"type":"ready"/)));
+        const first = startCli(['run', '--world', f.world.path, '--redis', REDIS, '--json'], env);
+        await Promise.all(workers.map((w) => w.waitFor(/"type":"start"/)));
+        first.child.kill('SIGKILL');
+        await first.exited;
+        // The winner's gate passes with no scheduler to hear it: nobody stops the loser.
+        await Promise.race(workers.map((w) => w.waitFor(/"type":"end".*"verdict":"passed"/)));
+        const started = Date.now();
+        const again = startCli(['run', '--world', f.world.path, '--redis', REDIS, '--json'], env);
+        expect(await within(again.exited, 90_000), `${again.lines.join('\n')}\n${again.stderr()}`).toBe(0);
+        expect(Date.now() - started).toBeLessThan(SLOW_AGENT_MS - 15_000);
+        const records = (await new GitLedger(f.world.path).readAll()).sort((x, y) => x.attempt - y.attempt);
+        expect(records.map((r) => [r.attempt, r.outcome])).toEqual([
+          [1, 'accepted'],
+          [2, 'outrun'],
+        ]);
+        const ends = workers.flatMap((w) =>
+          w.lines.filter((l) => l.includes('"type":"end"')).map((l) => JSON.parse(l) as { episodeId: string; verdict: string }),
+        );
+        expect(ends.find((e) => e.episodeId === records[1]!.id)?.verdict).toBe('abandoned');
+        expect(await checkWorldInvariants(f, ['a'])).toEqual([]);
+      } finally {
+        for (const w of workers) w.child.kill('SIGTERM');
+      }
+    },
+    150_000,
+  );
 });
