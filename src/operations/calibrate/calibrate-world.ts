@@ -65,15 +65,16 @@ export interface CalibrationReport {
 export async function calibrateWorld(input: CalibrateInput): Promise<CalibrationReport> {
   const started = Date.now();
   const { world } = input;
-  const manifest = await world.manifestAt('HEAD');
-  const head = await world.head(manifest.branch);
+  const head = await world.head((await world.manifestAt('HEAD')).branch);
+  // Read at the head itself, as world.yaml is below: the manifest every gate judges by, wherever it runs, is the head's.
+  const manifest = await world.manifestAt(head);
   const manifestText = (await world.readFile(head, 'world.yaml')) ?? '';
   const history = input.commits > 0 ? await historyToReplay(world, input.commits) : [];
   const sandbox = await input.sandbox(manifest);
   await sandbox.check();
   const { scratch, dispose } = await openScratchWorld(world);
   const say = input.onProgress ?? (() => undefined);
-  const gate = (input.gates ?? localCalibrationGates)({ scratch, manifest, sandbox });
+  const gate = (input.gates ?? localCalibrationGates)({ scratch, worldHead: head, manifest, sandbox });
   // The world's own share of this machine: the gates a run of it would have going at once.
   const jobs = input.jobs ?? manifest.integration?.slots ?? manifest.parallelism;
   const measuredAt = new Date().toISOString();
