@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
+import { isAbsolute } from 'node:path';
 import { z } from 'zod';
 import { episodeJobSchema } from '../../episode/episode-job.js';
 import { verificationJobSchema } from '../../integrate/verification/job.js';
+import { calibrationGateJobSchema } from '../../operations/calibrate/calibration-gate.js';
 
 /**
  * BullMQ key prefix: every queue key Genesis writes in Redis starts with `genesis:`.
@@ -13,6 +15,8 @@ export function queuePrefix(): string {
 export const EPISODE_QUEUE = 'episodes';
 /** Speculative commits to verify, taken by the same workers as episodes. */
 export const VERIFICATION_QUEUE = 'verifications';
+/** The gates of `genesis calibrate --redis`, taken by the same workers as episodes. */
+export const CALIBRATION_QUEUE = 'calibrations';
 
 /**
  * An episode job as it travels through Redis: what to run, where the world is for the worker
@@ -60,3 +64,17 @@ export const distributedVerificationSchema = z
 export function verificationResultQueueOf(worldKey: string): string {
   return `verification-results-${worldKey}`;
 }
+
+/**
+ * A calibration gate as it travels through Redis: the gate, the scratch world it runs in (an
+ * absolute path: a worker must reach it on shared storage), the world commit whose manifest judges
+ * it, and the world's key. Its verdict comes back as the job's return value.
+ */
+export const distributedCalibrationSchema = z
+  .object({
+    job: calibrationGateJobSchema,
+    scratch: z.string().refine(isAbsolute, 'an absolute path'),
+    manifestAt: z.string().regex(/^[0-9a-f]{40}$/, 'a full commit id'),
+    worldKey: z.string().regex(/^[A-Za-z0-9._-]+$/),
+  })
+  .strict();

@@ -13,13 +13,26 @@ import { secretEnvNames } from '../../ledger/secret-env.js';
 import { isGitUrl, openWorkerWorld } from '../../world/worker-world.js';
 import type { WorldRepo } from '../../world/world-repo.js';
 import { consumeEpisodes, ResultQueues, workerSettings } from './job-consumer.js';
-import { distributedVerificationSchema, EPISODE_QUEUE, VERIFICATION_QUEUE, type DistributedJob } from './distributed-job.js';
+import {
+  CALIBRATION_QUEUE,
+  distributedCalibrationSchema,
+  distributedVerificationSchema,
+  EPISODE_QUEUE,
+  queuePrefix,
+  VERIFICATION_QUEUE,
+  type DistributedJob,
+} from './distributed-job.js';
 import { requestTip } from '../redis/tip-broker.js';
 import { runVerification } from '../../integrate/verification/run-verification.js';
 import { VERIFICATION_REF_PREFIX } from '../../integrate/verification/ledger.js';
 import { tellWait } from '../redis/wait-channel.js';
 import { startHeartbeat } from '../redis/worker-registry.js';
 import { abandonedResult } from '../memory/memory-queue.js';
+import { GenesisError, isGenesisError } from '../../errors/genesis-error.js';
+import type { CandidateVerdict } from '../../gate/verify-candidate.js';
+import { candidateVerdictSchema } from '../../gate/verdict-schema.js';
+import { runCalibrationGate } from '../../operations/calibrate/calibration-gate.js';
+import { LocalWorld } from '../../world/local-world.js';
 
 export interface EpisodeWorkerOptions {
   redis: Redis;
@@ -32,7 +45,7 @@ export interface EpisodeWorkerOptions {
   onEvent?: (event: WorkerEvent) => void;
   /** Builds the agent a job's world asks for at the job's base: the composition root's factory (`genesis worker`). */
   createAgent: (manifest: WorldManifest, world: WorldRepo, head: string) => Promise<Agent>;
-  /** Builds the gate sandbox a world's manifest asks for, for an episode or a verification. */
+  /** Builds the gate sandbox a world's manifest asks for, for an episode, a verification or a calibration gate. */
   createSandbox: (manifest: WorldManifest) => Promise<Sandbox>;
   /** The path lease store of the world a job names (its key in Redis): the composition root's `RedisPathLeases`. */
   leases: (worldKey: string) => LeaseStore;
@@ -42,15 +55,28 @@ export interface EpisodeWorkerOptions {
  * What a worker reports while it works (`genesis worker --json` prints one line each): a job taken
  * (after `takeover` when another worker had it before) and its result sent, each phase of an episode as it starts, a request for a place in the
  * integration queue and its answer (`gate-on-tip`: the scheduler gave the change a place; its gate on
- * that tip starts), a verification's start and end, and each wait (begun and ended) the worker's
- * output tells once it lasts.
+ * that tip starts), a verification's start and end, a calibration gate's start and end (`episodeId`
+ * is then the gate's name and `task` the world's name), and each wait (begun and ended) the
+ * worker's output tells once it lasts.
  */
 export interface WorkerEvent {
-  type: 'start' | 'takeover' | 'end' | 'phase' | 'tip-asked' | 'tip-answered' | 'gate-on-tip' | 'verify-start' | 'verify-end' | 'wait';
+  type:
+    | 'start'
+    | 'takeover'
+    | 'end'
+    | 'phase'
+    | 'tip-asked'
+    | 'tip-answered'
+    | 'gate-on-tip'
+    | 'verify-start'
+    | 'verify-end'
+    | 'calibrate-start'
+    | 'calibrate-end'
+    | 'wait';
   episodeId: string;
   task: string;
   verdict?: string;
-  /** With `phase`: the phase starting (workspace, deps, agent, collect, gate, gate-on-base); with `wait`, `verification` for a verification's. */
+  /** With `phase`: the phase starting (workspace, deps, agent, collect, gate, gate-on-base); with `wait`, `verification` or `calibration` for theirs. */
   phase?: string;
   /** With `takeover`: the worker that had the job before (it stalled, died or handed it back), null when unknown. */
   from?: string | null;
@@ -72,7 +98,14 @@ export interface EpisodeWorker {
  */
 export async function startEpisodeWorker(options: EpisodeWorkerOptions): Promise<EpisodeWorker> {
   const id = `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
-  const heartbeat = await startHeartbeat(options.redis, { id, host: hostname(), pid: process.pid, concurrency: options.concurrency, queue: EPISODE_QUEUE });
+  const heartbeat = await startHeartbeat(options.redis, {
+    id,
+    host: hostname(),
+    pid: process.pid,
+    concurrency: options.concurrency,
+    queue: EPISODE_QUEUE,
+    prefix: queuePrefix(),
+  });
   const results = new ResultQueues(options.redis);
   const episodes = consumeEpisodes(
     {
@@ -92,14 +125,19 @@ export async function startEpisodeWorker(options: EpisodeWorkerOptions): Promise
   const verifyBlocking = options.redis.duplicate();
   const verifier = new Worker(VERIFICATION_QUEUE, (job: Job) => verify(job, options, id, results), workerSettings(verifyBlocking, options));
   verifier.on('error', () => undefined);
+  // So do the gates of a calibration (genesis calibrate --redis); each verdict goes back as the job's return value.
+  const calibrateBlocking = options.redis.duplicate();
+  const calibrator = new Worker(CALIBRATION_QUEUE, (job: Job) => calibrate(job, options), workerSettings(calibrateBlocking, options));
+  calibrator.on('error', () => undefined);
   return {
     id,
     async close(force = false) {
-      await Promise.all([episodes.close(force), verifier.close(force)]);
+      await Promise.all([episodes.close(force), verifier.close(force), calibrator.close(force)]);
       await heartbeat.stop();
       await results.close();
-      // BullMQ leaves a connection it was given open; this one is ours to close.
+      // BullMQ leaves a connection it was given open; these are ours to close.
       verifyBlocking.disconnect();
+      calibrateBlocking.disconnect();
     },
   };
 }
@@ -200,6 +238,36 @@ async function verify(job: Job, options: EpisodeWorkerOptions, workerId: string,
   await world.publishRef?.(`${VERIFICATION_REF_PREFIX}${v.verificationId}`);
   await results.send(parsed.data.resultQueue, String(job.id), result);
   options.onEvent?.({ type: 'verify-end', episodeId: v.episodeId, task: v.task, verdict: result.ok ? 'passed' : (result.reason ?? 'failed') });
+}
+
+/**
+ * One gate of a calibration on this worker, in the calibration's scratch world, which it opens
+ * where the calibrating process made it: a directory under the world's, so this works only where
+ * the world is on storage both reach at the same path.
+ */
+async function calibrate(job: Job, options: EpisodeWorkerOptions): Promise<CandidateVerdict> {
+  const parsed = distributedCalibrationSchema.safeParse(job.data);
+  if (!parsed.success) throw new UnrecoverableError(`malformed calibration job ${job.id}: ${parsed.error.issues[0]?.message ?? ''}`);
+  const { job: gate, scratch: path } = parsed.data;
+  const scratch = await LocalWorld.open(path).catch((cause: unknown) => {
+    if (!isGenesisError(cause) || (cause.code !== 'world-not-found' && cause.code !== 'world-not-a-repo')) throw cause;
+    throw new GenesisError(
+      'calibrate-scratch-unreachable',
+      `the calibration's scratch world ${path} is not on this worker's storage: calibration on workers needs the world on storage the workers share, at the same path`,
+      {
+        hint: 'put the world where every worker reaches it at the same path (a world behind a git URL cannot be calibrated on workers), or calibrate without --redis',
+        cause,
+      },
+    );
+  });
+  const manifest = await scratch.manifestAt(parsed.data.manifestAt);
+  const sandbox = await options.createSandbox(manifest);
+  options.onEvent?.({ type: 'calibrate-start', episodeId: gate.name, task: manifest.name });
+  const onWait = (what: string | null) => options.onEvent?.({ type: 'wait', episodeId: gate.name, task: manifest.name, phase: 'calibration', what });
+  const verdict = await runCalibrationGate({ scratch, manifest, sandbox, onWait }, gate);
+  options.onEvent?.({ type: 'calibrate-end', episodeId: gate.name, task: manifest.name, verdict: verdict.ok ? 'passed' : verdict.reason });
+  // Checked here too, as every payload crossing the queue is: a verdict the caller would refuse fails the job with the reason.
+  return candidateVerdictSchema.parse(verdict);
 }
 
 /** The record of an episode whose agent ran and whose own gate passed its candidate, still open (waiting to land). */

@@ -20,6 +20,8 @@ export interface WorkerAnnouncement {
   concurrency: number;
   /** The queue it takes jobs from. */
   queue: string;
+  /** The key prefix of its queues (GENESIS_QUEUE_PREFIX): the fleet it belongs to when fleets share a Redis. */
+  prefix?: string;
 }
 
 const workerInfoSchema = z.object({
@@ -28,6 +30,8 @@ const workerInfoSchema = z.object({
   pid: z.number().int(),
   concurrency: z.number().int(),
   queue: z.string(),
+  /** Absent in entries of workers older than the field. */
+  prefix: z.string().optional(),
   episodes: z.array(z.string()),
   startedAt: z.number(),
   lastSeen: z.number(),
@@ -80,8 +84,8 @@ export async function startHeartbeat(redis: Redis, info: WorkerAnnouncement, opt
   let lastWrite: Promise<unknown> = Promise.resolve();
 
   const write = (): Promise<unknown> => {
-    const { id, host, pid, concurrency, queue } = info;
-    const value = JSON.stringify({ id, host, pid, concurrency, queue, episodes, startedAt });
+    const { id, host, pid, concurrency, queue, prefix } = info;
+    const value = JSON.stringify({ id, host, pid, concurrency, queue, prefix, episodes, startedAt });
     lastWrite = writeScript.run(redis, [key], [value, 3 * intervalMs]);
     return lastWrite;
   };
