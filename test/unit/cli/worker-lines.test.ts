@@ -39,4 +39,16 @@ describe("genesis worker's lines", () => {
       formatWorkerLine('w1', { type: 'waiting', task: 'versions', what: 'dependency set b82a7419a6af being installed (npm ci)', ms: 35_400 }, false, AT),
     ).toBe('10:20:30 [w1]   task versions waits for dependency set b82a7419a6af being installed (npm ci) (35s so far)\n');
   });
+
+  it('tell a calibration gate by its name and world, and its verdict as a measurement', () => {
+    expect(formatWorkerLine('w1', { type: 'calibrate-start', episodeId: 'mutant-3', task: 'lib' }, false, AT)).toBe(
+      '10:20:30 [w1] ▶ calibration gate mutant-3 of world lib\n',
+    );
+    expect(formatWorkerLine('w1', { type: 'calibrate-end', episodeId: 'mutant-3', task: 'lib', verdict: 'test-failed' }, false, AT)).toBe(
+      '10:20:30 [w1] ■ calibration gate mutant-3 of world lib: rejected (test-failed)\n',
+    );
+    expect(formatWorkerLine('w1', { type: 'calibrate-end', episodeId: 'replay-ab-1', task: 'lib', verdict: 'passed' }, false, AT)).toContain(
+      'replay-ab-1 of world lib: accepted',
+    );
+  });
 });

@@ -29,7 +29,8 @@ export async function runWorkerCommand(opts: WorkerCliOptions): Promise<number> 
   waitTimer.unref();
   const onEvent = (e: WorkerEvent) => {
     if (e.type !== 'wait' || opts.json) return print({ ...e });
-    waits.note(`${e.episodeId}:${e.phase ?? 'episode'}`, e.phase === 'verification' ? `${e.task} (verification)` : e.task, e.what ?? null, Date.now());
+    const label = e.phase === 'verification' ? `${e.task} (verification)` : e.phase === 'calibration' ? `${e.task} (calibration gate ${e.episodeId})` : e.task;
+    waits.note(`${e.episodeId}:${e.phase ?? 'episode'}`, label, e.what ?? null, Date.now());
   };
   // A worker that died by kill -9 left its unsandboxed agents to the next start, which is this one.
   const orphans = await killOrphanedAgents();

@@ -37,6 +37,11 @@ function describe(e: WorkerLine): string {
       return `▶ verification of ${episode}`;
     case 'verify-end':
       return `${e.verdict === 'passed' ? '✓' : '✗'} verification of ${episode}: ${str(e.verdict)}`;
+    case 'calibrate-start':
+      return `▶ calibration gate ${str(e.episodeId)} of world ${str(e.task)}`;
+    case 'calibrate-end':
+      // A rejection here is a measurement (a false rejection or a caught mutant), not a failure of this worker.
+      return `■ calibration gate ${str(e.episodeId)} of world ${str(e.task)}: ${e.verdict === 'passed' ? 'accepted' : `rejected (${str(e.verdict)})`}`;
     default:
       return Object.values(e).map(str).join(' ');
   }
