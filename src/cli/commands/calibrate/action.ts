@@ -1,23 +1,66 @@
+import { GenesisError } from '../../../errors/genesis-error.js';
+import type { CalibrationGates } from '../../../operations/calibrate/calibration-gate.js';
 import { calibrateWorld, type CalibrationReport } from '../../../operations/calibrate/calibrate-world.js';
+import { BullmqCalibrationGates, listFleetWorkers } from '../../../queue/bullmq/calibration-queue.js';
+import { worldKeyOf } from '../../../queue/bullmq/distributed-job.js';
+import { connectRedis } from '../../../queue/redis/connection.js';
 import { createSandbox } from '../../../sandbox/create-sandbox.js';
 import { LocalWorld } from '../../../world/local-world.js';
 import { printJson } from '../../output.js';
 import type { CalibrateCliOptions } from './calibrate.js';
 
-/** The composition root of `genesis calibrate`: builds the sandbox, prints progress on stderr and the report on stdout. */
+/**
+ * The composition root of `genesis calibrate`: builds the sandbox and, with --redis, the gates
+ * that go to the workers; prints progress on stderr and the report on stdout.
+ */
 export async function runCalibrate(path: string, opts: CalibrateCliOptions): Promise<void> {
   const world = await LocalWorld.open(path);
-  const report = await calibrateWorld({
-    world,
-    commits: opts.commits,
-    mutants: opts.mutants,
-    seed: opts.seed,
-    jobs: opts.jobs,
-    sandbox: (m) => createSandbox(opts.sandbox ?? m.verify.sandbox, { image: m.verify.image }),
-    onProgress: opts.quiet ? undefined : (line) => process.stderr.write(`${line}\n`),
-  });
+  const say = opts.quiet ? undefined : (line: string) => process.stderr.write(`${line}\n`);
+  const fleet = opts.redis ? await joinFleet(opts.redis, world) : null;
+  let report: CalibrationReport;
+  try {
+    if (fleet) say?.(`sending the gates to ${fleet.workers} worker${fleet.workers === 1 ? '' : 's'} through ${opts.redis}`);
+    report = await calibrateWorld({
+      world,
+      commits: opts.commits,
+      mutants: opts.mutants,
+      seed: opts.seed,
+      jobs: opts.jobs,
+      sandbox: (m) => createSandbox(opts.sandbox ?? m.verify.sandbox, { image: m.verify.image }),
+      ...(fleet ? { gates: fleet.gates } : {}),
+      onProgress: say,
+    });
+  } finally {
+    await fleet?.leave();
+  }
   if (opts.json) return printJson(report);
   process.stdout.write(`${renderCalibration(report)}\n`);
+}
+
+/** The workers' side of a calibration: refused at once when no worker is alive, since its gates would wait for ever. */
+async function joinFleet(url: string, world: LocalWorld): Promise<{ gates: CalibrationGates; workers: number; leave(): Promise<void> }> {
+  const redis = await connectRedis(url, { name: 'genesis-calibrate' });
+  try {
+    const workers = (await listFleetWorkers(redis)).length;
+    if (workers === 0) {
+      throw new GenesisError('calibrate-no-workers', `no genesis worker is alive at ${url} to take the calibration's gates`, {
+        hint: `start one or more on machines that share the world's storage (genesis worker --redis ${url}), then calibrate again; or drop --redis to gate in this process`,
+      });
+    }
+    const manifest = await world.manifestAt('HEAD');
+    const sent = new BullmqCalibrationGates(redis, { worldKey: worldKeyOf(manifest.name, world.path) });
+    return {
+      gates: sent.gates,
+      workers,
+      async leave() {
+        await sent.close();
+        redis.disconnect();
+      },
+    };
+  } catch (error) {
+    redis.disconnect();
+    throw error;
+  }
 }
 
 const percent = (x: number) => `${(x * 100).toFixed(1)}%`;
