@@ -67,7 +67,7 @@ export class BullmqCalibrationGates {
     this.pending.add(jobId);
     try {
       const added = await this.jobs.add('calibration', data, { jobId, attempts: 1, ...RETENTION });
-      const returned: unknown = await Promise.race([added.waitUntilFinished(this.events), this.watchWorkers(job.name, stop.signal)]);
+      const returned: unknown = await Promise.race([added.waitUntilFinished(this.events), this.watch(jobId, job.name, stop.signal)]);
       finished = true;
       const parsed = candidateVerdictSchema.safeParse(returned);
       if (!parsed.success) {
@@ -103,14 +103,22 @@ export class BullmqCalibrationGates {
   }
 
   /**
-   * Rejects once no worker of the fleet has been alive for two checks running. A job whose worker
-   * died is taken again by another (BullMQ's stall check), but only a live worker runs that check,
-   * and nobody takes a job that waits: without this, losing the last worker would hang the calibration.
+   * Looks at the job and the fleet every `livenessMs`. A job found finished settles the gate: the
+   * event that says so is missed when it comes before the events' stream is first read (a gate
+   * that fails at once). And once no worker of the fleet has been alive for two looks running it
+   * rejects: a job whose worker died is taken again by another (BullMQ's stall check), but only a
+   * live worker runs that check, and nobody takes a job that waits, so losing the last worker
+   * would hang the calibration.
    */
-  private async watchWorkers(name: string, stop: AbortSignal): Promise<never> {
+  private async watch(jobId: string, name: string, stop: AbortSignal): Promise<unknown> {
     let silent = 0;
     for (;;) {
       await sleep(this.livenessMs, undefined, { signal: stop });
+      const job = await this.jobs.getJob(jobId);
+      if (!job) throw new Error('its job is gone from Redis');
+      const state = await job.getState();
+      if (state === 'completed') return job.returnvalue;
+      if (state === 'failed') throw new Error(job.failedReason);
       silent = (await listFleetWorkers(this.redis)).length > 0 ? 0 : silent + 1;
       if (silent >= 2) {
         throw new GenesisError('calibrate-no-workers', `no genesis worker is alive to finish the calibration gate ${name}`, {
