@@ -1,13 +1,9 @@
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { afterAll, describe, expect } from 'vitest';
-import { stringify } from 'yaml';
 import { startCli, type CliProcess } from '../../helpers/cli-process.js';
 import { fastClusterEnv } from '../../helpers/distributed-world.js';
 import { genesis } from '../../helpers/genesis-cli.js';
-import { projectHistory } from '../../helpers/project-history.js';
+import { adoptCalibrationProject } from '../../helpers/calibration-project.js';
 import { itWith } from '../../helpers/services.js';
-import { tempDir } from '../../helpers/temp-dir.js';
 
 const REDIS = 'redis://127.0.0.1:6379';
 const workers: CliProcess[] = [];
@@ -15,50 +11,6 @@ const workers: CliProcess[] = [];
 afterAll(() => {
   for (const w of workers) if (w.child.exitCode === null) w.child.kill('SIGKILL');
 });
-
-const test = (name: string, body: string) =>
-  `const test = require('node:test');\nconst assert = require('node:assert');\nconst lib = require('../index.js');\ntest('${name}', async () => { ${body} });\n`;
-
-/** An adopted project whose replays are accepted or rejected for three different causes, with sources to mutate. */
-async function adoptedWorld(): Promise<string> {
-  const dir = await tempDir('genesis-calibrate-fleet-');
-  const source = join(dir, 'lib');
-  await projectHistory(source, [
-    {
-      message: 'start',
-      files: {
-        'index.js': 'exports.add = (a, b) => a + b;\nexports.double = (a) => a * 2;\nexports.isBig = (a) => a > 10;\n',
-        'test/add.test.js': test('adds', 'assert.equal(lib.add(2, 3), 5); assert.equal(lib.double(2), 4);'),
-        'ci/config': 'a\n',
-      },
-    },
-    {
-      message: 'a test that looks a name up',
-      files: { 'test/dns.test.js': test('resolves', "await require('node:dns').promises.lookup('registry.invalid-genesis-test');") },
-    },
-    {
-      message: 'a test that runs a tool',
-      files: { 'test/dns.test.js': null, 'test/tool.test.js': test('tool', "require('node:child_process').execFileSync('genesis-no-such-tool');") },
-    },
-    { message: 'edit the CI file', files: { 'test/tool.test.js': null, 'ci/config': 'b\n' } },
-    { message: 'a second test', files: { 'test/other.test.js': test('other', 'assert.ok(lib.add);') } },
-  ]);
-  const manifest = join(dir, 'world.yaml');
-  await writeFile(
-    manifest,
-    stringify({
-      name: 'lib',
-      goal: { outcome: 'x' },
-      verify: { sandbox: 'bwrap', test: 'node --test test/' },
-      protected: ['world.yaml', 'ci/**'],
-      agent: { kind: 'command', preset: 'claude-code' },
-    }),
-  );
-  const world = join(dir, 'lib.world');
-  const init = await genesis(['init', '--world', world, '--adopt', source, '--manifest', manifest]);
-  expect(init.status, init.stderr).toBe(0);
-  return world;
-}
 
 interface Report {
   falseRejection: {
@@ -112,7 +64,7 @@ describe('genesis calibrate --redis', () => {
       // Two workers that take one gate at a time, with two gates in flight: both get some.
       const fleet = [0, 1].map(() => startCli(['worker', '--redis', REDIS, '--json', '--concurrency', '1'], env));
       workers.push(...fleet);
-      const world = await adoptedWorld();
+      const world = await adoptCalibrationProject('genesis-calibrate-fleet-');
       const args = ['calibrate', '--world', world, '--commits', '4', '--mutants', '4', '--jobs', '2', '--json'];
       const local = await genesis(args);
       expect(local.status, local.stderr).toBe(0);
@@ -144,7 +96,7 @@ describe('genesis calibrate --redis', () => {
   itWith('redis')(
     'refuses at once, saying to start a worker, when no worker is alive',
     async () => {
-      const world = await adoptedWorld();
+      const world = await adoptCalibrationProject('genesis-calibrate-fleet-');
       const started = Date.now();
       const run = await genesis(['calibrate', '--world', world, '--commits', '2', '--redis', REDIS], { env: fastClusterEnv() });
       expect(run.status).toBe(1);

@@ -9,21 +9,31 @@ const REDIS = 'redis://127.0.0.1:6379';
 const within = <T>(p: Promise<T>, ms: number) => Promise.race([p, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), ms))]);
 const SLOW_AGENT_MS = 60_000;
 
+/** Task a raced by two: racer 1 passes after `winnerMs`, racer 2's agent would work for a minute. */
+function raceWorld(winnerMs: number) {
+  return makeWorld({
+    sandbox: 'bwrap',
+    manifest: baseManifest({
+      parallelism: 2,
+      // Long enough that only a stop, not the agent's timeout, ends the slow racer early.
+      agent: { kind: 'script', script: '.genesis/recording.yaml', timeoutSec: 180 },
+      tasks: [{ id: 'a', title: 'module a', paths: ['src/a.js'], check: 'node --test test/a.test.js', race: 2 }],
+    }),
+    recording: {
+      a: [
+        { write: { 'src/a.js': GOOD_A }, sleepMs: winnerMs },
+        { write: { 'src/a.js': `${GOOD_A}// slow\n` }, sleepMs: SLOW_AGENT_MS },
+      ],
+    },
+  });
+}
+
 describe('a race on remote workers', () => {
   itWith('redis')(
     'stops the losing racer on its worker once the race is decided: the run ends long before its agent would have',
     async () => {
-      const f = await makeWorld({
-        sandbox: 'bwrap',
-        manifest: baseManifest({
-          parallelism: 2,
-          // Long enough that only a stop, not the agent's timeout, ends the slow racer early.
-          agent: { kind: 'script', script: '.genesis/recording.yaml', timeoutSec: 180 },
-          tasks: [{ id: 'a', title: 'module a', paths: ['src/a.js'], check: 'node --test test/a.test.js', race: 2 }],
-        }),
-        // Racer 1 passes at once; racer 2's agent would work for a minute.
-        recording: { a: [{ write: { 'src/a.js': GOOD_A } }, { write: { 'src/a.js': `${GOOD_A}// slow\n` }, sleepMs: SLOW_AGENT_MS }] },
-      });
+      // Racer 1 passes at once.
+      const f = await raceWorld(0);
       const env = fastClusterEnv();
       // One episode each: the two racers run on two workers.
       const workers = [0, 1].map(() => startCli(['worker', '--redis', REDIS, '--json', '--concurrency', '1'], env));
@@ -54,21 +64,8 @@ describe('a race on remote workers', () => {
   itWith('redis')(
     'a scheduler killed before it could stop the loser stops it when it restarts: the race was decided while no scheduler ran',
     async () => {
-      const f = await makeWorld({
-        sandbox: 'bwrap',
-        manifest: baseManifest({
-          parallelism: 2,
-          agent: { kind: 'script', script: '.genesis/recording.yaml', timeoutSec: 180 },
-          tasks: [{ id: 'a', title: 'module a', paths: ['src/a.js'], check: 'node --test test/a.test.js', race: 2 }],
-        }),
-        // Racer 1 passes a few seconds in, after the scheduler is gone; racer 2's agent would work for a minute.
-        recording: {
-          a: [
-            { write: { 'src/a.js': GOOD_A }, sleepMs: 4000 },
-            { write: { 'src/a.js': `${GOOD_A}// slow\n` }, sleepMs: SLOW_AGENT_MS },
-          ],
-        },
-      });
+      // Racer 1 passes a few seconds in, after the scheduler is gone.
+      const f = await raceWorld(4000);
       const env = fastClusterEnv();
       const workers = [0, 1].map(() => startCli(['worker', '--redis', REDIS, '--json', '--concurrency', '1'], env));
       try {

@@ -3,15 +3,12 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { genesis } from '../../../helpers/genesis-cli.js';
-import { projectHistory } from '../../../helpers/project-history.js';
+import { adoptCalibrationProject } from '../../../helpers/calibration-project.js';
 import { itWith } from '../../../helpers/services.js';
 import { tempDir } from '../../../helpers/temp-dir.js';
 
 const FIXTURES = join(import.meta.dirname, '../../../fixtures/adopt');
 const NODE_MODULES = realpathSync(join(import.meta.dirname, '../../../../node_modules'));
-
-const test = (name: string, body: string) =>
-  `const test = require('node:test');\nconst assert = require('node:assert');\nconst { add } = require('../index.js');\ntest('${name}', async () => { ${body} });\n`;
 
 describe('genesis calibrate', () => {
   itWith('bwrap')(
@@ -44,39 +41,7 @@ describe('genesis calibrate', () => {
   itWith('bwrap')(
     'tells why each of the project’s own commits was rejected, and what to change',
     async () => {
-      const dir = await tempDir('genesis-calibrate-');
-      const source = join(dir, 'lib');
-      await projectHistory(source, [
-        {
-          message: 'start',
-          files: { 'index.js': 'exports.add = (a, b) => a + b;\n', 'test/add.test.js': test('adds', 'assert.equal(add(2, 3), 5);'), 'ci/config': 'a\n' },
-        },
-        {
-          message: 'a test that looks a name up',
-          files: { 'test/dns.test.js': test('resolves', "await require('node:dns').promises.lookup('registry.invalid-genesis-test');") },
-        },
-        {
-          message: 'a test that runs a tool',
-          files: { 'test/dns.test.js': null, 'test/tool.test.js': test('tool', "require('node:child_process').execFileSync('genesis-no-such-tool');") },
-        },
-        { message: 'edit the CI file', files: { 'test/tool.test.js': null, 'ci/config': 'b\n' } },
-        { message: 'a second test', files: { 'test/other.test.js': test('other', 'assert.ok(add);') } },
-      ]);
-      const manifest = join(dir, 'world.yaml');
-      await import('node:fs/promises').then((fs) =>
-        fs.writeFile(
-          manifest,
-          stringify({
-            name: 'lib',
-            goal: { outcome: 'x' },
-            verify: { sandbox: 'bwrap', test: 'node --test test/' },
-            protected: ['world.yaml', 'ci/**'],
-            agent: { kind: 'command', preset: 'claude-code' },
-          }),
-        ),
-      );
-      const world = join(dir, 'lib.world');
-      expect((await genesis(['init', '--world', world, '--adopt', source, '--manifest', manifest])).status).toBe(0);
+      const world = await adoptCalibrationProject('genesis-calibrate-');
       const run = await genesis(['calibrate', '--world', world, '--commits', '4', '--quiet', '--json']);
       expect(run.status, run.stderr).toBe(0);
       const f = JSON.parse(run.stdout).falseRejection;
