@@ -2,7 +2,7 @@ import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { episodeResultSchema, type EpisodeResult } from '../../episode/episode-job.js';
 import { distributedJobSchema, EPISODE_QUEUE, queuePrefix, RETENTION, type DistributedJob } from './distributed-job.js';
-import { abandonedResult, workerError } from '../memory/memory-queue.js';
+import { stoppedBeforeStart, workerError } from '../memory/memory-queue.js';
 import { cancelRequested } from './cancel-requests.js';
 
 /** Timing and size of a BullMQ worker of Genesis. */
@@ -114,7 +114,7 @@ export function consumeEpisodes(
       const stopped = (await cancelRequested(settings.redis, [episode.episodeId])).length > 0;
       // Failures of the episode itself are results the scheduler must see (and, when fatal, stop on).
       const result = await Promise.resolve()
-        .then(() => (stopped ? abandonedResult(episode, 'the episode was stopped before it started') : handler(parsed.data, controller.signal)))
+        .then(() => (stopped ? stoppedBeforeStart(episode) : handler(parsed.data, controller.signal)))
         .then((r) => episodeResultSchema.parse(r))
         .catch((error: unknown) => workerError(episode, error));
       await settings.results.send(parsed.data.resultQueue, result.episodeId, result);

@@ -59,7 +59,7 @@ export class MemoryEpisodeQueue implements EpisodeQueue {
     const at = this.waiting.findIndex((j) => j.episodeId === episodeId);
     if (at >= 0) {
       const [job] = this.waiting.splice(at, 1);
-      this.deliver(abandonedResult(job!, 'the episode was stopped before it started'));
+      this.deliver(stoppedBeforeStart(job!));
       return;
     }
     this.aborts.get(episodeId)?.abort();
@@ -112,6 +112,11 @@ export function abandonedResult(job: EpisodeJob, message: string, reason: Episod
     message,
     signature: null,
   };
+}
+
+/** The result of a job stopped (cancelled) before any worker started it: both queues give the same one. */
+export function stoppedBeforeStart(job: EpisodeJob): EpisodeResult {
+  return abandonedResult(job, 'the episode was stopped before it started');
 }
 
 export function workerError(job: EpisodeJob, error: unknown): EpisodeResult {
