@@ -5,7 +5,7 @@ import { signBody } from '../../../src/notify/webhook-request.js';
 import { genesis } from '../../helpers/genesis-cli.js';
 import { itWith } from '../../helpers/services.js';
 import { WebhookReceiver } from '../../helpers/webhook-receiver.js';
-import { BAD_A, baseManifest, GOOD_B, makeWorld } from '../../helpers/world-fixture.js';
+import { BAD_A, baseManifest, GOOD_A, GOOD_B, makeWorld } from '../../helpers/world-fixture.js';
 
 let receiver: WebhookReceiver | null = null;
 afterEach(async () => {
@@ -42,5 +42,24 @@ describe('genesis run tells its webhooks', () => {
     for (const h of received) expect(h.headers['x-genesis-signature']).toBe(signBody(h.body, 'hook-secret'));
     expect(new Set(received.map((h) => h.headers['x-genesis-delivery'])).size).toBe(4);
     expect((await readdir(outboxDir(f.world.scratchDir))).filter((n) => n.endsWith('.json'))).toEqual([]);
+  });
+
+  itWith('bwrap')('that a budget is spent, with what was used of it, then that the run stopped', async () => {
+    receiver = await WebhookReceiver.start();
+    const f = await makeWorld({
+      sandbox: 'bwrap',
+      manifest: baseManifest({
+        goal: { outcome: 'modules a and b exist', stop: { maxEpisodes: 1 } },
+        parallelism: 1,
+        notify: { webhooks: [{ url: receiver.url, events: ['budget-spent', 'stopped'] }] },
+      }),
+      recording: { a: [{ write: { 'src/a.js': GOOD_A } }], b: [{ write: { 'src/b.js': GOOD_B } }] },
+    });
+    const run = await genesis(['run', '--world', f.world.path, '--sandbox', 'bwrap']);
+    expect(run.stdout + run.stderr).toMatch(/budget/);
+    const bodies = (await receiver.waitFor(2)).map((h) => JSON.parse(h.body));
+    expect(bodies.map((b) => b.event)).toEqual(['budget-spent', 'stopped']);
+    expect(bodies[0]).toMatchObject({ stop: { kind: 'budget', budget: 'maxEpisodes', limit: 1, used: 1 } });
+    expect(bodies[0].text).toContain('budget maxEpisodes spent (1 of 1)');
   });
 });
