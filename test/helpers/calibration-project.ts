@@ -13,8 +13,9 @@ const test = (name: string, body: string) =>
  * Adopts a small project whose four newest commits replay as: rejected for reaching the network,
  * rejected for a tool the sandbox lacks, rejected by a Genesis rule (a protected path), and
  * accepted; its head has sources with several mutation sites. Returns the world's path.
+ * `testCommand`: the gate's test step (a slower one lets a test catch a gate under way).
  */
-export async function adoptCalibrationProject(prefix: string): Promise<string> {
+export async function adoptCalibrationProject(prefix: string, testCommand = 'node --test test/'): Promise<string> {
   const dir = await tempDir(prefix);
   const source = join(dir, 'lib');
   await projectHistory(source, [
@@ -43,7 +44,7 @@ export async function adoptCalibrationProject(prefix: string): Promise<string> {
     stringify({
       name: 'lib',
       goal: { outcome: 'x' },
-      verify: { sandbox: 'bwrap', test: 'node --test test/' },
+      verify: { sandbox: 'bwrap', test: testCommand },
       protected: ['world.yaml', 'ci/**'],
       agent: { kind: 'command', preset: 'claude-code' },
     }),

@@ -94,6 +94,32 @@ describe('genesis calibrate --redis', () => {
   );
 
   itWith('redis')(
+    'a gate whose worker is killed under it is taken by another worker, and the calibration ends with every replay judged',
+    async () => {
+      const env = fastClusterEnv();
+      const fleet = [0, 1].map(() => startCli(['worker', '--redis', REDIS, '--json', '--concurrency', '1'], env));
+      workers.push(...fleet);
+      // Each gate's tests take a few seconds, so a worker can be killed while one runs.
+      const world = await adoptCalibrationProject('genesis-calibrate-fleet-', 'sleep 3 && node --test test/');
+      await Promise.all(fleet.map((w) => w.waitFor(/"type":"ready"/)));
+      const run = startCli(['calibrate', '--world', world, '--commits', '2', '--jobs', '1', '--json', '--redis', REDIS], env);
+      const [first] = (await Promise.race(fleet.map((w, i) => w.waitFor(/"type":"calibrate-start"/).then(() => [i])))) as [number];
+      const victim = fleet[first]!;
+      const gate = eventsOf(victim, 'calibrate-start')[0]!.episodeId;
+      victim.child.kill('SIGKILL');
+      expect(await run.exited, run.stderr()).toBe(0);
+      const report = JSON.parse(run.lines.join('\n')) as Report;
+      // Judged as in one process: of the two newest commits, the one that edits a protected file is rejected.
+      expect(report.falseRejection).toMatchObject({ count: 1, of: 2 });
+      // The killed worker's gate was run again, and ended, on the other one.
+      const survivor = fleet[1 - first]!;
+      expect(eventsOf(survivor, 'calibrate-end').map((e) => e.episodeId)).toContain(gate);
+      survivor.child.kill('SIGTERM');
+    },
+    120_000,
+  );
+
+  itWith('redis')(
     'refuses at once, saying to start a worker, when no worker is alive',
     async () => {
       const world = await adoptCalibrationProject('genesis-calibrate-fleet-');
