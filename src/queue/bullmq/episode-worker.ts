@@ -194,21 +194,22 @@ async function runLeased(data: DistributedJob, options: EpisodeWorkerOptions, wo
     const agent = await options.createAgent(manifest, world.repo, job.base);
     const sandbox = await options.createSandbox(manifest);
     // On the world's own storage the scheduler can build on this worker's candidate: ask it for a place.
+    const onWait = (_: unknown, what: string | null) => {
+      options.onEvent?.({ type: 'wait', episodeId: job.episodeId, task: job.task, what });
+      void tellWait(options.redis, data.worldKey, { id: job.episodeId, task: job.task, what, worker: workerId });
+    };
     const reserveTip =
       data.tips && !isGitUrl(data.remote)
         ? async (change: Parameters<typeof requestTip>[2]) => {
             options.onEvent?.({ type: 'tip-asked', episodeId: job.episodeId, task: job.task });
-            const place = await requestTip(options.redis, data.worldKey, change);
+            onWait(null, "the scheduler's answer: a place in its integration queue to gate on, or none (then it gates on its base)");
+            const place = await requestTip(options.redis, data.worldKey, change).finally(() => onWait(null, null));
             options.onEvent?.({ type: 'tip-answered', episodeId: job.episodeId, task: job.task, verdict: place ? 'placed' : 'none' });
             if (place) options.onEvent?.({ type: 'gate-on-tip', episodeId: job.episodeId, task: job.task });
             return place;
           }
         : undefined;
     const onPhase = (_: unknown, phase: string) => options.onEvent?.({ type: 'phase', episodeId: job.episodeId, task: job.task, phase });
-    const onWait = (_: unknown, what: string | null) => {
-      options.onEvent?.({ type: 'wait', episodeId: job.episodeId, task: job.task, what });
-      void tellWait(options.redis, data.worldKey, { id: job.episodeId, task: job.task, what, worker: workerId });
-    };
     const result = await runEpisode(job, { world: world.repo, ledger, sandbox, agent, worker: workerId, signal, reserveTip, onPhase, onWait });
     // Closed while this duplicate ran: the scheduler will not release the lease it re-took.
     if (result.reason === 'episode-closed' && holder === job.episodeId) await leases.release(job.episodeId);

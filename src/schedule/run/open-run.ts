@@ -38,9 +38,6 @@ export async function openRun(options: RunOptions): Promise<Run> {
   await waits.clear();
   const emit = (event: RunEvent) => {
     if (event.type === 'wait') waits.note(event.id, event.task, event.what);
-    // A task held back by a lease outside this run waits from its first refusal until an episode of it starts.
-    if (event.type === 'lease-wait') waits.note(`${event.task}:lease`, event.task, 'the lease of its paths, which a holder outside this run keeps');
-    if (event.type === 'episode-start') waits.note(`${event.task}:lease`, event.task, null);
     tell(event);
   };
   const manifest = await world.manifestAt('HEAD');

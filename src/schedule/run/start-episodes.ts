@@ -64,6 +64,7 @@ export async function submitEpisode(run: Run, { record, round, earlier }: Opened
   };
   run.jobs.set(record.id, job);
   run.emit({ type: 'episode-start', id: record.id, task: record.task, attempt: record.attempt });
+  if (run.waits.taskOf(leaseWaitId(record.task)) !== undefined) run.emit({ type: 'wait', id: leaseWaitId(record.task), task: record.task, what: null });
   await run.queue.submit(job);
 }
 
@@ -92,6 +93,12 @@ export function reportLeaseWaits(run: Run, refused: readonly string[]): void {
   const now = Date.now();
   for (const task of refused) {
     const until = run.policy.cooldown.get(task) ?? 0;
-    if (until > now) run.emit({ type: 'lease-wait', task, untilMs: until });
+    if (until <= now) continue;
+    run.emit({ type: 'lease-wait', task, untilMs: until });
+    // A wait as any other too, from its first refusal until an episode of the task starts: told with how long so far.
+    if (run.waits.taskOf(leaseWaitId(task)) === undefined)
+      run.emit({ type: 'wait', id: leaseWaitId(task), task, what: 'the lease of its paths, which a holder outside this run keeps' });
   }
 }
+
+const leaseWaitId = (task: string) => `${task}:lease`;

@@ -51,6 +51,13 @@ describe('a path lease refused mid-run (Redis lease store)', () => {
       expect(released).toHaveLength(1);
       expect(summary).toMatchObject({ accepted: 2, rejected: 0, failed: 0 });
       expect(events.find((e) => e.type === 'lease-wait')).toMatchObject({ task: 'b' });
+      // A wait as any other, told once, and ended when b's episode started.
+      const waits = events.filter((e) => e.type === 'wait' && e.id === 'b:lease');
+      expect(waits).toEqual([
+        { type: 'wait', id: 'b:lease', task: 'b', what: 'the lease of its paths, which a holder outside this run keeps' },
+        { type: 'wait', id: 'b:lease', task: 'b', what: null },
+      ]);
+      expect(events.indexOf(waits[1]!)).toBe(events.findIndex((e) => e.type === 'episode-start' && e.task === 'b') + 1);
       // The wait cost b nothing: its one episode is its first attempt.
       const b = (await new GitLedger(f.world.path).readAll()).filter((r) => r.task === 'b');
       expect(b.map((r) => [r.attempt, r.outcome])).toEqual([[1, 'accepted']]);

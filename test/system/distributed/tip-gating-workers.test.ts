@@ -28,6 +28,13 @@ describe('tip gating on BullMQ workers', () => {
       expect(r).toMatchObject({ outcome: 'accepted', candidate: c.commit, gatedOn: i === 0 ? f.commit : landed[i - 1]!.commit });
       expect(r.worker).not.toContain(`:${scheduler.child.pid}:`);
     }
+    // Each worker's wait for its place was a wait told to the scheduler, begun and ended, like any other.
+    const told = scheduler.lines.filter((l) => l.includes('"type":"wait"')).map((l) => JSON.parse(l) as { id: string; what: string | null });
+    for (const c of landed) {
+      const waits = told.filter((w) => w.id === c.episode).map((w) => w.what);
+      expect(waits).toContain("the scheduler's answer: a place in its integration queue to gate on, or none (then it gates on its base)");
+      expect(waits.at(-1)).toBeNull();
+    }
     // One gate per change: no verification on a tip was needed.
     expect((await git(['for-each-ref', 'refs/genesis/verifications/'], { cwd: f.world.path })).stdout).toBe('');
   });
