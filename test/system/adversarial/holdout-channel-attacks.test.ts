@@ -1,11 +1,10 @@
-import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
-import { stringify } from 'yaml';
 import { auditWorld } from '../../../src/audit/index.js';
 import { readHiddenLog } from '../../../src/ledger/hidden-logs.js';
 import { itWith } from '../../helpers/services.js';
-import { attackRoot, runAttackedWorld, type AttackedWorld } from './adversarial-world.js';
+import type { AttackedWorld } from './adversarial-world.js';
+import { runnerWorld } from './runner-world.js';
+import { NODE } from './runners.js';
 
 /**
  * Code under test that, loaded by the hidden tests, chooses what their run looks like from
@@ -39,33 +38,19 @@ const HOLDOUT_TEST = [
 let w: AttackedWorld;
 
 beforeAll(async () => {
-  const { root } = await attackRoot();
-  await mkdir(join(root, 'holdout'));
-  await writeFile(join(root, 'holdout', 'hidden.test.js'), HOLDOUT_TEST);
-  const modules: Record<string, string> = { honest: 'export const bad = false;\n', ...ATTACKS };
-  const ids = Object.keys(modules);
-  const manifest = {
+  w = await runnerWorld({
     name: 'holdout-channel-attacks',
-    goal: { outcome: 'the honest module exists' },
-    verify: {
-      sandbox: 'bwrap',
+    // Each module passes its visible check, which only loads it.
+    runner: {
+      ...NODE,
       timeoutSec: TIMEOUT_SEC,
-      test: 'node --test test/base.test.js',
-      holdout: { dir: join(root, 'holdout'), command: 'node --test .genesis-holdout/' },
+      test: (id) =>
+        `import test from 'node:test';\nimport assert from 'node:assert';\nimport * as m from '../src/${id}.js';\ntest('${id} loads', () => assert.ok(m));\n`,
     },
-    protected: ['test/**', 'world.yaml', '.genesis/**'],
-    agent: { kind: 'script', script: '.genesis/recording.yaml', timeoutSec: 10 },
-    retry: { maxAttempts: 1 },
+    attacks: { honest: 'export const bad = false;\n', ...ATTACKS },
+    holdout: { 'hidden.test.js': HOLDOUT_TEST },
     parallelism: 2,
-    tasks: ids.map((id) => ({ id, title: id, paths: [`src/${id}.js`], check: `node --test test/${id}.test.js` })),
-  };
-  const files: Record<string, string> = {
-    '.genesis/recording.yaml': stringify({ tasks: Object.fromEntries(ids.map((id) => [id, [{ write: { [`src/${id}.js`]: modules[id] } }]])) }),
-  };
-  for (const id of ids)
-    files[`test/${id}.test.js`] =
-      `import test from 'node:test';\nimport assert from 'node:assert';\nimport * as m from '../src/${id}.js';\ntest('${id} loads', () => assert.ok(m));\n`;
-  w = await runAttackedWorld({ root, manifest, files, sandbox: 'bwrap' });
+  });
 }, 300_000);
 afterAll(() => w?.dispose());
 

@@ -1,10 +1,9 @@
-import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
-import { stringify } from 'yaml';
 import { auditWorld } from '../../../src/audit/index.js';
 import { itWith } from '../../helpers/services.js';
-import { attackRoot, runAttackedWorld, type AttackedWorld } from './adversarial-world.js';
+import type { AttackedWorld } from './adversarial-world.js';
+import { runnerWorld } from './runner-world.js';
+import { JEST, NODE, PYTEST, TAP, VITEST } from './runners.js';
 
 /**
  * Code under test that shares a process with its tests and changes what they say: assertions made
@@ -33,10 +32,6 @@ const ASSERT_NOOP_QUIET = ASSERT_NOOP.replace('a[key] = () => {};', 'try { a[key
   "try { syncBuiltinESMExports(); } catch {}\nconsole.error('frozen:', Object.isFrozen(require('node:assert')));",
 );
 
-const nodeTest = (id: string) =>
-  `import test from 'node:test';\nimport assert from 'node:assert';\nimport { strictEqual } from 'node:assert/strict';\nimport { v } from '../src/${id}.js';\n` +
-  `test('${id} is right', () => { assert.equal(v, '${id}'); strictEqual(v, '${id}'); });\n`;
-
 /** Hidden: every module the tree holds exports its own name. */
 const HOLDOUT_TEST = [
   "import test from 'node:test';",
@@ -46,34 +41,6 @@ const HOLDOUT_TEST = [
   "  for (const f of readdirSync('src').filter((n) => n.endsWith('.js'))) assert.equal((await import(`../src/${f}`)).v, f.slice(0, -3));",
   '});',
 ].join('\n');
-
-async function nodeWorld(): Promise<AttackedWorld> {
-  const { root } = await attackRoot();
-  const attacks: Record<string, string> = { honest: "export const v = 'honest';\n", 'assert-noop': ASSERT_NOOP, 'assert-noop-quiet': ASSERT_NOOP_QUIET };
-  const ids = Object.keys(attacks);
-  await mkdir(join(root, 'holdout'));
-  await writeFile(join(root, 'holdout', 'hidden.test.js'), HOLDOUT_TEST);
-  const manifest = {
-    name: 'runner-attacks-node',
-    goal: { outcome: 'the honest module exists' },
-    verify: {
-      sandbox: 'bwrap',
-      timeoutSec: 60,
-      test: 'node --test test/base.test.js',
-      holdout: { dir: join(root, 'holdout'), command: 'node --test .genesis-holdout/' },
-    },
-    protected: ['test/**', 'world.yaml', '.genesis/**'],
-    agent: { kind: 'script', script: '.genesis/recording.yaml', timeoutSec: 10 },
-    retry: { maxAttempts: 1 },
-    parallelism: 3,
-    tasks: ids.map((id) => ({ id, title: id, paths: [`src/${id}.js`], check: `node --test test/${id}.test.js`, witness: true })),
-  };
-  const files: Record<string, string> = {
-    '.genesis/recording.yaml': stringify({ tasks: Object.fromEntries(ids.map((id) => [id, [{ write: { [`src/${id}.js`]: attacks[id] } }]])) }),
-  };
-  for (const id of ids) files[`test/${id}.test.js`] = nodeTest(id);
-  return runAttackedWorld({ root, manifest, files, sandbox: 'bwrap' });
-}
 
 /** pytest's JUnit file rewritten at exit, after pytest wrote it: every failure removed, then exit 0. */
 const PY_REWRITE_AT_EXIT = [
@@ -108,36 +75,24 @@ const PY_FLIP_REPORTS = [
   "v = 'wrong'",
 ].join('\n');
 
-async function pytestWorld(): Promise<AttackedWorld> {
-  const { root } = await attackRoot();
-  const pytest = (target: string) => `python3 -B -m pytest -p no:cacheprovider -q --junitxml=reports/junit.xml ${target}`;
-  const attacks: Record<string, string> = { honest: "v = 'honest'\n", 'py-rewrite-at-exit': PY_REWRITE_AT_EXIT, 'py-flip-reports': PY_FLIP_REPORTS };
-  const ids = Object.keys(attacks);
-  const mod = (id: string) => id.replaceAll('-', '_');
-  const manifest = {
-    name: 'runner-attacks-pytest',
-    goal: { outcome: 'the honest module exists' },
-    verify: { sandbox: 'bwrap', test: pytest('tests/test_base.py'), report: { junit: 'reports/*.xml' }, timeoutSec: 60 },
-    protected: ['tests/**', 'world.yaml', '.genesis/**'],
-    agent: { kind: 'script', script: '.genesis/recording.yaml', timeoutSec: 10 },
-    retry: { maxAttempts: 1 },
-    parallelism: 3,
-    tasks: ids.map((id) => ({ id, title: id, paths: [`pkg/${mod(id)}.py`], check: pytest(`tests/test_${mod(id)}.py`) })),
-  };
-  const files: Record<string, string> = {
-    'pkg/__init__.py': '',
-    'tests/test_base.py': 'def test_base():\n    assert True\n',
-    '.genesis/recording.yaml': stringify({ tasks: Object.fromEntries(ids.map((id) => [id, [{ write: { [`pkg/${mod(id)}.py`]: attacks[id] } }]])) }),
-  };
-  for (const id of ids) files[`tests/test_${mod(id)}.py`] = `from pkg.${mod(id)} import v\n\n\ndef test_${mod(id)}():\n    assert v == '${id}'\n`;
-  return runAttackedWorld({ root, manifest, files, sandbox: 'bwrap' });
-}
-
 let nodeAttacked: AttackedWorld;
 let pytestAttacked: AttackedWorld;
 
 beforeAll(async () => {
-  [nodeAttacked, pytestAttacked] = await Promise.all([nodeWorld(), pytestWorld()]);
+  [nodeAttacked, pytestAttacked] = await Promise.all([
+    runnerWorld({
+      name: 'runner-attacks-node',
+      runner: NODE,
+      attacks: { honest: "export const v = 'honest';\n", 'assert-noop': ASSERT_NOOP, 'assert-noop-quiet': ASSERT_NOOP_QUIET },
+      holdout: { 'hidden.test.js': HOLDOUT_TEST },
+      task: { witness: true },
+    }),
+    runnerWorld({
+      name: 'runner-attacks-pytest',
+      runner: PYTEST,
+      attacks: { honest: "v = 'honest'\n", 'py-rewrite-at-exit': PY_REWRITE_AT_EXIT, 'py-flip-reports': PY_FLIP_REPORTS },
+    }),
+  ]);
 }, 300_000);
 afterAll(async () => {
   await Promise.all([nodeAttacked, pytestAttacked].map((w) => w?.dispose()));
@@ -217,70 +172,35 @@ const PY_INFLATE = [
   "v = 'wrong'",
 ].join('\n');
 
-async function ratchetWorld(): Promise<AttackedWorld> {
-  const { root } = await attackRoot();
-  const manifest = {
-    name: 'runner-attacks-ratchet',
-    goal: { outcome: 'the module is right' },
-    verify: { sandbox: 'bwrap', timeoutSec: 60, mode: 'ratchet', test: 'node --test test/' },
-    protected: ['test/**', 'world.yaml', '.genesis/**'],
-    agent: { kind: 'script', script: '.genesis/recording.yaml', timeoutSec: 10 },
-    retry: { maxAttempts: 1 },
-    parallelism: 1,
-    tasks: [
-      { id: 'inflate', title: 'inflate', paths: ['src/m.js'] },
-      { id: 'fix', title: 'fix', paths: ['src/m.js'], dependsOn: ['inflate'] },
-    ],
-  };
-  const files: Record<string, string> = {
-    // Loads without the module, so its test is reported (failing) on the first commit and counted from there.
-    'test/m.test.js':
-      "import test from 'node:test';\nimport assert from 'node:assert';\ntest('m is right', async () => assert.equal((await import('../src/m.js')).v, 'm'));\n",
-    '.genesis/recording.yaml': stringify({
-      tasks: { inflate: [{ write: { 'src/m.js': INFLATE } }], fix: [{ write: { 'src/m.js': "export const v = 'm';\n" } }] },
-    }),
-  };
-  return runAttackedWorld({ root, manifest, files, sandbox: 'bwrap' });
-}
-
-async function pytestRatchetWorld(): Promise<AttackedWorld> {
-  const { root } = await attackRoot();
-  const manifest = {
-    name: 'runner-attacks-pytest-ratchet',
-    goal: { outcome: 'the module is right' },
-    verify: {
-      sandbox: 'bwrap',
-      timeoutSec: 60,
-      mode: 'ratchet',
-      test: 'python3 -B -m pytest -p no:cacheprovider -q --junitxml=reports/junit.xml tests',
-      report: { junit: 'reports/junit.xml' },
-    },
-    protected: ['tests/**', 'world.yaml', '.genesis/**'],
-    agent: { kind: 'script', script: '.genesis/recording.yaml', timeoutSec: 10 },
-    retry: { maxAttempts: 1 },
-    parallelism: 1,
-    tasks: [
-      { id: 'inflate', title: 'inflate', paths: ['pkg/m.py'] },
-      { id: 'fix', title: 'fix', paths: ['pkg/m.py'], dependsOn: ['inflate'] },
-    ],
-  };
-  const files: Record<string, string> = {
-    'pkg/__init__.py': '',
-    // Loads without the module, so its test is reported (failing) on the first commit and counted from there.
-    'tests/test_m.py': "try:\n    from pkg.m import v\nexcept ImportError:\n    v = None\n\n\ndef test_m():\n    assert v == 'm'\n",
-    '.genesis/recording.yaml': stringify({
-      tasks: { inflate: [{ write: { 'pkg/m.py': PY_INFLATE } }], fix: [{ write: { 'pkg/m.py': "v = 'm'\n" } }] },
-    }),
-  };
-  return runAttackedWorld({ root, manifest, files, sandbox: 'bwrap' });
-}
-
 let ratchetAttacked: AttackedWorld;
 let pytestRatchetAttacked: AttackedWorld;
 
 describe('code under test that registers tests of its own in a ratchet world', () => {
   beforeAll(async () => {
-    [ratchetAttacked, pytestRatchetAttacked] = await Promise.all([ratchetWorld(), pytestRatchetWorld()]);
+    [ratchetAttacked, pytestRatchetAttacked] = await Promise.all([
+      runnerWorld({
+        name: 'runner-attacks-ratchet',
+        runner: NODE,
+        ratchet: true,
+        attacks: { inflate: INFLATE, fix: "export const v = 'm';\n" },
+        verify: { test: NODE.command('test/') },
+        // Loads without the module, so its test is reported (failing) on the first commit and counted from there.
+        files: {
+          'test/m.test.js':
+            "import test from 'node:test';\nimport assert from 'node:assert';\ntest('m is right', async () => assert.equal((await import('../src/m.js')).v, 'm'));\n",
+        },
+      }),
+      runnerWorld({
+        name: 'runner-attacks-pytest-ratchet',
+        // No base test: the score is m's test and what the attack puts into it.
+        runner: { ...PYTEST, files: { 'pkg/__init__.py': '' } },
+        ratchet: true,
+        attacks: { inflate: PY_INFLATE, fix: "v = 'm'\n" },
+        verify: { test: PYTEST.command('tests'), report: { junit: 'reports/junit.xml' } },
+        // Loads without the module, so its test is reported (failing) on the first commit and counted from there.
+        files: { 'tests/test_m.py': "try:\n    from pkg.m import v\nexcept ImportError:\n    v = None\n\n\ndef test_m():\n    assert v == 'm'\n" },
+      }),
+    ]);
   }, 300_000);
   afterAll(() => Promise.all([ratchetAttacked?.dispose(), pytestRatchetAttacked?.dispose()]));
 
@@ -320,82 +240,27 @@ describe('code under test that registers tests of its own in a ratchet world', (
 /** vitest's assertions (chai's) made no-ops as the module loads. */
 const EXPECT_NOOP = "import { chai } from 'vitest';\nchai.Assertion.prototype.assert = function () {};\nexport const v = 'wrong';\n";
 
-async function vitestWorld(): Promise<AttackedWorld> {
-  const { root } = await attackRoot();
-  const vitest = (file: string) => `node node_modules/vitest/vitest.mjs run --reporter=default --reporter=junit --outputFile.junit=reports/junit.xml ${file}`;
-  const attacks: Record<string, string> = { honest: "export const v = 'honest';\n", 'expect-noop': EXPECT_NOOP };
-  const ids = Object.keys(attacks);
-  const manifest = {
-    name: 'runner-attacks-vitest',
-    goal: { outcome: 'the honest module exists' },
-    verify: {
-      sandbox: 'bwrap',
-      timeoutSec: 120,
-      test: vitest('vt/base.test.js'),
-      report: { junit: 'reports/junit.xml' },
-      deps: { files: ['package.json'], install: 'npm install --ignore-scripts --no-audit --no-fund', paths: ['node_modules'] },
-    },
-    protected: ['vt/**', 'world.yaml', '.genesis/**', 'package.json'],
-    agent: { kind: 'script', script: '.genesis/recording.yaml', timeoutSec: 10 },
-    retry: { maxAttempts: 1 },
-    parallelism: 2,
-    tasks: ids.map((id) => ({ id, title: id, paths: [`src/${id}.js`], check: vitest(`vt/${id}.test.js`) })),
-  };
-  const files: Record<string, string> = {
-    'package.json': '{ "name": "w", "private": true, "type": "module", "devDependencies": { "vitest": "4.1.12" } }\n',
-    '.gitignore': 'node_modules\n',
-    'vt/base.test.js': "import { test, expect } from 'vitest';\ntest('the world is sane', () => expect(1).toBe(1));\n",
-    '.genesis/recording.yaml': stringify({ tasks: Object.fromEntries(ids.map((id) => [id, [{ write: { [`src/${id}.js`]: attacks[id] } }]])) }),
-  };
-  for (const id of ids)
-    files[`vt/${id}.test.js`] =
-      `import { test, expect } from 'vitest';\nimport { v } from '../src/${id}.js';\ntest('${id} is right', () => expect(v).toBe('${id}'));\n`;
-  return runAttackedWorld({ root, manifest, files, sandbox: 'bwrap' });
-}
-
 /** vitest: tests registered as the module loads, in the protected file that imports it; its default reporter prints only counts for them. */
 const VITEST_INFLATE = "import { test } from 'vitest';\nfor (let i = 0; i < 5; i++) test(`inflated ${i}`, () => {});\nexport const v = 'wrong';\n";
-
-async function vitestRatchetWorld(): Promise<AttackedWorld> {
-  const { root } = await attackRoot();
-  const manifest = {
-    name: 'runner-attacks-vitest-ratchet',
-    goal: { outcome: 'the module is right' },
-    verify: {
-      sandbox: 'bwrap',
-      timeoutSec: 120,
-      mode: 'ratchet',
-      test: 'node node_modules/vitest/vitest.mjs run --reporter=default vt/',
-      deps: { files: ['package.json'], install: 'npm install --ignore-scripts --no-audit --no-fund', paths: ['node_modules'] },
-    },
-    protected: ['vt/**', 'world.yaml', '.genesis/**', 'package.json'],
-    agent: { kind: 'script', script: '.genesis/recording.yaml', timeoutSec: 10 },
-    retry: { maxAttempts: 1 },
-    parallelism: 1,
-    tasks: [
-      { id: 'inflate', title: 'inflate', paths: ['src/m.js'] },
-      { id: 'fix', title: 'fix', paths: ['src/m.js'], dependsOn: ['inflate'] },
-    ],
-  };
-  const files: Record<string, string> = {
-    'package.json': '{ "name": "w", "private": true, "type": "module", "devDependencies": { "vitest": "4.1.12" } }\n',
-    '.gitignore': 'node_modules\n',
-    'src/m.js': "export const v = 'start';\n",
-    'vt/base.test.js': "import { test, expect } from 'vitest';\ntest('the world is sane', () => expect(1).toBe(1));\n",
-    'vt/m.test.js': "import { test, expect } from 'vitest';\nimport { v } from '../src/m.js';\ntest('m is right', () => expect(v).toBe('m'));\n",
-    '.genesis/recording.yaml': stringify({
-      tasks: { inflate: [{ write: { 'src/m.js': VITEST_INFLATE } }], fix: [{ write: { 'src/m.js': "export const v = 'm';\n" } }] },
-    }),
-  };
-  return runAttackedWorld({ root, manifest, files, sandbox: 'bwrap' });
-}
 
 let vitestAttacked: AttackedWorld;
 let vitestRatchet: AttackedWorld;
 
 describe('code under test that makes vitest assertions no-ops', () => {
   beforeAll(async () => {
-    [vitestAttacked, vitestRatchet] = await Promise.all([vitestWorld(), vitestRatchetWorld()]);
+    [vitestAttacked, vitestRatchet] = await Promise.all([
+      runnerWorld({ name: 'runner-attacks-vitest', runner: VITEST, attacks: { honest: "export const v = 'honest';\n", 'expect-noop': EXPECT_NOOP } }),
+      runnerWorld({
+        name: 'runner-attacks-vitest-ratchet',
+        runner: VITEST,
+        ratchet: true,
+        attacks: { inflate: VITEST_INFLATE, fix: "export const v = 'm';\n" },
+        // Read from the default reporter alone, whose summary counts the tests the module registers.
+        verify: { test: 'node node_modules/vitest/vitest.mjs run --reporter=default vt/', report: undefined },
+        // m's test imports the module as it loads: the first commit has one for it.
+        files: { 'src/m.js': "export const v = 'start';\n" },
+      }),
+    ]);
   }, 300_000);
   afterAll(() => Promise.all([vitestAttacked?.dispose(), vitestRatchet?.dispose()]));
 
@@ -438,42 +303,11 @@ const TAP_FORGE = [
   "exports.v = 'wrong';",
 ].join('\n');
 
-async function tapWorld(): Promise<AttackedWorld> {
-  const { root } = await attackRoot();
-  const tap = (file: string) => `node node_modules/tap/bin/run.js --reporter=tap --no-coverage ${file}`;
-  const attacks: Record<string, string> = { honest: "exports.v = 'honest';\n", 'tap-forge': TAP_FORGE };
-  const ids = Object.keys(attacks);
-  const manifest = {
-    name: 'runner-attacks-tap',
-    goal: { outcome: 'the honest module exists' },
-    verify: {
-      sandbox: 'bwrap',
-      timeoutSec: 120,
-      test: tap('tt/base.test.js'),
-      deps: { files: ['package.json'], install: 'npm install --ignore-scripts --no-audit --no-fund', paths: ['node_modules'] },
-    },
-    protected: ['tt/**', 'world.yaml', '.genesis/**', 'package.json'],
-    agent: { kind: 'script', script: '.genesis/recording.yaml', timeoutSec: 10 },
-    retry: { maxAttempts: 1 },
-    parallelism: 2,
-    tasks: ids.map((id) => ({ id, title: id, paths: [`src/${id}.js`], check: tap(`tt/${id}.test.js`) })),
-  };
-  const files: Record<string, string> = {
-    'package.json': '{ "name": "w", "private": true, "devDependencies": { "tap": "16.3.10" } }\n',
-    '.gitignore': 'node_modules\n',
-    'tt/base.test.js': "const t = require('tap');\nt.equal(1, 1, 'the world is sane');\n",
-    '.genesis/recording.yaml': stringify({ tasks: Object.fromEntries(ids.map((id) => [id, [{ write: { [`src/${id}.js`]: attacks[id] } }]])) }),
-  };
-  for (const id of ids)
-    files[`tt/${id}.test.js`] = `const t = require('tap');\nconst { v } = require('../src/${id}.js');\nt.equal(v, '${id}', '${id} is right');\n`;
-  return runAttackedWorld({ root, manifest, files, sandbox: 'bwrap' });
-}
-
 let tapAttacked: AttackedWorld;
 
 describe("code under test that rewrites node-tap's assertions to pass", () => {
   beforeAll(async () => {
-    tapAttacked = await tapWorld();
+    tapAttacked = await runnerWorld({ name: 'runner-attacks-tap', runner: TAP, attacks: { honest: "exports.v = 'honest';\n", 'tap-forge': TAP_FORGE } });
   }, 300_000);
   afterAll(() => tapAttacked?.dispose());
 
@@ -500,42 +334,15 @@ const JEST_EXPECT_NOOP = [
   "exports.v = 'wrong';",
 ].join('\n');
 
-async function jestWorld(): Promise<AttackedWorld> {
-  const { root } = await attackRoot();
-  const jest = (file: string) => `node node_modules/jest/bin/jest.js --ci ${file}`;
-  const attacks: Record<string, string> = { honest: "exports.v = 'honest';\n", 'jest-expect-noop': JEST_EXPECT_NOOP };
-  const ids = Object.keys(attacks);
-  const manifest = {
-    name: 'runner-attacks-jest',
-    goal: { outcome: 'the honest module exists' },
-    verify: {
-      sandbox: 'bwrap',
-      timeoutSec: 120,
-      test: jest('jt/base.test.js'),
-      deps: { files: ['package.json'], install: 'npm install --ignore-scripts --no-audit --no-fund', paths: ['node_modules'] },
-    },
-    protected: ['jt/**', 'world.yaml', '.genesis/**', 'package.json'],
-    agent: { kind: 'script', script: '.genesis/recording.yaml', timeoutSec: 10 },
-    retry: { maxAttempts: 1 },
-    parallelism: 2,
-    tasks: ids.map((id) => ({ id, title: id, paths: [`src/${id}.js`], check: jest(`jt/${id}.test.js`) })),
-  };
-  const files: Record<string, string> = {
-    'package.json': '{ "name": "w", "private": true, "devDependencies": { "jest": "29.7.0" } }\n',
-    '.gitignore': 'node_modules\n',
-    'jt/base.test.js': "test('the world is sane', () => {\n  expect(1).toBe(1);\n});\n",
-    '.genesis/recording.yaml': stringify({ tasks: Object.fromEntries(ids.map((id) => [id, [{ write: { [`src/${id}.js`]: attacks[id] } }]])) }),
-  };
-  for (const id of ids)
-    files[`jt/${id}.test.js`] = `const { v } = require('../src/${id}.js');\ntest('${id} is right', () => {\n  expect(v).toBe('${id}');\n});\n`;
-  return runAttackedWorld({ root, manifest, files, sandbox: 'bwrap' });
-}
-
 let jestAttacked: AttackedWorld;
 
 describe("code under test that makes jest's expect a no-op", () => {
   beforeAll(async () => {
-    jestAttacked = await jestWorld();
+    jestAttacked = await runnerWorld({
+      name: 'runner-attacks-jest',
+      runner: JEST,
+      attacks: { honest: "exports.v = 'honest';\n", 'jest-expect-noop': JEST_EXPECT_NOOP },
+    });
   }, 300_000);
   afterAll(() => jestAttacked?.dispose());
 
