@@ -1,6 +1,5 @@
 import { reflectionOf } from '../episode/prompt.js';
 import { scoreOf } from '../world/history/accepted-history.js';
-import { commitOrigin } from '../world/history/commit-origin.js';
 import { Hono, type Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { z } from 'zod';
@@ -132,9 +131,7 @@ export function createApiRoutes(ctx: ApiContext): Hono {
     const spent = new Map(measureChangeCosts(snapshot.records).changes.map(({ commit, task: _t, episode: _e, attempt: _a, ...rest }) => [commit, rest]));
     // The score the gate recorded: a commit gated in the queue carries none in its trailer, its verification does.
     const commits = await Promise.all(
-      snapshot.history
-        .slice(0, limit ?? undefined)
-        .map(async (c) => ({ ...c, score: await scoreOf(snapshot.path, c), made: commitOrigin(c), spend: spent.get(c.commit) ?? null })),
+      snapshot.history.slice(0, limit ?? undefined).map(async (c) => ({ ...c, score: await scoreOf(snapshot.path, c), spend: spent.get(c.commit) ?? null })),
     );
     return jsonResponse({ branch: snapshot.manifest.branch, head: snapshot.head, total: snapshot.history.length, commits });
   });

@@ -61,7 +61,7 @@ const schemas: Record<string, Schema> = {
       score: nullable(num),
       cost: nullable(num),
       spend: nullableRef('Spend'),
-      made: s('string', { enum: ['episode', 'init', 'amend', 'task-add', 'unattributed'] }),
+      made: s('string', { enum: ['episode', 'init', 'adopt', 'history', 'amend', 'task-add', 'unattributed'] }),
     },
     ['commit', 'parents', 'date', 'subject', 'episode', 'task', 'attempt', 'agent', 'verified', 'score', 'spend', 'made'],
     'A commit of the accepted branch with its trailers, what made it (an episode, genesis init, amend or task add, or something outside Genesis), its score as the gate that passed it recorded (for a commit gated in the integration queue, from that verification), and what the change took (null for a commit no episode made).',

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { queueSnapshotPath } from '../../integrate/queue-snapshot.js';
 import type { AcceptedCommit } from '../../world/history/accepted-history.js';
+import { commitOrigins, type CommitOrigin } from '../../world/history/commit-origin.js';
 import type { EpisodeRecord } from '../../ledger/episode-record.js';
 import { git } from '../../git/git.js';
 import { ledgerOf } from '../../ledger/git-ledger.js';
@@ -87,9 +88,10 @@ export class WorldSnapshots {
   }
 }
 
-/** An accepted commit and the gate summary behind it, wherever that summary is kept. */
+/** An accepted commit and the gate summary behind it, wherever that summary is kept, and what made it. */
 export interface CommitWithVerdict extends AcceptedCommit {
   verdict: string | null;
+  made: CommitOrigin;
 }
 
 /**
@@ -97,13 +99,19 @@ export interface CommitWithVerdict extends AcceptedCommit {
  * ran, so the trailer names the verification instead of quoting it: the episode's record (or the
  * verification record of a gate on a tip) holds the summary a person wants to see.
  */
-async function withVerdicts(world: Pick<WorldRepo, 'verificationSummary'>, history: AcceptedCommit[], records: EpisodeRecord[]): Promise<CommitWithVerdict[]> {
+async function withVerdicts(
+  world: Pick<WorldRepo, 'verificationSummary' | 'adoption'>,
+  history: AcceptedCommit[],
+  records: EpisodeRecord[],
+): Promise<CommitWithVerdict[]> {
   const byId = new Map(records.map((r) => [r.id, r]));
+  const origins = commitOrigins(history, await world.adoption());
   return Promise.all(
-    history.map(async (c) => {
-      if (!c.verified || !c.verification || !c.verified.includes('its record holds the verdict')) return { ...c, verdict: c.verified };
+    history.map(async (c, i) => {
+      const made = origins[i]!;
+      if (!c.verified || !c.verification || !c.verified.includes('its record holds the verdict')) return { ...c, verdict: c.verified, made };
       const own = byId.get(c.verification)?.gate?.summary;
-      return { ...c, verdict: own ?? (await world.verificationSummary(c.verification)) ?? c.verified };
+      return { ...c, verdict: own ?? (await world.verificationSummary(c.verification)) ?? c.verified, made };
     }),
   );
 }

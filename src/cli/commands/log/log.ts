@@ -18,14 +18,16 @@ export function define(program: Command): void {
     .option('--limit <n>', 'show at most n commits', wholeNumber('--limit', 1))
     .action(async (opts: { world?: string; json?: boolean; limit?: number }) => {
       const { LocalWorld } = await import('../../../world/local-world.js');
-      const { commitOrigin } = await import('../../../world/history/commit-origin.js');
+      const { commitOrigins } = await import('../../../world/history/commit-origin.js');
       const { ledgerOf } = await import('../../../ledger/git-ledger.js');
       const { measureChangeCosts } = await import('../../../ledger/change-costs.js');
       const { briefGateSummary } = await import('../../../gate/plan.js');
       const { landedVerdict } = await import('./verdict.js');
       const world = await LocalWorld.open(requireWorld(opts));
       const manifest = await world.manifestAt('HEAD');
-      const history = (await world.acceptedHistory(manifest.branch)).slice(0, opts.limit ?? Infinity);
+      const whole = await world.acceptedHistory(manifest.branch);
+      const history = whole.slice(0, opts.limit ?? Infinity);
+      const origins = commitOrigins(whole, await world.adoption());
       const records = await ledgerOf(world).readAll();
       // What each change took: every episode of its task since the task's previous change, from the ledger.
       const spent = new Map(measureChangeCosts(records).changes.map((c) => [c.commit, c]));
@@ -46,7 +48,7 @@ export function define(program: Command): void {
         return printJson(
           history.map((c, i) => ({
             commit: c.commit,
-            made: commitOrigin(c),
+            made: origins[i]!,
             task: c.task,
             episode: c.episode,
             attempt: c.attempt,
@@ -64,9 +66,9 @@ export function define(program: Command): void {
       }
       // Scores mean something only where the gate holds them (ratchet worlds); elsewhere the column is noise.
       const scored = manifest.verify.mode === 'ratchet';
-      // A commit no episode made is labelled by what made it: (init), (amend: …), (task add) or (unattributed).
-      const label = (c: (typeof history)[number]) => {
-        const made = commitOrigin(c);
+      // A commit no episode made is labelled by what made it: (init), (adopt), (history), (amend: …), (task add) or (unattributed).
+      const label = (c: (typeof history)[number], i: number) => {
+        const made = origins[i]!;
         return made === 'episode'
           ? (c.task ?? '')
           : made === 'amend'
@@ -85,7 +87,7 @@ export function define(program: Command): void {
       const rows = history.map((c, i) => [
         c.commit.slice(0, 12),
         c.date.slice(5, 16).replace('T', ' '),
-        label(c),
+        label(c, i),
         c.attempt ?? '',
         ...(scored ? [scores[i] ?? ''] : []),
         ...changeCells(spent.get(c.commit), reported),

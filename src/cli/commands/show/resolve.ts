@@ -1,12 +1,13 @@
 import { GenesisError } from '../../../errors/genesis-error.js';
 import type { AcceptedCommit } from '../../../world/history/accepted-history.js';
+import { commitOrigins, type CommitOrigin } from '../../../world/history/commit-origin.js';
 import type { Ledger } from '../../../ledger/ledger.js';
 import { git } from '../../../git/git.js';
 import type { WorldRepo } from '../../../world/world-repo.js';
 import { printJson } from '../../output.js';
 
 /** What `genesis show <ref>` names: an episode, or an accepted commit no episode made (the first commit, an amendment, a task add). */
-export type ShowTarget = { kind: 'episode'; id: string } | { kind: 'commit'; commit: AcceptedCommit };
+export type ShowTarget = { kind: 'episode'; id: string } | { kind: 'commit'; commit: AcceptedCommit; made: CommitOrigin };
 
 /**
  * Resolves an episode id, a unique prefix of one, or any revision of an accepted commit (a hash
@@ -17,8 +18,11 @@ export async function resolveShowTarget(world: WorldRepo, ledger: Ledger, ref: s
   const commit = /^[\w./~^@{}-]+$/.test(ref) && !ref.startsWith('-') ? await world.resolveRef(ref) : null;
   if (commit) {
     const manifest = await world.manifestAt('HEAD');
-    const entry = (await world.acceptedHistory(manifest.branch)).find((c) => c.commit === commit);
-    if (entry) return entry.episode ? { kind: 'episode', id: entry.episode } : { kind: 'commit', commit: entry };
+    const history = await world.acceptedHistory(manifest.branch);
+    const at = history.findIndex((c) => c.commit === commit);
+    const entry = history[at];
+    if (entry?.episode) return { kind: 'episode', id: entry.episode };
+    if (entry) return { kind: 'commit', commit: entry, made: commitOrigins(history, await world.adoption())[at]! };
   }
   const ids = (await ledger.readAll()).map((r) => r.id).filter((id) => id.startsWith(ref));
   if (ids.length === 1) return { kind: 'episode', id: ids[0]! };
@@ -33,19 +37,26 @@ export async function resolveShowTarget(world: WorldRepo, ledger: Ledger, ref: s
 }
 
 /** An accepted commit that no episode made: what made it, its trailers and its change. */
-export async function showCommit(repo: string, commit: AcceptedCommit, json: boolean): Promise<void> {
+export async function showCommit(repo: string, target: { commit: AcceptedCommit; made: CommitOrigin }, json: boolean): Promise<void> {
+  const { commit, made: origin } = target;
   const diff = (await git(['show', '--format=', '--stat', '--patch', '--no-color', '--no-renames', commit.commit, '--'], { cwd: repo })).stdout;
-  if (json) return printJson({ commit, diff });
+  if (json) return printJson({ commit, made: origin, diff });
   // A reopening's reason is its commit's body: what a person reads to know why the task is pending again.
   const reason = commit.reopen ? (await git(['show', '-s', '--format=%b', commit.commit], { cwd: repo })).stdout.split('\n\n')[0]!.trim() : '';
   const made =
-    commit.parents.length === 0
+    origin === 'init'
       ? "the world's first commit (genesis init)"
-      : commit.reopen
-        ? `a reopening of task ${commit.reopen} (genesis task reopen) by ${commit.amend?.replace(/: reopen task .*$/, '') ?? 'a person'}: ${reason}`
-        : commit.amend
-          ? `an amendment (genesis amend): ${commit.amend}`
-          : 'a change to world.yaml (genesis task add)';
+      : origin === 'adopt'
+        ? "the world's first accepted commit: the adopted repository's head, verified (genesis init --adopt)"
+        : origin === 'history'
+          ? "a commit of the adopted repository's own history, from before Genesis (not judged by its gate)"
+          : commit.reopen
+            ? `a reopening of task ${commit.reopen} (genesis task reopen) by ${commit.amend?.replace(/: reopen task .*$/, '') ?? 'a person'}: ${reason}`
+            : origin === 'amend'
+              ? `an amendment (genesis amend): ${commit.amend}`
+              : origin === 'task-add'
+                ? 'a change to world.yaml (genesis task add)'
+                : 'made outside Genesis: no trailer says the gate judged it (genesis audit reports it)';
   process.stdout.write(
     `commit ${commit.commit}: ${commit.subject}\n  ${made}; ${commit.date}\n  verified: ${commit.verified ?? '-'}${commit.score === null ? '' : `; score ${commit.score}`}\n\n${diff.trimEnd()}\n`,
   );

@@ -18,7 +18,7 @@ export function define(program: Command): void {
       const world = await LocalWorld.open(requireWorld(opts));
       const ledger = ledgerOf(world);
       const target = await resolveShowTarget(world, ledger, ref);
-      if (target.kind === 'commit') return showCommit(world.path, target.commit, Boolean(opts.json));
+      if (target.kind === 'commit') return showCommit(world.path, target, Boolean(opts.json));
       const id = target.id;
       const record = (await ledger.read(id))!;
       const artifacts = await ledger.readArtifacts(id);

@@ -8,6 +8,8 @@ export const name = 'history';
 /** What a commit no episode made says after its subject: what made it (the API's `made`). */
 const MADE = {
   init: "(the world's first commit, genesis init)",
+  adopt: "(the world's first accepted commit: the adopted repository's head, genesis init --adopt)",
+  history: "(the adopted repository's own history, from before Genesis)",
   amend: '(an amendment, genesis amend)',
   'task-add': '(a task added, genesis task add)',
   unattributed: '(made outside Genesis)',

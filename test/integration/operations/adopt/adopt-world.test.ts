@@ -9,6 +9,7 @@ import { LocalWorld } from '../../../../src/world/local-world.js';
 import { Publisher } from '../../../../src/world/publisher.js';
 import { genesis } from '../../../helpers/genesis-cli.js';
 import { projectHistory } from '../../../helpers/project-history.js';
+import { createServerApp } from '../../../../src/server/create-app.js';
 import { itWith } from '../../../helpers/services.js';
 import { tempDir } from '../../../helpers/temp-dir.js';
 
@@ -49,6 +50,14 @@ describe('genesis init --adopt', () => {
       expect(audit.status, audit.stdout + audit.stderr).toBe(0);
       const report = JSON.parse(audit.stdout);
       expect(report).toMatchObject({ commits: 1, violations: 0, adoption: { commit: out.commit, historyCommits: 14 } });
+      // log, show and the dashboard name the adoption commit and the history under it for what they are.
+      const log = JSON.parse((await genesis(['log', '--world', world, '--json'])).stdout) as Array<{ made: string }>;
+      expect(log.map((c) => c.made)).toEqual(['adopt', ...Array(14).fill('history')]);
+      expect((await genesis(['show', '--world', world, 'main'])).stdout).toContain("the adopted repository's head, verified (genesis init --adopt)");
+      expect((await genesis(['show', '--world', world, 'main~3'])).stdout).toContain("a commit of the adopted repository's own history, from before Genesis");
+      const { app } = createServerApp({ world: await LocalWorld.open(world) });
+      const shown = (await (await app.request('/api/history')).json()) as { commits: Array<{ made: string }> };
+      expect(shown.commits.map((c) => c.made)).toEqual(log.map((c) => c.made));
 
       // After adoption the branch is judged as any world's: a commit pushed around the gate is a violation.
       const user = join(dir, 'clone');
@@ -81,6 +90,11 @@ describe('genesis init --adopt', () => {
       expect(git(world, 'rev-parse', 'main')).toBe(commits[1]);
       const audit = await genesis(['audit', '--world', world, '--json']);
       expect(audit.status, audit.stdout).toBe(0);
+      // The head taken as it is is the adoption commit, though no Genesis trailer is on it.
+      expect((JSON.parse((await genesis(['log', '--world', world, '--json'])).stdout) as Array<{ made: string }>).map((c) => c.made)).toEqual([
+        'adopt',
+        'history',
+      ]);
 
       // An accepted change on top, then publish: to the user's repository.
       const repo = await LocalWorld.open(world);
