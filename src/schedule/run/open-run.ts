@@ -112,7 +112,7 @@ export async function openRun(options: RunOptions): Promise<Run> {
   const config = await policyConfig(options, manifest, ledger, summaries.size);
   // Last, so a run that fails to open leaves no subscription behind.
   const unwatchWorkerWaits = distributed?.waits
-    ? await distributed.waits.watch((w) => emit({ type: 'wait', id: w.id, task: w.task, what: w.what }))
+    ? await distributed.waits.watch((w) => emit({ type: 'wait', id: w.id, task: w.task, what: w.what === null ? null : `${w.what}, on worker ${w.worker}` }))
     : async () => undefined;
   const run: Run = {
     world,

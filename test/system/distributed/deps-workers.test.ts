@@ -53,6 +53,8 @@ describe('distributed workers and verify.deps', () => {
       const installs = told.filter((x) => x.what !== null && /^dependency set [0-9a-f]+ being installed \(/.test(x.what));
       expect(installs.length).toBeGreaterThan(0);
       for (const install of installs) expect(told.some((x) => x.id === install.id && x.what === null)).toBe(true);
+      // Named with the worker it happens on.
+      for (const install of installs) expect(install.what).toMatch(/, on worker [^:\s]+:\d+:[a-z0-9]+$/);
     } finally {
       for (const w of workers) w.child.kill('SIGTERM');
     }

@@ -32,7 +32,9 @@ describe('tip gating on BullMQ workers', () => {
     const told = scheduler.lines.filter((l) => l.includes('"type":"wait"')).map((l) => JSON.parse(l) as { id: string; what: string | null });
     for (const c of landed) {
       const waits = told.filter((w) => w.id === c.episode).map((w) => w.what);
-      expect(waits).toContain("the scheduler's answer: a place in its integration queue to gate on, or none (then it gates on its base)");
+      expect(waits).toContainEqual(
+        expect.stringMatching(/^the scheduler's answer: a place in its integration queue to gate on, or none \(then it gates on its base\), on worker \S+$/),
+      );
       expect(waits.at(-1)).toBeNull();
     }
     // One gate per change: no verification on a tip was needed.
