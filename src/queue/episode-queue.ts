@@ -31,6 +31,12 @@ export interface EpisodeQueue {
    * still delivered.
    */
   cancel(episodeId: string): Promise<void>;
+  /**
+   * Of these submitted jobs, those no worker has taken yet: a queue whose workers are elsewhere
+   * says so, for the run to tell that they wait for a free worker. Absent: every job runs when
+   * submitted (in process, the run starts no more than its pool runs).
+   */
+  notTaken?(episodeIds: readonly string[]): Promise<string[]>;
   close(): Promise<void>;
 }
 

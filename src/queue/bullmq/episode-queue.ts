@@ -92,6 +92,11 @@ export class BullmqEpisodeQueue implements EpisodeQueue {
     await requestCancel(this.redis, episodeId);
   }
 
+  async notTaken(episodeIds: readonly string[]): Promise<string[]> {
+    const states = await Promise.all(episodeIds.map((id) => this.episodes.getJobState(id).catch(() => 'unknown')));
+    return episodeIds.filter((_, i) => states[i] === 'waiting' || states[i] === 'prioritized' || states[i] === 'delayed');
+  }
+
   /** Waiting and running episode jobs of every world on this Redis. */
   async counts(): Promise<Record<string, number>> {
     return this.episodes.getJobCounts('waiting', 'active', 'delayed', 'completed', 'failed');

@@ -17,7 +17,29 @@ export async function reconcileIfDue(run: Run): Promise<void> {
     if (!(await leases.renew(holder)) && paths) await leases.tryAcquire(holder, paths);
   }
   for (const [id, job] of run.jobs) if (run.policy.running.has(id)) await run.queue.ensureSubmitted(job);
+  await tellWorkerWaits(run);
   // A verification job Redis lost would leave its change waiting in the integration queue for ever.
   await run.verifications.ensureSubmitted();
   run.reconciledAt = Date.now();
+}
+
+/** The wait of an episode whose job no worker has taken yet. */
+export const workerWaitId = (id: string) => `${id}:worker`;
+
+/** An episode submitted and not yet taken waits for a worker: told from the look that finds it until the look that does not. */
+async function tellWorkerWaits(run: Run): Promise<void> {
+  if (!run.queue.notTaken) return;
+  const running = [...run.jobs].filter(([id]) => run.policy.running.has(id));
+  const waiting = new Set(await run.queue.notTaken(running.map(([id]) => id)).catch(() => []));
+  for (const [id, job] of running) {
+    const told = run.waits.taskOf(workerWaitId(id)) !== undefined;
+    if (waiting.has(id) && !told)
+      run.emit({
+        type: 'wait',
+        id: workerWaitId(id),
+        task: job.task,
+        what: 'a free worker: every worker is busy, or none runs (genesis worker --redis <url>)',
+      });
+    if (!waiting.has(id) && told) run.emit({ type: 'wait', id: workerWaitId(id), task: job.task, what: null });
+  }
 }

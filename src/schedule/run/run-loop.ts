@@ -5,7 +5,7 @@ import { answersTipRequest } from '../tip-reservation.js';
 import { apply, checkEvidenceOn, reportBlocked } from './carry-out-commands.js';
 import { reserveTip } from './open-run.js';
 import { releaseLease } from './start-episodes.js';
-import { reconcileIfDue } from './reconcile.js';
+import { reconcileIfDue, workerWaitId } from './reconcile.js';
 import { rejoinIntegration } from './recover-run.js';
 import type { Run, Wake } from './state.js';
 import { pollSteering, steered, takeSteering } from './steering.js';
@@ -62,6 +62,7 @@ async function takeWake(run: Run, wake: Wake): Promise<void> {
     case 'episode': {
       // A job stopped mid-wait (aborted, its worker lost) never says its wait ended: its result does.
       endWait(run, wake.result.episodeId);
+      endWait(run, workerWaitId(wake.result.episodeId));
       // A claimed pass is judged against the ledger the worker wrote (see forgedResultProblem).
       const record = wake.result.verdict === 'passed' ? await run.ledger.read(wake.result.episodeId) : null;
       return apply(run, { type: 'result', result: wake.result, record });
