@@ -1,7 +1,9 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { expect } from 'vitest';
 import { stringify } from 'yaml';
+import { auditWorld } from '../../../src/audit/index.js';
 import { createSandbox } from '../../../src/sandbox/create-sandbox.js';
 import type { Sandbox } from '../../../src/sandbox/sandbox.js';
 import type { RunSummary } from '../../../src/schedule/run/events.js';
@@ -110,4 +112,10 @@ export async function attackRoot(): Promise<{ root: string; markers: string }> {
   const root = await mkdtemp(join(tmpdir(), 'genesis-adversarial-'));
   await mkdir(join(root, 'markers'));
   return { root, markers: join(root, 'markers') };
+}
+
+/** genesis audit of the world finds no violation (sampling no gate to run again): what every attacked world must leave. */
+export async function expectAuditHolds(world: WorldRepo): Promise<void> {
+  const report = await auditWorld({ world, sample: 0 });
+  expect(report.violations, JSON.stringify(report.findings)).toBe(0);
 }

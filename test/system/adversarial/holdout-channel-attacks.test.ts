@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect } from 'vitest';
-import { auditWorld } from '../../../src/audit/index.js';
 import { readHiddenLog } from '../../../src/ledger/hidden-logs.js';
 import { itWith } from '../../helpers/services.js';
-import type { AttackedWorld } from './adversarial-world.js';
+import { expectAuditHolds, type AttackedWorld } from './adversarial-world.js';
 import { runnerWorld } from './runner-world.js';
 import { NODE } from './runners.js';
 
@@ -80,7 +79,6 @@ describe('code under test that signals through how its hidden run looks', () => 
     const honest = w.episodeOf('honest');
     expect(honest, `${honest.reason}: ${honest.message}`).toMatchObject({ outcome: 'accepted' });
     expect(w.history.map((c) => c.task)).toEqual(['honest', null]);
-    const report = await auditWorld({ world: w.world, sample: 0 });
-    expect(report.violations, JSON.stringify(report.findings)).toBe(0);
+    await expectAuditHolds(w.world);
   });
 });

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { stringify } from 'yaml';
-import { auditWorld } from '../../../src/audit/index.js';
 import { itWith } from '../../helpers/services.js';
-import { attackRoot, runAttackedWorld, type AttackedWorld } from './adversarial-world.js';
+import { attackRoot, runAttackedWorld, expectAuditHolds, type AttackedWorld } from './adversarial-world.js';
 
 /**
  * Candidates whose code attacks its own acceptance test or the gate's count of tests.
@@ -197,8 +196,7 @@ describe('after every attack', () => {
     for (const w of all()) {
       expect(w.summary.stop.kind).toBe('blocked');
       expect(w.history.map((c) => c.task)).toEqual(['honest', null]);
-      const report = await auditWorld({ world: w.world, sample: 0 });
-      expect(report.violations, JSON.stringify(report.findings)).toBe(0);
+      await expectAuditHolds(w.world);
     }
   });
 });

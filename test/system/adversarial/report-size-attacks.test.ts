@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { stringify } from 'yaml';
-import { auditWorld } from '../../../src/audit/index.js';
 import { itWith } from '../../helpers/services.js';
-import { attackRoot, honestTask, runAttackedWorld, type AttackedWorld } from './adversarial-world.js';
+import { attackRoot, honestTask, runAttackedWorld, expectAuditHolds, type AttackedWorld } from './adversarial-world.js';
 
 /**
  * Reports that would run the orchestrator out of memory: a step whose report glob matches twenty
@@ -70,7 +69,6 @@ describe('reports sized to run the orchestrator out of memory', () => {
     const honest = w.episodeOf('honest');
     expect(honest, `${honest.reason}: ${honest.message}`).toMatchObject({ outcome: 'accepted' });
     expect(w.history.map((c) => c.task)).toEqual(['honest', null]);
-    const report = await auditWorld({ world: w.world, sample: 0 });
-    expect(report.violations, JSON.stringify(report.findings)).toBe(0);
+    await expectAuditHolds(w.world);
   });
 });

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect } from 'vitest';
-import { auditWorld } from '../../../src/audit/index.js';
 import { itWith } from '../../helpers/services.js';
-import type { AttackedWorld } from './adversarial-world.js';
+import { expectAuditHolds, type AttackedWorld } from './adversarial-world.js';
 import { runnerWorld } from './runner-world.js';
 import { JEST, NODE, PYTEST, TAP, VITEST } from './runners.js';
 
@@ -152,8 +151,7 @@ describe('after every runner attack', () => {
   itWith('bwrap')('nothing but the honest change landed, and audit holds', async () => {
     for (const w of [nodeAttacked, pytestAttacked]) {
       expect(w.history.map((c) => c.task)).toEqual(['honest', null]);
-      const report = await auditWorld({ world: w.world, sample: 0 });
-      expect(report.violations, JSON.stringify(report.findings)).toBe(0);
+      await expectAuditHolds(w.world);
     }
   });
 });
@@ -217,8 +215,7 @@ describe('code under test that registers tests of its own in a ratchet world', (
       ['inflate', 1],
       [null, 1],
     ]);
-    const report = await auditWorld({ world: ratchetAttacked.world, sample: 0 });
-    expect(report.violations, JSON.stringify(report.findings)).toBe(0);
+    await expectAuditHolds(ratchetAttacked.world);
   });
 
   itWith('bwrap')(
@@ -231,8 +228,7 @@ describe('code under test that registers tests of its own in a ratchet world', (
       const fix = w.episodeOf('fix');
       expect(fix, `${fix.reason}: ${fix.message}`).toMatchObject({ outcome: 'accepted' });
       expect(fix.gate?.score).toBe((inflate.gate?.score ?? 0) + 1);
-      const report = await auditWorld({ world: w.world, sample: 0 });
-      expect(report.violations, JSON.stringify(report.findings)).toBe(0);
+      await expectAuditHolds(w.world);
     },
   );
 });
@@ -273,8 +269,7 @@ describe('code under test that makes vitest assertions no-ops', () => {
       expect(inflate.gate?.score).toBe(first);
       const fix = vitestRatchet.episodeOf('fix');
       expect(fix, `${fix.reason}: ${fix.message}`).toMatchObject({ outcome: 'accepted' });
-      const report = await auditWorld({ world: vitestRatchet.world, sample: 0 });
-      expect(report.violations, JSON.stringify(report.findings)).toBe(0);
+      await expectAuditHolds(vitestRatchet.world);
     },
   );
 
@@ -287,8 +282,7 @@ describe('code under test that makes vitest assertions no-ops', () => {
       expect(honest, `${honest.reason}: ${honest.message}`).toMatchObject({ outcome: 'accepted' });
       expect(honest.gate?.steps.find((s) => s.name === 'check:honest')?.tests).toMatchObject({ passed: 1, failed: 0 });
       expect(vitestAttacked.history.map((c) => c.task)).toEqual(['honest', null]);
-      const report = await auditWorld({ world: vitestAttacked.world, sample: 0 });
-      expect(report.violations, JSON.stringify(report.findings)).toBe(0);
+      await expectAuditHolds(vitestAttacked.world);
     },
   );
 });
@@ -321,8 +315,7 @@ describe("code under test that rewrites node-tap's assertions to pass", () => {
       expect(honest, `${honest.reason}: ${honest.message}`).toMatchObject({ outcome: 'accepted' });
       expect(honest.gate?.steps.find((s) => s.name === 'check:honest')?.tests).toMatchObject({ passed: 1, failed: 0, skipped: 0 });
       expect(tapAttacked.history.map((c) => c.task)).toEqual(['honest', null]);
-      const report = await auditWorld({ world: tapAttacked.world, sample: 0 });
-      expect(report.violations, JSON.stringify(report.findings)).toBe(0);
+      await expectAuditHolds(tapAttacked.world);
     },
   );
 });
@@ -355,8 +348,7 @@ describe("code under test that makes jest's expect a no-op", () => {
       expect(honest, `${honest.reason}: ${honest.message}`).toMatchObject({ outcome: 'accepted' });
       expect(honest.gate?.steps.find((s) => s.name === 'check:honest')?.tests).toMatchObject({ passed: 1, failed: 0, skipped: 0 });
       expect(jestAttacked.history.map((c) => c.task)).toEqual(['honest', null]);
-      const report = await auditWorld({ world: jestAttacked.world, sample: 0 });
-      expect(report.violations, JSON.stringify(report.findings)).toBe(0);
+      await expectAuditHolds(jestAttacked.world);
     },
   );
 });
