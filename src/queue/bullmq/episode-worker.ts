@@ -193,11 +193,8 @@ async function runLeased(data: DistributedJob, options: EpisodeWorkerOptions, wo
   try {
     const agent = await options.createAgent(manifest, world.repo, job.base);
     const sandbox = await options.createSandbox(manifest);
+    const onWait = waitTeller(options, workerId, data.worldKey, { id: job.episodeId, episodeId: job.episodeId, task: job.task });
     // On the world's own storage the scheduler can build on this worker's candidate: ask it for a place.
-    const onWait = (_: unknown, what: string | null) => {
-      options.onEvent?.({ type: 'wait', episodeId: job.episodeId, task: job.task, what });
-      void tellWait(options.redis, data.worldKey, { id: job.episodeId, task: job.task, what, worker: workerId });
-    };
     const reserveTip =
       data.tips && !isGitUrl(data.remote)
         ? async (change: Parameters<typeof requestTip>[2]) => {
@@ -231,10 +228,7 @@ async function verify(job: Job, options: EpisodeWorkerOptions, workerId: string,
   const manifest = await world.repo.manifestAt(v.onto);
   const sandbox = await options.createSandbox(manifest);
   options.onEvent?.({ type: 'verify-start', episodeId: v.episodeId, task: v.task });
-  const onWait = (_: unknown, what: string | null) => {
-    options.onEvent?.({ type: 'wait', episodeId: v.episodeId, task: v.task, phase: 'verification', what });
-    void tellWait(options.redis, parsed.data.worldKey, { id: v.verificationId, task: v.task, what, worker: workerId });
-  };
+  const onWait = waitTeller(options, workerId, parsed.data.worldKey, { id: v.verificationId, episodeId: v.episodeId, task: v.task, phase: 'verification' });
   const result = await runVerification(v, { world: world.repo, sandbox, worker: workerId, onWait });
   await world.publishRef?.(`${VERIFICATION_REF_PREFIX}${v.verificationId}`);
   await results.send(parsed.data.resultQueue, String(job.id), result);
@@ -269,6 +263,22 @@ async function calibrate(job: Job, options: EpisodeWorkerOptions): Promise<Candi
   options.onEvent?.({ type: 'calibrate-end', episodeId: gate.name, task: manifest.name, verdict: verdict.ok ? 'passed' : verdict.reason });
   // Checked here too, as every payload crossing the queue is: a verdict the caller would refuse fails the job with the reason.
   return candidateVerdictSchema.parse(verdict);
+}
+
+/**
+ * What a job's wait goes to: this worker's output, and the world's scheduler (under `id`, the
+ * job's own: an episode's, or a verification's, as the scheduler knows it).
+ */
+function waitTeller(
+  options: EpisodeWorkerOptions,
+  workerId: string,
+  worldKey: string,
+  job: { id: string; episodeId: string; task: string; phase?: string },
+): (_: unknown, what: string | null) => void {
+  return (_, what) => {
+    options.onEvent?.({ type: 'wait', episodeId: job.episodeId, task: job.task, ...(job.phase ? { phase: job.phase } : {}), what });
+    void tellWait(options.redis, worldKey, { id: job.id, task: job.task, what, worker: workerId });
+  };
 }
 
 /** The record of an episode whose agent ran and whose own gate passed its candidate, still open (waiting to land). */
