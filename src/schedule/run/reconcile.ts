@@ -1,4 +1,3 @@
-import { beginWait, endWait, workerWaitId } from './run-waits.js';
 import { leaseHolder } from './start-episodes.js';
 import type { Run } from './state.js';
 
@@ -24,13 +23,23 @@ export async function reconcileIfDue(run: Run): Promise<void> {
   run.reconciledAt = Date.now();
 }
 
+/** The wait of an episode whose job no worker has taken yet. */
+export const workerWaitId = (id: string) => `${id}:worker`;
+
 /** An episode submitted and not yet taken waits for a worker: told from the look that finds it until the look that does not. */
 async function tellWorkerWaits(run: Run): Promise<void> {
   if (!run.queue.notTaken) return;
   const running = [...run.jobs].filter(([id]) => run.policy.running.has(id));
   const waiting = new Set(await run.queue.notTaken(running.map(([id]) => id)).catch(() => []));
   for (const [id, job] of running) {
-    if (waiting.has(id)) beginWait(run, workerWaitId(id), job.task, 'a free worker: every worker is busy, or none runs (genesis worker --redis <url>)');
-    else endWait(run, workerWaitId(id));
+    const told = run.waits.taskOf(workerWaitId(id)) !== undefined;
+    if (waiting.has(id) && !told)
+      run.emit({
+        type: 'wait',
+        id: workerWaitId(id),
+        task: job.task,
+        what: 'a free worker: every worker is busy, or none runs (genesis worker --redis <url>)',
+      });
+    if (!waiting.has(id) && told) run.emit({ type: 'wait', id: workerWaitId(id), task: job.task, what: null });
   }
 }

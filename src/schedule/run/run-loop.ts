@@ -5,8 +5,7 @@ import { answersTipRequest } from '../tip-reservation.js';
 import { apply, checkEvidenceOn, reportBlocked } from './carry-out-commands.js';
 import { reserveTip } from './open-run.js';
 import { releaseLease } from './start-episodes.js';
-import { reconcileIfDue } from './reconcile.js';
-import { endWait, workerWaitId } from './run-waits.js';
+import { reconcileIfDue, workerWaitId } from './reconcile.js';
 import { rejoinIntegration } from './recover-run.js';
 import type { Run, Wake } from './state.js';
 import { pollSteering, steered, takeSteering } from './steering.js';
@@ -117,4 +116,9 @@ async function applyReviewDecisions(run: Run): Promise<void> {
     if (decision.decision === 'approve') await run.leases.tryAcquire(id, run.manifest.tasks.find((t) => t.id === waiting.task)?.paths ?? []);
     await apply(run, { type: 'reviewed', id, decision: decision.decision, note: decision.note });
   }
+}
+
+function endWait(run: Run, id: string): void {
+  const task = run.waits.taskOf(id);
+  if (task !== undefined) run.emit({ type: 'wait', id, task, what: null });
 }

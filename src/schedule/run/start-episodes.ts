@@ -3,7 +3,6 @@ import { newEpisodeId, type EpisodeJob } from '../../episode/episode-job.js';
 import { openEpisodeRecord, type EpisodeRecord } from '../../ledger/episode-record.js';
 import type { PolicyCommand } from '../run-policy.js';
 import type { Run } from './state.js';
-import { beginWait, endWait, leaseWaitId } from './run-waits.js';
 
 type Start = Extract<PolicyCommand, { type: 'start' }>;
 
@@ -65,7 +64,7 @@ export async function submitEpisode(run: Run, { record, round, earlier }: Opened
   };
   run.jobs.set(record.id, job);
   run.emit({ type: 'episode-start', id: record.id, task: record.task, attempt: record.attempt });
-  endWait(run, leaseWaitId(record.task));
+  if (run.waits.taskOf(leaseWaitId(record.task)) !== undefined) run.emit({ type: 'wait', id: leaseWaitId(record.task), task: record.task, what: null });
   await run.queue.submit(job);
 }
 
@@ -97,6 +96,9 @@ export function reportLeaseWaits(run: Run, refused: readonly string[]): void {
     if (until <= now) continue;
     run.emit({ type: 'lease-wait', task, untilMs: until });
     // A wait as any other too, from its first refusal until an episode of the task starts: told with how long so far.
-    beginWait(run, leaseWaitId(task), task, 'the lease of its paths, which a holder outside this run keeps');
+    if (run.waits.taskOf(leaseWaitId(task)) === undefined)
+      run.emit({ type: 'wait', id: leaseWaitId(task), task, what: 'the lease of its paths, which a holder outside this run keeps' });
   }
 }
+
+const leaseWaitId = (task: string) => `${task}:lease`;
