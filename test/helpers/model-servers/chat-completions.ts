@@ -15,7 +15,7 @@ import { workspacePath } from './workspace-path.js';
  * OpenAI's Chat Completions API as opencode calls it through `@ai-sdk/openai-compatible`
  * (`POST /v1/chat/completions`, streamed): a working turn is answered with a `write` tool call,
  * the turn carrying its result (a `tool` message) with a final text; a call without tools (the
- * session's title) with a short text. Usage comes in the last chunk, as `stream_options.include_usage` asks.
+ * session's title) with a short text. Usage comes in the last chunk, only when `stream_options.include_usage` asks for it.
  */
 export function startChatCompletionsServer(options: { mode?: ServerMode } = {}): Promise<ScriptedServer> {
   return startScriptedServer(handleChat, options);
@@ -84,7 +84,8 @@ function handleChat(x: Exchange): unknown {
     });
   }
   writeEvent(res, { ...base, choices: [{ index: 0, delta: {}, finish_reason: call ? 'tool_calls' : 'stop' }] });
-  writeEvent(res, { ...base, choices: [], usage: usageOut });
+  // As OpenAI does: a stream names its usage only when stream_options.include_usage asks for it.
+  if ((json.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true) writeEvent(res, { ...base, choices: [], usage: usageOut });
   writeEvent(res, '[DONE]');
   res.end();
 }

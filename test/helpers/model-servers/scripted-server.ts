@@ -7,9 +7,12 @@ import type { AddressInfo } from 'node:net';
  * - `work`: the CLI's own file-writing tool call, then (once the tool's result comes back) a final message;
  * - `auth`: every call refused as the vendor refuses a bad key (401);
  * - `usage-limit`: every call refused as the vendor's rate or usage limit, with a reset time;
- * - `overloaded`: every call refused as the vendor's overloaded model (529 or 503).
+ * - `overloaded`: every call refused as the vendor's overloaded model (529 or 503);
+ * - `stall`: every model call accepted and never answered (a model server that hangs);
+ * - `cut`: every model call answered with the start of a stream, then the connection closed.
+ * The last two are the same for every vendor: the server's own network faults.
  */
-export type ServerMode = 'work' | 'auth' | 'usage-limit' | 'overloaded';
+export type ServerMode = 'work' | 'auth' | 'usage-limit' | 'overloaded' | 'stall' | 'cut';
 
 /** One request the server received, in order. */
 export interface LoggedRequest {
@@ -43,6 +46,8 @@ export interface ScriptedServer {
   resetAfterSec: number;
   /** Refusals still to come before `mode` applies: each model call takes the first, `count` times. */
   script: Array<{ mode: Exclude<ServerMode, 'work'>; count: number }>;
+  /** Stops listening (connections in flight are cut) and listens again on the same port: a model server restarted. */
+  restart(downMs: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -98,7 +103,9 @@ export async function startScriptedServer(
       } catch {
         // Not JSON: a GET, a probe.
       }
-      Promise.resolve(handle({ req, res, url: new URL(req.url ?? '/', 'http://127.0.0.1'), body, json, server })).catch((error: unknown) => {
+      const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+      if (networkFault(req.method ?? '', url, res, server)) return;
+      Promise.resolve(handle({ req, res, url, body, json, server })).catch((error: unknown) => {
         if (!res.headersSent) sendJson(res, 500, { error: { message: String(error) } });
         else res.end();
       });
@@ -124,8 +131,28 @@ export async function startScriptedServer(
       http.closeAllConnections();
       await new Promise<void>((resolve) => http.close(() => resolve()));
     },
+    restart: async (downMs) => {
+      http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+      await new Promise((resolve) => setTimeout(resolve, downMs));
+      http.listen(port, '127.0.0.1');
+      await once(http, 'listening');
+    },
   };
   return server;
+}
+
+/** Model calls are POSTs (a token count is not one); a stall or a cut takes them alike for every vendor. */
+function networkFault(method: string, url: URL, res: ServerResponse, server: ScriptedServer): boolean {
+  if (method !== 'POST' || /count_?tokens/i.test(url.pathname)) return false;
+  const next = server.script[0]?.mode ?? server.mode;
+  if (next !== 'stall' && next !== 'cut') return false;
+  modeOfCall(server);
+  if (next === 'stall') return true;
+  startSse(res);
+  res.write('data: {"partial": tru');
+  setTimeout(() => res.socket?.destroy(), 20);
+  return true;
 }
 
 /** How the server answers this model call: the next scripted refusal, else its mode. */
