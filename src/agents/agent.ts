@@ -24,6 +24,8 @@ export interface AgentRunInput {
   /** Host paths a sandboxed agent sees read-only besides its workspace: the dependency sets its workspace links to. @default [] */
   readOnly?: readonly string[];
   timeoutMs: number;
+  /** What is left of the world's budgets: an agent whose model calls are measured stops calling past it. */
+  spendable?: { tokens?: number; costUsd?: number };
   taskId: string;
   attempt: number;
   signal?: AbortSignal;
@@ -36,8 +38,14 @@ export interface AgentRunResult {
   /** Combined stdout and stderr (the tail, if long). */
   log: string;
   durationMs: number;
-  /** Tokens and cost, when the agent reported any; absent when nothing is known. */
+  /** Tokens and cost: measured at the model gateway (`usageSource: wire`), else as the agent reported them; absent when nothing is known. */
   usage?: AgentUsage;
+  /** Where `usage` comes from: the gateway's reading of every model call, or the agent's own report. @default 'agent' */
+  usageSource?: 'wire' | 'agent';
+  /** The agent's own report of its usage, when the gateway measured it: kept as a cross-check. */
+  reportedUsage?: AgentUsage;
+  /** Model calls the gateway forwarded. */
+  modelCalls?: number;
   /** The conversation with the model (JSON), for agents that hold one (the `openai` adapter). */
   transcript?: string;
   /** Why the agent gave up, when it can say better than an exit code (a context-length error). */

@@ -19,7 +19,7 @@ export type ChannelFailure =
   | { kind: 'stalled'; message: string }
   | { kind: 'unreachable'; message: string }
   | { kind: 'stream-cut'; message: string }
-  | { kind: 'budget'; message: string };
+  | { kind: 'budget'; message: string /** The world's budget, not the episode's own. */; world: boolean };
 
 /** What the episode's channel knows once it is over. */
 export interface ChannelReport {
@@ -31,6 +31,8 @@ export interface ChannelReport {
   costUsd: number | null;
   /** Calls that spent tokens at a model with no price (so costUsd is null). */
   unpriced: string[];
+  /** Answered calls whose answer named no tokens (a server that reports none): the total is then unknown. */
+  unmeasured: number;
   /** The first failure that ends the episode, else the last one seen (a cut stream the CLI outlived). */
   failure: ChannelFailure | null;
   /** The conversation, bounded (JSON). */
@@ -50,6 +52,9 @@ export interface EpisodeChannelSpec {
   maxTokens?: number;
   /** Dollars the episode may spend, likewise. */
   maxCostUsd?: number;
+  /** What is left of the world's budgets: refused past it too, as the world's. */
+  worldTokens?: number;
+  worldCostUsd?: number;
   priceOf(model: string | null): ChannelPrice | null;
   /** Called once, at the first failure that should end the episode now. */
   onFailure(failure: ChannelFailure): void;
@@ -70,6 +75,7 @@ export class EpisodeChannel {
   private cost = 0;
   private readonly unpriced = new Set<string>();
   private calls = 0;
+  private unmeasured = 0;
   private overloads = 0;
   private failure: ChannelFailure | null = null;
   private ended = false;
@@ -85,19 +91,28 @@ export class EpisodeChannel {
   }
 
   /** Why the next request is refused for a spent budget, or null. */
-  overBudget(live: WireTokens | null = null, liveModel: string | null = null): string | null {
+  overBudget(live: WireTokens | null = null, liveModel: string | null = null): { message: string; world: boolean } | null {
     const { tokens, costUsd } = this.spent(live, liveModel);
-    const { maxTokens, maxCostUsd } = this.spec;
-    if (maxTokens !== undefined && tokens >= maxTokens) return `the episode spent ${tokens} tokens of its budget of ${maxTokens}`;
-    if (maxCostUsd !== undefined && costUsd >= maxCostUsd) return `the episode spent $${costUsd.toFixed(4)} of its budget of $${maxCostUsd}`;
+    const { maxTokens, maxCostUsd, worldTokens, worldCostUsd } = this.spec;
+    if (worldTokens !== undefined && tokens >= worldTokens)
+      return { message: `the world's token budget has ${worldTokens} left and the episode spent ${tokens}`, world: true };
+    if (worldCostUsd !== undefined && costUsd >= worldCostUsd)
+      return { message: `the world's budget in dollars has $${worldCostUsd.toFixed(4)} left and the episode spent $${costUsd.toFixed(4)}`, world: true };
+    if (maxTokens !== undefined && tokens >= maxTokens)
+      return { message: `the episode spent ${tokens} tokens of its budget of ${maxTokens} (agent.maxTokens)`, world: false };
+    if (maxCostUsd !== undefined && costUsd >= maxCostUsd)
+      return { message: `the episode spent $${costUsd.toFixed(4)} of its budget of $${maxCostUsd} (agent.maxCostUsd)`, world: false };
     return null;
   }
 
   /** A finished call: its tokens counted, its cost priced by its own model. */
-  settle(model: string | null, tokens: WireTokens | null, status: number | null): number | null {
+  settle(model: string | null, tokens: WireTokens | null, status: number | null, spends: boolean): number | null {
     this.calls++;
     if (status !== null && status !== 529 && status !== 503) this.overloads = 0;
-    if (!tokens) return null;
+    if (!tokens) {
+      if (spends && status !== null && status >= 200 && status < 300) this.unmeasured++;
+      return null;
+    }
     this.tokens = this.tokens
       ? {
           inputTokens: this.tokens.inputTokens + tokens.inputTokens,
@@ -133,6 +148,7 @@ export class EpisodeChannel {
       tokens: this.tokens,
       costUsd: this.unpriced.size > 0 ? null : this.tokens ? round(this.cost) : 0,
       unpriced: [...this.unpriced],
+      unmeasured: this.unmeasured,
       failure: this.failure,
       conversation: this.conversation,
     };

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 /**
  * Usage-limit holds by credential: a 429 with its reset, seen by one episode, holds every episode
  * that would use the same credential, in every world this process runs and, with a shared store,
@@ -9,6 +11,12 @@ export interface LimitHolds {
   hold(credentialId: string, untilMs: number, message: string): Promise<void>;
   /** The message of the hold in force, for the episode that meets it. */
   message(credentialId: string): Promise<string | null>;
+}
+
+/** The name a set of credentials is held under: a digest, so no key is kept or sent anywhere. */
+export function credentialIdOf(values: readonly (string | null)[]): string | null {
+  const reals = values.filter((v): v is string => v !== null).sort();
+  return reals.length > 0 ? createHash('sha256').update(reals.join('\n')).digest('hex').slice(0, 16) : null;
 }
 
 /** The holds of one process. */

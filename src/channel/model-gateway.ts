@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { createServer, request as httpRequest, Agent as HttpAgent, type IncomingMessage, type ServerResponse, type OutgoingHttpHeaders } from 'node:http';
 import { request as httpsRequest, Agent as HttpsAgent } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
@@ -8,7 +7,7 @@ import { CallUsage, spendsTokens } from './wire-usage.js';
 import { refusalOf } from './upstream-refusal.js';
 import { keysOf, mintStandIn, withRealKey, type KeyPlace } from './stand-ins.js';
 import { EpisodeChannel, type ChannelFailure, type EpisodeChannelSpec } from './episode-channel.js';
-import { MemoryLimitHolds } from './limit-holds.js';
+import { credentialIdOf, MemoryLimitHolds } from './limit-holds.js';
 
 /** A request body past this is refused (a model call is JSON text: megabytes at most). */
 const MAX_REQUEST_BYTES = 64 * 1024 * 1024;
@@ -57,6 +56,8 @@ export class ModelGateway {
   private readonly httpAgent = new HttpAgent({ keepAlive: true });
   private readonly httpsAgent: HttpsAgent;
   readonly holds: MemoryLimitHolds;
+  /** Calls in a row, by upstream origin, that found the model unreachable: each wait for it is longer. */
+  private readonly outages = new Map<string, number>();
 
   constructor(options: GatewayOptions = {}) {
     this.httpsAgent = new HttpsAgent({ keepAlive: true, ...(options.ca ? { ca: options.ca } : {}) });
@@ -69,8 +70,7 @@ export class ModelGateway {
    * stand-in for each credential variable (the real key goes out only in place of one).
    */
   async open(spec: OpenSpec, host = '127.0.0.1'): Promise<OpenedChannel> {
-    const reals = Object.values(spec.credentials).filter((v): v is string => v !== null);
-    const credentialId = reals.length > 0 ? createHash('sha256').update(reals.sort().join('\n')).digest('hex').slice(0, 16) : null;
+    const credentialId = credentialIdOf(Object.values(spec.credentials));
     const byToken = new Map<string, string | null>();
     const env: Record<string, string> = {};
     for (const [name, real] of Object.entries(spec.credentials)) {
@@ -101,6 +101,24 @@ export class ModelGateway {
         server.close();
       },
     };
+  }
+
+  /** The hold in force on these credentials (a usage limit another episode met), or null. */
+  heldFor(credentials: Record<string, string | null>): { untilMs: number; message: string } | null {
+    const id = credentialIdOf(Object.values(credentials));
+    return id ? this.holds.current(id) : null;
+  }
+
+  /** The model at `origin` was found unreachable (by a probe or a call): how many times in a row now. */
+  unreachable(origin: string): number {
+    const streak = (this.outages.get(origin) ?? 0) + 1;
+    this.outages.set(origin, streak);
+    return streak;
+  }
+
+  /** The model at `origin` answered: the next outage waits from the start again. */
+  answered(origin: string): void {
+    this.outages.delete(origin);
   }
 
   close(): void {
@@ -142,8 +160,8 @@ export class ModelGateway {
     }
     const over = channel.overBudget();
     if (over) {
-      channel.fail({ kind: 'budget', message: over });
-      return refuse({ status: 429, kind: 'budget', message: over });
+      channel.fail({ kind: 'budget', ...over });
+      return refuse({ status: 429, kind: 'budget', message: over.message });
     }
     const { text: sent, model } = prepareBody(api, body, url.pathname);
     const places: KeyPlace[] = keys.map((k) => k.place);
@@ -191,8 +209,9 @@ export class ModelGateway {
         finished = true;
         clearTimeout(stall);
         cuts?.delete(cut);
-        const tokens = spendsTokens(out.url.pathname) ? usage.current() : null;
-        const cost = channel.settle(model, tokens, status);
+        const spends = spendsTokens(out.url.pathname);
+        const tokens = spends ? usage.current() : null;
+        const cost = channel.settle(model, tokens, status, spends && !problem);
         const text = Buffer.concat(answer).toString('utf8');
         channel.conversation.add(
           {
@@ -264,6 +283,7 @@ export class ModelGateway {
         }
       });
       upstream.on('response', (up) => {
+        this.answered(spec.upstream.origin);
         firstByte = Date.now();
         status = up.statusCode ?? 502;
         arm();

@@ -14,11 +14,6 @@ export function mintStandIn(): string {
   return `${PREFIX}${randomBytes(24).toString('base64url')}`;
 }
 
-/** Whether a value is a stand-in (for the scrubber and for tests that hunt for keys). */
-export function isStandIn(value: string): boolean {
-  return value.startsWith(PREFIX);
-}
-
 function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
   const value = headers[name];
   return Array.isArray(value) ? value[0] : value;

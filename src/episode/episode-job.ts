@@ -18,6 +18,11 @@ export const episodeJobSchema = z
     earlier: z.array(z.string()).max(50).optional(),
     /** The holder of the path lease the episode works under, when not itself: a racer shares its race's (the first racer's). */
     lease: z.string().optional(),
+    /** What is left of the world's budgets when the episode starts: the model gateway refuses its calls past it. */
+    spendable: z
+      .object({ tokens: z.number().min(0).optional(), costUsd: z.number().min(0).optional() })
+      .strict()
+      .optional(),
   })
   .strict();
 

@@ -20,6 +20,7 @@ export const ERROR_CODES = {
   'agent-sandbox-invalid': fatal("Docker refused the agent's container as configured (image, network, options)"),
   'agent-sandbox-failed': transient("Docker could not start the agent's container this time"),
   'agent-netns-slot-failed': transient('a network namespace could not be prepared ahead of an agent (it gets one made at its launch)'),
+  'budget-unpriced': fatal('a budget in dollars is set for a model Genesis has no price of'),
   'recording-missing': fatal("the script agent's recording does not exist"),
   'recording-invalid': fatal("the script agent's recording is not valid"),
 

@@ -73,8 +73,14 @@ export interface EpisodeRecord {
    * A figure the agent did not report is null, never 0.
    */
   usage: { inputTokens: number | null; outputTokens: number | null; cachedTokens?: number | null; costUsd: number | null } | null;
-  /** What was wrong with the usage the agent reported (negative, not a number, absurd); absent when nothing was. */
+  /** What was wrong with the usage the agent reported (negative, not a number, absurd), or how the agent's report disagrees with the measured figures; absent when nothing was. */
   usageProblems?: string[];
+  /** Where `usage` comes from: `wire`, measured at the model gateway on every call; `agent`, the agent's own report (absent in records written before the gateway). */
+  usageSource?: 'wire' | 'agent';
+  /** With `usageSource: wire`: what the agent itself reported, kept as a cross-check. */
+  usageReported?: { inputTokens: number | null; outputTokens: number | null; cachedTokens?: number | null; costUsd: number | null } | null;
+  /** Model calls the gateway forwarded for the episode. */
+  modelCalls?: number;
   /** When `genesis prune` dropped the change of this episode (one that did not land) after the retention; absent while it is kept. */
   candidatePrunedAt?: string;
   /** A ref holding the partial change of an episode cut short (timeout, stopped run), or null. */

@@ -239,7 +239,28 @@ const agent = z
         "files of your HOME the agent gets read-only in its private HOME (a CLI's login or configuration, e.g. .codex/auth.json); nothing else of your HOME is passed",
       ),
     maxTurns: z.number().int().positive().default(50).describe('model calls per episode (kind openai)'),
-    maxTokens: z.number().int().positive().optional().describe('input + output tokens per episode (kind openai)'),
+    maxTokens: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe(
+        'input + output tokens per episode, measured at the model gateway: the next model call past it is refused and the episode ends agent-token-budget',
+      ),
+    maxCostUsd: z
+      .number()
+      .positive()
+      .optional()
+      .describe(
+        "US dollars per episode, measured at the model gateway at the model's price: the next model call past it is refused and the episode ends agent-token-budget",
+      ),
+    stallSec: z
+      .number()
+      .int()
+      .min(5)
+      .max(120)
+      .default(120)
+      .describe('a model call that sends no byte for this long is ended, and the episode closes model-stalled, uncharged, tried again after a backoff'),
     requestTimeoutSec: z.number().int().positive().default(300).describe('time for one model call (kind openai)'),
     commandTimeoutSec: z.number().int().positive().default(300).describe('time for one run_command (kind openai)'),
     commandOutputKb: z.number().int().positive().default(32).describe('output of one run_command shown to the model, KiB (kind openai)'),

@@ -33,6 +33,11 @@ export interface AgentSandboxSpec {
   diskMb?: number;
   /** Files of the host's HOME (relative to it) shown read-only at the same place in `home` (`agent.homeFiles`). */
   homeFiles?: readonly string[];
+  /**
+   * The port on this host's loopback that the agent's model endpoints lead to: the episode's own
+   * listener of the model gateway. Without it, each endpoint leads to itself.
+   */
+  modelPort?: number;
 }
 
 /** What to spawn on the host to start the agent inside its sandbox. */
@@ -59,5 +64,11 @@ export interface AgentSandbox {
   readonly hostBinaries: boolean;
   /** Resolves when agents can run here; rejects with a GenesisError whose hint says what to fix. */
   check(): Promise<void>;
+  /**
+   * The address of this host that an agent in this sandbox reaches (a docker network's gateway),
+   * where its model gateway listens for it; absent when the agent meets its gateway on loopback
+   * (unconfined, or bridged into its own namespace).
+   */
+  modelHost?(): Promise<string>;
   launch(argv: readonly string[], spec: AgentSandboxSpec): Promise<AgentLaunch>;
 }

@@ -16,6 +16,9 @@ import { probeEndpoints, watchEndpoints } from './endpoint-probe.js';
 import { authFailedError, episodeFailureOf, type AgentFailureClass as CliFailure } from '../failure-classes.js';
 import type { PresetLaunch, UsageReader } from './presets/preset.js';
 import { mkdir, writeFile } from 'node:fs/promises';
+import type { ChannelFailure } from '../../channel/episode-channel.js';
+import { agentModelUrl, type ModelRoute } from '../model-route.js';
+import { beforeLaunch, channelResult } from '../channel-result.js';
 
 const KILL_GRACE_MS = 2_000;
 /** How long output may still arrive after the agent exited (a daemon may hold the pipe open forever). */
@@ -42,6 +45,12 @@ export interface CommandAgentOptions {
   endpoints?: readonly AgentEndpoint[];
   /** A preset's fixed variables and the files it writes into the agent's private HOME (then the agent runs with that HOME, even unconfined). */
   launch?: PresetLaunch;
+  /**
+   * The agent's road to its model through the gateway; with it, `launchFor` gives the preset's
+   * variables and files for the URL the agent is given (which names the episode's own listener).
+   */
+  route?: ModelRoute;
+  launchFor?: (modelUrl: string) => PresetLaunch;
 }
 
 /**
@@ -69,13 +78,63 @@ export class CommandAgent implements Agent {
       const value = process.env[name];
       if (value !== undefined && env[name] === undefined) env[name] = value;
     }
-    Object.assign(env, this.options.launch?.env);
     // Found before anything starts: inside a sandbox a missing binary is only an exit code.
     if (this.sandbox.hostBinaries && (await resolveOnPath(argv[0]!, env.PATH, input.workspace)) === null) throw this.notFound(argv[0]!);
-    // A model that is not there fails now, not at the agent's timeout after its CLI retried all along.
-    await probeEndpoints(this.options.endpoints ?? []);
+    const route = this.options.route;
+    if (!route) {
+      Object.assign(env, this.options.launch?.env);
+      // A model that is not there fails now, not at the agent's timeout after its CLI retried all along.
+      await probeEndpoints(this.options.endpoints ?? []);
+      return this.runWith(argv, env, this.options.launch?.homeFiles ?? {}, input, null);
+    }
+    const before = await beforeLaunch(route, env);
+    if (before) return { exitCode: 0, timedOut: false, aborted: false, log: `${before.message}\n`, durationMs: 0, failure: before };
+    const failures: ChannelFailure[] = [];
+    const ending = new AbortController();
+    const host = (await this.sandbox.modelHost?.()) ?? '127.0.0.1';
+    const opened = await route.gateway.open(
+      {
+        label: this.label,
+        upstream: route.upstream,
+        credentials: Object.fromEntries(route.credentials.map((name) => [name, process.env[name] ?? null])),
+        stallMs: route.stallMs,
+        ...(route.maxTokens === undefined ? {} : { maxTokens: route.maxTokens }),
+        ...(route.maxCostUsd === undefined ? {} : { maxCostUsd: route.maxCostUsd }),
+        ...(input.spendable?.tokens === undefined ? {} : { worldTokens: input.spendable.tokens }),
+        ...(input.spendable?.costUsd === undefined ? {} : { worldCostUsd: input.spendable.costUsd }),
+        priceOf: route.priceOf,
+        onFailure: (failure) => {
+          failures.push(failure);
+          ending.abort();
+        },
+      },
+      host,
+    );
+    try {
+      const url = agentModelUrl(route, opened.port, host);
+      // No real key enters the sandbox: each credential variable holds the episode's stand-in.
+      for (const name of route.credentials) delete env[name];
+      Object.assign(env, opened.env, { GENESIS_MODEL_URL: url });
+      const launch = this.options.launchFor?.(url);
+      Object.assign(env, launch?.env);
+      const signal = input.signal ? AbortSignal.any([input.signal, ending.signal]) : ending.signal;
+      const ran = await this.runWith(argv, env, launch?.homeFiles ?? {}, { ...input, signal }, opened.port);
+      opened.close();
+      return channelResult(ran, opened.channel.report(), failures[0] ?? null, route, this.options.price ?? null, this.label);
+    } finally {
+      opened.close();
+    }
+  }
+
+  private async runWith(
+    argv: string[],
+    env: Record<string, string>,
+    homeFiles: Readonly<Record<string, string>>,
+    input: AgentRunInput,
+    modelPort: number | null,
+  ): Promise<AgentRunResult> {
     const privateHome = join(dirname(input.promptFile), 'home');
-    const written = await writeHomeFiles(privateHome, this.options.launch?.homeFiles ?? {});
+    const written = await writeHomeFiles(privateHome, homeFiles);
     const launch = await this.sandbox.launch(argv, {
       workspace: input.workspace,
       home: this.sandbox.kind === 'none' && !written ? (env.HOME ?? privateHome) : privateHome,
@@ -84,6 +143,7 @@ export class CommandAgent implements Agent {
       name: `${env.GENESIS_EPISODE_ID ?? 'run'}-${randomBytes(3).toString('hex')}`,
       ...(this.options.diskMb === undefined ? {} : { diskMb: this.options.diskMb }),
       ...(this.options.homeFiles ? { homeFiles: this.options.homeFiles } : {}),
+      ...(modelPort === null ? {} : { modelPort }),
     });
     // The model going away mid-episode ends it too: the bridge counts refused connects, a probe confirms.
     const watch = new AbortController();
@@ -91,12 +151,13 @@ export class CommandAgent implements Agent {
     input.signal?.addEventListener('abort', relay, { once: true });
     if (input.signal?.aborted) watch.abort();
     let gone: GenesisError | null = null;
-    const stopWatching = launch.endpointFailures
-      ? watchEndpoints(launch.endpointFailures, this.options.endpoints ?? [], (error) => {
-          gone = error;
-          watch.abort();
-        })
-      : () => undefined;
+    const stopWatching =
+      launch.endpointFailures && modelPort === null
+        ? watchEndpoints(launch.endpointFailures, this.options.endpoints ?? [], (error) => {
+            gone = error;
+            watch.abort();
+          })
+        : () => undefined;
     try {
       const ran = await this.runLaunched(launch, argv[0]!, { ...input, signal: watch.signal });
       if (gone) throw gone;

@@ -3,25 +3,57 @@ import { CommandAgent } from './command-agent.js';
 import type { AgentConfig } from '../../manifest/agent-config.js';
 import { priceOf } from '../usage/prices.js';
 import { PRESETS } from './presets/index.js';
-import { agentEndpoints } from '../../sandbox/egress/endpoints.js';
+import { agentEndpoints, endpointOfUrl } from '../../sandbox/egress/endpoints.js';
 import { DEFAULT_AGENT_IMAGE } from '../../sandbox/agent/docker/docker-agent-sandbox.js';
+import { sharedModelGateway } from '../../channel/shared-gateway.js';
+import type { ModelGateway } from '../../channel/model-gateway.js';
+import { modelRouteOf } from '../model-route.js';
 
 /**
  * A `command` agent from its configuration: a preset's argv, variables, HOME files and output
- * reader (an explicit `agent.command` replaces the preset's argv and keeps the rest), with
- * `agent.baseUrl` and `agent.model` passed the way the preset's CLI reads them, in the agent
- * sandbox the manifest asks for.
+ * reader (an explicit `agent.command` replaces the preset's argv and keeps the rest), in the agent
+ * sandbox the manifest asks for, with its model reached through the model gateway: the preset is
+ * given the gateway's URL (in the variable or file its CLI reads), and the agent holds stand-ins
+ * for its keys. An agent whose model Genesis cannot know (no `agent.baseUrl` and no vendor
+ * default) reaches its model directly, as its own CLI does, and `genesis run` says so.
  */
-export async function createCommandAgent(config: AgentConfig, defaultImage = DEFAULT_AGENT_IMAGE): Promise<CommandAgent> {
+export async function createCommandAgent(
+  config: AgentConfig,
+  defaultImage = DEFAULT_AGENT_IMAGE,
+  gateway: ModelGateway = sharedModelGateway(),
+): Promise<CommandAgent> {
   const preset = config.preset ? PRESETS[config.preset] : null;
-  const endpoints = agentEndpoints(config);
+  const hostNetwork = typeof config.network !== 'string' && 'mode' in config.network;
+  const sandboxKind = config.sandbox === 'auto' ? 'bwrap' : config.sandbox;
+  const route = modelRouteOf(
+    {
+      baseUrl: config.baseUrl,
+      defaultUpstream: preset?.defaultUpstream,
+      variables: [...(preset?.env ?? []), ...config.env],
+      apiKeyEnv: config.apiKeyEnv,
+      sandbox: sandboxKind,
+      hostNetwork,
+    },
+    gateway,
+    {
+      stallMs: config.stallSec * 1000,
+      ...(config.maxTokens === undefined ? {} : { maxTokens: config.maxTokens }),
+      ...(config.maxCostUsd === undefined ? {} : { maxCostUsd: config.maxCostUsd }),
+      priceOf: (model) => priceOf(model ?? config.model, config.price),
+    },
+  );
+  // Through the gateway the agent reaches exactly its listener (bridged into its namespace); without it, the baseUrl itself.
+  const inside = route?.inside
+    ? endpointOfUrl(`http://${route.inside.host.includes(':') ? `[${route.inside.host}]` : route.inside.host}:${route.inside.port}/`)
+    : null;
+  const endpoints = route ? (inside ? [inside] : []) : agentEndpoints(config);
   const sandbox = await createAgentSandbox({ kind: config.sandbox, image: config.image ?? defaultImage, network: config.network, endpoints });
   const args = config.args ?? [];
   const options = {
     args,
     sandboxed: sandbox.kind !== 'none',
     ...(config.model ? { model: config.model } : {}),
-    ...(config.baseUrl ? { baseUrl: config.baseUrl } : {}),
+    ...(config.baseUrl || route ? { baseUrl: config.baseUrl ?? route!.upstream.href } : {}),
     ...(config.price ? { price: config.price } : {}),
   };
   const argv = config.command ? [...config.command, ...args] : preset!.argv(options);
@@ -33,7 +65,8 @@ export async function createCommandAgent(config: AgentConfig, defaultImage = DEF
     price: priceOf(config.model, config.price),
     ...(config.limits.diskMb === undefined ? {} : { diskMb: config.limits.diskMb }),
     ...(config.homeFiles.length > 0 ? { homeFiles: config.homeFiles } : {}),
-    ...(endpoints.length > 0 ? { endpoints } : {}),
+    ...(endpoints.length > 0 && !route ? { endpoints } : {}),
     ...(launch ? { launch } : {}),
+    ...(route ? { route, launchFor: (modelUrl: string) => preset?.launch?.({ ...options, baseUrl: modelUrl }) ?? { env: {}, homeFiles: {} } } : {}),
   });
 }

@@ -35,6 +35,7 @@ export async function runAgent(episode: Episode, ws: Workspace): Promise<AgentSt
       attempt: job.attempt,
       signal: deps.signal,
       readOnly: wsDeps?.readOnly ?? [],
+      ...(job.spendable ? { spendable: job.spendable } : {}),
     }),
   );
   return { label: agent.label, run, wsDeps };

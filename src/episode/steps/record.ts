@@ -31,7 +31,7 @@ export async function recordEpisode(episode: Episode, agent: AgentStep, change: 
   const updated: EpisodeRecord = {
     ...record,
     agent: agent.label,
-    ...recordedUsage(run.usage, record.usage, episode.manifest.agent.limits),
+    ...usageOf(run, record.usage, episode.manifest.agent.limits),
     candidate: gated?.commit ?? candidate,
     ...(gated ? { gatedOn: gated.onto, source: candidate } : {}),
     reason: result.reason,
@@ -58,6 +58,41 @@ export async function recordEpisode(episode: Episode, agent: AgentStep, change: 
   if (deps.hold) await ledger.hold(updated, logs);
   else await ledger.write(updated, logs);
   return result;
+}
+
+/** The usage fields of the record: the checked figures, their source, and every problem with either. */
+function usageOf(run: AgentStep['run'], earlier: EpisodeRecord['usage'], limits: { maxCostUsd?: number; maxTokens?: number }) {
+  const checked = recordedUsage(run.usage, earlier, limits);
+  const wire = wireUsage(run);
+  const problems = [...(checked.usageProblems ?? []), ...(wire.usageProblems ?? [])];
+  return { ...checked, ...wire, ...(problems.length > 0 ? { usageProblems: problems } : {}) };
+}
+
+/**
+ * Where the usage came from and, when the gateway measured it, what the agent said it spent: a
+ * report that strays from the measurement by more than a percent is flagged, since budgets and
+ * statistics read the measured figures and a person may want to know the CLI miscounts.
+ */
+function wireUsage(run: AgentStep['run']): Pick<EpisodeRecord, 'usageSource' | 'usageReported' | 'modelCalls' | 'usageProblems'> {
+  if (run.usageSource !== 'wire') return run.usage ? { usageSource: 'agent' } : {};
+  const reported = run.reportedUsage ?? null;
+  const measured = run.usage;
+  const problems: string[] = [];
+  if (reported && measured) {
+    for (const field of ['inputTokens', 'outputTokens'] as const) {
+      const said = reported[field];
+      const seen = measured[field];
+      if (said !== null && seen !== null && Math.abs(said - seen) > Math.max(10, seen * 0.01)) {
+        problems.push(`the agent reported ${said} ${field === 'inputTokens' ? 'input' : 'output'} tokens; ${seen} were measured on the wire`);
+      }
+    }
+  }
+  return {
+    usageSource: 'wire',
+    usageReported: reported,
+    ...(run.modelCalls === undefined ? {} : { modelCalls: run.modelCalls }),
+    ...(problems.length > 0 ? { usageProblems: problems } : {}),
+  };
 }
 
 /** The usage the ledger records: checked (never below zero), with what was wrong with it flagged. */

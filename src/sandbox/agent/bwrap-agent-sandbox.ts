@@ -97,7 +97,9 @@ export class BwrapAgentSandbox implements AgentSandbox {
     // As root the agent runs as a uid of its own for the launch (no other live sandbox has it), which must own what it may write.
     const lease = asRoot ? await leaseIsolatedUser(spec.workspace) : null;
     // The network is made while the rest is prepared; given back if the rest fails.
-    const network = this.reach.hostNetwork ? Promise.resolve(HOST_NETWORK) : agentNetwork(this.tools!, this.allow, this.pool, this.reach.endpoints);
+    const network = this.reach.hostNetwork
+      ? Promise.resolve(HOST_NETWORK)
+      : agentNetwork(this.tools!, this.allow, this.pool, this.reach.endpoints, spec.modelPort);
     network.catch(() => undefined);
     let readOnly: string[];
     let accounts: { args: string[]; dir: string } | undefined;

@@ -51,11 +51,12 @@ Promise.all(listeners.flatMap((l) => l.host === 'localhost'
 `;
 
 /**
- * Starts the host side of the bridge for `endpoints` (each on this host's loopback) and writes the
+ * Starts the host side of the bridge for `endpoints` (each on this host's loopback, or all to
+ * `modelPort`, the episode's model gateway) and writes the
  * namespace's side into `dir` (the launch's private directory: bridge.cjs and bridge.json, which
  * the launcher reads).
  */
-export async function startEndpointBridge(dir: string, endpoints: readonly AgentEndpoint[]): Promise<EndpointBridge> {
+export async function startEndpointBridge(dir: string, endpoints: readonly AgentEndpoint[], modelPort?: number): Promise<EndpointBridge> {
   const sockets = new Set<Socket>();
   const servers: Server[] = [];
   let failed = 0;
@@ -70,7 +71,9 @@ export async function startEndpointBridge(dir: string, endpoints: readonly Agent
       const path = join(dir, `bridge-${i}.sock`);
       const server = createServer((client) => {
         track(client);
-        const upstream = connect(endpoint.port, endpoint.host === 'localhost' ? '127.0.0.1' : endpoint.host);
+        // With the model gateway, every endpoint leads to the episode's own listener, which forwards to the real one.
+        const upstream =
+          modelPort === undefined ? connect(endpoint.port, endpoint.host === 'localhost' ? '127.0.0.1' : endpoint.host) : connect(modelPort, '127.0.0.1');
         track(upstream);
         let connected = false;
         upstream.once('connect', () => {

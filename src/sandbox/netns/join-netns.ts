@@ -42,6 +42,8 @@ export async function agentNetwork(
   allow: readonly string[] | undefined,
   pool: AgentNetnsPool | undefined,
   endpoints: readonly AgentEndpoint[] = [],
+  /** The host port every loopback endpoint leads to (the episode's model gateway); else each leads to itself. */
+  modelPort?: number,
 ): Promise<AgentNetwork> {
   const loopback = endpoints.filter((e) => isLoopbackHost(e.host));
   const local = new Set(hostNetworks().map((net) => net.replace(/\/32$/, '')));
@@ -69,7 +71,7 @@ export async function agentNetwork(
   const proxy = list ? await startEgressProxy(list) : null;
   const bridge =
     loopback.length > 0
-      ? await startEndpointBridge(netDir, loopback).catch(async (error: unknown) => {
+      ? await startEndpointBridge(netDir, loopback, modelPort).catch(async (error: unknown) => {
           await proxy?.close();
           throw error;
         })

@@ -61,11 +61,23 @@ export async function submitEpisode(run: Run, { record, round, earlier }: Opened
     base: record.base,
     earlier,
     ...(record.race && record.race !== record.id ? { lease: record.race } : {}),
+    ...spendableOf(run),
   };
   run.jobs.set(record.id, job);
   run.emit({ type: 'episode-start', id: record.id, task: record.task, attempt: record.attempt });
   if (run.waits.taskOf(leaseWaitId(record.task)) !== undefined) run.emit({ type: 'wait', id: leaseWaitId(record.task), task: record.task, what: null });
   await run.queue.submit(job);
+}
+
+/** What is left of the world's token and dollar budgets (lifts included): the episode's gateway stops its calls there, as they stream. */
+function spendableOf(run: Run): Pick<EpisodeJob, 'spendable'> {
+  const { budgets } = run.policy.config;
+  const { spent } = run.policy.ledger;
+  const spendable = {
+    ...(budgets.maxTokens === undefined ? {} : { tokens: Math.max(0, budgets.maxTokens - (spent.tokens ?? 0)) }),
+    ...(budgets.maxCostUsd === undefined ? {} : { costUsd: Math.max(0, budgets.maxCostUsd - (spent.costUsd ?? 0)) }),
+  };
+  return Object.keys(spendable).length > 0 ? { spendable } : {};
 }
 
 /**

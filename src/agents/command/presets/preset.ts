@@ -51,6 +51,8 @@ export interface CommandPreset {
   readonly install: string;
   /** Variables passed through when set (credentials, endpoints), in addition to `agent.env`. */
   readonly env: readonly string[];
+  /** The vendor's API root the CLI calls when no `agent.baseUrl` is set; absent when the CLI's provider decides (then `baseUrl` is needed for the model gateway). */
+  readonly defaultUpstream?: string;
   argv(options: PresetOptions): string[];
   /** Variables and HOME files the CLI reads its endpoint and settings from. @default none */
   launch?(options: PresetOptions): PresetLaunch;

@@ -16,6 +16,7 @@ import { EXIT, STOP_EXIT } from '../../exit-codes.js';
 import { createRunPrinter } from '../../live-status.js';
 import { formatSummary } from '../../run-reporter.js';
 import { describeAgentReach } from '../../../agents/network-reach.js';
+import { checkBudgetPrices } from '../../../agents/usage/budget-prices.js';
 import { finishNotifying, openNotifier } from './notifications.js';
 
 export interface RunCommandOptions {
@@ -51,6 +52,7 @@ export async function runWithSignals(opts: RunCommandOptions): Promise<RunSummar
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   const manifest = await world.manifestAt('HEAD');
+  checkBudgetPrices(manifest);
   const { choice, why } = resolveSandboxChoice({ flag: opts.sandbox, manifest: manifest.verify.sandbox, atInit: await world.initSandbox() });
   const sandbox = await createSandbox(choice, { image: manifest.verify.image });
   if (sandbox.kind === 'none') process.stderr.write(`warning: ${NONE_SANDBOX_WARNING}\n`);

@@ -10,7 +10,7 @@ import { confineAgentDisk } from '../workspace-quota.js';
 import { homeFileBinds } from '../home-files.js';
 import { writeAgentAccounts, type AgentAccounts } from '../accounts.js';
 import type { AgentLaunch, AgentSandbox, AgentSandboxKind, AgentSandboxSpec } from '../../agent-sandbox.js';
-import { ensureAgentNetwork } from './network.js';
+import { agentNetworkGateway, ensureAgentNetwork } from './network.js';
 import { AGENT_LAUNCH_LABEL, removeAgentContainer } from './remove.js';
 import { dockerCreateFailedArgv, dockerStartArgv } from './start.js';
 import { AGENT_OWNER_LABEL, agentOwner, removeOrphanedAgentContainers } from './orphans.js';
@@ -51,6 +51,7 @@ export const CA_BUNDLE_LABEL = 'genesis.ca-bundle';
 export class DockerAgentSandbox implements AgentSandbox {
   readonly kind: AgentSandboxKind = 'docker';
   private hostUsr: boolean | null = null;
+  private gatewayAddress: Promise<string> | null = null;
   private caBundle: string | null = null;
 
   constructor(private readonly options: DockerAgentSandboxOptions) {}
@@ -87,6 +88,21 @@ export class DockerAgentSandbox implements AgentSandbox {
     await ensureAgentNetwork(this.options.network);
     // What a Genesis process killed with -9 left on this host goes before this one adds its own.
     await removeOrphanedAgentContainers({ PATH: process.env.PATH ?? '/usr/bin:/bin', ...dockerClientEnv() });
+  }
+
+  async modelHost(): Promise<string> {
+    if (this.hostUsr === null) await this.check();
+    this.gatewayAddress ??= agentNetworkGateway(this.options.network).then((address) => {
+      if (address) return address;
+      throw new GenesisError(
+        'agent-sandbox-unavailable',
+        `the agents' docker network ${this.options.network} has no gateway address, so its agents cannot reach the model gateway`,
+        {
+          hint: 'name a bridge network in agent.network (the default genesis-agents is one), or use the default agent sandbox',
+        },
+      );
+    });
+    return this.gatewayAddress;
   }
 
   async launch(argv: readonly string[], spec: AgentSandboxSpec): Promise<AgentLaunch> {

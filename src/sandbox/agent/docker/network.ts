@@ -22,6 +22,16 @@ export function ensureAgentNetwork(name: string): Promise<void> {
   return done;
 }
 
+/**
+ * The address of this host on the agents' network (its gateway): the one address of this host
+ * its containers reach, where the model gateway listens for them. Null for a network without one.
+ */
+export async function agentNetworkGateway(name: string): Promise<string | null> {
+  const inspected = await execa('docker', ['network', 'inspect', '-f', '{{range .IPAM.Config}}{{.Gateway}} {{end}}', name], { reject: false, timeout: 30_000 });
+  const address = inspected.exitCode === 0 ? inspected.stdout.trim().split(/\s+/)[0] : '';
+  return address ? address : null;
+}
+
 async function createIfMissing(name: string): Promise<void> {
   const exists = async () => (await execa('docker', ['network', 'inspect', name], { reject: false, timeout: 30_000 })).exitCode === 0;
   if (await exists()) return;

@@ -3,7 +3,7 @@ import { startAnthropicServer } from '../../../../helpers/model-servers/anthropi
 import { requestText, type ScriptedServer } from '../../../../helpers/model-servers/scripted-server.js';
 import { itWith } from '../../../../helpers/services.js';
 import { GOOD_A } from '../../../../helpers/world-fixture.js';
-import { PROMPT_MARKER, runCliWorld, sentTotals } from './cli-world.js';
+import { expectThroughGateway, PROMPT_MARKER, runCliWorld, sentTotals } from './cli-world.js';
 
 let server: ScriptedServer | undefined;
 afterEach(async () => {
@@ -17,6 +17,7 @@ describe('Claude Code at its pinned version, through Genesis, in the default san
     const run = await runCliWorld('claude-code', server, { baseUrl: server.origin, model: 'claude-sonnet-4-5' });
 
     expect(run.summary).toMatchObject({ accepted: 1, failed: 0 });
+    expectThroughGateway(run, server);
     expect(await run.world.world.readFile('main', 'src/a.js')).toBe(GOOD_A);
     expect(server.requests.some((r) => r.url.startsWith('/v1/messages'))).toBe(true);
     expect(requestText(server)).toContain(PROMPT_MARKER);

@@ -5,6 +5,7 @@ import type { RunEvent, RunSummary } from '../../../../../src/schedule/run/event
 import { installAgentCli, type AgentCliName } from '../../../../helpers/agent-clis.js';
 import type { ScriptedServer } from '../../../../helpers/model-servers/scripted-server.js';
 import { baseManifest, GOOD_A, makeWorld, type FixtureWorld } from '../../../../helpers/world-fixture.js';
+import { expect } from 'vitest';
 
 /** Each CLI's key variable, set to a made-up key: the scripted server takes any. */
 const KEY_ENV: Readonly<Record<AgentCliName, string>> = {
@@ -13,6 +14,28 @@ const KEY_ENV: Readonly<Record<AgentCliName, string>> = {
   gemini: 'GEMINI_API_KEY',
   opencode: 'OPENAI_API_KEY',
 };
+
+/** The key set on this host: the scripted server must see it, the agent never. */
+export const SCRIPTED_KEY = 'sk-scripted-test-key';
+
+/**
+ * The CLI went through the model gateway: every model call reached the server with the real key
+ * (and no stand-in), the agent's own output never shows the key, and the ledger's usage is the
+ * gateway's measurement of those calls.
+ */
+export function expectThroughGateway(run: CliWorldRun, server: ScriptedServer): void {
+  const calls = server.requests.filter((r) => r.method === 'POST');
+  expect(calls.length).toBeGreaterThan(0);
+  for (const call of calls) {
+    const sent = JSON.stringify(call.headers) + call.url;
+    expect(sent).toContain(SCRIPTED_KEY);
+    expect(sent).not.toContain('genesis-stand-in-');
+  }
+  for (const log of run.agentLogs) expect(log).not.toContain(SCRIPTED_KEY);
+  const episode = run.episodes.at(-1)!;
+  expect(episode.usageSource).toBe('wire');
+  expect(episode.modelCalls).toBe(calls.length);
+}
 
 /** A marker in the task's description: found in the server's request log, the prompt reached the model. */
 export const PROMPT_MARKER = 'conformance-marker-7f3a';
@@ -53,7 +76,7 @@ export async function runCliWorld(
   const world = await makeWorld({ sandbox: 'bwrap', manifest, recording: {} });
   const saved = { PATH: process.env.PATH, key: process.env[KEY_ENV[cli]] };
   process.env.PATH = `${installed.binDir}:${process.env.PATH}`;
-  process.env[KEY_ENV[cli]] = 'sk-scripted-test-key';
+  process.env[KEY_ENV[cli]] = SCRIPTED_KEY;
   const events: RunEvent[] = [];
   const stop = new AbortController();
   const onEvent = (e: RunEvent) => {

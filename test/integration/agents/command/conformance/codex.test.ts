@@ -5,7 +5,7 @@ import { startResponsesServer } from '../../../../helpers/model-servers/openai-r
 import { requestText, type ScriptedServer } from '../../../../helpers/model-servers/scripted-server.js';
 import { itWith } from '../../../../helpers/services.js';
 import { GOOD_A } from '../../../../helpers/world-fixture.js';
-import { PROMPT_MARKER, runCliWorld, sentTotals } from './cli-world.js';
+import { expectThroughGateway, PROMPT_MARKER, runCliWorld, sentTotals } from './cli-world.js';
 
 let server: ScriptedServer | undefined;
 afterEach(async () => {
@@ -19,6 +19,7 @@ describe('Codex at its pinned version, through Genesis, in the default sandbox',
     const run = await runCliWorld('codex', server, { baseUrl: `${server.origin}/v1`, model: 'gpt-5-codex' });
 
     expect(run.summary).toMatchObject({ accepted: 1, failed: 0 });
+    expectThroughGateway(run, server);
     expect(await run.world.world.readFile('main', 'src/a.js')).toBe(GOOD_A);
     expect(server.requests.filter((r) => r.method === 'POST').map((r) => r.url)).toEqual(server.sent.map(() => '/v1/responses'));
     expect(requestText(server)).toContain(PROMPT_MARKER);

@@ -3,7 +3,7 @@ import { startGeminiServer } from '../../../../helpers/model-servers/gemini-gene
 import { requestText, type ScriptedServer } from '../../../../helpers/model-servers/scripted-server.js';
 import { itWith } from '../../../../helpers/services.js';
 import { GOOD_A } from '../../../../helpers/world-fixture.js';
-import { PROMPT_MARKER, runCliWorld, sentTotals } from './cli-world.js';
+import { expectThroughGateway, PROMPT_MARKER, runCliWorld, sentTotals } from './cli-world.js';
 
 let server: ScriptedServer | undefined;
 afterEach(async () => {
@@ -21,6 +21,8 @@ describe('Gemini CLI at its pinned version, through Genesis, in the default sand
       const run = await runCliWorld('gemini', server, { baseUrl: server.origin, model: 'gemini-2.5-pro', price });
 
       expect(run.summary).toMatchObject({ accepted: 1, failed: 0 });
+      expectThroughGateway(run, server);
+      expectThroughGateway(run, server);
       expect(await run.world.world.readFile('main', 'src/a.js')).toBe(GOOD_A);
       expect(server.requests.some((r) => r.url.startsWith('/v1beta/models/gemini-2.5-pro:streamGenerateContent'))).toBe(true);
       expect(requestText(server)).toContain(PROMPT_MARKER);

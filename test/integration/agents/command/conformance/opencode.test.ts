@@ -3,7 +3,7 @@ import { startChatCompletionsServer } from '../../../../helpers/model-servers/ch
 import { requestText, type ScriptedServer } from '../../../../helpers/model-servers/scripted-server.js';
 import { itWith } from '../../../../helpers/services.js';
 import { GOOD_A } from '../../../../helpers/world-fixture.js';
-import { PROMPT_MARKER, runCliWorld, sentTotals } from './cli-world.js';
+import { expectThroughGateway, PROMPT_MARKER, runCliWorld, sentTotals } from './cli-world.js';
 
 let server: ScriptedServer | undefined;
 afterEach(async () => {
@@ -20,6 +20,8 @@ describe('opencode at its pinned version, through Genesis, in the default sandbo
       const run = await runCliWorld('opencode', server, { baseUrl: `${server.origin}/v1`, model: 'my-model' });
 
       expect(run.summary).toMatchObject({ accepted: 1, failed: 0 });
+      expectThroughGateway(run, server);
+      expectThroughGateway(run, server);
       expect(await run.world.world.readFile('main', 'src/a.js')).toBe(GOOD_A);
       expect(requestText(server)).toContain(PROMPT_MARKER);
       // No model call of opencode's own (a title) goes uncounted: every call the server answered is in the usage.

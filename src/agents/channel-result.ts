@@ -1,0 +1,131 @@
+import { connect } from 'node:net';
+import type { ChannelFailure, ChannelReport } from '../channel/episode-channel.js';
+import { backoffDelay, backoffPolicy } from '../retry/backoff-policy.js';
+import type { AgentRunResult } from './agent.js';
+import { authFailedError, episodeFailureOf } from './failure-classes.js';
+import type { ModelRoute } from './model-route.js';
+import { isUnknownUsage, type AgentUsage, type ModelPrice } from './usage/usage.js';
+
+/** How long the world waits for a model it cannot reach: from seconds (a server restarting) to minutes (a night's outage). */
+const OUTAGE_WAIT = backoffPolicy({ initialMs: 5_000, maxMs: 5 * 60_000, jitter: 0.2 });
+/** How long a connect to the model may take before the model counts as unreachable. */
+const PROBE_TIMEOUT_MS = 5_000;
+
+type EpisodeFailure = NonNullable<AgentRunResult['failure']>;
+
+/**
+ * Why the agent should not be launched at all: its credential is held by a usage limit another
+ * episode met, or its model does not accept connections (then the world waits for it, longer
+ * each time in a row, instead of spending an episode's time on a CLI retrying a dead address).
+ */
+export async function beforeLaunch(route: ModelRoute, env: Record<string, string>): Promise<EpisodeFailure | null> {
+  const held = route.gateway.heldFor(Object.fromEntries(route.credentials.map((name) => [name, process.env[name] ?? env[name] ?? null])));
+  if (held) return episodeFailureOf({ kind: 'usage-limit', message: held.message, resetAt: held.untilMs });
+  const problem = await probe(route.upstream);
+  if (problem === null) return null;
+  return unreachable(route, `the model endpoint ${route.upstream.origin} does not accept connections (${problem})`);
+}
+
+function unreachable(route: ModelRoute, message: string): EpisodeFailure {
+  const streak = route.gateway.unreachable(route.upstream.origin);
+  const wait = backoffDelay(OUTAGE_WAIT, streak, Math.random()) ?? OUTAGE_WAIT.maxMs;
+  return {
+    reason: 'model-unreachable',
+    message: `${message}; the world waits ${Math.round(wait / 1000)} s for it (time ${streak} in a row) and tries again`,
+    holdUntil: Date.now() + wait,
+  };
+}
+
+function probe(upstream: URL): Promise<string | null> {
+  const port = Number(upstream.port || (upstream.protocol === 'https:' ? 443 : 80));
+  const host = upstream.hostname.replace(/^\[(.*)\]$/, '$1');
+  return new Promise((resolve) => {
+    const socket = connect({ host: host === 'localhost' ? '127.0.0.1' : host, port });
+    const end = (problem: string | null) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(problem);
+    };
+    const timer = setTimeout(() => end(`no answer within ${PROBE_TIMEOUT_MS / 1000} s`), PROBE_TIMEOUT_MS);
+    socket.once('connect', () => end(null));
+    socket.once('error', (error: NodeJS.ErrnoException) => end(error.code ?? error.message));
+  });
+}
+
+/**
+ * The episode's result with what the gateway measured: usage from the wire (the CLI's own report
+ * kept beside it), and the failure read where it happened, which ends the episode the same way
+ * for every CLI. Refused credentials stop the run (the circuit opens), as before.
+ */
+export function channelResult(
+  ran: AgentRunResult,
+  report: ChannelReport,
+  ended: ChannelFailure | null,
+  route: ModelRoute,
+  price: ModelPrice | null,
+  label: string,
+): AgentRunResult {
+  const measured = measuredUsage(report, price);
+  const reported = ran.usage;
+  const failure = ended ? failureOf(ended, route, label) : cutFailure(ran, report);
+  const { usage: _cli, ...rest } = ran;
+  return {
+    ...rest,
+    // Ended by the channel, not by a person: not an abort.
+    aborted: ended ? false : ran.aborted,
+    ...(measured ? { usage: measured } : {}),
+    usageSource: 'wire',
+    ...(reported && !isUnknownUsage(reported) ? { reportedUsage: reported } : {}),
+    modelCalls: report.calls,
+    ...(failure ? { failure } : {}),
+    transcript: ran.transcript ?? JSON.stringify(report.conversation, null, 1),
+  };
+}
+
+/** The tokens and dollars of every call; a call whose answer named no tokens makes the total unknown rather than short. */
+function measuredUsage(report: ChannelReport, price: ModelPrice | null): AgentUsage | null {
+  if (report.calls === 0) return { inputTokens: 0, outputTokens: 0, cachedTokens: 0, costUsd: 0 };
+  if (!report.tokens || report.unmeasured > 0) return null;
+  const t = report.tokens;
+  // Every call priced at its own model; without that, the configured price (agent.price) for all of them.
+  const costUsd =
+    report.costUsd ??
+    (price
+      ? round(
+          ((t.inputTokens - Math.min(t.cachedTokens, t.inputTokens)) * price.inputPerMTok +
+            Math.min(t.cachedTokens, t.inputTokens) * (price.cachedInputPerMTok ?? price.inputPerMTok) +
+            t.outputTokens * price.outputPerMTok) /
+            1e6,
+        )
+      : null);
+  return { inputTokens: t.inputTokens, outputTokens: t.outputTokens, cachedTokens: t.cachedTokens, costUsd };
+}
+
+const round = (dollars: number) => Math.round(dollars * 1e6) / 1e6;
+
+function failureOf(failure: ChannelFailure, route: ModelRoute, label: string): EpisodeFailure {
+  switch (failure.kind) {
+    case 'auth':
+      throw authFailedError(label, failure.message);
+    case 'usage-limit':
+      return episodeFailureOf({ kind: 'usage-limit', message: failure.message, resetAt: failure.resetAt });
+    case 'overloaded':
+      return episodeFailureOf({ kind: 'overloaded', message: failure.message });
+    case 'stalled':
+      return { reason: 'model-stalled', message: failure.message };
+    case 'unreachable':
+      return unreachable(route, failure.message);
+    case 'budget':
+      return { reason: failure.world ? 'budget-reached' : 'agent-token-budget', message: `${failure.message}: the gateway refused the next model call` };
+    case 'stream-cut':
+      return { reason: 'model-stream-cut', message: failure.message };
+  }
+}
+
+/** A cut stream the agent did not outlive (it failed after it) is the model's failure, not the agent's. */
+function cutFailure(ran: AgentRunResult, report: ChannelReport): EpisodeFailure | null {
+  if (report.failure?.kind === 'stream-cut' && !ran.aborted && !ran.timedOut && ran.exitCode !== 0) {
+    return { reason: 'model-stream-cut', message: `${report.failure.message}; the agent then exited with code ${ran.exitCode}` };
+  }
+  return ran.failure ?? null;
+}

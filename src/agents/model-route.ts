@@ -1,0 +1,75 @@
+import { isLoopbackHost } from '../sandbox/egress/endpoints.js';
+import type { AgentSandboxKind } from '../sandbox/agent-sandbox.js';
+import type { ModelGateway } from '../channel/model-gateway.js';
+import type { ChannelPrice } from '../channel/episode-channel.js';
+
+/** The port inside an agent's network namespace where its model gateway answers, when its baseUrl names no port of this host's loopback. */
+export const IN_SANDBOX_MODEL_PORT = 7811;
+
+/** Names of variables that hold a model credential: the gateway gives the agent a stand-in under each. */
+const CREDENTIAL = /(?:^|_)(?:API_KEY|AUTH_TOKEN|OAUTH_TOKEN)$/;
+
+/**
+ * How one agent reaches its model: through the gateway, to `upstream`, with stand-ins for the
+ * `credentials` variables. The agent is given a URL on the gateway whose path is the upstream's
+ * own (`/v1` for an OpenAI-compatible root), so the gateway forwards each path as it came.
+ */
+export interface ModelRoute {
+  gateway: ModelGateway;
+  upstream: URL;
+  credentials: readonly string[];
+  /** Where the agent meets the gateway inside its network namespace (bridged to the episode's listener), or null when it sees this host's loopback. */
+  inside: { host: string; port: number } | null;
+  /** The path of the URL the agent is given. */
+  path: string;
+  stallMs: number;
+  maxTokens?: number;
+  maxCostUsd?: number;
+  priceOf(model: string | null): ChannelPrice | null;
+}
+
+export interface RouteInput {
+  baseUrl?: string | undefined;
+  /** The vendor's API root when no baseUrl is set (a preset's); none: the agent needs baseUrl for the gateway. */
+  defaultUpstream?: string | undefined;
+  /** Every variable the agent gets from this host: the credential-looking ones get stand-ins. */
+  variables: readonly string[];
+  apiKeyEnv?: string | undefined;
+  sandbox: AgentSandboxKind;
+  /** `agent.network: { mode: host }`: no namespace, the agent sees this host's loopback. */
+  hostNetwork: boolean;
+}
+
+/** The route for an agent, or null when Genesis cannot know where its model is (no baseUrl, no vendor default). */
+export function modelRouteOf(
+  input: RouteInput,
+  gateway: ModelGateway,
+  limits: Pick<ModelRoute, 'stallMs' | 'maxTokens' | 'maxCostUsd' | 'priceOf'>,
+): ModelRoute | null {
+  const root = input.baseUrl ?? input.defaultUpstream;
+  if (root === undefined) return null;
+  const upstream = new URL(root);
+  const credentials = [...new Set([...input.variables.filter((name) => CREDENTIAL.test(name)), ...(input.apiKeyEnv ? [input.apiKeyEnv] : [])])];
+  const base = input.baseUrl ? new URL(input.baseUrl) : null;
+  const host = base?.hostname.replace(/^\[(.*)\]$/, '$1');
+  // A loopback baseUrl keeps its own address inside the namespace; anything else is met on a port of the namespace's own loopback.
+  const loopback = base && host && isLoopbackHost(host) && base.protocol === 'http:' ? { host, port: Number(base.port || 80) } : null;
+  // A docker agent meets the gateway at its network's gateway address, on the episode's own port (see AgentSandbox.modelHost).
+  const namespaced = input.sandbox === 'bwrap' && !input.hostNetwork;
+  return {
+    gateway,
+    upstream,
+    credentials,
+    inside: namespaced ? (loopback ?? { host: '127.0.0.1', port: IN_SANDBOX_MODEL_PORT }) : null,
+    path: upstream.pathname.replace(/\/$/, ''),
+    ...limits,
+  };
+}
+
+/** The URL the agent is given for its model, on the episode's listener `port`. */
+export function agentModelUrl(route: ModelRoute, port: number, listening = '127.0.0.1'): string {
+  const { inside } = route;
+  const name = inside ? inside.host : listening;
+  const host = name.includes(':') ? `[${name}]` : name;
+  return `http://${host}:${inside ? inside.port : port}${route.path}`;
+}
