@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { startAnthropicServer } from '../../helpers/model-servers/anthropic-messages.js';
 import type { ScriptedServer } from '../../helpers/model-servers/scripted-server.js';
-import { itWith } from '../../helpers/services.js';
+import { dockerAnswers, itWith } from '../../helpers/services.js';
 import { attackRoot, runAttackedWorld, type AttackedWorld } from './adversarial-world.js';
 
 /**
@@ -59,12 +59,11 @@ const id = randomBytes(4).toString('hex');
 const REAL_KEY = `sk-ant-real-${id}-${randomBytes(12).toString('hex')}`;
 
 let server: ScriptedServer;
-let w: AttackedWorld;
+const worlds = new Map<'bwrap' | 'docker', AttackedWorld>();
 
-beforeAll(async () => {
-  server = await startAnthropicServer();
+/** The same two tasks in one agent sandbox: the default (bwrap), or docker, whose agents meet the gateway on their network's gateway address. */
+async function runKeyWorld(sandbox: 'bwrap' | 'docker'): Promise<AttackedWorld> {
   const dirs = await attackRoot();
-  process.env.GENESIS_TEST_MODEL_KEY = REAL_KEY;
   const task = (name: string, extra: Record<string, unknown> = {}) => ({
     id: name,
     title: name,
@@ -73,53 +72,71 @@ beforeAll(async () => {
     ...extra,
   });
   const manifest = {
-    name: 'key-attacks',
+    name: `key-attacks-${sandbox}`,
     goal: { outcome: 'both modules exist' },
     verify: { sandbox: 'bwrap', test: 'node --test test/base.test.js', timeoutSec: 30 },
     protected: ['test/**', 'world.yaml', '.genesis/**'],
-    // No agent.sandbox: the default must keep the key out.
-    agent: { kind: 'command', command: ['sh', '.genesis/agent.sh'], baseUrl: server.origin, apiKeyEnv: 'GENESIS_TEST_MODEL_KEY', timeoutSec: 60 },
+    agent: {
+      kind: 'command',
+      command: ['sh', '.genesis/agent.sh'],
+      baseUrl: server.origin,
+      apiKeyEnv: 'GENESIS_TEST_MODEL_KEY',
+      timeoutSec: 60,
+      // No agent.sandbox for the default: it must keep the key out by itself.
+      ...(sandbox === 'docker' ? { sandbox: 'docker', image: 'genesis/node:20' } : {}),
+    },
     retry: { maxAttempts: 1 },
     parallelism: 1,
     tasks: [task('first'), task('second', { dependsOn: ['first'] })],
   };
+  return runAttackedWorld({ root: dirs.root, manifest, files: { '.genesis/agent.sh': agentScript }, sandbox: 'bwrap' });
+}
+
+beforeAll(async () => {
+  server = await startAnthropicServer();
+  process.env.GENESIS_TEST_MODEL_KEY = REAL_KEY;
   try {
-    w = await runAttackedWorld({ root: dirs.root, manifest, files: { '.genesis/agent.sh': agentScript }, sandbox: 'bwrap' });
+    worlds.set('bwrap', await runKeyWorld('bwrap'));
+    if (dockerAnswers()) worlds.set('docker', await runKeyWorld('docker'));
   } finally {
     delete process.env.GENESIS_TEST_MODEL_KEY;
   }
-}, 180_000);
+}, 300_000);
 afterAll(async () => {
-  await w?.dispose();
+  for (const w of worlds.values()) await w.dispose();
   await server?.close();
 });
 
-describe('an agent hunting for its model key', () => {
-  itWith('bwrap')('finds only its stand-in, whose calls reach the model with the real key put in by the gateway', async () => {
-    expect(w.summary).toMatchObject({ accepted: 2 });
-    const first = (await w.artifactsOf('first')).agentLog ?? '';
-    expect(first).toMatch(/stand-in=genesis-stand-in-/);
-    expect(first).toContain('own-call=200');
-    // The hunt read its environment, every process it sees and their memory; the real key is nowhere.
-    expect(first).toContain('real-key-hits=0');
-    for (const task of ['first', 'second']) {
-      const artifacts = await w.artifactsOf(task);
-      expect(JSON.stringify(artifacts)).not.toContain(REAL_KEY);
-      expect(JSON.stringify(w.episodeOf(task))).not.toContain(REAL_KEY);
-    }
-    // The model server saw the real key on each call, never a stand-in.
-    const calls = server.requests.filter((r) => r.method === 'POST');
-    expect(calls.length).toBeGreaterThanOrEqual(2);
-    for (const call of calls) {
-      expect(call.headers['x-api-key']).toBe(REAL_KEY);
-      expect(JSON.stringify(call)).not.toContain('genesis-stand-in-');
-    }
-  });
+for (const sandbox of ['bwrap', 'docker'] as const) {
+  describe(`an agent hunting for its model key (agent sandbox ${sandbox === 'bwrap' ? 'default' : sandbox})`, () => {
+    itWith(sandbox)('finds only its stand-in, whose calls reach the model with the real key put in by the gateway', async () => {
+      const w = worlds.get(sandbox)!;
+      expect(w.summary).toMatchObject({ accepted: 2 });
+      const first = (await w.artifactsOf('first')).agentLog ?? '';
+      expect(first).toMatch(/stand-in=genesis-stand-in-/);
+      expect(first).toContain('own-call=200');
+      // The hunt read its environment, every process it sees and their memory: it found its stand-in, and the real key nowhere.
+      expect(first).toMatch(/stand-in-hits=[1-9]/);
+      expect(first).toContain('real-key-hits=0');
+      for (const task of ['first', 'second']) {
+        const artifacts = await w.artifactsOf(task);
+        expect(JSON.stringify(artifacts)).not.toContain(REAL_KEY);
+        expect(JSON.stringify(w.episodeOf(task))).not.toContain(REAL_KEY);
+      }
+      // The model server saw the real key on each call, never a stand-in.
+      const calls = server.requests.filter((r) => r.method === 'POST');
+      expect(calls.length).toBeGreaterThanOrEqual(2);
+      for (const call of calls) {
+        expect(call.headers['x-api-key']).toBe(REAL_KEY);
+        expect(JSON.stringify(call)).not.toContain('genesis-stand-in-');
+      }
+    });
 
-  itWith('bwrap')("is refused when it calls with another episode's stand-in", async () => {
-    const second = (await w.artifactsOf('second')).agentLog ?? '';
-    expect(second).toMatch(/old-stand-in=genesis-stand-in-/);
-    expect(second).toContain('old-stand-in=401');
-    expect(second).toContain('own-call=200');
+    itWith(sandbox)("is refused when it calls with another episode's stand-in", async () => {
+      const second = (await worlds.get(sandbox)!.artifactsOf('second')).agentLog ?? '';
+      expect(second).toMatch(/old-stand-in=genesis-stand-in-/);
+      expect(second).toContain('old-stand-in=401');
+      expect(second).toContain('own-call=200');
+    });
   });
-});
+}
