@@ -19,7 +19,7 @@ type EpisodeFailure = NonNullable<AgentRunResult['failure']>;
  * each time in a row, instead of spending an episode's time on a CLI retrying a dead address).
  */
 export async function beforeLaunch(route: ModelRoute, env: Record<string, string>): Promise<EpisodeFailure | null> {
-  const held = route.gateway.heldFor(Object.fromEntries(route.credentials.map((name) => [name, process.env[name] ?? env[name] ?? null])));
+  const held = await route.gateway.heldFor(Object.fromEntries(route.credentials.map((name) => [name, process.env[name] ?? env[name] ?? null])));
   if (held) return episodeFailureOf({ kind: 'usage-limit', message: held.message, resetAt: held.untilMs });
   const problem = await probe(route.upstream);
   if (problem === null) return null;

@@ -7,7 +7,7 @@ import { CallUsage, spendsTokens } from './wire-usage.js';
 import { refusalOf } from './upstream-refusal.js';
 import { keysOf, mintStandIn, withRealKey, type KeyPlace } from './stand-ins.js';
 import { EpisodeChannel, type ChannelFailure, type EpisodeChannelSpec } from './episode-channel.js';
-import { credentialIdOf, MemoryLimitHolds } from './limit-holds.js';
+import { credentialIdOf, MemoryLimitHolds, type LimitHolds } from './limit-holds.js';
 
 /** A request body past this is refused (a model call is JSON text: megabytes at most). */
 const MAX_REQUEST_BYTES = 64 * 1024 * 1024;
@@ -56,6 +56,8 @@ export class ModelGateway {
   private readonly httpAgent = new HttpAgent({ keepAlive: true });
   private readonly httpsAgent: HttpsAgent;
   readonly holds: MemoryLimitHolds;
+  /** Holds shared beyond this process (a fleet's, in Redis): written with each hold, read before each launch. */
+  private shared: LimitHolds | null = null;
   /** Calls in a row, by upstream origin, that found the model unreachable: each wait for it is longer. */
   private readonly outages = new Map<string, number>();
 
@@ -103,10 +105,22 @@ export class ModelGateway {
     };
   }
 
-  /** The hold in force on these credentials (a usage limit another episode met), or null. */
-  heldFor(credentials: Record<string, string | null>): { untilMs: number; message: string } | null {
+  /** Shares this process's usage-limit holds with others (the workers of a fleet). */
+  shareHolds(store: LimitHolds): void {
+    this.shared = store;
+  }
+
+  /** The hold in force on these credentials (a usage limit another episode met, here or on another worker), or null. */
+  async heldFor(credentials: Record<string, string | null>): Promise<{ untilMs: number; message: string } | null> {
     const id = credentialIdOf(Object.values(credentials));
-    return id ? this.holds.current(id) : null;
+    if (!id) return null;
+    const here = this.holds.current(id);
+    if (here || !this.shared) return here;
+    const untilMs = await this.shared.until(id).catch(() => null);
+    if (untilMs === null) return null;
+    const message = (await this.shared.message(id).catch(() => null)) ?? 'a usage limit another worker met';
+    await this.holds.hold(id, untilMs, message);
+    return this.holds.current(id);
   }
 
   /** The model at `origin` was found unreachable (by a probe or a call): how many times in a row now. */
@@ -306,7 +320,10 @@ export class ModelGateway {
             if (refusal?.kind === 'auth') channel.fail({ kind: 'auth', message: `${spec.label}: the model endpoint answered ${refusal.message}` });
             else if (refusal?.kind === 'usage-limit') {
               const message = `the model endpoint answered ${refusal.message}`;
-              if (spec.credentialId && refusal.resetAt !== null) this.holds.hold(spec.credentialId, refusal.resetAt, message).catch(() => undefined);
+              if (spec.credentialId && refusal.resetAt !== null) {
+                this.holds.hold(spec.credentialId, refusal.resetAt, message).catch(() => undefined);
+                this.shared?.hold(spec.credentialId, refusal.resetAt, message).catch(() => undefined);
+              }
               channel.fail({ kind: 'usage-limit', message, resetAt: refusal.resetAt });
             } else if (refusal?.kind === 'overloaded') channel.overloaded(`the model endpoint answered ${refusal.message}`);
             problem = refusal?.kind;

@@ -5,6 +5,8 @@ import { killOrphanedAgents } from '../../../sandbox/agent/process-tracker.js';
 import { GenesisError } from '../../../errors/genesis-error.js';
 import { startEpisodeWorker, type WorkerEvent } from '../../../queue/bullmq/episode-worker.js';
 import { connectRedis } from '../../../queue/redis/connection.js';
+import { RedisModelHolds } from '../../../queue/redis/model-holds.js';
+import { sharedModelGateway } from '../../../channel/shared-gateway.js';
 import { RedisPathLeases } from '../../../queue/redis/path-leases.js';
 import { createSandbox } from '../../../sandbox/create-sandbox.js';
 import { EXIT } from '../../exit-codes.js';
@@ -18,6 +20,8 @@ export async function runWorkerCommand(opts: WorkerCliOptions): Promise<number> 
     throw new GenesisError('bad-option', `--concurrency must be a whole number of at least 1, got ${opts.concurrency}`);
   }
   const redis = await connectRedis(opts.redis, { name: 'genesis-worker' });
+  // A usage limit one worker's episode meets holds every worker's episodes on the same credential.
+  sharedModelGateway().shareHolds(new RedisModelHolds(redis));
   // Until the worker has its id (it takes one as it joins the queue), its lines carry host:pid.
   let label = `${hostname()}:${process.pid}`;
   const print = (event: WorkerLine) => process.stdout.write(formatWorkerLine(label, event, opts.json === true));
