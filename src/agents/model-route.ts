@@ -73,3 +73,25 @@ export function agentModelUrl(route: ModelRoute, port: number, listening = '127.
   const host = name.includes(':') ? `[${name}]` : name;
   return `http://${host}:${inside ? inside.port : port}${route.path}`;
 }
+
+/**
+ * What `genesis run` says at start about the road to each agent's model: through the gateway (to
+ * which endpoint), or direct, with why and how to change that. Null when no agent calls a model
+ * (script and sim agents).
+ */
+export function describeModelRoad(
+  configs: ReadonlyArray<{ kind: string; baseUrl?: string | undefined; preset?: string | undefined }>,
+  defaults: Readonly<Record<string, string | undefined>>,
+): string | null {
+  const lines = new Set<string>();
+  for (const config of configs) {
+    if (config.kind !== 'command') continue;
+    const upstream = config.baseUrl ?? (config.preset ? defaults[config.preset] : undefined);
+    lines.add(
+      upstream
+        ? `through the Genesis gateway to ${upstream} (the agent holds stand-in keys; usage is measured on the wire)`
+        : `direct, for ${config.preset ?? 'agent.command'}: Genesis cannot know its endpoint, so its key is in its sandbox and its usage is what it prints; set agent.baseUrl to route it through the gateway`,
+    );
+  }
+  return lines.size > 0 ? `model: ${[...lines].join('; ')}` : null;
+}

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { startAnthropicServer } from '../../helpers/model-servers/anthropic-messages.js';
 import type { ScriptedServer } from '../../helpers/model-servers/scripted-server.js';
 import { dockerAnswers, itWith } from '../../helpers/services.js';
+import { genesis } from '../../helpers/genesis-cli.js';
 import { attackRoot, runAttackedWorld, type AttackedWorld } from './adversarial-world.js';
 
 /**
@@ -130,6 +131,16 @@ for (const sandbox of ['bwrap', 'docker'] as const) {
         expect(call.headers['x-api-key']).toBe(REAL_KEY);
         expect(JSON.stringify(call)).not.toContain('genesis-stand-in-');
       }
+    });
+
+    itWith(sandbox)('leaves its model calls in the record, which genesis show prints without the key', async () => {
+      const w = worlds.get(sandbox)!;
+      const shown = await genesis(['show', '--world', w.world.path, w.episodeOf('first').id, '--conversation']);
+      expect(shown.status).toBe(0);
+      expect(shown.stdout).toMatch(/model calls[\s\S]*POST \/v1\/messages claude-sonnet-4-5 → 200: \d+ in/);
+      expect(shown.stdout).toContain('sent: {');
+      expect(shown.stdout).toMatch(/usage, measured at the model gateway over 1 call/);
+      expect(shown.stdout).not.toContain(REAL_KEY);
     });
 
     itWith(sandbox)("is refused when it calls with another episode's stand-in", async () => {

@@ -17,6 +17,9 @@ import { createRunPrinter } from '../../live-status.js';
 import { formatSummary } from '../../run-reporter.js';
 import { describeAgentReach } from '../../../agents/network-reach.js';
 import { checkBudgetPrices } from '../../../agents/usage/budget-prices.js';
+import { describeModelRoad } from '../../../agents/model-route.js';
+import { PRESETS } from '../../../agents/command/presets/index.js';
+import { agentConfigForAttempt } from '../../../manifest/agent-config.js';
 import { finishNotifying, openNotifier } from './notifications.js';
 
 export interface RunCommandOptions {
@@ -87,6 +90,11 @@ export async function runWithSignals(opts: RunCommandOptions): Promise<RunSummar
   const reach = describeAgentReach(manifest.agent);
   if (reach) (opts.json ? process.stderr : process.stdout).write(`${reach.line}\n`);
   if (reach?.warning) process.stderr.write(`warning: ${reach.warning}\n`);
+  const road = describeModelRoad(
+    [manifest.agent, ...manifest.agent.rotation.map((_, i) => agentConfigForAttempt(manifest.agent, i + 1))],
+    Object.fromEntries(Object.entries(PRESETS).map(([name, preset]) => [name, preset.defaultUpstream])),
+  );
+  if (road) (opts.json ? process.stderr : process.stdout).write(`${road}\n`);
   const printer = createRunPrinter(process.stdout);
   const notifier = await openNotifier(world.scratchDir, manifest, say);
   // The OpenTelemetry SDK is loaded only when a collector is named.

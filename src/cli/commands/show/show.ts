@@ -11,7 +11,8 @@ export function define(program: Command): void {
     .argument('<episode-or-commit>', 'an episode id or its prefix, or a commit of the accepted history (hash, prefix, HEAD, main~1)')
     .addOption(worldOption())
     .option('--json', 'print the record and the logs as one JSON object')
-    .action(async (ref: string, opts: { world?: string; json?: boolean }) => {
+    .option('--conversation', 'print what the agent sent its model and what it answered, call by call, as the model gateway recorded it')
+    .action(async (ref: string, opts: { world?: string; json?: boolean; conversation?: boolean }) => {
       const { LocalWorld } = await import('../../../world/local-world.js');
       const { ledgerOf } = await import('../../../ledger/git-ledger.js');
       const { resolveShowTarget, showCommit } = await import('./resolve.js');
@@ -27,6 +28,8 @@ export function define(program: Command): void {
       const hidden = [await readHiddenLog(world, id), await readHiddenLog(world, `${id}-replay`)].filter((t): t is string => t !== null);
       const hiddenLog = hidden.length > 0 ? hidden.join('\n') : undefined;
       if (opts.json) return printJson({ record, ...artifacts, ...(hiddenLog === undefined ? {} : { hiddenLog }) });
+      const { formatConversation } = await import('./conversation.js');
+      const conversation = formatConversation(artifacts.transcript, opts.conversation === true);
       const section = (title: string, text: string | undefined) =>
         `\n── ${title} ${'─'.repeat(Math.max(0, 60 - title.length))}\n${text?.trimEnd() || '(none)'}\n`;
       process.stdout.write(
@@ -37,11 +40,20 @@ export function define(program: Command): void {
           ...(record.quarantine
             ? [`  unfinished work kept at ${record.quarantine} (git --git-dir <world> diff ${record.base.slice(0, 12)} ${record.quarantine})`]
             : []),
+          ...(record.usageSource === 'wire' && record.usage
+            ? [
+                `  usage, measured at the model gateway over ${record.modelCalls ?? '?'} call(s): ${record.usage.inputTokens ?? '?'} tokens in, ${record.usage.outputTokens ?? '?'} out, ${record.usage.costUsd === null ? 'cost unknown (no price)' : `$${record.usage.costUsd}`}${record.usageReported ? `; the agent reported ${record.usageReported.inputTokens ?? '?'} in, ${record.usageReported.outputTokens ?? '?'} out` : ''}`,
+              ]
+            : []),
+          ...(record.usageProblems?.length ? [`  usage problems: ${record.usageProblems.join('; ')}`] : []),
           `  phases: ${Object.entries(record.phases)
             .map(([k, v]) => `${k} ${v}ms`)
             .join(', ')}`,
           section('prompt', artifacts.prompt),
           section('agent log', artifacts.agentLog),
+          ...(conversation === null
+            ? []
+            : [section(opts.conversation ? 'model calls' : 'model calls (--conversation prints what was sent and answered)', conversation)]),
           section('diff', artifacts.diff),
           section('gate log', artifacts.gateLog),
           ...(hiddenLog === undefined ? [] : [section('hidden checks (never shown to agents)', hiddenLog)]),
