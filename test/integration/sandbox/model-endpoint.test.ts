@@ -169,7 +169,7 @@ describe('an agent whose baseUrl is on this host loopback, in the default sandbo
 });
 
 describe('an agent whose model endpoint does not accept connections', () => {
-  itWith('bwrap')('stops the run at its first episode with agent-unreachable-model, long before agent.timeoutSec', async () => {
+  itWith('bwrap')('makes the world wait for its model, uncharged and said, long before agent.timeoutSec', async () => {
     // A port nothing listens on: taken, then given back.
     const closed = createServer();
     const port = await listen(closed, '127.0.0.1');
@@ -183,16 +183,25 @@ describe('an agent whose model endpoint does not accept connections', () => {
     const f = await makeWorld({ sandbox: 'bwrap', manifest, recording: {} });
     const path = process.env.PATH;
     process.env.PATH = `${standins}:${path}`;
+    // A local model server restarted overnight must not end the run: it waits (stopped here at its first wait).
+    const stop = new AbortController();
+    const holds: string[] = [];
     try {
       const started = Date.now();
-      const summary = await runEmbedded({ world: f.world, sandbox: f.sandbox });
-      expect(Date.now() - started).toBeLessThan(120_000);
-      expect(summary.stop).toMatchObject({
-        kind: 'circuit-open',
-        reason: 'agent-unreachable-model',
-        message: expect.stringContaining(`http://127.0.0.1:${port} does not accept connections on 127.0.0.1:${port} (ECONNREFUSED)`),
+      const summary = await runEmbedded({
+        world: f.world,
+        sandbox: f.sandbox,
+        signal: stop.signal,
+        onEvent: (e) => {
+          if (e.type !== 'hold') return;
+          holds.push(e.message);
+          stop.abort();
+        },
       });
-      expect((await new GitLedger(f.world.path).readAll()).map((e) => [e.outcome, e.reason])).toEqual([['abandoned', 'agent-unreachable-model']]);
+      expect(Date.now() - started).toBeLessThan(120_000);
+      expect(summary.stop.kind).toBe('interrupted');
+      expect(holds[0]).toMatch(new RegExp(`http://127.0.0.1:${port} does not accept connections \\(ECONNREFUSED\\); the world waits \\d+ s for it`));
+      expect((await new GitLedger(f.world.path).readAll()).map((e) => [e.outcome, e.reason])).toEqual([['abandoned', 'model-unreachable']]);
     } finally {
       process.env.PATH = path;
     }
