@@ -1,4 +1,5 @@
 import { connect } from 'node:net';
+import { isLoopbackHost } from '../sandbox/egress/endpoints.js';
 import type { ChannelFailure, ChannelReport } from '../channel/episode-channel.js';
 import { backoffDelay, backoffPolicy } from '../retry/backoff-policy.js';
 import type { AgentRunResult } from './agent.js';
@@ -15,12 +16,15 @@ type EpisodeFailure = NonNullable<AgentRunResult['failure']>;
 
 /**
  * Why the agent should not be launched at all: its credential is held by a usage limit another
- * episode met, or its model does not accept connections (then the world waits for it, longer
+ * episode met, or its model on this host does not accept connections (then the world waits for it, longer
  * each time in a row, instead of spending an episode's time on a CLI retrying a dead address).
  */
 export async function beforeLaunch(route: ModelRoute, env: Record<string, string>): Promise<EpisodeFailure | null> {
   const held = await route.gateway.heldFor(Object.fromEntries(route.credentials.map((name) => [name, process.env[name] ?? env[name] ?? null])));
   if (held) return episodeFailureOf({ kind: 'usage-limit', message: held.message, resetAt: held.untilMs });
+  // A model on this host (Ollama, vLLM, a gateway being restarted) is asked before a CLI is started for nothing; a hosted
+  // one is met by the agent's first call, which the gateway reads the same way, without a connect per episode.
+  if (!isLoopbackHost(route.upstream.hostname.replace(/^\[(.*)\]$/, '$1'))) return null;
   const problem = await probe(route.upstream);
   if (problem === null) return null;
   return unreachable(route, `the model endpoint ${route.upstream.origin} does not accept connections (${problem})`);

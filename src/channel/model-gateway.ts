@@ -15,6 +15,8 @@ const MAX_REQUEST_BYTES = 64 * 1024 * 1024;
 const MAX_ERROR_BYTES = 1024 * 1024;
 /** A JSON answer past this is not parsed for its usage. */
 const MAX_JSON_BYTES = 16 * 1024 * 1024;
+/** Of a streamed answer, what the conversation's record can keep of it (conversation.ts keeps 64 KiB of a body). */
+const MAX_RECORDED_STREAM = 64 * 1024;
 /** Hop-by-hop headers: they describe one connection, not the message, and are never forwarded. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'host', 'content-length']);
 /** Connection failures that mean the model server is not there (rather than that it answered badly). */
@@ -341,7 +343,8 @@ export class ModelGateway {
         up.on('data', (chunk: Buffer) => {
           arm();
           if (!res.destroyed) res.write(chunk);
-          if (answerBytes < MAX_JSON_BYTES) answer.push(chunk);
+          // A JSON answer is kept whole for its usage; of a stream, only what the record keeps (its events are read as they pass).
+          if (answerBytes < (streamed ? MAX_RECORDED_STREAM : MAX_JSON_BYTES)) answer.push(chunk);
           answerBytes += chunk.length;
           if (streamed) sse.push(chunk);
         });

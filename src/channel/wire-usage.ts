@@ -56,6 +56,9 @@ function geminiTokens(meta: Json): WireTokens {
   };
 }
 
+/** Words without which an event carries neither usage nor an end nor an error, in any of the four APIs. */
+const MAY_MATTER = ['usage', 'Usage', 'message_stop', 'error', 'response.', 'finishReason'];
+
 /** Whether a call to this path spends tokens at all (counting tokens does not). */
 export function spendsTokens(path: string): boolean {
   const bare = path.split('?')[0]!;
@@ -106,6 +109,8 @@ export class CallUsage {
       this.finished = true;
       return;
     }
+    // Most events are token deltas: only those that can carry usage, an end or an error are parsed.
+    if (!MAY_MATTER.some((mark) => event.data.includes(mark) || event.event.includes(mark))) return;
     const json = parse(event.data);
     if (!json) return;
     const type = typeof json.type === 'string' ? json.type : event.event;

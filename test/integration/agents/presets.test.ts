@@ -2,7 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { AgentRunInput } from '../../../src/agents/agent.js';
 import { createCommandAgent } from '../../../src/agents/command/create-command-agent.js';
 import { isGenesisError } from '../../../src/errors/genesis-error.js';
@@ -13,8 +15,21 @@ import { tempDir } from '../../helpers/temp-dir.js';
 const STANDIN_BIN = join(import.meta.dirname, '..', '..', 'fixtures', 'agents', 'bin');
 const PLAN = JSON.stringify({ '*': { write: { 'src/a.js': "export const a = () => 'a';\n" } } });
 
+/**
+ * The stand-ins call no model: their endpoint is a server on this host that answers nothing useful,
+ * so the model gateway has somewhere to forward to (and measures no call), and what these tests
+ * read is each preset's reading of its CLI's own output, kept as `reportedUsage`.
+ */
+let endpoint: Server;
+beforeAll(async () => {
+  endpoint = createServer((_req, res) => res.writeHead(404).end());
+  await new Promise<void>((resolve) => endpoint.listen(0, '127.0.0.1', resolve));
+});
+afterAll(() => endpoint.close());
+
 function config(agent: Record<string, unknown>) {
-  return manifestSchema.parse({ name: 'w', goal: { outcome: 'x' }, verify: { test: 'true' }, agent: { kind: 'command', ...agent } }).agent;
+  const baseUrl = `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}`;
+  return manifestSchema.parse({ name: 'w', goal: { outcome: 'x' }, verify: { test: 'true' }, agent: { kind: 'command', baseUrl, ...agent } }).agent;
 }
 
 async function input(more: Partial<AgentRunInput> = {}): Promise<AgentRunInput> {
@@ -64,7 +79,7 @@ describe('the command presets, against stand-in CLIs on PATH', () => {
   ] as const;
 
   for (const c of cases) {
-    it(`runs ${c.preset} with the prompt, leaves its change and reads its usage from the output`, async () => {
+    it(`runs ${c.preset} with the prompt, leaves its change and reads its own report of its usage from the output`, async () => {
       const agent = await createCommandAgent(config({ preset: c.preset }), 'genesis/node:20');
       const run = await input();
       const result = await agent.run(run);
@@ -72,7 +87,10 @@ describe('the command presets, against stand-in CLIs on PATH', () => {
       expect(result).toMatchObject({ exitCode: 0, timedOut: false });
       expect(agent.label).toBe(c.label);
       expect(await readFile(join(run.workspace, 'src/a.js'), 'utf8')).toBe("export const a = () => 'a';\n");
-      expect({ ...result.usage, costUsd: result.usage?.costUsd === null ? null : Number(result.usage?.costUsd.toFixed(6)) }).toEqual(c.usage);
+      const reported = result.reportedUsage;
+      expect({ ...reported, costUsd: reported?.costUsd === null ? null : Number(reported?.costUsd.toFixed(6)) }).toEqual(c.usage);
+      // What counts is what the gateway measured: the stand-in called no model.
+      expect(result).toMatchObject({ usageSource: 'wire', modelCalls: 0, usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 } });
     });
   }
 
@@ -87,7 +105,7 @@ describe('the command presets, against stand-in CLIs on PATH', () => {
     const agent = await createCommandAgent(config({ preset: 'codex', model: 'gpt-4.1' }), 'genesis/node:20');
     const result = await agent.run(await input());
     // (315 uncached × $2 + 24448 cached × $0.50 + 122 out × $8) per million
-    expect(result.usage?.costUsd).toBeCloseTo(0.01383, 6);
+    expect(result.reportedUsage?.costUsd).toBeCloseTo(0.01383, 6);
   });
 
   it('cannot make spent tokens free by printing a cost of 0: unknown without a price, priced by agent.price', async () => {
@@ -97,9 +115,9 @@ describe('the command presets, against stand-in CLIs on PATH', () => {
     });
     const command = ['sh', '-c', `printf '%s\\n' '${step}'; echo changed > f.txt`];
     const unpriced = await createCommandAgent(config({ preset: 'opencode', command }), 'genesis/node:20');
-    expect((await unpriced.run(await input())).usage).toEqual({ inputTokens: 1_000_000, outputTokens: 1000, cachedTokens: 0, costUsd: null });
+    expect((await unpriced.run(await input())).reportedUsage).toEqual({ inputTokens: 1_000_000, outputTokens: 1000, cachedTokens: 0, costUsd: null });
     const priced = await createCommandAgent(config({ preset: 'opencode', command, price: { inputPerMTok: 1, outputPerMTok: 10 } }), 'genesis/node:20');
-    expect((await priced.run(await input())).usage?.costUsd).toBe(1.01);
+    expect((await priced.run(await input())).reportedUsage?.costUsd).toBe(1.01);
   });
 
   it('appends agent.args to the preset command, where a wrong flag fails like the real CLI', async () => {
@@ -107,20 +125,20 @@ describe('the command presets, against stand-in CLIs on PATH', () => {
     const result = await agent.run(await input());
     expect(result.exitCode).toBe(2);
     expect(result.log).toContain("claude: error: unknown option '--no-such-flag'");
-    expect(result.usage).toBeUndefined();
+    expect(result.reportedUsage).toBeUndefined();
   });
 
-  it('keeps usage unknown, not 0, when the agent prints none', async () => {
+  it("keeps the agent's own report unknown, not 0, when it prints none", async () => {
     const agent = await createCommandAgent(config({ preset: 'codex', args: [] }), 'genesis/node:20');
     const plan = JSON.stringify({ codex: { write: { 'x.txt': 'x' }, exit: 1 } });
     const run = await input();
     const result = await agent.run({ ...run, env: { ...run.env, GENESIS_STANDIN_PLAN: plan } });
     expect(result.exitCode).toBe(1);
     expect(result.log).toContain('"type":"turn.failed"');
-    expect(result.usage).toBeUndefined();
+    expect(result.reportedUsage).toBeUndefined();
   });
 
-  it('passes the variables a preset names through, and no others', async () => {
+  it('passes the variables a preset names through, its key as a stand-in, and no others', async () => {
     process.env.ANTHROPIC_API_KEY = 'sk-ant-test';
     process.env.GENESIS_TEST_UNLISTED = 'secret';
     try {
@@ -129,7 +147,8 @@ describe('the command presets, against stand-in CLIs on PATH', () => {
         'genesis/node:20',
       );
       const result = await agent.run(await input());
-      expect(result.log).toContain('key=sk-ant-test unlisted=none');
+      expect(result.log).toMatch(/key=genesis-stand-in-\S+ unlisted=none/);
+      expect(result.log).not.toContain('sk-ant-test');
     } finally {
       delete process.env.ANTHROPIC_API_KEY;
       delete process.env.GENESIS_TEST_UNLISTED;
