@@ -5,7 +5,7 @@ import { z } from 'zod';
  * a change landed or was refused, a task gave up, a change waits for a person, a budget ran out,
  * a run ended, a worker vanished with an episode.
  */
-export const NOTIFY_EVENTS = ['accepted', 'rejected', 'blocked', 'awaiting-review', 'budget-spent', 'stopped', 'worker-lost'] as const;
+export const NOTIFY_EVENTS = ['accepted', 'rejected', 'blocked', 'awaiting-review', 'budget-spent', 'stopped', 'worker-lost', 'held'] as const;
 export type NotifyEventName = (typeof NOTIFY_EVENTS)[number];
 
 const webhook = z

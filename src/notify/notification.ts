@@ -72,6 +72,9 @@ export function notificationsOf(event: RunEvent, world: string, now: Date): Noti
       const { budget, limit, used } = event.reason;
       return [{ event: 'budget-spent', world, at, stop: event.reason, text: `${world}: budget ${budget} spent (${used} of ${limit})` }, stopped];
     }
+    case 'hold':
+      // A usage limit, or a model that went away: nothing starts until then, and a person may want to know why.
+      return [{ event: 'held', world, at, message: event.message, text: `${world}: no episode starts before ${new Date(event.untilMs).toISOString()}: ${event.message.split('\n')[0]!.slice(0, 300)}` }];
     default:
       return [];
   }

@@ -50,6 +50,13 @@ describe('the notifications of run events', () => {
     expect(notificationsOf({ type: 'stop', reason: { kind: 'done' } }, 'w', now).map((n) => n.text)).toEqual(['w: the run stopped: every task is done']);
   });
 
+  it('tells when the world holds its episodes (a usage limit, a model that went away), until when and why', () => {
+    const message = 'the model endpoint http://127.0.0.1:8080 does not accept connections (ECONNREFUSED); the world waits 5 s for it';
+    expect(notificationsOf({ type: 'hold', untilMs: Date.parse('2026-01-02T03:04:10.000Z'), message }, 'w', now)).toEqual([
+      { event: 'held', world: 'w', at: '2026-01-02T03:04:05.000Z', message, text: `w: no episode starts before 2026-01-02T03:04:10.000Z: ${message}` },
+    ]);
+  });
+
   it('says nothing of phases, progress and abandoned episodes', () => {
     expect(notificationsOf({ type: 'episode-phase', id: 'e', task: 't', phase: 'gate' }, 'w', now)).toEqual([]);
     expect(notificationsOf({ type: 'progress', done: 0, tasks: 1, running: [], accepted: 0, rejected: 0, failed: 0 }, 'w', now)).toEqual([]);
