@@ -63,7 +63,7 @@ export async function recordEpisode(episode: Episode, agent: AgentStep, change: 
 /** The usage fields of the record: the checked figures, their source, and every problem with either. */
 function usageOf(run: AgentStep['run'], earlier: EpisodeRecord['usage'], limits: { maxCostUsd?: number; maxTokens?: number }) {
   const checked = recordedUsage(run.usage, earlier, limits);
-  const wire = wireUsage(run);
+  const wire = wireUsage(run, limits);
   const problems = [...(checked.usageProblems ?? []), ...(wire.usageProblems ?? [])];
   return { ...checked, ...wire, ...(problems.length > 0 ? { usageProblems: problems } : {}) };
 }
@@ -73,11 +73,16 @@ function usageOf(run: AgentStep['run'], earlier: EpisodeRecord['usage'], limits:
  * report that strays from the measurement by more than a percent is flagged, since budgets and
  * statistics read the measured figures and a person may want to know the CLI miscounts.
  */
-function wireUsage(run: AgentStep['run']): Pick<EpisodeRecord, 'usageSource' | 'usageReported' | 'modelCalls' | 'usageProblems'> {
+function wireUsage(
+  run: AgentStep['run'],
+  limits: { maxCostUsd?: number; maxTokens?: number },
+): Pick<EpisodeRecord, 'usageSource' | 'usageReported' | 'modelCalls' | 'usageProblems'> {
   if (run.usageSource !== 'wire') return run.usage ? { usageSource: 'agent' } : {};
-  const reported = run.reportedUsage ?? null;
+  // The report is kept as the agent said it, checked as any report is (never below zero, absurd figures flagged).
+  const checked = run.reportedUsage ? recordedUsage(run.reportedUsage, null, limits) : null;
+  const reported = checked?.usage ?? null;
   const measured = run.usage;
-  const problems: string[] = [];
+  const problems: string[] = [...(checked?.usageProblems ?? [])];
   if (reported && measured) {
     for (const field of ['inputTokens', 'outputTokens'] as const) {
       const said = reported[field];

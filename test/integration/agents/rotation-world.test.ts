@@ -46,8 +46,10 @@ describe('when a task is retried with agent.rotation', () => {
       [1, 'claude-code', 'rejected'],
       [2, 'codex:gpt-4.1', 'accepted'],
     ]);
-    expect(episodes[0]!.usage).toEqual({ inputTokens: 11358, outputTokens: 234, cachedTokens: 7890, costUsd: 0.0421 });
-    expect(episodes[1]!.usage).toEqual({ inputTokens: 24763, outputTokens: 122, cachedTokens: 24448, costUsd: 0.01383 });
+    // Each stand-in CLI called no model: the gateway measured nothing; its own report is kept beside that.
+    expect(episodes[0]!.usage).toEqual({ inputTokens: 0, outputTokens: 0, cachedTokens: 0, costUsd: 0 });
+    expect(episodes[0]!.usageReported).toEqual({ inputTokens: 11358, outputTokens: 234, cachedTokens: 7890, costUsd: 0.0421 });
+    expect(episodes[1]!.usageReported).toEqual({ inputTokens: 24763, outputTokens: 122, cachedTokens: 24448, costUsd: 0.01383 });
     const [head] = await readAcceptedHistory(f.world.path, 'main');
     expect(head!.agent).toBe('codex:gpt-4.1');
   });

@@ -219,21 +219,25 @@ describe('attacks on the integrity of a world', () => {
       expect(Math.max(...sizes)).toBeLessThanOrEqual(1024 * 1024);
     });
 
-    itWith('bwrap')('records nonsense usage clamped at zero and flagged, so it buys no budget', () => {
+    itWith('bwrap')('records what the gateway measured, and nonsense reports clamped at zero and flagged, so they buy no budget', () => {
       const negative = w.episodes.find((e) => e.task === 'negative-usage')!;
-      expect(negative.usage).toMatchObject({ inputTokens: 0, outputTokens: 0, costUsd: 0 });
+      // The agent called no model: the gateway measured nothing, whatever it printed.
+      expect(negative).toMatchObject({ usageSource: 'wire', modelCalls: 0, usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 } });
+      expect(negative.usageReported).toMatchObject({ inputTokens: 0, outputTokens: 0, costUsd: 0 });
       expect(negative.usageProblems).toEqual(
         expect.arrayContaining([expect.stringMatching(/^costUsd was -50, below zero/), expect.stringMatching(/^inputTokens was -100000/)]),
       );
       const absurd = w.episodes.find((e) => e.task === 'absurd-usage')!;
       expect(absurd.usageProblems).toEqual([expect.stringMatching(/^usage-implausible: inputTokens was 1000000000000000, over the cap of one episode/)]);
-      expect(absurd.usage).toMatchObject({ inputTokens: null, costUsd: 0.5 });
+      expect(absurd.usage).toMatchObject({ inputTokens: 0, costUsd: 0 });
+      expect(absurd.usageReported).toMatchObject({ inputTokens: null, costUsd: 0.5 });
       // A cost that alone would spend the world's budget (maxCostUsd 1000) is not charged: the run did not stop on it.
       const lock = w.episodes.find((e) => e.task === 'cost-lock')!;
       expect(lock.usageProblems).toEqual([
         expect.stringMatching(/^usage-implausible: costUsd was 99999, over the cap of one episode \(agent.limits.maxCostUsd 100\)/),
       ]);
-      expect(lock.usage?.costUsd).toBeNull();
+      expect(lock.usageReported?.costUsd).toBeNull();
+      expect(lock.usage?.costUsd).toBe(0);
       expect(w.summary.stop.kind).not.toBe('budget');
       expect(w.episodes.find((e) => e.task === 'honest')?.usageProblems).toBeUndefined();
       expect(w.episodes.every((e) => (e.usage?.costUsd ?? 0) >= 0 && (e.usage?.inputTokens ?? 0) >= 0)).toBe(true);
