@@ -74,7 +74,15 @@ export function notificationsOf(event: RunEvent, world: string, now: Date): Noti
     }
     case 'hold':
       // A usage limit, or a model that went away: nothing starts until then, and a person may want to know why.
-      return [{ event: 'held', world, at, message: event.message, text: `${world}: no episode starts before ${new Date(event.untilMs).toISOString()}: ${event.message.split('\n')[0]!.slice(0, 300)}` }];
+      return [
+        {
+          event: 'held',
+          world,
+          at,
+          message: event.message,
+          text: `${world}: no episode starts before ${new Date(event.untilMs).toISOString()}: ${event.message.split('\n')[0]!.slice(0, 300)}`,
+        },
+      ];
     default:
       return [];
   }

@@ -36,7 +36,15 @@ beforeAll(async () => {
     req.resume();
     req.on('end', () => {
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ id: 'msg', type: 'message', role: 'assistant', content: [{ type: 'text', text: 'ok' }], usage: { input_tokens: 1000, output_tokens: 0 } }));
+      res.end(
+        JSON.stringify({
+          id: 'msg',
+          type: 'message',
+          role: 'assistant',
+          content: [{ type: 'text', text: 'ok' }],
+          usage: { input_tokens: 1000, output_tokens: 0 },
+        }),
+      );
     });
   });
   await new Promise<void>((resolve) => model.listen(0, '127.0.0.1', resolve));

@@ -239,7 +239,11 @@ describe('attacks on the integrity of a world', () => {
       expect(lock.usageReported?.costUsd).toBeNull();
       expect(lock.usage?.costUsd).toBe(0);
       expect(w.summary.stop.kind).not.toBe('budget');
-      expect(w.episodes.find((e) => e.task === 'honest')?.usageProblems).toBeUndefined();
+      // The honest script prints a report but calls no model: only the disagreement with the measurement is flagged.
+      expect(w.episodes.find((e) => e.task === 'honest')?.usageProblems).toEqual([
+        'the agent reported 1000 input tokens; 0 were measured on the wire',
+        'the agent reported 100 output tokens; 0 were measured on the wire',
+      ]);
       expect(w.episodes.every((e) => (e.usage?.costUsd ?? 0) >= 0 && (e.usage?.inputTokens ?? 0) >= 0)).toBe(true);
     });
   });

@@ -38,6 +38,7 @@ const AGENT_DEFAULTS = {
   env: [],
   maxTurns: 50,
   requestTimeoutSec: 300,
+  stallSec: 120,
   commandTimeoutSec: 300,
   commandOutputKb: 32,
   sandbox: 'auto',

@@ -19,7 +19,7 @@ describe('notify in world.yaml', () => {
       { url: 'http://127.0.0.1:9000/hook', events: ['accepted', 'blocked', 'awaiting-review', 'stopped'], secretEnv: 'HOOK_SECRET', format: 'json' },
       {
         url: 'https://hooks.example/x',
-        events: ['accepted', 'rejected', 'blocked', 'awaiting-review', 'budget-spent', 'stopped', 'worker-lost'],
+        events: ['accepted', 'rejected', 'blocked', 'awaiting-review', 'budget-spent', 'stopped', 'worker-lost', 'held'],
         format: 'json',
       },
     ]);
