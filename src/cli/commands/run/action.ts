@@ -15,6 +15,7 @@ import { resolveSandboxChoice } from '../../sandbox-choice.js';
 import { EXIT, STOP_EXIT } from '../../exit-codes.js';
 import { createRunPrinter } from '../../live-status.js';
 import { formatSummary } from '../../run-reporter.js';
+import { printText } from '../../output.js';
 import { describeAgentReach } from '../../../agents/network-reach.js';
 import { finishNotifying, openNotifier } from './notifications.js';
 
@@ -34,7 +35,7 @@ export interface RunCommandOptions {
 export async function runCommand(opts: RunCommandOptions): Promise<number> {
   const summary = await runWithSignals(opts);
   if (opts.json) process.stdout.write(`${JSON.stringify({ type: 'summary', ...summary })}\n`);
-  else process.stdout.write(`${formatSummary(summary)}\n`);
+  else printText(`${formatSummary(summary)}\n`);
   return STOP_EXIT[summary.stop.kind];
 }
 
