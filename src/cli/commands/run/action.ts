@@ -87,7 +87,7 @@ export async function runWithSignals(opts: RunCommandOptions): Promise<RunSummar
   if (reach) (opts.json ? process.stderr : process.stdout).write(`${reach.line}\n`);
   if (reach?.warning) process.stderr.write(`warning: ${reach.warning}\n`);
   const printer = createRunPrinter(process.stdout);
-  const notifier = await openNotifier(world.scratchDir, manifest, say);
+  const notifier = await openNotifier({ scratchDir: world.scratchDir, worldDir: world.path }, manifest, say);
   // The OpenTelemetry SDK is loaded only when a collector is named.
   const tracer =
     process.env.OTEL_EXPORTER_OTLP_ENDPOINT || process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
