@@ -1,5 +1,6 @@
 import type { RunEvent } from '../schedule/run/events.js';
 import { formatRunEvent } from './run-reporter.js';
+import { showControls } from '../ledger/terminal-text.js';
 import { formatWait, WaitBoard } from './wait-board.js';
 
 /**
@@ -56,7 +57,12 @@ export function formatStillRunning(phases: ReadonlyMap<string, { task: string; p
 type PrinterEvent = RunEvent | { type: 'wait-line'; line: string };
 
 function createLinePrinter(out: NodeJS.WriteStream, waits: WaitBoard): { print(event: PrinterEvent): void; finish(): void } {
-  const lineOf = (event: PrinterEvent) => (event.type === 'wait-line' ? event.line : formatRunEvent(event));
+  // A task's title, a rejection's message and a failure signature carry what an agent or its tests
+  // printed; the terminal is shown its control characters, never told to obey them.
+  const lineOf = (event: PrinterEvent) => {
+    const line = event.type === 'wait-line' ? event.line : formatRunEvent(event);
+    return line === null ? null : showControls(line);
+  };
   if (!out.isTTY) {
     return {
       print: (event) => {
@@ -85,7 +91,9 @@ function createLinePrinter(out: NodeJS.WriteStream, waits: WaitBoard): { print(e
   return {
     print(event) {
       if (event.type === 'progress') {
-        base = `▸ ${event.done}/${event.tasks} tasks done · ✓ ${event.accepted} ✗ ${event.rejected + event.failed} · running: ${event.running.join(', ') || '-'}`;
+        base = showControls(
+          `▸ ${event.done}/${event.tasks} tasks done · ✓ ${event.accepted} ✗ ${event.rejected + event.failed} · running: ${event.running.join(', ') || '-'}`,
+        );
         status = `${base}${waiting()} · ${Math.round((Date.now() - started) / 1000)}s`;
         clear();
         draw();

@@ -4,6 +4,7 @@ import { CommanderError } from 'commander';
 import { createProgram } from './program.js';
 import { isGenesisError } from '../errors/genesis-error.js';
 import { EXIT } from './exit-codes.js';
+import { showControls } from '../ledger/terminal-text.js';
 import { dropProgressOnClosedPipe, exitQuietlyOnClosedPipe } from './closed-pipe.js';
 
 export async function main(argv: string[]): Promise<number> {
@@ -25,9 +26,10 @@ function reportError(error: unknown): number {
     return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
   }
   if (isGenesisError(error)) {
-    const [first, ...rest] = error.message.split('\n');
+    // A message may quote what an agent or a candidate wrote (a path, a line of world.yaml).
+    const [first, ...rest] = showControls(error.message).split('\n');
     process.stderr.write(`genesis: ${first} [${error.code}]\n${rest.map((line) => `${line}\n`).join('')}`);
-    if (error.hint) process.stderr.write(`  what to do: ${withCliName(error.hint)}\n`);
+    if (error.hint) process.stderr.write(`  what to do: ${showControls(withCliName(error.hint))}\n`);
     return EXIT.error;
   }
   process.stderr.write(`genesis: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);

@@ -1,8 +1,18 @@
 import { formatCostUsd, type Spend } from '../ledger/change-costs.js';
+import { showControls } from '../ledger/terminal-text.js';
 
 /** Prints a value as JSON on stdout, the one format scripts read. */
 export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+/**
+ * Prints text for a person on stdout. What an agent or the code under test wrote reaches every
+ * table and sentence (a task title, a failure message, a log), so each control character is shown
+ * as a glyph instead of being obeyed by the terminal.
+ */
+export function printText(text: string): void {
+  process.stdout.write(showControls(text));
 }
 
 /**

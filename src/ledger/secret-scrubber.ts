@@ -1,3 +1,5 @@
+import { KEY_FORMATS } from '../manifest/secret-shapes.js';
+
 /**
  * Takes secrets out of text before it is stored: the values of given variables, and anything
  * shaped like a well-known key, whoever wrote it (an agent echoing its environment, a test that
@@ -9,21 +11,6 @@ export const REDACTED = '[redacted]';
 
 /** Values shorter than this are not scrubbed by value: "1", "true" or "us-east-1" are no secrets, and would blank half a log. */
 export const MIN_SECRET_LENGTH = 8;
-
-/** Well-known key formats, each a regular expression source matched globally. */
-export const KEY_FORMATS: ReadonlyArray<{ name: string; pattern: RegExp }> = [
-  { name: 'private key block', pattern: /-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|(?=")|$)/g },
-  { name: 'OpenAI or Anthropic key', pattern: /\bsk-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_-]{20,}/g },
-  { name: 'GitHub token', pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})/g },
-  { name: 'GitLab token', pattern: /\bglpat-[A-Za-z0-9_-]{20,}/g },
-  { name: 'AWS access key id', pattern: /\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b/g },
-  { name: 'Slack token', pattern: /\bxox[abposr]-[A-Za-z0-9-]{10,}/g },
-  { name: 'Google API key', pattern: /\bAIza[0-9A-Za-z_-]{35}/g },
-  { name: 'Hugging Face token', pattern: /\bhf_[A-Za-z0-9]{30,}/g },
-  { name: 'Stripe key', pattern: /\b[rs]k_(?:live|test)_[0-9A-Za-z]{20,}/g },
-  { name: 'JSON web token', pattern: /\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}/g },
-  { name: 'bearer credential', pattern: /(?<=\b(?:Bearer|Basic|token)\s+)[A-Za-z0-9._~+/=-]{20,}/gi },
-];
 
 /**
  * `text` with every occurrence of each value (as written, and as it appears inside a JSON string)

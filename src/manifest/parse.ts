@@ -2,6 +2,7 @@ import { parse as parseYaml, YAMLParseError } from 'yaml';
 import type { z } from 'zod';
 import { GenesisError } from '../errors/genesis-error.js';
 import { describePatternProblem, patternSetsOverlap } from './path-patterns.js';
+import { literalSecretsIn } from './secret-shapes.js';
 import { manifestSchema, type WorldManifest } from './schema.js';
 import { PROMPT_PLACEHOLDERS } from './prompt-placeholders.js';
 import { checkPromptTemplate } from './prompt-template.js';
@@ -32,6 +33,9 @@ export function parseManifest(text: string, taskFiles: ReadonlyArray<{ path: str
     const doc = raw as { tasks?: unknown };
     doc.tasks = [...(Array.isArray(doc.tasks) ? doc.tasks : []), ...extra.tasks];
   }
+  // Before the schema: a secret in world.yaml is refused by where it is, whatever else is wrong.
+  const secrets = literalSecretsIn(raw);
+  if (secrets.length > 0) return { manifest: null, errors: secrets, warnings: [] };
   const parsed = manifestSchema.safeParse(raw ?? {});
   if (!parsed.success) return { manifest: null, errors: parsed.error.issues.flatMap(formatIssue), warnings: [] };
   const errors: string[] = [];
@@ -116,6 +120,13 @@ const CROSS_FIELD_RULES: Rule[] = [
     }
     if (m.agent.apiKeyEnv && m.agent.env.includes(m.agent.apiKeyEnv)) {
       warnings.push(`agent.env: lists ${m.agent.apiKeyEnv}, the API key, so the commands the agent runs can read it too`);
+    }
+  },
+  function webhookSecretsStayWithGenesis(m, errors) {
+    const secrets = new Set(m.notify.webhooks.flatMap((h) => [h.urlEnv, h.secretEnv].filter((name): name is string => name !== undefined)));
+    const passed = [...m.agent.env, ...m.agent.rotation.flatMap((entry) => entry.env ?? [])];
+    for (const name of new Set(passed.filter((n) => secrets.has(n)))) {
+      errors.push(`agent.env: lists ${name}, which holds a webhook's URL or secret; every agent would get it. Remove it from agent.env`);
     }
   },
   function depsPathsStayInTheTree(m, errors) {

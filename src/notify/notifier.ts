@@ -1,24 +1,27 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import type { WebhookSpec } from '../manifest/notify-config.js';
+import { describeSecretRef, type WebhookSpec, webhookSecretRef, webhookUrlRef } from '../manifest/notify-config.js';
 import { backoffDelay, backoffPolicy, type BackoffPolicy } from '../retry/backoff-policy.js';
 import type { RunEvent } from '../schedule/run/events.js';
 import { type Notification, notificationsOf } from './notification.js';
 import { type Delivery, Outbox } from './outbox.js';
+import { readSecretRef, type SecretRead } from './secret-ref.js';
 import { webhookBody, webhookHeaders } from './webhook-request.js';
 
 /** What the notifier reports, for the run's output. */
 export type NotifierEvent =
-  | { type: 'delivered'; url: string; event: string; attempts: number }
-  | { type: 'delivery-failed'; url: string; event: string; attempts: number; error: string; retryInMs: number }
-  | { type: 'gave-up'; url: string; event: string; attempts: number; error: string }
-  | { type: 'secret-missing'; url: string; env: string };
+  | { type: 'delivered'; hook: string; event: string; attempts: number }
+  | { type: 'delivery-failed'; hook: string; event: string; attempts: number; error: string; retryInMs: number }
+  | { type: 'gave-up'; hook: string; event: string; attempts: number; error: string }
+  | { type: 'secret-missing'; hook: string; why: string };
 
 export interface NotifierOptions {
   /** The world's scratch dir: the outbox is `<scratchDir>/notify/outbox`. */
   scratchDir: string;
   world: string;
   hooks: readonly WebhookSpec[];
+  /** The world's directory: a secret file inside it is refused (agents reach it). */
+  worldDir?: string;
   /** Where secrets are read. @default process.env */
   env?: Record<string, string | undefined>;
   /** Waits between tries of a delivery. @default 1 s doubling up to 5 min, a fifth of each at random */
@@ -103,7 +106,13 @@ export class Notifier {
     const delivery: Delivery = {
       id,
       event: notification.event,
-      hook: { url: hook.url, format: hook.format, ...(hook.secretEnv ? { secretEnv: hook.secretEnv } : {}) },
+      hook: {
+        format: hook.format,
+        ...(hook.urlEnv !== undefined ? { urlEnv: hook.urlEnv } : {}),
+        ...(hook.urlFile !== undefined ? { urlFile: hook.urlFile } : {}),
+        ...(hook.secretEnv !== undefined ? { secretEnv: hook.secretEnv } : {}),
+        ...(hook.secretFile !== undefined ? { secretFile: hook.secretFile } : {}),
+      },
       body: webhookBody(hook.format, notification, id),
       createdAt: now,
       attempts: 0,
@@ -137,35 +146,43 @@ export class Notifier {
   }
 
   private async send(delivery: Delivery): Promise<void> {
-    const { url, secretEnv } = delivery.hook;
-    const secret = secretEnv ? (this.env[secretEnv] ?? null) : null;
-    if (secretEnv && secret === null) {
-      // Sent unsigned it would be refused by a receiver that checks, or trusted by one that does not: it waits for a genesis that has the secret.
-      if (!this.missing.has(secretEnv)) this.options.onEvent?.({ type: 'secret-missing', url, env: secretEnv });
-      this.missing.add(secretEnv);
+    const { url: legacyUrl } = delivery.hook;
+    // Only the reference is named in what Genesis prints: the URL itself is the credential.
+    const urlRef = legacyUrl === undefined ? webhookUrlRef(delivery.hook) : null;
+    const hook = urlRef ? describeSecretRef(urlRef) : 'a webhook from an older outbox';
+    const secretRef = webhookSecretRef(delivery.hook);
+    const read: SecretRead = urlRef ? await readSecretRef(urlRef, this.env, this.options.worldDir) : { value: legacyUrl! };
+    const url: SecretRead = read.value === undefined || /^https?:\/\//.test(read.value) ? read : { missing: `${hook} does not hold an http or https URL` };
+    const secret = secretRef ? await readSecretRef(secretRef, this.env, this.options.worldDir) : null;
+    // Sent unsigned it would be refused by a receiver that checks, or trusted by one that does not: it waits for a genesis that has the secret.
+    const missing = url.missing ?? secret?.missing;
+    if (url.value === undefined || missing !== undefined) {
+      const why = missing ?? 'no URL';
+      if (!this.missing.has(why)) this.options.onEvent?.({ type: 'secret-missing', hook, why });
+      this.missing.add(why);
       this.pending.delete(delivery.id);
       this.withheld.add(delivery.id);
       return;
     }
     const attempts = delivery.attempts + 1;
-    const error = await post(url, delivery, secret, this.options.requestTimeoutMs ?? 10_000);
+    const error = await post(url.value, delivery, secret?.value ?? null, this.options.requestTimeoutMs ?? 10_000);
     if (error === null) {
       await this.outbox.remove(delivery.id);
       this.pending.delete(delivery.id);
-      this.options.onEvent?.({ type: 'delivered', url, event: delivery.event, attempts });
+      this.options.onEvent?.({ type: 'delivered', hook, event: delivery.event, attempts });
       return;
     }
     const wait = backoffDelay(this.backoff, attempts, Math.random());
     if (wait === null || Date.now() - delivery.createdAt > (this.options.maxAgeMs ?? 3 * 86_400_000)) {
       await this.outbox.remove(delivery.id);
       this.pending.delete(delivery.id);
-      this.options.onEvent?.({ type: 'gave-up', url, event: delivery.event, attempts, error });
+      this.options.onEvent?.({ type: 'gave-up', hook, event: delivery.event, attempts, error });
       return;
     }
     const next = { ...delivery, attempts, nextAt: Date.now() + wait, lastError: error };
     this.pending.set(delivery.id, next);
     await this.outbox.put(next);
-    this.options.onEvent?.({ type: 'delivery-failed', url, event: delivery.event, attempts, error, retryInMs: wait });
+    this.options.onEvent?.({ type: 'delivery-failed', hook, event: delivery.event, attempts, error, retryInMs: wait });
   }
 }
 

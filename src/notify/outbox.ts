@@ -2,11 +2,15 @@ import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promise
 import { join } from 'node:path';
 import type { WebhookSpec } from '../manifest/notify-config.js';
 
-/** One notification owed to one webhook: its rendered body (the secret is never stored: the body is signed when sent). */
+/** One notification owed to one webhook: its rendered body (no secret is stored: the URL is read and the body signed when sent). */
 export interface Delivery {
   id: string;
   event: string;
-  hook: Pick<WebhookSpec, 'url' | 'format' | 'secretEnv'>;
+  /**
+   * Where the webhook's URL and secret are (references, never their values), and its format. A
+   * delivery written before webhooks were named by reference carries its `url`.
+   */
+  hook: Pick<WebhookSpec, 'urlEnv' | 'urlFile' | 'format' | 'secretEnv' | 'secretFile'> & { url?: string };
   body: string;
   /** Epoch ms. */
   createdAt: number;

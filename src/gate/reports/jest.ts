@@ -10,9 +10,8 @@
  * into it; a world that must not be gamed names a JUnit file (jest-junit).
  */
 import type { TestCase, TestOutcome, TestRun } from './cases.js';
+import { stripTerminalEscapes } from '../../ledger/terminal-text.js';
 
-// biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colour codes start with ESC
-const ANSI = /\u001b\[[0-9;?]*[A-Za-z]/g;
 const FILE_LINE = /^(PASS|FAIL)\s+(\S+)(?:\s+\([^)]*\))?\s*$/;
 const POINT = /^(\s+)([✓✕○✎])\s+(?:skipped |todo )?(.+?)(?:\s+\(\d+(?:\.\d+)?\s*m?s\))?\s*$/;
 const GROUP = /^(\s+)([^\s●✓✕○✎].*?)\s*$/;
@@ -31,7 +30,7 @@ export function endsWithJest(lines: readonly string[], after: number): boolean {
 
 /** A run from jest's output, or null when it holds no jest summary. */
 export function parseJest(output: string): TestRun | null {
-  const lines = output.replace(ANSI, '').split(/\r?\n/);
+  const lines = stripTerminalEscapes(output).split(/\r?\n/);
   const summaryAt = lines.findLastIndex((l) => TESTS_LINE.test(l));
   if (summaryAt === -1 || !endsWithJest(lines, -1)) return null;
   const counts = new Map<string, number>();

@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { reportOf } from './cases.js';
 import { JUnitFormatError, parseJUnit } from './junit.js';
 import { parseOutput } from './read-report.js';
+import { stripTerminalEscapes } from '../../ledger/terminal-text.js';
 
 /** One failing test: its name (ancestors joined with ' > ') and the first lines of its error. */
 export interface TestFailure {
@@ -23,9 +24,6 @@ export interface TestReport {
   skipped: number;
   failures: TestFailure[];
 }
-
-// biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colour codes start with ESC
-const ANSI = /\u001b\[[0-9;?]*[A-Za-z]/g;
 
 /**
  * Reads node --test output (the tap reporter Node 20 uses off a TTY, and the spec reporter) or
@@ -70,7 +68,7 @@ export function describeCountPatternProblem(source: string): string | null {
  * @returns null when a pattern is invalid or neither pattern matches.
  */
 export function parseWithPattern(output: string, patterns: { passed?: string; failed?: string }): TestReport | null {
-  const text = output.replace(ANSI, '');
+  const text = stripTerminalEscapes(output);
   const count = (source: string | undefined): number | null => {
     if (source === undefined || describeCountPatternProblem(source) !== null) return null;
     const matches = [...text.matchAll(new RegExp(source, 'gm'))];
@@ -105,8 +103,7 @@ export function mergeReports(reports: readonly (TestReport | null)[]): TestRepor
 /** Removes what differs between two runs of the same failure: colours, times, ids, paths, numbers. */
 export function normalizeFailureText(text: string): string {
   return (
-    text
-      .replace(ANSI, '')
+    stripTerminalEscapes(text)
       .replace(/\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?/g, '<time>')
       .replace(/\b\d{1,2}:\d{2}:\d{2}(\.\d+)?\b/g, '<time>')
       .replace(/\b\d+(\.\d+)?\s?(ns|µs|us|ms|s|sec|secs|seconds|m|min|minutes|h)\b/g, '<duration>')

@@ -10,6 +10,7 @@ import { parseSpec } from './spec.js';
 import { parseTap } from './tap.js';
 import { endsWithVitest, parseVitest } from './vitest.js';
 import { endsWithJest, parseJest } from './jest.js';
+import { stripTerminalEscapes } from '../../ledger/terminal-text.js';
 
 export interface StepReportInput {
   /** The step's combined output (its tail when `truncated`). */
@@ -45,8 +46,6 @@ export async function readStepReport(input: StepReportInput): Promise<StepReport
   return { run, source: run ? 'the output' : null };
 }
 
-// biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colour codes start with ESC
-const ANSI = /\u001b\[[0-9;?]*[A-Za-z]/g;
 const SPEC_END = /^ℹ tests \d+\s*$/;
 const TAP_LINE = /^(?:TAP version \d+|1\.\.\d+|(?:not )?ok\b|# tests \d+)/;
 
@@ -55,7 +54,7 @@ const TAP_LINE = /^(?:TAP version \d+|1\.\.\d+|(?:not )?ok\b|# tests \d+)/;
  * what tests write untouched (TAP lines included), the tap reporter escapes it as comments.
  */
 export function parseOutput(output: string, truncated = false): TestRun | null {
-  const lines = output.replace(ANSI, '').split(/\r?\n/);
+  const lines = stripTerminalEscapes(output).split(/\r?\n/);
   const specEnd = lines.findLastIndex((l) => SPEC_END.test(l));
   const tapEnd = lines.findLastIndex((l) => TAP_LINE.test(l));
   if (endsWithVitest(lines, Math.max(specEnd, tapEnd))) return parseVitest(output);

@@ -6,6 +6,7 @@
  * the file after the runner wrote it (an exit hook) and then exit 0. What the runner printed
  * before that is already in the gate's log, where nothing in the sandbox reaches it again.
  */
+import { stripTerminalEscapes } from '../../ledger/terminal-text.js';
 
 /** What a runner's summary line counts: passed and failed tests (errors count as failed). */
 export interface RunnerSummary {
@@ -13,9 +14,6 @@ export interface RunnerSummary {
   passed: number;
   failed: number;
 }
-
-// biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colour codes start with ESC
-const ANSI = /\u001b\[[0-9;?]*[A-Za-z]/g;
 
 /** `=== 1 failed, 2 passed, 1 xfailed in 0.12s ===` (the `=` frame is absent under -q), or `no tests ran in 0.01s`. */
 const PYTEST = /^(?:=+ )?((?:\d+ [a-z]+(?:, )?)+|no tests ran) in [\d.]+s(?: \([^)]*\))?(?: =+)?$/;
@@ -63,7 +61,7 @@ function summaryOf(line: string): RunnerSummary | null {
 export function runnerSummaries(output: string): RunnerSummary[] {
   const found: RunnerSummary[] = [];
   let node: RunnerSummary | null = null;
-  for (const raw of output.replace(ANSI, '').split(/\r?\n/)) {
+  for (const raw of stripTerminalEscapes(output).split(/\r?\n/)) {
     const line = raw.trim();
     const n = NODE.exec(line);
     if (n) {

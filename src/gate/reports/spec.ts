@@ -8,9 +8,8 @@
  * prefer TAP (node's default off a terminal) or JUnit for a world that must not be gamed.
  */
 import { isFileLevelName, type TestCase, type TestRun } from './cases.js';
+import { stripTerminalEscapes } from '../../ledger/terminal-text.js';
 
-// biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colour codes start with ESC
-const ANSI = /\u001b\[[0-9;?]*[A-Za-z]/g;
 const POINT = /^(\s*)([✔✖﹣])\s+(.*?)(?:\s+\([\d.]+ms\)(?:\s+#\s*(.*))?)?$/;
 const SUMMARY = /^(?:#|ℹ)\s+(tests|suites|pass|fail|cancelled|skipped|todo|duration_ms)\s+([\d.]+)\s*$/;
 
@@ -47,7 +46,7 @@ interface Point {
 
 /** @returns null unless the output ends with node's spec summary. */
 export function parseSpec(output: string): TestRun | null {
-  const lines = output.replace(ANSI, '').split(/\r?\n/);
+  const lines = stripTerminalEscapes(output).split(/\r?\n/);
   const summary = finalSummary(lines);
   // Other tools print ✔ too; Node's summary is what makes this spec output.
   if (!summary?.has('pass') || !summary.has('fail')) return null;

@@ -10,9 +10,8 @@
  */
 import { Parser } from 'tap-parser';
 import { isFileLevelName, mergeRuns, type TestCase, type TestRun } from './cases.js';
+import { stripTerminalEscapes } from '../../ledger/terminal-text.js';
 
-// biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colour codes start with ESC
-const ANSI = /\u001b\[[0-9;?]*[A-Za-z]/g;
 const HEADER = /^TAP version \d+\s*$/;
 const SUMMARY = /^#\s+(tests|suites|pass|fail|cancelled|skipped|todo|duration_ms)\s+([\d.]+)\s*$/;
 
@@ -137,7 +136,7 @@ function trailingSummary(events: readonly Event[]): Map<string, number> | null {
  * @returns null when the log holds no TAP.
  */
 export function parseTap(output: string, truncated = false): TestRun | null {
-  const lines = output.replace(ANSI, '').split(/\r?\n/);
+  const lines = stripTerminalEscapes(output).split(/\r?\n/);
   const documents: string[][] = [[]];
   for (const line of lines) {
     if (HEADER.test(line) && (documents.at(-1) as string[]).some((l) => l.trim() !== '')) documents.push([]);

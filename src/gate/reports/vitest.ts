@@ -11,9 +11,8 @@
  * print lines of its own into it; a world that must not be gamed names a JUnit file.
  */
 import type { TestCase, TestOutcome, TestRun } from './cases.js';
+import { stripTerminalEscapes } from '../../ledger/terminal-text.js';
 
-// biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colour codes start with ESC
-const ANSI = /\u001b\[[0-9;?]*[A-Za-z]/g;
 const FILE_LINE = /^[✓❯×↓]\s+(\S+)\s+\((\d+) tests?((?:\s*\|\s*\d+ [a-z]+)*)\)(?:\s+[\d.]+m?s)?$/;
 const NAMED_LINE = /^([✓×↓□])\s+(\S+ > .+?)(?:\s+[\d.]+m?s)?$/;
 const FAIL_LINE = /^FAIL\s+(.+?)\s*$/;
@@ -41,8 +40,7 @@ export function endsWithVitest(lines: readonly string[], after: number): boolean
 
 /** A run from vitest's default or verbose output, or null when it holds no vitest summary. */
 export function parseVitest(output: string): TestRun | null {
-  const lines = output
-    .replace(ANSI, '')
+  const lines = stripTerminalEscapes(output)
     .split(/\r?\n/)
     .map((l) => l.trim());
   const summaryAt = lines.findLastIndex((l) => TESTS_LINE.test(l));

@@ -1,6 +1,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
+import { hostAddressGuard } from './host-address-guard.js';
 import { hostNetworks, inNetworkNamespace, NETNS_GATEWAY, netnsResolvConf, type NetnsTools } from './network-namespace.js';
 import type { AgentNetnsPool } from './pool.js';
 import { startEgressProxy } from '../egress/egress-proxy.js';
@@ -68,6 +69,10 @@ export async function agentNetwork(
   const resolvConf = join(netDir, 'resolv.conf');
   await writeFile(resolvConf, netnsResolvConf());
   const list = allow ? [...allow, ...endpoints.map(endpointEntry)] : undefined;
+  // Root only (the filter's tools are found only then): this host's addresses as they are when each packet is sent.
+  const guard = tools.iptablesRestore && !allow ? await hostAddressGuard(tools.iptablesRestore) : null;
+  const holes = guard && accept.length > 0 ? await guard.openHoles(accept, basename(netDir)) : null;
+  const cgroupDir = holes?.cgroupDir ?? guard?.cgroupDir;
   const proxy = list ? await startEgressProxy(list) : null;
   const bridge =
     loopback.length > 0
@@ -79,13 +84,19 @@ export async function agentNetwork(
   return {
     bwrapNamespaces: ['--unshare-ipc', '--unshare-uts', '--hostname', 'agent'],
     resolvConf,
-    wrap: (argv) => inNetworkNamespace(argv, netDir, tools, proxy?.port, { accept, ...(bridge ? { bridgeNode: process.execPath } : {}) }),
+    wrap: (argv) =>
+      inNetworkNamespace(argv, netDir, tools, proxy?.port, {
+        accept,
+        ...(bridge ? { bridgeNode: process.execPath } : {}),
+        ...(cgroupDir !== undefined ? { cgroupDir } : {}),
+      }),
     env: proxy ? proxyVariables(proxy.urlFrom(NETNS_GATEWAY), loopback) : {},
     ...(proxy ? { egressRefused: () => proxy.refused() } : {}),
     ...(bridge ? { endpointFailures: () => bridge.failedConnects() } : {}),
     dispose: async () => {
       await proxy?.close();
       await bridge?.close();
+      await holes?.close();
       await rm(netDir, { recursive: true, force: true });
     },
   };

@@ -34,6 +34,10 @@ const HINT = 'Run `bash scripts/setup-services.sh bwrap` to install slirp4netns,
  * subnets, so a service listening on 0.0.0.0 of this host, or in a container on it (a compose
  * Redis), is out of reach too. `$8` is the filter (egressRules), `-` for none.
  *
+ * `$11` is the cgroup directory slirp4netns joins before it starts (the host address guard, which
+ * rejects on this host whatever its sockets send to an address this host has when it is sent),
+ * `-` for none.
+ *
  * `$10` is the Node that runs the bridge to the model endpoints on this host's loopback, `-` for
  * none: once the namespace is up, and before the command starts, `$1/bridge.cjs` (ENDPOINT_BRIDGE)
  * listens inside the namespace on each endpoint's address and port and forwards every connection
@@ -52,7 +56,7 @@ if [ "$bridge" != - ]; then
 fi
 exec "$@"
 '
-d=$1; mode=$2; unshare=$3; slirp4netns=$4; proxy=$5; restore=$6; nsenter=$7; rules=$8; setpriv=$9; bridge=\${10}; shift 10
+d=$1; mode=$2; unshare=$3; slirp4netns=$4; proxy=$5; restore=$6; nsenter=$7; rules=$8; setpriv=$9; bridge=\${10}; cgroup=\${11}; shift 11
 mkfifo "$d/ready" "$d/go" || exit 125
 if [ "$mode" = root ]; then ns="--net"; else ns="--user --map-current-user --net"; fi
 exec 3<&0
@@ -70,7 +74,9 @@ while [ /proc/$child/ns/net -ef /proc/$$/ns/net ]; do
 done
 if [ "$mode" = root ]; then userns=""; else userns="--userns-path=/proc/$child/ns/user"; fi
 if [ "$proxy" = - ]; then loopback=--disable-host-loopback; else loopback=""; fi
-"$setpriv" --pdeathsig KILL "$slirp4netns" --configure --mtu=65520 $loopback $userns --ready-fd=4 "$child" tap0 4>"$d/ready" >"$d/slirp.log" 2>&1 &
+# slirp4netns joins the guard's cgroup before it runs (see host-address-guard.ts); if it cannot, it never starts.
+"$setpriv" --pdeathsig KILL /bin/sh -c 'if [ "$0" != - ]; then echo $$ > "$0/cgroup.procs" || exit 125; fi; exec "$@"' "$cgroup" \
+  "$slirp4netns" --configure --mtu=65520 $loopback $userns --ready-fd=4 "$child" tap0 4>"$d/ready" >"$d/slirp.log" 2>&1 &
 slirp=$!
 # slirp4netns writes one byte when the network is up and closes the FIFO; nothing if it failed.
 if [ -z "$(head -c 1 "$d/ready")" ]; then
@@ -104,6 +110,7 @@ export function inNetworkNamespace(argv: readonly string[], dir: string, tools: 
     filter && (proxyPort !== undefined || blocked.length > 0) ? egressRules(proxyPort, blocked, reach.accept ?? []) : '-',
     tools.setpriv,
     reach.bridgeNode ?? '-',
+    reach.cgroupDir ?? '-',
   ];
   // The launcher dies with Genesis (even at kill -9), and bwrap (--die-with-parent) and slirp4netns with it.
   return [
@@ -129,6 +136,8 @@ export interface NamespaceReach {
   accept?: readonly { host: string; port: number }[];
   /** The Node that runs `dir/bridge.cjs` in the namespace (the loopback endpoints); none when absent. */
   bridgeNode?: string;
+  /** The cgroup slirp4netns runs in: the host address guard's (host-address-guard.ts); none when absent. */
+  cgroupDir?: string;
 }
 
 /**

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { findEgressTools, findNetnsTools, netnsResolvConf, type NetnsTools } from './network-namespace.js';
 import { agentNetnsMarker, AGENT_NETNS_PREFIX, removeStaleAgentNetns } from './leftovers.js';
 import { NetnsSlot } from './slot.js';
+import { hostAddressGuard } from './host-address-guard.js';
 
 export interface AgentNetnsPoolOptions {
   /** Namespaces kept ready. @default 2 */
@@ -212,7 +213,8 @@ export class AgentNetnsPool {
     try {
       const tools = await this.findTools();
       await this.directory();
-      const slot = await NetnsSlot.make({ tools, blocked, marker: agentNetnsMarker() });
+      const guard = await hostAddressGuard(tools.iptablesRestore);
+      const slot = await NetnsSlot.make({ tools, blocked, marker: agentNetnsMarker(), ...(guard ? { cgroupDir: guard.cgroupDir } : {}) });
       this.stats.made++;
       this.failedInRow = 0;
       return slot;

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { open, stat, type FileHandle } from 'node:fs/promises';
+import { open, stat, writeFile, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
 import { GenesisError } from '../../errors/genesis-error.js';
 import { egressRules, type NetnsTools } from './network-namespace.js';
 
@@ -14,6 +15,8 @@ export interface NetnsSlotRecipe {
   blocked: readonly string[];
   /** The word in the holder's command line that says which process made it. */
   marker: string;
+  /** The cgroup slirp4netns is moved into before any agent uses it (the host address guard's); none when absent. */
+  cgroupDir?: string;
 }
 
 /** The namespaces a slot holds besides the network: fresh ones, so bubblewrap need not make them. */
@@ -102,6 +105,8 @@ export class NetnsSlot {
       );
       held.push(slirp);
       await slirpReady(slirp);
+      // Before an agent joins the namespace, so every socket slirp4netns opens for it is in the guard's cgroup.
+      if (recipe.cgroupDir !== undefined) await writeFile(join(recipe.cgroupDir, 'cgroup.procs'), String(slirp.pid));
       if (recipe.blocked.length > 0) await setFilter(tools, fdPath(ns.net), recipe.blocked);
       for (const child of held) unrefChild(child);
       return new NetnsSlot(holder, slirp, ns, tools, new Set(recipe.blocked));

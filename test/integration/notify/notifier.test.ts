@@ -1,4 +1,6 @@
-import { readdir } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Notifier, outboxDir } from '../../../src/notify/notifier.js';
 import { signBody } from '../../../src/notify/webhook-request.js';
@@ -49,8 +51,8 @@ describe('the notifier', () => {
     const scratch = await tempDir('genesis-notify-');
     const n = await notifier({
       scratchDir: scratch,
-      hooks: [{ url: r.url, events: ['accepted'], format: 'json', secretEnv: 'HOOK_SECRET' }],
-      env: { HOOK_SECRET: 's3cret' },
+      hooks: [{ urlEnv: 'HOOK_URL', events: ['accepted'], format: 'json', secretEnv: 'HOOK_SECRET' }],
+      env: { HOOK_URL: r.url, HOOK_SECRET: 's3cret' },
     });
     n.notify(accepted);
     n.notify(stop); // not asked for
@@ -66,7 +68,11 @@ describe('the notifier', () => {
 
   it('sends the Slack-compatible payload to a slack webhook', async () => {
     const r = await receiver();
-    const n = await notifier({ scratchDir: await tempDir('genesis-notify-'), hooks: [{ url: r.url, events: [...ALL], format: 'slack' }] });
+    const n = await notifier({
+      scratchDir: await tempDir('genesis-notify-'),
+      hooks: [{ urlEnv: 'HOOK_URL', events: [...ALL], format: 'slack' }],
+      env: { HOOK_URL: r.url },
+    });
     n.notify(stop);
     await n.flush();
     expect(JSON.parse(r.received[0]!.body)).toEqual({ text: 'w: the run stopped: every task is done' });
@@ -79,7 +85,8 @@ describe('the notifier', () => {
     const failures: number[] = [];
     const n = await notifier({
       scratchDir: scratch,
-      hooks: [{ url: r.url, events: [...ALL], format: 'json' }],
+      hooks: [{ urlEnv: 'HOOK_URL', events: [...ALL], format: 'json' }],
+      env: { HOOK_URL: r.url },
       onEvent: (e) => e.type === 'delivery-failed' && failures.push(e.retryInMs),
     });
     n.notify(accepted);
@@ -100,25 +107,32 @@ describe('the notifier', () => {
   it('leaves what it could not deliver in the outbox, and the next notifier on the world delivers it first', async () => {
     const r = await receiver(true);
     const scratch = await tempDir('genesis-notify-');
-    const hooks = [{ url: r.url, events: [...ALL], format: 'json' as const, secretEnv: 'HOOK_SECRET' }];
-    const first = await notifier({ scratchDir: scratch, hooks, env: { HOOK_SECRET: 'k' } });
+    const hooks = [{ urlEnv: 'HOOK_URL', events: [...ALL], format: 'json' as const, secretEnv: 'HOOK_SECRET' }];
+    const first = await notifier({ scratchDir: scratch, hooks, env: { HOOK_URL: r.url, HOOK_SECRET: 'k' } });
     first.notify(accepted);
     first.notify(stop);
     expect(await first.flush()).toBe(2);
     first.close();
     expect(await owedFiles(scratch)).toHaveLength(2);
+    // The outbox holds where the URL and the secret are, never what they are.
+    for (const file of await owedFiles(scratch)) expect(await readFile(join(outboxDir(scratch), file), 'utf8')).not.toContain(r.url);
 
     await r.up();
     // A later genesis without the secret does not send them unsigned: they wait.
     const unsigned: string[] = [];
-    const without = await notifier({ scratchDir: scratch, hooks, env: {}, onEvent: (e) => e.type === 'secret-missing' && unsigned.push(e.env) });
+    const without = await notifier({
+      scratchDir: scratch,
+      hooks,
+      env: { HOOK_URL: r.url },
+      onEvent: (e) => e.type === 'secret-missing' && unsigned.push(e.why),
+    });
     expect(await without.flush()).toBe(2);
     without.close();
-    expect(unsigned).toEqual(['HOOK_SECRET']);
+    expect(unsigned).toEqual(['$HOOK_SECRET is not set']);
     expect(r.received).toHaveLength(0);
     expect(await owedFiles(scratch)).toHaveLength(2);
 
-    const second = await notifier({ scratchDir: scratch, hooks, env: { HOOK_SECRET: 'k' } });
+    const second = await notifier({ scratchDir: scratch, hooks, env: { HOOK_URL: r.url, HOOK_SECRET: 'k' } });
     await r.waitFor(2);
     expect(r.received.map((h) => JSON.parse(h.body).event)).toEqual(['accepted', 'stopped']);
     for (const h of r.received) expect(h.headers['x-genesis-signature']).toBe(signBody(h.body, 'k'));
@@ -133,7 +147,8 @@ describe('the notifier', () => {
     const n = await notifier({
       scratchDir: scratch,
       backoff: backoffPolicy({ initialMs: 10, maxMs: 10, maxRetries: 2 }),
-      hooks: [{ url: r.url, events: [...ALL], format: 'json' }],
+      hooks: [{ urlEnv: 'HOOK_URL', events: [...ALL], format: 'json' }],
+      env: { HOOK_URL: r.url },
       onEvent: (e) => e.type === 'gave-up' && gaveUp.push(e.error),
     });
     n.notify(accepted);
@@ -141,5 +156,31 @@ describe('the notifier', () => {
     while (gaveUp.length === 0 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 20));
     expect(gaveUp).toEqual(['ECONNREFUSED']);
     expect(await owedFiles(scratch)).toEqual([]);
+  });
+
+  it('reads a URL from a file outside the world, and refuses one inside it or one that is not a regular file, without blocking', async () => {
+    const r = await receiver();
+    const root = await tempDir('genesis-notify-');
+    const worldDir = join(root, 'w.world');
+    await mkdir(worldDir);
+    const outside = join(root, 'hook-url');
+    await writeFile(outside, `${r.url}\n`);
+    const inside = join(worldDir, 'hook-url');
+    await writeFile(inside, `${r.url}\n`);
+    // A FIFO nobody writes to: opened as a file it would block Genesis for good.
+    const fifo = join(root, 'hook-fifo');
+    execFileSync('/usr/bin/mkfifo', [fifo]);
+    const why: string[] = [];
+    const n = await notifier({
+      scratchDir: join(root, 'scratch'),
+      worldDir,
+      hooks: [outside, inside, fifo].map((urlFile) => ({ urlFile, events: ['accepted' as const], format: 'json' as const })),
+      env: {},
+      onEvent: (e) => e.type === 'secret-missing' && why.push(e.why),
+    });
+    n.notify(accepted);
+    expect(await n.flush()).toBe(2);
+    expect(r.received).toHaveLength(1);
+    expect(why.sort()).toEqual([`${fifo} is not a regular file`, `${inside} is inside the world, where agents reach it`]);
   });
 });

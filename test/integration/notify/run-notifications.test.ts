@@ -15,13 +15,13 @@ afterEach(async () => {
 describe('genesis run tells its webhooks', () => {
   itWith('bwrap')('what happened while the receiver was down, once it is back, by the next genesis run', async () => {
     receiver = await WebhookReceiver.start({ down: true });
-    const webhooks = [{ url: receiver.url, events: ['accepted', 'blocked', 'awaiting-review', 'stopped'], secretEnv: 'HOOK_SECRET' }];
+    const webhooks = [{ urlEnv: 'HOOK_URL', events: ['accepted', 'blocked', 'awaiting-review', 'stopped'], secretEnv: 'HOOK_SECRET' }];
     const f = await makeWorld({
       sandbox: 'bwrap',
       manifest: baseManifest({ notify: { webhooks } }),
       recording: { a: [{ write: { 'src/a.js': BAD_A } }], b: [{ write: { 'src/b.js': GOOD_B } }] },
     });
-    const env = { HOOK_SECRET: 'hook-secret' };
+    const env = { HOOK_URL: receiver.url, HOOK_SECRET: 'hook-secret' };
     const first = await genesis(['run', '--world', f.world.path, '--sandbox', 'bwrap'], { env });
     expect(first.status, first.stdout + first.stderr).toBe(3);
     expect(first.stderr).toContain('did not take');
@@ -51,11 +51,11 @@ describe('genesis run tells its webhooks', () => {
       manifest: baseManifest({
         goal: { outcome: 'modules a and b exist', stop: { maxEpisodes: 1 } },
         parallelism: 1,
-        notify: { webhooks: [{ url: receiver.url, events: ['budget-spent', 'stopped'] }] },
+        notify: { webhooks: [{ urlEnv: 'HOOK_URL', events: ['budget-spent', 'stopped'] }] },
       }),
       recording: { a: [{ write: { 'src/a.js': GOOD_A } }], b: [{ write: { 'src/b.js': GOOD_B } }] },
     });
-    const run = await genesis(['run', '--world', f.world.path, '--sandbox', 'bwrap']);
+    const run = await genesis(['run', '--world', f.world.path, '--sandbox', 'bwrap'], { env: { HOOK_URL: receiver.url } });
     expect(run.stdout + run.stderr).toMatch(/budget/);
     const bodies = (await receiver.waitFor(2)).map((h) => JSON.parse(h.body));
     expect(bodies.map((b) => b.event)).toEqual(['budget-spent', 'stopped']);

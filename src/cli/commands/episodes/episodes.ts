@@ -2,7 +2,7 @@ import { Option, type Command } from 'commander';
 import type { EpisodeRecord } from '../../../ledger/episode-record.js';
 import { wholeNumber } from '../../option-parsers.js';
 import { formatCostUsd } from '../../../ledger/change-costs.js';
-import { formatSeconds, formatTable, printJson } from '../../output.js';
+import { formatSeconds, formatTable, printJson, printText } from '../../output.js';
 import { requireWorld, worldOption } from '../../world-option.js';
 
 export function define(program: Command): void {
@@ -26,7 +26,7 @@ export function define(program: Command): void {
         )
         .slice(-(opts.limit ?? Infinity));
       if (opts.json) return printJson(episodes);
-      process.stdout.write(
+      printText(
         `${formatTable(['episode', 'task', 'attempt', 'outcome', 'reason', 'commit', 'agent', 'tokens', 'cost', 'agent time', 'gate', 'total'], episodes.map(row))}\n`,
       );
     });

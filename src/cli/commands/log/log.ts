@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { wholeNumber } from '../../option-parsers.js';
 import type { ChangeCost } from '../../../ledger/change-costs.js';
-import { formatSeconds, formatTable, printJson, spendCells, terminalWidth } from '../../output.js';
+import { formatSeconds, formatTable, printJson, printText, spendCells, terminalWidth } from '../../output.js';
 import { requireWorld, worldOption } from '../../world-option.js';
 
 export function define(program: Command): void {
@@ -104,7 +104,7 @@ export function define(program: Command): void {
         'to land',
         'verified',
       ];
-      process.stdout.write(`${formatTable(headers, rows, { width: terminalWidth(), shrink: [2, headers.length - 1] })}\n`);
+      printText(`${formatTable(headers, rows, { width: terminalWidth(), shrink: [2, headers.length - 1] })}\n`);
     });
 }
 

@@ -14,7 +14,8 @@ export function define(program: Command): void {
       const { LocalWorld } = await import('../../../world/local-world.js');
       const { listReviews } = await import('../../../operations/review-change.js');
       const { withCliName } = await import('../../invocation.js');
-      const reviews = await listReviews(await LocalWorld.open(requireWorld(opts)));
+      const world = requireWorld(opts);
+      const reviews = await listReviews(await LocalWorld.open(world));
       if (opts.json) {
         process.stdout.write(`${JSON.stringify(reviews, null, 2)}\n`);
         return;
@@ -23,11 +24,14 @@ export function define(program: Command): void {
         process.stdout.write('no change waits for review\n');
         return;
       }
+      const { printText } = await import('../../output.js');
       for (const r of reviews) {
         const state = r.decided ? `${r.decided.decision === 'approve' ? 'approved' : 'rejected'}, the next step of a run carries it out` : 'waiting';
-        process.stdout.write(`${r.id}  ${r.task} attempt ${r.attempt}  ${state}\n  files: ${r.changedFiles.join(', ') || '-'}\n  gate: ${r.gate ?? '-'}\n`);
+        printText(`${r.id}  ${r.task} attempt ${r.attempt}  ${state}\n  files: ${r.changedFiles.join(', ') || '-'}\n  gate: ${r.gate ?? '-'}\n`);
+        // The world is named as this command found it, so the line runs as printed from anywhere.
+        printText(withCliName(`  see the change: genesis show ${r.id} --diff --world ${shellWord(world)}\n`));
       }
-      process.stdout.write(withCliName('see a change with genesis show <episode> --diff; decide with genesis review approve|reject <episode> [--note …]\n'));
+      process.stdout.write(withCliName('decide with genesis review approve|reject <episode> [--note …]\n'));
     });
   for (const decision of ['approve', 'reject'] as const) {
     review
@@ -59,4 +63,9 @@ export function define(program: Command): void {
         );
       });
   }
+}
+
+/** A path as one shell word: as it is when it holds nothing a shell reads, else in single quotes. */
+function shellWord(path: string): string {
+  return /^[\w./-]+$/.test(path) ? path : `'${path.replaceAll("'", "'\\''")}'`;
 }

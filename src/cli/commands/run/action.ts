@@ -15,6 +15,7 @@ import { resolveSandboxChoice } from '../../sandbox-choice.js';
 import { EXIT, STOP_EXIT } from '../../exit-codes.js';
 import { createRunPrinter } from '../../live-status.js';
 import { formatSummary } from '../../run-reporter.js';
+import { printText } from '../../output.js';
 import { describeAgentReach } from '../../../agents/network-reach.js';
 import { checkBudgetPrices } from '../../../agents/usage/budget-prices.js';
 import { describeModelRoad } from '../../../agents/model-route.js';
@@ -38,7 +39,7 @@ export interface RunCommandOptions {
 export async function runCommand(opts: RunCommandOptions): Promise<number> {
   const summary = await runWithSignals(opts);
   if (opts.json) process.stdout.write(`${JSON.stringify({ type: 'summary', ...summary })}\n`);
-  else process.stdout.write(`${formatSummary(summary)}\n`);
+  else printText(`${formatSummary(summary)}\n`);
   return STOP_EXIT[summary.stop.kind];
 }
 
@@ -96,7 +97,7 @@ export async function runWithSignals(opts: RunCommandOptions): Promise<RunSummar
   );
   if (road) (opts.json ? process.stderr : process.stdout).write(`${road}\n`);
   const printer = createRunPrinter(process.stdout);
-  const notifier = await openNotifier(world.scratchDir, manifest, say);
+  const notifier = await openNotifier({ scratchDir: world.scratchDir, worldDir: world.path }, manifest, say);
   // The OpenTelemetry SDK is loaded only when a collector is named.
   const tracer =
     process.env.OTEL_EXPORTER_OTLP_ENDPOINT || process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT

@@ -6,8 +6,12 @@ import { Notifier, type NotifierEvent, outboxDir } from '../../../notify/notifie
  * know of it: a webhook's first failure, a delivery given up, a secret that is not set. Null when
  * the world has no webhooks and nothing is owed from before.
  */
-export async function openNotifier(scratchDir: string, manifest: WorldManifest, say: (line: string) => void): Promise<Notifier | null> {
-  const notifier = await Notifier.open({ scratchDir, world: manifest.name, hooks: manifest.notify.webhooks, onEvent: (e) => sayNotifierEvent(e, say) });
+export async function openNotifier(
+  where: { scratchDir: string; worldDir: string },
+  manifest: WorldManifest,
+  say: (line: string) => void,
+): Promise<Notifier | null> {
+  const notifier = await Notifier.open({ ...where, world: manifest.name, hooks: manifest.notify.webhooks, onEvent: (e) => sayNotifierEvent(e, say) });
   if (manifest.notify.webhooks.length === 0 && notifier.owed === 0) {
     notifier.close();
     return null;
@@ -27,13 +31,13 @@ function sayNotifierEvent(event: NotifierEvent, say: (line: string) => void): vo
   switch (event.type) {
     case 'delivery-failed':
       // Only the first failure of a delivery: a receiver down for an hour would otherwise fill the log.
-      if (event.attempts === 1) say(`notify: ${event.url} did not take "${event.event}" (${event.error}); retrying with backoff`);
+      if (event.attempts === 1) say(`notify: the webhook in ${event.hook} did not take "${event.event}" (${event.error}); retrying with backoff`);
       return;
     case 'gave-up':
-      say(`notify: gave up delivering "${event.event}" to ${event.url} after ${event.attempts} attempts (${event.error})`);
+      say(`notify: gave up delivering "${event.event}" to the webhook in ${event.hook} after ${event.attempts} attempts (${event.error})`);
       return;
     case 'secret-missing':
-      say(`notify: ${event.env} is not set, so notifications for ${event.url} are not signed and wait in the outbox; set it and run genesis again`);
+      say(`notify: ${event.why}, so notifications for the webhook in ${event.hook} wait in the outbox; fix that and run genesis again`);
       return;
     case 'delivered':
       return;

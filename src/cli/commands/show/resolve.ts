@@ -4,6 +4,7 @@ import { commitOrigins, type CommitOrigin } from '../../../world/history/commit-
 import type { Ledger } from '../../../ledger/ledger.js';
 import { git } from '../../../git/git.js';
 import type { WorldRepo } from '../../../world/world-repo.js';
+import { markControlLines, showControls } from '../../../ledger/terminal-text.js';
 import { printJson } from '../../output.js';
 
 /** What `genesis show <ref>` names: an episode, or an accepted commit no episode made (the first commit, an amendment, a task add). */
@@ -37,10 +38,15 @@ export async function resolveShowTarget(world: WorldRepo, ledger: Ledger, ref: s
 }
 
 /** An accepted commit that no episode made: what made it, its trailers and its change. */
-export async function showCommit(repo: string, target: { commit: AcceptedCommit; made: CommitOrigin }, json: boolean): Promise<void> {
+export async function showCommit(
+  repo: string,
+  target: { commit: AcceptedCommit; made: CommitOrigin },
+  how: { json: boolean; diffOnly: boolean },
+): Promise<void> {
   const { commit, made: origin } = target;
   const diff = (await git(['show', '--format=', '--stat', '--patch', '--no-color', '--no-renames', commit.commit, '--'], { cwd: repo })).stdout;
-  if (json) return printJson({ commit, made: origin, diff });
+  if (how.json) return printJson({ commit, made: origin, diff });
+  if (how.diffOnly) return void process.stdout.write(`${markControlLines(diff.trimEnd())}\n`);
   // A reopening's reason is its commit's body: what a person reads to know why the task is pending again.
   const reason = commit.reopen ? (await git(['show', '-s', '--format=%b', commit.commit], { cwd: repo })).stdout.split('\n\n')[0]!.trim() : '';
   const made =
@@ -58,6 +64,6 @@ export async function showCommit(repo: string, target: { commit: AcceptedCommit;
                 ? 'a change to world.yaml (genesis task add)'
                 : 'made outside Genesis: no trailer says the gate judged it (genesis audit reports it)';
   process.stdout.write(
-    `commit ${commit.commit}: ${commit.subject}\n  ${made}; ${commit.date}\n  verified: ${commit.verified ?? '-'}${commit.score === null ? '' : `; score ${commit.score}`}\n\n${diff.trimEnd()}\n`,
+    `${showControls(`commit ${commit.commit}: ${commit.subject}\n  ${made}; ${commit.date}`)}\n  verified: ${commit.verified ?? '-'}${commit.score === null ? '' : `; score ${commit.score}`}\n\n${markControlLines(diff.trimEnd())}\n`,
   );
 }

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { markControlLines, showControls } from '../../../ledger/terminal-text.js';
 import { printJson } from '../../output.js';
 import { requireWorld, worldOption } from '../../world-option.js';
 
@@ -11,15 +12,16 @@ export function define(program: Command): void {
     .argument('<episode-or-commit>', 'an episode id or its prefix, or a commit of the accepted history (hash, prefix, HEAD, main~1)')
     .addOption(worldOption())
     .option('--json', 'print the record and the logs as one JSON object')
+    .option('--diff', 'print only the change (the diff), as a reviewer reads it')
     .option('--conversation', 'print what the agent sent its model and what it answered, call by call, as the model gateway recorded it')
-    .action(async (ref: string, opts: { world?: string; json?: boolean; conversation?: boolean }) => {
+    .action(async (ref: string, opts: { world?: string; json?: boolean; diff?: boolean; conversation?: boolean }) => {
       const { LocalWorld } = await import('../../../world/local-world.js');
       const { ledgerOf } = await import('../../../ledger/git-ledger.js');
       const { resolveShowTarget, showCommit } = await import('./resolve.js');
       const world = await LocalWorld.open(requireWorld(opts));
       const ledger = ledgerOf(world);
       const target = await resolveShowTarget(world, ledger, ref);
-      if (target.kind === 'commit') return showCommit(world.path, target, Boolean(opts.json));
+      if (target.kind === 'commit') return showCommit(world.path, target, { json: Boolean(opts.json), diffOnly: Boolean(opts.diff) });
       const id = target.id;
       const record = (await ledger.read(id))!;
       const artifacts = await ledger.readArtifacts(id);
@@ -28,15 +30,21 @@ export function define(program: Command): void {
       const hidden = [await readHiddenLog(world, id), await readHiddenLog(world, `${id}-replay`)].filter((t): t is string => t !== null);
       const hiddenLog = hidden.length > 0 ? hidden.join('\n') : undefined;
       if (opts.json) return printJson({ record, ...artifacts, ...(hiddenLog === undefined ? {} : { hiddenLog }) });
+      // Every line an agent or the code under test wrote is shown with its control characters
+      // visible and, when it held any, marked: a cursor movement in a diff must not hide a line.
+      if (opts.diff) return void process.stdout.write(`${markControlLines(artifacts.diff?.trimEnd() || '(no diff)')}\n`);
       const { formatConversation } = await import('./conversation.js');
       const conversation = formatConversation(artifacts.transcript, opts.conversation === true);
       const section = (title: string, text: string | undefined) =>
-        `\n── ${title} ${'─'.repeat(Math.max(0, 60 - title.length))}\n${text?.trimEnd() || '(none)'}\n`;
+        `\n── ${title} ${'─'.repeat(Math.max(0, 60 - title.length))}\n${markControlLines(text?.trimEnd() || '(none)')}\n`;
+      const header = [
+        `episode ${record.id}: task ${record.task}, attempt ${record.attempt}, ${record.outcome ?? record.status}${record.reason ? ` (${record.reason})` : ''}`,
+        `  agent ${record.agent} on ${record.worker}; base ${record.base.slice(0, 12)}; candidate ${record.candidate?.slice(0, 12) ?? '-'}; commit ${record.commit?.slice(0, 12) ?? '-'}`,
+        `  ${record.message ?? ''}`,
+      ];
       process.stdout.write(
         [
-          `episode ${record.id}: task ${record.task}, attempt ${record.attempt}, ${record.outcome ?? record.status}${record.reason ? ` (${record.reason})` : ''}`,
-          `  agent ${record.agent} on ${record.worker}; base ${record.base.slice(0, 12)}; candidate ${record.candidate?.slice(0, 12) ?? '-'}; commit ${record.commit?.slice(0, 12) ?? '-'}`,
-          `  ${record.message ?? ''}`,
+          showControls(header.join('\n')),
           ...(record.quarantine
             ? [`  unfinished work kept at ${record.quarantine} (git --git-dir <world> diff ${record.base.slice(0, 12)} ${record.quarantine})`]
             : []),

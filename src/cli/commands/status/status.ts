@@ -20,7 +20,7 @@ export function define(program: Command): void {
         const { buildTaskBoard } = await import('../../../server/projections/task-board.js');
         const { probeLocalWorker } = await import('../../../server/projections/worker-liveness.js');
         const { formatTaskBoard } = await import('./world-status.js');
-        const { terminalWidth } = await import('../../output.js');
+        const { printText, terminalWidth } = await import('../../output.js');
         const { withCliName } = await import('../../invocation.js');
         const world = await LocalWorld.open(opts.world);
         const scratch = world.scratchDir;
@@ -55,13 +55,13 @@ export function define(program: Command): void {
         const top = `world ${snapshot.manifest.name} at ${snapshot.manifest.branch} ${snapshot.head.slice(0, 12)}`;
         const held = hold ? `the world is ${describeWorldHold(hold)}\n` : '';
         const waitLines = waits.map((w) => `waiting: ${w.task} waits for ${w.what} (${Math.round(w.ms / 1000)}s so far)\n`).join('');
-        return void process.stdout.write(
+        return void printText(
           withCliName(`${top}\n${held}${waitLines}${formatTaskBoard(board, attempts, terminalWidth())}\n\n${formatQueueSnapshot(queue)}\n`),
         );
       }
       const { readClusterStatus } = await import('../../../queue/bullmq/cluster-status.js');
       const { connectRedis } = await import('../../../queue/redis/connection.js');
-      const { printJson, formatTable } = await import('../../output.js');
+      const { printJson, printText, formatTable } = await import('../../output.js');
       const { withCliName } = await import('../../invocation.js');
       const redis = await connectRedis(opts.redis, { name: 'genesis-status' });
       try {
@@ -99,7 +99,7 @@ export function define(program: Command): void {
                 status.schedulers.map((s) => [s.world, s.host, s.pid, s.since]),
               ),
         ];
-        process.stdout.write(`${lines.join('\n')}\n`);
+        printText(`${lines.join('\n')}\n`);
       } finally {
         redis.disconnect();
       }

@@ -1,3 +1,5 @@
+import { showControls } from '../../../ledger/terminal-text.js';
+
 /** What `genesis worker` prints: its own lines (ready, stopping, orphans-killed) and its episodes' events. */
 export type WorkerLine = { type: string } & Record<string, unknown>;
 
@@ -54,5 +56,5 @@ function describe(e: WorkerLine): string {
  */
 export function formatWorkerLine(workerId: string, event: WorkerLine, json: boolean, now = new Date()): string {
   if (json) return `${JSON.stringify({ ...event, worker: event.worker ?? workerId, at: now.getTime() })}\n`;
-  return `${now.toISOString().slice(11, 19)} [${workerId}] ${describe(event)}\n`;
+  return `${now.toISOString().slice(11, 19)} [${workerId}] ${showControls(describe(event))}\n`;
 }
