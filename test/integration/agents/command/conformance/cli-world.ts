@@ -12,6 +12,8 @@ const KEY_ENV: Readonly<Record<AgentCliName, string>> = {
   codex: 'OPENAI_API_KEY',
   gemini: 'GEMINI_API_KEY',
   opencode: 'OPENAI_API_KEY',
+  copilot: 'COPILOT_PROVIDER_API_KEY',
+  'qwen-code': 'OPENAI_API_KEY',
 };
 
 /** A marker in the task's description: found in the server's request log, the prompt reached the model. */
