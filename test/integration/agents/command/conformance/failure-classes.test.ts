@@ -55,6 +55,8 @@ describe('the failure classes of a real CLI, read from its output', () => {
     { cli: 'codex', start: startResponsesServer, root: '/v1', model: 'gpt-5-codex' },
     { cli: 'gemini', start: startGeminiServer, root: '', model: 'gemini-2.5-pro' },
     { cli: 'opencode', start: startChatCompletionsServer, root: '/v1', model: 'my-model' },
+    { cli: 'copilot', start: startChatCompletionsServer, root: '/v1', model: 'my-model' },
+    { cli: 'qwen-code', start: startChatCompletionsServer, root: '/v1', model: 'my-model' },
   ];
   // Codex reports a 429 as "You've hit your usage limit" without the reset time the server sent, so the world holds for the
   // default span: the run is ended at that hold rather than waited out. Gemini CLI and opencode name the retry delay, which the
@@ -72,11 +74,16 @@ describe('the failure classes of a real CLI, read from its output', () => {
     { cli: 'codex', start: startResponsesServer, root: '/v1', model: 'gpt-5-codex', resets: false, limits: 1, overloads: 6 },
     { cli: 'gemini', start: startGeminiServer, root: '', model: 'gemini-2.5-pro', resets: true, limits: 1, overloads: 3 },
     { cli: 'opencode', start: startChatCompletionsServer, root: '/v1', model: 'my-model', resets: true, limits: 20, overloads: 4 },
+    { cli: 'copilot', start: startChatCompletionsServer, root: '/v1', model: 'my-model', resets: true, limits: 1, overloads: 3 },
   ];
-  for (const { cli, start, root, model, resets, limits } of limited) {
+  // Qwen Code retries a limit quietly first (seven tries of four calls, each after the delay the server asked for), then says so
+  // on stderr: its case gets the shortest reset a server sends. Its overload takes the same road with backoffs of minutes, longer
+  // than a test here may take: its stderr line is read in test/unit/agents/preset-failures.test.ts.
+  const quietFirst = { cli: 'qwen-code' as const, start: startChatCompletionsServer, root: '/v1', model: 'my-model', resets: true, limits: 40 };
+  for (const { cli, start, root, model, resets, limits } of [...limited, quietFirst]) {
     itWith('bwrap')(`reads ${cli}'s usage limit as a hold of the world, uncharged`, { timeout: 600_000 }, async () => {
       server = await start();
-      server.resetAfterSec = 2;
+      server.resetAfterSec = cli === quietFirst.cli ? 1 : 2;
       server.script = [{ mode: 'usage-limit', count: limits }];
       const run = await runCliWorld(cli, server, { baseUrl: `${server.origin}${root}`, model }, { retry: { maxAttempts: 1 } }, (e) => e.type === 'hold');
 
