@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AgentRunInput } from '../../../src/agents/agent.js';
 import { createCommandAgent } from '../../../src/agents/command/create-command-agent.js';
+import { COPILOT_USAGE_FILE } from '../../../src/agents/command/presets/copilot.js';
 import { isGenesisError } from '../../../src/errors/genesis-error.js';
 import { manifestSchema } from '../../../src/manifest/schema.js';
 import { tempDir } from '../../helpers/temp-dir.js';
@@ -171,6 +172,28 @@ describe('the command presets, against stand-in CLIs on PATH', () => {
     } finally {
       await rm(hostDir, { recursive: true, force: true });
     }
+  });
+
+  it("reads Copilot's usage report from its private HOME, and never a host file or a FIFO the agent put in its place", async () => {
+    const report = await readFile(join(import.meta.dirname, '..', '..', 'fixtures', 'agents', 'outputs', 'copilot-usage.json'), 'utf8');
+    // A file only this process may read: the agent cannot, and must not get Genesis to read it for it.
+    const hostSecret = join(await tempDir('genesis-host-secret-'), 'report.json');
+    await writeFile(hostSecret, report, { mode: 0o600 });
+    const usageOf = async (script: string) => {
+      const agent = await createCommandAgent(config({ preset: 'copilot', command: ['sh', '-c', `${script}; echo changed > f.txt`] }), 'genesis/node:20');
+      const run = await input();
+      const result = await agent.run({ ...run, env: { ...run.env, REPORT: report } });
+      expect(result).toMatchObject({ exitCode: 0, timedOut: false });
+      return result.usage;
+    };
+    expect(await usageOf(`printf '%s' "$REPORT" > "$HOME/${COPILOT_USAGE_FILE}"`)).toEqual({
+      inputTokens: 1000,
+      outputTokens: 20,
+      cachedTokens: 400,
+      costUsd: null,
+    });
+    expect(await usageOf(`ln -s ${hostSecret} "$HOME/${COPILOT_USAGE_FILE}"`)).toBeUndefined();
+    expect(await usageOf(`mkfifo "$HOME/${COPILOT_USAGE_FILE}"`)).toBeUndefined();
   });
 
   it('fails with a non-retryable agent-not-found naming the preset and how to install it when the binary is missing', async () => {

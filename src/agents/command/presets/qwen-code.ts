@@ -19,9 +19,10 @@ export const QWEN_PROMPT = 'Carry out the task given above.';
  * HOME, its tokens spent on nothing the episode keeps); `agent.baseUrl` (an OpenAI-compatible root
  * ending in /v1) becomes OPENAI_BASE_URL. A settings file of your own (`agent.homeFiles`) takes its place.
  *
- * Usage comes from the `result` event: `usage.input_tokens` (cached included: Qwen Code counts the
- * prompt as the API reports it), `usage.cache_read_input_tokens` cached, `usage.output_tokens`
- * output. Qwen Code does not report a cost: it stays unknown unless `agent.price` prices the tokens.
+ * Usage comes from the `result` event, the session's sum: `usage.input_tokens` (the API's prompt
+ * tokens, cached included), `usage.cache_read_input_tokens` cached, `usage.output_tokens` output
+ * (reasoning included, as the API counts it). Qwen Code does not report a cost: it stays unknown
+ * unless `agent.price` (or the price table) prices the tokens.
  *
  * A refused call ends the run with an error result, `[API Error: 401 …]`. A limit or an overload
  * Qwen Code retries by itself, silently at first (with the delay the server asked for), then with
