@@ -133,8 +133,9 @@ describe('the failure classes of Copilot CLI and Qwen Code, as their pinned vers
     expect(limited?.kind === 'usage-limit' && limited.resetAt! - Date.now()).toBeGreaterThan(25_000);
     // Its warnings on stderr, and a model that merely writes the words, are no refusal.
     expect(failureOf('qwen-code', '', 'Ripgrep not available: spawn rg EACCES. Falling back to built-in grep.\n')).toBeNull();
-    const said = { type: 'assistant', message: { content: [{ type: 'text', text: 'Handle a 401 from the API gracefully.' }] } };
-    expect(failureOf('qwen-code', `${JSON.stringify(said)}\n`)).toBeNull();
+    const said = (text: string) => `${JSON.stringify({ type: 'assistant', message: { content: [{ type: 'text', text }] } })}\n`;
+    expect(failureOf('qwen-code', said('The log shows [API Error: 401 Unauthorized] from an old run; I fixed the key loader.'))).toBeNull();
+    expect(failureOf('qwen-code', said('[API Error: 401 Incorrect API key provided: sk-test.]'))).toMatchObject({ kind: 'auth' });
   });
 });
 

@@ -56,8 +56,8 @@ function launchQwen(o: PresetOptions): PresetLaunch {
   };
 }
 
-/** `[API Error: 401 Incorrect API key provided.]`, as Qwen Code words a refused call. */
-const API_ERROR = /\[API Error: (.*)\]/;
+/** `[API Error: 401 Incorrect API key provided.]`, the whole of Qwen Code's message for a refused call (not a model's sentence quoting one). */
+const API_ERROR = /^\[API Error: (.*)\]$/s;
 /** Its retry line on stderr: `Retrying in 60s (attempt 1/10): [API Error: 503 …]`. */
 const RETRY_LINE = /^Retrying in \d+s \(attempt \d+\/\d+\): (.*)$/;
 
@@ -65,13 +65,14 @@ function readQwenUsage(): UsageReader {
   let usage: AgentUsage = unknownUsage();
   let failure: CliFailure | null = null;
   const refused = (text: string) => {
-    const message = API_ERROR.exec(text)?.[1];
+    const message = API_ERROR.exec(text.trim())?.[1];
     if (message !== undefined) failure ??= classifyApiError(statusIn(message), message);
   };
   const lines = lineSplitter((line) => {
     const event = parseJsonObject(line);
     if (event?.type === 'assistant') {
-      for (const part of Array.isArray(objectAt(event.message).content) ? (objectAt(event.message).content as unknown[]) : []) {
+      const content = objectAt(event.message).content;
+      for (const part of Array.isArray(content) ? content : []) {
         const text = objectAt(part).text;
         if (typeof text === 'string') refused(text);
       }
