@@ -62,6 +62,9 @@ describe('the command presets, against stand-in CLIs on PATH', () => {
       usage: { inputTokens: 24939 + 800, outputTokens: 20 + 154 + 10, cachedTokens: 21263, costUsd: null },
       logs: '"response": "Done."',
     },
+    // Copilot's tokens are in the usage report it leaves in its HOME, not in its output.
+    { preset: 'copilot', label: 'copilot', usage: { inputTokens: 24800, outputTokens: 310, cachedTokens: 20000, costUsd: null }, logs: '"type":"result"' },
+    { preset: 'qwen-code', label: 'qwen-code', usage: { inputTokens: 18300, outputTokens: 145, cachedTokens: 12000, costUsd: null }, logs: '"type":"result"' },
   ] as const;
 
   for (const c of cases) {
