@@ -7,7 +7,7 @@ import type { ChannelPrice } from '../channel/episode-channel.js';
 export const IN_SANDBOX_MODEL_PORT = 7811;
 
 /** Names of variables that hold a model credential: the gateway gives the agent a stand-in under each. */
-const CREDENTIAL = /(?:^|_)(?:API_KEY|AUTH_TOKEN|OAUTH_TOKEN)$/;
+const CREDENTIAL = /(?:^|_)(?:API_KEY|AUTH_TOKEN|OAUTH_TOKEN|BEARER_TOKEN)$/;
 
 /**
  * How one agent reaches its model: through the gateway, to `upstream`, with stand-ins for the

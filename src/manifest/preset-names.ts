@@ -5,7 +5,7 @@
  * of these variables from every log it stores (secret-env.ts). src/agents/presets/ builds each
  * preset's command line on top of this table.
  */
-export const PRESET_NAMES = ['claude-code', 'codex', 'aider', 'opencode', 'gemini'] as const;
+export const PRESET_NAMES = ['claude-code', 'codex', 'aider', 'opencode', 'gemini', 'copilot', 'qwen-code'] as const;
 export type PresetName = (typeof PRESET_NAMES)[number];
 
 /**
@@ -28,6 +28,9 @@ export const PRESET_SETTINGS: ReadonlySet<string> = new Set([
   'GOOGLE_CLOUD_LOCATION',
   'GOOGLE_GENAI_USE_VERTEXAI',
   'GOOGLE_APPLICATION_CREDENTIALS',
+  'COPILOT_PROVIDER_TYPE',
+  'COPILOT_PROVIDER_WIRE_API',
+  'OPENAI_MODEL',
 ]);
 
 /** Variables a preset passes through when set, in addition to `agent.env`. */
@@ -60,4 +63,7 @@ export const PRESET_ENV: Readonly<Record<PresetName, readonly string[]>> = {
   ],
   opencode: ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'OPENROUTER_API_KEY', 'GOOGLE_GENERATIVE_AI_API_KEY'],
   gemini: ['GEMINI_API_KEY', 'GOOGLE_API_KEY', 'GOOGLE_CLOUD_PROJECT', 'GOOGLE_CLOUD_LOCATION', 'GOOGLE_GENAI_USE_VERTEXAI', 'GOOGLE_APPLICATION_CREDENTIALS'],
+  // Bring-your-own-model keys first; COPILOT_GITHUB_TOKEN for GitHub's own models (never GH_TOKEN or GITHUB_TOKEN, which open far more than Copilot).
+  copilot: ['COPILOT_PROVIDER_API_KEY', 'COPILOT_PROVIDER_BEARER_TOKEN', 'COPILOT_PROVIDER_TYPE', 'COPILOT_PROVIDER_WIRE_API', 'COPILOT_GITHUB_TOKEN'],
+  'qwen-code': ['OPENAI_API_KEY', 'OPENAI_BASE_URL', 'OPENAI_MODEL'],
 };

@@ -171,7 +171,10 @@ const agentChoice = {
     .describe(
       'command: any CLI agent; script: replays recorded changes; sim: stochastic calibration agent; openai: the built-in agent for any OpenAI-compatible endpoint',
     ),
-  preset: z.enum(PRESET_NAMES).optional().describe('a known CLI agent for kind command: claude-code, codex, aider, opencode or gemini'),
+  preset: z
+    .enum(PRESET_NAMES)
+    .optional()
+    .describe('a known CLI agent for kind command: claude-code, codex, aider, opencode, gemini, copilot (GitHub Copilot CLI) or qwen-code'),
   command: z.array(z.string()).min(1).optional().describe('argv of the agent (kind command); {promptFile} is replaced by the prompt file path'),
   args: z.array(z.string()).optional().describe("arguments appended to a preset's command"),
   script: z.string().optional().describe('recording the script agent replays (kind script), a path in the accepted tree'),
@@ -185,7 +188,7 @@ const agentChoice = {
     .url({ protocol: /^https?$/ })
     .optional()
     .describe(
-      "the model endpoint, in the form the vendor's SDK documents: an OpenAI-compatible root ending in /v1 for kind openai, codex and opencode (e.g. http://127.0.0.1:8080/v1); Anthropic's root for claude-code (http://127.0.0.1:8080); Gemini's root for gemini. Each preset passes it the way its CLI reads it (a variable, or a provider in a config file in the agent's private HOME), and the agent sandbox lets the agent reach exactly its host and port",
+      "the model endpoint, in the form the vendor's SDK documents: an OpenAI-compatible root ending in /v1 for kind openai, codex, opencode, copilot and qwen-code (e.g. http://127.0.0.1:8080/v1); Anthropic's root for claude-code (http://127.0.0.1:8080); Gemini's root for gemini. Each preset passes it the way its CLI reads it (a variable, or a provider in a config file in the agent's private HOME), and the agent sandbox lets the agent reach exactly its host and port",
     ),
   apiKeyEnv: z
     .string()

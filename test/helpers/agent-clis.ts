@@ -9,13 +9,15 @@ const run = promisify(execFile);
 /** The table of pinned CLIs (npm specs, one a line), shared with the agent image: a version bump is one line there. */
 const TABLE = join(import.meta.dirname, '..', '..', 'sandboxes', 'agent', 'clis.txt');
 
-export type AgentCliName = 'claude-code' | 'codex' | 'gemini' | 'opencode';
+export type AgentCliName = 'claude-code' | 'codex' | 'gemini' | 'opencode' | 'copilot' | 'qwen-code';
 
 const PACKAGES: Readonly<Record<AgentCliName, { pkg: string; bin: string }>> = {
   'claude-code': { pkg: '@anthropic-ai/claude-code', bin: 'claude' },
   codex: { pkg: '@openai/codex', bin: 'codex' },
   gemini: { pkg: '@google/gemini-cli', bin: 'gemini' },
   opencode: { pkg: 'opencode-ai', bin: 'opencode' },
+  copilot: { pkg: '@github/copilot', bin: 'copilot' },
+  'qwen-code': { pkg: '@qwen-code/qwen-code', bin: 'qwen' },
 };
 
 /** The pinned npm spec of each CLI, from the table (`@openai/codex@0.171.0`). */

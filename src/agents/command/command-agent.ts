@@ -15,12 +15,19 @@ import type { AgentEndpoint } from '../../sandbox/egress/endpoints.js';
 import { probeEndpoints, watchEndpoints } from './endpoint-probe.js';
 import { authFailedError, episodeFailureOf, type AgentFailureClass as CliFailure } from '../failure-classes.js';
 import type { PresetLaunch, UsageReader } from './presets/preset.js';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { mkdir, open, writeFile } from 'node:fs/promises';
 import type { ChannelFailure } from '../../channel/episode-channel.js';
 import { agentModelUrl, type ModelRoute } from '../model-route.js';
 import { beforeLaunch, channelResult } from '../channel-result.js';
 
 const KILL_GRACE_MS = 2_000;
+
+/** The agent's HOME as it runs, and the files of it its preset reads after it exits (a usage report). */
+interface AgentFiles {
+  home: string;
+  outputFiles: readonly string[];
+}
 /** How long output may still arrive after the agent exited (a daemon may hold the pipe open forever). */
 const OUTPUT_GRACE_MS = 500;
 
@@ -85,7 +92,7 @@ export class CommandAgent implements Agent {
       Object.assign(env, this.options.launch?.env);
       // A model that is not there fails now, not at the agent's timeout after its CLI retried all along.
       await probeEndpoints(this.options.endpoints ?? []);
-      return this.runWith(argv, env, this.options.launch?.homeFiles ?? {}, input, null);
+      return this.runWith(argv, env, this.options.launch, input, null);
     }
     const before = await beforeLaunch(route, env);
     if (before) return { exitCode: 0, timedOut: false, aborted: false, log: `${before.message}\n`, durationMs: 0, failure: before };
@@ -118,7 +125,7 @@ export class CommandAgent implements Agent {
       const launch = this.options.launchFor?.(url);
       Object.assign(env, launch?.env);
       const signal = input.signal ? AbortSignal.any([input.signal, ending.signal]) : ending.signal;
-      const ran = await this.runWith(argv, env, launch?.homeFiles ?? {}, { ...input, signal }, opened.port);
+      const ran = await this.runWith(argv, env, launch, { ...input, signal }, opened.port);
       opened.close();
       return channelResult(ran, opened.channel.report(), failures[0] ?? null, route, this.options.price ?? null, this.label);
     } finally {
@@ -129,15 +136,16 @@ export class CommandAgent implements Agent {
   private async runWith(
     argv: string[],
     env: Record<string, string>,
-    homeFiles: Readonly<Record<string, string>>,
+    preset: PresetLaunch | undefined,
     input: AgentRunInput,
     modelPort: number | null,
   ): Promise<AgentRunResult> {
     const privateHome = join(dirname(input.promptFile), 'home');
-    const written = await writeHomeFiles(privateHome, homeFiles);
+    const written = await writeHomeFiles(privateHome, preset?.homeFiles ?? {});
+    const home = this.sandbox.kind === 'none' && !written ? (env.HOME ?? privateHome) : privateHome;
     const launch = await this.sandbox.launch(argv, {
       workspace: input.workspace,
-      home: this.sandbox.kind === 'none' && !written ? (env.HOME ?? privateHome) : privateHome,
+      home,
       env,
       readOnly: [input.promptFile, ...(input.readOnly ?? [])],
       name: `${env.GENESIS_EPISODE_ID ?? 'run'}-${randomBytes(3).toString('hex')}`,
@@ -159,7 +167,7 @@ export class CommandAgent implements Agent {
           })
         : () => undefined;
     try {
-      const ran = await this.runLaunched(launch, argv[0]!, { ...input, signal: watch.signal });
+      const ran = await this.runLaunched(launch, argv[0]!, { home, outputFiles: preset?.outputFiles ?? [] }, { ...input, signal: watch.signal });
       if (gone) throw gone;
       const result = launch.egressRefused ? { ...ran, egressRefused: launch.egressRefused() } : ran;
       // A full disk says more than the exit code it caused (ENOSPC, or a hang until the timeout).
@@ -184,6 +192,7 @@ export class CommandAgent implements Agent {
   private async runLaunched(
     launch: { file: string; args: string[]; env: Record<string, string> },
     program: string,
+    files: AgentFiles,
     input: AgentRunInput,
   ): Promise<AgentRunResult> {
     const started = Date.now();
@@ -193,7 +202,7 @@ export class CommandAgent implements Agent {
     const tracker = this.sandbox.kind === 'none' ? await createProcessTracker() : null;
     const [file, ...args] = tracker ? tracker.wrap([launch.file, ...launch.args]) : [launch.file, ...launch.args];
     try {
-      return await this.runTracked(file!, args, launch.env, tracker, started, log, usage, program, input);
+      return await this.runTracked(file!, args, launch.env, tracker, started, log, usage, program, files, input);
     } finally {
       await tracker?.dispose();
     }
@@ -208,6 +217,7 @@ export class CommandAgent implements Agent {
     log: OutputTail,
     usage: UsageReader | undefined,
     program: string,
+    files: AgentFiles,
     input: AgentRunInput,
   ): Promise<AgentRunResult> {
     const child = execa(file, args, {
@@ -283,6 +293,7 @@ export class CommandAgent implements Agent {
     const exitCode = result.exitCode ?? (timedOut || aborted ? 137 : 1);
     const sandboxFailure = this.sandbox.kind === 'docker' && !timedOut && !aborted ? dockerRunFailure(exitCode, log.text().slice(-4000), program) : null;
     if (sandboxFailure) throw sandboxFailure;
+    if (usage?.pushFile) await feedOutputFiles(usage, files.home, files.outputFiles);
     const reported = usage ? withCost(usage.usage(), this.options.price ?? null) : null;
     const found: CliFailure | null = aborted ? null : (failure ?? (timedOut || exitCode === 0 ? null : (usage?.failure?.() ?? null)));
     if (found?.kind === 'auth') throw authFailedError(this.label, found.message);
@@ -319,6 +330,28 @@ export function lastLines(text: string, count = 3, maxChars = 400): string {
     .filter((l) => l !== '');
   const joined = lines.slice(-count).join(' | ');
   return joined.length > maxChars ? `…${joined.slice(-maxChars)}` : joined;
+}
+
+/** The most of an output file a reader is given: a usage report is a few KiB, and the agent could write anything there. */
+const OUTPUT_FILE_MAX_BYTES = 1024 * 1024;
+
+/**
+ * Feeds the reader each output file the CLI left in its HOME; one it did not write (killed, refused)
+ * is skipped. Read by this process, outside the sandbox, from a HOME the agent could write: only a
+ * regular file is read, never one the agent replaced by a symlink to a host file or by a FIFO.
+ */
+async function feedOutputFiles(usage: UsageReader, home: string, files: readonly string[]): Promise<void> {
+  for (const path of files) {
+    const handle = await open(join(home, path), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch(() => null);
+    if (!handle) continue;
+    try {
+      if (!(await handle.stat()).isFile()) continue;
+      const { buffer, bytesRead } = await handle.read({ buffer: Buffer.alloc(OUTPUT_FILE_MAX_BYTES), position: 0 });
+      usage.pushFile?.(path, buffer.subarray(0, bytesRead).toString('utf8'));
+    } finally {
+      await handle.close();
+    }
+  }
 }
 
 /** Writes a preset's files into the private HOME; whether there were any. */

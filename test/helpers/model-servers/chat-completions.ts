@@ -12,10 +12,11 @@ import {
 import { workspacePath } from './workspace-path.js';
 
 /**
- * OpenAI's Chat Completions API as opencode calls it through `@ai-sdk/openai-compatible`
- * (`POST /v1/chat/completions`, streamed): a working turn is answered with a `write` tool call,
- * the turn carrying its result (a `tool` message) with a final text; a call without tools (the
- * session's title) with a short text. Usage comes in the last chunk, only when `stream_options.include_usage` asks for it.
+ * OpenAI's Chat Completions API as opencode (through `@ai-sdk/openai-compatible`), Qwen Code and
+ * Copilot CLI (bring your own model) call it (`POST /v1/chat/completions`, streamed): a working
+ * turn is answered with a call of the CLI's own file-writing tool (see WRITE_TOOLS), the turn
+ * carrying its result (a `tool` message) with a final text; a call without tools (the session's
+ * title) with a short text. Usage comes in the last chunk, only when `stream_options.include_usage` asks for it.
  */
 export function startChatCompletionsServer(options: { mode?: ServerMode } = {}): Promise<ScriptedServer> {
   return startScriptedServer(handleChat, options);
@@ -38,7 +39,8 @@ function handleChat(x: Exchange): unknown {
     created: Math.floor(Date.now() / 1000),
     model: json.model ?? 'scripted',
   };
-  const writeTool = tools.find((t) => t.function?.name === 'write')?.function?.name ?? 'write';
+  const write = WRITE_TOOLS.find((w) => tools.some((t) => t.function?.name === w.name)) ?? WRITE_TOOLS[0]!;
+  const writeTool = write.name;
   const call = tools.length > 0 && !answered;
   const usageOut = { prompt_tokens: usage.input, completion_tokens: usage.output, total_tokens: usage.input + usage.output };
   if (json.stream !== true) {
@@ -46,7 +48,7 @@ function handleChat(x: Exchange): unknown {
       ? {
           role: 'assistant',
           content: null,
-          tool_calls: [{ id: `call_${server.sent.length}`, type: 'function', function: { name: writeTool, arguments: argsOf(x) } }],
+          tool_calls: [{ id: `call_${server.sent.length}`, type: 'function', function: { name: writeTool, arguments: argsOf(x, write) } }],
         }
       : { role: 'assistant', content: tools.length > 0 ? 'Done: the file is written.' : 'Scripted title' };
     return sendJson(res, 200, {
@@ -58,7 +60,7 @@ function handleChat(x: Exchange): unknown {
   }
   startSse(res);
   if (call) {
-    const args = argsOf(x);
+    const args = argsOf(x, write);
     const half = Math.floor(args.length / 2);
     writeEvent(res, {
       ...base,
@@ -90,8 +92,15 @@ function handleChat(x: Exchange): unknown {
   res.end();
 }
 
-function argsOf(x: Exchange): string {
-  return JSON.stringify({ filePath: workspacePath(x.body, x.server.file.path), content: x.server.file.content });
+/** Each CLI's file-writing tool and the names of its path and content arguments: opencode's, Qwen Code's, Copilot's. */
+const WRITE_TOOLS = [
+  { name: 'write', path: 'filePath', content: 'content' },
+  { name: 'write_file', path: 'file_path', content: 'content' },
+  { name: 'create', path: 'path', content: 'file_text' },
+] as const;
+
+function argsOf(x: Exchange, tool: (typeof WRITE_TOOLS)[number]): string {
+  return JSON.stringify({ [tool.path]: workspacePath(x.body, x.server.file.path), [tool.content]: x.server.file.content });
 }
 
 /** The refusals of the failure modes, as an OpenAI-compatible gateway words them; true when it refused. */

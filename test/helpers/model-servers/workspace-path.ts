@@ -1,7 +1,12 @@
 import { isAbsolute, join } from 'node:path';
 
 // How each CLI names its working directory in the system prompt it sends.
-const PATTERNS = [/Working directory: (\/[^\s"\\<]+)/, /working in the directory: (\/[^\s"\\<]+)/i, /"cwd":\s*"(\/[^"]+)"/, /<cwd>(\/[^<]+)<\/cwd>/];
+const PATTERNS = [
+  /(?:Working|Current working) directory: (\/[^\s"\\<]+)/,
+  /working in the directory: (\/[^\s"\\<]+)/i,
+  /"cwd":\s*"(\/[^"]+)"/,
+  /<cwd>(\/[^<]+)<\/cwd>/,
+];
 
 /**
  * The absolute path of `file` in the workspace the CLI says it works in (file-writing tools of

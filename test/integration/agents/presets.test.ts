@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { AgentRunInput } from '../../../src/agents/agent.js';
 import { createCommandAgent } from '../../../src/agents/command/create-command-agent.js';
+import { COPILOT_USAGE_FILE } from '../../../src/agents/command/presets/copilot.js';
 import { isGenesisError } from '../../../src/errors/genesis-error.js';
 import { manifestSchema } from '../../../src/manifest/schema.js';
 import { tempDir } from '../../helpers/temp-dir.js';
@@ -76,6 +77,9 @@ describe('the command presets, against stand-in CLIs on PATH', () => {
       usage: { inputTokens: 24939 + 800, outputTokens: 20 + 154 + 10, cachedTokens: 21263, costUsd: null },
       logs: '"response": "Done."',
     },
+    // Copilot's tokens are in the usage report it leaves in its HOME, not in its output.
+    { preset: 'copilot', label: 'copilot', usage: { inputTokens: 24800, outputTokens: 310, cachedTokens: 20000, costUsd: null }, logs: '"type":"result"' },
+    { preset: 'qwen-code', label: 'qwen-code', usage: { inputTokens: 18300, outputTokens: 145, cachedTokens: 12000, costUsd: null }, logs: '"type":"result"' },
   ] as const;
 
   for (const c of cases) {
@@ -190,6 +194,28 @@ describe('the command presets, against stand-in CLIs on PATH', () => {
     } finally {
       await rm(hostDir, { recursive: true, force: true });
     }
+  });
+
+  it("reads Copilot's usage report from its private HOME, and never a host file or a FIFO the agent put in its place", async () => {
+    const report = await readFile(join(import.meta.dirname, '..', '..', 'fixtures', 'agents', 'outputs', 'copilot-usage.json'), 'utf8');
+    // A file only this process may read: the agent cannot, and must not get Genesis to read it for it.
+    const hostSecret = join(await tempDir('genesis-host-secret-'), 'report.json');
+    await writeFile(hostSecret, report, { mode: 0o600 });
+    const usageOf = async (script: string) => {
+      const agent = await createCommandAgent(config({ preset: 'copilot', command: ['sh', '-c', `${script}; echo changed > f.txt`] }), 'genesis/node:20');
+      const run = await input();
+      const result = await agent.run({ ...run, env: { ...run.env, REPORT: report } });
+      expect(result).toMatchObject({ exitCode: 0, timedOut: false });
+      return result.usage;
+    };
+    expect(await usageOf(`printf '%s' "$REPORT" > "$HOME/${COPILOT_USAGE_FILE}"`)).toEqual({
+      inputTokens: 1000,
+      outputTokens: 20,
+      cachedTokens: 400,
+      costUsd: null,
+    });
+    expect(await usageOf(`ln -s ${hostSecret} "$HOME/${COPILOT_USAGE_FILE}"`)).toBeUndefined();
+    expect(await usageOf(`mkfifo "$HOME/${COPILOT_USAGE_FILE}"`)).toBeUndefined();
   });
 
   it('fails with a non-retryable agent-not-found naming the preset and how to install it when the binary is missing', async () => {

@@ -23,9 +23,9 @@ describe('the agent section of world.yaml', () => {
   });
 
   it('refuses an unknown preset and lists the known ones', () => {
-    const { errors } = parse({ kind: 'command', preset: 'copilot' });
+    const { errors } = parse({ kind: 'command', preset: 'cursor-agent' });
     expect(errors).toHaveLength(1);
-    expect(errors[0]).toMatch(/^agent\.preset: Invalid option: expected one of "claude-code"\|"codex"\|"aider"\|"opencode"\|"gemini"/);
+    expect(errors[0]).toMatch(/^agent\.preset: Invalid option: expected one of "claude-code"\|"codex"\|"aider"\|"opencode"\|"gemini"\|"copilot"\|"qwen-code"/);
   });
 
   it('refuses a preset on an agent that is not a command agent', () => {

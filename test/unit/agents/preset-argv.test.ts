@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { GEMINI_PROMPT } from '../../../src/agents/command/presets/gemini.js';
 import { PRESETS } from '../../../src/agents/command/presets/index.js';
 import { OPENCODE_MESSAGE, OPENCODE_TITLE } from '../../../src/agents/command/presets/opencode.js';
+import { COPILOT_USAGE_FILE } from '../../../src/agents/command/presets/copilot.js';
+import { QWEN_PROMPT } from '../../../src/agents/command/presets/qwen-code.js';
 
 const plain = { args: [], sandboxed: false };
 
@@ -93,5 +95,52 @@ describe('the command each preset runs', () => {
     });
     // Without a baseUrl, opencode's own provider/model names stay as written.
     expect(PRESETS.opencode.argv({ ...at, model: 'anthropic/claude-sonnet-4-5' })).toEqual(expect.arrayContaining(['--model', 'anthropic/claude-sonnet-4-5']));
+  });
+
+  it('runs Copilot CLI with JSON events, tools approved, and a usage report in its HOME; in its own-model mode for agent.baseUrl, offline', () => {
+    expect(PRESETS.copilot.argv({ ...plain, model: 'my-model', args: ['--debug'] })).toEqual([
+      'copilot',
+      '--output-format',
+      'json',
+      '--allow-all-tools',
+      '--no-ask-user',
+      '--no-auto-update',
+      '--disable-client-telemetry',
+      `--usage-output-file=~/${COPILOT_USAGE_FILE}`,
+      '--model',
+      'my-model',
+      '--debug',
+    ]);
+    const byok = PRESETS.copilot.launch!({ ...plain, baseUrl: 'http://127.0.0.1:8080/v1' });
+    expect(byok.env).toEqual({ COPILOT_PROVIDER_BASE_URL: 'http://127.0.0.1:8080/v1', COPILOT_OFFLINE: 'true', COPILOT_AUTO_UPDATE: 'false' });
+    expect(byok.outputFiles).toEqual([COPILOT_USAGE_FILE]);
+    expect(JSON.parse(byok.homeFiles['.copilot/settings.json']!)).toEqual({ autoUpdate: false, banner: 'never' });
+    // GitHub's own models need GitHub: not offline without a baseUrl.
+    expect(PRESETS.copilot.launch!(plain).env).toEqual({ COPILOT_AUTO_UPDATE: 'false' });
+    expect(PRESETS.copilot.env).toEqual(expect.arrayContaining(['COPILOT_PROVIDER_API_KEY', 'COPILOT_GITHUB_TOKEN']));
+    expect(PRESETS.copilot.env).not.toContain('GITHUB_TOKEN');
+  });
+
+  it('runs Qwen Code with stream-json and --yolo, the prompt on stdin; OPENAI_BASE_URL for agent.baseUrl; telemetry, updates and memory off', () => {
+    expect(PRESETS['qwen-code'].argv({ ...plain, model: 'qwen3-coder' })).toEqual([
+      'qwen',
+      '--output-format',
+      'stream-json',
+      '--yolo',
+      '--model',
+      'qwen3-coder',
+      QWEN_PROMPT,
+    ]);
+    const launch = PRESETS['qwen-code'].launch!({ ...plain, sandboxed: true, baseUrl: 'http://127.0.0.1:8080/v1' });
+    expect(launch.env).toEqual({ OPENAI_BASE_URL: 'http://127.0.0.1:8080/v1', QWEN_CODE_SUPPRESS_YOLO_WARNING: '1' });
+    expect(JSON.parse(launch.homeFiles['.qwen/settings.json']!)).toEqual({
+      security: { auth: { selectedType: 'openai' } },
+      general: { enableAutoUpdate: false },
+      privacy: { usageStatisticsEnabled: false },
+      telemetry: { enabled: false },
+      memory: { enableManagedAutoMemory: false, enableManagedAutoDream: false },
+    });
+    // Unconfined, its warning that --yolo runs with the user's own rights is true and kept.
+    expect(PRESETS['qwen-code'].launch!(plain).env).toEqual({});
   });
 });

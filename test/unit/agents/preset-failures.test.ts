@@ -83,6 +83,62 @@ describe('the failure classes each CLI reports in its output', () => {
   });
 });
 
+describe('the failure classes of Copilot CLI and Qwen Code, as their pinned versions print them', () => {
+  /** Copilot's event for one refused call (fields it also prints, such as the request's size, left out). */
+  const callFailure = (statusCode: number, message: string, retryAttempt = 0) =>
+    `${JSON.stringify({
+      type: 'model.call_failure',
+      data: { model: 'my-model', statusCode, retryAttempt, failureKind: 'api', isByok: true, errorMessage: JSON.stringify({ message, type: 'requests' }) },
+      ephemeral: true,
+    })}\n`;
+
+  it("reads Copilot's first refused call as refused credentials (it retries a 401 three times) or a limit with the reset it names", () => {
+    expect(failureOf('copilot', callFailure(401, 'Incorrect API key provided: sk-test.'))).toMatchObject({ kind: 'auth' });
+    const found = failureOf('copilot', callFailure(429, 'Rate limit reached. Please try again in 30s.'));
+    expect(found).toMatchObject({ kind: 'usage-limit' });
+    expect(found?.kind === 'usage-limit' && found.resetAt! - Date.now()).toBeGreaterThan(25_000);
+    // A successful call says nothing.
+    expect(failureOf('copilot', `${JSON.stringify({ type: 'model.call_final_result', data: { result: 'success' } })}\n`)).toBeNull();
+  });
+
+  it("reads Copilot's 503s as an overloaded model at the third retry, or when it gives up sooner", () => {
+    const overloaded = (n: number) => callFailure(503, 'The server is overloaded. Please try again later.', n);
+    expect(failureOf('copilot', overloaded(0) + overloaded(1))).toBeNull();
+    expect(failureOf('copilot', overloaded(0) + overloaded(1) + overloaded(2))).toMatchObject({ kind: 'overloaded' });
+    const gaveUp = {
+      type: 'session.error',
+      data: {
+        errorType: 'query',
+        message: 'Failed to get response from the AI model; retried 5 times. Last error: 503 The server is overloaded.',
+        statusCode: 503,
+      },
+    };
+    expect(failureOf('copilot', overloaded(0) + `${JSON.stringify(gaveUp)}\n`)).toMatchObject({ kind: 'overloaded' });
+  });
+
+  it("reads Qwen Code's refused key from its error result, and its retried limit and overload from the line it prints on stderr", () => {
+    const result = {
+      type: 'result',
+      subtype: 'error_during_execution',
+      is_error: true,
+      usage: { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0 },
+      error: { message: '[API Error: 401 Incorrect API key provided: sk-test.]' },
+    };
+    expect(failureOf('qwen-code', `${JSON.stringify(result)}\n`)).toMatchObject({ kind: 'auth' });
+    expect(failureOf('qwen-code', '', 'Retrying in 60s (attempt 1/10): [API Error: 503 The server is overloaded. Please try again later.]\n')).toMatchObject({
+      kind: 'overloaded',
+    });
+    const limited = failureOf('qwen-code', '', 'Retrying in 60s (attempt 1/10): [API Error: 429 Rate limit reached. Please try again in 30s.]\n');
+    expect(limited).toMatchObject({ kind: 'usage-limit' });
+    expect(limited?.kind === 'usage-limit' && limited.resetAt! - Date.now()).toBeGreaterThan(25_000);
+    // Its warnings on stderr, and a model that merely writes the words, are no refusal.
+    expect(failureOf('qwen-code', '', 'Ripgrep not available: spawn rg EACCES. Falling back to built-in grep.\n')).toBeNull();
+    const said = (text: string) => `${JSON.stringify({ type: 'assistant', message: { content: [{ type: 'text', text }] } })}\n`;
+    expect(failureOf('qwen-code', said('The log shows [API Error: 401 Unauthorized] from an old run; I fixed the key loader.'))).toBeNull();
+    expect(failureOf('qwen-code', said('[API Error: 401 Incorrect API key provided: sk-test.]'))).toMatchObject({ kind: 'auth' });
+  });
+});
+
 describe('classifying a refused call', () => {
   it('tells refused credentials, limits and overload apart, and leaves other errors alone', () => {
     expect(classifyApiError(401, '')).toMatchObject({ kind: 'auth' });

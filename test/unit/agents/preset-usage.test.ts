@@ -53,6 +53,18 @@ describe('reading usage from the output of each CLI agent', () => {
     expect(read('gemini', output('gemini.json'))).toEqual({ inputTokens: 25739, outputTokens: 184, cachedTokens: 21263, costUsd: null });
   });
 
+  it("reads Qwen Code's result: the API's prompt tokens with the cached ones among them, no cost", () => {
+    expect(read('qwen-code', output('qwen-stream.jsonl'))).toEqual({ inputTokens: 1000, outputTokens: 20, cachedTokens: 400, costUsd: null });
+  });
+
+  it("reads Copilot's usage report, the file it leaves in its HOME, not its events, which carry no tokens", () => {
+    const reader = PRESETS.copilot.usageReader();
+    reader.push(`${JSON.stringify({ type: 'result', exitCode: 0, usage: { premiumRequests: 0, totalApiDurationMs: 52 } })}\n`);
+    expect(reader.usage()).toEqual(UNKNOWN);
+    reader.pushFile?.('.copilot-usage.json', output('copilot-usage.json'));
+    expect(reader.usage()).toEqual({ inputTokens: 1000, outputTokens: 20, cachedTokens: 400, costUsd: null });
+  });
+
   for (const preset of Object.keys(PRESETS) as PresetName[]) {
     it(`keeps ${preset}'s usage unknown, never 0, when the output reports none`, () => {
       expect(read(preset, 'Error: something went wrong\n{"type":"other"}\n')).toEqual(UNKNOWN);

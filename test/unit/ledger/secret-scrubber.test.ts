@@ -90,6 +90,12 @@ describe('secretEnvNames', () => {
     expect(names).toEqual(expect.arrayContaining(['MY_GATEWAY_KEY', 'ANTHROPIC_API_KEY', 'AWS_SECRET_ACCESS_KEY', 'GOOGLE_APPLICATION_CREDENTIALS']));
   });
 
+  it("scrubs the Copilot CLI's and Qwen Code's keys and keeps their settings readable", () => {
+    const names = secretEnvNames(undefined, {});
+    expect(names).toEqual(expect.arrayContaining(['COPILOT_PROVIDER_API_KEY', 'COPILOT_PROVIDER_BEARER_TOKEN', 'COPILOT_GITHUB_TOKEN', 'OPENAI_API_KEY']));
+    for (const setting of ['COPILOT_PROVIDER_TYPE', 'COPILOT_PROVIDER_WIRE_API', 'OPENAI_BASE_URL', 'OPENAI_MODEL']) expect(names).not.toContain(setting);
+  });
+
   it('reads the values of the names that are set', () => {
     expect(secretValues(['A', 'B', 'C'], { A: 'one', C: '' })).toEqual(['one']);
   });

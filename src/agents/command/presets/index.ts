@@ -1,8 +1,10 @@
 import { aiderPreset } from './aider.js';
 import { claudeCodePreset } from './claude-code.js';
 import { codexPreset } from './codex.js';
+import { copilotPreset } from './copilot.js';
 import { geminiPreset } from './gemini.js';
 import { opencodePreset } from './opencode.js';
+import { qwenCodePreset } from './qwen-code.js';
 import type { PresetName } from '../../../manifest/preset-names.js';
 import type { CommandPreset } from './preset.js';
 
@@ -16,4 +18,6 @@ export const PRESETS: Readonly<Record<PresetName, CommandPreset>> = {
   aider: aiderPreset,
   opencode: opencodePreset,
   gemini: geminiPreset,
+  copilot: copilotPreset,
+  'qwen-code': qwenCodePreset,
 };

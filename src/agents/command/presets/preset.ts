@@ -24,6 +24,8 @@ export interface PresetOptions {
 export interface PresetLaunch {
   env: Record<string, string>;
   homeFiles: Record<string, string>;
+  /** Files the CLI writes directly in that HOME (names, no directories) that its reader reads once it has exited: a usage report it prints nowhere else. */
+  outputFiles?: readonly string[];
 }
 
 /**
@@ -34,6 +36,8 @@ export interface UsageReader {
   push(chunk: string): void;
   /** Fed with chunks of stderr, for a CLI that reports its refusals there. */
   pushError?(chunk: string): void;
+  /** Fed, once the CLI has exited, with each of its launch's `outputFiles` that exists (bounded), by its path relative to HOME. */
+  pushFile?(path: string, content: string): void;
   /** What the output reported; fields it did not report are null. */
   usage(): AgentUsage;
   /** A cause the harness must act on that the output reported (refused credentials, a usage limit, an overloaded model), or null. */

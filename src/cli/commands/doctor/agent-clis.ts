@@ -13,6 +13,8 @@ const CLIS = [
   { program: 'codex', pkg: '@openai/codex' },
   { program: 'gemini', pkg: '@google/gemini-cli' },
   { program: 'opencode', pkg: 'opencode-ai' },
+  { program: 'copilot', pkg: '@github/copilot' },
+  { program: 'qwen', pkg: '@qwen-code/qwen-code' },
 ] as const;
 
 /** The versions the suite covers, by package: `{ '@openai/codex': '0.171.0' }`. */

@@ -13,6 +13,8 @@ const KEY_ENV: Readonly<Record<AgentCliName, string>> = {
   codex: 'OPENAI_API_KEY',
   gemini: 'GEMINI_API_KEY',
   opencode: 'OPENAI_API_KEY',
+  copilot: 'COPILOT_PROVIDER_API_KEY',
+  'qwen-code': 'OPENAI_API_KEY',
 };
 
 /** The key set on this host: the scripted server must see it, the agent never. */

@@ -56,6 +56,8 @@ describe('the failure classes of a real CLI, read at the gateway', () => {
     { cli: 'codex', start: startResponsesServer, root: '/v1', model: 'gpt-5-codex' },
     { cli: 'gemini', start: startGeminiServer, root: '', model: 'gemini-2.5-pro' },
     { cli: 'opencode', start: startChatCompletionsServer, root: '/v1', model: 'my-model' },
+    { cli: 'copilot', start: startChatCompletionsServer, root: '/v1', model: 'my-model' },
+    { cli: 'qwen-code', start: startChatCompletionsServer, root: '/v1', model: 'my-model' },
   ];
   // The gateway reads each 429's reset where the vendor sends it (retry-after, x-ratelimit-reset-*, Gemini's RetryInfo), whether
   // or not the CLI prints it (Codex does not), and ends the episode at the first one. `overloads`: enough refusals that three
@@ -71,6 +73,9 @@ describe('the failure classes of a real CLI, read at the gateway', () => {
     { cli: 'codex', start: startResponsesServer, root: '/v1', model: 'gpt-5-codex', limits: 1, overloads: 6 },
     { cli: 'gemini', start: startGeminiServer, root: '', model: 'gemini-2.5-pro', limits: 1, overloads: 3 },
     { cli: 'opencode', start: startChatCompletionsServer, root: '/v1', model: 'my-model', limits: 1, overloads: 4 },
+    { cli: 'copilot', start: startChatCompletionsServer, root: '/v1', model: 'my-model', limits: 1, overloads: 3 },
+    // Qwen Code retries a limit or an overload quietly for minutes before it says so: the gateway does not wait for it to.
+    { cli: 'qwen-code', start: startChatCompletionsServer, root: '/v1', model: 'my-model', limits: 1, overloads: 3 },
   ];
   for (const { cli, start, root, model, limits } of limited) {
     itWith('bwrap')(`reads ${cli}'s usage limit as a hold of the world, uncharged`, { timeout: 600_000 }, async () => {
