@@ -20,6 +20,8 @@ const CLIS: Array<{ cli: AgentCliName; start: typeof startAnthropicServer; root:
   { cli: 'codex', start: startResponsesServer, root: '/v1', model: 'gpt-5-codex' },
   { cli: 'gemini', start: startGeminiServer, root: '', model: 'gemini-2.5-pro' },
   { cli: 'opencode', start: startChatCompletionsServer, root: '/v1', model: 'my-model' },
+  { cli: 'copilot', start: startChatCompletionsServer, root: '/v1', model: 'my-model' },
+  { cli: 'qwen-code', start: startChatCompletionsServer, root: '/v1', model: 'my-model' },
 ];
 
 /**
