@@ -1,5 +1,8 @@
 import { createServer, request as httpRequest, Agent as HttpAgent, type IncomingMessage, type ServerResponse, type OutgoingHttpHeaders } from 'node:http';
 import { request as httpsRequest, Agent as HttpsAgent } from 'node:https';
+import { readFileSync } from 'node:fs';
+import { rootCertificates } from 'node:tls';
+import { GenesisError } from '../errors/genesis-error.js';
 import type { AddressInfo, Socket } from 'node:net';
 import { apiOfPath, refusalBody, vendorOfApi, type GatewayRefusal, type ModelApi } from './model-apis.js';
 import { SseEvents } from './sse-events.js';
@@ -23,8 +26,8 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'tra
 const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE']);
 
 export interface GatewayOptions {
-  /** Extra CA certificates for upstream TLS (NODE_EXTRA_CA_CERTS is honoured as well). */
-  ca?: string | Buffer;
+  /** The CA certificates trusted for upstream TLS, in place of Node's own (give those too to add one). */
+  ca?: string | Buffer | Array<string | Buffer>;
   /** The holds shared with the rest of the fleet; this process's own by default. */
   holds?: MemoryLimitHolds;
 }
@@ -56,15 +59,16 @@ export interface OpenSpec extends Omit<EpisodeChannelSpec, 'credentials' | 'cred
 export class ModelGateway {
   private readonly inFlight = new Map<EpisodeChannel, Set<() => void>>();
   private readonly httpAgent = new HttpAgent({ keepAlive: true });
-  private readonly httpsAgent: HttpsAgent;
+  private readonly httpsAgents = new Map<string, HttpsAgent>();
   readonly holds: MemoryLimitHolds;
+  private readonly ca: GatewayOptions['ca'];
   /** Holds shared beyond this process (a fleet's, in Redis): written with each hold, read before each launch. */
   private shared: LimitHolds | null = null;
   /** Calls in a row, by upstream origin, that found the model unreachable: each wait for it is longer. */
   private readonly outages = new Map<string, number>();
 
   constructor(options: GatewayOptions = {}) {
-    this.httpsAgent = new HttpsAgent({ keepAlive: true, ...(options.ca ? { ca: options.ca } : {}) });
+    this.ca = options.ca;
     this.holds = options.holds ?? new MemoryLimitHolds();
   }
 
@@ -83,7 +87,14 @@ export class ModelGateway {
       byToken.set(token, real);
     }
     const channel = new EpisodeChannel({ ...spec, credentials: byToken, credentialId });
-    const server = createServer((req, res) => void this.handle(channel, req, res));
+    const server = createServer((req, res) => {
+      // Whatever goes wrong in here ends the call, says why, and never takes the process down.
+      this.handle(channel, req, res).catch((error: unknown) => {
+        channel.fail({ kind: 'unreachable', message: `the gateway could not forward the call: ${error instanceof Error ? error.message : String(error)}` });
+        if (res.headersSent) res.destroy();
+        else res.writeHead(502, { 'content-type': 'text/plain' }).end(error instanceof Error ? error.message : String(error));
+      });
+    });
     // Codex tries a WebSocket first; refused, it speaks plain HTTP, which the gateway can read.
     server.on('upgrade', (_req, socket: Socket) => socket.end('HTTP/1.1 426 Upgrade Required\r\ncontent-length: 0\r\nconnection: close\r\n\r\n'));
     server.keepAliveTimeout = 60_000;
@@ -137,9 +148,25 @@ export class ModelGateway {
     this.outages.delete(origin);
   }
 
+  /**
+   * The agent for https upstreams, trusting the usual authorities and those of the PEM file
+   * GENESIS_MODEL_CA names when it is set (a company's gateway, a local server with a certificate
+   * of its own; NODE_EXTRA_CA_CERTS works too, but only as Genesis starts), or exactly `ca`.
+   */
+  private httpsAgent(): HttpsAgent {
+    const file = this.ca ? '' : (process.env.GENESIS_MODEL_CA ?? '');
+    let agent = this.httpsAgents.get(file);
+    if (!agent) {
+      const ca = this.ca ?? (file ? [...rootCertificates, readCa(file)] : undefined);
+      agent = new HttpsAgent({ keepAlive: true, ...(ca ? { ca } : {}) });
+      this.httpsAgents.set(file, agent);
+    }
+    return agent;
+  }
+
   close(): void {
     this.httpAgent.destroy();
-    this.httpsAgent.destroy();
+    for (const agent of this.httpsAgents.values()) agent.destroy();
   }
 
   private async handle(channel: EpisodeChannel, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -251,7 +278,7 @@ export class ModelGateway {
       const upstream = (https ? httpsRequest : httpRequest)(out.url, {
         method: req.method ?? 'POST',
         headers: out.headers as OutgoingHttpHeaders,
-        agent: https ? this.httpsAgent : this.httpAgent,
+        agent: https ? this.httpsAgent() : this.httpAgent,
       });
       const fail = (failure: ChannelFailure, refusal: GatewayRefusal | null) => {
         problem = failure.kind;
@@ -368,6 +395,16 @@ export class ModelGateway {
       });
       arm();
       upstream.end(sent);
+    });
+  }
+}
+
+function readCa(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new GenesisError('invalid-argument', `GENESIS_MODEL_CA names ${file}, which cannot be read: ${(error as Error).message}`, {
+      hint: 'point GENESIS_MODEL_CA at a PEM file of the certificate authority of your model endpoint, or unset it',
     });
   }
 }

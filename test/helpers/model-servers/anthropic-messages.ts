@@ -17,7 +17,7 @@ import { workspacePath } from './workspace-path.js';
  * a final text; a call without tools (a title, a check) with a short text. Usage is reported in
  * `message_start` (input) and `message_delta` (output), as the real API does.
  */
-export function startAnthropicServer(options: { mode?: ServerMode } = {}): Promise<ScriptedServer> {
+export function startAnthropicServer(options: { mode?: ServerMode; tls?: { key: string; cert: string } } = {}): Promise<ScriptedServer> {
   return startScriptedServer(handleAnthropic, options);
 }
 

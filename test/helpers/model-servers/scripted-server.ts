@@ -1,5 +1,6 @@
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 
 /**
@@ -86,11 +87,11 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
  */
 export async function startScriptedServer(
   handle: (exchange: Exchange) => unknown,
-  options: { mode?: ServerMode; file?: { path: string; content: string } } = {},
+  options: { mode?: ServerMode; file?: { path: string; content: string }; tls?: { key: string; cert: string } } = {},
 ): Promise<ScriptedServer> {
   const requests: LoggedRequest[] = [];
   const sent: SentUsage[] = [];
-  const http: Server = createServer((req, res) => {
+  const serve = (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -110,7 +111,9 @@ export async function startScriptedServer(
         else res.end();
       });
     });
-  });
+  };
+  // Over TLS (a certificate of a test CA), as a hosted vendor answers; plain HTTP otherwise, as a local server does.
+  const http: Server = options.tls ? createHttpsServer(options.tls, serve) : createServer(serve);
   http.on('upgrade', (req, socket) => {
     requests.push({ method: `${req.method ?? ''} (upgrade)`, url: req.url ?? '', headers: req.headers, body: '' });
     socket.end('HTTP/1.1 426 Upgrade Required\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
@@ -119,7 +122,7 @@ export async function startScriptedServer(
   await once(http, 'listening');
   const { port } = http.address() as AddressInfo;
   const server: ScriptedServer = {
-    origin: `http://127.0.0.1:${port}`,
+    origin: `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}`,
     port,
     mode: options.mode ?? 'work',
     file: options.file ?? { path: 'hello.txt', content: 'written by the scripted model\n' },

@@ -6,6 +6,7 @@ import { startChatCompletionsServer } from '../../helpers/model-servers/chat-com
 import { startGeminiServer } from '../../helpers/model-servers/gemini-generate.js';
 import { startResponsesServer } from '../../helpers/model-servers/openai-responses.js';
 import type { ScriptedServer } from '../../helpers/model-servers/scripted-server.js';
+import { makeTestCa } from '../../helpers/test-ca.js';
 
 const REAL_KEY = 'sk-real-key-never-in-a-sandbox';
 // A gateway per test: a usage-limit hold of one test's key must not hold the next test.
@@ -171,5 +172,29 @@ describe('the model gateway', () => {
     expect(refused.status).toBe(429);
     expect(capped.failures).toEqual([expect.objectContaining({ kind: 'budget' })]);
     expect(server.requests).toHaveLength(1);
+  });
+});
+
+describe('the model gateway to a vendor over TLS', () => {
+  it('forwards to an https model whose certificate GENESIS_MODEL_CA vouches for, and to no model it does not', async () => {
+    const ca = await makeTestCa();
+    server = await startAnthropicServer({ tls: { key: ca.key, cert: ca.cert } });
+    expect(server.origin).toMatch(/^https:/);
+    // Without the test CA, the certificate is not trusted: nothing is sent.
+    const untrusting = await open(server.origin);
+    expect((await anthropicCall(untrusting.url, untrusting.key)).status).toBe(502);
+    expect(untrusting.failures).toEqual([expect.objectContaining({ kind: 'unreachable' })]);
+    expect(server.requests).toHaveLength(0);
+    process.env.GENESIS_MODEL_CA = ca.caFile;
+    try {
+      const trusting = await open(server.origin);
+      const answer = await anthropicCall(trusting.url, trusting.key);
+      expect(answer.status).toBe(200);
+      expect(await answer.text()).toContain('message_stop');
+      expect(server.requests[0]!.headers['x-api-key']).toBe(REAL_KEY);
+      expect(trusting.channel.channel.report().tokens).toMatchObject({ inputTokens: server.sent[0]!.input });
+    } finally {
+      delete process.env.GENESIS_MODEL_CA;
+    }
   });
 });
