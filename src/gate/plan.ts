@@ -4,6 +4,8 @@ export interface GateStep {
   /** setup, build, test, or check:<task id> */
   name: string;
   command: string;
+  /** Why this run of it happens, when not for the change itself: kept in the step's record. */
+  why?: string;
 }
 
 /**
