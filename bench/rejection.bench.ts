@@ -63,7 +63,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
       sandbox,
       baseline: record,
       workDir: join(root.dir, `gate-${next++}`),
-      flaky: { base, ownCheck: null, ...(baseRecord ? { baseRecord } : {}) },
+      flaky: { base, ownCheck: null, ...(baseRecord ? { baseRecord: async () => baseRecord } : {}) },
     });
     return { ms: performance.now() - t0, verdict };
   };

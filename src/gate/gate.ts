@@ -47,8 +47,12 @@ export interface GateRunInput {
   flaky?: {
     base: string | null;
     ownCheck: string | null;
-    /** What the base's own gate stored of it (passing names per command): a test that failed here and passed there is the change's, with no run there. */
-    baseRecord?: TestBaseline;
+    /**
+     * What the base's own gate stored of it (passing names per command): a test that failed here
+     * and passed there is the change's, with no run there. Read when a failure needs it, so a
+     * base whose gate was still running when this one started is known by then.
+     */
+    baseRecord?: () => Promise<TestBaseline>;
   };
   /** Ratchet mode: the `test` step may fail, but its count of passing tests (by the rule's names) may not fall below the floor. */
   ratchet?: RatchetRule;
@@ -269,7 +273,8 @@ async function runAgain(
 async function failsOnBase(input: GateRunInput, ctx: StepContext, index: number, failed: StepRun, base: string): Promise<boolean> {
   const step = input.steps[index]!;
   const names = failedTestNames(failed.run);
-  const known = names ? splitByRecord(names, input.flaky?.baseRecord?.[step.command]) : null;
+  const record = names && input.flaky?.baseRecord ? await input.flaky.baseRecord() : undefined;
+  const known = names ? splitByRecord(names, record?.[step.command]) : null;
   if (known && known.passedOnBase.length > 0) {
     const listed = known.passedOnBase.slice(0, 5).join(', ') + (known.passedOnBase.length > 5 ? ', …' : '');
     ctx.logs.push(`[${known.passedOnBase.length} of the failing tests passed on the base by its gate's record, so the base was not asked: ${listed}]\n`);

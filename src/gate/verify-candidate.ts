@@ -154,7 +154,7 @@ async function judgeCandidate(input: VerifyCandidateInput): Promise<CandidateVer
     flaky: {
       base: input.baseTree ?? null,
       ownCheck: `check:${input.task.id}`,
-      ...(input.baseTree ? { baseRecord: await loadBaseline(world.scratchDir, input.baseTree) } : {}),
+      ...(input.baseTree ? { baseRecord: () => loadBaseline(world.scratchDir, input.baseTree!) } : {}),
     },
     ratchet: ratchet ? { minScore: await world.headScore(manifest.branch, input.head), counts } : undefined,
     holdout: manifest.verify.holdout ? { dir: await holdoutDir(world, manifest.verify.holdout.dir), command: manifest.verify.holdout.command } : undefined,

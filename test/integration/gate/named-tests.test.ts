@@ -57,7 +57,7 @@ async function gate(candidate: string, options: { base?: string; baseRecord?: Te
     sandbox,
     workDir: join(await tempDir('genesis-named-work-'), 'gate'),
     ...(options.baseline ? { baseline: options.baseline } : {}),
-    flaky: { base: options.base ?? null, ownCheck: null, ...(options.baseRecord ? { baseRecord: options.baseRecord } : {}) },
+    flaky: { base: options.base ?? null, ownCheck: null, ...(options.baseRecord ? { baseRecord: async () => options.baseRecord! } : {}) },
   });
 }
 
@@ -144,7 +144,15 @@ describe('a step that failed twice, asked of the base', () => {
     const scratch = await tempDir('genesis-named-scratch-');
     await mkdir(join(scratch, 'baselines'), { recursive: true });
     await writeFile(join(scratch, 'baselines', `${base}.json`), '{ "node --test test/": ["breaks"');
-    const verdict = await gate(tree, { base, baseRecord: await loadBaseline(scratch, base) });
+    const verdict = await runGate({
+      repo,
+      tree,
+      steps: [{ name: 'test', command: TEST }],
+      manifest,
+      sandbox,
+      workDir: join(await tempDir('genesis-named-work-'), 'gate'),
+      flaky: { base, ownCheck: null, baseRecord: () => loadBaseline(scratch, base) },
+    });
     expect(verdict).toMatchObject({ ok: false, reason: 'test-failed' });
     expect(steps(verdict).at(-1)).toEqual(['test (on the base)', '1 test on the base', [1, 0]]);
   });
