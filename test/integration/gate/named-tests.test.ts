@@ -8,7 +8,10 @@ import { loadBaseline, type TestBaseline } from '../../../src/gate/test-baseline
 import { readManifest } from '../../../src/manifest/parse.js';
 import { createSandbox } from '../../../src/sandbox/create-sandbox.js';
 import type { Sandbox } from '../../../src/sandbox/sandbox.js';
+import { runEmbedded } from '../../../src/compose/embedded-run.js';
+import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { itWith } from '../../helpers/services.js';
+import { BAD_A, baseManifest, GOOD_A, GOOD_B, makeWorld } from '../../helpers/world-fixture.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
 const it = itWith('bwrap');
@@ -164,5 +167,34 @@ describe('a step that failed twice, asked of the base', () => {
     const verdict = await gate(tree, { base, baseRecord: { [TEST]: ['stays'] } });
     expect(verdict).toMatchObject({ ok: false, reason: 'test-failed' });
     expect(steps(verdict).at(-1)).toEqual(['test (on the base)', '2 tests on the base', [0, 1]]);
+  });
+});
+
+describe('a run whose change breaks what landed before it', () => {
+  it('charges the change from the landed base results, with no run on the base, and lands the next attempt', async () => {
+    // b may touch a's module and breaks it at first: a's check, which passed when a landed, fails twice.
+    const manifest = baseManifest({
+      parallelism: 1,
+      tasks: [
+        { id: 'a', title: 'module a', paths: ['src/a.js'], check: 'node --test test/a.test.js' },
+        { id: 'b', title: 'module b', paths: ['src/a.js', 'src/b.js'], dependsOn: ['a'], check: 'node --test test/b.test.js' },
+      ],
+    });
+    const f = await makeWorld({
+      sandbox: 'bwrap',
+      manifest,
+      recording: { a: [{ write: { 'src/a.js': GOOD_A } }], b: [{ write: { 'src/a.js': BAD_A, 'src/b.js': GOOD_B } }, { write: { 'src/b.js': GOOD_B } }] },
+    });
+    const summary = await runEmbedded({ world: f.world, sandbox: f.sandbox });
+    expect(summary.stop.kind).toBe('done');
+    const [first, second] = (await new GitLedger(f.world.path).readAll()).filter((e) => e.task === 'b');
+    expect(first).toMatchObject({ outcome: 'rejected', reason: 'check-failed' });
+    expect(first!.gate?.steps.map((s) => [s.name, s.why])).toEqual([
+      ['test', 'the change'],
+      ['check:a', 'the change'],
+      ['check:a (run again)', 'a re-run of 1 failed test'],
+    ]);
+    expect(first!.gate?.steps.some((s) => s.name.includes('on the base'))).toBe(false);
+    expect(second).toMatchObject({ outcome: 'accepted' });
   });
 });
