@@ -75,7 +75,8 @@ async function gateOn(episode: Episode, change: CollectedChange, target: GateTar
 /** The gate on the change's own base, its steps after those the speculative tip ran (each saying so). */
 function withTipSteps(tip: CandidateVerdict, base: GateRecord): GateRecord {
   if (!tip.gate) return base;
-  const onTip = tip.gate.steps.map((s) => ({ ...s, name: `${s.name} (on the tip)`, why: `${s.why ?? 'the change'}, on the speculative tip` }));
+  // Named from where they ran first: a step's own name (check:a) stays the base gate's, whose verdict this is.
+  const onTip = tip.gate.steps.map((s) => ({ ...s, name: `on the tip: ${s.name}`, why: `${s.why ?? 'the change'}, on the speculative tip` }));
   return { ...base, steps: [...onTip, ...base.steps] };
 }
 
