@@ -13,7 +13,7 @@ import { onlyTimedOut, PER_TEST_TIMEOUTS_NOTE, TEST_TIMEOUT_FACTOR, withMoreCpus
 import { GateCanaries } from './canary/gate-canaries.js';
 import type { TestBaseline } from './test-baseline.js';
 import { namesWith, passingNames, reportOf, type TestRun } from './reports/cases.js';
-import { allFailOn, commandForTests, failedTestNames, reportsAll, splitByRecord, withRerun } from './named-tests.js';
+import { allFailOn, commandForTests, failedTestNames, reportsAll, reportsAny, splitByRecord, withRerun } from './named-tests.js';
 import { ReportBudget } from './reports/files.js';
 import { failureSignature } from './reports/printed-counts.js';
 import type { RejectionReason } from '../errors/rejection-reasons.js';
@@ -268,7 +268,7 @@ async function runAgain(
  * base by the base's record is the change's failure, with no run; the tests the record does not
  * know run on the base, alone when the runner takes a filter, after setup and build. The base's
  * failure excuses the change only when every test that failed here fails there too; a step whose
- * failures have no names is judged on the base by its exit code, as a whole.
+ * failures have no names, or a base run that reports none of them, is judged by its exit code.
  */
 async function failsOnBase(input: GateRunInput, ctx: StepContext, index: number, failed: StepRun, base: string): Promise<boolean> {
   const step = input.steps[index]!;
@@ -304,7 +304,8 @@ async function failsOnBase(input: GateRunInput, ctx: StepContext, index: number,
     }
     const why = asked && command ? `${asked.length} test${asked.length === 1 ? '' : 's'} on the base` : 'the whole step on the base';
     const onIt = await runStep(onBase, tree, { name: step.name, command: command ?? step.command, why }, ' (on the base)');
-    return asked ? allFailOn(onIt.run, asked) : onIt.result.exitCode !== 0;
+    // A base that reports none of them and fails (a file that no longer loads there) tells nothing by name: its exit code decides, as for a step without names.
+    return asked && reportsAny(onIt.run, asked) ? allFailOn(onIt.run, asked) : onIt.result.exitCode !== 0;
   } finally {
     await tree.dispose().catch(() => undefined);
   }

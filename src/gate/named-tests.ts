@@ -86,6 +86,13 @@ export function splitByRecord(failing: readonly string[], basePassing: readonly 
   };
 }
 
+/** True when `run` reports any of `names`, whatever its outcome: the run can say something about them. */
+export function reportsAny(run: TestRun | null, names: readonly string[]): boolean {
+  if (!run) return false;
+  const reported = new Set(run.cases.filter((c) => !c.fileLevel).map((c) => stableTestName(c.name)));
+  return names.some((n) => reported.has(stableTestName(n)));
+}
+
 /** True when every one of `names` is reported failing in the base's run: only then is the failure the base's. */
 export function allFailOn(run: TestRun | null, names: readonly string[]): boolean {
   if (!run) return false;

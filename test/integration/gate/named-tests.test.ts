@@ -160,6 +160,13 @@ describe('a step that failed twice, asked of the base', () => {
     expect(steps(verdict).at(-1)).toEqual(['test (on the base)', '1 test on the base', [1, 0]]);
   });
 
+  it('is the base when a test file no longer loads there, as a step with no names would be', async () => {
+    const base = await treeOf({ 'test/a.test.js': "throw new Error('the base cannot load this file');\n" });
+    const tree = await treeOf({ 'test/a.test.js': file(['breaks']) });
+    const verdict = await gate(tree, { base, baseRecord: {} });
+    expect(verdict).toMatchObject({ ok: false, reason: 'broken-base' });
+  });
+
   it('does not excuse a change whose failing test the base does not have, nor one that also breaks a test the base fails', async () => {
     // The base is broken for 'already broken'; the change breaks it too and adds a failing test of its own.
     const base = await treeOf({ 'test/a.test.js': file(['already broken']) });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { allFailOn, commandForTests, failedTestNames, reportsAll, splitByRecord, withRerun } from '../../../src/gate/named-tests.js';
+import { allFailOn, commandForTests, failedTestNames, reportsAll, reportsAny, splitByRecord, withRerun } from '../../../src/gate/named-tests.js';
 import type { TestCase, TestRun } from '../../../src/gate/reports/cases.js';
 
 const test = (name: string, outcome: TestCase['outcome'], fileLevel = false): TestCase => ({ name, outcome, message: '', fileLevel });
@@ -52,6 +52,8 @@ describe('judging by name', () => {
   it('tells whether a run reports every name asked for, skipped ones not counting', () => {
     expect(reportsAll(run([test('a', 'passed'), test('b', 'failed')]), ['a', 'b'])).toBe(true);
     expect(reportsAll(run([test('a', 'passed'), test('b', 'skipped')]), ['a', 'b'])).toBe(false);
+    expect(reportsAny(run([test('a', 'skipped')]), ['a', 'b'])).toBe(true);
+    expect(reportsAny(run([test('/work/test/a.test.js', 'failed', true)]), ['a'])).toBe(false);
   });
 
   it("condemns by the base's record and never excuses by it", () => {
