@@ -12,7 +12,8 @@ import { HOLDOUT_STEP } from './hidden-checks.js';
 import { onlyTimedOut, PER_TEST_TIMEOUTS_NOTE, TEST_TIMEOUT_FACTOR, withMoreCpus } from './timed-out-tests.js';
 import { GateCanaries } from './canary/gate-canaries.js';
 import type { TestBaseline } from './test-baseline.js';
-import { namesWith, passingNames, type TestRun } from './reports/cases.js';
+import { namesWith, passingNames, reportOf, type TestRun } from './reports/cases.js';
+import { allFailOn, commandForTests, failedTestNames, reportsAll, reportsAny, splitByRecord, withRerun } from './named-tests.js';
 import { ReportBudget } from './reports/files.js';
 import { failureSignature } from './reports/printed-counts.js';
 import type { RejectionReason } from '../errors/rejection-reasons.js';
@@ -39,10 +40,20 @@ export interface GateRunInput {
   workDir: string;
   /**
    * Tell flaky tests and a broken base from a bad change: a failing step runs once more on the
-   * candidate and, if it fails again and `base` is given and the step is not `ownCheck`, on the
-   * base. Omitted, the first failure decides.
+   * candidate (its failed tests alone where the runner can name them) and, if it fails again and
+   * `base` is given and the step is not `ownCheck`, the failed tests the base's record does not
+   * know run on the base. Omitted, the first failure decides.
    */
-  flaky?: { base: string | null; ownCheck: string | null };
+  flaky?: {
+    base: string | null;
+    ownCheck: string | null;
+    /**
+     * What the base's own gate stored of it (passing names per command): a test that failed here
+     * and passed there is the change's, with no run there. Read when a failure needs it, so a
+     * base whose gate was still running when this one started is known by then.
+     */
+    baseRecord?: () => Promise<TestBaseline>;
+  };
   /** Ratchet mode: the `test` step may fail, but its count of passing tests (by the rule's names) may not fall below the floor. */
   ratchet?: RatchetRule;
   /** Hidden tests copied into the work dir only after every visible step passed, then run. */
@@ -172,11 +183,11 @@ async function runJudged(
     const note = timedOut
       ? ` (run again with ${again.manifest.verify.limits.cpus} CPUs${canaries ? ` and ${TEST_TIMEOUT_FACTOR}× the runner's per-test limits` : ''}${PER_TEST_TIMEOUTS_NOTE}`
       : ' (run again)';
-    const rerun = () => runStep(again, tree, step, note);
-    stepRun = canaries ? await canaries.withTestTimeoutsRaised(TEST_TIMEOUT_FACTOR, rerun) : await rerun();
+    const raised = (run: () => Promise<StepRun>) => (canaries ? canaries.withTestTimeoutsRaised(TEST_TIMEOUT_FACTOR, run) : run());
+    stepRun = await runAgain(again, tree, step, stepRun, note, raised);
     failure = judgeStep(ctx, step, stepRun, options);
     if (!failure) flaky.push(step.name);
-    else if (failure.rerun && input.flaky.base && step.name !== input.flaky.ownCheck && (await failsOnBase(input, ctx, index, input.flaky.base))) {
+    else if (failure.rerun && input.flaky.base && step.name !== input.flaky.ownCheck && (await failsOnBase(input, ctx, index, stepRun, input.flaky.base))) {
       const message = `${step.name} fails on the base commit too: the accepted head is broken or the test is flaky, not this change`;
       return { stepRun, failure: { reason: 'broken-base', message, rerun: false, signature: `broken-base:${step.name}` } };
     }
@@ -224,8 +235,53 @@ async function runHoldout(
   };
 }
 
-/** Runs the steps up to and including `index` on the base tree; true when that step fails there too. */
-async function failsOnBase(input: GateRunInput, ctx: StepContext, index: number, base: string): Promise<boolean> {
+/**
+ * The run again of a failed step: its failed tests alone, by name, when its runner takes a filter
+ * and reports them all (the step's run is then the first one with those tests as they came out
+ * again); else the whole step, as the verdict rules were written for.
+ */
+async function runAgain(
+  ctx: StepContext,
+  tree: GateTree,
+  step: GateStep,
+  first: StepRun,
+  note: string,
+  raised: (run: () => Promise<StepRun>) => Promise<StepRun>,
+): Promise<StepRun> {
+  const names = failedTestNames(first.run);
+  const command = names ? commandForTests(step.command, names) : null;
+  if (names && command && first.run) {
+    const why = `a re-run of ${names.length} failed test${names.length === 1 ? '' : 's'}`;
+    const rerun = await raised(() => runStep(ctx, tree, { name: step.name, command, why }, note));
+    if (rerun.run && !rerun.problem && reportsAll(rerun.run, names)) {
+      const run = withRerun(first.run, rerun.run, names);
+      return { ...rerun, run, report: reportOf(run) };
+    }
+    // A canary the filtered run tripped is judged on that run; a filter that missed a test is not the change's failure.
+    if (rerun.problem) return rerun;
+  }
+  return raised(() => runStep(ctx, tree, { ...step, why: 'a re-run of the whole step' }, note));
+}
+
+/**
+ * Whether a step that failed twice fails on the base tree too. A failing test that passed on the
+ * base by the base's record is the change's failure, with no run; the tests the record does not
+ * know run on the base, alone when the runner takes a filter, after setup and build. The base's
+ * failure excuses the change only when every test that failed here fails there too; a step whose
+ * failures have no names, or a base run that reports none of them, is judged by its exit code.
+ */
+async function failsOnBase(input: GateRunInput, ctx: StepContext, index: number, failed: StepRun, base: string): Promise<boolean> {
+  const step = input.steps[index]!;
+  const names = failedTestNames(failed.run);
+  const record = names && input.flaky?.baseRecord ? await input.flaky.baseRecord() : undefined;
+  const known = names ? splitByRecord(names, record?.[step.command]) : null;
+  if (known && known.passedOnBase.length > 0) {
+    const listed = known.passedOnBase.slice(0, 5).join(', ') + (known.passedOnBase.length > 5 ? ', …' : '');
+    ctx.logs.push(`[${known.passedOnBase.length} of the failing tests passed on the base by its gate's record, so the base was not asked: ${listed}]\n`);
+    return false;
+  }
+  const asked = known?.unknown ?? null;
+  const command = asked ? commandForTests(step.command, asked) : null;
   const tree = await GateTree.export(input.repo, base, `${input.workDir}-base`, input.manifest.protected);
   try {
     const deps = input.manifest.verify.deps
@@ -242,11 +298,14 @@ async function failsOnBase(input: GateRunInput, ctx: StepContext, index: number,
     if (deps) ctx.logs.push(deps.log);
     if (deps && !deps.ok) return true;
     const onBase = { ...ctx, mounts: deps?.mounts ?? [] };
-    for (const step of input.steps.slice(0, index + 1)) {
-      const { result } = await runStep(onBase, tree, step, ' (on the base)');
+    for (const preparing of input.steps.slice(0, index).filter((s) => PREPARING_STEPS.has(s.name))) {
+      const { result } = await runStep(onBase, tree, { ...preparing, why: 'to prepare the base' }, ' (on the base)');
       if (result.exitCode !== 0) return true;
     }
-    return false;
+    const why = asked && command ? `${asked.length} test${asked.length === 1 ? '' : 's'} on the base` : 'the whole step on the base';
+    const onIt = await runStep(onBase, tree, { name: step.name, command: command ?? step.command, why }, ' (on the base)');
+    // A base that reports none of them and fails (a file that no longer loads there) tells nothing by name: its exit code decides, as for a step without names.
+    return asked && reportsAny(onIt.run, asked) ? allFailOn(onIt.run, asked) : onIt.result.exitCode !== 0;
   } finally {
     await tree.dispose().catch(() => undefined);
   }

@@ -4,6 +4,8 @@ export interface GateStep {
   /** setup, build, test, or check:<task id> */
   name: string;
   command: string;
+  /** Why this run of it happens, when not for the change itself: kept in the step's record. */
+  why?: string;
 }
 
 /**
@@ -67,4 +69,27 @@ export function briefGateSummary(summary: string, options: { time?: boolean } = 
   else if (checks.length > 0) parts.push(`${checks.length} check${checks.length === 1 ? '' : 's'} ok`);
   if (options.time !== false) parts.push(`${seconds}s`);
   return parts.join(' · ');
+}
+
+/**
+ * A gate's steps as lines for a person: each with why it ran, its time, its exit and its tests,
+ * and a last line adding up what the steps the change did not ask for cost (run again, on the
+ * base): what a rejection cost, at a glance.
+ */
+export function describeGateSteps(
+  steps: ReadonlyArray<{ name: string; why?: string; exitCode: number; durationMs: number; tests: { passed: number; failed: number } | null }>,
+): string[] {
+  const width = Math.max(0, ...steps.map((s) => s.name.length));
+  const lines = steps.map((s) => {
+    const tests = s.tests ? `, ${s.tests.passed} passed ${s.tests.failed} failed` : '';
+    const why = s.why ? `  (${s.why})` : '';
+    return `${s.name.padEnd(width)}  ${(s.durationMs / 1000).toFixed(2).padStart(7)}s  ${s.exitCode === 0 ? 'ok' : `exit ${s.exitCode}`}${tests}${why}`;
+  });
+  const extra = steps.filter((s) => s.why !== undefined && s.why !== 'the change' && s.why !== 'to prepare the tree');
+  if (extra.length > 0) {
+    const ms = extra.reduce((sum, s) => sum + s.durationMs, 0);
+    const all = steps.reduce((sum, s) => sum + s.durationMs, 0);
+    lines.push(`${extra.length} run${extra.length === 1 ? '' : 's'} to judge a failure: ${(ms / 1000).toFixed(2)}s of ${(all / 1000).toFixed(2)}s`);
+  }
+  return lines;
 }

@@ -124,6 +124,7 @@ export async function runStep(ctx: StepContext, tree: GateTree, step: GateStep, 
     oomKilled: result.oomKilled,
     durationMs: result.durationMs,
     tests: report ? { format: report.format, passed: report.passed, failed: report.failed, skipped: report.skipped } : null,
+    why: step.why ?? (preparing ? 'to prepare the tree' : 'the change'),
   });
   const tail = result.output.length > LOG_PER_STEP ? `…${result.output.slice(-LOG_PER_STEP)}` : result.output;
   const end = `[exit ${result.exitCode}${result.timedOut ? ', timed out' : ''}${result.oomKilled ? ', out of memory' : ''} after ${(result.durationMs / 1000).toFixed(2)}s]`;

@@ -13,6 +13,7 @@ const gateStepRecordSchema = z
     durationMs: z.number(),
     tests: z.object({ format: z.string(), passed: z.number(), failed: z.number(), skipped: z.number() }).strict().nullable(),
     hidden: z.boolean().optional(),
+    why: z.string().optional(),
   })
   .strict();
 

@@ -151,7 +151,11 @@ async function judgeCandidate(input: VerifyCandidateInput): Promise<CandidateVer
     sandbox: input.sandbox,
     workDir: scratch,
     ...(input.onWait ? { onWait: input.onWait } : {}),
-    flaky: { base: input.baseTree ?? null, ownCheck: `check:${input.task.id}` },
+    flaky: {
+      base: input.baseTree ?? null,
+      ownCheck: `check:${input.task.id}`,
+      ...(input.baseTree ? { baseRecord: () => loadBaseline(world.scratchDir, input.baseTree!) } : {}),
+    },
     ratchet: ratchet ? { minScore: await world.headScore(manifest.branch, input.head), counts } : undefined,
     holdout: manifest.verify.holdout ? { dir: await holdoutDir(world, manifest.verify.holdout.dir), command: manifest.verify.holdout.command } : undefined,
   });

@@ -24,6 +24,8 @@ export interface GateStepRecord {
   tests: { format: string; passed: number; failed: number; skipped: number } | null;
   /** A hidden (holdout) check: its output is kept out of the ledger and out of every prompt. */
   hidden?: boolean;
+  /** Why the gate ran it: the change, a re-run of the tests that failed, tests asked of the base (what a rejection cost). */
+  why?: string;
 }
 
 export interface GateRecord {

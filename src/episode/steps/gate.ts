@@ -1,4 +1,5 @@
 import type { CandidateVerdict } from '../../gate/verify-candidate.js';
+import type { GateRecord } from '../../ledger/episode-record.js';
 import { verifyCandidate } from '../../gate/verify-candidate.js';
 import { targetOnTip, type GateTarget } from '../gate-on-tip.js';
 import type { Workspace } from '../workspace.js';
@@ -36,8 +37,12 @@ export async function gateChange(episode: Episode, ws: Workspace, change: Collec
     const onTip = { head: gated.onto, verdict };
     gated = null;
     const onBase = await timed(episode, 'gate-on-base', () => gateOn(episode, change, null));
-    // Both gates are evidence (the tip's may have installed the dependency set the base's then found ready).
-    verdict = { ...onBase, log: bothGateLogs(onTip, { head: job.base, verdict: onBase }) };
+    // Both gates are evidence (the tip's may have installed the dependency set the base's then found ready),
+    // and both cost: the record lists the tip's steps ahead of the base's.
+    const log = bothGateLogs(onTip, { head: job.base, verdict: onBase });
+    verdict = onBase.ok
+      ? { ...onBase, gate: withTipSteps(onTip.verdict, onBase.gate), log }
+      : { ...onBase, gate: onBase.gate && withTipSteps(onTip.verdict, onBase.gate), log };
   }
   return { verdict, gated };
 }
@@ -65,6 +70,14 @@ async function gateOn(episode: Episode, change: CollectedChange, target: GateTar
     ...(on ? { sourceChange: { fromTree: baseTree, tree: tree! } } : {}),
     ...episode.waits,
   });
+}
+
+/** The gate on the change's own base, its steps after those the speculative tip ran (each saying so). */
+function withTipSteps(tip: CandidateVerdict, base: GateRecord): GateRecord {
+  if (!tip.gate) return base;
+  // Named from where they ran first: a step's own name (check:a) stays the base gate's, whose verdict this is.
+  const onTip = tip.gate.steps.map((s) => ({ ...s, name: `on the tip: ${s.name}`, why: `${s.why ?? 'the change'}, on the speculative tip` }));
+  return { ...base, steps: [...onTip, ...base.steps] };
 }
 
 /** The log of a change gated on a speculative tip, failed there, and judged again on its own base: both gates, each headed by where it ran. */

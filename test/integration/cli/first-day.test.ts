@@ -68,6 +68,8 @@ describe('the smaller findings of a first day', () => {
     const byPrefix = await genesis(['show', '--world', world, episode!.id.slice(0, -4)]);
     expect(byPrefix.status, byPrefix.stderr).toBe(0);
     expect(byPrefix.stdout).toContain(`episode ${episode!.id}: task a, attempt 1, accepted`);
+    // Each gate step with its time and why it ran.
+    expect(byPrefix.stdout).toMatch(/── gate steps \(bwrap\)[^\n]*\ntest +\d+\.\d\ds {2}ok, \d+ passed 0 failed {2}\(the change\)\n/);
   });
 
   it('refuses bad list flags as usage errors (exit 2) naming the flag', async () => {

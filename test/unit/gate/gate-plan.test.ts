@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { briefGateSummary, planGate, summarizeGate } from '../../../src/gate/plan.js';
+import { briefGateSummary, describeGateSteps, planGate, summarizeGate } from '../../../src/gate/plan.js';
 import { manifestSchema, type TaskSpec, type WorldManifest } from '../../../src/manifest/schema.js';
 
 function world(verify: Record<string, unknown> = {}, tasks: Array<Record<string, unknown>> = []): WorldManifest {
@@ -128,5 +128,37 @@ describe('briefGateSummary', () => {
   it('gives back a line of another shape as it is', () => {
     for (const line of ['passed', 'gated by episode e1 on 0123456789ab (its record holds the verdict)', 'bwrap: something else (1.0s)'])
       expect(briefGateSummary(line)).toBe(line);
+  });
+});
+
+describe('describeGateSteps', () => {
+  const step = (name: string, why: string | undefined, exitCode: number, durationMs: number, tests: [number, number] | null) => ({
+    name,
+    ...(why === undefined ? {} : { why }),
+    exitCode,
+    durationMs,
+    tests: tests && { passed: tests[0], failed: tests[1] },
+  });
+
+  it('lists each step with its time and why it ran, and adds up what judging a failure cost', () => {
+    expect(
+      describeGateSteps([
+        step('build', 'to prepare the tree', 0, 400, null),
+        step('test', 'the change', 1, 3000, [3, 1]),
+        step('test (run again)', 'a re-run of 1 failed test', 1, 800, [0, 1]),
+        step('test (on the base)', '1 test on the base', 0, 700, [1, 0]),
+      ]),
+    ).toEqual([
+      'build                  0.40s  ok  (to prepare the tree)',
+      'test                   3.00s  exit 1, 3 passed 1 failed  (the change)',
+      'test (run again)       0.80s  exit 1, 0 passed 1 failed  (a re-run of 1 failed test)',
+      'test (on the base)     0.70s  ok, 1 passed 0 failed  (1 test on the base)',
+      '2 runs to judge a failure: 1.50s of 4.90s',
+    ]);
+  });
+
+  it('adds nothing up for a gate that only ran the change, or a record from before steps said why', () => {
+    expect(describeGateSteps([step('test', 'the change', 0, 1000, [4, 0])])).toEqual(['test     1.00s  ok, 4 passed 0 failed  (the change)']);
+    expect(describeGateSteps([step('test', undefined, 0, 1000, null)])).toEqual(['test     1.00s  ok']);
   });
 });

@@ -18,6 +18,7 @@ export function define(program: Command): void {
       const { LocalWorld } = await import('../../../world/local-world.js');
       const { ledgerOf } = await import('../../../ledger/git-ledger.js');
       const { resolveShowTarget, showCommit } = await import('./resolve.js');
+      const { describeGateSteps } = await import('../../../gate/plan.js');
       const world = await LocalWorld.open(requireWorld(opts));
       const ledger = ledgerOf(world);
       const target = await resolveShowTarget(world, ledger, ref);
@@ -57,6 +58,7 @@ export function define(program: Command): void {
           `  phases: ${Object.entries(record.phases)
             .map(([k, v]) => `${k} ${v}ms`)
             .join(', ')}`,
+          ...(record.gate ? [section(`gate steps (${record.gate.sandbox})`, describeGateSteps(record.gate.steps).join('\n'))] : []),
           section('prompt', artifacts.prompt),
           section('agent log', artifacts.agentLog),
           ...(conversation === null

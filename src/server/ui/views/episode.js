@@ -60,9 +60,10 @@ export async function render({ match }) {
       ? panel(
           `Gate (${r.gate.sandbox}): ${r.gate.ok ? 'passed' : 'failed'}`,
           table(
-            ['Step', 'Command', { label: 'Exit', class: 'num' }, 'Tests', { label: 'Time', class: 'num' }],
+            ['Step', 'Why it ran', 'Command', { label: 'Exit', class: 'num' }, 'Tests', { label: 'Time', class: 'num' }],
             r.gate.steps.map((st) => [
               st.name,
+              st.why ?? '–',
               h('code', null, st.command),
               [String(st.exitCode), st.timedOut ? ' (timed out)' : '', st.oomKilled ? ' (out of memory)' : ''].join(''),
               st.tests ? `${st.tests.passed} passed, ${st.tests.failed} failed${st.tests.skipped ? `, ${st.tests.skipped} skipped` : ''}` : '–',
