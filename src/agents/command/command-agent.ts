@@ -103,7 +103,9 @@ export class CommandAgent implements Agent {
       {
         label: this.label,
         upstream: route.upstream,
-        credentials: Object.fromEntries(route.credentials.map((name) => [name, process.env[name] ?? null])),
+        // A stand-in only for a key this host has: a CLI that prefers one variable over another (a bearer token over an
+        // API key) must see the same ones set as it would without Genesis.
+        credentials: Object.fromEntries(route.credentials.filter((name) => process.env[name]).map((name) => [name, process.env[name]!])),
         stallMs: route.stallMs,
         ...(route.maxTokens === undefined ? {} : { maxTokens: route.maxTokens }),
         ...(route.maxCostUsd === undefined ? {} : { maxCostUsd: route.maxCostUsd }),

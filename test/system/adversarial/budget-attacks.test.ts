@@ -21,7 +21,7 @@ usage() { printf '{"type":"result","usage":{"input_tokens":%s,"output_tokens":0}
 case "$GENESIS_TASK_ID" in
 liar) usage 10 99999 ;;
 *)
-  node -e "fetch(process.env.GENESIS_MODEL_URL + '/v1/messages', { method: 'POST', headers: { 'x-api-key': process.env.ANTHROPIC_API_KEY, 'content-type': 'application/json' },
+  node -e "fetch(process.env.GENESIS_MODEL_URL + '/v1/messages', { method: 'POST', headers: { ...(process.env.ANTHROPIC_API_KEY ? { 'x-api-key': process.env.ANTHROPIC_API_KEY } : {}), 'content-type': 'application/json' },
     body: JSON.stringify({ model: 'priced-model', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] }) }).then((r) => console.log('call=' + r.status))"
   mkdir -p src; printf "export const v = '%s';\\n" "$GENESIS_TASK_ID" > "src/$GENESIS_TASK_ID.js"; usage 1000 0.8 ;;
 esac
