@@ -1,11 +1,13 @@
 import { createAgentSandbox } from '../../sandbox/create-agent-sandbox.js';
+import { agentEndpoints } from '../../sandbox/egress/endpoints.js';
 import type { AgentConfig } from '../../manifest/agent-config.js';
 import { priceOf } from '../usage/prices.js';
 import { OpenAIAgent } from './openai-agent.js';
 
-/** The built-in `openai` agent from its configuration, with `run_command` in the agent sandbox. */
+/** The built-in `openai` agent from its configuration: its program in the agent sandbox, which reaches the model of agent.baseUrl. */
 export async function createOpenAIAgent(config: AgentConfig, defaultImage: string): Promise<OpenAIAgent> {
-  const sandbox = await createAgentSandbox({ kind: config.sandbox, image: config.image ?? defaultImage, network: config.network });
+  const endpoints = agentEndpoints(config);
+  const sandbox = await createAgentSandbox({ kind: config.sandbox, image: config.image ?? defaultImage, network: config.network, endpoints });
   return new OpenAIAgent({
     baseUrl: config.baseUrl!,
     model: config.model!,
@@ -17,5 +19,6 @@ export async function createOpenAIAgent(config: AgentConfig, defaultImage: strin
     commandOutputBytes: config.commandOutputKb * 1024,
     price: priceOf(config.model, config.price),
     sandbox,
+    ...(endpoints.length > 0 ? { endpoints } : {}),
   });
 }
