@@ -81,7 +81,6 @@ export class OpenAIAgent implements Agent {
       [PROGRAM_ENV.requestTimeoutMs]: String(o.requestTimeoutMs),
       [PROGRAM_ENV.commandTimeoutMs]: String(o.commandTimeoutMs),
       [PROGRAM_ENV.commandOutputBytes]: String(o.commandOutputBytes),
-      [PROGRAM_ENV.promptFile]: input.promptFile,
       [PROGRAM_ENV.resultDir]: resultDir,
       ...(o.maxTokens === undefined ? {} : { [PROGRAM_ENV.maxTokens]: String(o.maxTokens) }),
       ...(o.maxRetries === undefined ? {} : { [PROGRAM_ENV.maxRetries]: String(o.maxRetries) }),

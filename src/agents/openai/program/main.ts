@@ -1,4 +1,4 @@
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runCommand } from '../run-command-tool.js';
 import type { ToolContext } from '../tools.js';
@@ -7,8 +7,8 @@ import { runToolLoop, type ToolLoopOptions } from './tool-loop.js';
 
 /**
  * The `openai` agent's program: the whole tool loop, run inside the agent sandbox like any CLI
- * agent, once per episode. Its working directory is the workspace; everything else comes from
- * its environment (PROGRAM_ENV). Its tools act on the files it can see and run commands as its
+ * agent, once per episode. Its working directory is the workspace, its stdin the prompt;
+ * everything else comes from its environment (PROGRAM_ENV). Its tools act on the files it can see and run commands as its
  * own children; the log goes to stdout as it happens, the outcome and the transcript into
  * `GENESIS_RESULT_DIR`. SIGTERM (the wall time, a stopped run) ends the conversation where it
  * is, kills the command running, and still writes the outcome.
@@ -19,7 +19,8 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<number
   const say = (line: string) => process.stdout.write(`${line}\n`);
   const resultDir = required(env, PROGRAM_ENV.resultDir);
   const options = loopOptions(env);
-  const prompt = await readFile(required(env, PROGRAM_ENV.promptFile), 'utf8');
+  // Its stdin, as for any agent: the prompt Genesis composed (the prompt file holds the same text).
+  const prompt = await readStdin();
   const workspace = process.cwd();
   // The key is the program's alone: the commands it runs never get it.
   const commandEnv = Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined && e[0] !== PROGRAM_ENV.apiKey));
@@ -71,6 +72,12 @@ function int(env: NodeJS.ProcessEnv, name: string): number | undefined {
   const n = Number(value);
   if (!Number.isSafeInteger(n) || n < 0) throw new Error(`${name} must be a whole number, not ${JSON.stringify(value)}`);
   return n;
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 /** Written beside and renamed, so a file is whole or absent. */

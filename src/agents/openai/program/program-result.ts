@@ -21,7 +21,6 @@ export const PROGRAM_ENV = {
   commandOutputBytes: 'GENESIS_COMMAND_OUTPUT_BYTES',
   maxRetries: 'GENESIS_MAX_RETRIES',
   maxRetryWaitMs: 'GENESIS_MAX_RETRY_WAIT_MS',
-  promptFile: 'GENESIS_PROMPT_FILE',
   resultDir: 'GENESIS_RESULT_DIR',
 } as const;
 
