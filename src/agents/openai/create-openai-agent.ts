@@ -20,5 +20,6 @@ export async function createOpenAIAgent(config: AgentConfig, defaultImage: strin
     price: priceOf(config.model, config.price),
     sandbox,
     ...(endpoints.length > 0 ? { endpoints } : {}),
+    ...(config.limits.diskMb === undefined ? {} : { diskMb: config.limits.diskMb }),
   });
 }

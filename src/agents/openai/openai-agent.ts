@@ -32,6 +32,8 @@ export interface OpenAIAgentOptions {
   sandbox: AgentSandbox;
   /** The model endpoint of `baseUrl`, probed before each launch, as for a command agent (the sandbox opens the way to it). */
   endpoints?: readonly AgentEndpoint[];
+  /** Disk quota in MiB of the workspace, HOME and /tmp (`agent.limits.diskMb`; sandboxed only). */
+  diskMb?: number;
   /** How the ledger names the agent. @default `openai:<model>` */
   label?: string;
   /** Retries of one model call (429, 5xx, dropped connection). @default 5 */
@@ -93,6 +95,7 @@ export class OpenAIAgent implements Agent {
       label: this.label,
       sandbox: o.sandbox,
       ...(o.endpoints && o.endpoints.length > 0 ? { endpoints: o.endpoints } : {}),
+      ...(o.diskMb === undefined ? {} : { diskMb: o.diskMb }),
     });
     const ran = await launcher.run({ ...input, env, readOnly: [...(input.readOnly ?? []), ...program.readOnly] });
     const stopped = ran.timedOut || ran.aborted;
