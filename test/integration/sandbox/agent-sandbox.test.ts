@@ -88,7 +88,9 @@ async function layout(modelHost: string, modelPort = port): Promise<{ run: Agent
     // The same server on this host's first non-loopback address (it listens on 0.0.0.0).
     HOST_ADDRESS_URL: `http://${hostAddresses()[1] ?? '127.0.0.1'}:${port}/`,
   };
-  return { run: { workspace, promptFile, prompt: 'probe\n', env, timeoutMs: 60_000, taskId: 't', attempt: 1 }, gateDir };
+  // The object store the workspace borrows, as an episode passes it (from the world, not from the workspace's alternates).
+  const readOnly = [join(world, 'objects')];
+  return { run: { workspace, promptFile, prompt: 'probe\n', env, readOnly, timeoutMs: 60_000, taskId: 't', attempt: 1 }, gateDir };
 }
 
 /**
