@@ -6,7 +6,7 @@ import type { AgentSandbox } from '../../sandbox/agent-sandbox.js';
 import type { AgentEndpoint } from '../../sandbox/egress/endpoints.js';
 import { CommandAgent } from '../command/command-agent.js';
 import { isUnknownUsage, withCost, type ModelPrice } from '../usage/usage.js';
-import { agentProgram, type AgentProgram } from './agent-program.js';
+import { agentProgram } from './agent-program.js';
 import { PROGRAM_ENV, RESULT_FILE, TRANSCRIPT_FILE, type ProgramResult } from './program/program-result.js';
 import { readLeftFile, readProgramResult, TRANSCRIPT_BYTES } from './read-program-result.js';
 
@@ -55,7 +55,6 @@ const RESULT_DIR = '.genesis-openai';
  */
 export class OpenAIAgent implements Agent {
   readonly label: string;
-  private program: Promise<AgentProgram> | null = null;
 
   constructor(private readonly options: OpenAIAgentOptions) {
     this.label = options.label ?? `openai:${options.model}`;
@@ -69,14 +68,12 @@ export class OpenAIAgent implements Agent {
         hint: `export ${o.apiKeyEnv} where Genesis runs (each worker needs it)`,
       });
     }
-    this.program ??= agentProgram();
-    const program = await this.program;
+    const program = await agentProgram();
     const resultDir = join(dirname(input.promptFile), 'home', RESULT_DIR);
     // Whatever a file there says, it is not this run's.
     await rm(resultDir, { recursive: true, force: true });
     const env: Record<string, string> = {
       ...input.env,
-      ...program.env,
       [PROGRAM_ENV.baseUrl]: o.baseUrl,
       [PROGRAM_ENV.model]: o.model,
       [PROGRAM_ENV.maxTurns]: String(o.maxTurns),
