@@ -97,7 +97,7 @@ export class OpenAIAgent implements Agent {
     const ran = await launcher.run({ ...input, env, readOnly: [...(input.readOnly ?? []), ...program.readOnly] });
     const stopped = ran.timedOut || ran.aborted;
     // Believed only from a program that ended as it says it did: a command that wrote a forged outcome and then killed the program is not the program speaking.
-    const exited = ran.exitCode === 0 ? 'finished' : ran.exitCode === 1 ? 'failed' : null;
+    const exited = ({ 0: 'finished', 1: 'failed', 143: 'stopped' } as const)[ran.exitCode as 0 | 1 | 143] ?? null;
     const written = exited ? await readProgramResult(join(resultDir, RESULT_FILE)) : null;
     const result = written?.outcome === exited ? written : null;
     if (result?.fatal && !stopped) throw fatalError(result.fatal);
