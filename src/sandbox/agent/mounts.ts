@@ -14,6 +14,7 @@ import type { AgentSandboxSpec } from '../agent-sandbox.js';
  * - the PATH directories outside the system dirs, and the install root of the launched binary
  *   (its npm package or virtualenv), so a CLI installed with a version manager still runs, with
  *   the node_modules its dependencies were hoisted to by a local install (dependencyDirsOutside);
+ *   not for a program in the workspace, which is seen there (and whose links are the tree's);
  * - the prefix of the Node running Genesis when it lives outside /usr, for `#!/usr/bin/env node`.
  * Paths that do not exist are left out. `hostPrograms: false` (a docker image that brings its own
  * programs) keeps only the first two.
@@ -41,7 +42,9 @@ async function addProgramPaths(paths: Set<string>, argv0: string, spec: AgentSan
     if (isAbsolute(dir) && !underSystemDirs(dir)) paths.add(dir);
   }
   const binary = await resolveOnPath(argv0, spec.env.PATH, spec.workspace);
-  const root = binary ? await installRootOf(binary) : null;
+  // A program in the workspace is seen there already; a link there is the tree's, never a way to a host directory.
+  const inWorkspace = binary !== null && (binary === spec.workspace || binary.startsWith(spec.workspace + sep));
+  const root = binary && !inWorkspace ? await installRootOf(binary) : null;
   if (root) {
     paths.add(root);
     // A local npm install hoists the package's own dependencies (a native binary among them) beside it.

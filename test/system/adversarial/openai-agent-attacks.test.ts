@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { CommandAgent } from '../../../src/agents/command/command-agent.js';
@@ -166,6 +166,26 @@ describe('the openai agent attacking Genesis with its own tools', () => {
       expect(second.log).toMatch(/^first commit$/m);
     });
   }
+
+  itWith('bwrap')('binds nothing a link in the workspace leads to, when the program is named by it', async () => {
+    const w = await layout();
+    const tool = join(w.holdout, 'run.sh');
+    await writeFile(tool, `#!/bin/sh\ncat "$(dirname "$(readlink -f "$0")")/hidden.test.js"\n`, { mode: 0o755 });
+    await symlink(tool, join(w.workspace, 'run.sh'));
+    const sandbox = await createAgentSandbox({ kind: 'auto', image: 'genesis/node:20', network: 'genesis-agents' });
+    const result = await new CommandAgent(['./run.sh'], { sandbox }).run({
+      workspace: w.workspace,
+      promptFile: w.promptFile,
+      prompt: '',
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', GENESIS_EPISODE_ID: 'link-program' },
+      readOnly: [join(w.store, 'objects')],
+      timeoutMs: 60_000,
+      taskId: 'attack',
+      attempt: 1,
+    });
+    expect(result.log).not.toContain(SECRET);
+    expect(result.exitCode).not.toBe(0);
+  });
 
   const FORGED = JSON.stringify({
     version: 1,
