@@ -4,7 +4,7 @@ import type { ChannelFailure, ChannelReport } from '../channel/episode-channel.j
 import { backoffDelay, backoffPolicy } from '../retry/backoff-policy.js';
 import type { AgentRunResult } from './agent.js';
 import { authFailedError, episodeFailureOf } from './failure-classes.js';
-import type { ModelRoute } from './model-route.js';
+import { hostCredentials, type ModelRoute } from './model-route.js';
 import { isUnknownUsage, type AgentUsage, type ModelPrice } from './usage/usage.js';
 
 /** How long the world waits for a model it cannot reach: from seconds (a server restarting) to minutes (a night's outage). */
@@ -19,8 +19,8 @@ type EpisodeFailure = NonNullable<AgentRunResult['failure']>;
  * episode met, or its model on this host does not accept connections (then the world waits for it, longer
  * each time in a row, instead of spending an episode's time on a CLI retrying a dead address).
  */
-export async function beforeLaunch(route: ModelRoute, env: Record<string, string>): Promise<EpisodeFailure | null> {
-  const held = await route.gateway.heldFor(Object.fromEntries(route.credentials.map((name) => [name, process.env[name] ?? env[name] ?? null])));
+export async function beforeLaunch(route: ModelRoute): Promise<EpisodeFailure | null> {
+  const held = await route.gateway.heldFor(hostCredentials(route));
   if (held) return episodeFailureOf({ kind: 'usage-limit', message: held.message, resetAt: held.untilMs });
   // A model on this host (Ollama, vLLM, a gateway being restarted) is asked before a CLI is started for nothing; a hosted
   // one is met by the agent's first call, which the gateway reads the same way, without a connect per episode.

@@ -1,4 +1,4 @@
-import { isLoopbackHost } from '../sandbox/egress/endpoints.js';
+import { endpointOfUrl, isLoopbackHost, type AgentEndpoint } from '../sandbox/egress/endpoints.js';
 import type { AgentSandboxKind } from '../sandbox/agent-sandbox.js';
 import type { ModelGateway } from '../channel/model-gateway.js';
 import type { ChannelPrice } from '../channel/episode-channel.js';
@@ -17,7 +17,8 @@ const CREDENTIAL = /(?:^|_)(?:API_KEY|AUTH_TOKEN|OAUTH_TOKEN|BEARER_TOKEN)$/;
 export interface ModelRoute {
   gateway: ModelGateway;
   upstream: URL;
-  credentials: readonly string[];
+  /** Each credential variable of the agent, and the variable of this host whose key it stands for (the same name, but for the built-in agent's OPENAI_API_KEY). */
+  credentials: Readonly<Record<string, string>>;
   /** Where the agent meets the gateway inside its network namespace (bridged to the episode's listener), or null when it sees this host's loopback. */
   inside: { host: string; port: number } | null;
   /** The path of the URL the agent is given. */
@@ -35,6 +36,8 @@ export interface RouteInput {
   /** Every variable the agent gets from this host: the credential-looking ones get stand-ins. */
   variables: readonly string[];
   apiKeyEnv?: string | undefined;
+  /** The variable the agent reads its key from when that is not `apiKeyEnv` itself (the built-in agent's OPENAI_API_KEY). */
+  keyVariable?: string;
   sandbox: AgentSandboxKind;
   /** `agent.network: { mode: host }`: no namespace, the agent sees this host's loopback. */
   hostNetwork: boolean;
@@ -49,7 +52,8 @@ export function modelRouteOf(
   const root = input.baseUrl ?? input.defaultUpstream;
   if (root === undefined) return null;
   const upstream = new URL(root);
-  const credentials = [...new Set([...input.variables.filter((name) => CREDENTIAL.test(name)), ...(input.apiKeyEnv ? [input.apiKeyEnv] : [])])];
+  const credentials: Record<string, string> = Object.fromEntries(input.variables.filter((name) => CREDENTIAL.test(name)).map((name) => [name, name]));
+  if (input.apiKeyEnv) credentials[input.keyVariable ?? input.apiKeyEnv] = input.apiKeyEnv;
   const base = input.baseUrl ? new URL(input.baseUrl) : null;
   const host = base?.hostname.replace(/^\[(.*)\]$/, '$1');
   // A loopback baseUrl keeps its own address inside the namespace; anything else is met on a port of the namespace's own loopback.
@@ -64,6 +68,32 @@ export function modelRouteOf(
     path: upstream.pathname.replace(/\/$/, ''),
     ...limits,
   };
+}
+
+/**
+ * The endpoints the agent's sandbox must let it reach: through the gateway, exactly the address
+ * where it meets it in its namespace (bridged to the episode's listener); without a route, the
+ * model of its baseUrl itself.
+ */
+export function sandboxEndpoints(route: ModelRoute | null, direct: readonly AgentEndpoint[]): AgentEndpoint[] {
+  if (!route) return [...direct];
+  if (!route.inside) return [];
+  const { host, port } = route.inside;
+  return [endpointOfUrl(`http://${host.includes(':') ? `[${host}]` : host}:${port}/`)!];
+}
+
+/**
+ * The real keys of the route's credentials, by the agent's variable: only those this host has,
+ * so a CLI that prefers one variable over another (a bearer token over an API key) sees the same
+ * ones set through the gateway as it would without it.
+ */
+export function hostCredentials(route: Pick<ModelRoute, 'credentials'>): Record<string, string> {
+  const keys: Record<string, string> = {};
+  for (const [name, host] of Object.entries(route.credentials)) {
+    const value = process.env[host];
+    if (value) keys[name] = value;
+  }
+  return keys;
 }
 
 /** The URL the agent is given for its model, on the episode's listener `port`. */
@@ -85,8 +115,8 @@ export function describeModelRoad(
 ): string | null {
   const lines = new Set<string>();
   for (const config of configs) {
-    if (config.kind !== 'command') continue;
-    const upstream = config.baseUrl ?? (config.preset ? defaults[config.preset] : undefined);
+    if (config.kind !== 'command' && config.kind !== 'openai') continue;
+    const upstream = config.baseUrl ?? (config.kind === 'command' && config.preset ? defaults[config.preset] : undefined);
     lines.add(
       upstream
         ? `through the Genesis gateway to ${upstream} (the agent holds stand-in keys; usage is measured on the wire)`

@@ -1,5 +1,5 @@
 import { copyFile, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import { git, gitValue } from '../git/git.js';
 import { runScratchName, scratchEpisodeOf, scratchOwnerOf } from '../world/scratch-names.js';
 import { discardTree } from '../sandbox/process/remove-tree.js';
@@ -47,6 +47,30 @@ export async function createWorkspace(world: WorldRepo, episodeId: string, base:
   // is not the agent's): collecting the change then starts from it and hashes only what changed.
   await copyFile(join(dir, '.git', 'index'), collectIndexOf(episodeDir)).catch(() => undefined);
   return { episodeDir, dir };
+}
+
+/** More object stores than any world borrows through: a longer chain is not followed. */
+const MAX_OBJECT_STORES = 8;
+
+/**
+ * The object stores a workspace of `world` borrows (its clone is shared): the world's own, and
+ * those the world itself borrows from, read from the world's git directory, which no agent can
+ * write. This, not the workspace's `.git/objects/info/alternates` (the agent's to rewrite), is what
+ * an agent sandbox shows read-only, so that git in the workspace sees a whole repository.
+ */
+export async function borrowedObjectStores(world: WorldRepo): Promise<string[]> {
+  const stores: string[] = [];
+  const queue = [join(world.path, 'objects')];
+  while (queue.length > 0 && stores.length < MAX_OBJECT_STORES) {
+    const store = queue.shift()!;
+    if (stores.includes(store)) continue;
+    stores.push(store);
+    const text = await readFile(join(store, 'info', 'alternates'), 'utf8').catch(() => '');
+    for (const line of text.split('\n').map((l) => l.trim())) {
+      if (line !== '' && !line.startsWith('#')) queue.push(isAbsolute(line) ? line : resolve(store, line));
+    }
+  }
+  return stores;
 }
 
 /** The branch the world's HEAD names, when it points at `base` now; else null. */

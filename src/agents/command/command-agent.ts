@@ -18,7 +18,7 @@ import type { PresetLaunch, UsageReader } from './presets/preset.js';
 import { constants } from 'node:fs';
 import { mkdir, open, writeFile } from 'node:fs/promises';
 import type { ChannelFailure } from '../../channel/episode-channel.js';
-import { agentModelUrl, type ModelRoute } from '../model-route.js';
+import { agentModelUrl, hostCredentials, type ModelRoute } from '../model-route.js';
 import { beforeLaunch, channelResult } from '../channel-result.js';
 
 const KILL_GRACE_MS = 2_000;
@@ -94,7 +94,7 @@ export class CommandAgent implements Agent {
       await probeEndpoints(this.options.endpoints ?? []);
       return this.runWith(argv, env, this.options.launch, input, null);
     }
-    const before = await beforeLaunch(route, env);
+    const before = await beforeLaunch(route);
     if (before) return { exitCode: 0, timedOut: false, aborted: false, log: `${before.message}\n`, durationMs: 0, failure: before };
     const failures: ChannelFailure[] = [];
     const ending = new AbortController();
@@ -103,9 +103,7 @@ export class CommandAgent implements Agent {
       {
         label: this.label,
         upstream: route.upstream,
-        // A stand-in only for a key this host has: a CLI that prefers one variable over another (a bearer token over an
-        // API key) must see the same ones set as it would without Genesis.
-        credentials: Object.fromEntries(route.credentials.filter((name) => process.env[name]).map((name) => [name, process.env[name]!])),
+        credentials: hostCredentials(route),
         stallMs: route.stallMs,
         ...(route.maxTokens === undefined ? {} : { maxTokens: route.maxTokens }),
         ...(route.maxCostUsd === undefined ? {} : { maxCostUsd: route.maxCostUsd }),
@@ -122,7 +120,7 @@ export class CommandAgent implements Agent {
     try {
       const url = agentModelUrl(route, opened.port, host);
       // No real key enters the sandbox: each credential variable holds the episode's stand-in.
-      for (const name of route.credentials) delete env[name];
+      for (const name of Object.keys(route.credentials)) delete env[name];
       Object.assign(env, opened.env, { GENESIS_MODEL_URL: url });
       const launch = this.options.launchFor?.(url);
       Object.assign(env, launch?.env);

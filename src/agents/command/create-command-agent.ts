@@ -3,11 +3,11 @@ import { CommandAgent } from './command-agent.js';
 import type { AgentConfig } from '../../manifest/agent-config.js';
 import { priceOf } from '../usage/prices.js';
 import { PRESETS } from './presets/index.js';
-import { agentEndpoints, endpointOfUrl } from '../../sandbox/egress/endpoints.js';
+import { agentEndpoints } from '../../sandbox/egress/endpoints.js';
 import { DEFAULT_AGENT_IMAGE } from '../../sandbox/agent/docker/docker-agent-sandbox.js';
 import { sharedModelGateway } from '../../channel/shared-gateway.js';
 import type { ModelGateway } from '../../channel/model-gateway.js';
-import { modelRouteOf } from '../model-route.js';
+import { modelRouteOf, sandboxEndpoints } from '../model-route.js';
 
 /**
  * A `command` agent from its configuration: a preset's argv, variables, HOME files and output
@@ -43,10 +43,7 @@ export async function createCommandAgent(
     },
   );
   // Through the gateway the agent reaches exactly its listener (bridged into its namespace); without it, the baseUrl itself.
-  const inside = route?.inside
-    ? endpointOfUrl(`http://${route.inside.host.includes(':') ? `[${route.inside.host}]` : route.inside.host}:${route.inside.port}/`)
-    : null;
-  const endpoints = route ? (inside ? [inside] : []) : agentEndpoints(config);
+  const endpoints = sandboxEndpoints(route, agentEndpoints(config));
   const sandbox = await createAgentSandbox({ kind: config.sandbox, image: config.image ?? defaultImage, network: config.network, endpoints });
   const args = config.args ?? [];
   const options = {

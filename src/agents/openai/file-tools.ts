@@ -1,9 +1,17 @@
-import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { mkdir, open, readdir, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { ToolError, resolveInWorkspace, workspaceRelative } from './workspace-paths.js';
 
 /** Limits that keep one tool result from flooding the model's context. */
-export const FILE_TOOL_LIMITS = { readChars: 64_000, listEntries: 1_000, searchMatches: 200, lineChars: 300, searchFileBytes: 1_000_000 };
+export const FILE_TOOL_LIMITS = {
+  readChars: 64_000,
+  listEntries: 1_000,
+  searchMatches: 200,
+  lineChars: 300,
+  searchFileBytes: 1_000_000,
+  fileBytes: 16_000_000,
+};
 /** Directories no listing or search descends into: large, generated, or git's own. */
 const SKIPPED = new Set(['.git', 'node_modules']);
 
@@ -26,15 +34,7 @@ export async function listFiles(workspace: string, args: { path?: string; recurs
 /** `read_file`: a file's text, or a window of its lines. */
 export async function readTextFile(workspace: string, args: { path: string; offset?: number; limit?: number }): Promise<string> {
   const file = await resolveInWorkspace(workspace, args.path, 'read');
-  const text = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
-    throw new ToolError(
-      error.code === 'ENOENT'
-        ? `${args.path} does not exist`
-        : error.code === 'EISDIR'
-          ? `${args.path} is a directory; use list_files`
-          : `cannot read ${args.path}: ${error.message}`,
-    );
-  });
+  const text = await readRegularFile(file, args.path);
   let body = text;
   if (args.offset !== undefined || args.limit !== undefined) {
     const lines = text.split('\n');
@@ -61,7 +61,7 @@ export async function searchFiles(workspace: string, args: { pattern: string; pa
   const matches: string[] = [];
   for await (const entry of files) {
     if (entry.dir || entry.size > FILE_TOOL_LIMITS.searchFileBytes) continue;
-    const text = await readFile(entry.path, 'utf8').catch(() => '');
+    const text = await readRegularFile(entry.path, entry.path).catch(() => '');
     if (text.includes('\u0000')) continue; // binary
     const lines = text.split('\n');
     for (let i = 0; i < lines.length; i++) {
@@ -87,7 +87,8 @@ export async function writeTextFile(workspace: string, args: { path: string; con
 export async function editTextFile(workspace: string, args: { path: string; old_text: string; new_text: string; replace_all?: boolean }): Promise<string> {
   if (args.old_text === '') throw new ToolError('old_text is empty; use write_file to create a file');
   const file = await resolveInWorkspace(workspace, args.path, 'write');
-  const text = await readFile(file, 'utf8').catch(() => {
+  const text = await readRegularFile(file, args.path).catch((error: unknown) => {
+    if (error instanceof ToolError && !error.message.endsWith('does not exist')) throw error;
     throw new ToolError(`${args.path} does not exist; use write_file to create it`);
   });
   const count = text.split(args.old_text).length - 1;
@@ -95,6 +96,25 @@ export async function editTextFile(workspace: string, args: { path: string; old_
   if (count > 1 && !args.replace_all) throw new ToolError(`old_text occurs ${count} times in ${args.path}; add context to make it unique, or set replace_all`);
   await writeFile(file, args.replace_all ? text.split(args.old_text).join(args.new_text) : text.replace(args.old_text, () => args.new_text));
   return `edited ${args.path} (${args.replace_all ? count : 1} replacement${count > 1 && args.replace_all ? 's' : ''})`;
+}
+
+/**
+ * A file's text, opened without blocking and read only when it is a regular file: a FIFO or a
+ * device the agent made would otherwise hold the tool (and the program) until the episode's end.
+ */
+async function readRegularFile(file: string, shown: string): Promise<string> {
+  const handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY).catch((error: NodeJS.ErrnoException) => {
+    throw new ToolError(error.code === 'ENOENT' ? `${shown} does not exist` : `cannot read ${shown}: ${error.message}`);
+  });
+  try {
+    const info = await handle.stat();
+    if (info.isDirectory()) throw new ToolError(`${shown} is a directory; use list_files`);
+    if (!info.isFile()) throw new ToolError(`${shown} is not a regular file (a pipe, socket or device); it is not read`);
+    if (info.size > FILE_TOOL_LIMITS.fileBytes) throw new ToolError(`${shown} is ${info.size} bytes, more than the ${FILE_TOOL_LIMITS.fileBytes} a tool reads`);
+    return await handle.readFile('utf8');
+  } finally {
+    await handle.close();
+  }
 }
 
 interface Entry {

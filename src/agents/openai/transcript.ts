@@ -33,11 +33,14 @@ export class Transcript {
   constructor(
     private readonly meta: { model: string; baseUrl: string },
     readonly messages: ChatMessage[],
+    /** Told each line as it is said: the program prints its log as it goes, so a killed one still leaves it. */
+    private readonly onLine?: (line: string) => void,
   ) {}
 
   /** A line of the readable agent log. */
   say(line: string): void {
     this.lines.push(line);
+    this.onLine?.(line);
   }
 
   finish(outcome: string, message: string): void {

@@ -4,7 +4,7 @@ import type { AgentRunResult } from '../../agents/agent.js';
 import { agentForAttempt } from '../../agents/rotation.js';
 import { linkWorkspaceDeps, type WorkspaceDeps } from '../../deps/workspace-deps.js';
 import type { EpisodeJob } from '../episode-job.js';
-import type { Workspace } from '../workspace.js';
+import { borrowedObjectStores, type Workspace } from '../workspace.js';
 import { timed, type Episode } from './state.js';
 
 /** What the agent did: who it was (with agent.rotation, the one this attempt's turn names), its run, and the dependency set its workspace got. */
@@ -24,6 +24,8 @@ export async function runAgent(episode: Episode, ws: Workspace): Promise<AgentSt
   const promptFile = join(ws.episodeDir, 'prompt.md');
   await writeFile(promptFile, prompt);
   const agent = agentForAttempt(deps.agent, job.attempt);
+  // Known from the world the workspace was cloned from, before the agent starts: nothing it writes decides a sandbox's mounts.
+  const objectStores = await borrowedObjectStores(deps.world);
   const run = await timed(episode, 'agent', () =>
     agent.run({
       workspace: ws.dir,
@@ -34,7 +36,7 @@ export async function runAgent(episode: Episode, ws: Workspace): Promise<AgentSt
       taskId: job.task,
       attempt: job.attempt,
       signal: deps.signal,
-      readOnly: wsDeps?.readOnly ?? [],
+      readOnly: [...objectStores, ...(wsDeps?.readOnly ?? [])],
       ...(job.spendable ? { spendable: job.spendable } : {}),
     }),
   );

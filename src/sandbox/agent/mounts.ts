@@ -1,27 +1,26 @@
-import { readFile, realpath, stat } from 'node:fs/promises';
-import { delimiter, dirname, isAbsolute, join, sep } from 'node:path';
+import { realpath, stat } from 'node:fs/promises';
+import { delimiter, dirname, isAbsolute, sep } from 'node:path';
 import { dependencyDirsOutside } from './package-dependencies.js';
 import { installRootOf, resolveOnPath, underSystemDirs } from './find-binary.js';
 import type { AgentSandboxSpec } from '../agent-sandbox.js';
 
 /**
  * The host paths a sandboxed agent reads besides the system dirs, each at its own path:
- * - the spec's `readOnly` paths (the prompt file);
+ * - the spec's `readOnly` paths (the prompt file, the object stores the workspace borrows, which
+ *   the caller knows from the world it cloned: never read out of the workspace, whose
+ *   `.git/objects/info/alternates` the agent may rewrite between two launches);
  * - the files the command names by absolute path (`bash /opt/agents/my-agent.sh`: the agent's own
  *   program, which would otherwise be missing inside and fail as exit code 127);
- * - the object stores named in the workspace's `.git/objects/info/alternates` (a shared clone
- *   borrows the world's objects; without them git in the workspace sees a broken repository. The
- *   world's refs and files stay hidden, though its objects include the ledger's blobs);
  * - the PATH directories outside the system dirs, and the install root of the launched binary
  *   (its npm package or virtualenv), so a CLI installed with a version manager still runs, with
  *   the node_modules its dependencies were hoisted to by a local install (dependencyDirsOutside);
+ *   not for a program in the workspace, which is seen there (and whose links are the tree's);
  * - the prefix of the Node running Genesis when it lives outside /usr, for `#!/usr/bin/env node`.
  * Paths that do not exist are left out. `hostPrograms: false` (a docker image that brings its own
  * programs) keeps only the first two.
  */
 export async function agentReadOnlyPaths(argv: readonly string[], spec: AgentSandboxSpec, hostPrograms = true): Promise<string[]> {
   const paths = new Set<string>(spec.readOnly);
-  for (const store of await alternates(spec.workspace)) paths.add(store);
   for (const file of await filesNamedBy(argv, spec.workspace)) paths.add(file);
   if (hostPrograms) await addProgramPaths(paths, argv[0]!, spec);
   const existing: string[] = [];
@@ -43,7 +42,9 @@ async function addProgramPaths(paths: Set<string>, argv0: string, spec: AgentSan
     if (isAbsolute(dir) && !underSystemDirs(dir)) paths.add(dir);
   }
   const binary = await resolveOnPath(argv0, spec.env.PATH, spec.workspace);
-  const root = binary ? await installRootOf(binary) : null;
+  // A program in the workspace is seen there already; a link there is the tree's, never a way to a host directory.
+  const inWorkspace = binary !== null && (binary === spec.workspace || binary.startsWith(spec.workspace + sep));
+  const root = binary && !inWorkspace ? await installRootOf(binary) : null;
   if (root) {
     paths.add(root);
     // A local npm install hoists the package's own dependencies (a native binary among them) beside it.
@@ -61,14 +62,6 @@ export async function filesNamedBy(argv: readonly string[], workspace: string): 
     if ((await stat(arg).catch(() => null))?.isFile()) files.push(arg);
   }
   return files;
-}
-
-async function alternates(workspace: string): Promise<string[]> {
-  const text = await readFile(join(workspace, '.git', 'objects', 'info', 'alternates'), 'utf8').catch(() => '');
-  return text
-    .split('\n')
-    .map((line) => line.trim())
-    .filter((line) => isAbsolute(line));
 }
 
 /**

@@ -24,12 +24,12 @@ export function endpointOfUrl(url: string): AgentEndpoint | null {
 }
 
 /**
- * The endpoints an agent's sandbox opens for it: the model its `baseUrl` names, for an agent whose
- * CLI calls the model from inside the sandbox (`command`). The built-in `openai` agent calls its
- * model from Genesis itself, so its commands need no way to it.
+ * The endpoints an agent's sandbox opens for it: the model its `baseUrl` names, for an agent that
+ * calls its model from inside the sandbox (`command`, and the built-in `openai` agent, whose
+ * program runs there like a CLI).
  */
 export function agentEndpoints(config: { kind: string; baseUrl?: string | undefined }): AgentEndpoint[] {
-  if (config.kind !== 'command' || config.baseUrl === undefined) return [];
+  if ((config.kind !== 'command' && config.kind !== 'openai') || config.baseUrl === undefined) return [];
   const endpoint = endpointOfUrl(config.baseUrl);
   return endpoint ? [endpoint] : [];
 }

@@ -58,9 +58,13 @@ export async function loadRecording(name: string): Promise<Recording> {
 /**
  * A local server speaking the Chat Completions wire format (`POST /v1/chat/completions`), which
  * replays recorded exchanges. Stateless per turn (the turn is read from the request), so parallel
- * episodes of different tasks each follow their own conversation.
+ * episodes of different tasks each follow their own conversation. `at`: where it listens, and the
+ * host its baseUrl names (a docker agent reaches this host through its network's gateway).
  */
-export async function startReplayServer(recording: Recording): Promise<ReplayServer> {
+export async function startReplayServer(
+  recording: Recording,
+  at: { listen: string; host: string } = { listen: '127.0.0.1', host: '127.0.0.1' },
+): Promise<ReplayServer> {
   const served = new Map<string, number>();
   const requests: ReplayServer['requests'] = [];
   const mismatches: string[] = [];
@@ -89,10 +93,10 @@ export async function startReplayServer(recording: Recording): Promise<ReplaySer
     const response = entry.responses[Math.min(n, entry.responses.length - 1)]!;
     send(response.status ?? 200, response.body, response.headers);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, at.listen, resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    baseUrl: `http://127.0.0.1:${port}/v1`,
+    baseUrl: `http://${at.host}:${port}/v1`,
     requests,
     mismatches,
     close: () => new Promise((resolve) => server.close(() => resolve())),

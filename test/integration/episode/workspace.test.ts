@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { collectCandidateTree, createWorkspace, removeWorkspace } from '../../../src/episode/workspace.js';
+import { borrowedObjectStores, collectCandidateTree, createWorkspace, removeWorkspace } from '../../../src/episode/workspace.js';
 import { git, gitValue } from '../../../src/git/git.js';
 import type { WorldRepo } from '../../../src/world/world-repo.js';
 import { LocalWorld } from '../../../src/world/local-world.js';
@@ -33,6 +33,18 @@ async function twoCommitWorld(): Promise<{ world: WorldRepo; first: string; seco
 }
 
 describe('an episode workspace', () => {
+  it("borrows the world's object stores, as the world's own git directory names them, whatever the workspace's alternates say", async () => {
+    const { world, second } = await twoCommitWorld();
+    // The world itself borrows from another store (a scratch world of genesis calibrate does), by a relative path.
+    const other = join(world.path, '..', 'other.git');
+    execFileSync('git', ['init', '--quiet', '--bare', other]);
+    await writeFile(join(world.path, 'objects', 'info', 'alternates'), '../../other.git/objects\n');
+    const ws = await createWorkspace(world, 'ws-borrowed', second);
+    await writeFile(join(ws.dir, '.git', 'objects', 'info', 'alternates'), '/\n/etc\n', { flag: 'a' });
+    expect(await borrowedObjectStores(world)).toEqual([join(world.path, 'objects'), join(other, 'objects')]);
+    await removeWorkspace(ws);
+  });
+
   it('holds exactly its base, whether the base is the head of the branch (one clone) or an older commit (clone and checkout)', async () => {
     const { world, first, second } = await twoCommitWorld();
     for (const [base, files] of [

@@ -16,6 +16,8 @@ import { OpenAIAgent } from '../../../src/agents/openai/openai-agent.js';
 import { BwrapSandbox } from '../../../src/sandbox/gate/bwrap/bwrap-sandbox.js';
 import { DockerSandbox } from '../../../src/sandbox/gate/docker/docker-sandbox.js';
 import { startOutsideServer } from '../../helpers/outside-server.js';
+import { agentEndpoints } from '../../../src/sandbox/egress/endpoints.js';
+import { ensureAgentNetwork } from '../../../src/sandbox/agent/docker/network.js';
 import { itWith } from '../../helpers/services.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 import { loadRecording, startReplayServer } from '../agents/replay-server.js';
@@ -86,7 +88,9 @@ async function layout(modelHost: string, modelPort = port): Promise<{ run: Agent
     // The same server on this host's first non-loopback address (it listens on 0.0.0.0).
     HOST_ADDRESS_URL: `http://${hostAddresses()[1] ?? '127.0.0.1'}:${port}/`,
   };
-  return { run: { workspace, promptFile, prompt: 'probe\n', env, timeoutMs: 60_000, taskId: 't', attempt: 1 }, gateDir };
+  // The object store the workspace borrows, as an episode passes it (from the world, not from the workspace's alternates).
+  const readOnly = [join(world, 'objects')];
+  return { run: { workspace, promptFile, prompt: 'probe\n', env, readOnly, timeoutMs: 60_000, taskId: 't', attempt: 1 }, gateDir };
 }
 
 /**
@@ -506,10 +510,14 @@ describe("a docker-sandboxed agent's exit", () => {
 
 describe("the openai agent's commands", () => {
   for (const kind of ['docker', 'bwrap'] as const) {
-    itWith(kind)(`run in its ${kind} sandbox, in the workspace`, async () => {
-      const replay = await startReplayServer(await loadRecording('tool-calls'));
+    itWith(kind)(`run in its ${kind} sandbox, in the workspace, with the program that calls the model`, async () => {
+      // A docker agent reaches this host's servers through its network's gateway, not the host's loopback.
+      if (kind === 'docker') await ensureAgentNetwork('genesis-agents');
+      const at = kind === 'docker' ? { listen: '0.0.0.0', host: agentsGateway() } : undefined;
+      const replay = await startReplayServer(await loadRecording('tool-calls'), at);
       try {
-        const sandbox = await createAgentSandbox({ kind, image: 'genesis/node:20', network: 'genesis-agents' });
+        const endpoints = agentEndpoints({ kind: 'openai', baseUrl: replay.baseUrl });
+        const sandbox = await createAgentSandbox({ kind, image: 'genesis/node:20', network: 'genesis-agents', endpoints });
         const { run } = await layout('127.0.0.1');
         await mkdir(join(run.workspace, 'test'), { recursive: true });
         await writeFile(
@@ -526,9 +534,10 @@ describe("the openai agent's commands", () => {
           commandOutputBytes: 16_384,
           price: null,
           sandbox,
+          endpoints,
         });
         const result = await agent.run({ ...run, prompt: 'Make module a.\n' });
-        expect(replay.mismatches).toEqual([]);
+        expect(replay.mismatches, result.log).toEqual([]);
         expect(result.exitCode).toBe(0);
         expect(result.log).toContain('exit code 0');
       } finally {

@@ -44,9 +44,10 @@ describe('the endpoints an agent sandbox opens', () => {
     expect(endpointOfUrl('ftp://x')).toBeNull();
   });
 
-  it('opens the baseUrl of a command agent only: the openai agent calls its model from Genesis', () => {
+  it('opens the baseUrl of an agent that calls its model from its sandbox: a command agent and the openai program, not a script', () => {
     expect(agentEndpoints({ kind: 'command', baseUrl: 'http://localhost:11434/v1' })).toMatchObject([{ host: 'localhost', port: 11434 }]);
-    expect(agentEndpoints({ kind: 'openai', baseUrl: 'http://localhost:11434/v1' })).toEqual([]);
+    expect(agentEndpoints({ kind: 'openai', baseUrl: 'http://localhost:11434/v1' })).toMatchObject([{ host: 'localhost', port: 11434 }]);
+    expect(agentEndpoints({ kind: 'script', baseUrl: 'http://localhost:11434/v1' })).toEqual([]);
     expect(agentEndpoints({ kind: 'command' })).toEqual([]);
   });
 
