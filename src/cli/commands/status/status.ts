@@ -36,12 +36,8 @@ export function define(program: Command): void {
         // What a run that died left in the file is not a wait.
         const waits = runner === null ? [] : waiting.map(({ task, what, ms }) => ({ task, what, ms }));
         const board = buildTaskBoard(snapshot, (w) => probeLocalWorker(w));
-        // Attempts made: every episode that ran to an end or runs now (an abandoned one was not the agent's attempt).
-        const attempts = new Map<string, number>();
-        for (const r of snapshot.records)
-          if (r.status === 'running' || (r.outcome !== 'abandoned' && r.outcome !== 'outrun')) attempts.set(r.task, (attempts.get(r.task) ?? 0) + 1);
         if (opts.json) {
-          const tasks = board.tasks.map((t) => ({ ...t, attempts: attempts.get(t.id) ?? 0 }));
+          const tasks = board.tasks;
           const out = {
             world: snapshot.path,
             branch: snapshot.manifest.branch,
@@ -56,7 +52,7 @@ export function define(program: Command): void {
         const held = hold ? `the world is ${describeWorldHold(hold)}\n` : '';
         const waitLines = waits.map((w) => `waiting: ${w.task} waits for ${w.what} (${Math.round(w.ms / 1000)}s so far)\n`).join('');
         return void process.stdout.write(
-          withCliName(`${top}\n${held}${waitLines}${formatTaskBoard(board, attempts, terminalWidth())}\n\n${formatQueueSnapshot(queue)}\n`),
+          withCliName(`${top}\n${held}${waitLines}${formatTaskBoard(board, terminalWidth())}\n\n${formatQueueSnapshot(queue)}\n`),
         );
       }
       const { readClusterStatus } = await import('../../../queue/bullmq/cluster-status.js');
