@@ -65,9 +65,10 @@ async function api(url: string): Promise<any> {
 }
 
 describe.skipIf(!bwrapAnswers())('every figure a person reads, after an amended, reopened, lifted and restarted night', () => {
-  it('shows the budgets in force, lifts included, alike in genesis budget and the API', async () => {
-    const [budget, overview] = await Promise.all([cli(['budget']), api('/api/overview')]);
+  it('shows the budgets in force, lifts included, alike in genesis budget, genesis status and the API', async () => {
+    const [budget, status, overview] = await Promise.all([cli(['budget']), cli(['status']), api('/api/overview')]);
     expect(budget.standing).toEqual(overview.budgets);
+    expect(status.budgets).toEqual(overview.budgets);
     // world.yaml's 1 and both lifts: what genesis run held the world to, not world.yaml's figure.
     expect(overview.budgets).toEqual([
       { name: 'maxEpisodes', set: 1, lifted: 6, limit: 7, used: overview.episodes.total, unit: 'episodes', spent: overview.episodes.total >= 7 },
