@@ -33,11 +33,14 @@ export function define(program: Command): void {
       const { withCliName } = await import('../../invocation.js');
       if (opts.adopt) return adopt(opts, opts.adopt);
       const { initWorld } = await import('../../../operations/init-world.js');
+      const { tellWaits } = await import('../../wait-board.js');
+      const waits = tellWaits('genesis init', (line) => process.stderr.write(`${line}\n`));
       const result = await initWorld({
         worldPath: requireWorld(opts),
         from: opts.from,
         sandbox: (m) => createSandbox(opts.sandbox ?? m.verify.sandbox, { image: m.verify.image }),
-      });
+        onWait: waits.onWait,
+      }).finally(waits.stop);
       // `genesis run` uses the same sandbox unless world.yaml or its own --sandbox says otherwise.
       if (opts.sandbox) await result.world.writeInitSandbox(opts.sandbox);
       for (const warning of result.warnings) process.stderr.write(`warning: ${warning}\n`);
@@ -62,13 +65,16 @@ async function adopt(opts: InitOptions, source: string): Promise<void> {
   const { adoptWorld } = await import('../../../operations/adopt/adopt-world.js');
   const { createSandbox } = await import('../../../sandbox/create-sandbox.js');
   const { withCliName } = await import('../../invocation.js');
+  const { tellWaits } = await import('../../wait-board.js');
+  const waits = tellWaits('genesis init', (line) => process.stderr.write(`${line}\n`));
   const result = await adoptWorld({
     worldPath: requireWorld(opts),
     source,
     branch: opts.branch,
     manifestFile: opts.manifest,
     sandbox: (m) => createSandbox(opts.sandbox ?? m.verify.sandbox, { image: m.verify.image }),
-  });
+    onWait: waits.onWait,
+  }).finally(waits.stop);
   if (opts.sandbox) await result.world.writeInitSandbox(opts.sandbox);
   for (const warning of result.warnings) process.stderr.write(`warning: ${warning}\n`);
   const out = {
