@@ -6,6 +6,7 @@ import { closeWithin } from './close-within.js';
 import { requestCancel } from './cancel-requests.js';
 import { distributedJobSchema, EPISODE_QUEUE, queuePrefix, resultQueueOf, RETENTION } from './distributed-job.js';
 import type { EpisodeQueue } from '../episode-queue.js';
+import { listWorkers } from '../redis/worker-registry.js';
 import { workerError } from '../memory/memory-queue.js';
 
 /** Results taken from Redis ahead of the scheduler's handling of them; each stays unacknowledged (and redelivered after a crash) until handled. */
@@ -95,6 +96,18 @@ export class BullmqEpisodeQueue implements EpisodeQueue {
   async notTaken(episodeIds: readonly string[]): Promise<string[]> {
     const states = await Promise.all(episodeIds.map((id) => this.episodes.getJobState(id).catch(() => 'unknown')));
     return episodeIds.filter((_, i) => states[i] === 'waiting' || states[i] === 'prioritized' || states[i] === 'delayed');
+  }
+
+  async holders(episodeIds: readonly string[]): Promise<Map<string, string | null>> {
+    const states = await Promise.all(episodeIds.map((id) => this.episodes.getJobState(id).catch(() => 'unknown')));
+    const active = episodeIds.filter((_, i) => states[i] === 'active');
+    if (active.length === 0) return new Map();
+    // A worker lists the episodes it runs in its heartbeat, which expires three beats after it died:
+    // until then a dead worker and the one that took its job over both list it, the live one seen last.
+    const byEpisode = new Map<string, { id: string; lastSeen: number }>();
+    for (const w of await listWorkers(this.redis))
+      for (const e of w.episodes) if ((byEpisode.get(e)?.lastSeen ?? -1) < w.lastSeen) byEpisode.set(e, { id: w.id, lastSeen: w.lastSeen });
+    return new Map(active.map((id) => [id, byEpisode.get(id)?.id ?? null]));
   }
 
   /** Waiting and running episode jobs of every world on this Redis. */
