@@ -137,6 +137,19 @@ describe.concurrent('genesis init refuses a bad world.yaml with one clear error 
     expect(existsSync(`${source}.world`)).toBe(false);
   });
 
+  itWith('bwrap')('when its agent program does not exist, before any world is made', async () => {
+    const yaml = good(TASK_A).replace(
+      'agent: { kind: script, script: recording.yaml }',
+      'agent: { kind: command, command: [genesis-agent-that-does-not-exist], sandbox: none }',
+    );
+    const source = await writeSource(fresh(), yaml);
+    const result = await genesis(['init', '--world', `${source}.world`, '--from', source]);
+    const { problem, hint } = expectOneClearError(result, 'agent-not-found');
+    expect(problem).toContain('the agent command "genesis-agent-that-does-not-exist" was not found on PATH');
+    expect(hint).toContain('agent.command in world.yaml');
+    expect(existsSync(`${source}.world`)).toBe(false);
+  });
+
   itWith('docker')('when its sandbox image is missing, saying how to build it', async () => {
     const problem = await initFails(good(TASK_A).replace('sandbox: bwrap', 'sandbox: docker'), 'sandbox-image-missing');
     expect(problem).toContain('The sandbox image genesis/no-such-image:0 does not exist.');
