@@ -79,18 +79,18 @@ describe.concurrent('genesis init refuses a bad world.yaml with one clear error 
   });
 
   itWith('bwrap')('when a task has no paths', async () => {
-    expect(await initFails(good('tasks:\n  - { id: a, title: a, paths: [] }\n'))).toMatch(/- tasks\[0\]\.paths: .*(>=1|at least)/);
+    expect(await initFails(good('tasks:\n  - { id: a, title: a, paths: [] }\n'))).toMatch(/- tasks\[0\] \(id "a"\)\.paths: .*(>=1|at least)/);
   });
 
   itWith('bwrap')('when a task has an empty path, saying how to write one', async () => {
     expect(await initFails(good('tasks:\n  - { id: a, title: a, paths: [""] }\n'))).toContain(
-      '- tasks[0].paths[0]: pattern "" is empty; name a file ("src/add.js")',
+      '- tasks[0] (id "a").paths[0]: pattern "" is empty; name a file ("src/add.js")',
     );
   });
 
   itWith('bwrap')("when a task's path climbs out of the tree", async () => {
     expect(await initFails(good('tasks:\n  - { id: a, title: a, paths: ["../outside.js"] }\n'))).toContain(
-      '- tasks[0].paths[0]: pattern "../outside.js" has a ".." segment',
+      '- tasks[0] (id "a").paths[0]: pattern "../outside.js" has a ".." segment',
     );
   });
 
