@@ -38,9 +38,9 @@ export interface EpisodeQueue {
    */
   notTaken?(episodeIds: readonly string[]): Promise<string[]>;
   /**
-   * Of these submitted jobs, those a worker has taken, each with the live worker that says it runs
-   * it, or null when none does (its worker was lost: the job is taken again once the queue finds
-   * it stalled). Absent: the jobs run in this process, whose loss is the run's own.
+   * Of these submitted jobs, those a worker has taken, each with that worker, or null when it is
+   * no longer alive (lost: the job is taken again once the queue finds it stalled). Absent: the
+   * jobs run in this process, whose loss is the run's own.
    */
   holders?(episodeIds: readonly string[]): Promise<Map<string, string | null>>;
   close(): Promise<void>;
