@@ -67,3 +67,35 @@ describe('an episode job delivered again after its episode ran and passed', () =
     }
   }, 120_000);
 });
+
+describe('a taken episode job whose worker is lost', () => {
+  it('is held by its worker while that worker beats, and by nobody once its heartbeat is gone', async () => {
+    const f = await makeWorld({ sandbox: 'bwrap', recording: { a: [{ write: { 'src/a.js': GOOD_A }, sleepMs: 20_000 }] } });
+    testQueuePrefix();
+    const redis = await testRedis();
+    const queue = new BullmqEpisodeQueue(redis, { remote: f.world.path, worldKey: `test-${randomUUID()}` });
+    const worker = await startEpisodeWorker({
+      redis: await testRedis(),
+      concurrency: 1,
+      cacheDir: join(await tempDir(), 'cache'),
+      createAgent,
+      createSandbox: async () => f.sandbox,
+      leases: (key) => new RedisPathLeases(redis, key),
+    });
+    workers.push(worker);
+    const job: EpisodeJob = { episodeId: newEpisodeId(), world: 'fixture', task: 'a', attempt: 1, base: f.commit };
+    await new GitLedger(f.world.path).write(openRecord(job));
+    try {
+      await queue.submit(job);
+      await expect.poll(async () => (await queue.holders([job.episodeId])).get(job.episodeId), { timeout: 15_000 }).toBe(worker.id);
+      // Its heartbeat expired, as a killed worker's does: the job is still active, its holder gone.
+      await redis.del(`genesis:workers:${worker.id}`);
+      expect(await queue.holders([job.episodeId])).toEqual(new Map([[job.episodeId, null]]));
+    } finally {
+      // Stopped before the world's folder goes: its episode writes into it.
+      await worker.close(true);
+      workers.splice(workers.indexOf(worker), 1);
+      await queue.close();
+    }
+  }, 60_000);
+});
