@@ -4,6 +4,7 @@ import { Queue } from 'bullmq';
 import { afterEach, describe, expect } from 'vitest';
 import { createAgent } from '../../../src/agents/create-agent.js';
 import { newEpisodeId, type EpisodeJob } from '../../../src/episode/episode-job.js';
+import { readClusterStatus } from '../../../src/queue/bullmq/cluster-status.js';
 import { BullmqEpisodeQueue } from '../../../src/queue/bullmq/episode-queue.js';
 import { startEpisodeWorker, type EpisodeWorker } from '../../../src/queue/bullmq/episode-worker.js';
 import { EPISODE_QUEUE, queuePrefix, resultQueueOf } from '../../../src/queue/bullmq/distributed-job.js';
@@ -88,9 +89,12 @@ describe('a taken episode job whose worker is lost', () => {
     try {
       await queue.submit(job);
       await expect.poll(async () => (await queue.holders([job.episodeId])).get(job.episodeId), { timeout: 15_000 }).toBe(worker.id);
+      expect((await readClusterStatus(redis)).running).toMatchObject([{ episodeId: job.episodeId, worker: worker.id, lost: false }]);
       // Its heartbeat expired, as a killed worker's does: the job is still active, its holder gone.
       await redis.del(`genesis:workers:${worker.id}`);
       expect(await queue.holders([job.episodeId])).toEqual(new Map([[job.episodeId, null]]));
+      // genesis status --redis says so too, instead of showing it running on a worker that is not there.
+      expect((await readClusterStatus(redis)).running).toMatchObject([{ episodeId: job.episodeId, worker: worker.id, lost: true }]);
     } finally {
       // Stopped before the world's folder goes: its episode writes into it.
       await worker.close(true);

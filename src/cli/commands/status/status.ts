@@ -91,8 +91,16 @@ export function define(program: Command): void {
           status.running.length === 0
             ? 'running episodes: none'
             : formatTable(
-                ['episode', 'world', 'task', 'attempt', 'since'],
-                status.running.map((r) => [r.episodeId, r.world, r.task, r.attempt, r.since]),
+                ['episode', 'world', 'task', 'attempt', 'since', 'worker'],
+                status.running.map((r) => [
+                  r.episodeId,
+                  r.world,
+                  r.task,
+                  r.attempt,
+                  r.since,
+                  // A killed worker's job stays active until the queue finds it stalled: say so, rather than show it running.
+                  r.worker === null ? '-' : r.lost ? `${r.worker} (lost: no heartbeat; taken again once found stalled)` : r.worker,
+                ]),
               ),
           '',
           status.schedulers.length === 0
