@@ -8,6 +8,8 @@ import { renderCliPage } from './cli-page.js';
 import { renderErrorsPage } from './errors-page.js';
 import { renderExitCodesPage } from './exit-codes-page.js';
 import { renderHttpApiPage } from './http-api-page.js';
+import { DEFAULT_PRICES } from '../../src/agents/usage/prices.js';
+import { renderPricesPage } from './prices-page.js';
 import { OPENAPI_DOCUMENT } from '../../src/server/openapi.js';
 import { renderWorldYamlPage } from './world-yaml-page.js';
 
@@ -19,5 +21,6 @@ export async function renderReferences(): Promise<Array<{ path: string; text: st
     { path: 'docs/reference/errors.md', text: renderErrorsPage(ERROR_CODES, REJECTION_REASONS) },
     { path: 'docs/reference/exit-codes.md', text: renderExitCodesPage(EXIT, EXIT_MEANINGS, AUDIT_EXIT) },
     { path: 'docs/reference/http-api.md', text: renderHttpApiPage(OPENAPI_DOCUMENT as never) },
+    { path: 'docs/reference/prices.md', text: renderPricesPage(DEFAULT_PRICES) },
   ];
 }

@@ -29,7 +29,6 @@ function unattributedProblem(c: AuditedCommit): string | null {
 export function checkHistoryShape(commits: readonly AuditedCommit[]): AuditFinding[] {
   const findings: AuditFinding[] = [];
   const byEpisode = new Map<string, string[]>();
-  const byTask = new Map<string, string[]>();
   for (const c of commits) {
     // An adopted repository's head may be its own merge: it is history, verified once at adoption.
     if (c.parents.length > 1 && !c.adopted) {
@@ -62,7 +61,6 @@ export function checkHistoryShape(commits: readonly AuditedCommit[]): AuditFindi
       );
     }
     if (c.episode) byEpisode.set(c.episode, [...(byEpisode.get(c.episode) ?? []), c.commit]);
-    if (c.task) byTask.set(c.task, [...(byTask.get(c.task) ?? []), c.commit]);
   }
   for (const [episode, landed] of byEpisode) {
     if (landed.length < 2) continue;
@@ -70,10 +68,33 @@ export function checkHistoryShape(commits: readonly AuditedCommit[]): AuditFindi
       violation('landed-twice', `episode ${episode} landed ${landed.length} times: ${landed.map(short).join(', ')}`, { episode, commit: landed[0] }),
     );
   }
-  for (const [task, landed] of byTask) {
+  for (const [task, landed] of landingsSinceReopen(commits)) {
     if (landed.length < 2) continue;
     // Not broken (a ratchet world improves a task more than once), but a scheduler should not do it.
     findings.push(warning('task-landed-twice', `task ${task} landed ${landed.length} times: ${landed.map(short).join(', ')}`, { commit: landed[0] }));
   }
   return findings;
+}
+
+/**
+ * Each task's runs of landings (newest first) not separated by a reopening of it: `genesis task reopen`
+ * is how the docs say to have done work done again, so landing once more after it is the point,
+ * not a scheduler's slip. Only a reopening that changed no file counts (what the command writes);
+ * a commit that carries the trailer and a change excuses nothing.
+ */
+function landingsSinceReopen(commits: readonly AuditedCommit[]): Array<[string, string[]]> {
+  const byTask = new Map<string, string[]>();
+  const groups: Array<[string, string[]]> = [];
+  for (const c of [...commits].reverse()) {
+    if (c.reopen && !c.episode && c.changed.length === 0) byTask.delete(c.reopen);
+    if (!c.task) continue;
+    let group = byTask.get(c.task);
+    if (!group) {
+      group = [];
+      byTask.set(c.task, group);
+      groups.push([c.task, group]);
+    }
+    group.unshift(c.commit);
+  }
+  return groups;
 }

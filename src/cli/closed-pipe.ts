@@ -4,7 +4,12 @@
  * listens for, so without this handler the process dies with a stack trace for output no one
  * wanted. Writes after that are dropped; a command with a graceful stop of its own (it listens for
  * SIGTERM: run, serve, worker) is stopped that way, any other exits at once with its exit code.
+ * The stop is emitted as SIGTERM carrying CLOSED_PIPE, so a command that takes a second signal as
+ * "quit at once" can tell it from one: Ctrl-C on `genesis run | tee log` reaches tee too, and the
+ * pipe it leaves closed is no second Ctrl-C.
  */
+export const CLOSED_PIPE = 'SIGPIPE' satisfies NodeJS.Signals;
+
 export function exitQuietlyOnClosedPipe(stream: NodeJS.WriteStream = process.stdout): void {
   let closed = false;
   stream.on('error', (error: NodeJS.ErrnoException) => {
@@ -12,7 +17,7 @@ export function exitQuietlyOnClosedPipe(stream: NodeJS.WriteStream = process.std
     if (closed) return;
     closed = true;
     stream.write = (() => true) as typeof stream.write;
-    if (process.listenerCount('SIGTERM') > 0) process.emit('SIGTERM', 'SIGTERM');
+    if (process.listenerCount('SIGTERM') > 0) process.emit('SIGTERM', CLOSED_PIPE);
     else process.exit(process.exitCode === undefined ? 0 : Number(process.exitCode));
   });
 }

@@ -32,11 +32,13 @@ let cached: string | null = null;
 /**
  * How to run this very Genesis from the current directory, as a hint should print it: `genesis`
  * when that name on PATH is this program (after `npm link` or `npm install -g .`), else
- * `node <path>/bin/genesis.js`. Never `npx genesis`, which outside the checkout fetches an
+ * `node <path>/bin/genesis.js`, or what GENESIS_CLI_NAME says. Never `npx genesis`, which outside the checkout fetches an
  * unrelated package of that name from the registry.
  */
 export function cliName(): string {
-  cached ??= onPath() ? 'genesis' : `node ${shortPath(BIN)}`;
+  // A container's own path means nothing on the host a person types at: docker-compose.yml says
+  // how its commands are run from there (GENESIS_CLI_NAME="docker compose run --rm scheduler").
+  cached ??= process.env.GENESIS_CLI_NAME?.trim() || (onPath() ? 'genesis' : `node ${shortPath(BIN)}`);
   return cached;
 }
 

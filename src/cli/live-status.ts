@@ -23,7 +23,8 @@ export function createRunPrinter(out: NodeJS.WriteStream): { print(event: RunEve
   const lines = createLinePrinter(out, waits);
   const printer = {
     print(event: PrinterEvent) {
-      if (event.type === 'wait-line' || formatRunEvent(event) !== null) lastLine = Date.now();
+      // A progress line repeats or waits (see createPlainPrinter): it does not end a silence.
+      if (event.type === 'wait-line' || (event.type !== 'progress' && formatRunEvent(event) !== null)) lastLine = Date.now();
       lines.print(event);
     },
   };
@@ -63,15 +64,7 @@ function createLinePrinter(out: NodeJS.WriteStream, waits: WaitBoard): { print(e
     const line = event.type === 'wait-line' ? event.line : formatRunEvent(event);
     return line === null ? null : showControls(line);
   };
-  if (!out.isTTY) {
-    return {
-      print: (event) => {
-        const line = lineOf(event);
-        if (line) out.write(`${line}\n`);
-      },
-      finish: () => undefined,
-    };
-  }
+  if (!out.isTTY) return createPlainPrinter(out, lineOf);
   const started = Date.now();
   let status = '';
   const clear = () => out.write('\r\x1b[K');
@@ -109,5 +102,51 @@ function createLinePrinter(out: NodeJS.WriteStream, waits: WaitBoard): { print(e
       clearInterval(timer);
       if (status) clear();
     },
+  };
+}
+
+/** How long plain output holds a progress line for the events that led to it. */
+const PROGRESS_SETTLE_MS = 1000;
+
+/**
+ * Plain output (a pipe, a file): one line per event, and the progress line only when it says
+ * something new, once the events that changed it are printed. The run reports progress when its
+ * policy has decided, which can be before the ledger's event of the same change arrives (a
+ * landing is counted before its episode's end is printed); so a progress line is held until the
+ * run has been quiet for a moment, each newer one taking its place, and dropped when it repeats
+ * the last one printed.
+ */
+function createPlainPrinter(out: NodeJS.WriteStream, lineOf: (event: PrinterEvent) => string | null): { print(event: PrinterEvent): void; finish(): void } {
+  let printed = '';
+  let held: { text: string; line: string } | null = null;
+  let timer: NodeJS.Timeout | null = null;
+  const flush = () => {
+    if (timer) clearTimeout(timer);
+    timer = null;
+    if (held && held.text !== printed) {
+      out.write(`${held.line}\n`);
+      printed = held.text;
+    }
+    held = null;
+  };
+  const settle = () => {
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(flush, PROGRESS_SETTLE_MS);
+    timer.unref();
+  };
+  return {
+    print(event) {
+      const line = lineOf(event);
+      if (!line) return;
+      if (event.type === 'progress') {
+        // The time in front differs from line to line; what it says is the rest.
+        held = { text: line.replace(/^\S+\s+/, ''), line };
+        settle();
+        return;
+      }
+      out.write(`${line}\n`);
+      if (held) settle();
+    },
+    finish: flush,
   };
 }

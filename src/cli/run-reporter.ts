@@ -42,6 +42,10 @@ export function formatRunEvent(event: RunEvent): string | null {
         ? `${time()} ✓ ${what} landed as ${event.commit.slice(0, 12)} (request ${event.id}); the run goes on with the new plan`
         : `${time()} ✗ request ${event.id} did not land: ${event.message ?? 'refused'}`;
     }
+    case 'episode-holder':
+      return event.worker === null
+        ? `${time()} ! worker ${event.was} was lost while running ${event.task} (episode ${event.id}): no heartbeat; its job goes to another worker once the queue finds it stalled`
+        : `${time()} ↻ ${event.task} (episode ${event.id}) was taken again by worker ${event.worker}${event.was ? ` after ${event.was}` : ''}`;
     case 'progress':
       return `${time()}   tasks ${event.done}/${event.tasks} done · accepted ${event.accepted} · rejected ${event.rejected} · failed ${event.failed} · running: ${event.running.join(', ') || '-'}`;
     case 'stop':

@@ -41,3 +41,16 @@ export class WaitBoard {
 export function formatWait(wait: { task: string; what: string; ms: number }, at = new Date()): string {
   return `${at.toISOString().slice(11, 19)} … ${wait.task} waits for ${wait.what} (${Math.round(wait.ms / 1000)}s so far)`;
 }
+
+/**
+ * The waits of one command that is not a run (init): each told on `say` as `genesis run` tells an
+ * episode's, once it has lasted five seconds, then every half minute. `stop` when the command ends.
+ */
+export function tellWaits(who: string, say: (line: string) => void): { onWait: (what: string | null) => void; stop: () => void } {
+  const board = new WaitBoard();
+  const timer = setInterval(() => {
+    for (const wait of board.due(Date.now())) say(formatWait(wait));
+  }, 1000);
+  timer.unref();
+  return { onWait: (what) => board.note(who, who, what, Date.now()), stop: () => clearInterval(timer) };
+}

@@ -63,6 +63,9 @@ export function syncingWithServer(queue: EpisodeQueue, remote: RemoteWorld): Epi
       return queue.ensureSubmitted(job);
     },
     cancel: (id) => queue.cancel(id),
+    // What the workers hold is Redis's to say, wherever the world is.
+    ...(queue.notTaken ? { notTaken: (ids: readonly string[]) => queue.notTaken!(ids) } : {}),
+    ...(queue.holders ? { holders: (ids: readonly string[]) => queue.holders!(ids) } : {}),
     close: () => queue.close(),
   };
 }

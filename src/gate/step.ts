@@ -126,7 +126,8 @@ export async function runStep(ctx: StepContext, tree: GateTree, step: GateStep, 
     tests: report ? { format: report.format, passed: report.passed, failed: report.failed, skipped: report.skipped } : null,
     why: step.why ?? (preparing ? 'to prepare the tree' : 'the change'),
   });
-  const tail = result.output.length > LOG_PER_STEP ? `…${result.output.slice(-LOG_PER_STEP)}` : result.output;
+  const raw = result.output.length > LOG_PER_STEP ? `…${result.output.slice(-LOG_PER_STEP)}` : result.output;
+  const tail = canaries ? labelCanaryLines(raw, canaries.nonce) : raw;
   const end = `[exit ${result.exitCode}${result.timedOut ? ', timed out' : ''}${result.oomKilled ? ', out of memory' : ''} after ${(result.durationMs / 1000).toFixed(2)}s]`;
   const notes = [
     ...(stale.length ? [`[removed before the run, not written by it: ${stale.join(', ')}]`] : []),
@@ -134,9 +135,24 @@ export async function runStep(ctx: StepContext, tree: GateTree, step: GateStep, 
       ? [`[report: ${read.source}: ${report?.passed} passed, ${report?.failed} failed, ${report?.skipped} skipped]`]
       : []),
     ...(problem ? [`[${problem.reason}: ${problem.message}]`] : []),
+    ...(canaries && tail !== raw ? [CANARY_NOTE] : []),
   ];
   ctx.logs.push(`$ ${step.command}   [${step.name}${note}]\n${tail}${tail.endsWith('\n') ? '' : '\n'}${end}\n${notes.map((n) => `${n}\n`).join('')}`);
   return { result, run, report, problem };
+}
+
+const CANARY_LABEL = "   [the gate's own check]";
+const CANARY_NOTE =
+  "[lines marked [the gate's own check] are canaries the gate planted in the test runner, not tests of this world: a must-pass one must pass and a must-fail one must fail, which proves the runner reports both; they count for nothing]";
+
+/** Marks each line of a step's output that names this gate's canaries, so a person reading the log does not take a must-fail for a failure. */
+function labelCanaryLines(output: string, nonce: string): string {
+  const marker = `genesis-canary ${nonce}`;
+  if (!output.includes(marker)) return output;
+  return output
+    .split('\n')
+    .map((line) => (line.includes(marker) ? `${line}${CANARY_LABEL}` : line))
+    .join('\n');
 }
 
 /**

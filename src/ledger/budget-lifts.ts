@@ -22,12 +22,12 @@ export interface BudgetLift {
  * git directory (one JSON line each, appended), never in world.yaml, so lifting a stop needs no
  * amendment of the manifest, and never where an agent's workspace reaches.
  */
-async function liftsFile(repo: string): Promise<string> {
+export async function budgetLiftsFile(repo: string): Promise<string> {
   return join(await genesisStateDir(repo), 'budget-lifts.jsonl');
 }
 
 export async function readBudgetLifts(repo: string): Promise<BudgetLift[]> {
-  const text = await readFile(await liftsFile(repo), 'utf8').catch(() => '');
+  const text = await readFile(await budgetLiftsFile(repo), 'utf8').catch(() => '');
   const lifts: BudgetLift[] = [];
   for (const line of text.split('\n')) {
     if (line.trim() === '') continue;
@@ -51,7 +51,7 @@ export async function addBudgetLift(repo: string, lift: Omit<BudgetLift, 'at'>, 
       hint: 'e.g. genesis budget lift --cost-usd 20 --reason "…"',
     });
   const recorded: BudgetLift = { at: now.toISOString(), by: lift.by, reason: lift.reason.trim(), raise: lift.raise };
-  const file = await liftsFile(repo);
+  const file = await budgetLiftsFile(repo);
   await mkdir(join(file, '..'), { recursive: true });
   await appendFile(file, `${JSON.stringify(recorded)}\n`);
   return recorded;

@@ -37,7 +37,7 @@ export function parseManifest(text: string, taskFiles: ReadonlyArray<{ path: str
   const secrets = literalSecretsIn(raw);
   if (secrets.length > 0) return { manifest: null, errors: secrets, warnings: [] };
   const parsed = manifestSchema.safeParse(raw ?? {});
-  if (!parsed.success) return { manifest: null, errors: parsed.error.issues.flatMap(formatIssue), warnings: [] };
+  if (!parsed.success) return { manifest: null, errors: parsed.error.issues.flatMap((issue) => formatIssue(issue, raw)), warnings: [] };
   const errors: string[] = [];
   const warnings: string[] = [];
   for (const rule of CROSS_FIELD_RULES) rule(parsed.data, errors, warnings);
@@ -72,15 +72,31 @@ export function readManifest(text: string, source = 'world.yaml', taskFiles: Rea
   });
 }
 
-function formatIssue(issue: z.core.$ZodIssue): string[] {
+function formatIssue(issue: z.core.$ZodIssue, raw: unknown): string[] {
   if (issue.code === 'unrecognized_keys') {
-    return issue.keys.map((key) => `${formatPath([...issue.path, key])}: unknown field; remove it or check its spelling`);
+    return issue.keys.map((key) => `${formatPath([...issue.path, key], raw)}: unknown field; remove it or check its spelling`);
   }
-  return [`${formatPath(issue.path) || '(top level)'}: ${issue.message}`];
+  // zod says a field that is not there was "received undefined": a person wrote nothing, so say it is missing.
+  const missing = issue.code === 'invalid_type' && / received undefined$/.test(issue.message);
+  const what = missing ? `missing; it is required (${issue.expected})` : issue.message;
+  return [`${formatPath(issue.path, raw) || '(top level)'}: ${what}`];
 }
 
-function formatPath(path: readonly PropertyKey[]): string {
-  return path.map((part, i) => (typeof part === 'number' ? `[${part}]` : `${i === 0 ? '' : '.'}${String(part)}`)).join('');
+/** A field's path as written, a task named by its id as well as its place: `tasks[1] (id "b").dependsOn[0]`. */
+function formatPath(path: readonly PropertyKey[], raw: unknown): string {
+  return path
+    .map((part, i) => {
+      if (typeof part !== 'number') return `${i === 0 ? '' : '.'}${String(part)}`;
+      if (i !== 1 || path[0] !== 'tasks') return `[${part}]`;
+      const id = (raw as { tasks?: Array<{ id?: unknown }> } | null)?.tasks?.[part]?.id;
+      return typeof id === 'string' && id !== '' ? taskPlace(part, id) : `[${part}]`;
+    })
+    .join('');
+}
+
+/** Where a task is, by its id and its place in the list (the place alone means nothing in a long list). */
+function taskPlace(i: number, id: string): string {
+  return `[${i}] (id ${JSON.stringify(id)})`;
 }
 
 type Rule = (m: WorldManifest, errors: string[], warnings: string[]) => void;
@@ -135,7 +151,7 @@ const CROSS_FIELD_RULES: Rule[] = [
   function taskIdsAreUnique(m, errors) {
     const seen = new Set<string>();
     m.tasks.forEach((task, i) => {
-      if (seen.has(task.id)) errors.push(`tasks[${i}].id: "${task.id}" is used by an earlier task; task ids must be unique`);
+      if (seen.has(task.id)) errors.push(`tasks${taskPlace(i, task.id)}.id: "${task.id}" is used by an earlier task; task ids must be unique`);
       seen.add(task.id);
     });
   },
@@ -143,7 +159,7 @@ const CROSS_FIELD_RULES: Rule[] = [
     m.tasks.forEach((task, i) => {
       task.paths.forEach((pattern, j) => {
         const problem = describePatternProblem(pattern);
-        if (problem) errors.push(`tasks[${i}].paths[${j}]: ${problem}`);
+        if (problem) errors.push(`tasks${taskPlace(i, task.id)}.paths[${j}]: ${problem}`);
       });
     });
     m.protected.forEach((pattern, j) => {
@@ -155,8 +171,8 @@ const CROSS_FIELD_RULES: Rule[] = [
     const ids = new Set(m.tasks.map((t) => t.id));
     m.tasks.forEach((task, i) => {
       task.dependsOn.forEach((dep, j) => {
-        if (!ids.has(dep)) errors.push(`tasks[${i}].dependsOn[${j}]: no task has id "${dep}"`);
-        if (dep === task.id) errors.push(`tasks[${i}].dependsOn[${j}]: a task cannot depend on itself`);
+        if (!ids.has(dep)) errors.push(`tasks${taskPlace(i, task.id)}.dependsOn[${j}]: no task has id "${dep}"`);
+        if (dep === task.id) errors.push(`tasks${taskPlace(i, task.id)}.dependsOn[${j}]: a task cannot depend on itself`);
       });
     });
   },

@@ -31,7 +31,13 @@ export interface InitWorldResult {
  * directory's content, verified by the gate before the branch exists. On any failure nothing is
  * left behind.
  */
-export async function initWorld(opts: { worldPath: string; from: string; sandbox: (m: WorldManifest) => Promise<Sandbox> }): Promise<InitWorldResult> {
+export async function initWorld(opts: {
+  worldPath: string;
+  from: string;
+  sandbox: (m: WorldManifest) => Promise<Sandbox>;
+  /** Told what init waits on (a sentence: the gate of the first commit, a dependency set's install), and null when it ends. */
+  onWait?: (what: string | null) => void;
+}): Promise<InitWorldResult> {
   const from = resolve(opts.from);
   if (!(await stat(from).catch(() => null))?.isDirectory()) {
     throw new GenesisError('world-source-missing', `${from} does not exist or is not a directory`, {
@@ -63,6 +69,9 @@ export async function initWorld(opts: { worldPath: string; from: string; sandbox
     await checkDepsFilesExist(path, tree, manifest);
     // A ratchet world starts wherever its suite stands: the first commit sets the score to beat.
     const ratchet = manifest.verify.mode === 'ratchet' ? { minScore: 0 } : undefined;
+    // The first gate installs the dependency set and runs every step: the longest wait of init.
+    const gateWait = `the gate of the first commit (verify's steps in the ${sandbox.kind} sandbox)`;
+    opts.onWait?.(gateWait);
     const gate = await runGate({
       repo: path,
       tree,
@@ -71,7 +80,8 @@ export async function initWorld(opts: { worldPath: string; from: string; sandbox
       sandbox,
       workDir: join(world.scratchDir, 'gates', 'init'),
       ratchet,
-    });
+      onWait: (what) => opts.onWait?.(what ?? gateWait),
+    }).finally(() => opts.onWait?.(null));
     if (!gate.ok) {
       const missing = missingProgram(gate.record, gate.log);
       if (missing) throw missingProgramError(missing, gate.record);

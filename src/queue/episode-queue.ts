@@ -37,6 +37,12 @@ export interface EpisodeQueue {
    * submitted (in process, the run starts no more than its pool runs).
    */
   notTaken?(episodeIds: readonly string[]): Promise<string[]>;
+  /**
+   * Of these submitted jobs, those a worker has taken, each with that worker, or null when it is
+   * no longer alive (lost: the job is taken again once the queue finds it stalled). Absent: the
+   * jobs run in this process, whose loss is the run's own.
+   */
+  holders?(episodeIds: readonly string[]): Promise<Map<string, string | null>>;
   close(): Promise<void>;
 }
 

@@ -28,6 +28,8 @@ export interface AdoptWorldInput {
   /** A world.yaml to add when the repository has none (else one is guessed from its package.json). */
   manifestFile?: string;
   sandbox: (m: WorldManifest) => Promise<Sandbox>;
+  /** Told what adoption waits on (a sentence), and null when it ends. */
+  onWait?: (what: string | null) => void;
 }
 
 export interface AdoptWorldResult {
@@ -86,6 +88,8 @@ export async function adoptWorld(input: AdoptWorldInput): Promise<AdoptWorldResu
     const tree = inTree !== null ? headTree : await overlayFiles(path, headTree, { 'world.yaml': manifestText }, join(path, 'genesis-adopt.index'));
     const sandbox = await input.sandbox(manifest);
     await sandbox.check();
+    const gateWait = `the gate of the adopted head (verify's steps in the ${sandbox.kind} sandbox)`;
+    input.onWait?.(gateWait);
     const gate = await runGate({
       repo: path,
       tree,
@@ -94,7 +98,8 @@ export async function adoptWorld(input: AdoptWorldInput): Promise<AdoptWorldResu
       sandbox,
       workDir: join(world.scratchDir, 'gates', 'adopt'),
       ratchet: manifest.verify.mode === 'ratchet' ? { minScore: 0 } : undefined,
-    });
+      onWait: (what) => input.onWait?.(what ?? gateWait),
+    }).finally(() => input.onWait?.(null));
     if (!gate.ok) {
       // As init says it: the program the sandbox lacks and the two ways out, not a log to read.
       const missing = missingProgram(gate.record, gate.log);

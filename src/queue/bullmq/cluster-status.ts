@@ -2,11 +2,13 @@ import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { distributedJobSchema, EPISODE_QUEUE, queuePrefix } from './distributed-job.js';
 import { listWorkers, type WorkerInfo } from '../redis/worker-registry.js';
+import { takerKey } from './job-consumer.js';
 
 export interface ClusterStatus {
   queue: { waiting: number; active: number; delayed: number; completed: number; failed: number };
   workers: WorkerInfo[];
-  running: Array<{ episodeId: string; world: string; task: string; attempt: number; since: string }>;
+  /** `worker`: the worker that took the job (null before it noted itself); `lost`: that worker's heartbeat is gone, so the job waits to be taken again. */
+  running: Array<{ episodeId: string; world: string; task: string; attempt: number; since: string; worker: string | null; lost: boolean }>;
   schedulers: Array<{ world: string; host: string; pid: number; since: string }>;
 }
 
@@ -16,7 +18,10 @@ export async function readClusterStatus(redis: Redis): Promise<ClusterStatus> {
   try {
     const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'completed', 'failed');
     const active = await queue.getJobs(['active'], 0, 199);
-    const running = active.flatMap((job) => {
+    const workers = await listWorkers(redis);
+    const live = new Set(workers.map((w) => w.id));
+    const takers = active.length === 0 ? [] : await redis.mget(active.map((job) => takerKey(String(job.id))));
+    const running = active.flatMap((job, i) => {
       const parsed = distributedJobSchema.safeParse(job.data);
       if (!parsed.success) return [];
       const { job: e } = parsed.data;
@@ -27,6 +32,8 @@ export async function readClusterStatus(redis: Redis): Promise<ClusterStatus> {
           task: e.task,
           attempt: e.attempt,
           since: new Date(job.processedOn ?? job.timestamp).toISOString(),
+          worker: takers[i] ?? null,
+          lost: takers[i] != null && !live.has(takers[i]!),
         },
       ];
     });
@@ -38,7 +45,7 @@ export async function readClusterStatus(redis: Redis): Promise<ClusterStatus> {
         completed: counts.completed ?? 0,
         failed: counts.failed ?? 0,
       },
-      workers: await listWorkers(redis),
+      workers,
       running,
       schedulers: await listSchedulers(redis),
     };

@@ -6,6 +6,8 @@ import { closeWithin } from './close-within.js';
 import { requestCancel } from './cancel-requests.js';
 import { distributedJobSchema, EPISODE_QUEUE, queuePrefix, resultQueueOf, RETENTION } from './distributed-job.js';
 import type { EpisodeQueue } from '../episode-queue.js';
+import { listWorkers } from '../redis/worker-registry.js';
+import { takerKey } from './job-consumer.js';
 import { workerError } from '../memory/memory-queue.js';
 
 /** Results taken from Redis ahead of the scheduler's handling of them; each stays unacknowledged (and redelivered after a crash) until handled. */
@@ -95,6 +97,17 @@ export class BullmqEpisodeQueue implements EpisodeQueue {
   async notTaken(episodeIds: readonly string[]): Promise<string[]> {
     const states = await Promise.all(episodeIds.map((id) => this.episodes.getJobState(id).catch(() => 'unknown')));
     return episodeIds.filter((_, i) => states[i] === 'waiting' || states[i] === 'prioritized' || states[i] === 'delayed');
+  }
+
+  async holders(episodeIds: readonly string[]): Promise<Map<string, string | null>> {
+    const states = await Promise.all(episodeIds.map((id) => this.episodes.getJobState(id).catch(() => 'unknown')));
+    const active = episodeIds.filter((_, i) => states[i] === 'active');
+    if (active.length === 0) return new Map();
+    // The worker that took the job last noted itself as its taker; it is lost when its heartbeat,
+    // which expires three beats after it died, is gone. A job not yet noted is left out (just taken).
+    const [takers, alive] = await Promise.all([this.redis.mget(active.map(takerKey)), listWorkers(this.redis)]);
+    const live = new Set(alive.map((w) => w.id));
+    return new Map(active.flatMap((id, i) => (takers[i] ? [[id, live.has(takers[i]!) ? takers[i]! : null] as const] : [])));
   }
 
   /** Waiting and running episode jobs of every world on this Redis. */

@@ -40,8 +40,13 @@ const TAKER_TTL_MS = 86_400_000;
  * Notes this worker as the job's taker and says whether it takes it over: a taker other than this
  * one was noted before, or BullMQ started the job before (a taker whose note expired).
  */
+/** Where the id of the worker that last took an episode's job is kept (for a day). */
+export function takerKey(episodeId: string): string {
+  return `${queuePrefix()}:episode-taker:${episodeId}`;
+}
+
 async function noteTaker(redis: Redis, episodeId: string, workerId: string, attemptsStarted: number): Promise<TakenFrom | null> {
-  const previous = await redis.set(`${queuePrefix()}:episode-taker:${episodeId}`, workerId, 'PX', TAKER_TTL_MS, 'GET').catch(() => null);
+  const previous = await redis.set(takerKey(episodeId), workerId, 'PX', TAKER_TTL_MS, 'GET').catch(() => null);
   if (previous && previous !== workerId) return { worker: previous };
   return attemptsStarted > 1 ? { worker: null } : null;
 }

@@ -28,19 +28,49 @@ export async function connectRedis(url: string, options: { timeoutMs?: number; n
     retryStrategy: (times) => backoffDelay(RECONNECT, times, Math.random()) ?? RECONNECT.maxMs,
   });
   redis.on('error', () => undefined); // reconnects are handled by retryStrategy; errors surface on commands
+  // Nothing listening, or no such host: no retry can help a first connection, so it fails at once.
+  let onError: (error: NodeJS.ErrnoException) => void = () => undefined;
+  const absent = new Promise<never>((_, reject) => {
+    onError = (error) => {
+      if (ABSENT.has(error.code ?? '')) reject(error);
+    };
+    redis.on('error', onError);
+  });
   try {
-    await withTimeout(
-      redis.connect().then(() => redis.ping()),
-      options.timeoutMs ?? 5000,
-    );
+    await withTimeout(Promise.race([redis.connect().then(() => redis.ping()), absent]), options.timeoutMs ?? 5000);
     return redis;
   } catch (cause) {
     redis.disconnect();
-    throw new GenesisError('redis-unreachable', `Redis at ${url} does not answer`, {
-      hint: 'start it (bash scripts/setup-services.sh redis, or docker compose up -d redis) or pass the right --redis URL',
+    throw new GenesisError('redis-unreachable', `Redis at ${url} does not answer (${cause instanceof Error ? cause.message : String(cause)})`, {
+      hint: startRedisHint(url),
       cause,
     });
+  } finally {
+    redis.off('error', onError);
   }
+}
+
+const ABSENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+/**
+ * How to get a Redis at the URL tried. The one docker compose starts is not published on the host
+ * (only its own services reach it, as redis://redis:6379), so it is no answer to a command run here.
+ */
+function startRedisHint(url: string): string {
+  let host = '127.0.0.1';
+  let port = '6379';
+  try {
+    const parsed = new URL(url);
+    host = parsed.hostname || host;
+    port = parsed.port || port;
+  } catch {
+    // Not a URL: the defaults say what a local Redis would be.
+  }
+  const local = ['127.0.0.1', 'localhost', '::1', '[::1]'].includes(host);
+  const start = local
+    ? `start one on this machine: \`redis-server --port ${port} --daemonize yes --save ''\`${port === '6379' ? ' (or bash scripts/setup-services.sh redis, from a checkout of Genesis)' : ''}`
+    : `check that Redis runs on ${host} and that its port ${port} is reachable from here`;
+  return `${start}; or pass the URL of a Redis that runs with --redis. The Redis of docker compose answers only inside its network (redis://redis:6379), not on this host`;
 }
 
 async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {

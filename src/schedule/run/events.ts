@@ -40,6 +40,11 @@ export type RunEvent =
       commit: string | null;
       message: string | null;
     }
+  /**
+   * Who runs an episode on a fleet changed: `worker` null when the worker that had it (`was`) is
+   * lost (no heartbeat), or the worker that took it again after one was lost.
+   */
+  | { type: 'episode-holder'; id: string; task: string; worker: string | null; was: string | null }
   | { type: 'progress'; done: number; tasks: number; running: string[]; accepted: number; rejected: number; failed: number }
   | { type: 'stop'; reason: StopReason };
 

@@ -18,6 +18,7 @@ export async function reconcileIfDue(run: Run): Promise<void> {
   }
   for (const [id, job] of run.jobs) if (run.policy.running.has(id)) await run.queue.ensureSubmitted(job);
   await tellWorkerWaits(run);
+  await tellLostWorkers(run);
   // A verification job Redis lost would leave its change waiting in the integration queue for ever.
   await run.verifications.ensureSubmitted();
   run.reconciledAt = Date.now();
@@ -43,3 +44,43 @@ async function tellWorkerWaits(run: Run): Promise<void> {
     if (!waiting.has(id) && told) run.emit({ type: 'wait', id: workerWaitId(id), task: job.task, what: null });
   }
 }
+
+/** The worker last seen running each episode of a run, and the episodes whose worker is lost. */
+const seenHolders = new WeakMap<Run, { holder: Map<string, string>; lost: Set<string> }>();
+
+/**
+ * A worker killed mid-episode leaves its job active until the queue finds it stalled (up to a
+ * minute by default): said at the first look that finds no live worker running it, told as a wait
+ * until a worker takes it again, and said again then, naming that worker.
+ */
+async function tellLostWorkers(run: Run): Promise<void> {
+  if (!run.queue.holders) return;
+  const seen = seenHolders.get(run) ?? { holder: new Map<string, string>(), lost: new Set<string>() };
+  seenHolders.set(run, seen);
+  const running = [...run.jobs].filter(([id]) => run.policy.running.has(id));
+  const holders = await run.queue.holders(running.map(([id]) => id)).catch(() => new Map<string, string | null>());
+  for (const [id, job] of running) {
+    const now = holders.get(id);
+    const was = seen.holder.get(id) ?? null;
+    if (now === null && was !== null && !seen.lost.has(id)) {
+      seen.lost.add(id);
+      run.emit({ type: 'episode-holder', id, task: job.task, worker: null, was });
+      run.emit({ type: 'wait', id: lostWaitId(id), task: job.task, what: `its job to be taken again: worker ${was} was lost (no heartbeat)` });
+    }
+    if (typeof now === 'string') {
+      if (seen.lost.delete(id) || (was !== null && was !== now)) {
+        run.emit({ type: 'wait', id: lostWaitId(id), task: job.task, what: null });
+        run.emit({ type: 'episode-holder', id, task: job.task, worker: now, was });
+      }
+      seen.holder.set(id, now);
+    }
+  }
+  for (const id of seen.holder.keys()) if (!run.policy.running.has(id)) seen.holder.delete(id);
+  for (const id of seen.lost) {
+    if (run.policy.running.has(id)) continue;
+    seen.lost.delete(id);
+    run.emit({ type: 'wait', id: lostWaitId(id), task: run.jobs.get(id)?.task ?? '', what: null });
+  }
+}
+
+const lostWaitId = (id: string) => `${id}:lost`;

@@ -1,4 +1,5 @@
 import type { EpisodeRecord } from '../../ledger/episode-record.js';
+import { type BudgetStanding, budgetStanding } from '../../schedule/budget-standing.js';
 import type { TaskBoard } from './task-board.js';
 import type { LivenessProbe, WorkerLiveness } from './worker-liveness.js';
 import type { WorldSnapshot } from './world-snapshot.js';
@@ -10,14 +11,6 @@ import type { WorldSnapshot } from './world-snapshot.js';
  * episodes marked running belong to workers that are gone.
  */
 export type RunState = 'running' | 'done' | 'blocked' | 'budget' | 'idle' | 'stale';
-
-/** One budget of `goal.stop` against what the ledger shows spent. */
-export interface BudgetUse {
-  name: 'maxEpisodes' | 'maxHours';
-  limit: number;
-  used: number;
-  unit: 'episodes' | 'hours';
-}
 
 /** The dashboard's front page. */
 export interface Overview {
@@ -39,7 +32,8 @@ export interface Overview {
   running: Array<{ id: string; task: string; attempt: number; agent: string; worker: string; startedAt: string; liveness: WorkerLiveness }>;
   /** Workers seen in running episodes, with what this host can tell about them. */
   workers: Array<{ worker: string; liveness: WorkerLiveness; episodes: number }>;
-  budgets: BudgetUse[];
+  /** Each budget world.yaml sets, with its lifts, as the run holds the world to it (the same figures as `genesis budget --json`). */
+  budgets: BudgetStanding[];
   /** Known usage totals; null when no episode reported that figure. */
   usage: { costUsd: number | null; inputTokens: number | null; outputTokens: number | null };
   lastAccepted: { commit: string; task: string | null; date: string } | null;
@@ -52,7 +46,7 @@ export function buildOverview(snapshot: WorldSnapshot, board: TaskBoard, probe: 
   const inFlight = records.filter((r) => r.status === 'running').map((r) => ({ record: r, liveness: probe(r.worker) }));
   const running = inFlight.filter((r) => r.liveness !== 'gone');
   const outcomes = (outcome: string) => records.filter((r) => r.outcome === outcome).length;
-  const budgets = budgetUse(manifest.goal.stop, records, now);
+  const budgets = budgetStanding(manifest.goal.stop, snapshot.lifts, records, now);
   const lastAccepted = snapshot.history.find((c) => c.task !== null) ?? null;
   const workers = new Map<string, { worker: string; liveness: WorkerLiveness; episodes: number }>();
   for (const { record, liveness } of inFlight) {
@@ -107,34 +101,18 @@ export function buildOverview(snapshot: WorldSnapshot, board: TaskBoard, probe: 
   };
 }
 
-/** Spent against each budget the way `genesis run` counts it: episodes started, hours since the first. */
-export function budgetUse(
-  stop: { maxEpisodes?: number | undefined; maxHours?: number | undefined },
-  records: readonly EpisodeRecord[],
-  now: Date,
-): BudgetUse[] {
-  const budgets: BudgetUse[] = [];
-  if (stop.maxEpisodes !== undefined) budgets.push({ name: 'maxEpisodes', limit: stop.maxEpisodes, used: records.length, unit: 'episodes' });
-  if (stop.maxHours !== undefined) {
-    const first = Math.min(...records.map((r) => Date.parse(r.startedAt)));
-    const hours = Number.isFinite(first) ? (now.getTime() - first) / 3_600_000 : 0;
-    budgets.push({ name: 'maxHours', limit: stop.maxHours, used: Math.round(hours * 100) / 100, unit: 'hours' });
-  }
-  return budgets;
-}
-
-function describeRun(board: TaskBoard, running: EpisodeRecord[], stale: number, budgets: BudgetUse[], path: string): Overview['run'] {
+function describeRun(board: TaskBoard, running: EpisodeRecord[], stale: number, budgets: BudgetStanding[], path: string): Overview['run'] {
   const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
   if (running.length > 0) {
     return { state: 'running', why: `${plural(running.length, 'episode')} running: ${[...new Set(running.map((r) => r.task))].join(', ')}` };
   }
   const { counts, tasks } = board;
   if (counts.total > 0 && counts.done === counts.total) return { state: 'done', why: `every task is done (${plural(counts.total, 'task')})` };
-  const spent = budgets.find((b) => b.used >= b.limit);
+  const spent = budgets.find((b) => b.spent);
   if (spent)
     return {
       state: 'budget',
-      why: `the ${spent.name} budget is spent (${spent.used} of ${spent.limit} ${spent.unit}); raise goal.stop.${spent.name} in world.yaml to go on`,
+      why: `the ${spent.name} budget is spent (${spent.used} of ${spent.limit} ${spent.unit}); lift it to go on: genesis budget lift --world ${path} --reason "…" (see genesis budget lift --help)`,
     };
   const blocked = tasks.filter((t) => t.state === 'blocked');
   const startable = tasks.filter((t) => t.state === 'pending' && !t.waitingOn);

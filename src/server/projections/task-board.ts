@@ -1,6 +1,6 @@
 import { tasksWaitingOnBlocked, type TaskState } from '../../schedule/task-status.js';
 import { measureChangeCosts, type TaskCost } from '../../ledger/change-costs.js';
-import type { EpisodeOutcome } from '../../ledger/episode-record.js';
+import type { EpisodeOutcome, EpisodeRecord } from '../../ledger/episode-record.js';
 import type { RetriedTaskStatus } from '../../schedule/task-retry-status.js';
 import { deriveWorldTaskStatuses } from '../../schedule/world-task-status.js';
 import { doneTasksOf } from '../../world/history/done-tasks.js';
@@ -15,6 +15,14 @@ export interface BoardTask {
   dependsOn: string[];
   paths: string[];
   humanMinutes: number | null;
+  /**
+   * Episodes that ran to an end or run now, whatever became of them, but not those abandoned
+   * (their worker was lost) or outrun (a rival landed first): the agent's attempts. The one
+   * count `genesis status`, the tasks page and the task graph show.
+   */
+  attempts: number;
+  /** Every episode of the task, abandoned and outrun ones too (`genesis episodes --task` lists them). */
+  episodes: number;
   /** Every rejected or failed attempt, before and after retries. */
   failures: number;
   /** The failures held against `retry.maxAttempts` (those since the latest retry). */
@@ -69,6 +77,7 @@ export function buildTaskBoard(snapshot: WorldSnapshot, probe: LivenessProbe): T
 
   const tasks = manifest.tasks.map((task): BoardTask => {
     const status = statuses.get(task.id)!;
+    const episodesOfTask = records.filter((r) => r.task === task.id);
     const failuresOfTask = records.filter((r) => r.task === task.id && r.status === 'final' && (r.outcome === 'rejected' || r.outcome === 'failed'));
     const last = failuresOfTask.at(-1);
     const accepted = history.find((c) => c.task === task.id);
@@ -82,6 +91,8 @@ export function buildTaskBoard(snapshot: WorldSnapshot, probe: LivenessProbe): T
       dependsOn: task.dependsOn,
       paths: task.paths,
       humanMinutes: task.humanMinutes ?? null,
+      attempts: episodesOfTask.filter(isAttempt).length,
+      episodes: episodesOfTask.length,
       failures: status.failures,
       failuresSinceRetry: status.failuresSinceRetry,
       attemptsLeft: Math.max(0, maxAttempts - status.failuresSinceRetry),
@@ -130,6 +141,11 @@ function reopenedBy(history: WorldSnapshot['history'], task: string): WorldSnaps
     if (c.reopen === task) return c;
   }
   return null;
+}
+
+/** An episode the agent had to the end, or has now: one its worker lost, or a rival outran, is not its attempt. */
+function isAttempt(r: Pick<EpisodeRecord, 'status' | 'outcome'>): boolean {
+  return r.status === 'running' || (r.outcome !== 'abandoned' && r.outcome !== 'outrun');
 }
 
 // Retried and still waiting for an episode (or between the retried attempts).

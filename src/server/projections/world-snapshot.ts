@@ -3,8 +3,10 @@ import { stat } from 'node:fs/promises';
 import { queueSnapshotPath } from '../../integrate/queue-snapshot.js';
 import type { AcceptedCommit } from '../../world/history/accepted-history.js';
 import { commitOrigins, type CommitOrigin } from '../../world/history/commit-origin.js';
+import type { BudgetLift } from '../../ledger/budget-lifts.js';
 import type { EpisodeRecord } from '../../ledger/episode-record.js';
 import { git } from '../../git/git.js';
+import { budgetLiftsFile } from '../../ledger/budget-lifts.js';
 import { ledgerOf } from '../../ledger/git-ledger.js';
 import type { WorldManifest } from '../../manifest/schema.js';
 import type { StoredTaskRetry } from '../../world/task-retries.js';
@@ -24,6 +26,8 @@ export interface WorldSnapshot {
   records: EpisodeRecord[];
   /** Every retry marker, oldest first. */
   retries: StoredTaskRetry[];
+  /** Every budget lift, oldest first. */
+  lifts: BudgetLift[];
   readAt: Date;
 }
 
@@ -38,16 +42,22 @@ export class WorldSnapshots {
 
   constructor(private readonly world: WorldRepo) {}
 
-  /** The stamp of the world now: a hash of every branch, episode and retry ref, and of when the integration queue was last written. */
+  /**
+   * The stamp of the world now: a hash of every branch, episode and retry ref, and of when the
+   * integration queue and the budget lifts (files, not refs) were last written.
+   */
   async stamp(): Promise<string> {
-    const [refs, queue] = await Promise.all([
-      git(['for-each-ref', '--format=%(objectname) %(refname)', 'refs/heads/', 'refs/genesis/'], { cwd: this.world.path }),
-      stat(queueSnapshotPath(this.world.scratchDir)).then(
+    const mtime = (file: string) =>
+      stat(file).then(
         (s) => String(s.mtimeMs),
         () => '',
-      ),
+      );
+    const [refs, queue, lifts] = await Promise.all([
+      git(['for-each-ref', '--format=%(objectname) %(refname)', 'refs/heads/', 'refs/genesis/'], { cwd: this.world.path }),
+      mtime(queueSnapshotPath(this.world.scratchDir)),
+      budgetLiftsFile(this.world.path).then(mtime),
     ]);
-    return createHash('sha1').update(refs.stdout).update(queue).digest('hex').slice(0, 16);
+    return createHash('sha1').update(refs.stdout).update(queue).update(lifts).digest('hex').slice(0, 16);
   }
 
   /** The current snapshot, read again only if the stamp changed. */
@@ -70,10 +80,12 @@ export class WorldSnapshots {
   private async read(stamp: string): Promise<WorldSnapshot> {
     const manifest = await this.world.manifestAt('HEAD');
     const head = await this.world.head(manifest.branch);
-    const [history, records, retries] = await Promise.all([
+    const ledger = ledgerOf(this.world);
+    const [history, records, retries, lifts] = await Promise.all([
       this.world.acceptedHistory(manifest.branch),
-      ledgerOf(this.world).readAll(),
+      ledger.readAll(),
       this.world.taskRetries(),
+      ledger.budgetLifts(),
     ]);
     return {
       stamp,
@@ -83,6 +95,7 @@ export class WorldSnapshots {
       history: await withVerdicts(this.world, history, records),
       records,
       retries,
+      lifts,
       readAt: new Date(),
     };
   }

@@ -31,9 +31,9 @@ function depths(tasks) {
   return depth;
 }
 
-/** Attempts a task took or takes: its failures, the one that landed, the one running. */
+/** Attempts a task took or takes: the board's one count, the same as genesis status shows. */
 export function attemptsOf(t) {
-  return t.failures + (t.accepted ? 1 : 0) + (t.running ? 1 : 0);
+  return t.attempts;
 }
 
 export function taskGraph(tasks) {

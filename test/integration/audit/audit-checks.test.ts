@@ -57,6 +57,17 @@ describe('the audit rules on the accepted history', () => {
     expect(codes(checkHistoryShape([commit(2, { episode: 'e1', task: 't2' }), commit(1), root]))).toEqual(['landed-twice']);
   });
 
+  it('warn of a task landed twice, unless a reopening that changed nothing came between', () => {
+    const land = (n: number) => commit(n, { task: 't1' });
+    const reopen = (n: number, changed: string[]) => commit(n, { episode: null, task: null, reopen: 't1', amend: 'me: reopen task t1', changed });
+    expect(codes(checkHistoryShape([land(2), land(1), root]))).toEqual(['task-landed-twice']);
+    expect(checkHistoryShape([land(3), reopen(2, []), land(1), root])).toEqual([]);
+    // The trailer on a commit that changes files is no reopening: it excuses nothing.
+    expect(codes(checkHistoryShape([land(3), reopen(2, ['src/t1.js']), land(1), root]))).toEqual(['task-landed-twice']);
+    // A reopening excuses one landing after it, not two.
+    expect(codes(checkHistoryShape([land(4), land(3), reopen(2, []), land(1), root]))).toEqual(['task-landed-twice']);
+  });
+
   it('find a commit naming an episode the ledger does not have', () => {
     expect(codes(checkCommitsAgainstLedger([commit(1), root], new Map(), new Map()))).toEqual(['no-ledger-record']);
   });

@@ -56,6 +56,14 @@ describe('the command line as printed', () => {
     expect(JSON.parse(installed.stdout)).toBeTruthy();
   }, 120_000);
 
+  it('prints hints with the command GENESIS_CLI_NAME gives, as docker-compose.yml sets it for its containers', async () => {
+    const compose = await readFile(join(ROOT, 'docker-compose.yml'), 'utf8');
+    const name = /GENESIS_CLI_NAME: (.+)/.exec(compose)?.[1]?.trim();
+    expect(name).toBe('docker compose run --rm scheduler');
+    const missing = await genesis(['log', '--world', '/nonexistent/w.world'], { env: { PATH, GENESIS_CLI_NAME: name! } });
+    expect(missing.stderr).toContain('what to do: create one with: docker compose run --rm scheduler init --world /nonexistent/w.world');
+  });
+
   it('prints hints with the path to this bin when genesis is not on PATH', async () => {
     // From another directory the path is absolute; from the checkout it is bin/genesis.js: both run from where they are printed.
     const elsewhere = await genesis(['log', '--world', '/nonexistent/w.world'], { env: { PATH }, cwd: await tempDir('genesis-cwd-') });

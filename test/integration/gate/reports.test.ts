@@ -167,3 +167,17 @@ describe('a gate step', () => {
     expect(lostOne.signature).not.toBe(lostTwo.signature);
   });
 });
+
+describe("a gate log's canary lines", () => {
+  it("are marked as the gate's own checks, the must-fail one too, in a step that passed", async () => {
+    const verdict = await gate({}, { test: 'node --test --test-reporter=tap test/' });
+    expect(verdict.ok, verdict.log).toBe(true);
+    const lines = verdict.log.split('\n');
+    const canaryLines = lines.filter((l) => /genesis-canary \S+ /.test(l));
+    expect(canaryLines.some((l) => l.includes('must-fail'))).toBe(true);
+    for (const line of canaryLines) expect(line).toMatch(/\[the gate's own check\]$/);
+    // The world's own tests are not marked; the log says what the mark means.
+    expect(lines.filter((l) => /\bok \d+ - (one|two)\b/.test(l) && l.includes("gate's own check"))).toEqual([]);
+    expect(verdict.log).toContain('are canaries the gate planted in the test runner, not tests of this world');
+  });
+});

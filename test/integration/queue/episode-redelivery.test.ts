@@ -4,6 +4,7 @@ import { Queue } from 'bullmq';
 import { afterEach, describe, expect } from 'vitest';
 import { createAgent } from '../../../src/agents/create-agent.js';
 import { newEpisodeId, type EpisodeJob } from '../../../src/episode/episode-job.js';
+import { readClusterStatus } from '../../../src/queue/bullmq/cluster-status.js';
 import { BullmqEpisodeQueue } from '../../../src/queue/bullmq/episode-queue.js';
 import { startEpisodeWorker, type EpisodeWorker } from '../../../src/queue/bullmq/episode-worker.js';
 import { EPISODE_QUEUE, queuePrefix, resultQueueOf } from '../../../src/queue/bullmq/distributed-job.js';
@@ -66,4 +67,39 @@ describe('an episode job delivered again after its episode ran and passed', () =
       await queue.close();
     }
   }, 120_000);
+});
+
+describe('a taken episode job whose worker is lost', () => {
+  it('is held by its worker while that worker beats, and by nobody once its heartbeat is gone', async () => {
+    const f = await makeWorld({ sandbox: 'bwrap', recording: { a: [{ write: { 'src/a.js': GOOD_A }, sleepMs: 20_000 }] } });
+    testQueuePrefix();
+    const redis = await testRedis();
+    const queue = new BullmqEpisodeQueue(redis, { remote: f.world.path, worldKey: `test-${randomUUID()}` });
+    const worker = await startEpisodeWorker({
+      redis: await testRedis(),
+      concurrency: 1,
+      cacheDir: join(await tempDir(), 'cache'),
+      createAgent,
+      createSandbox: async () => f.sandbox,
+      leases: (key) => new RedisPathLeases(redis, key),
+    });
+    workers.push(worker);
+    const job: EpisodeJob = { episodeId: newEpisodeId(), world: 'fixture', task: 'a', attempt: 1, base: f.commit };
+    await new GitLedger(f.world.path).write(openRecord(job));
+    try {
+      await queue.submit(job);
+      await expect.poll(async () => (await queue.holders([job.episodeId])).get(job.episodeId), { timeout: 15_000 }).toBe(worker.id);
+      expect((await readClusterStatus(redis)).running).toMatchObject([{ episodeId: job.episodeId, worker: worker.id, lost: false }]);
+      // Its heartbeat expired, as a killed worker's does: the job is still active, its holder gone.
+      await redis.del(`genesis:workers:${worker.id}`);
+      expect(await queue.holders([job.episodeId])).toEqual(new Map([[job.episodeId, null]]));
+      // genesis status --redis says so too, instead of showing it running on a worker that is not there.
+      expect((await readClusterStatus(redis)).running).toMatchObject([{ episodeId: job.episodeId, worker: worker.id, lost: true }]);
+    } finally {
+      // Stopped before the world's folder goes: its episode writes into it.
+      await worker.close(true);
+      workers.splice(workers.indexOf(worker), 1);
+      await queue.close();
+    }
+  }, 60_000);
 });

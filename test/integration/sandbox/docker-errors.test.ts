@@ -1,4 +1,6 @@
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
 import Docker from 'dockerode';
 import { describe, expect, it } from 'vitest';
 import { GenesisError } from '../../../src/errors/genesis-error.js';
@@ -35,11 +37,32 @@ describe('when Docker refuses a sandbox as configured', () => {
       retryable: false,
       message: 'The sandbox image genesis/vocab-no-such-image:0 does not exist.',
     });
-    expect(error.hint).toContain('sandboxes/build-images.sh');
+    // Named like Genesis's own but not one its script builds: running the script would not help.
+    expect(error.hint).not.toContain('build-images.sh');
+    expect(error.hint).toContain('docker pull genesis/vocab-no-such-image:0');
+    expect(error.hint).toContain('verify.image');
     const other = await failureOf(new DockerSandbox({ image }).run(await specFor('true', { image: 'example.org/team/app:1' })));
     expect(other).toMatchObject({ code: 'sandbox-image-missing', fatal: true });
     expect(other.hint).toContain('docker pull example.org/team/app:1');
   });
+
+  withDocker(
+    "names for one of Genesis's own images the command that builds it, and that command gives the image",
+    async () => {
+      const hint = dockerError({ statusCode: 404, message: 'no such image' }, 'image', 'genesis/python:3').hint ?? '';
+      const command = /`(bash sandboxes\/build-images\.sh[^`]*)`/.exec(hint)?.[1];
+      expect(command).toBe('bash sandboxes/build-images.sh');
+      // Up to date here (setup-services.sh built it), so the script only checks its build key: seconds.
+      execFileSync('bash', ['-c', command!], { cwd: fileURLToPath(new URL('../../..', import.meta.url)), stdio: 'ignore', timeout: 120_000 });
+      expect(await new Docker().getImage('genesis/python:3').inspect()).toMatchObject({ Id: expect.any(String) });
+      for (const [name, flag] of [
+        ['genesis/agent:latest', '--agents'],
+        ['genesis/genesis', '--compose'],
+      ])
+        expect(dockerError({ statusCode: 404 }, 'image', name!).hint).toContain(`build-images.sh ${flag}`);
+    },
+    150_000,
+  );
 
   withDocker('reports a container the daemon refuses (400) as an invalid configuration, not retried', async () => {
     // A read-only path missing from the work dir is a bind mount whose source does not exist.
@@ -67,7 +90,7 @@ describe('when Docker fails for a while', () => {
     expect(await failureOf(installWithDocker(spec, down))).toMatchObject({ code: 'docker-unavailable', retryable: true });
     const missing = await failureOf(installWithDocker({ ...spec, image: 'genesis/vocab-no-such-image:0' }, new Docker()));
     expect(missing).toMatchObject({ code: 'sandbox-image-missing', fatal: true });
-    expect(missing.hint).toContain('sandboxes/build-images.sh');
+    expect(missing.hint).toContain('docker pull genesis/vocab-no-such-image:0');
   });
 
   withDocker("installs and keys a dependency set on the gate sandbox's own daemon, never on a default client", async () => {

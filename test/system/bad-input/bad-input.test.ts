@@ -1,4 +1,6 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +8,25 @@ import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { git } from '../../../src/git/git.js';
 import { itWith } from '../../helpers/services.js';
 import { expectOneClearError, genesis, refsOf, writeSource } from './bad-input-cli.js';
+
+/** A port nothing listens on now. */
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** `work` until `done` says its result will do, for a few seconds (a daemon just started). */
+async function poll<T>(work: () => Promise<T>, done: (r: T) => boolean): Promise<T> {
+  for (let i = 0; ; i++) {
+    const r = await work();
+    if (done(r) || i === 20) return r;
+    await new Promise((wake) => setTimeout(wake, 250));
+  }
+}
 
 let root: string;
 let world: string;
@@ -58,18 +79,18 @@ describe.concurrent('genesis init refuses a bad world.yaml with one clear error 
   });
 
   itWith('bwrap')('when a task has no paths', async () => {
-    expect(await initFails(good('tasks:\n  - { id: a, title: a, paths: [] }\n'))).toMatch(/- tasks\[0\]\.paths: .*(>=1|at least)/);
+    expect(await initFails(good('tasks:\n  - { id: a, title: a, paths: [] }\n'))).toMatch(/- tasks\[0\] \(id "a"\)\.paths: .*(>=1|at least)/);
   });
 
   itWith('bwrap')('when a task has an empty path, saying how to write one', async () => {
     expect(await initFails(good('tasks:\n  - { id: a, title: a, paths: [""] }\n'))).toContain(
-      '- tasks[0].paths[0]: pattern "" is empty; name a file ("src/add.js")',
+      '- tasks[0] (id "a").paths[0]: pattern "" is empty; name a file ("src/add.js")',
     );
   });
 
   itWith('bwrap')("when a task's path climbs out of the tree", async () => {
     expect(await initFails(good('tasks:\n  - { id: a, title: a, paths: ["../outside.js"] }\n'))).toContain(
-      '- tasks[0].paths[0]: pattern "../outside.js" has a ".." segment',
+      '- tasks[0] (id "a").paths[0]: pattern "../outside.js" has a ".." segment',
     );
   });
 
@@ -116,10 +137,25 @@ describe.concurrent('genesis init refuses a bad world.yaml with one clear error 
     expect(existsSync(`${source}.world`)).toBe(false);
   });
 
+  itWith('bwrap')('when its agent program does not exist, before any world is made', async () => {
+    const yaml = good(TASK_A).replace(
+      'agent: { kind: script, script: recording.yaml }',
+      'agent: { kind: command, command: [genesis-agent-that-does-not-exist], sandbox: none }',
+    );
+    const source = await writeSource(fresh(), yaml);
+    const result = await genesis(['init', '--world', `${source}.world`, '--from', source]);
+    const { problem, hint } = expectOneClearError(result, 'agent-not-found');
+    expect(problem).toContain('the agent command "genesis-agent-that-does-not-exist" was not found on PATH');
+    expect(hint).toContain('agent.command in world.yaml');
+    expect(existsSync(`${source}.world`)).toBe(false);
+  });
+
   itWith('docker')('when its sandbox image is missing, saying how to build it', async () => {
     const problem = await initFails(good(TASK_A).replace('sandbox: bwrap', 'sandbox: docker'), 'sandbox-image-missing');
     expect(problem).toContain('The sandbox image genesis/no-such-image:0 does not exist.');
-    expect(problem).toContain('sandboxes/build-images.sh');
+    // Not one of the images Genesis's script builds: pull or build it, or name another.
+    expect(problem).toContain('docker pull genesis/no-such-image:0');
+    expect(problem).not.toContain('build-images.sh');
   });
 });
 
@@ -168,10 +204,30 @@ describe.concurrent('commands on a world refuse bad input with one clear error a
     ]);
     for (const result of [run, worker]) {
       const { problem, hint } = expectOneClearError(result, 'redis-unreachable');
-      expect(problem).toContain('Redis at redis://127.0.0.1:1 does not answer');
-      expect(hint).toMatch(/setup-services\.sh redis.*--redis URL/);
+      // Refused at the first try, not after a timeout: the refusal is the reason given.
+      expect(problem).toContain('Redis at redis://127.0.0.1:1 does not answer (connect ECONNREFUSED 127.0.0.1:1)');
+      expect(hint).toContain("`redis-server --port 1 --daemonize yes --save ''`");
+      expect(hint).toContain('docker compose answers only inside its network');
     }
     expect(await refsOf(world)).toBe(before);
+  });
+
+  itWith('redis')("a Redis URL that does not answer, whose hint's command starts one the next command reaches", async () => {
+    const port = await freePort();
+    const url = `redis://127.0.0.1:${port}`;
+    const { hint } = expectOneClearError(await genesis(['status', '--redis', url]), 'redis-unreachable');
+    const command = /`(redis-server [^`]*)`/.exec(hint)?.[1];
+    expect(command).toBe(`redis-server --port ${port} --daemonize yes --save ''`);
+    execFileSync('bash', ['-c', command!], { cwd: root, stdio: 'ignore' });
+    try {
+      const status = await poll(
+        () => genesis(['status', '--redis', url, '--json']),
+        (r) => r.code === 0,
+      );
+      expect(JSON.parse(status.stdout)).toMatchObject({ workers: [] });
+    } finally {
+      execFileSync('redis-cli', ['-p', String(port), 'shutdown', 'nosave'], { stdio: 'ignore' });
+    }
   });
 
   itWith('docker')('a sandbox image that is missing, before any episode starts', async () => {

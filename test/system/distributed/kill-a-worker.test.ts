@@ -59,6 +59,9 @@ describe('a distributed run with three workers, one killed mid-episode', () => {
         .map((l) => JSON.parse(l) as { episodeId: string; from: string | null; worker: string });
       expect(takeovers).toContainEqual(expect.objectContaining({ episodeId: started.episodeId, from: ready.worker }));
       for (const t of takeovers) expect(t.worker).not.toBe(ready.worker);
+      // The scheduler says so too, naming both workers: no silence between the kill and the landing.
+      const holders = scheduler.lines.filter((l) => l.includes('"type":"episode-holder"')).map((l) => JSON.parse(l));
+      expect(holders).toContainEqual(expect.objectContaining({ id: started.episodeId, was: ready.worker, worker: expect.not.stringMatching(ready.worker) }));
 
       for (const [i, c] of commits.entries()) {
         const m = await f.world.manifestAt(c.commit);

@@ -49,6 +49,40 @@ describe("genesis run's output between events", () => {
     printer.finish();
   });
 
+  it('prints a progress line on plain output only when it changed, after the events that changed it', () => {
+    const out = stream(false);
+    const printer = createRunPrinter(out);
+    const progress = (done: number, running: string[]) => printer.print({ type: 'progress', done, tasks: 2, running, accepted: done, rejected: 0, failed: 0 });
+    printer.print({ type: 'episode-start', id: 'e1', task: 'a', attempt: 1 });
+    progress(0, ['a']);
+    vi.advanceTimersByTime(1500);
+    // The same figures again and again: no new line.
+    for (let i = 0; i < 11; i++) progress(0, ['a']);
+    vi.advanceTimersByTime(1500);
+    // The landing is counted before its episode's end arrives: the line waits for it.
+    progress(1, []);
+    printer.print({
+      type: 'episode-end',
+      id: 'e1',
+      task: 'a',
+      attempt: 1,
+      outcome: 'accepted',
+      reason: null,
+      message: null,
+      durationMs: 1,
+      commit: 'c'.repeat(40),
+    } as never);
+    vi.advanceTimersByTime(1500);
+    printer.finish();
+    const lines = out.text.map((l) => l.replace(/^\d\d:\d\d:\d\d /, '').trimEnd());
+    expect(lines).toEqual([
+      expect.stringMatching(/^▶ a attempt 1/),
+      '  tasks 0/2 done · accepted 0 · rejected 0 · failed 0 · running: a',
+      expect.stringMatching(/^✓ a attempt 1 accepted/),
+      '  tasks 1/2 done · accepted 1 · rejected 0 · failed 0 · running: -',
+    ]);
+  });
+
   it('leaves that to the status line on a terminal', () => {
     const out = stream(true);
     const printer = createRunPrinter(out);

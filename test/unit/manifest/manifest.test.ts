@@ -213,9 +213,9 @@ describe('parseManifest', () => {
       expect(errors).toEqual(['verify.tset: unknown field; remove it or check its spelling', 'verify.biuld: unknown field; remove it or check its spelling']);
     });
 
-    it('names a misspelled task field with the index of the task', () => {
+    it('names a misspelled task field with the index and the id of the task', () => {
       const error = onlyError(parse(minimal({ tasks: [task('a', ['a'], { depends: ['b'] })] })));
-      expect(error).toBe('tasks[0].depends: unknown field; remove it or check its spelling');
+      expect(error).toBe('tasks[0] (id "a").depends: unknown field; remove it or check its spelling');
     });
 
     it('refuses an unknown field inside verify.limits', () => {
@@ -269,10 +269,9 @@ describe('parseManifest', () => {
   });
 
   describe('when a required field is missing', () => {
-    it('names verify.test and says a string is expected', () => {
+    it('names verify.test and says it is missing, a string', () => {
       const error = onlyError(parse(minimal({ verify: { image: 'genesis/node:20' } })));
-      expect(error).toMatch(/^verify\.test: /);
-      expect(error).toContain('expected string');
+      expect(error).toBe('verify.test: missing; it is required (string)');
     });
 
     it('refuses an empty verify.test', () => {
@@ -283,10 +282,10 @@ describe('parseManifest', () => {
       expect(onlyError(parse(minimal({ verify: { test: '   ' } })))).toMatch(/^verify\.test: /);
     });
 
-    it('names goal.outcome and says a string is expected', () => {
+    it('names goal.outcome and says it is missing, a string', () => {
       const error = onlyError(parse(minimal({ goal: { evidence: 'npm test' } })));
-      expect(error).toMatch(/^goal\.outcome: /);
-      expect(error).toContain('expected string');
+      expect(error).toBe('goal.outcome: missing; it is required (string)');
+      expect(error).not.toContain('undefined');
     });
 
     it('refuses an empty branch name', () => {
@@ -294,7 +293,7 @@ describe('parseManifest', () => {
     });
 
     it('names a task without a title', () => {
-      expect(onlyError(parse(minimal({ tasks: [{ id: 'a', paths: ['a'] }] })))).toMatch(/^tasks\[0\]\.title: /);
+      expect(onlyError(parse(minimal({ tasks: [{ id: 'a', paths: ['a'] }] })))).toBe('tasks[0] (id "a").title: missing; it is required (string)');
     });
 
     it('requires the command of a command agent and shows an example', () => {
@@ -311,26 +310,26 @@ describe('parseManifest', () => {
   describe('when tasks are inconsistent', () => {
     it('refuses a task id used twice, naming the later task', () => {
       const error = onlyError(parse(minimal({ tasks: [task('add', ['a']), task('sub', ['b']), task('add', ['c'])] })));
-      expect(error).toBe('tasks[2].id: "add" is used by an earlier task; task ids must be unique');
+      expect(error).toBe('tasks[2] (id "add").id: "add" is used by an earlier task; task ids must be unique');
     });
 
     it('refuses a task id with capitals and says which characters are allowed', () => {
       const error = onlyError(parse(minimal({ tasks: [task('Add', ['a'])] })));
-      expect(error).toBe('tasks[0].id: use lowercase letters, digits, ".", "_" and "-", starting with a letter or digit');
+      expect(error).toBe('tasks[0] (id "Add").id: use lowercase letters, digits, ".", "_" and "-", starting with a letter or digit');
     });
 
     it('refuses a task id starting with a dash', () => {
-      expect(onlyError(parse(minimal({ tasks: [task('-x', ['a'])] })))).toMatch(/^tasks\[0\]\.id: /);
+      expect(onlyError(parse(minimal({ tasks: [task('-x', ['a'])] })))).toMatch(/^tasks\[0\] \(id "-x"\)\.id: /);
     });
 
     it('refuses a dependency on a task that does not exist', () => {
       const error = onlyError(parse(minimal({ tasks: [task('a', ['a']), task('b', ['b'], { dependsOn: ['a', 'zz'] })] })));
-      expect(error).toBe('tasks[1].dependsOn[1]: no task has id "zz"');
+      expect(error).toBe('tasks[1] (id "b").dependsOn[1]: no task has id "zz"');
     });
 
     it('reports a task depending on itself once, as a self-dependency', () => {
       const error = onlyError(parse(minimal({ tasks: [task('a', ['a'], { dependsOn: ['a'] })] })));
-      expect(error).toBe('tasks[0].dependsOn[0]: a task cannot depend on itself');
+      expect(error).toBe('tasks[0] (id "a").dependsOn[0]: a task cannot depend on itself');
     });
 
     it('refuses a dependency cycle and shows the cycle', () => {
@@ -364,7 +363,9 @@ describe('parseManifest', () => {
     });
 
     it('refuses a task with no paths', () => {
-      expect(onlyError(parse(minimal({ tasks: [task('a', [])] })))).toBe('tasks[0].paths: a task needs at least one path it may change, e.g. ["src/add.js"]');
+      expect(onlyError(parse(minimal({ tasks: [task('a', [])] })))).toBe(
+        'tasks[0] (id "a").paths: a task needs at least one path it may change, e.g. ["src/add.js"]',
+      );
     });
   });
 
@@ -383,7 +384,7 @@ describe('parseManifest', () => {
     for (const [what, pattern, message] of cases) {
       it(`refuses ${what} in a task's paths, naming the path`, () => {
         const error = onlyError(parse(minimal({ tasks: [task('a', ['ok.js', pattern])] })));
-        expect(error.startsWith(`tasks[0].paths[1]: pattern ${JSON.stringify(pattern)} `)).toBe(true);
+        expect(error.startsWith(`tasks[0] (id "a").paths[1]: pattern ${JSON.stringify(pattern)} `)).toBe(true);
         expect(error).toMatch(message);
       });
     }
@@ -424,7 +425,7 @@ describe('parseManifest', () => {
   it('reports every problem of a manifest at once', () => {
     const result = parse(minimal({ agent: { kind: 'command' }, tasks: [task('a', ['/abs']), task('a', ['b'])] }));
     expect(result.manifest).toBeNull();
-    expect(result.errors.map((e) => e.split(':')[0])).toEqual(['agent.command', 'tasks[1].id', 'tasks[0].paths[0]']);
+    expect(result.errors.map((e) => e.split(':')[0])).toEqual(['agent.command', 'tasks[1] (id "a").id', 'tasks[0] (id "a").paths[0]']);
   });
 });
 

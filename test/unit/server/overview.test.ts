@@ -43,13 +43,13 @@ function record(id: string, task: string, outcome: EpisodeRecord['outcome'], wor
   };
 }
 
-function snapshot(records: EpisodeRecord[]): WorldSnapshot {
-  return { stamp: 's', path: '/w', manifest, head: '1'.repeat(40), history: [], records, retries: [], readAt: new Date() };
+function snapshot(records: EpisodeRecord[], lifts: WorldSnapshot['lifts'] = []): WorldSnapshot {
+  return { stamp: 's', path: '/w', manifest, head: '1'.repeat(40), history: [], records, retries: [], lifts, readAt: new Date() };
 }
 
-const overviewOf = (records: EpisodeRecord[], liveness: WorkerLiveness = 'unknown') => {
+const overviewOf = (records: EpisodeRecord[], liveness: WorkerLiveness = 'unknown', lifts: WorldSnapshot['lifts'] = []) => {
   const probe = () => liveness;
-  const s = snapshot(records);
+  const s = snapshot(records, lifts);
   return buildOverview(s, buildTaskBoard(s, probe), probe, new Date('2026-01-01T12:00:00.000Z'));
 };
 
@@ -84,14 +84,20 @@ describe('the overview', () => {
     expect(withClusterHolders(records, [], probe).records[0]!.worker).toBe('scheduler-host:99');
   });
 
-  it('reports a spent episode budget with the field to raise, and the hours used', () => {
-    const o = overviewOf([record('1', 'a', 'rejected'), record('2', 'b', 'rejected'), record('3', 'a', 'accepted')]);
+  it('reports a spent episode budget with the command that lifts it, and the hours used', () => {
+    const three = [record('1', 'a', 'rejected'), record('2', 'b', 'rejected'), record('3', 'a', 'accepted')];
+    const o = overviewOf(three);
     expect(o.run.state).toBe('budget');
-    expect(o.run.why).toContain('goal.stop.maxEpisodes');
+    expect(o.run.why).toContain('genesis budget lift --world /w');
     expect(o.budgets).toEqual([
-      { name: 'maxEpisodes', limit: 3, used: 3, unit: 'episodes' },
-      { name: 'maxHours', limit: 10, used: 2, unit: 'hours' },
+      { name: 'maxEpisodes', set: 3, lifted: 0, limit: 3, used: 3, unit: 'episodes', spent: true },
+      { name: 'maxHours', set: 10, lifted: 0, limit: 10, used: 2, unit: 'hours', spent: false },
     ]);
+    // Two lifts: the limit in force is world.yaml's plus both, as genesis run holds it; nothing is spent.
+    const lift = (n: number) => ({ at: '2026-01-01T11:00:00.000Z', by: 'me', reason: 'more', raise: { maxEpisodes: n } });
+    const lifted = overviewOf(three, 'unknown', [lift(4), lift(8)]);
+    expect(lifted.budgets[0]).toEqual({ name: 'maxEpisodes', set: 3, lifted: 12, limit: 15, used: 3, unit: 'episodes', spent: false });
+    expect(lifted.run.state).not.toBe('budget');
     expect(o.usage).toEqual({ costUsd: 1.5, inputTokens: 300, outputTokens: 30 });
   });
 

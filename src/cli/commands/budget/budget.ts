@@ -26,18 +26,24 @@ export function define(program: Command): void {
     .command('budget')
     .description("the world's budgets (goal.stop): what world.yaml sets, what a person lifted them by and why, and what is in force")
     .addOption(worldOption())
-    .option('--json', 'print {budgets, lifts: [{at, by, reason, raise}], inForce}')
+    .option('--json', 'print {budgets, lifts: [{at, by, reason, raise}], inForce, standing: [{name, set, lifted, limit, used, unit, spent}]}')
     .action(async (opts: { world?: string; json?: boolean }) => {
       const { LocalWorld } = await import('../../../world/local-world.js');
       const { ledgerOf } = await import('../../../ledger/git-ledger.js');
-      const { liftedBudgets, LIFTABLE } = await import('../../../ledger/budget-lifts.js');
+      const { liftedBudgets } = await import('../../../ledger/budget-lifts.js');
+      const { budgetStanding } = await import('../../../schedule/budget-standing.js');
       const world = await LocalWorld.open(requireWorld(opts));
       const stop = (await world.manifestAt('HEAD')).goal.stop;
-      const lifts = await ledgerOf(world).budgetLifts();
+      const ledger = ledgerOf(world);
+      const [lifts, summaries] = await Promise.all([ledger.budgetLifts(), ledger.readSummaries()]);
       const inForce = liftedBudgets(stop, lifts);
-      if (opts.json) return printJson({ budgets: stop, lifts, inForce });
-      const rows = LIFTABLE.map((key) => [key, stop[key] ?? '(none)', inForce[key] ?? '(none)']);
-      process.stdout.write(`${formatTable(['budget', 'world.yaml', 'in force'], rows)}\n`);
+      // The standing is the dashboard's too (/api/overview budgets): one derivation, so they cannot disagree.
+      const standing = budgetStanding(stop, lifts, summaries, new Date());
+      if (opts.json) return printJson({ budgets: stop, lifts, inForce, standing });
+      const rows = standing.map((b) => [b.name, b.set, b.lifted === 0 ? '-' : `+${b.lifted}`, b.limit, `${b.used} ${b.unit}${b.spent ? ' (spent)' : ''}`]);
+      process.stdout.write(
+        rows.length === 0 ? 'no budget set (goal.stop in world.yaml)\n' : `${formatTable(['budget', 'world.yaml', 'lifted', 'in force', 'used'], rows)}\n`,
+      );
       for (const l of lifts) {
         const raised = Object.entries(l.raise)
           .map(([k, n]) => `${k} +${n}`)

@@ -86,7 +86,9 @@ export async function runDoctorChecks(opts: DoctorOptions): Promise<DoctorCheck[
   checks.push(await checkDepsCache(manifest));
   checks.push(redis);
   if (world) checks.push(world.check);
-  const agent = world?.repo && manifest ? await checkAgentBinary(world.repo, manifest) : null;
+  const repo = world?.repo;
+  const agent =
+    repo && manifest ? await checkAgentBinary(async (path) => (await repo.readFile(`refs/heads/${manifest.branch}`, path)) !== null, manifest) : null;
   if (agent) checks.push(agent);
   checks.push(await checkAgentClis());
   return checks;

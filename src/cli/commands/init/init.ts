@@ -33,11 +33,15 @@ export function define(program: Command): void {
       const { withCliName } = await import('../../invocation.js');
       if (opts.adopt) return adopt(opts, opts.adopt);
       const { initWorld } = await import('../../../operations/init-world.js');
+      await refuseMissingAgent(opts.from);
+      const { tellWaits } = await import('../../wait-board.js');
+      const waits = tellWaits('genesis init', (line) => process.stderr.write(`${line}\n`));
       const result = await initWorld({
         worldPath: requireWorld(opts),
         from: opts.from,
         sandbox: (m) => createSandbox(opts.sandbox ?? m.verify.sandbox, { image: m.verify.image }),
-      });
+        onWait: waits.onWait,
+      }).finally(waits.stop);
       // `genesis run` uses the same sandbox unless world.yaml or its own --sandbox says otherwise.
       if (opts.sandbox) await result.world.writeInitSandbox(opts.sandbox);
       for (const warning of result.warnings) process.stderr.write(`warning: ${warning}\n`);
@@ -62,13 +66,16 @@ async function adopt(opts: InitOptions, source: string): Promise<void> {
   const { adoptWorld } = await import('../../../operations/adopt/adopt-world.js');
   const { createSandbox } = await import('../../../sandbox/create-sandbox.js');
   const { withCliName } = await import('../../invocation.js');
+  const { tellWaits } = await import('../../wait-board.js');
+  const waits = tellWaits('genesis init', (line) => process.stderr.write(`${line}\n`));
   const result = await adoptWorld({
     worldPath: requireWorld(opts),
     source,
     branch: opts.branch,
     manifestFile: opts.manifest,
     sandbox: (m) => createSandbox(opts.sandbox ?? m.verify.sandbox, { image: m.verify.image }),
-  });
+    onWait: waits.onWait,
+  }).finally(waits.stop);
   if (opts.sandbox) await result.world.writeInitSandbox(opts.sandbox);
   for (const warning of result.warnings) process.stderr.write(`warning: ${warning}\n`);
   const out = {
@@ -88,4 +95,28 @@ async function adopt(opts: InitOptions, source: string): Promise<void> {
       `adopted ${source} (${opts.branch ?? 'main'} @ ${out.adopted.slice(0, 12)}, ${out.historyCommits} commits of history) as world "${out.name}" at ${out.world}\n  ${out.branch} @ ${out.commit.slice(0, 12)}${out.manifestAdded ? ' (world.yaml added)' : ''}  verified: ${out.verified}\n  next: genesis calibrate --world ${out.world} --commits 20 --mutants 20 (how fairly the gate judges this project), then genesis run --world ${out.world}\n`,
     ),
   );
+}
+
+/**
+ * The agent's program must exist before a world is made for it: otherwise init succeeds and the
+ * first episode of the run stops it (agent-not-found). Found as genesis doctor --world finds it.
+ * A world.yaml that does not parse is left for init to report with its paths.
+ */
+async function refuseMissingAgent(from: string): Promise<void> {
+  const { readFile, stat } = await import('node:fs/promises');
+  const { join } = await import('node:path');
+  const { readManifest } = await import('../../../manifest/parse.js');
+  const { GenesisError } = await import('../../../errors/genesis-error.js');
+  const { checkAgentBinary } = await import('../doctor/agent.js');
+  const text = await readFile(join(from, 'world.yaml'), 'utf8').catch(() => null);
+  if (text === null) return;
+  let manifest: ReturnType<typeof readManifest>;
+  try {
+    manifest = readManifest(text, join(from, 'world.yaml'));
+  } catch {
+    return;
+  }
+  const check = await checkAgentBinary(async (path) => (await stat(join(from, path)).catch(() => null))?.isFile() ?? false, manifest);
+  if (check?.status === 'fail')
+    throw new GenesisError('agent-not-found', check.detail.replace(/; genesis run would stop.*$/, ''), { hint: check.hint ?? undefined });
 }

@@ -58,6 +58,7 @@ export function define(program: Command): void {
             score: scores[i],
             cost: c.cost ?? null,
             amend: c.amend ?? null,
+            reopen: c.reopen ?? null,
             date: c.date,
             subject: c.subject,
             spend: spendOf(c.commit),
@@ -66,16 +67,18 @@ export function define(program: Command): void {
       }
       // Scores mean something only where the gate holds them (ratchet worlds); elsewhere the column is noise.
       const scored = manifest.verify.mode === 'ratchet';
-      // A commit no episode made is labelled by what made it: (init), (adopt), (history), (amend: …), (task add) or (unattributed).
+      // A commit no episode made is labelled by what made it: (init), (adopt), (history), (reopen) …, (amend) …, (task add) or (unattributed).
       const label = (c: (typeof history)[number], i: number) => {
         const made = origins[i]!;
         return made === 'episode'
           ? (c.task ?? '')
-          : made === 'amend'
-            ? `(amend) ${c.subject}`
-            : made === 'task-add'
-              ? `(task add) ${c.subject.replace('world: add task ', '')}`
-              : `(${made})`;
+          : made === 'reopen'
+            ? `(reopen) ${c.reopen ?? c.subject}`
+            : made === 'amend'
+              ? `(amend) ${c.subject}`
+              : made === 'task-add'
+                ? `(task add) ${c.subject.replace('world: add task ', '')}`
+                : `(${made})`;
       };
       // A row has room for the verdict, not for everything: the episode's id, the year and the
       // agent's and gate's times are in --json (and `genesis show <commit>`); tokens and cost only

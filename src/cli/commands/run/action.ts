@@ -9,6 +9,7 @@ import { composeEmbeddedRun } from '../../../compose/embedded-run.js';
 import { runWorld } from '../../../schedule/run/run-world.js';
 import { acquireRunLock } from '../../../world/run-lock.js';
 import { putBackForeignHead } from '../../../world/history/put-back-foreign-head.js';
+import { CLOSED_PIPE } from '../../closed-pipe.js';
 import { withCliName } from '../../invocation.js';
 import { finishPushing, syncingVerifications, syncingWithServer, openWorldLocation, startPublishing } from '../../world-location.js';
 import { resolveSandboxChoice } from '../../sandbox-choice.js';
@@ -48,8 +49,12 @@ export async function runWithSignals(opts: RunCommandOptions): Promise<RunSummar
   const opened = await openWorldLocation(opts.world, opts.cacheDir);
   const { world } = opened;
   const controller = new AbortController();
-  const onSignal = () => {
-    if (controller.signal.aborted) process.exit(EXIT.forced);
+  const onSignal = (signal: NodeJS.Signals) => {
+    // Only a person's second signal quits at once: a pipe closed by the first one's reach (tee) asks for the same clean stop.
+    if (controller.signal.aborted) {
+      if (signal !== CLOSED_PIPE) process.exit(EXIT.forced);
+      return;
+    }
     process.stderr.write('\nstopping: running episodes are being stopped and recorded (press Ctrl-C again to quit at once)\n');
     controller.abort();
   };

@@ -56,7 +56,7 @@ export async function showCommit(
         ? "the world's first accepted commit: the adopted repository's head, verified (genesis init --adopt)"
         : origin === 'history'
           ? "a commit of the adopted repository's own history, from before Genesis (not judged by its gate)"
-          : commit.reopen
+          : origin === 'reopen'
             ? `a reopening of task ${commit.reopen} (genesis task reopen) by ${commit.amend?.replace(/: reopen task .*$/, '') ?? 'a person'}: ${reason}`
             : origin === 'amend'
               ? `an amendment (genesis amend): ${commit.amend}`

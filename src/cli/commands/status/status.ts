@@ -6,7 +6,7 @@ export function define(program: Command): void {
     .command('status')
     .description('the distributed queue at a glance: jobs waiting and running, workers alive and what they run, which worlds have a scheduler')
     .addOption(redisOption('Redis holding the queue').default('redis://127.0.0.1:6379'))
-    .option('--json', 'print {queue, workers, running, schedulers} as JSON; with --world, {world, head, counts, tasks, integration, hold, waits}')
+    .option('--json', 'print {queue, workers, running, schedulers} as JSON; with --world, {world, head, counts, tasks, budgets, integration, hold, waits}')
     .option(
       '--world <path>',
       "show this world instead: each task's state, attempts made and left, and why it waits or is blocked; then its integration queue (what is verified on top of what)",
@@ -36,12 +36,10 @@ export function define(program: Command): void {
         // What a run that died left in the file is not a wait.
         const waits = runner === null ? [] : waiting.map(({ task, what, ms }) => ({ task, what, ms }));
         const board = buildTaskBoard(snapshot, (w) => probeLocalWorker(w));
-        // Attempts made: every episode that ran to an end or runs now (an abandoned one was not the agent's attempt).
-        const attempts = new Map<string, number>();
-        for (const r of snapshot.records)
-          if (r.status === 'running' || (r.outcome !== 'abandoned' && r.outcome !== 'outrun')) attempts.set(r.task, (attempts.get(r.task) ?? 0) + 1);
+        const { budgetStanding } = await import('../../../schedule/budget-standing.js');
+        const budgets = budgetStanding(snapshot.manifest.goal.stop, snapshot.lifts, snapshot.records, new Date());
         if (opts.json) {
-          const tasks = board.tasks.map((t) => ({ ...t, attempts: attempts.get(t.id) ?? 0 }));
+          const tasks = board.tasks;
           const out = {
             world: snapshot.path,
             branch: snapshot.manifest.branch,
@@ -49,14 +47,19 @@ export function define(program: Command): void {
             maxAttempts: board.maxAttempts,
             counts: board.counts,
             tasks,
+            budgets,
           };
           return void process.stdout.write(`${JSON.stringify({ ...out, integration: queue, hold, waits })}\n`);
         }
         const top = `world ${snapshot.manifest.name} at ${snapshot.manifest.branch} ${snapshot.head.slice(0, 12)}`;
         const held = hold ? `the world is ${describeWorldHold(hold)}\n` : '';
+        const budgetLine =
+          budgets.length === 0
+            ? ''
+            : `budgets: ${budgets.map((b) => `${b.name} ${b.used} of ${b.limit}${b.lifted > 0 ? ` (lifted ${b.lifted})` : ''}${b.spent ? ', spent' : ''}`).join(' · ')}\n`;
         const waitLines = waits.map((w) => `waiting: ${w.task} waits for ${w.what} (${Math.round(w.ms / 1000)}s so far)\n`).join('');
         return void printText(
-          withCliName(`${top}\n${held}${waitLines}${formatTaskBoard(board, attempts, terminalWidth())}\n\n${formatQueueSnapshot(queue)}\n`),
+          withCliName(`${top}\n${held}${budgetLine}${waitLines}${formatTaskBoard(board, terminalWidth())}\n\n${formatQueueSnapshot(queue)}\n`),
         );
       }
       const { readClusterStatus } = await import('../../../queue/bullmq/cluster-status.js');
@@ -88,8 +91,16 @@ export function define(program: Command): void {
           status.running.length === 0
             ? 'running episodes: none'
             : formatTable(
-                ['episode', 'world', 'task', 'attempt', 'since'],
-                status.running.map((r) => [r.episodeId, r.world, r.task, r.attempt, r.since]),
+                ['episode', 'world', 'task', 'attempt', 'since', 'worker'],
+                status.running.map((r) => [
+                  r.episodeId,
+                  r.world,
+                  r.task,
+                  r.attempt,
+                  r.since,
+                  // A killed worker's job stays active until the queue finds it stalled: say so, rather than show it running.
+                  r.worker === null ? '-' : r.lost ? `${r.worker} (lost: no heartbeat; taken again once found stalled)` : r.worker,
+                ]),
               ),
           '',
           status.schedulers.length === 0

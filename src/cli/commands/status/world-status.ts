@@ -35,13 +35,13 @@ export function describeTaskState(task: BoardTask, board: Pick<TaskBoard, 'maxAt
 }
 
 /** The tasks of a world, one line each: state, attempts made and left, and why. */
-export function formatTaskBoard(board: TaskBoard, attempts: ReadonlyMap<string, number>, width: number): string {
+export function formatTaskBoard(board: TaskBoard, width: number): string {
   const c = board.counts;
   const head = `tasks: ${c.done} of ${c.total} done · ${c.running} running · ${c.pending} pending · ${c.blocked} blocked`;
   const rows = board.tasks.map((t) => [
     t.id,
     t.state,
-    attempts.get(t.id) ?? 0,
+    t.attempts,
     t.state === 'done' || t.state === 'blocked' ? '-' : t.attemptsLeft,
     describeTaskState(t, board),
   ]);

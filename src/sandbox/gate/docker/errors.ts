@@ -2,12 +2,25 @@ import { GenesisError } from '../../../errors/genesis-error.js';
 
 const SETUP_HINT = 'Run `bash scripts/setup-services.sh` to install and start Docker.';
 const GROUP_HINT = 'Add your user to the docker group: `sudo usermod -aG docker $USER`, then log in again.';
-const BUILD_HINT = 'Run `bash sandboxes/build-images.sh` (or `bash scripts/setup-services.sh`) to build it.';
+/** The images sandboxes/build-images.sh builds, each with the flag that asks for it. */
+const BUILT_BY_GENESIS: Record<string, string> = {
+  'genesis/node:20': '',
+  'genesis/python:3': '',
+  'genesis/agent:latest': ' --agents',
+  'genesis/genesis:latest': ' --compose',
+  'genesis/redis:7': ' --compose --from debian',
+};
 
-/** How to get a missing image: Genesis builds its own; any other a world names is pulled or built by its owner. */
+/**
+ * How to get a missing image: one of Genesis's own is built by its script (with the flag that
+ * builds it; `--from debian` where no registry answers); any other a world names, whatever its
+ * name, is pulled or built by its owner, or the world names another.
+ */
 export function missingImageHint(image: string): string {
-  if (image.startsWith('genesis/')) return BUILD_HINT;
-  return `Pull it (\`docker pull ${image}\`) or build it on this host (\`docker build -t ${image} <dir with its Dockerfile>\`), or name another image in verify.image in world.yaml.`;
+  const flag = BUILT_BY_GENESIS[image.includes(':') ? image : `${image}:latest`];
+  if (flag !== undefined)
+    return `Build it: \`bash sandboxes/build-images.sh${flag}\`${flag.includes('--from') ? '' : ' (add --from debian where no image registry answers)'}, or name another image in verify.image in world.yaml.`;
+  return `Pull it (\`docker pull ${image}\`) or build it on this host (\`docker build -t ${image} <dir with its Dockerfile>\`), or name another image in verify.image in world.yaml (\`docker images\` lists those this host has).`;
 }
 
 /**

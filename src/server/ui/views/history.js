@@ -10,6 +10,7 @@ const MADE = {
   init: "(the world's first commit, genesis init)",
   adopt: "(the world's first accepted commit: the adopted repository's head, genesis init --adopt)",
   history: "(the adopted repository's own history, from before Genesis)",
+  reopen: '(a task reopened, genesis task reopen)',
   amend: '(an amendment, genesis amend)',
   'task-add': '(a task added, genesis task add)',
   unattributed: '(made outside Genesis)',

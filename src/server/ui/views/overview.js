@@ -56,7 +56,14 @@ export async function render() {
               return h(
                 'div',
                 null,
-                h('div', null, h('strong', null, b.name), ` ${fmtNumber(b.used, 2)} of ${fmtNumber(b.limit, 2)} ${b.unit}`),
+                h(
+                  'div',
+                  null,
+                  h('strong', null, b.name),
+                  ` ${fmtNumber(b.used, 2)} of ${fmtNumber(b.limit, 2)} ${b.unit}`,
+                  // The same figures as genesis budget: what world.yaml sets and what lifts added.
+                  b.lifted > 0 ? h('span', { class: 'muted' }, ` (world.yaml ${fmtNumber(b.set, 2)}, lifted ${fmtNumber(b.lifted, 2)})`) : null,
+                ),
                 h('div', { class: `meter${fraction >= 1 ? ' full' : ''}` }, h('span', { 'data-w': `${fraction * 100}%` })),
               );
             }),

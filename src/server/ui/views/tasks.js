@@ -82,7 +82,16 @@ function card(t, maxAttempts, refresh) {
       ? h(
           'div',
           { class: 'line' },
-          `${t.failuresSinceRetry} of ${maxAttempts} attempts used${t.failures !== t.failuresSinceRetry ? ` (${t.failures} failed in all)` : ''}`,
+          `${t.failuresSinceRetry} of ${maxAttempts} failed attempts allowed${t.failures !== t.failuresSinceRetry ? ` (${t.failures} failed in all)` : ''}`,
+        )
+      : null,
+    // Attempts and episodes as genesis status counts them: an abandoned or outrun episode is no attempt.
+    t.episodes > 0
+      ? h(
+          'div',
+          { class: 'line', 'data-attempts': t.attempts },
+          `${t.attempts} attempt${t.attempts === 1 ? '' : 's'}`,
+          t.episodes !== t.attempts ? ` (${t.episodes} episodes)` : '',
         )
       : null,
     t.spend ? h('div', { class: 'line spend', title: 'what its episodes spent' }, spendLine(t.spend)) : null,
