@@ -111,8 +111,10 @@ function agentAttributes(r: EpisodeRecord): Record<string, SpanValue> {
     'gen_ai.usage.input_tokens': r.usage?.inputTokens,
     'gen_ai.usage.output_tokens': r.usage?.outputTokens,
     'gen_ai.usage.cache_read.input_tokens': r.usage?.cachedTokens,
-    // The conventions have no cost attribute: Genesis's own name, in dollars as the agent reported them.
+    // The conventions have no cost attribute: Genesis's own name, in dollars.
     'genesis.usage.cost_usd': r.usage?.costUsd,
+    // wire: measured by the model gateway on every call; agent: as the agent reported it.
+    'genesis.usage.source': r.usageSource,
   });
 }
 
