@@ -13,7 +13,8 @@ export const MIN_SECRET_LENGTH = 8;
 /** Well-known key formats, each a regular expression source matched globally. */
 export const KEY_FORMATS: ReadonlyArray<{ name: string; pattern: RegExp }> = [
   { name: 'private key block', pattern: /-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|(?=")|$)/g },
-  { name: 'OpenAI or Anthropic key', pattern: /\bsk-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_-]{20,}/g },
+  // The same keys as `sk-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_-]{20,}`, without the group that a run of `sk-a-a-…` backtracked through.
+  { name: 'OpenAI or Anthropic key', pattern: /\bsk-[A-Za-z0-9_-]{20,}/g },
   { name: 'GitHub token', pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})/g },
   { name: 'GitLab token', pattern: /\bglpat-[A-Za-z0-9_-]{20,}/g },
   { name: 'AWS access key id', pattern: /\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b/g },
@@ -22,8 +23,19 @@ export const KEY_FORMATS: ReadonlyArray<{ name: string; pattern: RegExp }> = [
   { name: 'Hugging Face token', pattern: /\bhf_[A-Za-z0-9]{30,}/g },
   { name: 'Stripe key', pattern: /\b[rs]k_(?:live|test)_[0-9A-Za-z]{20,}/g },
   { name: 'JSON web token', pattern: /\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}/g },
-  { name: 'bearer credential', pattern: /(?<=\b(?:Bearer|Basic|token)\s+)[A-Za-z0-9._~+/=-]{20,}/gi },
+  // The word is kept (see scrubSecrets): a look-behind over `\s+`, tried at every position, took the square of a run of spaces.
+  { name: 'bearer credential', pattern: /\b(Bearer|Basic|token)(\s+)[A-Za-z0-9._~+/=-]{20,}/gi },
 ];
+
+/** What a key format's match becomes: the redaction, after the words a format keeps (its capture groups). */
+const redact = (_match: string, ...rest: unknown[]): string => {
+  // The groups come before the match's offset, the first number among the arguments.
+  const kept = rest.slice(
+    0,
+    rest.findIndex((part) => typeof part === 'number'),
+  );
+  return `${kept.map((part) => (typeof part === 'string' ? part : '')).join('')}${REDACTED}`;
+};
 
 /**
  * `text` with every occurrence of each value (as written, and as it appears inside a JSON string)
@@ -39,7 +51,7 @@ export function scrubSecrets(text: string, values: readonly string[] = []): stri
     forms.add(JSON.stringify(value).slice(1, -1));
   }
   for (const form of [...forms].sort((a, b) => b.length - a.length)) out = out.split(form).join(REDACTED);
-  for (const { pattern } of KEY_FORMATS) out = out.replace(pattern, REDACTED);
+  for (const { pattern } of KEY_FORMATS) out = out.replace(pattern, redact);
   return out;
 }
 
