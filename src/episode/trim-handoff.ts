@@ -16,13 +16,14 @@ export function trimNotes(text: string, maxBytes: number): { text: string; dropp
   const notes = lines.slice(head.length);
   const kept: string[] = [];
   let bytes = head.reduce((n, l) => n + Buffer.byteLength(l) + 1, 0);
+  // Newest first, turned round once: an unshift per line moved every kept line again (the square of a padded file's lines).
   for (let i = notes.length - 1; i >= 0; i--) {
     const size = Buffer.byteLength(notes[i]!) + 1;
     if (bytes + size > budget) break;
-    kept.unshift(notes[i]!);
+    kept.push(notes[i]!);
     bytes += size;
   }
-  return { text: [...head, ...kept].join('\n'), dropped: notes.length - kept.length };
+  return { text: [...head, ...kept.reverse()].join('\n'), dropped: notes.length - kept.length };
 }
 
 /**

@@ -1,0 +1,45 @@
+import { expect } from 'vitest';
+
+/** Runs shorter than this are timed as this long: below it a ratio measures the machine's noise. */
+const FLOOR_MS = 5;
+/** Linear input grows a reader's time about 4 times from n to 4n, quadratic 16 times: the line between, with room for a collection of garbage. */
+const MAX_GROWTH = 10;
+
+function timed(run: () => unknown): number {
+  const start = performance.now();
+  run();
+  return performance.now() - start;
+}
+
+/**
+ * Asserts that `read` stays linear on the shape `make` builds: its time at 4n is well under 16
+ * times its time at n (the best of three runs at n; at 4n, the best of up to five runs, the
+ * first of which also compiles what the larger input reaches; a run far over the bound ends it,
+ * so a quadratic reader fails after one long run).
+ */
+export function expectLinear(read: (text: string) => unknown, make: (n: number) => string, n = 40_000): void {
+  const small = make(n);
+  const large = make(4 * n);
+  read(small); // compiled before it is timed
+  const atN = Math.min(
+    timed(() => read(small)),
+    timed(() => read(small)),
+    timed(() => read(small)),
+  );
+  const bound = MAX_GROWTH * Math.max(atN, FLOOR_MS);
+  let at4n = Number.POSITIVE_INFINITY;
+  for (let tries = 0; tries < 5 && at4n >= bound; tries++) {
+    const run = timed(() => read(large));
+    at4n = Math.min(at4n, run);
+    if (run > 20 * bound) break; // no pause of the machine is that long: the reader is what grows
+  }
+  expect(at4n, `${atN.toFixed(2)} ms at ${n} characters, ${at4n.toFixed(2)} ms at ${4 * n}`).toBeLessThan(bound);
+}
+
+/** `text` fed to `push` in pieces of `size` characters, `after` called after each (as a CLI's output arrives). */
+export function inChunks(text: string, size: number, push: (chunk: string) => void, after: () => void = () => undefined): void {
+  for (let i = 0; i < text.length; i += size) {
+    push(text.slice(i, i + size));
+    after();
+  }
+}
