@@ -2,6 +2,8 @@ import { expect } from 'vitest';
 
 /** Runs shorter than this are timed as this long: below it a ratio measures the machine's noise. */
 const FLOOR_MS = 5;
+/** What reading n characters may take at all: a linear reader takes milliseconds; past this, the 4n run is not worth waiting for. */
+const MAX_AT_N_MS = 1000;
 /** Linear input grows a reader's time about 4 times from n to 4n, quadratic 16 times: the line between, with room for a collection of garbage. */
 const MAX_GROWTH = 10;
 
@@ -12,15 +14,16 @@ function timed(run: () => unknown): number {
 }
 
 /**
- * Asserts that `read` stays linear on the shape `make` builds: its time at 4n is well under 16
- * times its time at n (the best of three runs at n; at 4n, the best of up to five runs, the
+ * Asserts that `read` stays linear on the shape `make` builds: n characters read within a
+ * second, and its time at 4n well under 16 times its time at n (the best of three runs at n; at 4n, the best of up to five runs, the
  * first of which also compiles what the larger input reaches; a run far over the bound ends it,
  * so a quadratic reader fails after one long run).
  */
 export function expectLinear(read: (text: string) => unknown, make: (n: number) => string, n = 40_000): void {
   const small = make(n);
   const large = make(4 * n);
-  read(small); // compiled before it is timed
+  const first = timed(() => read(small)); // also compiles what is timed next
+  expect(first, `${first.toFixed(0)} ms at ${n} characters`).toBeLessThan(MAX_AT_N_MS);
   const atN = Math.min(
     timed(() => read(small)),
     timed(() => read(small)),
