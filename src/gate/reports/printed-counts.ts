@@ -113,6 +113,8 @@ const HEX_NUMBER = /^0x[0-9a-f]+$/i;
  * of a long `a-a-a-…` line.
  */
 function blankIds(run: string): string {
+  // Every id holds a digit: a run without one (most words) is left as it is, unsplit.
+  if (!/\d/.test(run)) return run;
   const parts = run.split('-');
   // Whether a digit comes before the first character that is neither hex nor a dash, from each part on.
   const digitAhead: boolean[] = [];
