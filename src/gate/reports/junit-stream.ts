@@ -1,8 +1,9 @@
 /**
  * JUnit XML read as a stream with saxes, a maintained, strict (well-formedness checking) SAX
  * parser: of the document only what makes a test case is kept (its names, outcome, the first line
- * of its message), so what a report costs is its cases, never its bytes. parseJUnit (junit.ts)
- * reads a document held whole through the same reader. Pure but for the file it reads.
+ * of its message), so what a report costs is its cases (and, while it is read, the one text node
+ * saxes is reading: a report file is at most 32 MiB, see files.ts). parseJUnit (junit.ts) reads a
+ * document held whole through the same reader. Pure but for the file it reads.
  *
  * saxes checks what a well-formed document needs for its cases to mean anything (elements that
  * nest and close in order, one root, attributes quoted, entities known) and declares no entity of
