@@ -1,6 +1,7 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { lstatInside } from '../sandbox/gate/contained-path.js';
+import { readRegularFile } from '../sandbox/gate/regular-file.js';
 
 /**
  * The handoff file's notes with the oldest dropped until it takes at most three quarters of
@@ -15,13 +16,14 @@ export function trimNotes(text: string, maxBytes: number): { text: string; dropp
   const notes = lines.slice(head.length);
   const kept: string[] = [];
   let bytes = head.reduce((n, l) => n + Buffer.byteLength(l) + 1, 0);
+  // Newest first, turned round once: an unshift per line moved every kept line again (the square of a padded file's lines).
   for (let i = notes.length - 1; i >= 0; i--) {
     const size = Buffer.byteLength(notes[i]!) + 1;
     if (bytes + size > budget) break;
-    kept.unshift(notes[i]!);
+    kept.push(notes[i]!);
     bytes += size;
   }
-  return { text: [...head, ...kept].join('\n'), dropped: notes.length - kept.length };
+  return { text: [...head, ...kept.reverse()].join('\n'), dropped: notes.length - kept.length };
 }
 
 /**
@@ -33,7 +35,10 @@ export function trimNotes(text: string, maxBytes: number): { text: string; dropp
 export async function trimHandoff(workspace: string, path: string, maxBytes: number): Promise<string | null> {
   const info = await lstatInside(workspace, path);
   if (!info?.isFile() || info.size <= maxBytes) return null;
-  const { text, dropped } = trimNotes(await readFile(join(workspace, path), 'utf8'), maxBytes);
+  // Opened only as a regular file, without waiting: a FIFO made in its place after the look above would hold the read for good.
+  const notes = await readRegularFile(join(workspace, path));
+  if (notes === null) return null;
+  const { text, dropped } = trimNotes(notes, maxBytes);
   await writeFile(join(workspace, path), text);
   return `handoff: ${path} was ${info.size} bytes, over the ${maxBytes}-byte file limit; Genesis dropped its ${dropped} oldest line(s)`;
 }

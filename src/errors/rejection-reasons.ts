@@ -81,7 +81,9 @@ export const REJECTION_REASONS = {
   'worker-lost': charged('no worker finished the episode'),
   'replay-worker-lost': transient('no worker finished the verification on the tip'),
   'worker-error': charged('the worker failed with an unexpected error'),
-  'poison-pill': charged("the task's gate killed the orchestrator twice in a row: the task is blocked until `genesis task retry`"),
+  'poison-pill': charged(
+    "the task's gate killed the orchestrator, or its episode stalled a worker, twice in a row: the task is blocked until `genesis task retry`",
+  ),
   'replay-worker-error': transient('the verifier failed with an unexpected error'),
 } as const satisfies Record<string, FailureTraits>;
 

@@ -34,25 +34,39 @@ export async function countedTests(
 ): Promise<CountsTest | null> {
   if (scored === null) return null;
   const names = new Set(scored);
-  const texts = new Map<string, string | null>();
+  const defined = new Map<string, ReadonlySet<string> | null>();
   for (const [path, size] of await protectedFiles(repo, head, protectedPaths))
-    texts.set(path, size <= SEARCH_LIMIT ? ((await readText(repo, `${head}:${path}`)) ?? '') : null);
-  return (name) => names.has(name) || definedIn(name, texts);
+    defined.set(path, size <= SEARCH_LIMIT ? definedNames((await readText(repo, `${head}:${path}`)) ?? '') : null);
+  const anywhere = new Set([...defined.values()].flatMap((set) => [...(set ?? [])]));
+  return (name) => names.has(name) || definedIn(name, defined, anywhere);
+}
+
+/** A test's name as a string literal opening a `test`/`it`/`specify` call (to its line's end, or this long), or a Python `def`. */
+const DEFINITION = /\b(?:test|it|specify)(?:\.\w+)*\s*\(\s*(['"`])((?:(?!\1)[^\n]){0,4096})\1|\bdef (\w+)\s*\(/g;
+
+/**
+ * The test names a file defines, read once: looking each reported name up in every file took the
+ * number of names the code under test registers times the protected files' size.
+ */
+function definedNames(text: string): ReadonlySet<string> {
+  const names = new Set<string>();
+  for (const m of text.matchAll(DEFINITION)) names.add((m[2] ?? m[3]) as string);
+  return names;
 }
 
 /** Whether a protected file defines the test: the file the name starts with when it names one, else any. */
-function definedIn(name: string, texts: ReadonlyMap<string, string | null>): boolean {
+function definedIn(name: string, files: ReadonlyMap<string, ReadonlySet<string> | null>, anywhere: ReadonlySet<string>): boolean {
   const segments = name.split(SEGMENT);
-  const leaf = (segments.at(-1) ?? name).replace(/\[.*\]$/, '');
+  const last = segments.at(-1) ?? name;
+  // A parameterised test's `[id]` is no part of the name its file defines (from the first '[', as `/\[.*\]$/` cut it).
+  const leaf = last.endsWith(']') && last.includes('[') ? last.slice(0, last.indexOf('[')) : last;
   if (leaf === '') return false;
-  const escaped = leaf.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  const call = new RegExp(`\\b(?:test|it|specify)(?:\\.\\w+)*\\s*\\(\\s*(['"\`])${escaped}\\1|\\bdef ${escaped}\\s*\\(`);
   const first = (segments[0] ?? '').replace(/^(\.\/)+/, '');
-  const file = [first, `${first.replaceAll('.', '/')}.py`].find((path) => texts.has(path));
-  if (file !== undefined) return segments.length > 1 && call.test(texts.get(file) ?? '');
+  const file = [first, `${first.replaceAll('.', '/')}.py`].find((path) => files.has(path));
+  if (file !== undefined) return segments.length > 1 && (files.get(file)?.has(leaf) ?? false);
   // A file the change may write (a test file of its own) names a test of a protected file's name for nothing.
   if (segments.length > 1 && NAMES_A_FILE.test(first)) return false;
-  return [...texts.values()].some((text) => text !== null && call.test(text));
+  return anywhere.has(leaf);
 }
 
 /** The head's files under its protected paths, with their sizes. */

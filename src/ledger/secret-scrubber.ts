@@ -12,6 +12,16 @@ export const REDACTED = '[redacted]';
 /** Values shorter than this are not scrubbed by value: "1", "true" or "us-east-1" are no secrets, and would blank half a log. */
 export const MIN_SECRET_LENGTH = 8;
 
+/** What a key format's match becomes: the redaction, after the words a format keeps (its capture groups). */
+const redact = (_match: string, ...rest: unknown[]): string => {
+  // The groups come before the match's offset, the first number among the arguments.
+  const kept = rest.slice(
+    0,
+    rest.findIndex((part) => typeof part === 'number'),
+  );
+  return `${kept.map((part) => (typeof part === 'string' ? part : '')).join('')}${REDACTED}`;
+};
+
 /**
  * `text` with every occurrence of each value (as written, and as it appears inside a JSON string)
  * and every well-known key replaced by {@link REDACTED}. Longer values go first, so a value
@@ -26,7 +36,7 @@ export function scrubSecrets(text: string, values: readonly string[] = []): stri
     forms.add(JSON.stringify(value).slice(1, -1));
   }
   for (const form of [...forms].sort((a, b) => b.length - a.length)) out = out.split(form).join(REDACTED);
-  for (const { pattern } of KEY_FORMATS) out = out.replace(pattern, REDACTED);
+  for (const { pattern } of KEY_FORMATS) out = out.replace(pattern, redact);
   return out;
 }
 

@@ -8,7 +8,8 @@
 /** Well-known key formats, each a regular expression source matched globally. */
 export const KEY_FORMATS: ReadonlyArray<{ name: string; pattern: RegExp }> = [
   { name: 'private key block', pattern: /-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|(?=")|$)/g },
-  { name: 'OpenAI or Anthropic key', pattern: /\bsk-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_-]{20,}/g },
+  // The same keys as `sk-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_-]{20,}`, without the group that a run of `sk-a-a-…` backtracked through.
+  { name: 'OpenAI or Anthropic key', pattern: /\bsk-[A-Za-z0-9_-]{20,}/g },
   { name: 'GitHub token', pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})/g },
   { name: 'GitLab token', pattern: /\bglpat-[A-Za-z0-9_-]{20,}/g },
   { name: 'AWS access key id', pattern: /\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b/g },

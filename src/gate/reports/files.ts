@@ -9,8 +9,7 @@ import { join, relative, sep } from 'node:path';
 import picomatch from 'picomatch/posix.js';
 import { lstatInside, passesLink } from '../../sandbox/gate/contained-path.js';
 import { mergeRuns, type TestRun } from './cases.js';
-import { JUnitFormatError } from './junit.js';
-import { readJUnitFile, TooManyCasesError } from './junit-stream.js';
+import { JUnitFormatError, readJUnitFile, TooManyCasesError } from './junit-stream.js';
 import type { RejectionReason } from '../../errors/rejection-reasons.js';
 
 /** Why a named report could not be read: the gate's `report-missing` or `report-invalid`. */

@@ -13,9 +13,12 @@ import type { TestCase, TestOutcome, TestRun } from './cases.js';
 import { stripTerminalEscapes } from '../../ledger/terminal-text.js';
 
 const FILE_LINE = /^(PASS|FAIL)\s+(\S+)(?:\s+\([^)]*\))?\s*$/;
-const POINT = /^(\s+)([✓✕○✎])\s+(?:skipped |todo )?(.+?)(?:\s+\(\d+(?:\.\d+)?\s*m?s\))?\s*$/;
-const GROUP = /^(\s+)([^\s●✓✕○✎].*?)\s*$/;
-const FAILURE = /^\s+● (.+?)\s*$/;
+// Read on lines with their trailing white space cut, and the duration taken off apart: a lazy name
+// before optional white space backtracks as the square of a run of spaces a test printed.
+const POINT = /^(\s+)([✓✕○✎])\s+(?:skipped |todo )?(.+)$/;
+const DURATION = /\s\(\d+(?:\.\d+)?\s*m?s\)$/;
+const GROUP = /^(\s+)([^\s●✓✕○✎].*)$/;
+const FAILURE = /^\s+● (.+)$/;
 const TESTS_LINE = /^Tests:\s+((?:\d+ [a-z]+,\s*)*\d+ total)\s*$/;
 const SUITES_LINE = /^Test Suites:\s+(?:\d+ [a-z]+,\s*)*\d+ total\s*$/;
 const SUITE_FAILED = 'Test suite failed to run';
@@ -30,7 +33,9 @@ export function endsWithJest(lines: readonly string[], after: number): boolean {
 
 /** A run from jest's output, or null when it holds no jest summary. */
 export function parseJest(output: string): TestRun | null {
-  const lines = stripTerminalEscapes(output).split(/\r?\n/);
+  const lines = stripTerminalEscapes(output)
+    .split(/\r?\n/)
+    .map((l) => l.trimEnd());
   const summaryAt = lines.findLastIndex((l) => TESTS_LINE.test(l));
   if (summaryAt === -1 || !endsWithJest(lines, -1)) return null;
   const counts = new Map<string, number>();
@@ -44,7 +49,10 @@ export function parseJest(output: string): TestRun | null {
     if (file && passed && named === 0) cases.push({ name: `${file} > (passing test 1)`, outcome: 'passed', message: '', fileLevel: false });
   };
   let passedFile = false;
-  for (const [i, line] of lines.slice(0, summaryAt).entries()) {
+  // Failures a verbose listing named, by name: their messages come in the failure blocks below it.
+  const listedFailures = new Map<string, TestCase>();
+  for (let i = 0; i < summaryAt; i++) {
+    const line = lines[i] as string;
     const header = FILE_LINE.exec(line);
     if (header) {
       closeFile(passedFile);
@@ -59,17 +67,19 @@ export function parseJest(output: string): TestRun | null {
     const failure = FAILURE.exec(line);
     if (failure) {
       listing = false;
-      const message =
-        lines
-          .slice(i + 1)
-          .find((l) => l.trim() !== '')
-          ?.trim() ?? '';
+      let next = i + 1;
+      while (next < lines.length && (lines[next] as string).trim() === '') next++;
+      const message = lines[next]?.trim() ?? '';
       const suite = failure[1] === SUITE_FAILED;
       const name = suite ? file : `${file} > ${(failure[1] as string).split(' › ').join(' > ')}`;
       // A verbose listing already named this failure; its message is here.
-      const listed = cases.find((c) => c.name === name && c.outcome === 'failed');
+      const listed = listedFailures.get(name);
       if (listed) listed.message = message;
-      else cases.push({ name, outcome: 'failed', message, fileLevel: suite });
+      else {
+        const failed: TestCase = { name, outcome: 'failed', message, fileLevel: suite };
+        cases.push(failed);
+        listedFailures.set(name, failed);
+      }
       continue;
     }
     if (line.trim() === '') {
@@ -81,12 +91,17 @@ export function parseJest(output: string): TestRun | null {
     if (point) {
       const indent = (point[1] as string).length;
       const above = groups.filter((g) => g.indent < indent).map((g) => g.name);
-      cases.push({
-        name: [file, ...above, point[3] as string].join(' > '),
+      const text = point[3] as string;
+      const duration = DURATION.exec(text);
+      const title = duration && duration.index > 0 ? text.slice(0, duration.index).trimEnd() : text;
+      const listed: TestCase = {
+        name: [file, ...above, title].join(' > '),
         outcome: OUTCOME[point[2] as string] as TestOutcome,
         message: '',
         fileLevel: false,
-      });
+      };
+      cases.push(listed);
+      if (listed.outcome === 'failed' && !listedFailures.has(listed.name)) listedFailures.set(listed.name, listed);
       named++;
       continue;
     }

@@ -1,233 +1,114 @@
 /**
- * JUnit XML read as a stream: the file in chunks, and of the document only what makes a test
- * case (its names, outcome, the first line of its message), so what a report costs is its cases,
- * never its bytes (a stack trace of megabytes keeps its first kilobytes). The same reading as
- * parseJUnit (junit.ts), which reads a document held whole (one printed on standard output).
- * Pure but for the file it reads.
+ * JUnit XML read as a stream with saxes, a maintained, strict (well-formedness checking) SAX
+ * parser: of the document only what makes a test case is kept (its names, outcome, the first line
+ * of its message), so what a report costs is its cases (and, while it is read, the one text node
+ * saxes is reading: a report file is at most 32 MiB, see files.ts). parseJUnit (junit.ts) reads a
+ * document held whole through the same reader. Pure but for the file it reads.
  *
- * It checks what a well-formed document needs for its cases to mean anything: elements that
- * nest and close in order, one root, attributes quoted, entities known. A DOCTYPE with an
- * internal subset (where entity bombs live) is refused; comments, processing instructions and
- * CDATA are read as XML has them, CDATA and comments a chunk at a time. Numeric character
- * references are kept as written, as parseJUnit's reader keeps them.
+ * saxes checks what a well-formed document needs for its cases to mean anything (elements that
+ * nest and close in order, one root, attributes quoted, entities known) and declares no entity of
+ * a DOCTYPE; a DOCTYPE with an internal subset (where entity bombs live) is refused outright. It
+ * reads each character once, whatever shape the text has.
  */
-import { createReadStream } from 'node:fs';
-import { StringDecoder } from 'node:string_decoder';
+import { SaxesParser } from 'saxes';
+import { openRegularFile } from '../../sandbox/gate/regular-file.js';
 import { isFileLevelName, type TestCase, type TestRun } from './cases.js';
-import { JUnitFormatError } from './junit.js';
 
-/** A tag (or a processing instruction) longer than this is refused: no runner writes one. */
-const MAX_CONSTRUCT = 1024 * 1024;
 /** Text of a failure kept for its message: its first line is all a case keeps. */
 const MAX_MESSAGE_TEXT = 16 * 1024;
 
 type Attributes = Record<string, string>;
 
+/** A suite of the chain: its own cases, then those of its suites (parseJUnit's order), flattened once at the end. */
+interface SuiteNode {
+  own: TestCase[];
+  nested: SuiteNode[];
+}
+
 interface Frame {
-  name: string;
   /** A testsuites/testsuite on the way from the root: its testcase and testsuite children count. */
-  chain: boolean;
-  /** For a testsuite of the chain, the suite names its cases are under. */
-  suites: string[];
-  /** For a frame of the chain: its own cases, then those of its suites, in parseJUnit's order (a suite's cases before its suites'). */
-  own?: TestCase[];
-  nested?: TestCase[][];
+  node?: SuiteNode;
+  /** For a testsuite of the chain, the names of the suites its cases are under, joined with ' > ' (and cut at MAX_PATH). */
+  path: string;
   /** For a counted testcase: what its children say. */
   testcase?: { attrs: Attributes; failure: string | null; error: string | null; skipped: { type: string } | null };
   /** For a failure or error child of a counted testcase: its message attribute and text so far. */
   problem?: { kind: 'failure' | 'error'; message: string; text: string };
 }
 
-const NAME = /^[A-Za-z_:][\w.:-]*/;
-const ENTITIES: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
+/** Elements nested deeper than this are refused: no runner nests suites so, and each level costs every case below it. */
+const MAX_DEPTH = 256;
+/** The suite names a case is named under are cut at this length: what a name costs stays within a constant of its tag. */
+const MAX_PATH = 1024;
+
+/** A document that is not well-formed XML, or whose root is not a JUnit element. */
+export class JUnitFormatError extends Error {}
 
 /** A document with more cases than its reader may keep. */
 export class TooManyCasesError extends Error {}
 
 /**
- * Reads the JUnit document in the file at `path`; throws JUnitFormatError as parseJUnit does, and
+ * Reads the JUnit document in the file at `path`, only if it is a regular file (opened without
+ * following a link or waiting on a FIFO); throws JUnitFormatError as parseJUnit does, and
  * TooManyCasesError past `maxCases` (what the cases cost in memory is the bound, not the bytes).
  */
 export async function readJUnitFile(path: string, maxCases = Number.POSITIVE_INFINITY): Promise<TestRun> {
-  const parser = new JUnitStreamParser(maxCases);
-  const decoder = new StringDecoder('utf8');
-  for await (const chunk of createReadStream(path, { highWaterMark: 256 * 1024 })) parser.write(decoder.write(chunk as Buffer));
-  parser.write(decoder.end());
-  return parser.end();
+  const handle = await openRegularFile(path);
+  if (!handle) throw new JUnitFormatError('not a regular file: a report must be a file the test runner wrote');
+  try {
+    const parser = new JUnitStreamParser(maxCases);
+    for await (const chunk of handle.createReadStream({ encoding: 'utf8', highWaterMark: 256 * 1024, autoClose: false })) parser.write(chunk as string);
+    return parser.end();
+  } finally {
+    await handle.close();
+  }
 }
 
 /** The streaming reader itself: `write` text as it comes, `end` for the run. */
 export class JUnitStreamParser {
-  private buffer = '';
+  private readonly sax = new SaxesParser({ position: true });
   private readonly stack: Frame[] = [];
   private rootName: string | null = null;
-  private rootDone = false;
-  private line = 1;
-  private cases: TestCase[] = [];
+  private root: SuiteNode | null = null;
   /** The claimed counts: the root's attributes, and those of the root's testsuite children. */
   private rootAttrs: Attributes = {};
   private readonly childSuiteAttrs: Attributes[] = [];
   private counted = 0;
-  /** Inside a CDATA section or a comment, read a chunk at a time (a stack trace may be megabytes of CDATA). */
-  private inside: { close: string; keep: boolean } | null = null;
 
-  constructor(private readonly maxCases = Number.POSITIVE_INFINITY) {}
+  constructor(private readonly maxCases = Number.POSITIVE_INFINITY) {
+    this.sax.on('doctype', (doctype) => {
+      if (doctype.includes('[')) this.fail('a DOCTYPE with declarations of its own');
+    });
+    this.sax.on('opentag', (tag) => this.open(tag.name, tag.attributes as Attributes));
+    this.sax.on('closetag', () => this.close());
+    this.sax.on('text', (text) => this.addText(text));
+    this.sax.on('cdata', (text) => this.addText(text));
+  }
 
   write(text: string): void {
-    this.buffer += text;
-    this.consume(false);
+    this.guard(() => this.sax.write(text));
   }
 
   end(): TestRun {
-    this.consume(true);
-    if (this.buffer.trim() !== '') this.fail('the document ends inside markup');
+    this.guard(() => this.sax.close());
     if (this.rootName === null) this.fail('the document has no root element');
-    if (this.stack.length > 0) this.fail(`<${this.stack.at(-1)!.name}> is never closed`);
-    return { format: 'junit', cases: this.cases, summary: this.cases.length === 0 ? this.claimedCounts() : null };
+    const cases = flatten(this.root);
+    return { format: 'junit', cases, summary: cases.length === 0 ? this.claimedCounts() : null };
+  }
+
+  /** saxes's own errors ("3:22: unexpected close tag.") as this reader's, naming the line. */
+  private guard(step: () => void): void {
+    try {
+      step();
+    } catch (error) {
+      if (error instanceof JUnitFormatError || error instanceof TooManyCasesError) throw error;
+      const message = (error as Error).message.replace(/^\d+:\d+: /, '');
+      throw new JUnitFormatError(`not well-formed XML: ${message} (line ${this.sax.line})`);
+    }
   }
 
   private fail(message: string): never {
-    throw new JUnitFormatError(`not well-formed XML: ${message} (line ${this.line})`);
-  }
-
-  /** Takes `n` characters off the buffer, counting lines for the messages. */
-  private take(n: number): string {
-    const taken = this.buffer.slice(0, n);
-    this.buffer = this.buffer.slice(n);
-    for (let i = taken.indexOf('\n'); i !== -1; i = taken.indexOf('\n', i + 1)) this.line++;
-    return taken;
-  }
-
-  private consume(final: boolean): void {
-    for (;;) {
-      if (this.buffer.length === 0) return;
-      if (this.inside) {
-        const { close, keep } = this.inside;
-        const at = this.buffer.indexOf(close);
-        // All but what could be the start of the closing mark, which the next chunk may complete.
-        const upto = at === -1 ? Math.max(0, this.buffer.length - (close.length - 1)) : at;
-        const text = this.take(upto);
-        if (keep) this.addText(text);
-        if (at === -1) {
-          if (final) this.fail('the document ends inside a CDATA section or comment');
-          return;
-        }
-        this.take(close.length);
-        this.inside = null;
-        continue;
-      }
-      if (this.buffer.startsWith('<![CDATA[') || this.buffer.startsWith('<!--')) {
-        const cdata = this.buffer.startsWith('<![CDATA[');
-        if (cdata && this.stack.length === 0) this.fail('CDATA outside the root element');
-        this.take(cdata ? 9 : 4);
-        this.inside = { close: cdata ? ']]>' : '-->', keep: cdata };
-        continue;
-      }
-      const lt = this.buffer.indexOf('<');
-      if (lt !== 0) {
-        // Text up to the next tag (all of it at the end, or all but a trailing part of an entity).
-        const upto = lt === -1 ? (final ? this.buffer.length : this.safeTextEnd()) : lt;
-        if (upto === 0) return;
-        this.text(this.take(upto));
-        continue;
-      }
-      const end = this.constructEnd();
-      if (end === null) {
-        if (this.buffer.length > MAX_CONSTRUCT) this.fail(`a tag over ${MAX_CONSTRUCT} characters`);
-        if (final) this.fail('the document ends inside markup');
-        return;
-      }
-      this.markup(this.take(end));
-    }
-  }
-
-  /** Where text may be cut without splitting an entity (`&amp;` across two chunks). */
-  private safeTextEnd(): number {
-    const amp = this.buffer.lastIndexOf('&');
-    return amp !== -1 && !this.buffer.includes(';', amp) ? amp : this.buffer.length;
-  }
-
-  /** The length of the markup construct at the buffer's start, or null while it is incomplete. */
-  private constructEnd(): number | null {
-    const b = this.buffer;
-    const closeOf = (start: number, close: string): number | null => {
-      const at = b.indexOf(close, start);
-      return at === -1 ? null : at + close.length;
-    };
-    if (b.startsWith('<?')) return closeOf(2, '?>');
-    if (b.startsWith('<!DOCTYPE')) {
-      const [bracket, gt] = [b.indexOf('['), b.indexOf('>')];
-      if (bracket !== -1 && (gt === -1 || bracket < gt)) this.fail('a DOCTYPE with declarations of its own');
-    }
-    if (b.length < 9 && ('<!--'.startsWith(b) || '<![CDATA['.startsWith(b))) return null;
-    // A tag: its end is the first '>' outside quotes.
-    let quote = '';
-    for (let i = 1; i < b.length; i++) {
-      const c = b[i]!;
-      if (quote) {
-        if (c === quote) quote = '';
-      } else if (c === '"' || c === "'") quote = c;
-      else if (c === '>') return i + 1;
-      else if (c === '<') this.fail("'<' inside a tag");
-    }
-    return null;
-  }
-
-  private markup(text: string): void {
-    if (text.startsWith('<?')) return;
-    if (text.startsWith('<!DOCTYPE')) {
-      if (text.includes('[')) this.fail('a DOCTYPE with declarations of its own');
-      if (this.rootName !== null) this.fail('a DOCTYPE after the root element');
-      return;
-    }
-    if (text.startsWith('<!')) this.fail(`unknown markup ${text.slice(0, 20)}`);
-    if (text.startsWith('</')) {
-      this.close(text.slice(2, -1).trim());
-      return;
-    }
-    const selfClosing = text.endsWith('/>');
-    const body = text.slice(1, selfClosing ? -2 : -1);
-    const name = NAME.exec(body)?.[0];
-    if (!name) this.fail(`a tag without a name: ${text.slice(0, 40)}`);
-    this.open(name, this.attributes(body.slice(name.length)));
-    if (selfClosing) this.close(name);
-  }
-
-  private attributes(text: string): Attributes {
-    const attrs: Attributes = {};
-    let rest = text;
-    for (;;) {
-      const trimmed = rest.trimStart();
-      if (trimmed === '') return attrs;
-      if (trimmed.length === rest.length) this.fail('attributes must be separated by white space');
-      const match = /^([A-Za-z_:][\w.:-]*)\s*=\s*("([^"<]*)"|'([^'<]*)')/.exec(trimmed);
-      if (!match) this.fail(`an attribute that is not name="value": ${trimmed.slice(0, 40)}`);
-      if (Object.hasOwn(attrs, match[1]!)) this.fail(`attribute ${match[1]} given twice`);
-      attrs[match[1]!] = this.decode(match[3] ?? match[4] ?? '');
-      rest = trimmed.slice(match[0].length);
-    }
-  }
-
-  private decode(text: string): string {
-    if (!text.includes('&')) return text;
-    return text.replace(/&([^;&\s]*);?/g, (whole, entity: string) => {
-      if (!whole.endsWith(';')) this.fail(`'&' that starts no entity`);
-      if (Object.hasOwn(ENTITIES, entity)) return ENTITIES[entity]!;
-      const code = /^#x([0-9a-fA-F]+)$/.exec(entity)?.[1] ?? /^#([0-9]+)$/.exec(entity)?.[1];
-      if (code === undefined) this.fail(`unknown entity &${entity};`);
-      const point = Number.parseInt(code, entity.startsWith('#x') ? 16 : 10);
-      if (!(point > 0 && point <= 0x10ffff)) this.fail(`character reference &${entity}; out of range`);
-      // Kept as written, as parseJUnit's reader keeps it: both readers give a case the same message.
-      return whole;
-    });
-  }
-
-  private text(text: string): void {
-    if (this.stack.length === 0) {
-      if (text.trim() !== '') this.fail('text outside the root element');
-      return;
-    }
-    this.addText(this.decode(text));
+    throw new JUnitFormatError(`not well-formed XML: ${message} (line ${this.sax.line})`);
   }
 
   private addText(text: string): void {
@@ -238,23 +119,24 @@ export class JUnitStreamParser {
   private open(name: string, attrs: Attributes): void {
     const parent = this.stack.at(-1);
     if (!parent) {
-      if (this.rootDone) this.fail(`a second root element <${name}>`);
       this.rootName = name;
       if (name !== 'testsuites' && name !== 'testsuite')
         throw new JUnitFormatError(`not JUnit XML: its root element is <${name}>, not <testsuites> or <testsuite>`);
       this.rootAttrs = attrs;
-      const suites = name === 'testsuite' ? [(attrs.name ?? '').trim()].filter(Boolean) : [];
-      this.stack.push({ name, chain: true, suites, own: [], nested: [] });
+      this.root = { own: [], nested: [] };
+      this.stack.push({ node: this.root, path: name === 'testsuite' ? (attrs.name ?? '').trim().slice(0, MAX_PATH) : '' });
       return;
     }
-    const frame: Frame = { name, chain: false, suites: [] };
-    if (parent.chain && name === 'testsuite') {
-      frame.chain = true;
-      frame.suites = [...parent.suites, (attrs.name ?? '').trim()];
-      frame.own = [];
-      frame.nested = [];
+    if (this.stack.length >= MAX_DEPTH) this.fail(`elements nested deeper than ${MAX_DEPTH} levels`);
+    const frame: Frame = { path: '' };
+    if (parent.node && name === 'testsuite') {
+      const own = (attrs.name ?? '').trim();
+      frame.path = (parent.path && own ? `${parent.path} > ${own}` : parent.path || own).slice(0, MAX_PATH);
+      frame.node = { own: [], nested: [] };
+      parent.node.nested.push(frame.node);
       if (this.stack.length === 1) this.childSuiteAttrs.push(attrs);
-    } else if (parent.chain && name === 'testcase') {
+    } else if (parent.node && name === 'testcase') {
+      frame.path = parent.path;
       frame.testcase = { attrs, failure: null, error: null, skipped: null };
     } else if (parent.testcase && (name === 'failure' || name === 'error')) {
       frame.problem = { kind: name, message: attrs.message ?? '', text: '' };
@@ -264,10 +146,10 @@ export class JUnitStreamParser {
     this.stack.push(frame);
   }
 
-  private close(name: string): void {
+  /** saxes has checked that the tag closes the element opened last. */
+  private close(): void {
     const frame = this.stack.pop();
-    if (!frame) this.fail(`</${name}> closes nothing`);
-    if (frame.name !== name) this.fail(`</${name}> closes <${frame.name}>`);
+    if (!frame) return;
     const parent = this.stack.at(-1);
     if (frame.problem && parent?.testcase) {
       const message = (frame.problem.message || frame.problem.text.trim().split(/\r?\n/)[0] || '').trim();
@@ -275,16 +157,10 @@ export class JUnitStreamParser {
       if (frame.problem.kind === 'failure') parent.testcase.failure ??= message;
       else parent.testcase.error ??= message;
     }
-    if (frame.testcase && parent) {
+    if (frame.testcase && parent?.node) {
       if (++this.counted > this.maxCases) throw new TooManyCasesError(`more than ${this.maxCases} test cases`);
-      parent.own!.push(toCase(frame.testcase, parent.suites));
+      parent.node.own.push(toCase(frame.testcase, frame.path));
     }
-    if (frame.chain) {
-      const all = [...frame.own!, ...frame.nested!.flat()];
-      if (parent) parent.nested!.push(all);
-      else this.cases = all;
-    }
-    if (this.stack.length === 0) this.rootDone = true;
   }
 
   private claimedCounts(): TestRun['summary'] {
@@ -302,11 +178,25 @@ export class JUnitStreamParser {
 // node --test writes classname="test" for every case; its suites carry the names instead.
 const uninformative = (classname: string): boolean => classname === '' || classname === 'test';
 
-function toCase(testcase: NonNullable<Frame['testcase']>, suites: readonly string[]): TestCase {
+/** The cases of a suite tree in parseJUnit's order: a suite's own cases, then its suites', each in turn. */
+function flatten(root: SuiteNode | null): TestCase[] {
+  const cases: TestCase[] = [];
+  const pending: SuiteNode[] = root ? [root] : [];
+  while (pending.length > 0) {
+    const node = pending.pop() as SuiteNode;
+    for (const c of node.own) cases.push(c);
+    for (let i = node.nested.length - 1; i >= 0; i--) pending.push(node.nested[i] as SuiteNode);
+  }
+  return cases;
+}
+
+function toCase(testcase: NonNullable<Frame['testcase']>, path: string): TestCase {
   const classname = (testcase.attrs.classname ?? '').trim();
   const name = (testcase.attrs.name ?? '').trim();
   const full = uninformative(classname)
-    ? [...suites, name].filter(Boolean).join(' > ')
+    ? path && name
+      ? `${path} > ${name}`
+      : path || name
     : name === ''
       ? classname
       : name.startsWith(classname)

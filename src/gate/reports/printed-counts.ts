@@ -100,6 +100,47 @@ export function mergeReports(reports: readonly (TestReport | null)[]): TestRepor
   );
 }
 
+const HEX_ID = /^[0-9a-f]{7,}$/i;
+const HEX_GROUP = /^[0-9a-f]{4,}$/i;
+const HEX_NUMBER = /^0x[0-9a-f]+$/i;
+
+/**
+ * Ids in one run of word characters and dashes: `0x…` numbers, and hex strings of seven or more
+ * with a digit, with their dash-joined groups of four or more (uuids). Read part by part: one
+ * expression with a look-ahead over the dashes, tried at every word boundary, took the square
+ * of a long `a-a-a-…` line.
+ */
+function blankIds(run: string): string {
+  // Every id holds a digit: a run without one (most words) is left as it is, unsplit.
+  if (!/\d/.test(run)) return run;
+  const parts = run.split('-');
+  // Whether a digit comes before the first character that is neither hex nor a dash, from each part on.
+  const digitAhead: boolean[] = [];
+  for (let i = parts.length - 1; i >= 0; i--) {
+    const part = parts[i] as string;
+    const stop = part.search(/[^0-9a-f]/i);
+    digitAhead[i] = stop === -1 ? /\d/.test(part) || (digitAhead[i + 1] ?? false) : /\d/.test(part.slice(0, stop));
+  }
+  const out: string[] = [];
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i] as string;
+    if (HEX_NUMBER.test(part)) {
+      out.push('<id>');
+      continue;
+    }
+    if (!(HEX_ID.test(part) && digitAhead[i])) {
+      out.push(part);
+      continue;
+    }
+    // The groups an id takes are passed over with it: each part is looked at once.
+    let end = i + 1;
+    while (end < parts.length && HEX_GROUP.test(parts[end] as string)) end++;
+    out.push('<id>');
+    i = end - 1;
+  }
+  return out.join('-');
+}
+
 /** Removes what differs between two runs of the same failure: colours, times, ids, paths, numbers. */
 export function normalizeFailureText(text: string): string {
   return (
@@ -107,7 +148,7 @@ export function normalizeFailureText(text: string): string {
       .replace(/\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?/g, '<time>')
       .replace(/\b\d{1,2}:\d{2}:\d{2}(\.\d+)?\b/g, '<time>')
       .replace(/\b\d+(\.\d+)?\s?(ns|µs|us|ms|s|sec|secs|seconds|m|min|minutes|h)\b/g, '<duration>')
-      .replace(/\b(0x[0-9a-f]+|(?=[0-9a-f-]*\d)[0-9a-f]{7,}(-[0-9a-f]{4,})*)\b/gi, '<id>')
+      .replace(/[\w-]+/g, blankIds)
       // Workspaces and temp dirs differ per episode; the file's own name is the useful part.
       .replace(/(?<![\w.@~-])(file:\/\/)?(\/[^\s/'"`:()[\]]+)+\//g, '…/')
       .replace(/\d+/g, '<n>')

@@ -10,10 +10,30 @@
 import { isFileLevelName, type TestCase, type TestRun } from './cases.js';
 import { stripTerminalEscapes } from '../../ledger/terminal-text.js';
 
-const POINT = /^(\s*)([✔✖﹣])\s+(.*?)(?:\s+\([\d.]+ms\)(?:\s+#\s*(.*))?)?$/;
+// What follows a point's mark: its title, then perhaps ` (1.2ms)` and a skipped or todo test's ` # reason`.
+// Read in two steps (the mark, then the duration from the left), each linear: one expression with a lazy
+// title before optional white space backtracked as the square of a run of spaces a test printed.
+const POINT = /^(\s*)([✔✖﹣])(\s.*)$/;
+const DURATION = /\([\d.]+ms\)/g;
+const REASON = /^\s+#\s*(.*)$/;
+/** A failing point's message is clipped to a few hundred characters: reading further lines adds nothing to it. */
+const BODY_LINES = 50;
 const SUMMARY = /^(?:#|ℹ)\s+(tests|suites|pass|fail|cancelled|skipped|todo|duration_ms)\s+([\d.]+)\s*$/;
 
 const indentOf = (line: string): number => line.length - line.trimStart().length;
+
+/** A point's title and reason: the first ` (Nms)` after some white space that ends the line or starts ` # reason`. */
+function titleAndReason(after: string): { title: string; reason: string | undefined } {
+  for (const m of after.matchAll(DURATION)) {
+    const at = m.index;
+    // `\s+title\s+(`: white space before the duration, and at least one more before the (possibly empty) title.
+    if (at < 2 || !/\s/.test(after[at - 1] as string)) continue;
+    const rest = after.slice(at + m[0].length);
+    const reason = rest === '' ? undefined : REASON.exec(rest)?.[1];
+    if (rest === '' || reason !== undefined) return { title: after.slice(0, at).trim(), reason };
+  }
+  return { title: after.trim(), reason: undefined };
+}
 
 /** Ancestor names by indent; setting one forgets deeper ones, as a new sibling closes them. */
 function pushAncestor(ancestors: Map<number, string>, indent: number, name: string): void {
@@ -65,7 +85,7 @@ export function parseSpec(output: string): TestRun | null {
     if (!match) continue;
     const indent = (match[1] as string).length;
     const body: string[] = [];
-    for (let j = i + 1; match[2] === '✖' && j < lines.length; j += 1) {
+    for (let j = i + 1; match[2] === '✖' && j < lines.length && j <= i + BODY_LINES; j += 1) {
       const next = lines[j] as string;
       if (next.trim() === '') continue;
       if (indentOf(next) <= indent || /^\s*at\s/.test(next)) break;
@@ -78,8 +98,8 @@ export function parseSpec(output: string): TestRun | null {
       continue;
     }
     // Node marks skipped tests with ﹣ and appends '# reason' only to skipped and todo tests.
-    const skipped = match[2] === '﹣' || match[4] !== undefined;
-    const title = (match[3] as string).trim();
+    const { title, reason } = titleAndReason(match[3] as string);
+    const skipped = match[2] === '﹣' || reason !== undefined;
     points.push({
       indent,
       testCase: {
@@ -87,7 +107,7 @@ export function parseSpec(output: string): TestRun | null {
         outcome: skipped ? 'skipped' : match[2] === '✖' ? 'failed' : 'passed',
         message: body.join(' '),
         fileLevel: isFileLevelName(title),
-        ...(match[4] !== undefined && match[2] !== '﹣' ? { ranAs: match[2] === '✖' ? ('failed' as const) : ('passed' as const) } : {}),
+        ...(reason !== undefined && match[2] !== '﹣' ? { ranAs: match[2] === '✖' ? ('failed' as const) : ('passed' as const) } : {}),
       },
     });
   }

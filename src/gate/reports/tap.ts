@@ -78,7 +78,8 @@ function parseDocument(lines: readonly string[], truncated: boolean): TestRun | 
     if (event.kind !== 'result') continue;
     // Test::More-style diagnostics: the '#' comments right after a failing point explain it.
     const comments: string[] = [];
-    for (const next of events.slice(i + 1)) {
+    for (let j = i + 1; j < events.length; j++) {
+      const next = events[j] as Event;
       if (next.kind !== 'comment' || SUMMARY.test(next.text)) break;
       comments.push(next.text.replace(/^#\s*/, ''));
     }
@@ -138,9 +139,14 @@ function trailingSummary(events: readonly Event[]): Map<string, number> | null {
 export function parseTap(output: string, truncated = false): TestRun | null {
   const lines = stripTerminalEscapes(output).split(/\r?\n/);
   const documents: string[][] = [[]];
+  let started = false;
   for (const line of lines) {
-    if (HEADER.test(line) && (documents.at(-1) as string[]).some((l) => l.trim() !== '')) documents.push([]);
+    if (HEADER.test(line) && started) {
+      documents.push([]);
+      started = false;
+    }
     (documents.at(-1) as string[]).push(line);
+    started ||= line.trim() !== '';
   }
   return mergeRuns(documents.map((doc, i) => parseDocument(doc, truncated && i === 0)));
 }

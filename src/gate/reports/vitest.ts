@@ -14,8 +14,11 @@ import type { TestCase, TestOutcome, TestRun } from './cases.js';
 import { stripTerminalEscapes } from '../../ledger/terminal-text.js';
 
 const FILE_LINE = /^[✓❯×↓]\s+(\S+)\s+\((\d+) tests?((?:\s*\|\s*\d+ [a-z]+)*)\)(?:\s+[\d.]+m?s)?$/;
-const NAMED_LINE = /^([✓×↓□])\s+(\S+ > .+?)(?:\s+[\d.]+m?s)?$/;
-const FAIL_LINE = /^FAIL\s+(.+?)\s*$/;
+// Lines are trimmed, and a named test's duration is taken off apart: a lazy name before optional
+// white space backtracks as the square of a run of spaces a test printed.
+const NAMED_LINE = /^([✓×↓□])\s+(\S+ > .+)$/;
+const DURATION = /\s[\d.]+m?s$/;
+const FAIL_LINE = /^FAIL\s+(.+)$/;
 const SUITE_FAIL = /^(\S+)\s+\[ .* \]$/;
 // A label may be two words: a test.fails that failed as declared is `1 expected fail`.
 const TESTS_LINE = /^Tests\s+((?:\d+ [a-z]+(?: [a-z]+)*(?:\s*\|\s*)?)+)\s*\((\d+)\)$/;
@@ -30,6 +33,14 @@ function countsIn(list: string): Map<string, number> {
   const counts = new Map<string, number>();
   for (const m of list.matchAll(/(\d+) ([a-z]+)/g)) counts.set(m[2] as string, (counts.get(m[2] as string) ?? 0) + Number(m[1]));
   return counts;
+}
+
+/** A named test without the duration the verbose reporter puts after it; its name keeps at least `file > x`. */
+function withoutDuration(text: string): string {
+  const duration = DURATION.exec(text);
+  if (!duration) return text;
+  const name = text.slice(0, duration.index).trimEnd();
+  return / > ./.test(name) ? name : text;
 }
 
 /** True when the output closes with vitest's summary (its `Test Files` and `Tests` lines) after `after`. */
@@ -49,7 +60,8 @@ export function parseVitest(output: string): TestRun | null {
   const named: TestCase[] = [];
   const counted: TestCase[] = [];
   const failed: TestCase[] = [];
-  for (const [i, line] of lines.slice(0, summaryAt).entries()) {
+  for (let i = 0; i < summaryAt; i++) {
+    const line = lines[i] as string;
     const file = FILE_LINE.exec(line);
     if (file) {
       const parts = countsIn(file[3] ?? '');
@@ -59,7 +71,7 @@ export function parseVitest(output: string): TestRun | null {
     }
     const point = NAMED_LINE.exec(line);
     if (point) {
-      named.push({ name: point[2] as string, outcome: OUTCOME[point[1] as string] as TestOutcome, message: '', fileLevel: false });
+      named.push({ name: withoutDuration(point[2] as string), outcome: OUTCOME[point[1] as string] as TestOutcome, message: '', fileLevel: false });
       continue;
     }
     const fail = FAIL_LINE.exec(line);

@@ -10,6 +10,9 @@ import { listWorkers } from '../redis/worker-registry.js';
 import { takerKey } from './job-consumer.js';
 import { workerError } from '../memory/memory-queue.js';
 
+/** What BullMQ fails a job with when it stalled more often than the workers' `maxStalledCount` allows. */
+const STALL_LIMIT_REASON = 'job stalled more than allowable limit';
+
 /** Results taken from Redis ahead of the scheduler's handling of them; each stays unacknowledged (and redelivered after a crash) until handled. */
 const RESULTS_AT_ONCE = 32;
 
@@ -144,6 +147,9 @@ export class BullmqEpisodeQueue implements EpisodeQueue {
     const parsed = distributedJobSchema.safeParse(job?.data);
     if (!parsed.success || parsed.data.resultQueue !== this.resultQueue) return;
     const { job: episode } = parsed.data;
+    // Two workers in a row died or froze on it (a gate that runs one out of memory, input that hangs its event
+    // loop): the next would too. Closed as a gate that kills the orchestrator twice is, and the task held.
+    const stalled = failedReason.includes(STALL_LIMIT_REASON);
     const result: EpisodeResult = {
       episodeId: episode.episodeId,
       task: episode.task,
@@ -151,9 +157,11 @@ export class BullmqEpisodeQueue implements EpisodeQueue {
       base: episode.base,
       candidate: null,
       verdict: 'failed',
-      reason: 'worker-lost',
-      message: `no worker finished the episode: ${failedReason}`,
-      signature: 'worker-lost',
+      reason: stalled ? 'poison-pill' : 'worker-lost',
+      message: stalled
+        ? 'the episode stalled two workers in a row (each died or froze while it ran): the task is blocked (genesis task retry <task> to try again)'
+        : `no worker finished the episode: ${failedReason}`,
+      signature: stalled ? 'poison-pill' : 'worker-lost',
     };
     await this.results.add('result', result, { jobId: episode.episodeId, ...RETENTION });
   }

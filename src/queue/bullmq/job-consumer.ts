@@ -59,8 +59,9 @@ export function workerSettings(connection: Redis, settings: ConsumerSettings) {
     concurrency: settings.concurrency,
     lockDuration: settings.lockDurationMs ?? 30_000,
     stalledInterval: settings.stalledIntervalMs ?? 30_000,
-    // A job whose worker died twice is given up: the scheduler's queue then reports it lost (worker-lost).
-    maxStalledCount: 2,
+    // A job that stalled its worker twice (it died, or froze) is given up, not handed on to freeze a third: the
+    // scheduler's queue closes it poison-pill (see STALL_LIMIT_REASON in episode-queue.ts).
+    maxStalledCount: 1,
     ...RETENTION,
   };
 }

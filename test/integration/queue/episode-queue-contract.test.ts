@@ -233,6 +233,35 @@ describe('the BullMQ queue when a worker dies', () => {
     }
   });
 
+  it('closes a job that froze two workers poison-pill, and runs it on no third', async () => {
+    const prefix = testQueuePrefix();
+    const redis = await testRedis();
+    const queue = track(new BullmqEpisodeQueueHarness(redis)).queue;
+    // Two workers whose handler holds the event loop for good: the first stall hands the job to the second.
+    const frozen = [spawnConsumer(prefix, 'freeze'), spawnConsumer(prefix, 'freeze')];
+    for (const worker of frozen) expect(await worker.next()).toEqual({ event: 'ready' });
+    const j = job();
+    await queue.submit(j);
+    const started = { event: 'started', episodeId: j.episodeId };
+    expect(await Promise.all(frozen.map((w) => w.next()))).toEqual([started, started]);
+    // A third, awake, finds the second stall and takes the job only to close it.
+    let ranAgain = 0;
+    const third = await consume(async (k) => {
+      ranAgain++;
+      return passed(k);
+    }, 1);
+    try {
+      expect(await nextWithin(queue, 20_000)).toMatchObject({ episodeId: j.episodeId, verdict: 'failed', reason: 'poison-pill', signature: 'poison-pill' });
+      expect(ranAgain).toBe(0);
+      const episodes = new Queue(EPISODE_QUEUE, { connection: redis, prefix: queuePrefix() });
+      expect(await episodes.getJobState(j.episodeId)).toBe('failed');
+      await episodes.close();
+      await queue.acknowledge(j.episodeId);
+    } finally {
+      await third.close(true);
+    }
+  });
+
   it('puts back a job Redis lost (a restart without persistence), and runs it once', async () => {
     testQueuePrefix();
     const redis = await testRedis();
@@ -273,9 +302,9 @@ class BullmqEpisodeQueueHarness implements Harness {
 
 const CHILD = fileURLToPath(new URL('./episode-consumer-child.ts', import.meta.url));
 
-/** A worker's consumer in a process of its own whose jobs never finish; `next` is its next printed event. */
-function spawnConsumer(prefix: string): { child: ChildProcess; next: () => Promise<unknown> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, REDIS_URL, String(TIMING.lockDurationMs), String(TIMING.stalledIntervalMs)], {
+/** A worker's consumer in a process of its own whose jobs never finish (`freeze`: nor does its event loop); `next` is its next printed event. */
+function spawnConsumer(prefix: string, mode = ''): { child: ChildProcess; next: () => Promise<unknown> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, REDIS_URL, String(TIMING.lockDurationMs), String(TIMING.stalledIntervalMs), mode], {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, GENESIS_QUEUE_PREFIX: prefix },
   });

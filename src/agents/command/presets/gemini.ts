@@ -1,13 +1,14 @@
 import type { AgentUsage } from '../../usage/usage.js';
-import { numberAt, objectAt, type JsonObject } from './json-lines.js';
+import { lineSplitter, numberAt, objectAt, type JsonObject } from './json-lines.js';
+import { LastJsonObject } from './last-json-object.js';
 import { PRESET_ENV } from '../../../manifest/preset-names.js';
 import { classifyApiError, statusIn, type CliFailure } from './cli-failure.js';
 import type { CommandPreset, PresetLaunch, PresetOptions, UsageReader } from './preset.js';
 
 /** The `--prompt` text; the task itself arrives on stdin, which Gemini CLI puts before it. */
 export const GEMINI_PROMPT = 'Carry out the task given above.';
-/** The result object is printed last; more than this much output before it is not kept. */
-const KEEP_CHARS = 4 * 1024 * 1024;
+/** The result object is printed last; an object longer than this is not kept. */
+const KEEP_CHARS = 8 * 1024 * 1024;
 
 /**
  * Gemini CLI, headless: `gemini --output-format json --yolo --skip-trust [--model M] [args…]
@@ -60,32 +61,22 @@ function launchGemini(o: PresetOptions): PresetLaunch {
 }
 
 function readGeminiUsage(): UsageReader {
-  let text = '';
+  const result = new LastJsonObject(KEEP_CHARS);
   // With --output-format json, Gemini CLI prints its error object, and each refusal it retries, on stderr.
-  let errors = '';
-  let readAt = -1;
-  let failure: CliFailure | null = null;
+  const errorObject = new LastJsonObject(KEEP_CHARS);
+  const retried = retriedFailures();
+  const errorLines = lineSplitter(retried.line);
   return {
-    // Read once per new output: the object comes at the end, in a few chunks.
-    failure(): CliFailure | null {
-      if (text.length + errors.length !== readAt) {
-        readAt = text.length + errors.length;
-        failure = errorObjectFailure(lastJsonObject(text)) ?? errorObjectFailure(lastJsonObject(errors)) ?? retriedFailure(errors);
-      }
-      return failure;
-    },
+    // Each chunk is read once as it comes: the result object comes at the end, in a few chunks.
+    failure: (): CliFailure | null => errorObjectFailure(result.value) ?? errorObjectFailure(errorObject.value) ?? retried.found(),
     pushError(chunk) {
-      errors += chunk;
-      if (errors.length > 2 * KEEP_CHARS) errors = errors.slice(-KEEP_CHARS);
+      errorObject.push(chunk);
+      errorLines.push(chunk);
     },
-    push(chunk) {
-      text += chunk;
-      if (text.length > 2 * KEEP_CHARS) text = text.slice(-KEEP_CHARS);
-    },
+    push: (chunk) => result.push(chunk),
     usage(): AgentUsage {
-      const result = lastJsonObject(text);
-      const models = Object.values(objectAt(objectAt(result?.stats).models));
-      if (!result || models.length === 0) return { inputTokens: null, outputTokens: null, cachedTokens: null, costUsd: null };
+      const models = Object.values(objectAt(objectAt(result.value?.stats).models));
+      if (!result.value || models.length === 0) return { inputTokens: null, outputTokens: null, cachedTokens: null, costUsd: null };
       const total = { input: 0, cached: 0, output: 0 };
       for (const model of models) {
         const tokens = objectAt(objectAt(model).tokens);
@@ -112,31 +103,23 @@ const OVERLOADED_RETRIES = 3;
 /**
  * A refusal Gemini CLI retries by itself, "Attempt 1 failed: …" or "Attempt 2 failed with status
  * 503. Retrying with backoff... …": refused credentials or a limit would only burn time, so the
- * first says so; an overload it may outlast, so only its third retry does.
+ * first says so; an overload it may outlast, so only its third retry does. Read a line at a time.
  */
-function retriedFailure(errors: string): CliFailure | null {
+function retriedFailures(): { line(line: string): void; found(): CliFailure | null } {
   let overloaded = 0;
-  for (const m of errors.matchAll(/^Attempt \d+ failed(?: with status (\d{3}))?[.:] ?(.*)$/gm)) {
-    const text = m[2]!;
-    const found = classifyApiError(m[1] ? Number(m[1]) : statusIn(text), text);
-    if (found && found.kind !== 'overloaded') return found;
-    if (found?.kind === 'overloaded' && ++overloaded >= OVERLOADED_RETRIES) return found;
-  }
-  return null;
-}
-
-/** The last top-level JSON object in `text`: it starts with "{" at the start of a line. */
-function lastJsonObject(text: string): JsonObject | null {
-  for (let at = text.lastIndexOf('\n{'); at >= -1; at = text.lastIndexOf('\n{', at - 1)) {
-    const start = at + 1;
-    if (text[start] !== '{') break;
-    try {
-      const value: unknown = JSON.parse(text.slice(start));
-      if (value && typeof value === 'object' && !Array.isArray(value)) return value as JsonObject;
-    } catch {
-      // Not the start of the last object, or trailing output after it: look further back.
-    }
-    if (at <= 0) break;
-  }
-  return null;
+  let found: CliFailure | null = null;
+  return {
+    line(line) {
+      if (found) return;
+      for (const m of line.matchAll(/^Attempt \d+ failed(?: with status (\d{3}))?[.:] ?(.*)$/gm)) {
+        const text = m[2]!;
+        const failure = classifyApiError(m[1] ? Number(m[1]) : statusIn(text), text);
+        if ((failure && failure.kind !== 'overloaded') || (failure?.kind === 'overloaded' && ++overloaded >= OVERLOADED_RETRIES)) {
+          found = failure;
+          return;
+        }
+      }
+    },
+    found: () => found,
+  };
 }

@@ -4,27 +4,43 @@ export type JsonObject = Record<string, unknown>;
 /**
  * Calls `onLine` for every complete line of a stream fed in chunks; the unfinished last line is
  * kept until its newline (or `flush`) arrives. A line longer than `maxLine` characters is dropped
- * (a file's content echoed by the agent, not a usage line).
+ * (a file's content echoed by the agent, not a usage line). Each chunk is looked at once: the
+ * unfinished line is kept in pieces and joined when its newline comes, so a long line fed a byte
+ * at a time costs its length, not its square.
  */
 export function lineSplitter(onLine: (line: string) => void, maxLine = 1_000_000): { push(chunk: string): void; flush(): void } {
-  let pending = '';
+  let pieces: string[] = [];
+  let pending = 0;
   let dropping = false;
+  const keep = (piece: string) => {
+    if (dropping) return;
+    pending += piece.length;
+    if (pending > maxLine) {
+      pieces = [];
+      pending = 0;
+      dropping = true;
+    } else if (piece !== '') pieces.push(piece);
+  };
+  const end = () => {
+    if (!dropping) onLine(pieces.join(''));
+    pieces = [];
+    pending = 0;
+    dropping = false;
+  };
   return {
     push(chunk) {
-      const parts = (pending + chunk).split('\n');
-      pending = parts.pop() ?? '';
-      for (const line of parts) {
-        if (!dropping) onLine(line);
-        dropping = false;
+      let from = 0;
+      for (let at = chunk.indexOf('\n'); at !== -1; at = chunk.indexOf('\n', from)) {
+        keep(chunk.slice(from, at));
+        end();
+        from = at + 1;
       }
-      if (pending.length > maxLine) {
-        pending = '';
-        dropping = true;
-      }
+      keep(chunk.slice(from));
     },
     flush() {
-      if (pending && !dropping) onLine(pending);
-      pending = '';
+      if (pending > 0 && !dropping) onLine(pieces.join(''));
+      pieces = [];
+      pending = 0;
     },
   };
 }
