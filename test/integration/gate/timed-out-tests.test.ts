@@ -28,7 +28,7 @@ const cpus = quota === 'max' || quota === '-1' ? Infinity : Number(quota) / Numb
 test('fits in its time', { timeout: 300 }, async () => { ${body} });
 `;
 
-async function gate(testFile: string, kind: 'docker' | 'none' = 'docker', files: Record<string, string> = {}, test = 'node --test test/') {
+async function gate(testFile: string, kind: 'docker' | 'none' = 'docker', files: Record<string, string> = {}, test = 'node --test test/', timeoutSec = 120) {
   const repo = await tempDir('genesis-timeouts-');
   for (const [path, content] of Object.entries({ 'package.json': '{ "type": "module" }\n', 'test/t.test.js': testFile, ...files })) {
     await mkdir(dirname(join(repo, path)), { recursive: true });
@@ -41,7 +41,7 @@ async function gate(testFile: string, kind: 'docker' | 'none' = 'docker', files:
     stringify({
       name: 'timeouts',
       goal: { outcome: 'x' },
-      verify: { sandbox: kind, image: 'genesis/node:20', test, timeoutSec: 120, limits: { cpus: 1, memoryMb: 1024, pids: 128 } },
+      verify: { sandbox: kind, image: 'genesis/node:20', test, timeoutSec, limits: { cpus: 1, memoryMb: 1024, pids: 128 } },
       protected: ['test/**'],
       agent: { kind: 'script', script: 'r.yaml' },
       tasks: [],
@@ -115,5 +115,32 @@ describe("a vitest test that fails only by the config's per-test time", () => {
       expect(verdict).toMatchObject({ ok: false, reason: 'test-failed' });
     },
     120_000,
+  );
+});
+
+describe("a step that runs out of the gate's own time", () => {
+  const passing = "import test from 'node:test';\ntest('quick', () => {});\n";
+  // The first run is slowed as a loaded machine slows it (a marker outside the tree says which run this is).
+  const slowOnce = (marker: string) => `if [ ! -e ${marker} ]; then touch ${marker}; sleep 30; fi; node --test test/`;
+
+  it_(
+    "is run again with the gate's time anew, and passing then is flaky, not the change",
+    async () => {
+      const marker = join(await tempDir('genesis-gate-timeout-'), 'ran');
+      const verdict = await gate(passing, 'none', {}, slowOnce(marker), 3);
+      expect(verdict.ok, verdict.log).toBe(true);
+      expect(verdict.record.flaky).toEqual(['test']);
+      expect(verdict.record.steps.map((s) => s.name)).toEqual(['setup', 'test', expect.stringContaining("anew: it ran out of the gate's time)")]);
+    },
+    60_000,
+  );
+
+  it_(
+    'still fails the change when it hangs the second time too (the cheat: a change that never ends)',
+    async () => {
+      const verdict = await gate(passing, 'none', {}, 'sleep 30; node --test test/', 3);
+      expect(verdict).toMatchObject({ ok: false, reason: 'gate-timeout', message: "test ran out of the gate's 3s twice, the second time with more CPUs" });
+    },
+    60_000,
   );
 });
