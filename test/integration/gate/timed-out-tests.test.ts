@@ -10,6 +10,7 @@ import { readManifest } from '../../../src/manifest/parse.js';
 import { createSandbox } from '../../../src/sandbox/create-sandbox.js';
 import { itWith } from '../../helpers/services.js';
 import { tempDir } from '../../helpers/temp-dir.js';
+import { installTestRunners } from '../../helpers/test-runners.js';
 
 const it = itWith('docker');
 const NODE_MODULES = realpathSync(fileURLToPath(new URL('../../../node_modules', import.meta.url)));
@@ -142,5 +143,46 @@ describe("a step that runs out of the gate's own time", () => {
       expect(verdict).toMatchObject({ ok: false, reason: 'gate-timeout', message: "test ran out of the gate's 3s twice, the second time with more CPUs" });
     },
     60_000,
+  );
+});
+
+describe("a mocha test that fails only by mocha's own per-test time (its tap reporter, as the guide suggests)", () => {
+  // mocha's limit, which no CPU count raises where none is enforced: the run again raises the limit itself.
+  const mocha = async (ms: number) => {
+    const modules = await installTestRunners();
+    return gate(
+      `describe('bodyParser()', function () {\n  it('is slow but right', function (done) { this.timeout(400); setTimeout(done, ${ms}); });\n});\n`,
+      'none',
+      {},
+      `${modules}/.bin/mocha --reporter tap test/t.test.js`,
+    );
+  };
+
+  it_(
+    "passes its run again with mocha's limit raised, and is flaky, not the change",
+    async () => {
+      const verdict = await mocha(700);
+      expect(verdict.ok, verdict.log).toBe(true);
+      expect(verdict.record.flaky).toEqual(['test']);
+      expect(verdict.record.steps.map((s) => s.name)).toEqual([
+        'setup',
+        'test',
+        expect.stringContaining("4× the runner's per-test limits: only per-test timeouts failed"),
+      ]);
+    },
+    120_000,
+  );
+
+  it_(
+    'still fails the change when it outlasts the raised limit too, naming the test and its timeout',
+    async () => {
+      const verdict = await mocha(3000);
+      expect(verdict).toMatchObject({
+        ok: false,
+        reason: 'test-failed',
+        message: expect.stringContaining('bodyParser() is slow but right (Timeout of 1600ms exceeded'),
+      });
+    },
+    120_000,
   );
 });
