@@ -163,10 +163,11 @@ async function runJudged(
   const options = { ratchet: input.ratchet, basePassing: input.baseline?.[step.command] };
   let stepRun = await runStep(ctx, tree, step);
   let failure = judgeStep(ctx, step, stepRun, options);
-  // A step that ran out of the gate's time on a loaded machine runs out of it again there only if it
-  // hangs: it runs once more with more CPUs and the gate's whole time anew (the steps after it get
-  // that time too), so a hanging change costs two gate times and a slow machine costs no verdict.
-  const gateTimedOut = failure?.reason === 'gate-timeout' && input.flaky !== undefined;
+  // A step that ran out of the gate's time while it was still printing (a suite slowed by a loaded
+  // machine) runs once more with more CPUs and the gate's whole time anew (the steps after it get
+  // that time too): a slow machine costs no verdict. One that printed nothing at all hangs from its
+  // start, and is not run again.
+  const gateTimedOut = failure?.reason === 'gate-timeout' && input.flaky !== undefined && stepRun.result.output.trim() !== '';
   if (gateTimedOut) ctx.deadline = Date.now() + ctx.manifest.verify.timeoutSec * 1000;
   if ((failure?.rerun || gateTimedOut) && input.flaky) {
     // Tests that only ran out of their own time are run again with more CPUs and the runners' own

@@ -122,7 +122,7 @@ describe("a vitest test that fails only by the config's per-test time", () => {
 describe("a step that runs out of the gate's own time", () => {
   const passing = "import test from 'node:test';\ntest('quick', () => {});\n";
   // The first run is slowed as a loaded machine slows it (a marker outside the tree says which run this is).
-  const slowOnce = (marker: string) => `if [ ! -e ${marker} ]; then touch ${marker}; sleep 30; fi; node --test test/`;
+  const slowOnce = (marker: string) => `echo started; if [ ! -e ${marker} ]; then touch ${marker}; sleep 30; fi; node --test test/`;
 
   it_(
     "is run again with the gate's time anew, and passing then is flaky, not the change",
@@ -139,8 +139,18 @@ describe("a step that runs out of the gate's own time", () => {
   it_(
     'still fails the change when it hangs the second time too (the cheat: a change that never ends)',
     async () => {
-      const verdict = await gate(passing, 'none', {}, 'sleep 30; node --test test/', 3);
+      const verdict = await gate(passing, 'none', {}, 'echo started; sleep 30; node --test test/', 3);
       expect(verdict).toMatchObject({ ok: false, reason: 'gate-timeout', message: "test ran out of the gate's 3s twice, the second time with more CPUs" });
+    },
+    60_000,
+  );
+
+  it_(
+    'is not run again when it printed nothing: it hangs from its start',
+    async () => {
+      const verdict = await gate(passing, 'none', {}, 'sleep 30; node --test test/', 3);
+      expect(verdict).toMatchObject({ ok: false, reason: 'gate-timeout', message: "test ran out of the gate's 3s" });
+      expect(verdict.record.steps.map((s) => s.name)).toEqual(['setup', 'test']);
     },
     60_000,
   );
