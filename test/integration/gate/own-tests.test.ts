@@ -170,7 +170,7 @@ describe('tests-vanished, for tests of the accepted head', () => {
     });
 
     it('rejects a change that makes the protected file report no passing test', async () => {
-      const skips = "export const a = () => 'a';\nglobalThis.__skip = true;\n";
+      const skips = "exports.a = () => 'a';\nglobalThis.__skip = true;\n";
       const result = await outcomeOf({ ...world(), recording: { a: [{ write: { 'spec/a.test.js': own('a renamed'), 'src/a.js': skips } }] } });
       expect(result).toMatchObject({ outcome: 'rejected', reason: 'tests-vanished' });
       expect(result.message).toMatch(/1 test that pass on the accepted head were not reported passing: test\/p\.test\.js > \(passing test 1\)$/);
