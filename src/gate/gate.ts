@@ -9,7 +9,7 @@ import { judgeStep, ratchetScore, runStep, type RatchetRule, type StepContext, t
 import { recordImage, withImageInSummary } from './image.js';
 import { GateTree, PREPARING_STEPS } from './tree.js';
 import { HOLDOUT_STEP } from './hidden-checks.js';
-import { onlyTimedOut, PER_TEST_TIMEOUTS_NOTE, TEST_TIMEOUT_FACTOR, withMoreCpus } from './timed-out-tests.js';
+import { GATE_TIMEOUT_NOTE, onlyTimedOut, PER_TEST_TIMEOUTS_NOTE, TEST_TIMEOUT_FACTOR, withMoreCpus } from './timed-out-tests.js';
 import { GateCanaries } from './canary/gate-canaries.js';
 import type { TestBaseline } from './test-baseline.js';
 import { namesWith, passingNames, reportOf, type TestRun } from './reports/cases.js';
@@ -174,18 +174,28 @@ async function runJudged(
   const options = { ratchet: input.ratchet, basePassing: input.baseline?.[step.command] };
   let stepRun = await runStep(ctx, tree, step);
   let failure = judgeStep(ctx, step, stepRun, options);
-  if (failure?.rerun && input.flaky) {
+  // A step that ran out of the gate's time while it was still printing (a suite slowed by a loaded
+  // machine) runs once more with more CPUs and the gate's whole time anew (the steps after it get
+  // that time too): a slow machine costs no verdict. One that printed nothing at all hangs from its
+  // start, and is not run again.
+  const gateTimedOut = failure?.reason === 'gate-timeout' && input.flaky !== undefined && stepRun.result.output.trim() !== '';
+  if (gateTimedOut) ctx.deadline = Date.now() + ctx.manifest.verify.timeoutSec * 1000;
+  if ((failure?.rerun || gateTimedOut) && input.flaky) {
     // Tests that only ran out of their own time are run again with more CPUs and the runners' own
     // limits raised (bubblewrap enforces no CPU limit, so there the raised limits are what helps).
     const timedOut = onlyTimedOut(stepRun.report);
-    const again = timedOut ? { ...ctx, manifest: withMoreCpus(ctx.manifest) } : ctx;
+    const again = timedOut || gateTimedOut ? { ...ctx, manifest: withMoreCpus(ctx.manifest) } : ctx;
     const canaries = timedOut ? ctx.canaries : undefined;
-    const note = timedOut
-      ? ` (run again with ${again.manifest.verify.limits.cpus} CPUs${canaries ? ` and ${TEST_TIMEOUT_FACTOR}× the runner's per-test limits` : ''}${PER_TEST_TIMEOUTS_NOTE}`
-      : ' (run again)';
+    const note = gateTimedOut
+      ? ` (run again with ${again.manifest.verify.limits.cpus} CPUs and the gate's ${ctx.manifest.verify.timeoutSec}s anew${GATE_TIMEOUT_NOTE}`
+      : timedOut
+        ? ` (run again with ${again.manifest.verify.limits.cpus} CPUs${canaries ? ` and ${TEST_TIMEOUT_FACTOR}× the runner's per-test limits` : ''}${PER_TEST_TIMEOUTS_NOTE}`
+        : ' (run again)';
     const raised = (run: () => Promise<StepRun>) => (canaries ? canaries.withTestTimeoutsRaised(TEST_TIMEOUT_FACTOR, run) : run());
     stepRun = await runAgain(again, tree, step, stepRun, note, raised);
     failure = judgeStep(ctx, step, stepRun, options);
+    if (failure && gateTimedOut && failure.reason === 'gate-timeout')
+      failure = { ...failure, message: `${failure.message} twice, the second time with more CPUs` };
     if (!failure) flaky.push(step.name);
     else if (failure.rerun && input.flaky.base && step.name !== input.flaky.ownCheck && (await failsOnBase(input, ctx, index, stepRun, input.flaky.base))) {
       const message = `${step.name} fails on the base commit too: the accepted head is broken or the test is flaky, not this change`;

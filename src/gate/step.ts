@@ -13,7 +13,7 @@ import { namesWith, passingNames, reportOf, testsThatRan, type TestRun } from '.
 import type { ReportBudget, ReportProblem } from './reports/files.js';
 import { removeReportFiles } from './reports/files.js';
 import { readStepReport } from './reports/read-report.js';
-import { testsSignature, type TestReport } from './reports/printed-counts.js';
+import { testsSignature, type TestFailure, type TestReport } from './reports/printed-counts.js';
 import type { RejectionReason } from '../errors/rejection-reasons.js';
 import { CANARY_DIR, type GateCanaries } from './canary/gate-canaries.js';
 import { judgeCanaries } from './canary/judge-canaries.js';
@@ -202,10 +202,7 @@ export function judgeStep(ctx: StepContext, step: GateStep, stepRun: StepRun, op
     const verdict = judgeRatchet(ratchetScore(run, report, ratchet), ratchet.minScore);
     if (verdict) return { ...verdict, rerun: false };
   } else if (result.exitCode !== 0) {
-    const failing = report?.failures
-      .map((f) => f.name)
-      .slice(0, 5)
-      .join(', ');
+    const failing = describeFailures(report?.failures ?? []);
     const network = describeNetworkFailure(result.output);
     return {
       reason: stepFailedReason(step.name),
@@ -230,6 +227,19 @@ export function judgeStep(ctx: StepContext, step: GateStep, stepRun: StepRun, op
     }
   }
   return null;
+}
+
+/** The first line of a failure's message, short enough for a rejection that names five of them. */
+const FIRST_LINE_LIMIT = 160;
+
+/** The failing tests a rejection names: up to five, each with its message's first line, and how many more. */
+export function describeFailures(failures: readonly TestFailure[]): string {
+  const named = failures.slice(0, 5).map((f) => {
+    const line = (f.message.split('\n')[0] ?? '').trim();
+    const first = line.length > FIRST_LINE_LIMIT ? `${line.slice(0, FIRST_LINE_LIMIT)}…` : line;
+    return first === '' ? f.name : `${f.name} (${first})`;
+  });
+  return named.join('; ') + (failures.length > 5 ? `; and ${failures.length - 5} more` : '');
 }
 
 /**

@@ -3,7 +3,7 @@
  * jest's, mocha's, node --test's `timeout`), which a loaded machine or a one-CPU sandbox causes
  * as often as a slow change does: run again on the same busy machine it times out again, and the
  * change is charged for the machine. Such a failure is run again with more CPUs and the runners'
- * limits raised (gate.ts). Pure.
+ * limits raised (gate.ts), as is a step that ran out of the gate's own time. Pure.
  */
 import { availableParallelism } from 'node:os';
 import type { WorldManifest } from '../manifest/schema.js';
@@ -31,6 +31,9 @@ export const TEST_TIMEOUT_FACTOR = 4;
 
 /** How the record names that run again of a step, at the end of its name (calibrate reads it). */
 export const PER_TEST_TIMEOUTS_NOTE = ': only per-test timeouts failed)';
+
+/** How the record names the run again of a step that ran out of the gate's own time. */
+export const GATE_TIMEOUT_NOTE = ": it ran out of the gate's time)";
 
 /** The manifest with twice the CPUs (at most this machine's), for the run again of timed-out tests. */
 export function withMoreCpus(manifest: WorldManifest, cores = availableParallelism()): WorldManifest {

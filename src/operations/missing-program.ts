@@ -16,7 +16,8 @@ export function missingProgram(record: GateRecord, log: string): { step: string;
   if (failed?.exitCode !== 127) return null;
   for (const pattern of NOT_FOUND) {
     const program = pattern.exec(log)?.[1];
-    if (program) return { step: failed.name, program };
+    // A step run again is recorded as `test (run again)`: the step is the same.
+    if (program) return { step: failed.name.replace(/ \(.*$/, ''), program };
   }
   return null;
 }

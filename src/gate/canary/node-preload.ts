@@ -22,7 +22,7 @@
  *
  * When the canary directory holds {@link TIMEOUT_FACTOR_FILE} (the run again of a step whose only
  * failures were per-test timeouts), it raises vitest's and jest's per-test and hook time limits
- * that many times, in the config they are sent.
+ * that many times, in the config they are sent, and mocha's, as each test and hook is given its own.
  */
 /** The file of the canary directory that raises the runners' per-test time limits (GateCanaries.withTestTimeoutsRaised). */
 export const TIMEOUT_FACTOR_FILE = 'timeout-factor';
@@ -76,6 +76,25 @@ if (/[\\\\/]node_modules[\\\\/](?:\\.bin[\\\\/]jest|jest(?:-cli)?[\\\\/]bin[\\\\
         return exported.call(this, raiseTimeouts(globalConfig), withSetup, ...args);
       });
     return wrapped.get(exported);
+  };
+}
+// mocha runs its tests in its own process (bin/mocha, or lib/cli/cli.js when it starts a child for node's flags): in the
+// run again its per-test and hook limits (--timeout, a suite's or a test's own this.timeout()) are raised, each set through Runnable#timeout.
+if (timeoutFactor > 1 && /[\\\\/](?:\\.bin[\\\\/]_?mocha|mocha[\\\\/]bin[\\\\/]_?mocha(?:\\.js)?|mocha[\\\\/]lib[\\\\/]cli[\\\\/]cli\\.js)$/.test(String(process.argv[1] || ''))) {
+  const Module = require('node:module');
+  const load = Module._load;
+  let raised = false;
+  Module._load = function (request, ...rest) {
+    const exported = load.call(this, request, ...rest);
+    if (raised || !/(?:^|[\\\\/])runnable(?:\\.js)?$/.test(String(request)) || typeof exported !== 'function' || typeof exported.prototype.timeout !== 'function') return exported;
+    raised = true;
+    const timeout = exported.prototype.timeout;
+    exported.prototype.timeout = function (ms) {
+      if (arguments.length === 0) return timeout.call(this);
+      const n = typeof ms === 'string' && /^\\d+$/.test(ms) ? Number(ms) : ms;
+      return timeout.call(this, typeof n === 'number' && n > 0 && n * timeoutFactor < 2147483647 ? n * timeoutFactor : ms);
+    };
+    return exported;
   };
 }
 const MARK = 'GENESIS_CANARY_' + NONCE;

@@ -18,7 +18,7 @@ export interface TestFailure {
 
 /** Counts of leaf tests; todo tests count as skipped, cancelled (timed-out) ones as failed. */
 export interface TestReport {
-  format: 'tap' | 'junit' | 'node-test' | 'vitest' | 'jest' | 'pattern';
+  format: 'tap' | 'junit' | 'node-test' | 'vitest' | 'jest' | 'mocha' | 'pytest' | 'unittest' | 'go' | 'cargo' | 'pattern';
   passed: number;
   failed: number;
   skipped: number;

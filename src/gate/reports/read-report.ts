@@ -1,6 +1,7 @@
 /**
  * Which report a gate step is judged by: the JUnit files named by `verify.report.junit`, else
- * JUnit XML printed on standard output, else TAP, node's spec reporter, vitest's or jest's own reporters in the output.
+ * JUnit XML printed on standard output, else what a runner printed: TAP, node's spec reporter, vitest's,
+ * jest's, mocha's (spec, JSON), pytest's, unittest's or cargo test's own output.
  */
 import { reportOf, type TestRun } from './cases.js';
 import { readJUnitFiles, type ReportBudget, type ReportProblem } from './files.js';
@@ -11,6 +12,7 @@ import { parseTap } from './tap.js';
 import { endsWithVitest, parseVitest } from './vitest.js';
 import { endsWithJest, parseJest } from './jest.js';
 import { stripTerminalEscapes } from '../../ledger/terminal-text.js';
+import { parseClosingRunner } from './runners/closing-runner.js';
 
 export interface StepReportInput {
   /** The step's combined output (its tail when `truncated`). */
@@ -59,6 +61,8 @@ export function parseOutput(output: string, truncated = false): TestRun | null {
   const tapEnd = lines.findLastIndex((l) => TAP_LINE.test(l));
   if (endsWithVitest(lines, Math.max(specEnd, tapEnd))) return parseVitest(output);
   if (endsWithJest(lines, Math.max(specEnd, tapEnd))) return parseJest(output);
+  const closing = parseClosingRunner(output, Math.max(specEnd, tapEnd));
+  if (closing) return closing;
   if (specEnd > tapEnd) return parseSpec(output) ?? parseTap(output, truncated);
   return parseTap(output, truncated) ?? parseSpec(output);
 }

@@ -24,14 +24,14 @@ interface Result {
   diag: Record<string, unknown> | null;
 }
 
-type Event = { kind: 'result'; result: Result } | { kind: 'comment'; text: string } | { kind: 'bailout'; reason: string };
+type Event = { kind: 'result'; result: Result } | { kind: 'comment'; text: string } | { kind: 'extra'; text: string } | { kind: 'bailout'; reason: string };
 
 /** True when the text holds TAP at all: a header, a plan or a numbered test point at column 0. */
 function looksLikeTap(lines: readonly string[]): boolean {
   return lines.some((l) => HEADER.test(l) || /^1\.\.\d+/.test(l) || /^(not )?ok \d/.test(l));
 }
 
-/** The error text of a failing point: its YAML `message` or `error`, else a diff, else the comments after it. */
+/** The error text of a failing point: its YAML `message` or `error`, else a diff or comparison, else the comments or plain lines after it. */
 function messageOf(result: Result, comments: readonly string[]): string {
   const diag = result.diag ?? {};
   for (const key of ['message', 'error', 'diff']) {
@@ -44,6 +44,9 @@ function messageOf(result: Result, comments: readonly string[]): string {
         .filter(Boolean)
         .join(' ');
   }
+  // tape names a failing assertion by its message and puts only the comparison in its YAML.
+  if (typeof diag.operator === 'string' && ('expected' in diag || 'actual' in diag))
+    return `${diag.operator}: expected ${String(diag.expected)}, actual ${String(diag.actual)}`;
   return comments.join(' ');
 }
 
@@ -67,6 +70,8 @@ function parseDocument(lines: readonly string[], truncated: boolean): TestRun | 
   const parser = new Parser();
   parser.on('result', (result: Result) => events.push({ kind: 'result', result }));
   parser.on('comment', (text: string) => events.push({ kind: 'comment', text: text.trim() }));
+  // mocha's tap reporter writes a failure's message and stack as indented plain lines, no YAML.
+  parser.on('extra', (text: string) => events.push({ kind: 'extra', text: text.trim() }));
   parser.on('bailout', (reason: string) => events.push({ kind: 'bailout', reason: String(reason ?? '').trim() }));
   parser.on('complete', (final: { plan: { end: number }; count: number }) => (plan = { end: final.plan.end, count: final.count }));
   // The parser is synchronous when handed the whole text: every event has fired when end returns.
@@ -80,6 +85,12 @@ function parseDocument(lines: readonly string[], truncated: boolean): TestRun | 
     const comments: string[] = [];
     for (let j = i + 1; j < events.length; j++) {
       const next = events[j] as Event;
+      if (next.kind === 'extra') {
+        // The message ends at its first blank line or stack frame; what follows repeats it.
+        if (next.text === '' || /^at\s/.test(next.text)) break;
+        comments.push(next.text);
+        continue;
+      }
       if (next.kind !== 'comment' || SUMMARY.test(next.text)) break;
       comments.push(next.text.replace(/^#\s*/, ''));
     }

@@ -83,7 +83,10 @@ export function parseVitest(output: string): TestRun | null {
     }
   }
   // The verbose reporter names every test; the default one names only failures.
-  const cases = named.length > 0 ? [...named, ...failed.filter((f) => f.fileLevel)] : [...counted, ...failed];
+  // A named failure's message is under its FAIL heading further down.
+  const messages = new Map(failed.map((f) => [f.name, f.message]));
+  const withMessages = named.map((c) => (c.outcome === 'failed' ? { ...c, message: messages.get(c.name) ?? '' } : c));
+  const cases = named.length > 0 ? [...withMessages, ...failed.filter((f) => f.fileLevel)] : [...counted, ...failed];
   return {
     format: 'vitest',
     cases,

@@ -23,7 +23,7 @@ export interface AdoptWorldInput {
   worldPath: string;
   /** A path (a repository or a bundle) or a git URL. */
   source: string;
-  /** The source's branch to continue. @default main */
+  /** The source's branch to continue. @default the branch the source's HEAD names */
   branch?: string;
   /** A world.yaml to add when the repository has none (else one is guessed from its package.json). */
   manifestFile?: string;
@@ -38,6 +38,8 @@ export interface AdoptWorldResult {
   warnings: string[];
   /** The repository's head that was adopted. */
   adopted: string;
+  /** The source's branch it is the head of (`HEAD` for a source whose HEAD is detached). */
+  sourceBranch: string;
   /** The first Genesis-accepted commit: `adopted` itself, or the commit that added world.yaml on it. */
   commit: string;
   /** Whether world.yaml was added in a commit of its own. */
@@ -58,12 +60,13 @@ const SOURCE_REF = 'refs/genesis/adopt/source';
  */
 export async function adoptWorld(input: AdoptWorldInput): Promise<AdoptWorldResult> {
   const source = await sourceLocation(input.source);
-  const branch = input.branch ?? 'main';
   const path = resolve(input.worldPath);
   await refuseExisting(path);
   await git(['init', '--quiet', '--bare', path], { cwd: '/' });
   try {
-    const fetched = await git(['fetch', '--quiet', '--no-tags', source, `+refs/heads/${branch}:${SOURCE_REF}`], { cwd: path, okExitCodes: [1, 128] });
+    const branch = input.branch ?? (await sourceHeadBranch(path, source));
+    const from = branch === 'HEAD' ? 'HEAD' : `refs/heads/${branch}`;
+    const fetched = await git(['fetch', '--quiet', '--no-tags', source, `+${from}:${SOURCE_REF}`], { cwd: path, okExitCodes: [1, 128] });
     if (fetched.exitCode !== 0) {
       throw new GenesisError('adopt-source-unreadable', `could not fetch branch "${branch}" of ${input.source}`, {
         hint: 'check the path or URL and that the branch exists (--branch names it; git ls-remote <source> lists them)',
@@ -99,6 +102,9 @@ export async function adoptWorld(input: AdoptWorldInput): Promise<AdoptWorldResu
       workDir: join(world.scratchDir, 'gates', 'adopt'),
       ratchet: manifest.verify.mode === 'ratchet' ? { minScore: 0 } : undefined,
       onWait: (what) => input.onWait?.(what ?? gateWait),
+      // A failing step runs once more (with more time for tests that ran out of it) before the head is refused:
+      // a loaded machine does not decide whether a project can be adopted.
+      flaky: { base: null, ownCheck: null },
     }).finally(() => input.onWait?.(null));
     if (!gate.ok) {
       // As init says it: the program the sandbox lacks and the two ways out, not a log to read.
@@ -106,7 +112,7 @@ export async function adoptWorld(input: AdoptWorldInput): Promise<AdoptWorldResu
       if (missing) throw missingProgramError(missing, gate.record);
       throw new GenesisError(
         'adopt-head-failed',
-        `the head of ${input.source} (${head.slice(0, 12)}) does not pass the gate: ${gate.message}\n${gate.log.slice(-2000)}`,
+        `the head of ${input.source} (${branch} @ ${head.slice(0, 12)}) does not pass the gate, run twice: ${gate.message}\n${gate.log.slice(-2000)}`,
         {
           hint: 'verify.test must pass on the head as it is: fix world.yaml (the commands, verify.deps, the image), or adopt a branch whose head passes',
         },
@@ -133,11 +139,25 @@ export async function adoptWorld(input: AdoptWorldInput): Promise<AdoptWorldResu
     // own code registers raises no score (without this record every passing test would count).
     if (manifest.verify.mode === 'ratchet') await saveScoredNames(world.scratchDir, tree, gate.testNames);
     const historyCommits = Number(await gitValue(['rev-list', '--first-parent', '--count', head], { cwd: path }));
-    return { world, manifest, warnings, adopted: head, commit, manifestAdded: inTree === null, historyCommits, gate };
+    return { world, manifest, warnings, adopted: head, sourceBranch: branch, commit, manifestAdded: inTree === null, historyCommits, gate };
   } catch (error) {
     await rm(path, { recursive: true, force: true });
     throw error;
   }
+}
+
+/**
+ * The branch a source's HEAD names, as `git clone` would check out: `HEAD` itself when it is
+ * detached, the one branch of a source that lists no HEAD (a bundle of one branch), else `main`.
+ */
+async function sourceHeadBranch(cwd: string, source: string): Promise<string> {
+  const listed = await git(['ls-remote', '--symref', source, 'HEAD'], { cwd, okExitCodes: [1, 2, 128] });
+  const named = /^ref: refs\/heads\/(\S+)\tHEAD$/m.exec(listed.stdout);
+  if (named) return named[1] as string;
+  if (/^[0-9a-f]+\tHEAD$/m.test(listed.stdout)) return 'HEAD';
+  const listedHeads = await git(['ls-remote', '--heads', source], { cwd, okExitCodes: [1, 2, 128] });
+  const heads = listedHeads.stdout.split('\n').flatMap((line) => line.split('\trefs/heads/').slice(1));
+  return heads.length === 1 ? (heads[0] as string) : 'main';
 }
 
 /** A local path made absolute (the world's publish: and calibrate find it again from anywhere); a URL as given. */

@@ -97,7 +97,9 @@ function ruleAdvice(reasons: readonly RejectionReason[], manifest: WorldManifest
   if (reasons.includes('protected-path'))
     parts.push(`the project changed paths protected: covers (${manifest.protected.join(', ')}): narrow protected: to what agents must never touch`);
   if (reasons.includes('tests-vanished'))
-    parts.push('tests that passed on the parent, in files the change may not edit, were no longer reported passing: an agent would be rejected for it too');
+    parts.push(
+      'tests that passed on the parent were no longer reported passing, and no file the commit edited defines them (a change may rename or remove the tests of files it edits): an agent would be rejected for it too; if the commit did edit their file, the gate did not find them there: see "tests-vanished" in docs/concepts.md',
+    );
   if (reasons.includes('size-limit')) parts.push('the change is over verify.maxFileKb, maxChangeKb or maxFiles: raise them if such changes are normal here');
   if (reasons.includes('score-fell')) parts.push('fewer tests passed than on the parent: in ratchet mode a right change may not drop tests');
   if (parts.length === 0) parts.push(`a Genesis rule (${[...new Set(reasons)].join(', ')}) rejected the project's own change: see docs/guides/adopting.md`);

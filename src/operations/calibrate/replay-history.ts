@@ -22,7 +22,7 @@ export interface ReplayOutcome {
   reason?: RejectionReason;
   message?: string;
   cause?: RejectionCause;
-  /** Steps that failed once and passed on the gate's own re-run. */
+  /** Steps that failed once and passed on the gate's own re-run, or the whole gate when it failed and then passed when gated again. */
   flaky?: string[];
   durationMs: number;
   logTail?: string;
@@ -48,7 +48,8 @@ export interface ReplayInput {
  * parent for a broken base). The project made and kept each change, so each rejection is one the
  * gate would make of a right change: what f counts. Up to `jobs` at once; a commit's gate waits
  * for its parent's baseline instead of learning it again. A rejection that is not explained by
- * its log is gated once more, to tell a flaky test from a failing one.
+ * its log is gated once more, to tell a flaky test from a failing one: passing then, the commit
+ * is accepted as flaky, apart from f.
  */
 export async function replayHistory(input: ReplayInput): Promise<ReplayOutcome[]> {
   const { scratch } = input;
@@ -118,10 +119,13 @@ async function replayOne(
   // The gate names the run again of a step that failed only by per-test timeouts (gate.ts): the record says so, whatever the log's length.
   const perTestTimeouts = (verdict.gate?.steps ?? []).some((s) => s.name.endsWith(PER_TEST_TIMEOUTS_NOTE));
   const facts = { reason: verdict.reason, message: verdict.message, log: verdict.log.slice(-4000), perTestTimeouts };
-  let cause = classifyRejection(facts);
+  const cause = classifyRejection(facts);
   if (cause === 'tests-fail' || cause === 'base-fails' || (cause === 'timeout' && perTestTimeouts)) {
     const second = await again();
-    if (second.ok) cause = classifyRejection({ ...facts, passedOnRerun: true });
+    // The environment decided the first verdict (a loaded machine, a test's own clock), not the
+    // change: a run would have retried it, so it is flaky, reported apart from f.
+    if (second.ok)
+      return { commit: c.commit, subject: c.subject, accepted: true, flaky: [`the whole gate (${verdict.reason} first)`], durationMs: Date.now() - started };
   }
   return {
     commit: c.commit,

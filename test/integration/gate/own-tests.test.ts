@@ -2,6 +2,7 @@ import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../../helpers/temp-dir.js';
+import { installTestRunners } from '../../helpers/test-runners.js';
 import { runEmbedded } from '../../../src/compose/embedded-run.js';
 import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { baseManifest, GOOD_A, makeWorld, type RecordingSteps } from '../../helpers/world-fixture.js';
@@ -91,6 +92,35 @@ describe('tests-vanished, for tests of the accepted head', () => {
       });
       expect(result).toMatchObject({ outcome: 'rejected', reason: 'tests-vanished' });
       expect(result.message).toMatch(/1 test that pass on the accepted head were not reported passing: test\/p\.test\.js > p keeps passing$/);
+    });
+  });
+
+  describe("named by mocha's tap reporter (suite and test titles joined with spaces, no file)", () => {
+    const protectedM =
+      "import { a } from '../src/a.js';\ndescribe('p', function () { (globalThis.__skip ? it.skip : it)('keeps passing', function () { if (a() !== 'a') throw new Error('no'); }); });\n";
+    const own = (title: string) =>
+      `describe('bodyParser()', function () {\n  describe('with limit', function () { it(${JSON.stringify(title)}, function () {}); });\n});\n`;
+    let modules = '';
+    beforeAll(async () => {
+      modules = await installTestRunners();
+    }, 20 * 60_000);
+    const world = () => ({
+      setup: `ln -s ${modules} node_modules`,
+      test: 'node_modules/.bin/mocha --reporter tap test/p.test.js spec/',
+      ownTests: 'spec/a.test.js',
+      files: { 'spec/a.test.js': own('should presist the body'), 'test/p.test.js': protectedM },
+    });
+
+    it('accepts a change that fixes a typo in the titles of its own tests', async () => {
+      const result = await outcomeOf({ ...world(), recording: { a: [{ write: { 'spec/a.test.js': own('should persist the body') } }] } });
+      expect(result, result.message).toMatchObject({ outcome: 'accepted' });
+    });
+
+    it('rejects a change that renames its own tests and skips the protected one from its code', async () => {
+      const skips = "export const a = () => 'a';\nglobalThis.__skip = true;\n";
+      const result = await outcomeOf({ ...world(), recording: { a: [{ write: { 'spec/a.test.js': own('should persist the body'), 'src/a.js': skips } }] } });
+      expect(result).toMatchObject({ outcome: 'rejected', reason: 'tests-vanished' });
+      expect(result.message).toMatch(/1 test that pass on the accepted head were not reported passing: p keeps passing$/);
     });
   });
 

@@ -10,6 +10,7 @@ import { readManifest } from '../../../src/manifest/parse.js';
 import { createSandbox } from '../../../src/sandbox/create-sandbox.js';
 import { itWith } from '../../helpers/services.js';
 import { tempDir } from '../../helpers/temp-dir.js';
+import { installTestRunners } from '../../helpers/test-runners.js';
 
 const it = itWith('docker');
 const NODE_MODULES = realpathSync(fileURLToPath(new URL('../../../node_modules', import.meta.url)));
@@ -28,7 +29,7 @@ const cpus = quota === 'max' || quota === '-1' ? Infinity : Number(quota) / Numb
 test('fits in its time', { timeout: 300 }, async () => { ${body} });
 `;
 
-async function gate(testFile: string, kind: 'docker' | 'none' = 'docker', files: Record<string, string> = {}, test = 'node --test test/') {
+async function gate(testFile: string, kind: 'docker' | 'none' = 'docker', files: Record<string, string> = {}, test = 'node --test test/', timeoutSec = 120) {
   const repo = await tempDir('genesis-timeouts-');
   for (const [path, content] of Object.entries({ 'package.json': '{ "type": "module" }\n', 'test/t.test.js': testFile, ...files })) {
     await mkdir(dirname(join(repo, path)), { recursive: true });
@@ -41,7 +42,7 @@ async function gate(testFile: string, kind: 'docker' | 'none' = 'docker', files:
     stringify({
       name: 'timeouts',
       goal: { outcome: 'x' },
-      verify: { sandbox: kind, image: 'genesis/node:20', test, timeoutSec: 120, limits: { cpus: 1, memoryMb: 1024, pids: 128 } },
+      verify: { sandbox: kind, image: 'genesis/node:20', test, timeoutSec, limits: { cpus: 1, memoryMb: 1024, pids: 128 } },
       protected: ['test/**'],
       agent: { kind: 'script', script: 'r.yaml' },
       tasks: [],
@@ -113,6 +114,84 @@ describe("a vitest test that fails only by the config's per-test time", () => {
     async () => {
       const verdict = await vitest(3000);
       expect(verdict).toMatchObject({ ok: false, reason: 'test-failed' });
+    },
+    120_000,
+  );
+});
+
+describe("a step that runs out of the gate's own time", () => {
+  const passing = "import test from 'node:test';\ntest('quick', () => {});\n";
+  // The first run is slowed as a loaded machine slows it (a marker outside the tree says which run this is).
+  const slowOnce = (marker: string) => `echo started; if [ ! -e ${marker} ]; then touch ${marker}; sleep 30; fi; node --test test/`;
+
+  it_(
+    "is run again with the gate's time anew, and passing then is flaky, not the change",
+    async () => {
+      const marker = join(await tempDir('genesis-gate-timeout-'), 'ran');
+      const verdict = await gate(passing, 'none', {}, slowOnce(marker), 3);
+      expect(verdict.ok, verdict.log).toBe(true);
+      expect(verdict.record.flaky).toEqual(['test']);
+      expect(verdict.record.steps.map((s) => s.name)).toEqual(['setup', 'test', expect.stringContaining("anew: it ran out of the gate's time)")]);
+    },
+    60_000,
+  );
+
+  it_(
+    'still fails the change when it hangs the second time too (the cheat: a change that never ends)',
+    async () => {
+      const verdict = await gate(passing, 'none', {}, 'echo started; sleep 30; node --test test/', 3);
+      expect(verdict).toMatchObject({ ok: false, reason: 'gate-timeout', message: "test ran out of the gate's 3s twice, the second time with more CPUs" });
+    },
+    60_000,
+  );
+
+  it_(
+    'is not run again when it printed nothing: it hangs from its start',
+    async () => {
+      const verdict = await gate(passing, 'none', {}, 'sleep 30; node --test test/', 3);
+      expect(verdict).toMatchObject({ ok: false, reason: 'gate-timeout', message: "test ran out of the gate's 3s" });
+      expect(verdict.record.steps.map((s) => s.name)).toEqual(['setup', 'test']);
+    },
+    60_000,
+  );
+});
+
+describe("a mocha test that fails only by mocha's own per-test time (its tap reporter, as the guide suggests)", () => {
+  // mocha's limit, which no CPU count raises where none is enforced: the run again raises the limit itself.
+  const mocha = async (ms: number) => {
+    const modules = await installTestRunners();
+    return gate(
+      `describe('bodyParser()', function () {\n  it('is slow but right', function (done) { this.timeout(400); setTimeout(done, ${ms}); });\n});\n`,
+      'none',
+      {},
+      `${modules}/.bin/mocha --reporter tap test/t.test.js`,
+    );
+  };
+
+  it_(
+    "passes its run again with mocha's limit raised, and is flaky, not the change",
+    async () => {
+      const verdict = await mocha(700);
+      expect(verdict.ok, verdict.log).toBe(true);
+      expect(verdict.record.flaky).toEqual(['test']);
+      expect(verdict.record.steps.map((s) => s.name)).toEqual([
+        'setup',
+        'test',
+        expect.stringContaining("4× the runner's per-test limits: only per-test timeouts failed"),
+      ]);
+    },
+    120_000,
+  );
+
+  it_(
+    'still fails the change when it outlasts the raised limit too, naming the test and its timeout',
+    async () => {
+      const verdict = await mocha(3000);
+      expect(verdict).toMatchObject({
+        ok: false,
+        reason: 'test-failed',
+        message: expect.stringContaining('bodyParser() is slow but right (Timeout of 1600ms exceeded'),
+      });
     },
     120_000,
   );

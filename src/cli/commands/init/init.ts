@@ -21,7 +21,7 @@ export function define(program: Command): void {
     .addOption(worldOption())
     .option('--from <dir>', 'directory with world.yaml and the starting files', '.')
     .option('--adopt <repo>', "continue this repository's history (a path, a git bundle or a git URL): its head, verified, becomes the first accepted commit")
-    .option('--branch <name>', 'with --adopt: the branch of the repository to continue', 'main')
+    .option('--branch <name>', 'with --adopt: the branch of the repository to continue (default: the one its HEAD names)')
     .option(
       '--manifest <file>',
       "with --adopt: the world.yaml to add when the repository has none (added in a commit of its own; else one is guessed from package.json's test script)",
@@ -82,6 +82,7 @@ async function adopt(opts: InitOptions, source: string): Promise<void> {
     world: result.world.path,
     name: result.manifest.name,
     branch: result.manifest.branch,
+    sourceBranch: result.sourceBranch,
     adopted: result.adopted,
     commit: result.commit,
     manifestAdded: result.manifestAdded,
@@ -92,7 +93,7 @@ async function adopt(opts: InitOptions, source: string): Promise<void> {
   if (opts.json) return printJson(out);
   process.stdout.write(
     withCliName(
-      `adopted ${source} (${opts.branch ?? 'main'} @ ${out.adopted.slice(0, 12)}, ${out.historyCommits} commits of history) as world "${out.name}" at ${out.world}\n  ${out.branch} @ ${out.commit.slice(0, 12)}${out.manifestAdded ? ' (world.yaml added)' : ''}  verified: ${out.verified}\n  next: genesis calibrate --world ${out.world} --commits 20 --mutants 20 (how fairly the gate judges this project), then genesis run --world ${out.world}\n`,
+      `adopted ${source} (${out.sourceBranch} @ ${out.adopted.slice(0, 12)}, ${out.historyCommits} commits of history) as world "${out.name}" at ${out.world}\n  ${out.branch} @ ${out.commit.slice(0, 12)}${out.manifestAdded ? ' (world.yaml added)' : ''}  verified: ${out.verified}\n  next: genesis calibrate --world ${out.world} --commits 20 --mutants 20 (how fairly the gate judges this project), then genesis run --world ${out.world}\n`,
     ),
   );
 }

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { loadScoredNames } from '../../../../src/gate/test-baseline.js';
 import { ADOPTED_REF } from '../../../../src/world/history/adoption.js';
@@ -174,4 +174,33 @@ describe('genesis init --adopt', () => {
     },
     120_000,
   );
+  describe("the source's HEAD branch, a head run again before it is refused (no sandbox: a marker outside the tree counts the runs)", () => {
+    const yaml = stringify({ ...parse(WORLD_YAML), verify: { sandbox: 'none', test: 'node --test test/' } });
+    // Fails the first time it runs on this machine, as a suite under load does, and passes after.
+    const failsOnce = (marker: string) =>
+      `const test = require('node:test');\nconst fs = require('node:fs');\ntest('adds under load', () => { if (!fs.existsSync(${JSON.stringify(marker)})) { fs.writeFileSync(${JSON.stringify(marker)}, ''); throw new Error('Timeout of 2000ms exceeded'); } });\n`;
+
+    it('takes the branch the source HEAD names (master here), and adopts a head that fails once and passes when run again', async () => {
+      const dir = await tempDir('genesis-adopt-');
+      const source = join(dir, 'lib');
+      await projectHistory(source, [{ message: 'start', files: { 'index.js': ADD, 'test/add.test.js': failsOnce(join(dir, 'ran')), 'world.yaml': yaml } }]);
+      git(source, 'branch', '-m', 'main', 'master');
+      const world = join(dir, 'lib.world');
+      const init = await genesis(['init', '--world', world, '--adopt', source]);
+      expect(init.status, init.stderr).toBe(0);
+      expect(init.stdout).toContain(`adopted ${source} (master @ ${git(source, 'rev-parse', 'master').slice(0, 12)}`);
+      expect(init.stdout).toContain('flaky: test');
+    }, 120_000);
+
+    it('refuses a head that fails twice, naming the failing test and its first message line', async () => {
+      const dir = await tempDir('genesis-adopt-');
+      const source = join(dir, 'lib');
+      await projectHistory(source, [
+        { message: 'start', files: { 'index.js': 'exports.add = (a, b) => a - b;\n', 'test/add.test.js': ADD_TEST, 'world.yaml': yaml } },
+      ]);
+      const init = await genesis(['init', '--world', join(dir, 'w'), '--adopt', source]);
+      expect(init.status).not.toBe(0);
+      expect(init.stderr).toMatch(/does not pass the gate, run twice: test failed \(exit 1\): adds \(-1 == 5\)/);
+    }, 120_000);
+  });
 });

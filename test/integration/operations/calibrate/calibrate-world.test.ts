@@ -129,4 +129,34 @@ describe('genesis calibrate', () => {
     expect(recall.survivors.every((s: { line: number }) => s.line >= 5)).toBe(true);
     expect(recall.count).toBeGreaterThanOrEqual(3);
   }, 180_000);
+  it('reports a commit that fails its gate and passes when gated again apart from f (no sandbox: a marker outside the tree counts the runs)', async () => {
+    const dir = await tempDir('genesis-calibrate-');
+    const source = join(dir, 'src');
+    const counter = join(dir, 'runs');
+    const test = (body: string) => `const test = require('node:test');\nconst fs = require('node:fs');\ntest('t', () => { ${body} });\n`;
+    // Fails the first two times it runs (one gate and its own re-run), as a suite on a loaded machine does.
+    const loaded = test(
+      `const n = fs.existsSync(${JSON.stringify(counter)}) ? Number(fs.readFileSync(${JSON.stringify(counter)}, 'utf8')) : 0; fs.writeFileSync(${JSON.stringify(counter)}, String(n + 1)); if (n < 2) throw new Error('Timeout of 2000ms exceeded');`,
+    );
+    const { projectHistory } = await import('../../../helpers/project-history.js');
+    const yaml = stringify({
+      name: 'load',
+      goal: { outcome: 'x' },
+      verify: { sandbox: 'none', test: 'node --test test/' },
+      agent: { kind: 'command', preset: 'claude-code' },
+    });
+    await projectHistory(source, [
+      { message: 'start', files: { 'test/a.test.js': test(''), 'world.yaml': yaml } },
+      { message: 'a test slowed by load', files: { 'test/load.test.js': loaded } },
+      { message: 'later', files: { 'test/load.test.js': null } },
+    ]);
+    const world = join(dir, 'load.world');
+    const init = await genesis(['init', '--world', world, '--adopt', source]);
+    expect(init.status, init.stderr).toBe(0);
+    const run = await genesis(['calibrate', '--world', world, '--commits', '2', '--jobs', '1', '--quiet', '--json']);
+    expect(run.status, run.stderr).toBe(0);
+    const f = JSON.parse(run.stdout).falseRejection;
+    expect(f).toMatchObject({ count: 0, of: 2, causes: [] });
+    expect(f.flaky).toEqual([{ commit: expect.any(String), subject: 'a test slowed by load', steps: ['the whole gate (test-failed first)'] }]);
+  }, 120_000);
 });

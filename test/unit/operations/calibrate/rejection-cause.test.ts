@@ -34,6 +34,6 @@ describe('the cause of a rejected replay', () => {
     expect(adviceFor('network', manifest, ['test-failed'])).toContain('verify.deps');
     expect(adviceFor('tool-missing', manifest, ['test-failed'])).toContain('verify.image');
     expect(adviceFor('genesis-rule', manifest, ['protected-path'])).toContain('protected: covers (world.yaml, test/**)');
-    expect(adviceFor('genesis-rule', manifest, ['tests-vanished'])).toContain('files the change may not edit');
+    expect(adviceFor('genesis-rule', manifest, ['tests-vanished'])).toContain('no file the commit edited defines them');
   });
 });

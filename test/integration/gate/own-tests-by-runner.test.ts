@@ -1,0 +1,141 @@
+/**
+ * Which passing tests of the head a change may rename or remove, for the names each runner
+ * reports: the names come from the real runner run on the head (pinned as in runner-outputs),
+ * the files from a real git repository. A test defined in a file the change edits is the change's
+ * own; one a protected file defines stays guarded, even when the edited file happens to hold the
+ * same titles.
+ */
+import { execFileSync } from 'node:child_process';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { passingNames } from '../../../src/gate/reports/cases.js';
+import { readStepReport } from '../../../src/gate/reports/read-report.js';
+import { withoutOwnTests } from '../../../src/gate/own-tests.js';
+import { vanishedTests } from '../../../src/gate/test-baseline.js';
+import type { ChangedEntry } from '../../../src/git/tree/diff.js';
+import { tempDir } from '../../helpers/temp-dir.js';
+import { installTestRunners, runnerOutput, writeProject } from '../../helpers/test-runners.js';
+
+let modules: string;
+beforeAll(async () => {
+  modules = await installTestRunners();
+}, 20 * 60_000);
+
+/** A repository whose one commit holds the files; returns it and the commit. */
+async function headOf(files: Record<string, string>, nodeModules: string | null): Promise<{ repo: string; head: string }> {
+  const repo = await tempDir('genesis-own-');
+  await writeProject(repo, files, nodeModules);
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: repo, encoding: 'utf8' }).trim();
+  git('init', '-q');
+  git('add', '--', ...Object.keys(files));
+  git('-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'head');
+  return { repo, head: git('rev-parse', 'HEAD') };
+}
+
+const edits = (...paths: string[]): ChangedEntry[] => paths.map((path) => ({ path, change: 'modified', mode: '100644', size: 1 }));
+
+/** The head's passing names, what the change may drop of them, and what it must still report. */
+async function guarded(
+  files: Record<string, string>,
+  command: { run: string; args: string[] },
+  change: { edited: string[]; protectedPaths: string[] },
+  nodeModules: string | null = null,
+): Promise<{ all: string[]; kept: string[] }> {
+  const { repo, head } = await headOf(files, nodeModules);
+  const { output } = await runnerOutput(command.run, command.args, repo);
+  const read = await readStepReport({ output, truncated: false, workDir: repo, junit: null, required: false });
+  const all = 'run' in read && read.run ? passingNames(read.run) : [];
+  const kept = (await withoutOwnTests({ test: all }, { repo, head, changes: edits(...change.edited), protectedPaths: change.protectedPaths })).test ?? [];
+  return { all, kept };
+}
+
+describe('a change renames the tests of a file it edits, and keeps the protected ones', () => {
+  it("mocha (its titles joined with spaces, in spec, tap and json alike): the edited file's suites are its own, the protected file's are not, even under the same suite title", async () => {
+    const files = {
+      'test/json.test.js': `describe('bodyParser.json()', function () {
+  it('should presist the body', function () {});
+  describe('with limit', function () { it("should reject what's too large", function () {}); });
+});
+describe('protected suite', function () { it('keeps passing', function () {}); });
+`,
+      'test/accept/p.test.js': `describe('protected suite', function () { it('keeps passing', function () {}); it('stays', function () {}); });\n`,
+      'test/other.test.js': `describe('other', function () { it('untouched', function () {}); });\n`,
+    };
+    for (const reporter of ['spec', 'tap', 'json']) {
+      const { all, kept } = await guarded(
+        files,
+        { run: `${modules}/.bin/mocha`, args: ['--reporter', reporter, '--recursive', 'test'] },
+        { edited: ['test/json.test.js'], protectedPaths: ['test/accept/**'] },
+        modules,
+      );
+      expect(all).toContain("bodyParser.json() with limit should reject what's too large");
+      expect(kept).toEqual(['other untouched', 'protected suite keeps passing', 'protected suite stays']);
+      // The cheat: the change also stops the protected suite; its tests are still asked for.
+      expect(vanishedTests(kept, { passed: ['other untouched'], failed: [] }, false)).toEqual(['protected suite keeps passing', 'protected suite stays']);
+    }
+  });
+
+  it('tape (assertions named by their message): the edited file holds them as literals', async () => {
+    const { all, kept } = await guarded(
+      {
+        'a.test.js': `const test = require('tape');\ntest('a', (t) => { t.ok(true, 'presist works'); t.end(); });\n`,
+        'p.test.js': `const test = require('tape');\ntest('p', (t) => { t.ok(true, 'p holds'); t.end(); });\n`,
+      },
+      { run: 'bash', args: ['-c', 'node a.test.js; node p.test.js'] },
+      { edited: ['a.test.js'], protectedPaths: ['p.test.js'] },
+      modules,
+    );
+    expect(all).toEqual(['p holds', 'presist works']);
+    expect(kept).toEqual(['p holds']);
+  });
+
+  const python = {
+    'tests/__init__.py': '',
+    'tests/test_calc.py': `import pytest
+@pytest.mark.parametrize("a", [1, 2])
+def test_presist(a):
+    pass
+class TestGroup:
+    def test_in_class(self):
+        pass
+`,
+    'tests/test_protected.py': 'def test_keeps():\n    pass\n',
+  };
+
+  it('pytest (node ids, or the dotted module in its JUnit) and unittest (its dotted class): the file is found from the module', async () => {
+    const protectedPaths = ['tests/test_protected.py'];
+    const verbose = await guarded(
+      python,
+      { run: '/usr/bin/python3', args: ['-m', 'pytest', '-p', 'no:cacheprovider', '-v', 'tests'] },
+      { edited: ['tests/test_calc.py'], protectedPaths },
+    );
+    expect(verbose.all).toHaveLength(4);
+    expect(verbose.kept).toEqual(['tests/test_protected.py > test_keeps']);
+    const junit = await guarded(
+      python,
+      { run: 'bash', args: ['-c', '/usr/bin/python3 -m pytest -p no:cacheprovider -q --junitxml=junit.xml tests >/dev/null; cat junit.xml'] },
+      { edited: ['tests/test_calc.py'], protectedPaths },
+    );
+    expect(junit.all).toContain('tests.test_calc.TestGroup > test_in_class');
+    expect(junit.kept).toEqual(['tests.test_protected > test_keeps']);
+    const unittest = await guarded(
+      {
+        'tests/__init__.py': '',
+        'tests/test_unit.py': 'import unittest\nclass TestMath(unittest.TestCase):\n    def test_presist(self):\n        pass\n',
+        'tests/test_guard.py': 'import unittest\nclass TestGuard(unittest.TestCase):\n    def test_keeps(self):\n        pass\n',
+      },
+      { run: '/usr/bin/python3', args: ['-m', 'unittest', '-v', 'tests.test_unit', 'tests.test_guard'] },
+      { edited: ['tests/test_unit.py'], protectedPaths: ['tests/test_guard.py'] },
+    );
+    expect(unittest.all).toEqual(['tests.test_guard.TestGuard > test_keeps', 'tests.test_unit.TestMath > test_presist']);
+    expect(unittest.kept).toEqual(['tests.test_guard.TestGuard > test_keeps']);
+  });
+
+  it('a test the change edits no file of is still guarded, whatever its runner names it by', async () => {
+    const { all, kept } = await guarded(
+      python,
+      { run: '/usr/bin/python3', args: ['-m', 'pytest', '-p', 'no:cacheprovider', '-v', 'tests'] },
+      { edited: ['src/calc.py'], protectedPaths: [] },
+    );
+    expect(kept).toEqual(all);
+  });
+});
