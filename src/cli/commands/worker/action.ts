@@ -40,6 +40,9 @@ export async function runWorkerCommand(opts: WorkerCliOptions): Promise<number> 
   const preflight = await preflightWorker();
   const unconfined = unconfinedBy(preflight);
   if (unconfined && opts.refuseUnconfined) {
+    // Nothing of this worker may keep the process alive after it refused.
+    clearInterval(waitTimer);
+    redis.disconnect();
     throw new GenesisError('worker-unconfined', `this worker cannot confine ${unconfined}, so it takes no job`, {
       hint: 'run `genesis doctor` here: it says which probe failed and what the machine or pod must allow (docs/guides/kubernetes.md, Confinement)',
     });
