@@ -9,8 +9,12 @@
 # Prints, last, the line `CONTAINERS_CONF=<file>`: podman commands here must run with it, since
 # root on the project's machines lacks CAP_SYS_RESOURCE and podman's default ulimits (NOFILE,
 # NPROC) then fail every container with "error setting rlimit type 6: operation not permitted".
+# Usage: setup-kubernetes.sh [--packages]   (--packages: only what rendering and validating the
+# manifests needs, before any image is built; `npm test` runs it so)
 # Environment: GENESIS_STATE_DIR (default /var/tmp/genesis) holds that file.
 set -euo pipefail
+PACKAGES_ONLY=0
+[ "${1:-}" = --packages ] && PACKAGES_ONLY=1
 STATE_DIR="${GENESIS_STATE_DIR:-/var/tmp/genesis}"
 mkdir -p "$STATE_DIR"
 say() { printf '%-9s %s\n' "$1:" "$2"; }
@@ -37,6 +41,8 @@ else
   tail -n 10 "$STATE_DIR/apt-kubernetes.log" >&2
   failed=1
 fi
+
+[ "$PACKAGES_ONLY" -eq 1 ] && exit "$failed"
 
 CONF="$STATE_DIR/containers.conf"
 printf '[containers]\n# root here lacks CAP_SYS_RESOURCE: no default NOFILE/NPROC limits to set\ndefault_ulimits = []\n' >"$CONF"
