@@ -6,6 +6,8 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/setup-services.sh
 bash scripts/setup-browser.sh
+# kubectl renders deploy/kubernetes; the fleet test on podman copies its images itself.
+bash scripts/setup-kubernetes.sh --packages
 if [ ! -d node_modules ]; then
   echo "node_modules is missing; run: npm ci" >&2
   exit 1

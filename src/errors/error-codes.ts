@@ -85,6 +85,7 @@ export const ERROR_CODES = {
   'adopt-source-unreadable': refused('the repository to adopt cannot be fetched, or has no such branch'),
   'adopt-head-failed': refused("the adopted repository's head does not pass the gate"),
   'calibrate-not-adopted': refused('calibration replays an adopted history, and this world has none'),
+  'worker-unconfined': fatal('genesis worker --refuse-unconfined found no sandbox for its gates or its agents'),
   'calibrate-no-workers': transient('calibrate --redis found no genesis worker alive to take its gates'),
   'calibrate-gate-failed': transient('a calibration gate sent to the workers failed there or was lost with its worker'),
   'calibrate-verdict-invalid': refused("a worker's verdict for a calibration gate does not validate (another Genesis version)"),

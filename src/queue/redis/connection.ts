@@ -20,7 +20,11 @@ const RECONNECT = backoffPolicy({ initialMs: 100, maxMs: 500, jitter: 0.2 });
  * clear error rather than a hang.
  */
 export async function connectRedis(url: string, options: { timeoutMs?: number; name?: string } = {}): Promise<Redis> {
+  // A password of its own keeps it out of the URL, which commands print (a worker's ready line,
+  // status) and a Kubernetes ConfigMap holds; a password in the URL still wins.
+  const password = URL.canParse(url) && new URL(url).password ? undefined : process.env.GENESIS_REDIS_PASSWORD || undefined;
   const redis = new Redis(url, {
+    ...(password ? { password } : {}),
     maxRetriesPerRequest: null,
     enableReadyCheck: true,
     lazyConnect: true,

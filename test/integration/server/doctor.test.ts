@@ -42,6 +42,7 @@ describe('genesis doctor', () => {
       ['docker', 'ok'],
       ['image', 'ok'],
       ['bwrap', 'ok'],
+      ['confines', 'ok'],
       ['deps-cache', 'ok'],
       ['redis', 'ok'],
       ['world', 'ok'],
@@ -124,6 +125,11 @@ tasks: [{ id: a, title: a, paths: [a.js] }]
     const result = await execa('node', ['bin/genesis.js', 'doctor', '--json'], { reject: false, cwd: join(import.meta.dirname, '../../..') });
     expect(result.exitCode, result.stderr).toBe(0);
     const checks = JSON.parse(result.stdout) as DoctorCheck[];
-    expect(checks.map((c) => c.name)).toEqual(['node', 'git', 'docker', 'image', 'bwrap', 'deps-cache', 'redis', 'agent-clis']);
+    expect(checks.map((c) => c.name)).toEqual(['node', 'git', 'docker', 'image', 'bwrap', 'confines', 'deps-cache', 'redis', 'agent-clis']);
+    // Without a world, the default one is assumed: gates in docker here, agents (command agents by default) in bubblewrap.
+    expect(checks.find((c) => c.name === 'confines')).toMatchObject({
+      status: 'ok',
+      detail: 'gates: a container with no network (docker)\nagents: bubblewrap with a network namespace of their own, as a leased unprivileged uid',
+    });
   });
 });

@@ -79,7 +79,7 @@ describe('the folders of src/', () => {
     const sourceFolders = new Set(foldersOf(join(ROOT, 'src')));
     const strays = ['unit', 'integration'].flatMap((kind) =>
       foldersOf(join(ROOT, 'test', kind))
-        .filter((folder) => !sourceFolders.has(folder) && !['lint', 'bench'].includes(folder))
+        .filter((folder) => !sourceFolders.has(folder) && !['lint', 'bench', 'deploy'].includes(folder))
         .map((folder) => `test/${kind}/${folder}`),
     );
     expect(strays).toEqual([]);

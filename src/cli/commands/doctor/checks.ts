@@ -82,7 +82,27 @@ export async function runDoctorChecks(opts: DoctorOptions): Promise<DoctorCheck[
         'set verify.sandbox: auto in world.yaml once Docker or bubblewrap works',
       ),
     );
-  if (manifest && agentsRunProcesses(manifest.agent)) checks.push(await checkAgentSandbox(manifest.agent.sandbox, docker.daemon));
+  const agentChoice = manifest?.agent.sandbox ?? 'auto';
+  const agentsRun = manifest === null || agentsRunProcesses(manifest.agent);
+  const agentSandbox = agentsRun ? await checkAgentSandbox(agentChoice, docker.daemon) : null;
+  if (manifest && agentSandbox) checks.push(agentSandbox);
+  const gate =
+    choice === 'auto'
+      ? dockerWorks
+        ? 'docker'
+        : bwrap.ok
+          ? 'bwrap'
+          : null
+      : choice === 'docker'
+        ? dockerWorks
+          ? 'docker'
+          : null
+        : choice === 'bwrap'
+          ? bwrap.ok
+            ? 'bwrap'
+            : null
+          : 'none';
+  checks.push(confinement(gate, agentsRun ? { choice: agentChoice, ok: agentSandbox?.status === 'ok' } : null, manifest !== null));
   checks.push(await checkDepsCache(manifest));
   checks.push(redis);
   if (world) checks.push(world.check);
@@ -127,6 +147,47 @@ async function checkAgentSandbox(choice: WorldManifest['agent']['sandbox'], daem
   } catch (error) {
     return problem('agent-sandbox', 'fail', messageOf(error), hintOf(error, SETUP));
   }
+}
+
+const GATE_CONFINED_BY: Record<string, string> = {
+  docker: 'gates: a container with no network (docker)',
+  bwrap: 'gates: bubblewrap, no network, as a leased unprivileged uid',
+  none: 'gates: NOT confined (verify.sandbox: none)',
+};
+const AGENT_CONFINED_BY: Record<string, string> = {
+  auto: 'agents: bubblewrap with a network namespace of their own, as a leased unprivileged uid',
+  bwrap: 'agents: bubblewrap with a network namespace of their own, as a leased unprivileged uid',
+  docker: 'agents: a container on a network of their own (docker)',
+  none: 'agents: NOT confined (agent.sandbox: none)',
+};
+
+/**
+ * What confines what here, in one line each: the sandbox the gates get and the one the agents
+ * get. Where one is missing Genesis refuses the work (no-sandbox, agent-sandbox-unavailable, and
+ * `genesis worker --refuse-unconfined` takes no job), never runs it unconfined: that is said too.
+ */
+export function confinement(gate: string | null, agent: { choice: string; ok: boolean } | null, forWorld: boolean): DoctorCheck {
+  const lines = [
+    gate ? GATE_CONFINED_BY[gate]! : 'gates: nothing can confine them here, so they are refused (no-sandbox)',
+    agent === null
+      ? "agents: the world's agents start no process (script or sim)"
+      : agent.ok
+        ? AGENT_CONFINED_BY[agent.choice]!
+        : 'agents: nothing can confine them here, so their episodes are refused (agent-sandbox-unavailable), never run unconfined',
+  ];
+  // Without a world, agents are only assumed (the default, command agents): their refusal warns.
+  const refused = gate === null || (forWorld && agent?.ok === false);
+  const unconfined = gate === 'none' || agent?.choice === 'none';
+  return problem(
+    'confines',
+    refused ? 'fail' : unconfined || agent?.ok === false ? 'warn' : 'ok',
+    lines.join('\n'),
+    refused || agent?.ok === false
+      ? 'see the bwrap, docker and agent-sandbox lines; in a container or pod, docs/guides/kubernetes.md (Confinement) says what it must allow'
+      : unconfined
+        ? 'remove sandbox: none from world.yaml once a sandbox works here'
+        : null,
+  );
 }
 
 function checkNode(): DoctorCheck {

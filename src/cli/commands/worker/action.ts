@@ -14,6 +14,7 @@ import type { WorkerCliOptions } from './worker.js';
 import { preflightWorker } from './preflight.js';
 import { formatWorkerLine, type WorkerLine } from './event-lines.js';
 import { WaitBoard } from '../../wait-board.js';
+import { WorkerHealthFile } from './health-file.js';
 
 export async function runWorkerCommand(opts: WorkerCliOptions): Promise<number> {
   if (!Number.isInteger(opts.concurrency) || opts.concurrency < 1) {
@@ -41,6 +42,16 @@ export async function runWorkerCommand(opts: WorkerCliOptions): Promise<number> 
   if (orphans > 0) print({ type: 'orphans-killed', processes: orphans });
   // Before the first job is taken: the probes (and code) that job would otherwise wait for.
   const preflight = await preflightWorker();
+  const unconfined = unconfinedBy(preflight);
+  if (unconfined && opts.refuseUnconfined) {
+    // Nothing of this worker may keep the process alive after it refused.
+    clearInterval(waitTimer);
+    redis.disconnect();
+    throw new GenesisError('worker-unconfined', `this worker cannot confine ${unconfined}, so it takes no job`, {
+      hint: 'run `genesis doctor` here: it says which probe failed and what the machine or pod must allow (docs/guides/kubernetes.md, Confinement)',
+    });
+  }
+  const health = opts.healthFile ? new WorkerHealthFile(opts.healthFile) : null;
   const worker = await startEpisodeWorker({
     redis,
     concurrency: opts.concurrency,
@@ -63,6 +74,7 @@ export async function runWorkerCommand(opts: WorkerCliOptions): Promise<number> 
     agentSandbox: preflight.agentSandbox,
     preflightMs: preflight.ms,
   });
+  await health?.set(unconfined ? 'unconfined' : 'ready', { worker: worker.id, sandboxes: preflight.sandboxes, agentSandbox: preflight.agentSandbox });
   await new Promise<void>((resolve) => {
     let stopping = false;
     const stop = () => {
@@ -72,6 +84,7 @@ export async function runWorkerCommand(opts: WorkerCliOptions): Promise<number> 
         return;
       }
       stopping = true;
+      void health?.set('stopping', { worker: worker.id });
       print({ type: 'stopping', how: 'finishing running episodes (signal again to hand them back)' });
       void worker.close(false).then(resolve);
     };
@@ -79,8 +92,16 @@ export async function runWorkerCommand(opts: WorkerCliOptions): Promise<number> 
     process.on('SIGTERM', stop);
   });
   clearInterval(waitTimer);
+  await health?.remove();
   redis.disconnect();
   return EXIT.ok;
+}
+
+/** What the worker could not confine, as a phrase, or null when its gates and agents both have a sandbox. */
+function unconfinedBy(preflight: { sandboxes: string[]; agentSandbox: string | null }): string | null {
+  const missing = [preflight.sandboxes.length === 0 ? 'gates (no docker, no bubblewrap)' : null, preflight.agentSandbox ? null : 'agents (no bubblewrap)'];
+  const said = missing.filter((m) => m !== null);
+  return said.length ? said.join(' nor ') : null;
 }
 
 /** Test and operations knobs for BullMQ's stall detection, in milliseconds. */

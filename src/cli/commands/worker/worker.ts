@@ -6,6 +6,8 @@ export interface WorkerCliOptions {
   concurrency: number;
   cacheDir?: string;
   json?: boolean;
+  healthFile?: string;
+  refuseUnconfined?: boolean;
 }
 
 export function define(program: Command): void {
@@ -18,6 +20,11 @@ export function define(program: Command): void {
     .addOption(new Option('--concurrency <n>', 'episodes this worker runs at once').default(1).argParser((v) => Number.parseInt(v, 10)))
     .option('--cache-dir <dir>', 'where mirrors of worlds behind git URLs are kept (default: ~/.cache/genesis/worlds)')
     .option('--json', 'print one JSON line per event')
+    .option(
+      '--health-file <path>',
+      'keep a file for probes: its first line is ready, unconfined (a sandbox probe failed) or stopping; rewritten every 10 s while the worker lives',
+    )
+    .option('--refuse-unconfined', 'exit with an error instead of taking jobs when the gate or the agent sandbox fails its probe (worker-unconfined)')
     .addHelpText('after', '\nSIGTERM or Ctrl-C: finish the running episodes, then exit. A second one: hand them back to the queue at once.')
     .action(async (opts: WorkerCliOptions) => {
       const { runWorkerCommand } = await import('./action.js');
