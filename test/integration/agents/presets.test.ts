@@ -206,7 +206,7 @@ describe('the command presets, against stand-in CLIs on PATH', () => {
       const run = await input();
       const result = await agent.run({ ...run, env: { ...run.env, REPORT: report } });
       expect(result).toMatchObject({ exitCode: 0, timedOut: false });
-      return result.usage;
+      return result.reportedUsage;
     };
     expect(await usageOf(`printf '%s' "$REPORT" > "$HOME/${COPILOT_USAGE_FILE}"`)).toEqual({
       inputTokens: 1000,
