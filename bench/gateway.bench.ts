@@ -14,11 +14,27 @@ import { cell, ms, summarize } from './lib/stats.js';
 
 /** Events of the long stream, each a token delta as Anthropic sends it. */
 const STREAM_EVENTS = 2_000;
+/** A stream at a fast model's pace: this many events, one every PACE_MS (500 tokens a second). */
+const PACED_EVENTS = 200;
+const PACE_MS = 2;
 
 function modelServer(): Server {
   return createServer((req, res) => {
     req.resume();
     req.on('end', () => {
+      if (req.url?.includes('paced')) {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write(`event: message_start\ndata: ${JSON.stringify({ type: 'message_start', message: { usage: { input_tokens: 1000, output_tokens: 1 } } })}\n\n`);
+        let sent = 0;
+        const timer = setInterval(() => {
+          res.write(`event: content_block_delta\ndata: ${JSON.stringify({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: `token ${sent} ` } })}\n\n`);
+          if (++sent < PACED_EVENTS) return;
+          clearInterval(timer);
+          res.write(`event: message_delta\ndata: ${JSON.stringify({ type: 'message_delta', usage: { output_tokens: PACED_EVENTS } })}\n\n`);
+          res.end(`event: message_stop\ndata: {"type":"message_stop"}\n\n`);
+        }, PACE_MS);
+        return;
+      }
       if (req.url?.includes('stream')) {
         res.writeHead(200, { 'content-type': 'text/event-stream' });
         res.write(`event: message_start\ndata: ${JSON.stringify({ type: 'message_start', message: { usage: { input_tokens: 1000, output_tokens: 1 } } })}\n\n`);
@@ -98,6 +114,12 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
       directStream.push(await call(modelPort, '/v1/messages?stream', 'sk-bench-real-key'));
       throughStream.push(await call(channel.port, '/v1/messages?stream', standIn));
     }
+    const directPaced: number[] = [];
+    const throughPaced: number[] = [];
+    for (let i = 0; i < Math.max(3, streams / 4); i++) {
+      directPaced.push(await call(modelPort, '/v1/messages?paced', 'sk-bench-real-key'));
+      throughPaced.push(await call(channel.port, '/v1/messages?paced', standIn));
+    }
     const added = summarize(through.map((t, i) => t - direct[i]!));
     const rate = (runs: number[]) => Math.round(STREAM_EVENTS / (summarize(runs).median / 1000));
     const measured = channel.channel.report().tokens;
@@ -111,6 +133,13 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
           cell(summarize(throughStream)),
           `${ms(summarize(throughStream).median - summarize(directStream).median)}`,
           `${rate(directStream)} → ${rate(throughStream)}`,
+        ],
+        [
+          `SSE stream of ${PACED_EVENTS} events at ${1000 / PACE_MS}/s (a fast model)`,
+          cell(summarize(directPaced)),
+          cell(summarize(throughPaced)),
+          `${ms(summarize(throughPaced).median - summarize(directPaced).median)}`,
+          `${Math.round(PACED_EVENTS / (summarize(directPaced).median / 1000))} → ${Math.round(PACED_EVENTS / (summarize(throughPaced).median / 1000))}`,
         ],
       ],
     );
