@@ -27,7 +27,9 @@ function modelServer(): Server {
         res.write(`event: message_start\ndata: ${JSON.stringify({ type: 'message_start', message: { usage: { input_tokens: 1000, output_tokens: 1 } } })}\n\n`);
         let sent = 0;
         const timer = setInterval(() => {
-          res.write(`event: content_block_delta\ndata: ${JSON.stringify({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: `token ${sent} ` } })}\n\n`);
+          res.write(
+            `event: content_block_delta\ndata: ${JSON.stringify({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: `token ${sent} ` } })}\n\n`,
+          );
           if (++sent < PACED_EVENTS) return;
           clearInterval(timer);
           res.write(`event: message_delta\ndata: ${JSON.stringify({ type: 'message_delta', usage: { output_tokens: PACED_EVENTS } })}\n\n`);

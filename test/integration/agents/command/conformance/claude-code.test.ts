@@ -2,6 +2,7 @@ import { afterEach, describe, expect } from 'vitest';
 import { startAnthropicServer } from '../../../../helpers/model-servers/anthropic-messages.js';
 import { requestText, type ScriptedServer } from '../../../../helpers/model-servers/scripted-server.js';
 import { itWith } from '../../../../helpers/services.js';
+import { makeTestCa } from '../../../../helpers/test-ca.js';
 import { GOOD_A } from '../../../../helpers/world-fixture.js';
 import { expectThroughGateway, PROMPT_MARKER, runCliWorld, sentTotals } from './cli-world.js';
 
@@ -26,5 +27,20 @@ describe('Claude Code at its pinned version, through Genesis, in the default san
     const printed = JSON.parse(result!) as { total_cost_usd: number };
     expect(episode!.usage).toEqual({ ...sentTotals(server), cachedTokens: 0, costUsd: printed.total_cost_usd });
     expect(printed.total_cost_usd).toBeGreaterThan(0);
+  });
+  itWith('bwrap')('reaches a vendor over TLS through the gateway, whose certificate authority GENESIS_MODEL_CA names', { timeout: 600_000 }, async () => {
+    const ca = await makeTestCa();
+    server = await startAnthropicServer({ tls: { key: ca.key, cert: ca.cert } });
+    process.env.GENESIS_MODEL_CA = ca.caFile;
+    try {
+      const run = await runCliWorld('claude-code', server, { baseUrl: server.origin, model: 'claude-sonnet-4-5' });
+
+      expect(server.origin).toMatch(/^https:\/\/127\.0\.0\.1:/);
+      expect(run.summary).toMatchObject({ accepted: 1, failed: 0 });
+      expectThroughGateway(run, server);
+      expect(run.episodes[0]!.usage).toMatchObject(sentTotals(server));
+    } finally {
+      delete process.env.GENESIS_MODEL_CA;
+    }
   });
 });
