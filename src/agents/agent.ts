@@ -25,7 +25,7 @@ export interface AgentRunInput {
   readOnly?: readonly string[];
   timeoutMs: number;
   /** What is left of the world's budgets: an agent whose model calls are measured stops calling past it. */
-  spendable?: { tokens?: number; costUsd?: number };
+  spendable?: { tokens?: number; costUsd?: number; taskTokens?: number; taskCostUsd?: number };
   taskId: string;
   attempt: number;
   signal?: AbortSignal;

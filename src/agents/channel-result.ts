@@ -2,7 +2,7 @@ import { connect } from 'node:net';
 import { isLoopbackHost } from '../sandbox/egress/endpoints.js';
 import type { ChannelFailure, ChannelReport } from '../channel/episode-channel.js';
 import { backoffDelay, backoffPolicy } from '../retry/backoff-policy.js';
-import type { AgentRunResult } from './agent.js';
+import type { AgentRunInput, AgentRunResult } from './agent.js';
 import { authFailedError, episodeFailureOf } from './failure-classes.js';
 import { hostCredentials, type ModelRoute } from './model-route.js';
 import { isUnknownUsage, type AgentUsage, type ModelPrice } from './usage/usage.js';
@@ -19,7 +19,12 @@ type EpisodeFailure = NonNullable<AgentRunResult['failure']>;
  * episode met, or its model on this host does not accept connections (then the world waits for it, longer
  * each time in a row, instead of spending an episode's time on a CLI retrying a dead address).
  */
-export async function beforeLaunch(route: ModelRoute): Promise<EpisodeFailure | null> {
+export async function beforeLaunch(route: ModelRoute, spendable: AgentRunInput['spendable']): Promise<EpisodeFailure | null> {
+  // A task whose own budget is spent gets no launch: its attempts end at once, alike, and the retry policy blocks it.
+  if (spendable?.taskTokens === 0 || spendable?.taskCostUsd === 0) {
+    const which = spendable.taskTokens === 0 ? 'token budget (agent.maxTaskTokens)' : 'budget in dollars (agent.maxTaskCostUsd)';
+    return { reason: 'agent-token-budget', message: `the task's ${which} is spent over its earlier attempts: no agent was started` };
+  }
   const held = await route.gateway.heldFor(hostCredentials(route));
   if (held) return episodeFailureOf({ kind: 'usage-limit', message: held.message, resetAt: held.untilMs });
   // A model on this host (Ollama, vLLM, a gateway being restarted) is asked before a CLI is started for nothing; a hosted

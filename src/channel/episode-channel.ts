@@ -55,6 +55,9 @@ export interface EpisodeChannelSpec {
   /** What is left of the world's budgets: refused past it too, as the world's. */
   worldTokens?: number;
   worldCostUsd?: number;
+  /** What is left of the task's own budget over its attempts: refused past it, as the episode's own. */
+  taskTokens?: number;
+  taskCostUsd?: number;
   priceOf(model: string | null): ChannelPrice | null;
   /** Called once, at the first failure that should end the episode now. */
   onFailure(failure: ChannelFailure): void;
@@ -93,11 +96,18 @@ export class EpisodeChannel {
   /** Why the next request is refused for a spent budget, or null. */
   overBudget(live: WireTokens | null = null, liveModel: string | null = null): { message: string; world: boolean } | null {
     const { tokens, costUsd } = this.spent(live, liveModel);
-    const { maxTokens, maxCostUsd, worldTokens, worldCostUsd } = this.spec;
+    const { maxTokens, maxCostUsd, worldTokens, worldCostUsd, taskTokens, taskCostUsd } = this.spec;
     if (worldTokens !== undefined && tokens >= worldTokens)
       return { message: `the world's token budget has ${worldTokens} left and the episode spent ${tokens}`, world: true };
     if (worldCostUsd !== undefined && costUsd >= worldCostUsd)
       return { message: `the world's budget in dollars has $${worldCostUsd.toFixed(4)} left and the episode spent $${costUsd.toFixed(4)}`, world: true };
+    if (taskTokens !== undefined && tokens >= taskTokens)
+      return { message: `the task's token budget (agent.maxTaskTokens) had ${taskTokens} left and the episode spent ${tokens}`, world: false };
+    if (taskCostUsd !== undefined && costUsd >= taskCostUsd)
+      return {
+        message: `the task's budget in dollars (agent.maxTaskCostUsd) had $${taskCostUsd.toFixed(4)} left and the episode spent $${costUsd.toFixed(4)}`,
+        world: false,
+      };
     if (maxTokens !== undefined && tokens >= maxTokens)
       return { message: `the episode spent ${tokens} tokens of its budget of ${maxTokens} (agent.maxTokens)`, world: false };
     if (maxCostUsd !== undefined && costUsd >= maxCostUsd)

@@ -20,7 +20,13 @@ export const episodeJobSchema = z
     lease: z.string().optional(),
     /** What is left of the world's budgets when the episode starts: the model gateway refuses its calls past it. */
     spendable: z
-      .object({ tokens: z.number().min(0).optional(), costUsd: z.number().min(0).optional() })
+      .object({
+        tokens: z.number().min(0).optional(),
+        costUsd: z.number().min(0).optional(),
+        /** What is left of the task's own budget (agent.maxTaskTokens, maxTaskCostUsd) over its attempts. */
+        taskTokens: z.number().min(0).optional(),
+        taskCostUsd: z.number().min(0).optional(),
+      })
       .strict()
       .optional(),
   })

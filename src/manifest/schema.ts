@@ -257,6 +257,15 @@ const agent = z
       .describe(
         "US dollars per episode, measured at the model gateway at the model's price: the next model call past it is refused and the episode ends agent-token-budget",
       ),
+    maxTaskTokens: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe(
+        "input + output tokens one task may spend over all its attempts, measured at the model gateway: past it the gateway refuses the next call and the task's next attempts end agent-token-budget without starting",
+      ),
+    maxTaskCostUsd: z.number().positive().optional().describe('US dollars one task may spend over all its attempts, likewise'),
     stallSec: z
       .number()
       .int()

@@ -68,6 +68,17 @@ export function episodesOfTask(ledger: PolicyLedger, task: string): readonly Epi
   return ledger.recent.get(task) ?? ledger.base.get(task) ?? [];
 }
 
+/** What one task's episodes spent, over all its attempts (see spendOf). */
+export function spentOnTask(ledger: PolicyLedger, task: string): { costUsd: number; tokens: number } {
+  const total = { costUsd: 0, tokens: 0 };
+  for (const episode of episodesOfTask(ledger, task)) {
+    const spent = spendOf(episode.usage);
+    total.costUsd += spent.costUsd;
+    total.tokens += spent.tokens;
+  }
+  return total;
+}
+
 /** The episodes of these tasks, oldest first per task. */
 export function episodesOf(ledger: PolicyLedger, tasks: Iterable<string>): EpisodeSummary[] {
   const out: EpisodeSummary[] = [];

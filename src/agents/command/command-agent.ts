@@ -94,7 +94,7 @@ export class CommandAgent implements Agent {
       await probeEndpoints(this.options.endpoints ?? []);
       return this.runWith(argv, env, this.options.launch, input, null);
     }
-    const before = await beforeLaunch(route);
+    const before = await beforeLaunch(route, input.spendable);
     if (before) return { exitCode: 0, timedOut: false, aborted: false, log: `${before.message}\n`, durationMs: 0, failure: before };
     const failures: ChannelFailure[] = [];
     const ending = new AbortController();
@@ -109,6 +109,8 @@ export class CommandAgent implements Agent {
         ...(route.maxCostUsd === undefined ? {} : { maxCostUsd: route.maxCostUsd }),
         ...(input.spendable?.tokens === undefined ? {} : { worldTokens: input.spendable.tokens }),
         ...(input.spendable?.costUsd === undefined ? {} : { worldCostUsd: input.spendable.costUsd }),
+        ...(input.spendable?.taskTokens === undefined ? {} : { taskTokens: input.spendable.taskTokens }),
+        ...(input.spendable?.taskCostUsd === undefined ? {} : { taskCostUsd: input.spendable.taskCostUsd }),
         priceOf: route.priceOf,
         onFailure: (failure) => {
           failures.push(failure);

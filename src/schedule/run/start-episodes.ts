@@ -2,6 +2,7 @@ import { agentForAttempt } from '../../agents/rotation.js';
 import { newEpisodeId, type EpisodeJob } from '../../episode/episode-job.js';
 import { openEpisodeRecord, type EpisodeRecord } from '../../ledger/episode-record.js';
 import type { PolicyCommand } from '../run-policy.js';
+import { spentOnTask } from '../policy-ledger.js';
 import type { Run } from './state.js';
 
 type Start = Extract<PolicyCommand, { type: 'start' }>;
@@ -61,7 +62,7 @@ export async function submitEpisode(run: Run, { record, round, earlier }: Opened
     base: record.base,
     earlier,
     ...(record.race && record.race !== record.id ? { lease: record.race } : {}),
-    ...spendableOf(run),
+    ...spendableOf(run, record.task),
   };
   run.jobs.set(record.id, job);
   run.emit({ type: 'episode-start', id: record.id, task: record.task, attempt: record.attempt });
@@ -69,13 +70,20 @@ export async function submitEpisode(run: Run, { record, round, earlier }: Opened
   await run.queue.submit(job);
 }
 
-/** What is left of the world's token and dollar budgets (lifts included): the episode's gateway stops its calls there, as they stream. */
-function spendableOf(run: Run): Pick<EpisodeJob, 'spendable'> {
+/**
+ * What is left of the world's token and dollar budgets (lifts included) and of the task's own over
+ * its attempts: the episode's gateway stops its calls there, as they stream.
+ */
+function spendableOf(run: Run, task: string): Pick<EpisodeJob, 'spendable'> {
   const { budgets } = run.policy.config;
   const { spent } = run.policy.ledger;
+  const { maxTaskTokens, maxTaskCostUsd } = run.manifest.agent;
+  const taskSpent = maxTaskTokens === undefined && maxTaskCostUsd === undefined ? null : spentOnTask(run.policy.ledger, task);
   const spendable = {
     ...(budgets.maxTokens === undefined ? {} : { tokens: Math.max(0, budgets.maxTokens - (spent.tokens ?? 0)) }),
     ...(budgets.maxCostUsd === undefined ? {} : { costUsd: Math.max(0, budgets.maxCostUsd - (spent.costUsd ?? 0)) }),
+    ...(maxTaskTokens === undefined || !taskSpent ? {} : { taskTokens: Math.max(0, maxTaskTokens - taskSpent.tokens) }),
+    ...(maxTaskCostUsd === undefined || !taskSpent ? {} : { taskCostUsd: Math.max(0, maxTaskCostUsd - taskSpent.costUsd) }),
   };
   return Object.keys(spendable).length > 0 ? { spendable } : {};
 }

@@ -7,6 +7,8 @@ import { startGeminiServer } from '../../helpers/model-servers/gemini-generate.j
 import { startResponsesServer } from '../../helpers/model-servers/openai-responses.js';
 import type { ScriptedServer } from '../../helpers/model-servers/scripted-server.js';
 import { makeTestCa } from '../../helpers/test-ca.js';
+import { modelRouteOf } from '../../../src/agents/model-route.js';
+import { beforeLaunch } from '../../../src/agents/channel-result.js';
 
 const REAL_KEY = 'sk-real-key-never-in-a-sandbox';
 // A gateway per test: a usage-limit hold of one test's key must not hold the next test.
@@ -196,5 +198,25 @@ describe('the model gateway to a vendor over TLS', () => {
     } finally {
       delete process.env.GENESIS_MODEL_CA;
     }
+  });
+});
+
+describe("a task's own budget at the gateway", () => {
+  it("refuses the next call once what was left of the task's budget is spent, and starts no agent for a task with none left", async () => {
+    server = await startAnthropicServer();
+    const capped = await open(server.origin, { taskTokens: 600 });
+    expect((await anthropicCall(capped.url, capped.key)).status).toBe(200);
+    expect((await anthropicCall(capped.url, capped.key)).status).toBe(429);
+    expect(capped.failures).toEqual([expect.objectContaining({ kind: 'budget', world: false, message: expect.stringContaining('agent.maxTaskTokens') })]);
+    expect(server.requests).toHaveLength(1);
+    const route = modelRouteOf({ baseUrl: server.origin, variables: [], sandbox: 'none', hostNetwork: false }, gateway, {
+      stallMs: 60_000,
+      priceOf: () => null,
+    })!;
+    expect(await beforeLaunch(route, { taskTokens: 0 })).toMatchObject({
+      reason: 'agent-token-budget',
+      message: expect.stringContaining('no agent was started'),
+    });
+    expect(await beforeLaunch(route, { taskTokens: 10 })).toBeNull();
   });
 });
