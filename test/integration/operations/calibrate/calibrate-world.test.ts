@@ -77,7 +77,7 @@ describe('genesis calibrate', () => {
           name: 'ts',
           goal: { outcome: 'x' },
           verify: { sandbox: 'bwrap', test: 'node --test test/' },
-          agent: { kind: 'command', preset: 'claude-code' },
+          agent: { kind: 'command', command: ['true'] },
         }),
       );
       const world = join(dir, 'ts.world');
@@ -115,7 +115,7 @@ describe('genesis calibrate', () => {
         name: 'ts',
         goal: { outcome: 'x' },
         verify: { sandbox: 'none', setup: `ln -s ${NODE_MODULES} node_modules`, test: 'node node_modules/vitest/vitest.mjs run test/' },
-        agent: { kind: 'command', preset: 'claude-code' },
+        agent: { kind: 'command', command: ['true'] },
       }),
     );
     const world = join(dir, 'ts.world');
