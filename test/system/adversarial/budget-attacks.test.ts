@@ -102,7 +102,7 @@ describe('figures an agent reports', () => {
       expect(await lift.exited, lift.stderr()).toBe(0);
       const shown = startCli(['budget', '--world', w.world.path]);
       expect(await shown.exited, shown.stderr()).toBe(0);
-      expect(shown.lines.join('\n')).toMatch(/maxCostUsd\s+1\.5\s+3\.5/);
+      expect(shown.lines.join('\n')).toMatch(/maxCostUsd\s+1\.5\s+\+2\s+3\.5\s+1\.6 usd/);
       expect(shown.lines.join('\n')).toContain('maxCostUsd +2: the liar was not charged; finish b and c');
       const lifted = await runEmbedded({ world: w.world, sandbox: w.sandbox });
       expect(lifted.stop.kind).not.toBe('budget');
