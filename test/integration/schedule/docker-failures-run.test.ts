@@ -78,7 +78,7 @@ describe('a run whose gate meets a Docker failure', () => {
       expect(Date.now() - started).toBeLessThan(20_000);
       expect(summary.stop).toMatchObject({ kind: 'circuit-open', reason: 'sandbox-image-missing' });
       expect(summary.stop.kind === 'circuit-open' && summary.stop.message).toContain(`The sandbox image ${tag} does not exist.`);
-      expect(summary.stop.kind === 'circuit-open' && summary.stop.message).toContain('sandboxes/build-images.sh');
+      expect(summary.stop.kind === 'circuit-open' && summary.stop.message).toContain(`docker build -t ${tag}`);
       expect(summary.episodes).toBe(1);
       // A configuration mistake is not the task's failure: once the image is back the task has all its attempts.
       const [episode] = await new GitLedger(f.world.path).readAll();
