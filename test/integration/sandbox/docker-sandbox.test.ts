@@ -45,12 +45,12 @@ describe('DockerSandbox', () => {
     }
   });
 
-  withDocker('rejects with sandbox-image-missing and names the build script when the image is absent', async () => {
+  withDocker('rejects with sandbox-image-missing and says how to pull or build it when the image is absent', async () => {
     const sandbox = new DockerSandbox({ image: 'genesis/no-such-image:0' });
     const error = await sandbox.check().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(GenesisError);
     expect(error).toMatchObject({ code: 'sandbox-image-missing' });
-    expect((error as GenesisError).hint).toContain('sandboxes/build-images.sh');
+    expect((error as GenesisError).hint).toContain('docker build -t genesis/no-such-image:0');
     await expect(sandbox.run(await specFor('true'))).rejects.toMatchObject({ code: 'sandbox-image-missing' });
   });
 
