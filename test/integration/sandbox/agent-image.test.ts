@@ -31,7 +31,8 @@ describe('the docker agent sandbox with no agent.image', () => {
   itWith('docker')(
     'runs the agent in the agent image, where every pinned CLI answers at its pinned version, with Node and git',
     async () => {
-      const probe = 'claude --version; codex --version; gemini --version; opencode --version; node --version; git --version; id -u';
+      const probe =
+        'claude --version; codex --version; gemini --version; opencode --version; copilot --version; qwen --version; node --version; git --version; id -u';
       const agent = await createCommandAgent(agentConfig({ kind: 'command', preset: 'codex', sandbox: 'docker', command: ['sh', '-c', probe] }));
       const dir = await tempDir('genesis-agent-image-');
       const workspace = join(dir, 'ws');
@@ -41,7 +42,7 @@ describe('the docker agent sandbox with no agent.image', () => {
       const result = await agent.run({ workspace, promptFile, prompt: '', env: { GENESIS_EPISODE_ID: 'e1' }, timeoutMs: 240_000, taskId: 't', attempt: 1 });
       expect(result.exitCode, result.log).toBe(0);
       const version = (spec: string) => spec.slice(spec.lastIndexOf('@') + 1);
-      expect(PINNED).toHaveLength(4);
+      expect(PINNED).toHaveLength(6);
       for (const spec of PINNED) expect(result.log, spec).toContain(version(spec));
       expect(result.log).toMatch(/^v20\./m);
       expect(result.log).toMatch(/^git version /m);

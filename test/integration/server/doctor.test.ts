@@ -57,7 +57,11 @@ describe('genesis doctor', () => {
     const world = await worldWith(manifest('sandbox: docker, image: "genesis/not-built:0"'));
     const checks = byName(await runDoctorChecks({ world, redis: UNUSED_REDIS, redisNeeded: false }));
     expect(checks.docker!.status).toBe('ok');
-    expect(checks.image).toMatchObject({ status: 'fail', detail: 'genesis/not-built:0 is not built', hint: expect.stringContaining('docker build -t genesis/not-built:0') });
+    expect(checks.image).toMatchObject({
+      status: 'fail',
+      detail: 'genesis/not-built:0 is not built',
+      hint: expect.stringContaining('docker build -t genesis/not-built:0'),
+    });
     expect(checks.bwrap!.status).toBe('ok');
   });
 

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { runEmbedded } from '../../../../../src/compose/embedded-run.js';
 import type { EpisodeRecord } from '../../../../../src/ledger/episode-record.js';
 import { ledgerOf } from '../../../../../src/ledger/git-ledger.js';
@@ -17,7 +18,7 @@ const KEY_ENV: Readonly<Record<AgentCliName, string>> = {
   'qwen-code': 'OPENAI_API_KEY',
 };
 
-/** The key set on this host: the scripted server must see it, the agent never. */
+/** What the key set on this host starts with: the scripted server must see it, the agent never. */
 export const SCRIPTED_KEY = 'sk-scripted-test-key';
 
 /**
@@ -78,7 +79,8 @@ export async function runCliWorld(
   const world = await makeWorld({ sandbox: 'bwrap', manifest, recording: {} });
   const saved = { PATH: process.env.PATH, key: process.env[KEY_ENV[cli]] };
   process.env.PATH = `${installed.binDir}:${process.env.PATH}`;
-  process.env[KEY_ENV[cli]] = SCRIPTED_KEY;
+  // A key of its own per run: a usage limit the run before met holds every episode on that credential (as it must), not this run's.
+  process.env[KEY_ENV[cli]] = `${SCRIPTED_KEY}-${randomBytes(4).toString('hex')}`;
   const events: RunEvent[] = [];
   const stop = new AbortController();
   const onEvent = (e: RunEvent) => {
