@@ -2,6 +2,8 @@ import { endpointOfUrl, isLoopbackHost, type AgentEndpoint } from '../sandbox/eg
 import type { AgentSandboxKind } from '../sandbox/agent-sandbox.js';
 import type { ModelGateway } from '../channel/model-gateway.js';
 import type { ChannelPrice } from '../channel/episode-channel.js';
+import { priceOf } from './usage/prices.js';
+import type { ModelPrice } from './usage/usage.js';
 
 /** The port inside an agent's network namespace where its model gateway answers, when its baseUrl names no port of this host's loopback. */
 export const IN_SANDBOX_MODEL_PORT = 7811;
@@ -41,6 +43,22 @@ export interface RouteInput {
   sandbox: AgentSandboxKind;
   /** `agent.network: { mode: host }`: no namespace, the agent sees this host's loopback. */
   hostNetwork: boolean;
+}
+
+/** What an agent's configuration says of its calls: when one stalls, what an episode may spend, and the price of each model. */
+export function routeLimits(config: {
+  stallSec: number;
+  maxTokens?: number | undefined;
+  maxCostUsd?: number | undefined;
+  model?: string | undefined;
+  price?: ModelPrice | undefined;
+}): Pick<ModelRoute, 'stallMs' | 'maxTokens' | 'maxCostUsd' | 'priceOf'> {
+  return {
+    stallMs: config.stallSec * 1000,
+    ...(config.maxTokens === undefined ? {} : { maxTokens: config.maxTokens }),
+    ...(config.maxCostUsd === undefined ? {} : { maxCostUsd: config.maxCostUsd }),
+    priceOf: (model) => priceOf(model ?? config.model, config.price),
+  };
 }
 
 /** The route for an agent, or null when Genesis cannot know where its model is (no baseUrl, no vendor default). */

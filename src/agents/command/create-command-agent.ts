@@ -7,7 +7,7 @@ import { agentEndpoints } from '../../sandbox/egress/endpoints.js';
 import { DEFAULT_AGENT_IMAGE } from '../../sandbox/agent/docker/docker-agent-sandbox.js';
 import { sharedModelGateway } from '../../channel/shared-gateway.js';
 import type { ModelGateway } from '../../channel/model-gateway.js';
-import { modelRouteOf, sandboxEndpoints } from '../model-route.js';
+import { modelRouteOf, routeLimits, sandboxEndpoints } from '../model-route.js';
 
 /**
  * A `command` agent from its configuration: a preset's argv, variables, HOME files and output
@@ -35,12 +35,7 @@ export async function createCommandAgent(
       hostNetwork,
     },
     gateway,
-    {
-      stallMs: config.stallSec * 1000,
-      ...(config.maxTokens === undefined ? {} : { maxTokens: config.maxTokens }),
-      ...(config.maxCostUsd === undefined ? {} : { maxCostUsd: config.maxCostUsd }),
-      priceOf: (model) => priceOf(model ?? config.model, config.price),
-    },
+    routeLimits(config),
   );
   // Through the gateway the agent reaches exactly its listener (bridged into its namespace); without it, the baseUrl itself.
   const endpoints = sandboxEndpoints(route, agentEndpoints(config));

@@ -2,7 +2,7 @@ import { createAgentSandbox } from '../../sandbox/create-agent-sandbox.js';
 import { agentEndpoints } from '../../sandbox/egress/endpoints.js';
 import type { AgentConfig } from '../../manifest/agent-config.js';
 import { sharedModelGateway } from '../../channel/shared-gateway.js';
-import { modelRouteOf, sandboxEndpoints } from '../model-route.js';
+import { modelRouteOf, routeLimits, sandboxEndpoints } from '../model-route.js';
 import { priceOf } from '../usage/prices.js';
 import { OpenAIAgent } from './openai-agent.js';
 import { PROGRAM_ENV } from './program/program-result.js';
@@ -24,12 +24,7 @@ export async function createOpenAIAgent(config: AgentConfig, defaultImage: strin
       hostNetwork: typeof config.network !== 'string' && 'mode' in config.network,
     },
     sharedModelGateway(),
-    {
-      stallMs: config.stallSec * 1000,
-      ...(config.maxTokens === undefined ? {} : { maxTokens: config.maxTokens }),
-      ...(config.maxCostUsd === undefined ? {} : { maxCostUsd: config.maxCostUsd }),
-      priceOf: (model) => priceOf(model ?? config.model, config.price),
-    },
+    routeLimits(config),
   );
   const endpoints = sandboxEndpoints(route, agentEndpoints(config));
   const sandbox = await createAgentSandbox({ kind: config.sandbox, image: config.image ?? defaultImage, network: config.network, endpoints });
