@@ -1,5 +1,5 @@
-import { connect } from 'node:net';
-import { isLoopbackHost } from '../sandbox/egress/endpoints.js';
+import { endpointOfUrl, isLoopbackHost } from '../sandbox/egress/endpoints.js';
+import { connectProblem } from './command/endpoint-probe.js';
 import type { ChannelFailure, ChannelReport } from '../channel/episode-channel.js';
 import { backoffDelay, backoffPolicy } from '../retry/backoff-policy.js';
 import type { AgentRunInput, AgentRunResult } from './agent.js';
@@ -9,8 +9,6 @@ import { isUnknownUsage, type AgentUsage, type ModelPrice } from './usage/usage.
 
 /** How long the world waits for a model it cannot reach: from seconds (a server restarting) to minutes (a night's outage). */
 const OUTAGE_WAIT = backoffPolicy({ initialMs: 5_000, maxMs: 5 * 60_000, jitter: 0.2 });
-/** How long a connect to the model may take before the model counts as unreachable. */
-const PROBE_TIMEOUT_MS = 5_000;
 
 type EpisodeFailure = NonNullable<AgentRunResult['failure']>;
 
@@ -30,7 +28,7 @@ export async function beforeLaunch(route: ModelRoute, spendable: AgentRunInput['
   // A model on this host (Ollama, vLLM, a gateway being restarted) is asked before a CLI is started for nothing; a hosted
   // one is met by the agent's first call, which the gateway reads the same way, without a connect per episode.
   if (!isLoopbackHost(route.upstream.hostname.replace(/^\[(.*)\]$/, '$1'))) return null;
-  const problem = await probe(route.upstream);
+  const problem = await connectProblem(endpointOfUrl(route.upstream.href)!);
   if (problem === null) return null;
   return unreachable(route, `the model endpoint ${route.upstream.origin} does not accept connections (${problem})`);
 }
@@ -43,22 +41,6 @@ function unreachable(route: ModelRoute, message: string): EpisodeFailure {
     message: `${message}; the world waits ${Math.round(wait / 1000)} s for it (time ${streak} in a row) and tries again`,
     holdUntil: Date.now() + wait,
   };
-}
-
-function probe(upstream: URL): Promise<string | null> {
-  const port = Number(upstream.port || (upstream.protocol === 'https:' ? 443 : 80));
-  const host = upstream.hostname.replace(/^\[(.*)\]$/, '$1');
-  return new Promise((resolve) => {
-    const socket = connect({ host: host === 'localhost' ? '127.0.0.1' : host, port });
-    const end = (problem: string | null) => {
-      clearTimeout(timer);
-      socket.destroy();
-      resolve(problem);
-    };
-    const timer = setTimeout(() => end(`no answer within ${PROBE_TIMEOUT_MS / 1000} s`), PROBE_TIMEOUT_MS);
-    socket.once('connect', () => end(null));
-    socket.once('error', (error: NodeJS.ErrnoException) => end(error.code ?? error.message));
-  });
 }
 
 /**

@@ -12,7 +12,7 @@ const PROBE_TIMEOUT_MS = 5_000;
  */
 export async function probeEndpoints(endpoints: readonly AgentEndpoint[], timeoutMs = PROBE_TIMEOUT_MS): Promise<void> {
   for (const endpoint of endpoints) {
-    const problem = await connectOnce(endpoint, timeoutMs);
+    const problem = await connectProblem(endpoint, timeoutMs);
     if (problem === null) continue;
     throw new GenesisError(
       'agent-unreachable-model',
@@ -22,7 +22,8 @@ export async function probeEndpoints(endpoints: readonly AgentEndpoint[], timeou
   }
 }
 
-function connectOnce(endpoint: AgentEndpoint, timeoutMs: number): Promise<string | null> {
+/** Why one connect to `endpoint` failed (an error code, or no answer in time), or null when it was accepted. Sends nothing. */
+export function connectProblem(endpoint: Pick<AgentEndpoint, 'host' | 'port'>, timeoutMs = PROBE_TIMEOUT_MS): Promise<string | null> {
   return new Promise((resolve) => {
     const socket = connect({ host: endpoint.host === 'localhost' ? '127.0.0.1' : endpoint.host, port: endpoint.port });
     const end = (problem: string | null) => {
