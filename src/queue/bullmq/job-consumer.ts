@@ -4,6 +4,7 @@ import { episodeResultSchema, type EpisodeResult } from '../../episode/episode-j
 import { distributedJobSchema, EPISODE_QUEUE, queuePrefix, RETENTION, type DistributedJob } from './distributed-job.js';
 import { stoppedBeforeStart, workerError } from '../memory/memory-queue.js';
 import { cancelRequested } from './cancel-requests.js';
+import { closeWithin } from './close-within.js';
 
 /** Timing and size of a BullMQ worker of Genesis. */
 export interface ConsumerSettings {
@@ -95,6 +96,9 @@ export class ResultQueues {
  * A consumer killed mid-job leaves the job locked until its lock expires; BullMQ then hands it to
  * another consumer.
  */
+/** How long a forced close waits for the episodes it aborted to stop their agents and clean up. */
+const ABORTED_SETTLE_MS = 15_000;
+
 export function consumeEpisodes(
   settings: ConsumerSettings & {
     results: ResultQueues;
@@ -107,6 +111,9 @@ export function consumeEpisodes(
   handler: DistributedEpisodeHandler,
 ): EpisodeConsumer {
   const running = new Map<string, AbortController>();
+  // A forced close aborts these and waits for them: an aborted episode still cleans its workspace,
+  // and nothing of it may write after close returns.
+  const settling = new Set<Promise<unknown>>();
   const changed = () => settings.onChange?.([...running.keys()]);
   const take = async (job: Job): Promise<EpisodeResult> => {
     const parsed = distributedJobSchema.safeParse(job.data);
@@ -119,10 +126,12 @@ export function consumeEpisodes(
     try {
       const stopped = (await cancelRequested(settings.redis, [episode.episodeId])).length > 0;
       // Failures of the episode itself are results the scheduler must see (and, when fatal, stop on).
-      const result = await Promise.resolve()
-        .then(() => (stopped ? stoppedBeforeStart(episode) : handler(parsed.data, controller.signal)))
+      const handled = Promise.resolve().then(() => (stopped ? stoppedBeforeStart(episode) : handler(parsed.data, controller.signal)));
+      settling.add(handled);
+      const result = await handled
         .then((r) => episodeResultSchema.parse(r))
-        .catch((error: unknown) => workerError(episode, error));
+        .catch((error: unknown) => workerError(episode, error))
+        .finally(() => settling.delete(handled));
       await settings.results.send(parsed.data.resultQueue, result.episodeId, result);
       settings.onEnd?.(result);
       return result;
@@ -152,6 +161,7 @@ export function consumeEpisodes(
       clearInterval(lookForCancels);
       if (force) for (const c of running.values()) c.abort();
       await worker.close(force);
+      if (force) await closeWithin(Promise.allSettled([...settling]), ABORTED_SETTLE_MS);
       // BullMQ leaves a connection it was given open; this one is ours to close.
       blocking.disconnect();
     },

@@ -178,6 +178,25 @@ for (const [name, it, make] of adapters) {
       expect(started).toEqual(['slow', 'other']);
     });
 
+    it('closes by aborting a running episode and returns only once it has ended (nothing of it writes afterwards)', async () => {
+      let started = false;
+      let ended = false;
+      const harness = await make(async (j, signal) => {
+        started = true;
+        await sleep(60_000, undefined, { signal }).catch(() => undefined);
+        // An aborted episode still stops its agent and removes its workspace; close must wait for that.
+        await sleep(300);
+        ended = true;
+        return { ...passed(j), verdict: 'abandoned' as const, candidate: null, reason: 'aborted' as const };
+      }, 1);
+      const j = job();
+      await harness.queue.submit(j);
+      await expect.poll(() => started, { timeout: 10_000 }).toBe(true);
+      open.splice(open.indexOf(harness), 1);
+      await harness.close();
+      expect(ended).toBe(true);
+    });
+
     it('leaves alone a job it holds, running or with its result still owed', async () => {
       let calls = 0;
       let finish: () => void = () => undefined;
