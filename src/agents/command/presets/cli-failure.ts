@@ -8,10 +8,7 @@ export type CliFailure = AgentFailureClass;
 export function classifyApiError(status: number | null, text: string, now = Date.now()): CliFailure | null {
   const message = text.trim().slice(0, 300) || `HTTP ${status ?? '?'}`;
   const kind = refusalKindOf(status);
-  if (
-    kind === 'auth' ||
-    /authentication_error|authentication_failed|invalid[_ ]api[_ ]key|API_KEY_INVALID|Incorrect API key|API key not valid/i.test(text)
-  ) {
+  if (kind === 'auth' || /authentication_error|authentication_failed|invalid[_ ]api[_ ]key|API_KEY_INVALID|Incorrect API key|API key not valid/i.test(text)) {
     return { kind: 'auth', message };
   }
   if (kind === 'usage-limit' || /rate_limit|usage_limit|usage limit|RESOURCE_EXHAUSTED|exceeded your current quota/i.test(text)) {
