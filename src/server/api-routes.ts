@@ -13,6 +13,7 @@ import type { ChangeFeed } from './projections/change-feed.js';
 import { listEpisodeRows } from './projections/episode-rows.js';
 import { errorResponse, jsonResponse } from './http/json.js';
 import { readIntegrationView } from './projections/integration-view.js';
+import { readWorldHold } from '../schedule/run/world-hold.js';
 import { buildOverview } from './projections/overview.js';
 import { buildReliabilityReport, type ReliabilityReport } from './projections/reliability-report.js';
 import { MAX_RETRY_NOTE, retryTask } from './retry-task.js';
@@ -122,7 +123,9 @@ export function createApiRoutes(ctx: ApiContext): Hono {
   api.get('/overview', async () => {
     const { snapshot, probe, cluster } = await runningView();
     const overview = buildOverview(snapshot, buildTaskBoard(snapshot, probe), probe, ctx.now());
-    return jsonResponse({ ...overview, cluster });
+    // Why no episode starts now (a usage limit, a model the world waits for), as the running scheduler wrote it.
+    const hold = await readWorldHold(ctx.world.scratchDir, ctx.now().getTime());
+    return jsonResponse({ ...overview, hold, cluster });
   });
 
   api.get('/history', async (c) => {

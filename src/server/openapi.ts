@@ -172,7 +172,8 @@ const paths: Record<string, Record<string, Schema>> = {
   },
   '/api/overview': {
     get: {
-      summary: 'the status: world, run state and why, task and episode counts, running episodes, workers, budgets, usage',
+      summary:
+        'the status: world, run state and why, task and episode counts, running episodes, workers, budgets, usage, and the hold of the world (a usage limit, a model it waits for) while one holds',
       responses: {
         '200': json(
           obj({
@@ -183,6 +184,7 @@ const paths: Record<string, Record<string, Schema>> = {
             running: list(obj({ id: str, task: str, attempt: int, worker: str })),
             budgets: list(obj({ name: str, set: num, lifted: num, limit: num, used: num, unit: str, spent: bool })),
             usage: obj({ costUsd: nullable(num), inputTokens: nullable(num), outputTokens: nullable(num) }),
+            hold: nullable(obj({ untilMs: int, message: str })),
             stamp: str,
             cluster: nullable(obj({ workers: list(obj({ id: str, host: str, pid: int })), error: nullable(str) })),
           }),

@@ -147,7 +147,7 @@ function integrationPanel(q) {
     ? h(
         'p',
         { class: 'note', 'data-world-hold': String(q.hold.untilMs) },
-        `Held until ${fmtTime(new Date(q.hold.untilMs).toISOString())} by a usage or rate limit; the run resumes by itself then: ${q.hold.message}`,
+        `Held until ${fmtTime(new Date(q.hold.untilMs).toISOString())}; the run resumes by itself then: ${q.hold.message}`,
       )
     : null;
   // A wait of more than a few seconds is named with how long so far, as genesis run's output names it.
