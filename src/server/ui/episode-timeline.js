@@ -1,4 +1,4 @@
-// The episode timeline: a row per worker slot, each episode a bar split into its phases (agent,
+// The episode timeline: a row per worker slot of each machine (across restarts of genesis run), each episode a bar split into its phases (agent,
 // gate, waiting, integration), on one time axis. Plain SVG, as the charts and the task graph are.
 
 const NS = 'http://www.w3.org/2000/svg';
@@ -24,16 +24,20 @@ export function episodeTimeline(timeline) {
   const rows = timeline.slots.map((slot, i) =>
     s(
       'g',
-      { class: 'slot', transform: `translate(0,${AXIS + i * ROW})`, 'data-worker': slot.worker, 'data-slot': slot.slot },
-      s('text', { x: 0, y: BAR - 3, class: 'label' }, `${slot.worker} #${slot.slot}`),
+      { class: 'slot', transform: `translate(0,${AXIS + i * ROW})`, 'data-host': slot.host, 'data-slot': slot.slot },
+      s('text', { x: 0, y: BAR - 3, class: 'label' }, `${slot.host} #${slot.slot}`),
       slot.episodes.map((e) =>
         s(
           'g',
-          { class: `episode ${e.outcome}`, 'data-episode': e.id, 'data-task': e.task, 'data-outcome': e.outcome },
-          s('title', null, `${e.task} attempt ${e.attempt} (${e.outcome}): ${e.bars.map((b) => `${b.phase} ${seconds(b.endMs - b.startMs)}`).join(', ')}`),
+          { class: `episode ${e.outcome}`, 'data-episode': e.id, 'data-task': e.task, 'data-outcome': e.outcome, 'data-worker': e.worker },
+          s(
+            'title',
+            null,
+            `${e.task} attempt ${e.attempt} (${e.outcome}) on ${e.worker}: ${e.bars.map((b) => `${b.phase} ${seconds(b.endMs - b.startMs)}`).join(', ')}`,
+          ),
           e.bars.map((b) =>
             s('rect', {
-              class: `bar p-${b.phase}`,
+              class: `phase p-${b.phase}`,
               'data-phase': b.phase,
               'data-ms': b.endMs - b.startMs,
               x: x(b.startMs),
