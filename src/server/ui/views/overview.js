@@ -20,12 +20,21 @@ export async function render() {
       panel(
         'Tasks',
         h('div', { class: 'stat' }, `${t.done}`, h('small', null, ` of ${t.total} done`)),
+        // The bar is progress and nothing else: its fill is the done share. Running and blocked are
+        // counted beside it, since a task running or blocked is no nearer to done.
         h(
           'div',
-          { class: 'bar', title: 'done · running · blocked' },
+          {
+            class: 'bar',
+            role: 'progressbar',
+            'data-progress': 'tasks',
+            'aria-label': 'tasks done',
+            'aria-valuemin': 0,
+            'aria-valuemax': t.total,
+            'aria-valuenow': t.done,
+            title: `${t.done} of ${t.total} tasks done`,
+          },
           h('span', { class: 'done', 'data-w': share(t.done) }),
-          h('span', { class: 'running', 'data-w': share(t.running) }),
-          h('span', { class: 'blocked', 'data-w': share(t.blocked) }),
         ),
         h(
           'div',
