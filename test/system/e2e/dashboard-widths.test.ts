@@ -3,6 +3,7 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addBudgetLift } from '../../../src/ledger/budget-lifts.js';
 import { openEpisodeRecord, type EpisodeRecord } from '../../../src/ledger/episode-record.js';
 import { ledgerOf } from '../../../src/ledger/git-ledger.js';
 import { startServer, type RunningServer } from '../../../src/server/start-server.js';
@@ -21,9 +22,13 @@ const HOST = hostname();
 const SHA = (n: number) => `${n}`.repeat(40).slice(0, 40);
 
 /** A record as a run leaves it: ids, agents and messages as long as real ones. */
+const attempts = new Map<string, number>();
+
 function episode(seq: number, task: string, worker: string, from: number, to: number | null, end: Partial<EpisodeRecord> = {}): EpisodeRecord {
   const id = `20260301-22${String(from).padStart(4, '0')}-000-${seq.toString(16).padStart(6, 'a')}`;
-  const open = openEpisodeRecord({ id, world: 'w', task, attempt: 1, base: SHA(1), agent: 'claude-code:claude-sonnet-4-5-20250929', worker });
+  const attempt = (attempts.get(task) ?? 0) + 1;
+  attempts.set(task, attempt);
+  const open = openEpisodeRecord({ id, world: 'w', task, attempt, base: SHA(1), agent: 'claude-code:claude-sonnet-4-5-20250929', worker });
   if (to === null) return { ...open, startedAt: new Date(T0 + from * 1000).toISOString() };
   return {
     ...open,
@@ -77,7 +82,11 @@ describeBrowser('the dashboard at 1280, 1400 and 1920 px', () => {
 
   beforeAll(async () => {
     const tasks = ['parser', 'printer', 'lexer', 'cli', 'docs'].map((id) => ({ id, title: `the ${id}`, paths: [`src/${id}.js`] }));
-    const { world } = await makeWorld({ manifest: baseManifest({ tasks }), recording: {}, sandbox: 'none' });
+    const { world } = await makeWorld({
+      manifest: baseManifest({ tasks, retry: { maxAttempts: 5 }, goal: { outcome: 'a parser and a printer', stop: { maxEpisodes: 8 } } }),
+      recording: {},
+      sandbox: 'none',
+    });
     const ledger = ledgerOf(world);
     // A night of three `genesis run`s with two slots each on this machine (each restart a new pid),
     // then the fourth, this process, running two episodes now. Nothing landed yet: 0 of 5 done.
@@ -94,6 +103,8 @@ describeBrowser('the dashboard at 1280, 1400 and 1920 px', () => {
     const me = `${HOST}:${process.pid}`;
     await ledger.write(episode(++seq, 'parser', me, 3000, null));
     await ledger.write(episode(++seq, 'cli', me, 3010, null));
+    // The night ran into its episode budget twice, and was lifted twice, as `genesis budget lift` does.
+    for (const n of [2, 2]) await addBudgetLift(world.path, { by: 'test', reason: 'the parser needs more tries', raise: { maxEpisodes: n } });
     // makeWorld's folder goes when the first test ends; the walk needs a copy that outlives it.
     root = await mkdtemp(join(tmpdir(), 'genesis-dashboard-widths-'));
     await cp(world.path, join(root, 'w.world'), { recursive: true });
@@ -129,6 +140,14 @@ describeBrowser('the dashboard at 1280, 1400 and 1920 px', () => {
         const filled = await bar.locator('span').evaluateAll((spans) => spans.map((s) => s.getBoundingClientRect().width));
         expect(filled.reduce((a, b) => a + b, 0)).toBe(0);
         expect(await page.locator('main').innerText()).toMatch(/running\s+2/);
+        // The budget's bar is what is used of what is in force, lifts included (as genesis budget says).
+        const budget = page.locator('[data-budget="maxEpisodes"]');
+        expect(await budget.innerText()).toContain('maxEpisodes 11 of 12 episodes (world.yaml 8, lifted 4)');
+        const meter = budget.locator('.meter');
+        const [whole, used] = [(await meter.boundingBox())!, (await meter.locator('span').boundingBox())!];
+        expect(used.width / whole.width).toBeCloseTo(11 / 12, 2);
+        // Spent, not progressed: near its end it is drawn in the warning colour, not the accent's blue.
+        expect(await meter.getAttribute('class')).toBe('meter near');
       });
 
       it('draws one timeline row per slot of the machine across three restarts, and episode ids and commits on one line in the table', async () => {

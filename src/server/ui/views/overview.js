@@ -64,7 +64,7 @@ export async function render() {
               const fraction = Math.min(1, b.used / b.limit);
               return h(
                 'div',
-                null,
+                { 'data-budget': b.name },
                 h(
                   'div',
                   null,
@@ -73,7 +73,12 @@ export async function render() {
                   // The same figures as genesis budget: what world.yaml sets and what lifts added.
                   b.lifted > 0 ? h('span', { class: 'muted' }, ` (world.yaml ${fmtNumber(b.set, 2)}, lifted ${fmtNumber(b.lifted, 2)})`) : null,
                 ),
-                h('div', { class: `meter${fraction >= 1 ? ' full' : ''}` }, h('span', { 'data-w': `${fraction * 100}%` })),
+                // Spending, not progress: grey while there is room, amber from four fifths, red when spent.
+                h(
+                  'div',
+                  { class: `meter${fraction >= 1 ? ' full' : fraction >= 0.8 ? ' near' : ''}`, title: `${fmtNumber(fraction * 100, 0)}% of this budget used` },
+                  h('span', { 'data-w': `${fraction * 100}%` }),
+                ),
               );
             }),
         kv([
