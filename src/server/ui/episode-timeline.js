@@ -15,6 +15,10 @@ function s(tag, attrs, ...children) {
   return el;
 }
 
+// A label must end before the bars start (LABEL px of 12 px monospace): a cloud host's long name
+// keeps its start, which tells machines apart, and shows whole on hover.
+const shortHost = (host) => (host.length > 18 ? `${host.slice(0, 17)}…` : host);
+
 const seconds = (ms) => (ms < 60_000 ? `${(ms / 1000).toFixed(1)} s` : `${(ms / 60_000).toFixed(1)} min`);
 
 export function episodeTimeline(timeline) {
@@ -25,7 +29,7 @@ export function episodeTimeline(timeline) {
     s(
       'g',
       { class: 'slot', transform: `translate(0,${AXIS + i * ROW})`, 'data-host': slot.host, 'data-slot': slot.slot },
-      s('text', { x: 0, y: BAR - 3, class: 'label' }, `${slot.host} #${slot.slot}`),
+      s('g', null, s('title', null, `${slot.host} #${slot.slot}`), s('text', { x: 0, y: BAR - 3, class: 'label' }, `${shortHost(slot.host)} #${slot.slot}`)),
       slot.episodes.map((e) =>
         s(
           'g',

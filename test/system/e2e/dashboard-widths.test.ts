@@ -19,6 +19,7 @@ const describeBrowser = itWithBrowser() === it ? describe : describe.skip;
 // The night began an hour ago, so the episodes running now are minutes old.
 const T0 = Date.now() - 3_100_000;
 const HOST = hostname();
+const CLOUD = 'ip-10-0-12-34.eu-west-1.compute.internal';
 const SHA = (n: number) => `${n}`.repeat(40).slice(0, 40);
 
 /** A record as a run leaves it: ids, agents and messages as long as real ones. */
@@ -103,8 +104,10 @@ describeBrowser('the dashboard at 1280, 1400 and 1920 px', () => {
     const me = `${HOST}:${process.pid}`;
     await ledger.write(episode(++seq, 'parser', me, 3000, null));
     await ledger.write(episode(++seq, 'cli', me, 3010, null));
+    // And a fleet worker on a cloud machine, with the long name such machines have.
+    await ledger.write(episode(++seq, 'docs', `${CLOUD}:48213:k3x9zq`, 3020, null));
     // The night ran into its episode budget twice, and was lifted twice, as `genesis budget lift` does.
-    for (const n of [2, 2]) await addBudgetLift(world.path, { by: 'test', reason: 'the parser needs more tries', raise: { maxEpisodes: n } });
+    for (const n of [2, 3]) await addBudgetLift(world.path, { by: 'test', reason: 'the parser needs more tries', raise: { maxEpisodes: n } });
     // makeWorld's folder goes when the first test ends; the walk needs a copy that outlives it.
     root = await mkdtemp(join(tmpdir(), 'genesis-dashboard-widths-'));
     await cp(world.path, join(root, 'w.world'), { recursive: true });
@@ -136,16 +139,16 @@ describeBrowser('the dashboard at 1280, 1400 and 1920 px', () => {
         const bar = page.locator('[data-progress="tasks"]');
         expect(await bar.getAttribute('aria-valuenow')).toBe('0');
         expect(await bar.getAttribute('aria-valuemax')).toBe('5');
-        // Two tasks run, and nothing in the bar says so: running is not progress.
+        // Three tasks run, and nothing in the bar says so: running is not progress.
         const filled = await bar.locator('span').evaluateAll((spans) => spans.map((s) => s.getBoundingClientRect().width));
         expect(filled.reduce((a, b) => a + b, 0)).toBe(0);
-        expect(await page.locator('main').innerText()).toMatch(/running\s+2/);
+        expect(await page.locator('main').innerText()).toMatch(/running\s+3/);
         // The budget's bar is what is used of what is in force, lifts included (as genesis budget says).
         const budget = page.locator('[data-budget="maxEpisodes"]');
-        expect(await budget.innerText()).toContain('maxEpisodes 11 of 12 episodes (world.yaml 8, lifted 4)');
+        expect(await budget.innerText()).toContain('maxEpisodes 12 of 13 episodes (world.yaml 8, lifted 5)');
         const meter = budget.locator('.meter');
         const [whole, used] = [(await meter.boundingBox())!, (await meter.locator('span').boundingBox())!];
-        expect(used.width / whole.width).toBeCloseTo(11 / 12, 2);
+        expect(used.width / whole.width).toBeCloseTo(12 / 13, 2);
         // Spent, not progressed: near its end it is drawn in the warning colour, not the accent's blue.
         expect(await meter.getAttribute('class')).toBe('meter near');
       });
@@ -153,21 +156,24 @@ describeBrowser('the dashboard at 1280, 1400 and 1920 px', () => {
       it('draws one timeline row per slot of the machine across three restarts, and episode ids and commits on one line in the table', async () => {
         expect(await open(width, '#/episodes', 'episodes')).toEqual([]);
         const slots = page.locator('svg.episode-timeline g.slot');
-        expect(await slots.evaluateAll((gs) => gs.map((g) => `${g.getAttribute('data-host')} #${g.getAttribute('data-slot')}`))).toEqual([
-          `${HOST} #1`,
-          `${HOST} #2`,
-        ]);
-        // Eleven episodes from four processes, all on the two rows.
+        const rows = await slots.evaluateAll((gs) => gs.map((g) => `${g.getAttribute('data-host')} #${g.getAttribute('data-slot')}`));
+        expect(rows.filter((r) => r.startsWith(`${HOST} `))).toEqual([`${HOST} #1`, `${HOST} #2`]);
+        expect(rows.filter((r) => !r.startsWith(`${HOST} `))).toEqual([`${CLOUD} #1`]);
+        // Twelve episodes from five processes, all on those three rows.
         const workers = await page.locator('svg.episode-timeline g.episode').evaluateAll((gs) => gs.map((g) => g.getAttribute('data-worker')));
-        expect(workers).toHaveLength(11);
-        expect(new Set(workers).size).toBe(4);
+        expect(workers).toHaveLength(12);
+        expect(new Set(workers).size).toBe(5);
+        // Every row's label ends before the first bar begins, the cloud machine's long name too.
+        const labelsEnd = Math.max(...(await slots.locator('.label').evaluateAll((ts) => ts.map((t) => t.getBoundingClientRect().right))));
+        const barsStart = Math.min(...(await slots.locator('rect').evaluateAll((rs) => rs.map((r) => r.getBoundingClientRect().left))));
+        expect(labelsEnd).toBeLessThan(barsStart);
         // The whole timeline shows without scrolling its box.
         const scroller = page.locator('.graph-scroll').first();
         expect(await scroller.evaluate((el) => el.scrollWidth <= el.clientWidth)).toBe(true);
         // The table's id and commit cells: one line each, inside the card (MEASURE checked every element; these are the ones that broke).
         const card = (await page.locator('main .panel', { has: page.locator('table') }).boundingBox())!;
         const ids = page.locator('tbody tr td:first-child a.mono');
-        expect(await ids.count()).toBe(11);
+        expect(await ids.count()).toBe(12);
         const lineHeights = await ids.evaluateAll((as) => as.map((a) => a.getClientRects().length));
         expect(new Set(lineHeights)).toEqual(new Set([1]));
         const commits = await page.locator('tbody tr td:last-child').evaluateAll((tds) => tds.map((td) => td.getBoundingClientRect().right));
@@ -175,9 +181,10 @@ describeBrowser('the dashboard at 1280, 1400 and 1920 px', () => {
         expect(await page.locator('tbody tr td:last-child .mono').count()).toBe(3);
       });
 
-      it('shows the tasks, the history, one episode and the reliability page with nothing out of its card', async () => {
+      it('shows the tasks, the history, the reviews, one episode and the reliability page with nothing out of its card', async () => {
         expect(await open(width, '#/tasks', 'tasks')).toEqual([]);
         expect(await open(width, '#/history', 'history')).toEqual([]);
+        expect(await open(width, '#/reviews', 'reviews')).toEqual([]);
         expect(await open(width, '#/reliability', 'reliability')).toEqual([]);
         expect(await open(width, '#/episodes/20260301-220010-000-aaaaa2', 'episode')).toEqual([]);
       });

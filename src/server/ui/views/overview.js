@@ -98,7 +98,7 @@ export async function render() {
             link(`#/episodes/${r.id}`, r.id, { class: 'mono' }),
             r.task,
             r.attempt,
-            h('span', null, `${r.worker} `, badge(r.liveness)),
+            h('span', { class: 'worker' }, `${r.worker} `, badge(r.liveness)),
             fmtAgo(r.startedAt),
           ]),
           'No episode is running.',
