@@ -3,7 +3,6 @@
 
 const NS = 'http://www.w3.org/2000/svg';
 const LABEL = 170;
-const PLOT = 900;
 const ROW = 24;
 const BAR = 16;
 const AXIS = 22;
@@ -21,7 +20,9 @@ const shortHost = (host) => (host.length > 18 ? `${host.slice(0, 17)}…` : host
 
 const seconds = (ms) => (ms < 60_000 ? `${(ms / 1000).toFixed(1)} s` : `${(ms / 60_000).toFixed(1)} min`);
 
-export function episodeTimeline(timeline) {
+/** `width`: the pixels the picture may take; the time axis gets what the labels leave, at 12 px text whatever the width. */
+export function episodeTimeline(timeline, width = 1074) {
+  const PLOT = Math.max(400, width - LABEL - 4);
   const from = timeline.fromMs ?? 0;
   const span = Math.max(1, (timeline.toMs ?? 0) - from);
   const x = (ms) => LABEL + ((ms - from) / span) * PLOT;

@@ -170,6 +170,9 @@ describeBrowser('the dashboard at 1280, 1400 and 1920 px', () => {
         // The whole timeline shows without scrolling its box.
         const scroller = page.locator('.graph-scroll').first();
         expect(await scroller.evaluate((el) => el.scrollWidth <= el.clientWidth)).toBe(true);
+        // And takes the panel's width: a wider screen gives a longer time axis, not an empty margin.
+        const [svgWidth, boxWidth] = await scroller.evaluate((el) => [el.firstElementChild!.getBoundingClientRect().width, el.clientWidth]);
+        expect(svgWidth).toBeGreaterThan(boxWidth - 4);
         // The table's id and commit cells: one line each, inside the card (MEASURE checked every element; these are the ones that broke).
         const card = (await page.locator('main .panel', { has: page.locator('table') }).boundingBox())!;
         const ids = page.locator('tbody tr td:first-child a.mono');
