@@ -275,7 +275,7 @@ const paths: Record<string, Record<string, Schema>> = {
   '/api/timeline': {
     get: {
       summary:
-        "the episodes per worker slot (a worker's episodes that overlap go to separate slots), each as bars of its phases: agent, gate, waiting, integration; times in ms since the epoch",
+        'the episodes per worker slot of each machine, across restarts of genesis run (episodes that overlap on one machine go to separate slots), each as bars of its phases: agent, gate, waiting, integration; times in ms since the epoch',
       parameters: [query('limit', int, 'the most recently started episodes, at most this many (default 200)')],
       responses: {
         '200': json(
@@ -284,12 +284,13 @@ const paths: Record<string, Record<string, Schema>> = {
             toMs: nullable(int),
             slots: list(
               obj({
-                worker: str,
+                host: str,
                 slot: int,
                 episodes: list(
                   obj({
                     id: str,
                     task: str,
+                    worker: str,
                     attempt: int,
                     outcome: s('string', { enum: OUTCOMES }),
                     startMs: int,
