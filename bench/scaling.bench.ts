@@ -4,7 +4,7 @@ import { IntegrationStage } from '../src/integrate/integration-stage.js';
 import { Lander } from '../src/integrate/lander.js';
 import { MEASURED_COSTS, simulatePipeline } from '../src/reliability/pipeline-model.js';
 import { runVerification } from '../src/integrate/verification/run-verification.js';
-import { MemoryVerificationQueue } from '../src/integrate/verification/queue.js';
+import { MemoryVerificationQueue } from '../src/queue/memory/verification-queue.js';
 import { openEpisodeRecord } from '../src/ledger/episode-record.js';
 import { GitLedger } from '../src/ledger/git-ledger.js';
 import { NoneSandbox } from '../src/sandbox/gate/none-sandbox.js';

@@ -1,5 +1,5 @@
 import { createAgent } from '../agents/create-agent.js';
-import { MemoryVerificationQueue } from '../integrate/verification/queue.js';
+import { MemoryVerificationQueue } from '../queue/memory/verification-queue.js';
 import { MemoryEpisodeQueue } from '../queue/memory/memory-queue.js';
 import { createSandbox } from '../sandbox/create-sandbox.js';
 import type { Sandbox } from '../sandbox/sandbox.js';

@@ -5,7 +5,7 @@ import { IntegrationStage } from '../../integrate/integration-stage.js';
 import { Lander } from '../../integrate/lander.js';
 import { writeQueueSnapshot } from '../../integrate/queue-snapshot.js';
 import { queueWaits } from '../../integrate/queue-waits.js';
-import type { VerificationJob } from '../../integrate/verification/job.js';
+import type { VerificationJob } from '../../queue/verification-job.js';
 import { runVerification } from '../../integrate/verification/run-verification.js';
 import type { EpisodeRecord } from '../../ledger/episode-record.js';
 import type { Ledger } from '../../ledger/ledger.js';

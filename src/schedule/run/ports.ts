@@ -1,7 +1,7 @@
 import type { Agent } from '../../agents/agent.js';
 import type { EpisodeJob, EpisodeResult } from '../../episode/episode-job.js';
-import type { VerificationJob, VerificationResult } from '../../integrate/verification/job.js';
-import type { VerificationQueue } from '../../integrate/verification/queue.js';
+import type { VerificationJob, VerificationResult } from '../../queue/verification-job.js';
+import type { VerificationQueue } from '../../queue/verification-queue.js';
 import type { EpisodeQueue } from '../../queue/episode-queue.js';
 import type { Sandbox } from '../../sandbox/sandbox.js';
 import type { WorldManifest } from '../../manifest/schema.js';

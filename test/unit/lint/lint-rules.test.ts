@@ -93,7 +93,7 @@ describe('the layer rules', () => {
     const result = await lint({
       'src/schedule/bad.ts':
         "import { createSandbox } from '../sandbox/create-sandbox.js';\nimport { MemoryLeaseStore } from '../queue/memory/memory-lease-store.js';\nexport const a = [createSandbox, MemoryLeaseStore];\n",
-      'src/integrate/bad.ts': "import { MemoryVerificationQueue } from './verification/queue.js';\nexport const a = MemoryVerificationQueue;\n",
+      'src/integrate/bad.ts': "import { MemoryVerificationQueue } from '../queue/memory/verification-queue.js';\nexport const a = MemoryVerificationQueue;\n",
       'src/episode/bad.ts': "import { createAgent } from '../agents/create-agent.js';\nexport const a = createAgent;\n",
       'src/gate/bad.ts': "import { DockerSandbox } from '../sandbox/gate/docker/docker-sandbox.js';\nexport const a = DockerSandbox;\n",
       'src/server/bad.ts': "import { RedisPathLeases } from '../queue/redis/path-leases.js';\nexport const a = RedisPathLeases;\n",
