@@ -8,7 +8,7 @@ import { MemoryVerificationQueue } from '../src/queue/memory/verification-queue.
 import { openEpisodeRecord } from '../src/ledger/episode-record.js';
 import { GitLedger } from '../src/ledger/git-ledger.js';
 import { NoneSandbox } from '../src/sandbox/gate/none-sandbox.js';
-import type { RunSummary } from '../src/schedule/run/events.js';
+import type { RunSummary } from '../src/schedule/run/ports/events.js';
 import { runEmbedded } from '../src/compose/embedded-run.js';
 import { git, gitValue } from '../src/git/git.js';
 import type { WorldRepo } from '../src/world/world-repo.js';

@@ -89,6 +89,27 @@ describe('the layer rules', () => {
     ]);
   });
 
+  it("keep a run's helpers importing one way (loop → wakes → decide → carry-out → ports), each step also held to its layer", async () => {
+    const result = await lint({
+      'src/schedule/run/carry-out/bad-up.ts': "import { apply } from '../decide/apply.js';\nexport const a = apply;\n",
+      'src/schedule/run/ports/bad-up.ts': "import { takeWake } from '../wakes/take-wake.js';\nexport const a = takeWake;\n",
+      'src/schedule/run/wakes/bad-wiring.ts': "import { openRun } from '../open-run.js';\nexport const a = openRun;\n",
+      'src/schedule/run/decide/bad-layer.ts': "import { main } from '../../../cli/main.js';\nexport const a = main;\n",
+      'src/schedule/run/loop/good.ts':
+        "import { apply } from '../decide/apply.js';\nimport { endWait } from '../carry-out/waits.js';\nimport type { Run } from '../ports/state.js';\nimport { nextWake } from '../../run-policy.js';\nexport const a = [apply, endWait, nextWake];\nexport type R = Run;\n",
+      'src/schedule/run/carry-out/good.ts':
+        "import { endWait } from './waits.js';\nimport type { Run } from '../ports/state.js';\nexport const a = endWait;\nexport type R = Run;\n",
+      'src/schedule/run/good.ts':
+        "import { runLoop } from './loop/run-loop.js';\nimport type { Run } from './ports/state.js';\nexport const a = runLoop;\nexport type R = Run;\n",
+    });
+    expect(result.findings.sort()).toEqual([
+      `${RESTRICTED} src/schedule/run/carry-out/bad-up.ts:1`,
+      `${RESTRICTED} src/schedule/run/decide/bad-layer.ts:1`,
+      `${RESTRICTED} src/schedule/run/ports/bad-up.ts:1`,
+      `${RESTRICTED} src/schedule/run/wakes/bad-wiring.ts:1`,
+    ]);
+  });
+
   it('keep the construction of adapters in the composition roots (src/compose, src/cli)', async () => {
     const result = await lint({
       'src/schedule/bad.ts':
@@ -100,7 +121,7 @@ describe('the layer rules', () => {
       'src/schedule/up.ts': "import { composeEmbeddedRun } from '../compose/embedded-run.js';\nexport const a = composeEmbeddedRun;\n",
       'src/compose/bad.ts': "import { main } from '../cli/main.js';\nexport const a = main;\n",
       'src/schedule/good.ts':
-        "import type { LeaseStore } from '../queue/lease-store.js';\nimport type { RunPorts } from './run/ports.js';\nexport type A = LeaseStore | RunPorts;\n",
+        "import type { LeaseStore } from '../queue/lease-store.js';\nimport type { RunPorts } from './run/ports/ports.js';\nexport type A = LeaseStore | RunPorts;\n",
       'src/compose/good.ts':
         "import { createSandbox } from '../sandbox/create-sandbox.js';\nimport { MemoryLeaseStore } from '../queue/memory/memory-lease-store.js';\nimport { runWorld } from '../schedule/run/run-world.js';\nexport const a = [createSandbox, MemoryLeaseStore, runWorld];\n",
       'src/cli/commands/run/good.ts': "import { composeEmbeddedRun } from '../../../compose/embedded-run.js';\nexport const a = composeEmbeddedRun;\n",
