@@ -138,14 +138,15 @@ describe('the layer rules', () => {
     ]);
   });
 
-  it('keep bullmq, ioredis, dockerode, execa and simple-git inside their adapters', async () => {
+  it('keep bullmq, ioredis, dockerode, execa and OpenTelemetry inside their adapters', async () => {
     const result = await lint({
       'src/schedule/bad.ts': "import { Queue } from 'bullmq';\nexport const a = Queue;\n",
       'src/world/bad.ts': "import { Redis } from 'ioredis';\nexport const a = Redis;\n",
       'src/gate/bad.ts': "import Docker from 'dockerode';\nexport const a = Docker;\n",
       'src/integrate/bad.ts': "import { execa } from 'execa';\nexport const a = execa;\n",
-      'src/agents/bad.ts': "import { simpleGit } from 'simple-git';\nexport const a = simpleGit;\n",
-      'src/git/good.ts': "import { execa } from 'execa';\nimport { simpleGit } from 'simple-git';\nexport const a = [execa, simpleGit];\n",
+      'src/agents/bad.ts': "import { trace } from '@opentelemetry/api';\nexport const a = trace;\n",
+      'src/git/good.ts': "import { execa } from 'execa';\nexport const a = execa;\n",
+      'src/telemetry/good.ts': "import { trace } from '@opentelemetry/api';\nexport const a = trace;\n",
       'src/queue/good.ts': "import { Queue } from 'bullmq';\nimport { Redis } from 'ioredis';\nexport const a = [Queue, Redis];\n",
       'src/sandbox/good.ts': "import Docker from 'dockerode';\nexport const a = Docker;\n",
     });
