@@ -10,7 +10,7 @@ import { renderExitCodesPage } from './exit-codes-page.js';
 import { renderHttpApiPage } from './http-api-page.js';
 import { DEFAULT_PRICES } from '../../src/agents/usage/prices.js';
 import { renderPricesPage } from './prices-page.js';
-import { OPENAPI_DOCUMENT } from '../../src/server/openapi.js';
+import { OPENAPI_DOCUMENT } from '../../src/server/api/openapi-document.js';
 import { renderWorldYamlPage } from './world-yaml-page.js';
 import { readFileSync } from 'node:fs';
 import { type LayerTable, renderLayersPage } from '../layers/render-layers.js';
