@@ -127,14 +127,14 @@ export function agentModelUrl(route: ModelRoute, port: number, listening = '127.
  * which endpoint), or direct, with why and how to change that. Null when no agent calls a model
  * (script and sim agents).
  */
-export function describeModelRoad(
-  configs: ReadonlyArray<{ kind: string; baseUrl?: string | undefined; preset?: string | undefined }>,
-  defaults: Readonly<Record<string, string | undefined>>,
+export function describeModelRoad<Config extends { kind: string; baseUrl?: string | undefined; preset?: string | undefined }>(
+  configs: readonly Config[],
+  defaultOf: (config: Config) => string | null,
 ): string | null {
   const lines = new Set<string>();
   for (const config of configs) {
     if (config.kind !== 'command' && config.kind !== 'openai') continue;
-    const upstream = config.baseUrl ?? (config.kind === 'command' && config.preset ? defaults[config.preset] : undefined);
+    const upstream = config.baseUrl ?? (config.kind === 'command' ? defaultOf(config) : null);
     lines.add(
       upstream
         ? `through the Genesis gateway to ${upstream} (the agent holds stand-in keys; usage is measured on the wire)`

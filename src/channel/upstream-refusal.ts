@@ -9,13 +9,27 @@ export type UpstreamRefusal =
   | { kind: 'usage-limit'; status: number; message: string /** When the limit resets (ms since the epoch), when the vendor said. */; resetAt: number | null }
   | { kind: 'overloaded'; status: number; message: string };
 
+/** What a vendor means by an HTTP status: refused credentials, a usage or rate limit, an overloaded model; null for anything else. */
+export function refusalKindOf(status: number | null): UpstreamRefusal['kind'] | null {
+  if (status === 401 || status === 403) return 'auth';
+  if (status === 429) return 'usage-limit';
+  if (status === 529 || status === 503) return 'overloaded';
+  return null;
+}
+
 /** The refusal an answer with `status` is, or null for anything the agent's CLI should simply see. */
 export function refusalOf(status: number, headers: IncomingHttpHeaders, body: string, now = Date.now()): UpstreamRefusal | null {
   const message = `${status} ${messageOf(body)}`.trim();
-  if (status === 401 || status === 403) return { kind: 'auth', status, message };
-  if (status === 429) return { kind: 'usage-limit', status, message, resetAt: resetOf(headers, body, now) };
-  if (status === 529 || status === 503) return { kind: 'overloaded', status, message };
-  return null;
+  switch (refusalKindOf(status)) {
+    case 'auth':
+      return { kind: 'auth', status, message };
+    case 'usage-limit':
+      return { kind: 'usage-limit', status, message, resetAt: resetOf(headers, body, now) };
+    case 'overloaded':
+      return { kind: 'overloaded', status, message };
+    default:
+      return null;
+  }
 }
 
 /** The vendor's own words from an error body, bounded, on one line. */

@@ -14,6 +14,7 @@ export const ERROR_CODES = {
   'agent-endpoint-unreachable': fatal('the model endpoint did not answer, even after retries with backoff'),
   'agent-model-not-found': fatal('the model endpoint does not know the model or the URL'),
   'agent-not-found': fatal("the agent's program is not installed where it runs"),
+  'agent-endpoint-unknown': fatal("a preset's model endpoint cannot be known without agent.baseUrl, and its CLI may not go past the model gateway"),
   'agent-unreachable-model': fatal('the model endpoint agent.baseUrl names does not accept connections'),
   'agent-quota-exhausted': fatal("the model provider's quota is used up"),
   'agent-sandbox-unavailable': fatal("the agent's sandbox cannot run here (image, network, bubblewrap)"),

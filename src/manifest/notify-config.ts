@@ -33,7 +33,9 @@ const webhook = z
       .array(z.enum(NOTIFY_EVENTS))
       .min(1, 'name at least one event, or remove the webhook')
       .default([...NOTIFY_EVENTS])
-      .describe('which notifications this webhook gets: accepted, rejected, blocked, awaiting-review, budget-spent, stopped, worker-lost; default: all'),
+      .describe(
+        'which notifications this webhook gets: accepted, rejected, blocked, awaiting-review, budget-spent, stopped, worker-lost, held (a usage limit, or a model the world waits for); default: all',
+      ),
     secretEnv: z
       .string()
       .regex(ENV_NAME, 'the name of an environment variable')

@@ -63,7 +63,8 @@ export const PRESET_ENV: Readonly<Record<PresetName, readonly string[]>> = {
   ],
   opencode: ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'OPENROUTER_API_KEY', 'GOOGLE_GENERATIVE_AI_API_KEY'],
   gemini: ['GEMINI_API_KEY', 'GOOGLE_API_KEY', 'GOOGLE_CLOUD_PROJECT', 'GOOGLE_CLOUD_LOCATION', 'GOOGLE_GENAI_USE_VERTEXAI', 'GOOGLE_APPLICATION_CREDENTIALS'],
-  // Bring-your-own-model keys first; COPILOT_GITHUB_TOKEN for GitHub's own models (never GH_TOKEN or GITHUB_TOKEN, which open far more than Copilot).
-  copilot: ['COPILOT_PROVIDER_API_KEY', 'COPILOT_PROVIDER_BEARER_TOKEN', 'COPILOT_PROVIDER_TYPE', 'COPILOT_PROVIDER_WIRE_API', 'COPILOT_GITHUB_TOKEN'],
+  // Bring-your-own-model keys only: Copilot always runs in that mode, behind the gateway. A GitHub token (GitHub's own models)
+  // would enter the sandbox as it is, since the gateway cannot stand in for that login.
+  copilot: ['COPILOT_PROVIDER_API_KEY', 'COPILOT_PROVIDER_BEARER_TOKEN', 'COPILOT_PROVIDER_TYPE', 'COPILOT_PROVIDER_WIRE_API'],
   'qwen-code': ['OPENAI_API_KEY', 'OPENAI_BASE_URL', 'OPENAI_MODEL'],
 };

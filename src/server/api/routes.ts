@@ -12,6 +12,7 @@ import type { ChangeFeed } from '../projections/change-feed.js';
 import { listEpisodeRows } from '../projections/episode-rows.js';
 import { jsonResponse } from '../http/json.js';
 import { readIntegrationView } from '../projections/integration-view.js';
+import { readWorldHold } from '../../schedule/run/carry-out/world-hold.js';
 import { buildOverview } from '../projections/overview.js';
 import { buildReliabilityReport, type ReliabilityReport } from '../projections/reliability-report.js';
 import { MAX_RETRY_NOTE, retryTask } from '../retry-task.js';
@@ -107,12 +108,15 @@ export const API_ROUTES: Array<Route<ApiState>> = [
   route({
     method: 'get',
     path: '/api/overview',
-    summary: 'the status: world, run state and why, task and episode counts, running episodes, workers, budgets, usage',
+    summary:
+      'the status: world, run state and why, task and episode counts, running episodes, workers, budgets, usage, and the hold of the world (a usage limit, a model it waits for) while one holds',
     ok: { status: 200, description: 'the overview', schema: answers.overview },
     handle: async ({ ctx }) => {
       const { snapshot, probe, cluster } = await runningView(ctx);
       const overview = buildOverview(snapshot, buildTaskBoard(snapshot, probe), probe, ctx.now());
-      return jsonResponse({ ...overview, cluster });
+      // Why no episode starts now (a usage limit, a model the world waits for), as the running scheduler wrote it.
+      const hold = await readWorldHold(ctx.world.scratchDir, ctx.now().getTime());
+      return jsonResponse({ ...overview, hold, cluster });
     },
   }),
   route({
@@ -221,7 +225,7 @@ export const API_ROUTES: Array<Route<ApiState>> = [
     method: 'get',
     path: '/api/timeline',
     summary:
-      "the episodes per worker slot (a worker's episodes that overlap go to separate slots), each as bars of its phases: agent, gate, waiting, integration; times in ms since the epoch",
+      'the episodes per worker slot of each machine, across restarts of genesis run (episodes that overlap on one machine go to separate slots), each as bars of its phases: agent, gate, waiting, integration; times in ms since the epoch',
     query: limit('the most recently started episodes, at most this many (default 200)'),
     ok: { status: 200, description: 'the timeline', schema: answers.timeline },
     errors: { 400: 'a bad limit' },

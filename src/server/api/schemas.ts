@@ -170,6 +170,7 @@ export const answers = {
     running: z.array(obj({ id: str, task: str, attempt: int, worker: str })),
     budgets: z.array(obj({ name: str, set: num, lifted: num, limit: num, used: num, unit: str, spent: bool })),
     usage: obj({ costUsd: num.nullable(), inputTokens: num.nullable(), outputTokens: num.nullable() }),
+    hold: obj({ untilMs: int, message: str }).nullable(),
     stamp: str,
     cluster: obj({ workers: z.array(obj({ id: str, host: str, pid: int })), error: str.nullable() }).nullable(),
   }),
@@ -200,12 +201,13 @@ export const answers = {
     toMs: int.nullable(),
     slots: z.array(
       obj({
-        worker: str,
+        host: str,
         slot: int,
         episodes: z.array(
           obj({
             id: str,
             task: str,
+            worker: str,
             attempt: int,
             outcome,
             startMs: int,

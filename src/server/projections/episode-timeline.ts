@@ -13,6 +13,8 @@ export interface TimelineBar {
 export interface TimelineEpisode {
   id: string;
   task: string;
+  /** The process that ran it, as the record names it (`<host>:<pid>`, a fleet worker's id). */
+  worker: string;
   attempt: number;
   /** The outcome, or `running` while the episode is in flight. */
   outcome: string;
@@ -21,10 +23,11 @@ export interface TimelineEpisode {
   bars: TimelineBar[];
 }
 
-/** One lane of a worker: episodes that never overlap, in the order they started. */
+/** One lane of a machine: episodes that never overlap, in the order they started. */
 export interface TimelineSlot {
-  worker: string;
-  /** 1 for the worker's first lane; a worker running n episodes at once has n lanes. */
+  /** The machine, from the worker's name; every process on it (each `genesis run`, each fleet worker) shares its lanes. */
+  host: string;
+  /** 1 for the machine's first lane; a machine running n episodes at once has n lanes. */
   slot: number;
   episodes: TimelineEpisode[];
 }
@@ -36,35 +39,45 @@ export interface EpisodeTimeline {
 }
 
 /**
- * The episodes laid out per worker slot, from the ledger's records. A record keeps each phase's
+ * The episodes laid out per worker slot, from the ledger's records. Lanes belong to the machine,
+ * not to the process: each restart of `genesis run` is a new process, and keyed by process a run
+ * with two slots restarted five times would draw ten rows; keyed by machine it draws two, since
+ * the episodes of one run end (or are closed as abandoned) before the next run's start. A record keeps each phase's
  * duration, not its start, so (as for the traces) the agent's share (workspace, agent, collect)
  * starts at the episode's start, the gate (and the gate on the base) follows, integration ends
  * where the episode did, and what is left between the gate and integration is waiting (the
  * integration queue, a review). A running episode's time past its recorded phases is counted to
- * the phase that comes next. Episodes that overlap on one worker go to separate lanes, so a lane
- * is what one of its parallel slots did. The `limit` most recently started episodes are kept.
+ * the phase that comes next. Episodes that overlap on one machine go to separate lanes (the first
+ * free lane, so there are as many as the most episodes that ran there at once), and a lane is what
+ * one of its parallel slots did. The `limit` most recently started episodes are kept.
  */
 export function buildEpisodeTimeline(records: readonly EpisodeRecord[], now: Date, limit = 200): EpisodeTimeline {
   const episodes = records
-    .map((r) => ({ worker: r.worker, episode: layOut(r, now.getTime()) }))
+    .map((r) => ({ host: hostOf(r.worker), episode: layOut(r, now.getTime()) }))
     .sort((a, b) => a.episode.startMs - b.episode.startMs || a.episode.id.localeCompare(b.episode.id))
     .slice(-limit);
   const lanes = new Map<string, TimelineEpisode[][]>();
-  for (const { worker, episode } of episodes) {
-    const mine = lanes.get(worker) ?? [];
-    lanes.set(worker, mine);
+  for (const { host, episode } of episodes) {
+    const mine = lanes.get(host) ?? [];
+    lanes.set(host, mine);
     const free = mine.find((lane) => lane.at(-1)!.endMs <= episode.startMs);
     if (free) free.push(episode);
     else mine.push([episode]);
   }
   const slots = [...lanes.entries()]
     .sort(([a], [b]) => a.localeCompare(b))
-    .flatMap(([worker, mine]) => mine.map((lane, i) => ({ worker, slot: i + 1, episodes: lane })));
+    .flatMap(([host, mine]) => mine.map((lane, i) => ({ host, slot: i + 1, episodes: lane })));
   return {
     fromMs: episodes.length ? Math.min(...episodes.map((e) => e.episode.startMs)) : null,
     toMs: episodes.length ? Math.max(...episodes.map((e) => e.episode.endMs)) : null,
     slots,
   };
+}
+
+/** The machine in a worker's name: `genesis run` writes `<host>:<pid>`, a fleet worker `<host>:<pid>:<tag>`. */
+function hostOf(worker: string): string {
+  const at = worker.indexOf(':');
+  return at > 0 ? worker.slice(0, at) : worker;
 }
 
 function layOut(r: EpisodeRecord, nowMs: number): TimelineEpisode {
@@ -94,5 +107,5 @@ function layOut(r: EpisodeRecord, nowMs: number): TimelineEpisode {
     push('waiting', integrateMs === undefined ? end : end - Math.max(0, integrateMs));
     push('integration', end);
   }
-  return { id: r.id, task: r.task, attempt: r.attempt, outcome: r.outcome ?? 'running', startMs: start, endMs: end, bars };
+  return { id: r.id, task: r.task, worker: r.worker, attempt: r.attempt, outcome: r.outcome ?? 'running', startMs: start, endMs: end, bars };
 }

@@ -123,4 +123,8 @@ async function showWorldName() {
 window.addEventListener('hashchange', () => void render());
 void showWorldName();
 void render();
-connectLive();
+// `?live=0` draws the page once and keeps no request open: a headless browser's virtual time
+// (chromium --virtual-time-budget, for a screenshot) waits for every open request, and the live
+// stream never ends.
+if (new URLSearchParams(location.search).get('live') === '0') document.getElementById('live').textContent = 'not live (?live=0)';
+else connectLive();

@@ -55,7 +55,11 @@ describe('when a task is retried with agent.rotation', () => {
   });
 
   itWith('bwrap')('opens the circuit when a preset binary is missing, after one episode', async () => {
-    const manifest = baseManifest({ tasks: [TASK_A], parallelism: 1, agent: { kind: 'command', preset: 'opencode', timeoutSec: 60 } });
+    const manifest = baseManifest({
+      tasks: [TASK_A],
+      parallelism: 1,
+      agent: { kind: 'command', preset: 'opencode', model: 'anthropic/claude-sonnet-4-5', timeoutSec: 60 },
+    });
     const f = await makeWorld({ sandbox: 'bwrap', manifest, recording: {} });
     process.env.PATH = saved.PATH ?? '/usr/bin:/bin';
 

@@ -7,6 +7,8 @@ import { openEpisodeRecord } from '../../../src/ledger/episode-record.js';
 import { ledgerOf } from '../../../src/ledger/git-ledger.js';
 import { createServerApp } from '../../../src/server/create-app.js';
 import { LocalWorld } from '../../../src/world/local-world.js';
+import { startCli } from '../../helpers/cli-process.js';
+import { fastClusterEnv } from '../../helpers/distributed-world.js';
 import { genesis } from '../../helpers/genesis-cli.js';
 import { bwrapAnswers } from '../../helpers/services.js';
 import { tempDir } from '../../helpers/temp-dir.js';
@@ -14,7 +16,9 @@ import { baseManifest, GOOD_A, GOOD_B, makeWorld } from '../../helpers/world-fix
 
 // One world that went through what a night does to one: a run stopped by its budget, two lifts,
 // a run that died (its episode left running), a restart, an amendment, a reopened task landed
-// again. Then every figure a person reads is asked of the CLI's --json and of the HTTP API.
+// again, and another landed again by a fleet (a worker of the distributed queue). Then every
+// figure a person reads is asked of the CLI's --json and of the HTTP API.
+const REDIS = 'redis://127.0.0.1:6379';
 let world = '';
 beforeAll(async () => {
   if (!bwrapAnswers()) return;
@@ -23,7 +27,7 @@ beforeAll(async () => {
     manifest: baseManifest({ goal: { outcome: 'modules a and b exist', stop: { maxEpisodes: 1 } } }),
     recording: {
       a: [{ say: 'crashing on purpose', exit: 1 }, { write: { 'src/a.js': GOOD_A } }, { write: { 'src/a.js': `${GOOD_A}// done again\n` } }],
-      b: [{ write: { 'src/b.js': GOOD_B } }],
+      b: [{ write: { 'src/b.js': GOOD_B } }, { write: { 'src/b.js': `${GOOD_B}// done again\n` } }],
     },
   });
   world = join(await mkdtemp(join(tmpdir(), 'genesis-figures-')), 'w.world');
@@ -46,7 +50,21 @@ beforeAll(async () => {
   expect((await genesis(['task', 'reopen', 'a', '--world', world, '--reason', 'its acceptance changed'])).status).toBe(0);
   const again = await run();
   expect(again.status, again.stderr).toBe(0);
-}, 240_000);
+  // The last leg on a fleet: b reopened, its episode run by a worker through Redis.
+  expect((await genesis(['task', 'reopen', 'b', '--world', world, '--reason', 'its acceptance changed too'])).status).toBe(0);
+  expect((await genesis(['budget', 'lift', '--world', world, '--episodes', '3', '--reason', 'the fleet takes over'])).status).toBe(0);
+  const env = fastClusterEnv();
+  const worker = startCli(['worker', '--redis', REDIS, '--json'], env);
+  try {
+    await worker.waitFor(/"type":"ready"/);
+    const fleet = await genesis(['run', '--world', world, '--redis', REDIS, '--sandbox', 'bwrap'], { env });
+    expect(fleet.status, `${fleet.stdout}\n${fleet.stderr}`).toBe(0);
+    expect(worker.lines.some((l) => l.includes('"type":"end"'))).toBe(true);
+  } finally {
+    worker.child.kill('SIGTERM');
+    await worker.exited;
+  }
+}, 360_000);
 
 afterAll(async () => {
   if (world) await rm(join(world, '..'), { recursive: true, force: true });
@@ -64,14 +82,14 @@ async function api(url: string): Promise<any> {
   return response.json();
 }
 
-describe.skipIf(!bwrapAnswers())('every figure a person reads, after an amended, reopened, lifted and restarted night', () => {
+describe.skipIf(!bwrapAnswers())('every figure a person reads, after an amended, reopened, lifted, restarted night ending on a fleet', () => {
   it('shows the budgets in force, lifts included, alike in genesis budget, genesis status and the API', async () => {
     const [budget, status, overview] = await Promise.all([cli(['budget']), cli(['status']), api('/api/overview')]);
     expect(budget.standing).toEqual(overview.budgets);
     expect(status.budgets).toEqual(overview.budgets);
-    // world.yaml's 1 and both lifts: what genesis run held the world to, not world.yaml's figure.
+    // world.yaml's 1 and the three lifts: what genesis run held the world to, not world.yaml's figure.
     expect(overview.budgets).toEqual([
-      { name: 'maxEpisodes', set: 1, lifted: 6, limit: 7, used: overview.episodes.total, unit: 'episodes', spent: overview.episodes.total >= 7 },
+      { name: 'maxEpisodes', set: 1, lifted: 9, limit: 10, used: overview.episodes.total, unit: 'episodes', spent: overview.episodes.total >= 10 },
     ]);
   });
 
@@ -83,19 +101,29 @@ describe.skipIf(!bwrapAnswers())('every figure a person reads, after an amended,
       expect(t.episodes).toBe(episodes.filter((e: any) => e.task === t.id).length);
       expect(t.episodes).toBe(stats.spend.tasks.find((s: any) => s.task === t.id)?.episodes ?? 0);
     }
-    // a: the crash, the landing, and after its reopening an empty change and the landing; b: the abandoned episode is no attempt.
+    // a: the crash, the landing, and after its reopening an empty change and the landing; b: the
+    // abandoned episode is no attempt, then the landing and, after its reopening, the same two on the fleet.
     expect(figures(tasks.tasks)).toEqual([
       { id: 'a', attempts: 4, episodes: 4 },
-      { id: 'b', attempts: 1, episodes: 2 },
+      { id: 'b', attempts: 3, episodes: 4 },
     ]);
   });
 
   it('names what made each commit alike in genesis log and the API, a reopening as a reopening', async () => {
     const [log, history] = await Promise.all([cli(['log']), api('/api/history')]);
     expect(log.map((c: any) => c.made)).toEqual(history.commits.map((c: any) => c.made));
-    expect(log.map((c: any) => c.made)).toEqual(['episode', 'reopen', 'amend', 'episode', 'episode', 'init']);
+    expect(log.map((c: any) => c.made)).toEqual(['episode', 'reopen', 'episode', 'reopen', 'amend', 'episode', 'episode', 'init']);
     const text = await genesis(['log', '--world', world]);
     expect(text.stdout).toContain('(reopen) a');
+  });
+
+  it('draws the timeline with a row per slot of this machine, however many runs and workers ran the night', async () => {
+    const timeline = await api('/api/timeline');
+    const processes = new Set(timeline.slots.flatMap((s: any) => s.episodes.map((e: any) => e.worker)));
+    // Runs of genesis run (one of them dead) and a fleet worker, all on this host, never more than two episodes at once.
+    expect(processes.size).toBeGreaterThanOrEqual(4);
+    expect(new Set(timeline.slots.map((s: any) => s.host))).toEqual(new Set([hostname()]));
+    expect(timeline.slots.length).toBeLessThanOrEqual(2);
   });
 
   it('does not warn of a task landed twice after the reopening the docs recommend', async () => {

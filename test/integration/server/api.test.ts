@@ -264,7 +264,7 @@ describe('the running view in a distributed run', () => {
       expect(overview.running).toMatchObject([{ id: episodeId, worker: workerId, liveness: 'alive' }]);
       expect(overview.run.state).toBe('running');
       const timeline = (await (await app.request('/api/timeline')).json()) as any;
-      expect(timeline.slots.map((s: any) => s.worker)).toEqual([workerId]);
+      expect(timeline.slots.flatMap((s: any) => s.episodes.map((e: any) => e.worker))).toEqual([workerId]);
       // Without the registry the record's own name is all there is, and that process is gone.
       const alone = (await (await createServerApp({ world }).app.request('/api/overview')).json()) as any;
       expect(alone.run.state).toBe('stale');

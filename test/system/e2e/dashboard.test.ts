@@ -56,6 +56,11 @@ describeE2e('the dashboard in a browser', () => {
     await expect.poll(() => page.locator('.banner').innerText()).toContain('a (check-failed), e (outside-paths)');
     const text = await main().innerText();
     expect(text).toContain('2 of 5 done');
+    // The bar's fill is the done share and nothing else: two fifths of it, in the "done" colour.
+    const bar = page.locator('[data-progress="tasks"]');
+    const [whole, fill] = [(await bar.boundingBox())!, (await bar.locator('span').boundingBox())!];
+    expect(fill.width / whole.width).toBeCloseTo(2 / 5, 2);
+    expect(await bar.locator('span').count()).toBe(1);
     expect(text).toContain('7 episodes');
     expect(text).toContain('No budget set');
     await expect.poll(() => page.locator('#live').innerText()).toBe('live');

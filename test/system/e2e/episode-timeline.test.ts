@@ -60,10 +60,10 @@ describeBrowser('the episode timeline in a browser', () => {
     await page.locator('main[data-state="ready"][data-view="episodes"]').waitFor({ timeout: 10_000 });
     const svg = page.locator('svg.episode-timeline');
     const slots = svg.locator('g.slot');
-    expect(await slots.evaluateAll((gs) => gs.map((g) => `${g.getAttribute('data-worker')} #${g.getAttribute('data-slot')}`))).toEqual([
-      'host-a:10 #1',
-      'host-a:10 #2',
-      'host-b:20 #1',
+    expect(await slots.evaluateAll((gs) => gs.map((g) => `${g.getAttribute('data-host')} #${g.getAttribute('data-slot')}`))).toEqual([
+      'host-a #1',
+      'host-a #2',
+      'host-b #1',
     ]);
     const tasksIn = (i: number) =>
       slots
@@ -71,7 +71,7 @@ describeBrowser('the episode timeline in a browser', () => {
         .locator('g.episode')
         .evaluateAll((gs) => gs.map((g) => g.getAttribute('data-task')));
     expect([await tasksIn(0), await tasksIn(1), await tasksIn(2)]).toEqual([['a', 'c'], ['b'], ['d']]);
-    expect(await slots.nth(0).locator('.label').textContent()).toBe('host-a:10 #1');
+    expect(await slots.nth(0).locator('.label').textContent()).toBe('host-a #1');
 
     const shot = await svg.screenshot({ path: join(SHOTS, 'episode-timeline.png') });
     expect(shot.length).toBeGreaterThan(1000);

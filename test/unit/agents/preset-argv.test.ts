@@ -117,7 +117,9 @@ describe('the command each preset runs', () => {
     expect(JSON.parse(byok.homeFiles['.copilot/settings.json']!)).toEqual({ autoUpdate: false, banner: 'never' });
     // GitHub's own models need GitHub: not offline without a baseUrl.
     expect(PRESETS.copilot.launch!(plain).env).toEqual({ COPILOT_AUTO_UPDATE: 'false' });
-    expect(PRESETS.copilot.env).toEqual(expect.arrayContaining(['COPILOT_PROVIDER_API_KEY', 'COPILOT_GITHUB_TOKEN']));
+    expect(PRESETS.copilot.env).toEqual(expect.arrayContaining(['COPILOT_PROVIDER_API_KEY']));
+    // A GitHub login would enter the sandbox as it is: Copilot runs only in its own-model mode, behind the gateway.
+    expect(PRESETS.copilot.env).not.toContain('COPILOT_GITHUB_TOKEN');
     expect(PRESETS.copilot.env).not.toContain('GITHUB_TOKEN');
   });
 

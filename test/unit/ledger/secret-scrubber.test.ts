@@ -91,7 +91,7 @@ describe('secretEnvNames', () => {
   });
 
   it("scrubs the Copilot CLI's and Qwen Code's keys and keeps their settings readable", () => {
-    const names = secretEnvNames(undefined, {});
+    const names = secretEnvNames(undefined, { COPILOT_GITHUB_TOKEN: 'gho_x' });
     expect(names).toEqual(expect.arrayContaining(['COPILOT_PROVIDER_API_KEY', 'COPILOT_PROVIDER_BEARER_TOKEN', 'COPILOT_GITHUB_TOKEN', 'OPENAI_API_KEY']));
     for (const setting of ['COPILOT_PROVIDER_TYPE', 'COPILOT_PROVIDER_WIRE_API', 'OPENAI_BASE_URL', 'OPENAI_MODEL']) expect(names).not.toContain(setting);
   });

@@ -44,7 +44,7 @@ describe('the episode timeline', () => {
     const fresh = record('e1', 'h:1', 0, null, {});
     const gated = record('e2', 'h:2', 0, null, { agent: 10_000, gate: 20_000 });
     const timeline = buildEpisodeTimeline([fresh, gated], now);
-    expect(timeline.slots.map((s) => [s.worker, shape(s.episodes[0]!.bars), s.episodes[0]!.outcome])).toEqual([
+    expect(timeline.slots.map((s) => [s.episodes[0]!.worker, shape(s.episodes[0]!.bars), s.episodes[0]!.outcome])).toEqual([
       ['h:1', [['agent', 0, 50]], 'running'],
       [
         'h:2',
@@ -67,12 +67,30 @@ describe('the episode timeline', () => {
       record('d', 'w0', 0, 5, { agent: 5000 }),
     ];
     const timeline = buildEpisodeTimeline(records, new Date(T0));
-    expect(timeline.slots.map((s) => [s.worker, s.slot, s.episodes.map((e) => e.id)])).toEqual([
+    expect(timeline.slots.map((s) => [s.host, s.slot, s.episodes.map((e) => e.id)])).toEqual([
       ['w0', 1, ['d']],
       ['w1', 1, ['a', 'c']],
       ['w1', 2, ['b']],
     ]);
     expect([timeline.fromMs, timeline.toMs]).toEqual([T0, T0 + 30_000]);
+  });
+
+  it('draws a row per slot of a machine however often genesis run restarted there, each restart a new process', () => {
+    // Three runs with two slots on box, one after another (each restart a new pid), and a fleet worker on other.
+    const records = [0, 100, 200].flatMap((t, run) => [
+      record(`r${run}a`, `box:${1000 + run}`, t, t + 50, { agent: 50_000 }),
+      record(`r${run}b`, `box:${1000 + run}`, t + 5, t + 90, { agent: 85_000 }),
+      record(`r${run}c`, `box:${1000 + run}`, t + 55, t + 95, { agent: 40_000 }),
+    ]);
+    records.push(record('f1', 'other:7:k3x9zq', 10, 20, { agent: 10_000 }));
+    const timeline = buildEpisodeTimeline(records, new Date(T0));
+    expect(timeline.slots.map((s) => [s.host, s.slot, s.episodes.map((e) => e.id)])).toEqual([
+      ['box', 1, ['r0a', 'r0c', 'r1a', 'r1c', 'r2a', 'r2c']],
+      ['box', 2, ['r0b', 'r1b', 'r2b']],
+      ['other', 1, ['f1']],
+    ]);
+    // Each bar still says which process ran it.
+    expect(timeline.slots[1]!.episodes.map((e) => e.worker)).toEqual(['box:1000', 'box:1001', 'box:1002']);
   });
 
   it('keeps the most recently started episodes, and is empty without any', () => {

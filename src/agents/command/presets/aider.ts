@@ -1,7 +1,7 @@
 import type { AgentUsage } from '../../usage/usage.js';
 import { lineSplitter } from './json-lines.js';
 import { PRESET_ENV } from '../../../manifest/preset-names.js';
-import type { CommandPreset, PresetOptions, UsageReader } from './preset.js';
+import type { CommandPreset, PresetLaunch, PresetOptions, UsageReader } from './preset.js';
 
 /**
  * Aider, one message and exit: `aider --message-file {promptFile} --yes-always --no-auto-commits
@@ -17,11 +17,17 @@ import type { CommandPreset, PresetOptions, UsageReader } from './preset.js';
  * cached ones included) as input tokens, "cache hit" as cached, "received" as output, and the
  * last "session" cost. Aider rounds tokens above 1,000 to 0.1k (above 10,000 to 1k), so its
  * counts are approximate; older versions print exact counts ("2,345 sent") and no cache figures.
+ *
+ * Aider reaches its model through litellm, which picks a provider, its endpoint and its key
+ * variable from the model's name: Genesis cannot know that endpoint, so Aider needs `agent.baseUrl`
+ * (an OpenAI-compatible root ending in /v1, with `agent.model: openai/<model>`), which it is given
+ * in OPENAI_API_BASE, the variable Aider documents for such endpoints.
  */
 export const aiderPreset: CommandPreset = {
   name: 'aider',
   install: 'python -m pip install aider-install && aider-install',
   env: PRESET_ENV.aider,
+  upstreamHint: 'with agent.model as openai/<model> for an OpenAI-compatible endpoint',
   argv: (o: PresetOptions) => [
     'aider',
     '--message-file',
@@ -42,6 +48,7 @@ export const aiderPreset: CommandPreset = {
     ...(o.model ? ['--model', o.model] : []),
     ...o.args,
   ],
+  launch: (o: PresetOptions): PresetLaunch => ({ env: o.baseUrl ? { OPENAI_API_BASE: o.baseUrl } : {}, homeFiles: {} }),
   usageReader: readAiderUsage,
 };
 

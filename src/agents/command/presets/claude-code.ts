@@ -30,7 +30,7 @@ export const claudeCodePreset: CommandPreset = {
   name: 'claude-code',
   install: 'npm install -g @anthropic-ai/claude-code',
   env: PRESET_ENV['claude-code'],
-  defaultUpstream: 'https://api.anthropic.com',
+  defaultUpstream: () => 'https://api.anthropic.com',
   argv: (o: PresetOptions) => [
     'claude',
     '-p',

@@ -1,22 +1,20 @@
 import type { AgentFailureClass } from '../../failure-classes.js';
+import { refusalKindOf } from '../../../channel/upstream-refusal.js';
 
 /** What a CLI's output says went wrong, classified (see AgentFailureClass). */
 export type CliFailure = AgentFailureClass;
 
-/** HTTP statuses and error names vendors answer with, classified; null for anything else. */
+/** HTTP statuses (read as the gateway reads them) and error names vendors answer with, classified; null for anything else. */
 export function classifyApiError(status: number | null, text: string, now = Date.now()): CliFailure | null {
   const message = text.trim().slice(0, 300) || `HTTP ${status ?? '?'}`;
-  if (
-    status === 401 ||
-    status === 403 ||
-    /authentication_error|authentication_failed|invalid[_ ]api[_ ]key|API_KEY_INVALID|Incorrect API key|API key not valid/i.test(text)
-  ) {
+  const kind = refusalKindOf(status);
+  if (kind === 'auth' || /authentication_error|authentication_failed|invalid[_ ]api[_ ]key|API_KEY_INVALID|Incorrect API key|API key not valid/i.test(text)) {
     return { kind: 'auth', message };
   }
-  if (status === 429 || /rate_limit|usage_limit|usage limit|RESOURCE_EXHAUSTED|exceeded your current quota/i.test(text)) {
+  if (kind === 'usage-limit' || /rate_limit|usage_limit|usage limit|RESOURCE_EXHAUSTED|exceeded your current quota/i.test(text)) {
     return { kind: 'usage-limit', message, resetAt: resetTimeOf(text, now) };
   }
-  if (status === 529 || status === 503 || /overloaded|at capacity/i.test(text)) return { kind: 'overloaded', message };
+  if (kind === 'overloaded' || /overloaded|at capacity/i.test(text)) return { kind: 'overloaded', message };
   return null;
 }
 

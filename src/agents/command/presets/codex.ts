@@ -28,7 +28,7 @@ export const codexPreset: CommandPreset = {
   name: 'codex',
   install: 'npm install -g @openai/codex',
   env: PRESET_ENV.codex,
-  defaultUpstream: 'https://api.openai.com/v1',
+  defaultUpstream: () => 'https://api.openai.com/v1',
   argv: (o: PresetOptions) => [
     'codex',
     'exec',

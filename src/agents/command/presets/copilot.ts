@@ -24,7 +24,10 @@ const OVERLOADED_RETRIES = 3;
  * mode: COPILOT_PROVIDER_BASE_URL, with COPILOT_PROVIDER_API_KEY (or _BEARER_TOKEN) passed through
  * and COPILOT_OFFLINE=true, so no GitHub login, telemetry or update check is tried.
  * COPILOT_PROVIDER_TYPE (`anthropic`, `azure`) and COPILOT_PROVIDER_WIRE_API (`responses`) pass
- * through for other APIs. Without a baseUrl, COPILOT_GITHUB_TOKEN selects GitHub's own models.
+ * through for other APIs. Without a baseUrl the same mode goes to OpenAI's API, Copilot's default
+ * provider type (https://api.openai.com/v1, COPILOT_PROVIDER_TYPE set to `openai`): GitHub's own
+ * models (COPILOT_GITHUB_TOKEN) are reached through a login of its own that the gateway cannot
+ * stand between, so Genesis does not use them; another provider needs `agent.baseUrl`.
  *
  * Copilot prints no token counts in its events: `--usage-output-file=~/.copilot-usage.json` has it
  * write its usage report into its private HOME (a settings file there turns auto-update and the
@@ -42,6 +45,7 @@ export const copilotPreset: CommandPreset = {
   name: 'copilot',
   install: 'npm install -g @github/copilot',
   env: PRESET_ENV.copilot,
+  defaultUpstream: () => 'https://api.openai.com/v1',
   argv: (o: PresetOptions) => [
     'copilot',
     '--output-format',
@@ -61,7 +65,12 @@ export const copilotPreset: CommandPreset = {
 
 function launchCopilot(o: PresetOptions): PresetLaunch {
   return {
-    env: { ...(o.baseUrl ? { COPILOT_PROVIDER_BASE_URL: o.baseUrl, COPILOT_OFFLINE: 'true' } : {}), COPILOT_AUTO_UPDATE: 'false' },
+    env: {
+      ...(o.baseUrl ? { COPILOT_PROVIDER_BASE_URL: o.baseUrl, COPILOT_OFFLINE: 'true' } : {}),
+      // The vendor's endpoint is OpenAI's: a provider type of this host's naming another would not match it.
+      ...(o.vendorEndpoint ? { COPILOT_PROVIDER_TYPE: 'openai' } : {}),
+      COPILOT_AUTO_UPDATE: 'false',
+    },
     homeFiles: { '.copilot/settings.json': `${JSON.stringify({ autoUpdate: false, banner: 'never' }, null, 2)}\n` },
     outputFiles: [COPILOT_USAGE_FILE],
   };

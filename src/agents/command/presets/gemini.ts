@@ -31,7 +31,7 @@ export const geminiPreset: CommandPreset = {
   name: 'gemini',
   install: 'npm install -g @google/gemini-cli',
   env: PRESET_ENV.gemini,
-  defaultUpstream: 'https://generativelanguage.googleapis.com',
+  defaultUpstream: () => 'https://generativelanguage.googleapis.com',
   argv: (o: PresetOptions) => [
     'gemini',
     '--output-format',

@@ -19,6 +19,19 @@ const OPENCODE_LOGS = ['--print-logs', '--log-level', 'ERROR'];
 /** Logged overloads taken as the model being overloaded: OpenCode backs off and retries without end. */
 const OVERLOADED_RETRIES = 3;
 
+/** The API root of each of OpenCode's own providers Genesis can route, as its SDK calls it by default (the `provider/` of `--model`). */
+const PROVIDER_ROOTS: Readonly<Record<string, string>> = {
+  anthropic: 'https://api.anthropic.com/v1',
+  openai: 'https://api.openai.com/v1',
+  google: 'https://generativelanguage.googleapis.com/v1beta',
+};
+
+/** The provider `agent.model` names (`anthropic/claude-sonnet-4-5` → `anthropic`), when it is one of those Genesis can route. */
+function vendorOf(model: string | undefined): string | null {
+  const provider = model?.split('/')[0];
+  return provider !== undefined && model!.includes('/') && provider in PROVIDER_ROOTS ? provider : null;
+}
+
 /**
  * OpenCode, non-interactive: `opencode run --format json --title "genesis episode" [--model
  * provider/model] [args…] "Carry out the task given on standard input."`, the prompt on stdin
@@ -29,6 +42,9 @@ const OVERLOADED_RETRIES = 3;
  * `agent.baseUrl` (an OpenAI-compatible root ending in /v1) a provider `genesis`
  * (`@ai-sdk/openai-compatible`, key from OPENAI_API_KEY) whose model is `agent.model`, passed as
  * `--model genesis/<model>`; with `agent.price`, the model's cost, so OpenCode prices it itself.
+ * Without `agent.baseUrl`, `agent.model` names one of OpenCode's own providers (`anthropic/…`,
+ * `openai/…`, `google/…`): that provider is kept and only its `baseURL` moves to the gateway, which
+ * forwards to the provider's own API root; any other provider needs `agent.baseUrl`.
  *
  * Usage is the sum over `step_finish` events of `part.tokens`: `input + cache.read + cache.write`
  * input tokens (OpenCode counts cached input apart; Genesis counts it in), `cache.read` cached,
@@ -40,6 +56,8 @@ export const opencodePreset: CommandPreset = {
   name: 'opencode',
   install: 'npm install -g opencode-ai',
   env: PRESET_ENV.opencode,
+  defaultUpstream: (model) => PROVIDER_ROOTS[vendorOf(model) ?? ''] ?? null,
+  upstreamHint: 'or set agent.model to a model of one of its providers Genesis routes: anthropic/…, openai/… or google/…',
   argv: (o: PresetOptions) => [
     'opencode',
     'run',
@@ -58,34 +76,34 @@ export const opencodePreset: CommandPreset = {
 
 function opencodeModel(o: PresetOptions): string[] {
   if (!o.model) return [];
-  return ['--model', o.baseUrl ? `${OPENCODE_PROVIDER}/${o.model}` : o.model];
+  return ['--model', o.baseUrl && !o.vendorEndpoint ? `${OPENCODE_PROVIDER}/${o.model}` : o.model];
 }
 
 function launchOpencode(o: PresetOptions): PresetLaunch {
+  const config = { $schema: 'https://opencode.ai/config.json', autoupdate: false, share: 'disabled', ...providerOf(o) };
+  return {
+    env: { OPENCODE_DISABLE_AUTOUPDATE: '1', OPENCODE_DISABLE_MODELS_FETCH: '1', OPENCODE_DISABLE_SHARE: '1' },
+    homeFiles: { '.config/opencode/opencode.json': `${JSON.stringify(config, null, 2)}\n` },
+  };
+}
+
+/** The provider entries of its configuration: its own provider with the gateway's endpoint, or the `genesis` one for `agent.baseUrl`. */
+function providerOf(o: PresetOptions): { provider?: Record<string, unknown> } {
+  if (!o.baseUrl) return {};
+  if (o.vendorEndpoint) return { provider: { [vendorOf(o.model) ?? 'openai']: { options: { baseURL: o.baseUrl } } } };
   const model = o.model ?? 'default';
   const cost = o.price
     ? { cost: { input: o.price.inputPerMTok, output: o.price.outputPerMTok, cache_read: o.price.cachedInputPerMTok ?? o.price.inputPerMTok } }
     : {};
-  const config = {
-    $schema: 'https://opencode.ai/config.json',
-    autoupdate: false,
-    share: 'disabled',
-    ...(o.baseUrl
-      ? {
-          provider: {
-            [OPENCODE_PROVIDER]: {
-              npm: '@ai-sdk/openai-compatible',
-              name: OPENCODE_PROVIDER,
-              options: { baseURL: o.baseUrl, apiKey: '{env:OPENAI_API_KEY}' },
-              models: { [model]: { name: model, ...cost } },
-            },
-          },
-        }
-      : {}),
-  };
   return {
-    env: { OPENCODE_DISABLE_AUTOUPDATE: '1', OPENCODE_DISABLE_MODELS_FETCH: '1', OPENCODE_DISABLE_SHARE: '1' },
-    homeFiles: { '.config/opencode/opencode.json': `${JSON.stringify(config, null, 2)}\n` },
+    provider: {
+      [OPENCODE_PROVIDER]: {
+        npm: '@ai-sdk/openai-compatible',
+        name: OPENCODE_PROVIDER,
+        options: { baseURL: o.baseUrl, apiKey: '{env:OPENAI_API_KEY}' },
+        models: { [model]: { name: model, ...cost } },
+      },
+    },
   };
 }
 

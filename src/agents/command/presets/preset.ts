@@ -10,8 +10,13 @@ export interface PresetOptions {
   args: readonly string[];
   /** The agent runs in an agent sandbox (docker or bwrap): CLIs may skip their own sandbox. */
   sandboxed: boolean;
-  /** `agent.baseUrl`: the model endpoint in the form the vendor's SDK documents. */
+  /** `agent.baseUrl`: the model endpoint in the form the vendor's SDK documents (through the gateway, the gateway's URL for it). */
   baseUrl?: string;
+  /**
+   * No `agent.baseUrl` is set: `baseUrl` is the gateway standing in for the vendor's own endpoint
+   * (`defaultUpstream`), so the CLI keeps its own provider for the model and only its endpoint moves.
+   */
+  vendorEndpoint?: boolean;
   /** `agent.price`, for a CLI that computes its own cost from a price in its configuration. */
   price?: ModelPrice;
 }
@@ -55,8 +60,14 @@ export interface CommandPreset {
   readonly install: string;
   /** Variables passed through when set (credentials, endpoints), in addition to `agent.env`. */
   readonly env: readonly string[];
-  /** The vendor's API root the CLI calls when no `agent.baseUrl` is set; absent when the CLI's provider decides (then `baseUrl` is needed for the model gateway). */
-  readonly defaultUpstream?: string;
+  /**
+   * The vendor's API root the CLI calls for `model` when no `agent.baseUrl` is set: the gateway
+   * forwards there. Null (or absent) when Genesis cannot know it; then `agent.baseUrl` is
+   * required, since the CLI may not reach its model past the gateway with the real key.
+   */
+  defaultUpstream?(model: string | undefined): string | null;
+  /** What to set when `defaultUpstream` is null, besides `agent.baseUrl`. */
+  readonly upstreamHint?: string;
   argv(options: PresetOptions): string[];
   /** Variables and HOME files the CLI reads its endpoint and settings from. @default none */
   launch?(options: PresetOptions): PresetLaunch;

@@ -18,6 +18,8 @@ export const QWEN_PROMPT = 'Carry out the task given above.';
  * and the background memory extraction off (a second model call per episode that would write into
  * HOME, its tokens spent on nothing the episode keeps); `agent.baseUrl` (an OpenAI-compatible root
  * ending in /v1) becomes OPENAI_BASE_URL. A settings file of your own (`agent.homeFiles`) takes its place.
+ * Without `agent.baseUrl` the gateway forwards to Alibaba Cloud's DashScope, the OpenAI-compatible
+ * endpoint of Qwen Code's own default model (qwen3-coder-plus).
  *
  * Usage comes from the `result` event, the session's sum: `usage.input_tokens` (the API's prompt
  * tokens, cached included), `usage.cache_read_input_tokens` cached, `usage.output_tokens` output
@@ -33,6 +35,7 @@ export const qwenCodePreset: CommandPreset = {
   name: 'qwen-code',
   install: 'npm install -g @qwen-code/qwen-code',
   env: PRESET_ENV['qwen-code'],
+  defaultUpstream: () => 'https://dashscope.aliyuncs.com/compatible-mode/v1',
   argv: (o: PresetOptions) => ['qwen', '--output-format', 'stream-json', '--yolo', ...(o.model ? ['--model', o.model] : []), ...o.args, QWEN_PROMPT],
   launch: launchQwen,
   usageReader: readQwenUsage,

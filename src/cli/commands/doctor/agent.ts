@@ -2,6 +2,19 @@ import { resolveOnPath } from '../../../sandbox/agent/find-binary.js';
 import { PRESETS } from '../../../agents/command/presets/index.js';
 import type { WorldManifest } from '../../../manifest/schema.js';
 import type { DoctorCheck } from './checks.js';
+import { checkPresetUpstreams } from '../../../agents/command/preset-upstream.js';
+import { GenesisError } from '../../../errors/genesis-error.js';
+
+/** Whether every preset of the world can be put behind the model gateway; null when it is (genesis run then says where each goes). */
+export function checkModelRoad(manifest: WorldManifest): DoctorCheck | null {
+  try {
+    checkPresetUpstreams(manifest);
+    return null;
+  } catch (error) {
+    if (!(error instanceof GenesisError)) throw error;
+    return { name: 'model', status: 'fail', detail: `${error.message}; genesis run and genesis init refuse it (exit 1)`, hint: error.hint ?? null };
+  }
+}
 
 /**
  * Whether the world's agent program exists here, found as `genesis run` finds it: on PATH, or for

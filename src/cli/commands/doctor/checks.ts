@@ -12,7 +12,7 @@ import { parseManifest } from '../../../manifest/parse.js';
 import type { WorldManifest } from '../../../manifest/schema.js';
 import type { WorldRepo } from '../../../world/world-repo.js';
 import { LocalWorld } from '../../../world/local-world.js';
-import { checkAgentBinary } from './agent.js';
+import { checkAgentBinary, checkModelRoad } from './agent.js';
 import { checkAgentClis } from './agent-clis.js';
 
 /** `fail`: something needed is missing (doctor exits 1); `warn`: missing but not needed here. */
@@ -110,6 +110,8 @@ export async function runDoctorChecks(opts: DoctorOptions): Promise<DoctorCheck[
   const agent =
     repo && manifest ? await checkAgentBinary(async (path) => (await repo.readFile(`refs/heads/${manifest.branch}`, path)) !== null, manifest) : null;
   if (agent) checks.push(agent);
+  const road = manifest && world ? checkModelRoad(manifest) : null;
+  if (road) checks.push(road);
   checks.push(await checkAgentClis());
   return checks;
 }

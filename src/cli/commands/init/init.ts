@@ -99,8 +99,9 @@ async function adopt(opts: InitOptions, source: string): Promise<void> {
 }
 
 /**
- * The agent's program must exist before a world is made for it: otherwise init succeeds and the
- * first episode of the run stops it (agent-not-found). Found as genesis doctor --world finds it.
+ * The agent's program must exist before a world is made for it, and a preset must be one the model
+ * gateway can stand in front of: otherwise init succeeds and the run stops at once
+ * (agent-not-found, agent-endpoint-unknown). Found as genesis doctor --world finds it.
  * A world.yaml that does not parse is left for init to report with its paths.
  */
 async function refuseMissingAgent(from: string): Promise<void> {
@@ -117,6 +118,8 @@ async function refuseMissingAgent(from: string): Promise<void> {
   } catch {
     return;
   }
+  const { checkPresetUpstreams } = await import('../../../agents/command/preset-upstream.js');
+  checkPresetUpstreams(manifest);
   const check = await checkAgentBinary(async (path) => (await stat(join(from, path)).catch(() => null))?.isFile() ?? false, manifest);
   if (check?.status === 'fail')
     throw new GenesisError('agent-not-found', check.detail.replace(/; genesis run would stop.*$/, ''), { hint: check.hint ?? undefined });

@@ -20,7 +20,7 @@ import { printText } from '../../output.js';
 import { describeAgentReach } from '../../../agents/network-reach.js';
 import { checkBudgetPrices } from '../../../agents/usage/budget-prices.js';
 import { describeModelRoad } from '../../../agents/model-route.js';
-import { PRESETS } from '../../../agents/command/presets/index.js';
+import { checkPresetUpstreams, presetUpstream, signingKeysWarning } from '../../../agents/command/preset-upstream.js';
 import { agentConfigForAttempt } from '../../../manifest/agent-config.js';
 import { finishNotifying, openNotifier } from './notifications.js';
 
@@ -62,6 +62,7 @@ export async function runWithSignals(opts: RunCommandOptions): Promise<RunSummar
   process.on('SIGTERM', onSignal);
   const manifest = await world.manifestAt('HEAD');
   checkBudgetPrices(manifest);
+  checkPresetUpstreams(manifest);
   const { choice, why } = resolveSandboxChoice({ flag: opts.sandbox, manifest: manifest.verify.sandbox, atInit: await world.initSandbox() });
   const sandbox = await createSandbox(choice, { image: manifest.verify.image });
   if (sandbox.kind === 'none') process.stderr.write(`warning: ${NONE_SANDBOX_WARNING}\n`);
@@ -96,11 +97,11 @@ export async function runWithSignals(opts: RunCommandOptions): Promise<RunSummar
   const reach = describeAgentReach(manifest.agent);
   if (reach) (opts.json ? process.stderr : process.stdout).write(`${reach.line}\n`);
   if (reach?.warning) process.stderr.write(`warning: ${reach.warning}\n`);
-  const road = describeModelRoad(
-    [manifest.agent, ...manifest.agent.rotation.map((_, i) => agentConfigForAttempt(manifest.agent, i + 1))],
-    Object.fromEntries(Object.entries(PRESETS).map(([name, preset]) => [name, preset.defaultUpstream])),
-  );
+  const agents = [manifest.agent, ...manifest.agent.rotation.map((_, i) => agentConfigForAttempt(manifest.agent, i + 1))];
+  const road = describeModelRoad(agents, presetUpstream);
   if (road) (opts.json ? process.stderr : process.stdout).write(`${road}\n`);
+  const signing = signingKeysWarning(agents, process.env);
+  if (signing) process.stderr.write(`warning: ${signing}\n`);
   const printer = createRunPrinter(process.stdout);
   const notifier = await openNotifier({ scratchDir: world.scratchDir, worldDir: world.path }, manifest, say);
   // The OpenTelemetry SDK is loaded only when a collector is named.

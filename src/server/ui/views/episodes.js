@@ -70,7 +70,8 @@ export async function render({ params, navigate }) {
     timeline.slots.length > 0
       ? panel(
           'Timeline (a row per worker slot)',
-          h('div', { class: 'graph-scroll' }, episodeTimeline(timeline)),
+          // As wide as the panel it sits in (main's width less its padding and the panel's): a wider screen gets a longer time axis, not larger text.
+          h('div', { class: 'graph-scroll' }, episodeTimeline(timeline, document.getElementById('view').clientWidth - 2 * 24 - 2 * 19)),
           h(
             'div',
             { class: 'legend' },

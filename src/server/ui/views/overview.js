@@ -20,12 +20,21 @@ export async function render() {
       panel(
         'Tasks',
         h('div', { class: 'stat' }, `${t.done}`, h('small', null, ` of ${t.total} done`)),
+        // The bar is progress and nothing else: its fill is the done share. Running and blocked are
+        // counted beside it, since a task running or blocked is no nearer to done.
         h(
           'div',
-          { class: 'bar', title: 'done · running · blocked' },
+          {
+            class: 'bar',
+            role: 'progressbar',
+            'data-progress': 'tasks',
+            'aria-label': 'tasks done',
+            'aria-valuemin': 0,
+            'aria-valuemax': t.total,
+            'aria-valuenow': t.done,
+            title: `${t.done} of ${t.total} tasks done`,
+          },
           h('span', { class: 'done', 'data-w': share(t.done) }),
-          h('span', { class: 'running', 'data-w': share(t.running) }),
-          h('span', { class: 'blocked', 'data-w': share(t.blocked) }),
         ),
         h(
           'div',
@@ -55,7 +64,7 @@ export async function render() {
               const fraction = Math.min(1, b.used / b.limit);
               return h(
                 'div',
-                null,
+                { 'data-budget': b.name },
                 h(
                   'div',
                   null,
@@ -64,7 +73,12 @@ export async function render() {
                   // The same figures as genesis budget: what world.yaml sets and what lifts added.
                   b.lifted > 0 ? h('span', { class: 'muted' }, ` (world.yaml ${fmtNumber(b.set, 2)}, lifted ${fmtNumber(b.lifted, 2)})`) : null,
                 ),
-                h('div', { class: `meter${fraction >= 1 ? ' full' : ''}` }, h('span', { 'data-w': `${fraction * 100}%` })),
+                // Spending, not progress: grey while there is room, amber from four fifths, red when spent.
+                h(
+                  'div',
+                  { class: `meter${fraction >= 1 ? ' full' : fraction >= 0.8 ? ' near' : ''}`, title: `${fmtNumber(fraction * 100, 0)}% of this budget used` },
+                  h('span', { 'data-w': `${fraction * 100}%` }),
+                ),
               );
             }),
         kv([
@@ -84,7 +98,7 @@ export async function render() {
             link(`#/episodes/${r.id}`, r.id, { class: 'mono' }),
             r.task,
             r.attempt,
-            h('span', null, `${r.worker} `, badge(r.liveness)),
+            h('span', { class: 'worker' }, `${r.worker} `, badge(r.liveness)),
             fmtAgo(r.startedAt),
           ]),
           'No episode is running.',
@@ -147,7 +161,7 @@ function integrationPanel(q) {
     ? h(
         'p',
         { class: 'note', 'data-world-hold': String(q.hold.untilMs) },
-        `Held until ${fmtTime(new Date(q.hold.untilMs).toISOString())} by a usage or rate limit; the run resumes by itself then: ${q.hold.message}`,
+        `Held until ${fmtTime(new Date(q.hold.untilMs).toISOString())}; the run resumes by itself then: ${q.hold.message}`,
       )
     : null;
   // A wait of more than a few seconds is named with how long so far, as genesis run's output names it.

@@ -63,7 +63,7 @@ function card(t, maxAttempts, refresh) {
           'div',
           { class: 'line' },
           `attempt ${t.running.attempt} since ${fmtAgo(t.running.startedAt)} on `,
-          h('span', { class: 'worker mono' }, t.running.worker),
+          h('span', { class: 'worker mono', title: t.running.worker }, t.running.worker),
           ' · ',
           link(`#/episodes/${t.running.episode}`, 'episode'),
         )

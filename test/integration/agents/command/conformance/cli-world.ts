@@ -5,6 +5,10 @@ import { ledgerOf } from '../../../../../src/ledger/git-ledger.js';
 import type { RunEvent, RunSummary } from '../../../../../src/schedule/run/ports/events.js';
 import { installAgentCli, type AgentCliName } from '../../../../helpers/agent-clis.js';
 import type { ScriptedServer } from '../../../../helpers/model-servers/scripted-server.js';
+import { startAnthropicServer } from '../../../../helpers/model-servers/anthropic-messages.js';
+import { startChatCompletionsServer } from '../../../../helpers/model-servers/chat-completions.js';
+import { startGeminiServer } from '../../../../helpers/model-servers/gemini-generate.js';
+import { startResponsesServer } from '../../../../helpers/model-servers/openai-responses.js';
 import { baseManifest, GOOD_A, makeWorld, type FixtureWorld } from '../../../../helpers/world-fixture.js';
 import { expect } from 'vitest';
 
@@ -17,6 +21,19 @@ const KEY_ENV: Readonly<Record<AgentCliName, string>> = {
   copilot: 'COPILOT_PROVIDER_API_KEY',
   'qwen-code': 'OPENAI_API_KEY',
 };
+
+/**
+ * Each pinned CLI with the scripted server of the API it speaks through its preset, the path of
+ * `agent.baseUrl` on that server (`/v1` for an OpenAI-compatible root), and the model it is given.
+ */
+export const CLI_SERVERS: ReadonlyArray<{ cli: AgentCliName; start: typeof startAnthropicServer; root: string; model: string }> = [
+  { cli: 'claude-code', start: startAnthropicServer, root: '', model: 'claude-sonnet-4-5' },
+  { cli: 'codex', start: startResponsesServer, root: '/v1', model: 'gpt-5-codex' },
+  { cli: 'gemini', start: startGeminiServer, root: '', model: 'gemini-2.5-pro' },
+  { cli: 'opencode', start: startChatCompletionsServer, root: '/v1', model: 'my-model' },
+  { cli: 'copilot', start: startChatCompletionsServer, root: '/v1', model: 'my-model' },
+  { cli: 'qwen-code', start: startChatCompletionsServer, root: '/v1', model: 'my-model' },
+];
 
 /** What the key set on this host starts with: the scripted server must see it, the agent never. */
 export const SCRIPTED_KEY = 'sk-scripted-test-key';
@@ -49,6 +66,8 @@ export interface CliWorldRun {
   events: RunEvent[];
   episodes: EpisodeRecord[];
   agentLogs: string[];
+  /** Each episode's conversation as the gateway recorded it (JSON), or '' when none was kept. */
+  transcripts: string[];
 }
 
 /**
@@ -91,8 +110,8 @@ export async function runCliWorld(
     const summary = await runEmbedded({ world: world.world, sandbox: world.sandbox, onEvent, signal: stop.signal });
     const ledger = ledgerOf(world.world);
     const episodes = await ledger.readAll();
-    const agentLogs = await Promise.all(episodes.map(async (e) => (await ledger.readArtifacts(e.id)).agentLog ?? ''));
-    return { world, summary, events, episodes, agentLogs };
+    const artifacts = await Promise.all(episodes.map((e) => ledger.readArtifacts(e.id)));
+    return { world, summary, events, episodes, agentLogs: artifacts.map((a) => a.agentLog ?? ''), transcripts: artifacts.map((a) => a.transcript ?? '') };
   } finally {
     process.env.PATH = saved.PATH;
     if (saved.key === undefined) delete process.env[KEY_ENV[cli]];

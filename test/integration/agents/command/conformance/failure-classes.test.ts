@@ -1,13 +1,10 @@
 import { afterEach, describe, expect } from 'vitest';
 import type { AgentCliName } from '../../../../helpers/agent-clis.js';
 import { startAnthropicServer } from '../../../../helpers/model-servers/anthropic-messages.js';
-import { startChatCompletionsServer } from '../../../../helpers/model-servers/chat-completions.js';
-import { startGeminiServer } from '../../../../helpers/model-servers/gemini-generate.js';
-import { startResponsesServer } from '../../../../helpers/model-servers/openai-responses.js';
 import type { ScriptedServer } from '../../../../helpers/model-servers/scripted-server.js';
 import { itWith } from '../../../../helpers/services.js';
 import { GOOD_A } from '../../../../helpers/world-fixture.js';
-import { runCliWorld } from './cli-world.js';
+import { CLI_SERVERS, runCliWorld } from './cli-world.js';
 
 let server: ScriptedServer | undefined;
 afterEach(async () => {
@@ -52,31 +49,13 @@ describe('the failure classes of a real CLI, read at the gateway', () => {
     expect(server.requests.filter((r) => r.url.startsWith('/v1/messages')).length).toBeLessThanOrEqual(3);
   });
 
-  const others: Array<{ cli: AgentCliName; start: typeof startAnthropicServer; root: string; model: string }> = [
-    { cli: 'codex', start: startResponsesServer, root: '/v1', model: 'gpt-5-codex' },
-    { cli: 'gemini', start: startGeminiServer, root: '', model: 'gemini-2.5-pro' },
-    { cli: 'opencode', start: startChatCompletionsServer, root: '/v1', model: 'my-model' },
-    { cli: 'copilot', start: startChatCompletionsServer, root: '/v1', model: 'my-model' },
-    { cli: 'qwen-code', start: startChatCompletionsServer, root: '/v1', model: 'my-model' },
-  ];
+  const others = CLI_SERVERS.filter((c) => c.cli !== 'claude-code');
   // The gateway reads each 429's reset where the vendor sends it (retry-after, x-ratelimit-reset-*, Gemini's RetryInfo), whether
   // or not the CLI prints it (Codex does not), and ends the episode at the first one. `overloads`: enough refusals that three
-  // come in a row, which ends an episode as agent-overloaded whatever the CLI's own retries.
-  const limited: Array<{
-    cli: AgentCliName;
-    start: typeof startAnthropicServer;
-    root: string;
-    model: string;
-    limits: number;
-    overloads: number;
-  }> = [
-    { cli: 'codex', start: startResponsesServer, root: '/v1', model: 'gpt-5-codex', limits: 1, overloads: 6 },
-    { cli: 'gemini', start: startGeminiServer, root: '', model: 'gemini-2.5-pro', limits: 1, overloads: 3 },
-    { cli: 'opencode', start: startChatCompletionsServer, root: '/v1', model: 'my-model', limits: 1, overloads: 4 },
-    { cli: 'copilot', start: startChatCompletionsServer, root: '/v1', model: 'my-model', limits: 1, overloads: 3 },
-    // Qwen Code retries a limit or an overload quietly for minutes before it says so: the gateway does not wait for it to.
-    { cli: 'qwen-code', start: startChatCompletionsServer, root: '/v1', model: 'my-model', limits: 1, overloads: 3 },
-  ];
+  // come in a row, which ends an episode as agent-overloaded whatever the CLI's own retries. Qwen Code retries a limit or an
+  // overload quietly for minutes before it says so: the gateway does not wait for it to.
+  const overloadsOf: Partial<Record<AgentCliName, number>> = { codex: 6, opencode: 4 };
+  const limited = others.map((c) => ({ ...c, limits: 1, overloads: overloadsOf[c.cli] ?? 3 }));
   for (const { cli, start, root, model, limits } of limited) {
     itWith('bwrap')(`reads ${cli}'s usage limit as a hold of the world, uncharged`, { timeout: 600_000 }, async () => {
       server = await start();
