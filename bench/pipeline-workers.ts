@@ -9,7 +9,7 @@
  */
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import type { RunEvent } from '../src/schedule/run/events.js';
+import type { RunEvent } from '../src/schedule/run/ports/events.js';
 import { GitLedger } from '../src/ledger/git-ledger.js';
 import { makeBenchRoot } from './lib/bench-world.js';
 import { runOverBullmq, type WorkerLine } from './lib/bullmq-run.js';

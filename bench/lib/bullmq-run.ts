@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { joinCluster } from '../../src/cli/commands/run/distributed.js';
-import type { RunEvent, RunSummary } from '../../src/schedule/run/events.js';
+import type { RunEvent, RunSummary } from '../../src/schedule/run/ports/events.js';
 import { runWorld } from '../../src/schedule/run/run-world.js';
 import { composeClusterRun } from '../../src/compose/cluster-run.js';
 import type { WorldRepo } from '../../src/world/world-repo.js';

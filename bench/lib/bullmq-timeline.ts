@@ -3,7 +3,7 @@
  * the workers' JSON lines (stamped by the worker) merged per episode into the hops between them.
  * Pure: `bench/pipeline-workers.ts` collects the stamps, this turns them into rows and totals.
  */
-import type { RunEvent } from '../../src/schedule/run/events.js';
+import type { RunEvent } from '../../src/schedule/run/ports/events.js';
 import type { WorkerLine } from './bullmq-run.js';
 import { summarize } from './stats.js';
 

@@ -4,7 +4,7 @@ import { stringify } from 'yaml';
 import { createSandbox } from '../../src/sandbox/create-sandbox.js';
 import { GitLedger } from '../../src/ledger/git-ledger.js';
 import { VerificationLedger, VERIFICATION_REF_PREFIX } from '../../src/integrate/verification/ledger.js';
-import type { RunEvent } from '../../src/schedule/run/events.js';
+import type { RunEvent } from '../../src/schedule/run/ports/events.js';
 import type { EpisodeRecord } from '../../src/ledger/episode-record.js';
 import { git } from '../../src/git/git.js';
 import { initWorld } from '../../src/operations/init-world.js';

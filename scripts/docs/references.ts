@@ -10,8 +10,10 @@ import { renderExitCodesPage } from './exit-codes-page.js';
 import { renderHttpApiPage } from './http-api-page.js';
 import { DEFAULT_PRICES } from '../../src/agents/usage/prices.js';
 import { renderPricesPage } from './prices-page.js';
-import { OPENAPI_DOCUMENT } from '../../src/server/openapi.js';
+import { OPENAPI_DOCUMENT } from '../../src/server/api/openapi-document.js';
 import { renderWorldYamlPage } from './world-yaml-page.js';
+import { readFileSync } from 'node:fs';
+import { type LayerTable, renderLayersPage } from '../layers/render-layers.js';
 
 /** Every page of docs/reference/ made from the code, by its path from the repository root. */
 export async function renderReferences(): Promise<Array<{ path: string; text: string }>> {
@@ -22,5 +24,9 @@ export async function renderReferences(): Promise<Array<{ path: string; text: st
     { path: 'docs/reference/exit-codes.md', text: renderExitCodesPage(EXIT, EXIT_MEANINGS, AUDIT_EXIT) },
     { path: 'docs/reference/http-api.md', text: renderHttpApiPage(OPENAPI_DOCUMENT as never) },
     { path: 'docs/reference/prices.md', text: renderPricesPage(DEFAULT_PRICES) },
+    {
+      path: 'docs/reference/layers.md',
+      text: renderLayersPage(JSON.parse(readFileSync(new URL('../../lint/layers.json', import.meta.url), 'utf8')) as LayerTable),
+    },
   ];
 }

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 
 /** One field of world.yaml as the reference shows it. */
 export interface SchemaField {
@@ -12,84 +12,85 @@ export interface SchemaField {
   readonly description: string;
 }
 
-type AnySchema = z.core.$ZodType & { description?: string };
-type Def = { type: string } & Record<string, unknown>;
-
-function defOf(schema: AnySchema): Def {
-  return schema._zod.def as unknown as Def;
+/** The part of JSON Schema that zod's export of world.yaml's schema uses. */
+interface JsonSchema {
+  type?: string | string[];
+  description?: string;
+  default?: unknown;
+  enum?: unknown[];
+  const?: unknown;
+  format?: string;
+  items?: JsonSchema;
+  anyOf?: JsonSchema[];
+  oneOf?: JsonSchema[];
+  properties?: Record<string, JsonSchema>;
+  additionalProperties?: JsonSchema | boolean;
+  required?: string[];
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: number;
+  exclusiveMaximum?: number;
 }
 
-const WRAPPERS = new Set(['optional', 'default', 'prefault', 'nullable', 'readonly', 'catch', 'pipe']);
-
-interface Unwrapped {
-  readonly core: AnySchema;
-  readonly description: string;
-  readonly defaultValue: unknown;
-  readonly hasDefault: boolean;
-  readonly optional: boolean;
+/** The members of a union, with `null` left out: a nullable field reads as its other type. */
+function membersOf(schema: JsonSchema): JsonSchema[] | null {
+  const members = schema.anyOf ?? schema.oneOf;
+  if (!members) return null;
+  return members.filter((m) => m.type !== 'null');
 }
 
-/** Peels optional/default/pipe wrappers off a schema, keeping the outermost description and the default. */
-function unwrap(schema: AnySchema): Unwrapped {
-  let current = schema;
-  let description = '';
-  let hasDefault = false;
-  let defaultValue: unknown;
-  let optional = false;
-  for (;;) {
-    description ||= current.description ?? '';
-    const def = defOf(current);
-    if (!WRAPPERS.has(def.type)) break;
-    if (def.type === 'default' || def.type === 'prefault') {
-      hasDefault = true;
-      defaultValue = def.defaultValue;
-    }
-    if (def.type === 'optional') optional = true;
-    current = (def.type === 'pipe' ? def.in : def.innerType) as AnySchema;
-  }
-  return { core: current, description, defaultValue, hasDefault, optional };
+/** Bounds zod adds to every integer (the safe range) say nothing a world.yaml author needs. */
+function boundOf(value: number | undefined): number | undefined {
+  return value === undefined || Math.abs(value) === Number.MAX_SAFE_INTEGER ? undefined : value;
 }
 
-type NumberCheck = { check?: string; value?: number; inclusive?: boolean; format?: string };
-
-function describeNumber(schema: AnySchema): string {
-  const checks = ((defOf(schema).checks as Array<{ _zod: { def: NumberCheck } }> | undefined) ?? []).map((c) => c._zod.def);
-  const integer = checks.some((c) => c.format === 'safeint');
-  const low = checks.find((c) => c.check === 'greater_than');
-  const high = checks.find((c) => c.check === 'less_than');
+function describeNumber(schema: JsonSchema): string {
+  const integer = schema.type === 'integer';
+  const min = boundOf(schema.minimum);
+  const exclusiveMin = boundOf(schema.exclusiveMinimum);
+  const max = boundOf(schema.maximum);
+  const exclusiveMax = boundOf(schema.exclusiveMaximum);
   // An integer above 0 reads better as "≥ 1".
-  const lowest = low && integer && !low.inclusive ? { ...low, value: (low.value ?? 0) + 1, inclusive: true } : low;
+  const low =
+    exclusiveMin !== undefined
+      ? integer
+        ? { value: exclusiveMin + 1, inclusive: true }
+        : { value: exclusiveMin, inclusive: false }
+      : min !== undefined
+        ? { value: min, inclusive: true }
+        : undefined;
+  const high = max !== undefined ? { value: max, inclusive: true } : exclusiveMax !== undefined ? { value: exclusiveMax, inclusive: false } : undefined;
   const base = integer ? 'integer' : 'number';
-  if (lowest && high?.inclusive && lowest.inclusive) return `${base} ${lowest.value}–${high.value}`;
+  if (low?.inclusive && high?.inclusive) return `${base} ${low.value}–${high.value}`;
   const parts = [base];
-  if (lowest) parts.push(`${lowest.inclusive ? '≥' : '>'} ${lowest.value}`);
+  if (low) parts.push(`${low.inclusive ? '≥' : '>'} ${low.value}`);
   if (high) parts.push(`${high.inclusive ? '≤' : '<'} ${high.value}`);
   return parts.join(' ');
 }
 
 /** The type of a schema in words a world.yaml author reads: `string`, `integer ≥ 1`, `list of string`, `"a" | "b"`. */
-function typeOf(schema: AnySchema): string {
-  const { core } = unwrap(schema);
-  const def = defOf(core);
-  switch (def.type) {
+function typeOf(schema: JsonSchema): string {
+  const members = membersOf(schema);
+  if (members) return members.length === 1 ? typeOf(members[0]!) : members.map((m) => typeOf(m)).join(' or ');
+  if (schema.enum) {
+    const quote = schema.enum.every((v) => typeof v === 'string');
+    return schema.enum.map((v) => (quote ? `"${String(v)}"` : JSON.stringify(v))).join(' \\| ');
+  }
+  if ('const' in schema) return JSON.stringify(schema.const);
+  switch (schema.type) {
+    case 'integer':
     case 'number':
-      return describeNumber(core);
-    case 'enum':
-      return Object.values(def.entries as Record<string, string>)
-        .map((v) => `"${v}"`)
-        .join(' \\| ');
+      return describeNumber(schema);
     case 'array':
-      return `list of ${typeOf(def.element as AnySchema)}`;
-    case 'union':
-      return (def.options as AnySchema[]).map((o) => typeOf(o)).join(' or ');
+      return `list of ${schema.items ? typeOf(schema.items) : 'anything'}`;
     case 'object':
-      return 'object';
-    case 'literal':
-      return (def.values as unknown[]).map((v) => JSON.stringify(v)).join(' \\| ');
+      return schema.properties ? 'object' : 'record';
     case 'string':
-      return (core as unknown as { format?: string | null }).format === 'url' ? 'URL' : 'string';
+      return schema.format === 'uri' ? 'URL' : 'string';
+    case undefined:
+      return 'any';
     default:
-      return def.type;
+      return Array.isArray(schema.type) ? schema.type.join(' or ') : schema.type;
   }
 }
 
@@ -100,20 +101,24 @@ function formatDefault(value: unknown): string {
 }
 
 /** The object schemas a field holds, to walk into: itself, a list's elements, a union's object members. */
-function objectsWithin(schema: AnySchema, path: string): Array<{ object: AnySchema; path: string }> {
-  const { core } = unwrap(schema);
-  const def = defOf(core);
-  if (def.type === 'object') return [{ object: core, path }];
-  if (def.type === 'array') return objectsWithin(def.element as AnySchema, `${path}[]`);
-  if (def.type === 'union') return (def.options as AnySchema[]).flatMap((o) => objectsWithin(o, path));
+function objectsWithin(schema: JsonSchema, path: string): Array<{ object: JsonSchema; path: string }> {
+  const members = membersOf(schema);
+  if (members) return members.flatMap((m) => objectsWithin(m, path));
+  if (schema.properties) return [{ object: schema, path }];
+  if (schema.type === 'array' && schema.items) return objectsWithin(schema.items, `${path}[]`);
   return [];
 }
 
-/** Every field of an object schema, depth first, in the order the schema declares them. */
+/**
+ * Every field of an object schema, depth first, in the order the schema declares them: read from
+ * zod's own JSON Schema export of what a person writes (`io: 'input'`, so a field with a default is
+ * not required).
+ */
 export function listSchemaFields(schema: z.core.$ZodType): SchemaField[] {
+  const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
   // A union of an object and a list of it (publish) would list its fields twice: once is enough.
   const seen = new Set<string>();
-  return walkFields(schema, '').filter((field) => {
+  return walkFields(json, '').filter((field) => {
     const key = field.path.replaceAll('[]', '');
     if (seen.has(key)) return false;
     seen.add(key);
@@ -121,19 +126,19 @@ export function listSchemaFields(schema: z.core.$ZodType): SchemaField[] {
   });
 }
 
-function walkFields(schema: z.core.$ZodType, prefix: string): SchemaField[] {
+function walkFields(schema: JsonSchema, prefix: string): SchemaField[] {
   const fields: SchemaField[] = [];
-  for (const { object, path } of objectsWithin(schema as AnySchema, prefix)) {
-    const shape = defOf(object).shape as Record<string, AnySchema>;
-    for (const [key, value] of Object.entries(shape)) {
+  for (const { object, path } of objectsWithin(schema, prefix)) {
+    const required = new Set(object.required ?? []);
+    for (const [key, value] of Object.entries(object.properties ?? {})) {
       const fieldPath = path ? `${path}.${key}` : key;
-      const u = unwrap(value);
+      const hasDefault = 'default' in value;
       fields.push({
         path: fieldPath,
         type: typeOf(value),
-        default: u.hasDefault ? formatDefault(u.defaultValue) : '',
-        required: !u.hasDefault && !u.optional,
-        description: u.description,
+        default: hasDefault ? formatDefault(value.default) : '',
+        required: required.has(key) && !hasDefault,
+        description: value.description ?? '',
       });
       fields.push(...walkFields(value, fieldPath));
     }

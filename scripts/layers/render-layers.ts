@@ -1,6 +1,6 @@
 /**
  * Renders the layer table (lint/layers.json) into the two things that must agree with it: biome's
- * import rules (lint/biome-layers.json, which biome.jsonc extends) and the table in CONTRIBUTING.md.
+ * import rules (lint/biome-layers.json, which biome.jsonc extends) and docs/reference/layers.md.
  * Biome matches a restricted import by its specifier, and a relative specifier only names a folder
  * of src/ from a known depth, so the rules are made per depth: a file at src/<layer>/a/b.ts reaches
  * src/<other>/ as '../../../<other>/'. A subfolder that shares a layer's name (src/sandbox/gate/)
@@ -13,8 +13,20 @@ export interface Layer {
   uses: string[];
 }
 
+/**
+ * The steps of a folder whose subfolders import one way: each step may import the steps after it,
+ * never one before it, nor the files of the folder itself (which wire the steps together).
+ */
+export interface Steps {
+  /** The folder under src/, e.g. `schedule/run`. */
+  folder: string;
+  /** Its subfolders, the first importing all the others, the last none of them. */
+  order: string[];
+}
+
 export interface LayerTable {
   layers: Layer[];
+  steps?: Steps[];
   core: { folders: string[]; importNamePattern: string; message: string };
   packages: { name: string; only: string[]; instead: string }[];
 }
@@ -22,7 +34,7 @@ export interface LayerTable {
 /** How deep under its layer a file may sit and still get the rules (src/<layer>/ is depth 1); test/unit/lint/house-layout.test.ts fails past it. */
 export const MAX_DEPTH = 5;
 
-const SEE = '(CONTRIBUTING.md, Layers; the table is lint/layers.json)';
+const SEE = '(docs/reference/layers.md; the table is lint/layers.json)';
 
 /** Problems of the table itself: unknown names, a layer that uses a later one (a climb), a cycle. */
 export function checkLayerTable(table: LayerTable, srcFolders: readonly string[]): string[] {
@@ -38,6 +50,15 @@ export function checkLayerTable(table: LayerTable, srcFolders: readonly string[]
   for (const folder of srcFolders) if (!order.includes(folder)) problems.push(`src/${folder} is not in the layer table`);
   for (const folder of order) if (!srcFolders.includes(folder)) problems.push(`layer ${folder} has no folder in src/`);
   for (const folder of table.core.folders) if (!order.includes(folder)) problems.push(`core folder ${folder} is not a layer`);
+  for (const steps of table.steps ?? []) if (!order.includes(steps.folder.split('/')[0]!)) problems.push(`steps of ${steps.folder}: not in a layer`);
+  return problems;
+}
+
+/** Problems of a steps entry against the subfolders its folder holds: each must be a step, each step a subfolder. */
+export function checkSteps(steps: Steps, subfolders: readonly string[]): string[] {
+  const problems: string[] = [];
+  for (const folder of subfolders) if (!steps.order.includes(folder)) problems.push(`src/${steps.folder}/${folder} is not a step of ${steps.folder}`);
+  for (const step of steps.order) if (!subfolders.includes(step)) problems.push(`step ${step} has no folder in src/${steps.folder}/`);
   return problems;
 }
 
@@ -74,6 +95,28 @@ export function renderLayerRules(table: LayerTable): string {
       overrides.push({ includes: [`src/${layer.folder}/${'*/'.repeat(depth - 1)}*`], ...restrictionsOf(table, layer, depth) });
     }
   }
+  // A later override wins where two match: a step's rules repeat its layer's and add the order of the steps.
+  for (const steps of table.steps ?? []) {
+    const layer = table.layers.find((l) => l.folder === steps.folder.split('/')[0]);
+    if (!layer) continue;
+    // A step's files sit one folder below the steps' folder: src/schedule/run/loop/x.ts reaches src/ as '../../../'.
+    const depth = steps.folder.split('/').length + 1;
+    steps.order.forEach((step, index) => {
+      const rules = restrictionsOf(table, layer, depth, undefined) as {
+        linter: { rules: { style: { noRestrictedImports: { options: { patterns?: unknown[] } } } } };
+      };
+      const options = rules.linter.rules.style.noRestrictedImports.options;
+      const later = steps.order.slice(index + 1);
+      options.patterns = [
+        ...(options.patterns ?? []),
+        {
+          group: ['../*', ...steps.order.slice(0, index).map((earlier) => `../${earlier}/**`)],
+          message: `steps of ${steps.folder}: ${step}/ imports ${later.length > 0 ? `only ${later.map((l) => `${l}/`).join(', ')}` : 'no other step'}, never an earlier step nor the wiring in ${steps.folder}/ (${steps.order.join(' → ')}) ${SEE}`,
+        },
+      ];
+      overrides.push({ includes: [`src/${steps.folder}/${step}/*`], ...rules });
+    });
+  }
   // A later override wins where two match, so each file allowed a package comes last.
   const exceptions = new Set(table.packages.flatMap((pkg) => pkg.only.filter((entry) => entry.includes('/'))));
   for (const file of exceptions) {
@@ -85,36 +128,32 @@ export function renderLayerRules(table: LayerTable): string {
   return `${JSON.stringify({ $schema: '../node_modules/@biomejs/biome/configuration_schema.json', overrides }, null, 2)}\n`;
 }
 
-export const TABLE_START = '<!-- layers:start (generated by `npm run layers` from lint/layers.json) -->';
-export const TABLE_END = '<!-- layers:end -->';
-
-/** CONTRIBUTING.md's layer table, lowest layer first. */
-export function renderLayerTable(table: LayerTable): string {
+/** docs/reference/layers.md: the layer table, lowest layer first, the steps of the run and the packages only adapters import. */
+export function renderLayersPage(table: LayerTable): string {
   const rows = table.layers.map(
     (layer) => `| \`${layer.folder}/\` | ${layer.what} | ${layer.uses.length > 0 ? layer.uses.map((u) => `\`${u}/\``).join(', ') : 'nothing'} |`,
   );
   const packages = table.packages.map((pkg) => `- \`${pkg.name}\` only in ${pkg.only.map((o) => `\`src/${o}\``).join(', ')}: elsewhere, ${pkg.instead}.`);
+  const steps = (table.steps ?? []).map(
+    (s) =>
+      `Within \`src/${s.folder}/\`, the steps import one way: ${s.order.map((step) => `\`${step}/\``).join(' → ')}; the files of \`src/${s.folder}/\` itself wire them.`,
+  );
   return [
-    TABLE_START,
+    '# Layers',
+    '',
+    'Generated by `npm run layers` from `lint/layers.json`, which also makes the import rules `npm run lint` enforces',
+    '(`lint/biome-layers.json`). Each folder of `src/` is one layer; a layer imports only the layers it lists, each lower.',
     '',
     '| layer | what it holds | may import |',
     '|---|---|---|',
     ...rows,
     '',
+    ...steps.flatMap((line) => [line, '']),
     `The core (${table.core.folders.map((f) => `\`${f}/\``).join(', ')}) may not import an adapter's constructor: ${table.core.message}.`,
     '',
     'Packages only adapters may import:',
     '',
     ...packages,
     '',
-    TABLE_END,
   ].join('\n');
-}
-
-/** `text` with its generated table replaced (or unchanged when it has no markers). */
-export function replaceLayerTable(text: string, table: LayerTable): string {
-  const start = text.indexOf(TABLE_START);
-  const end = text.indexOf(TABLE_END);
-  if (start === -1 || end === -1) return text;
-  return text.slice(0, start) + renderLayerTable(table) + text.slice(end + TABLE_END.length);
 }

@@ -1,4 +1,4 @@
-import type { RunEvent } from '../schedule/run/events.js';
+import type { RunEvent } from '../schedule/run/ports/events.js';
 import { formatRunEvent } from './run-reporter.js';
 import { showControls } from '../ledger/terminal-text.js';
 import { formatWait, WaitBoard } from './wait-board.js';

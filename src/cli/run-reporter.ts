@@ -1,7 +1,7 @@
 import { withCliName } from './invocation.js';
-import type { RunEvent, RunSummary } from '../schedule/run/events.js';
+import type { RunEvent, RunSummary } from '../schedule/run/ports/events.js';
 import type { StopReason } from '../schedule/scheduler.js';
-import { describeWorldHold } from '../schedule/run/world-hold.js';
+import { describeWorldHold } from '../schedule/run/carry-out/world-hold.js';
 
 const time = () => new Date().toISOString().slice(11, 19);
 

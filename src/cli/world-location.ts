@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { GenesisError } from '../errors/genesis-error.js';
 import type { EpisodeJob } from '../episode/episode-job.js';
 import { SPECULATIVE_REF_PREFIX } from '../integrate/build-tip.js';
-import type { VerificationQueue } from '../integrate/verification/queue.js';
+import type { VerificationQueue } from '../queue/verification-queue.js';
 import type { EpisodeQueue } from '../queue/episode-queue.js';
 import type { WorldManifest } from '../manifest/schema.js';
 import { Publisher, type PublishEvent } from '../world/publisher.js';

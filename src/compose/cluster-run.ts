@@ -1,5 +1,6 @@
 import type { TipService } from '../episode/gate-on-tip.js';
-import { MemoryVerificationQueue, type VerificationQueue } from '../integrate/verification/queue.js';
+import { MemoryVerificationQueue } from '../queue/memory/verification-queue.js';
+import type { VerificationQueue } from '../queue/verification-queue.js';
 import type { EpisodeQueue } from '../queue/episode-queue.js';
 import type { WorkerWaitFeed } from '../queue/worker-wait-feed.js';
 import type { Sandbox } from '../sandbox/sandbox.js';

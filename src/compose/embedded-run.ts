@@ -1,12 +1,12 @@
 import { createAgent } from '../agents/create-agent.js';
-import { MemoryVerificationQueue } from '../integrate/verification/queue.js';
+import { MemoryVerificationQueue } from '../queue/memory/verification-queue.js';
 import { MemoryEpisodeQueue } from '../queue/memory/memory-queue.js';
 import { createSandbox } from '../sandbox/create-sandbox.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import type { LeaseStore } from '../queue/lease-store.js';
 import { MemoryLeaseStore } from '../queue/memory/memory-lease-store.js';
-import type { RunSummary } from '../schedule/run/events.js';
-import type { AgentFactory, EpisodeTracer, RunPorts } from '../schedule/run/ports.js';
+import type { RunSummary } from '../schedule/run/ports/events.js';
+import type { AgentFactory, EpisodeTracer, RunPorts } from '../schedule/run/ports/ports.js';
 import { runWorld, type RunOptions } from '../schedule/run/run-world.js';
 import type { WorldRepo } from '../world/world-repo.js';
 

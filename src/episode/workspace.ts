@@ -34,7 +34,6 @@ export async function createWorkspace(world: WorldRepo, episodeId: string, base:
   await discardTree(episodeDir);
   // home/ is the agent's private HOME unless the manifest passes the real one through.
   await mkdir(join(episodeDir, 'home'), { recursive: true });
-  // Plain git, not simple-git: its completion wait adds ~50 ms to each silent command (bench/README.md).
   // No template: the sample hooks, description and info/ it would copy are files to write now and remove later, used by nothing.
   const clone = ['clone', '--quiet', '--template=', '--shared'];
   // At the world's current head (the usual case), the clone checks it out itself: one git process, not two.

@@ -13,9 +13,9 @@ import {
   type QueuedChange,
 } from './integration-queue.js';
 import type { Lander } from './lander.js';
-import type { VerificationResult } from './verification/job.js';
+import type { VerificationResult } from '../queue/verification-job.js';
 import { type VerificationLedger, verificationLedgerOf } from './verification/ledger.js';
-import type { VerificationQueue } from './verification/queue.js';
+import type { VerificationQueue } from '../queue/verification-queue.js';
 import { isChargedReason, reasonOnTip } from '../errors/rejection-reasons.js';
 
 /** What the integration stage tells the run loop: a change landed, or ended without landing. */

@@ -1,5 +1,5 @@
 import type { NotifyEventName } from '../manifest/notify-config.js';
-import type { RunEvent } from '../schedule/run/events.js';
+import type { RunEvent } from '../schedule/run/ports/events.js';
 import type { StopReason } from '../schedule/scheduler.js';
 
 /** What a webhook is told: one moment of a world, with enough to act on without opening the dashboard. */

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { describeSecretRef, type WebhookSpec, webhookSecretRef, webhookUrlRef } from '../manifest/notify-config.js';
 import { backoffDelay, backoffPolicy, type BackoffPolicy } from '../retry/backoff-policy.js';
-import type { RunEvent } from '../schedule/run/events.js';
+import type { RunEvent } from '../schedule/run/ports/events.js';
 import { type Notification, notificationsOf } from './notification.js';
 import { type Delivery, Outbox } from './outbox.js';
 import { readSecretRef, type SecretRead } from './secret-ref.js';

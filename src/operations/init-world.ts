@@ -8,7 +8,6 @@ import { saveBaseline, saveScoredNames } from '../gate/test-baseline.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { TRAILERS } from '../world/history/accepted-history.js';
 import { formatCommitMessage } from '../world/commit-message.js';
-import { simpleGit } from 'simple-git';
 import { git, gitValue } from '../git/git.js';
 import { findClosedTasks } from '../manifest/closed-tasks.js';
 import { parseManifest, readManifest } from '../manifest/parse.js';
@@ -57,8 +56,7 @@ export async function initWorld(opts: {
   const sandbox = await opts.sandbox(manifest);
   await sandbox.check();
   try {
-    // simple-git for the one-time porcelain; the hot paths use the hardened runner in git.ts.
-    await simpleGit({ baseDir: from }).init(true, [`--initial-branch=${manifest.branch}`, path]);
+    await git(['init', '--bare', `--initial-branch=${manifest.branch}`, path], { cwd: from });
     const world = LocalWorld.at(path);
     const env = { GIT_INDEX_FILE: join(path, 'genesis-init.index') };
     const ctx = ['--git-dir', path, '--work-tree', from];

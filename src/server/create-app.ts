@@ -1,7 +1,7 @@
 import { getConnInfo } from '@hono/node-server/conninfo';
 import { Hono, type Context } from 'hono';
 import type { WorldRepo } from '../world/world-repo.js';
-import { createApiRoutes } from './api-routes.js';
+import { createApiRoutes } from './api/create-routes.js';
 import { steerWorld } from '../operations/steer-world.js';
 import { ChangeFeed } from './projections/change-feed.js';
 import { hostGuard, jsonBodyGuard, writeGuard } from './http/guards.js';

@@ -1,6 +1,6 @@
 /**
- * `genesis serve`: the dashboard, its JSON API (documented in README.md next to this file), the
- * retry of blocked tasks, and the hook that mounts the BullMQ board.
+ * `genesis serve`: the dashboard, its JSON API (the route table in api/routes.ts), the retry of
+ * blocked tasks, and the hook that mounts the BullMQ board.
  */
 export { createServerApp, type ServerApp, type ServerAppOptions } from './create-app.js';
 export { startServer, type RunningServer, type StartServerOptions } from './start-server.js';
@@ -12,4 +12,4 @@ export { buildOverview, type Overview, type RunState } from './projections/overv
 export { buildReliabilityReport, type ReliabilityReport } from './projections/reliability-report.js';
 export { WorldSnapshots, type WorldSnapshot } from './projections/world-snapshot.js';
 export type { WorldControl } from './world-control.js';
-export { OPENAPI_DOCUMENT } from './openapi.js';
+export { OPENAPI_DOCUMENT } from './api/openapi-document.js';

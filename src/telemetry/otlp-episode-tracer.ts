@@ -4,7 +4,7 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import type { EpisodeRecord } from '../ledger/episode-record.js';
-import type { EpisodeTracer } from '../schedule/run/ports.js';
+import type { EpisodeTracer } from '../schedule/run/ports/ports.js';
 import { planEpisodeSpans, type PlannedSpan } from './episode-spans.js';
 
 /** Settings of {@link OtlpEpisodeTracer}. */

@@ -1,6 +1,6 @@
 import type { Sandbox } from '../../sandbox/sandbox.js';
 import type { WorldRepo } from '../../world/world-repo.js';
-import type { VerificationJob, VerificationResult } from './job.js';
+import type { VerificationJob, VerificationResult } from '../../queue/verification-job.js';
 import { verificationLedgerOf } from './ledger.js';
 import { verifyOnTip } from './verify-on-tip.js';
 

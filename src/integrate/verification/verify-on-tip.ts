@@ -2,7 +2,7 @@ import { verifyCandidate } from '../../gate/verify-candidate.js';
 import type { Sandbox } from '../../sandbox/sandbox.js';
 import type { GateRecord } from '../../ledger/episode-record.js';
 import type { WorldRepo } from '../../world/world-repo.js';
-import type { VerificationJob } from './job.js';
+import type { VerificationJob } from '../../queue/verification-job.js';
 import type { RejectionReason } from '../../errors/rejection-reasons.js';
 
 export type TipVerdict =

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { isAbsolute } from 'node:path';
 import { z } from 'zod';
 import { episodeJobSchema } from '../../episode/episode-job.js';
-import { verificationJobSchema } from '../../integrate/verification/job.js';
+import { verificationJobSchema } from '../verification-job.js';
 import { calibrationGateJobSchema } from '../../operations/calibrate/calibration-gate.js';
 
 /**

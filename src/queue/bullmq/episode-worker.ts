@@ -13,18 +13,12 @@ import { secretEnvNames } from '../../ledger/secret-env.js';
 import { isGitUrl, openWorkerWorld } from '../../world/worker-world.js';
 import type { WorldRepo } from '../../world/world-repo.js';
 import { consumeEpisodes, ResultQueues, workerSettings } from './job-consumer.js';
-import {
-  CALIBRATION_QUEUE,
-  distributedCalibrationSchema,
-  distributedVerificationSchema,
-  EPISODE_QUEUE,
-  queuePrefix,
-  VERIFICATION_QUEUE,
-  type DistributedJob,
-} from './distributed-job.js';
+import { CALIBRATION_QUEUE, distributedCalibrationSchema, EPISODE_QUEUE, queuePrefix, type DistributedJob } from './distributed-job.js';
 import { requestTip } from '../redis/tip-broker.js';
-import { runVerification } from '../../integrate/verification/run-verification.js';
-import { VERIFICATION_REF_PREFIX } from '../../integrate/verification/ledger.js';
+import { VERIFICATION_REF_PREFIX } from '../../world/history/verification-ref.js';
+import type { VerificationResult } from '../verification-job.js';
+import type { VerificationRunner } from '../verification-queue.js';
+import { consumeVerifications, type DistributedVerification } from './verification-consumer.js';
 import { tellWait } from '../redis/wait-channel.js';
 import { startHeartbeat } from '../redis/worker-registry.js';
 import { abandonedResult } from '../memory/memory-queue.js';
@@ -49,6 +43,8 @@ export interface EpisodeWorkerOptions {
   createSandbox: (manifest: WorldManifest) => Promise<Sandbox>;
   /** The path lease store of the world a job names (its key in Redis): the composition root's `RedisPathLeases`. */
   leases: (worldKey: string) => LeaseStore;
+  /** Gates one speculative commit and records it in the world: the composition root passes src/integrate's runVerification. */
+  runVerification: VerificationRunner;
 }
 
 /**
@@ -122,9 +118,15 @@ export async function startEpisodeWorker(options: EpisodeWorkerOptions): Promise
     (data, signal) => runLeased(data, options, id, signal),
   );
   // Verifications of speculative commits run where episodes run, with the same concurrency.
-  const verifyBlocking = options.redis.duplicate();
-  const verifier = new Worker(VERIFICATION_QUEUE, (job: Job) => verify(job, options, id, results), workerSettings(verifyBlocking, options));
-  verifier.on('error', () => undefined);
+  const verifier = consumeVerifications(
+    {
+      ...options,
+      results,
+      onEnd: ({ job: v }, result) =>
+        options.onEvent?.({ type: 'verify-end', episodeId: v.episodeId, task: v.task, verdict: result.ok ? 'passed' : (result.reason ?? 'failed') }),
+    },
+    (data) => verify(data, options, id),
+  );
   // So do the gates of a calibration (genesis calibrate --redis); each verdict goes back as the job's return value.
   const calibrateBlocking = options.redis.duplicate();
   const calibrator = new Worker(CALIBRATION_QUEUE, (job: Job) => calibrate(job, options), workerSettings(calibrateBlocking, options));
@@ -136,7 +138,6 @@ export async function startEpisodeWorker(options: EpisodeWorkerOptions): Promise
       await heartbeat.stop();
       await results.close();
       // BullMQ leaves a connection it was given open; these are ours to close.
-      verifyBlocking.disconnect();
       calibrateBlocking.disconnect();
     },
   };
@@ -218,21 +219,18 @@ async function runLeased(data: DistributedJob, options: EpisodeWorkerOptions, wo
   }
 }
 
-/** One verification on this worker: the gate of a speculative commit, recorded in the world, then its result sent. */
-async function verify(job: Job, options: EpisodeWorkerOptions, workerId: string, results: ResultQueues): Promise<void> {
-  const parsed = distributedVerificationSchema.safeParse(job.data);
-  if (!parsed.success) throw new UnrecoverableError(`malformed verification job ${job.id}: ${parsed.error.issues[0]?.message ?? ''}`);
-  const { job: v } = parsed.data;
-  const world = await openWorkerWorld(parsed.data.remote, options.cacheDir);
+/** One verification on this worker: the gate of a speculative commit, recorded in the world (its ref published) before its result is sent. */
+async function verify(data: DistributedVerification, options: EpisodeWorkerOptions, workerId: string): Promise<VerificationResult> {
+  const { job: v } = data;
+  const world = await openWorkerWorld(data.remote, options.cacheDir);
   await world.sync();
   const manifest = await world.repo.manifestAt(v.onto);
   const sandbox = await options.createSandbox(manifest);
   options.onEvent?.({ type: 'verify-start', episodeId: v.episodeId, task: v.task });
-  const onWait = waitTeller(options, workerId, parsed.data.worldKey, { id: v.verificationId, episodeId: v.episodeId, task: v.task, phase: 'verification' });
-  const result = await runVerification(v, { world: world.repo, sandbox, worker: workerId, onWait });
+  const onWait = waitTeller(options, workerId, data.worldKey, { id: v.verificationId, episodeId: v.episodeId, task: v.task, phase: 'verification' });
+  const result = await options.runVerification(v, { world: world.repo, sandbox, worker: workerId, onWait });
   await world.publishRef?.(`${VERIFICATION_REF_PREFIX}${v.verificationId}`);
-  await results.send(parsed.data.resultQueue, String(job.id), result);
-  options.onEvent?.({ type: 'verify-end', episodeId: v.episodeId, task: v.task, verdict: result.ok ? 'passed' : (result.reason ?? 'failed') });
+  return result;
 }
 
 /**

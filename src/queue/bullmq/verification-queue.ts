@@ -1,7 +1,7 @@
 import { Queue, QueueEvents, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { verificationResultSchema, type VerificationJob, type VerificationResult } from '../../integrate/verification/job.js';
-import { failed, type VerificationQueue } from '../../integrate/verification/queue.js';
+import { verificationResultSchema, type VerificationJob, type VerificationResult } from '../verification-job.js';
+import { failed, type VerificationQueue } from '../verification-queue.js';
 import { closeWithin } from './close-within.js';
 import { distributedVerificationSchema, queuePrefix, RETENTION, VERIFICATION_QUEUE, verificationResultQueueOf } from './distributed-job.js';
 

@@ -1,26 +1,23 @@
 import { hostname } from 'node:os';
-import type { ReserveTip } from '../../episode/gate-on-tip.js';
 import { runEpisode } from '../../episode/run-episode.js';
 import { IntegrationStage } from '../../integrate/integration-stage.js';
 import { Lander } from '../../integrate/lander.js';
 import { writeQueueSnapshot } from '../../integrate/queue-snapshot.js';
 import { queueWaits } from '../../integrate/queue-waits.js';
-import type { VerificationJob } from '../../integrate/verification/job.js';
+import type { VerificationJob } from '../../queue/verification-job.js';
 import { runVerification } from '../../integrate/verification/run-verification.js';
-import type { EpisodeRecord } from '../../ledger/episode-record.js';
-import type { Ledger } from '../../ledger/ledger.js';
 import { ledgerOf } from '../../ledger/git-ledger.js';
-import { liftedBudgets } from '../../ledger/budget-lifts.js';
-import type { WorldManifest } from '../../manifest/schema.js';
 import { secretEnvNames } from '../../ledger/secret-env.js';
 import { LiveWaits } from '../live-waits.js';
-import type { RunEvent } from './events.js';
-import { Inbox } from './inbox.js';
-import { clearGateRunning, markGateRunning } from './recovery.js';
+import type { RunEvent } from './ports/events.js';
+import { Inbox } from './ports/inbox.js';
+import { reserveTip } from './carry-out/reserve-tip.js';
+import { clearGateRunning, markGateRunning } from './gate-marks.js';
+import { policyConfig } from './policy-config.js';
+import { readLedger } from './read-ledger.js';
 import type { EpisodeJob } from '../../episode/episode-job.js';
 import { initialPolicyState } from '../run-policy.js';
-import { reservesTips } from '../tip-reservation.js';
-import type { Run, RunOptions, Wake } from './state.js';
+import type { Run, RunOptions, Wake } from './ports/state.js';
 
 /**
  * Opens a run: the manifest and head it starts from, the sandbox checked, the agent made, the
@@ -149,61 +146,4 @@ export async function openRun(options: RunOptions): Promise<Run> {
     loopEnded: false,
   };
   return run;
-}
-
-/** Takes a change's place in the integration queue for its gate, when the policy gives places (see reservesTips). */
-export function reserveTip(run: Run, change: Parameters<ReserveTip>[0]): ReturnType<ReserveTip> {
-  if (!reservesTips(run.policy, change.episodeId)) return Promise.resolve(null);
-  return run.stage.reserve({
-    id: change.episodeId,
-    task: change.task,
-    candidate: change.candidate,
-    base: change.base,
-    ...(change.costUsd === undefined ? {} : { costUsd: change.costUsd }),
-  });
-}
-
-/**
- * What the run knows of the ledger at its start. The run holds the world alone: what the journal
- * keeps of a run before it is that run's leftovers, tidied first. Summaries of every episode come
- * through the index (a run's start reads no record of the history in full), the open records in full.
- */
-async function readLedger(ledger: Ledger): Promise<Pick<Run, 'journaled' | 'summaries' | 'records'>> {
-  await ledger.tidyJournal();
-  const journaled = await ledger.journaled();
-  const summaries = new Map((await ledger.readSummaries()).map((r) => [r.id, r]));
-  const records = new Map<string, EpisodeRecord>();
-  for (const s of summaries.values()) {
-    const full = s.status === 'final' ? null : await ledger.read(s.id);
-    if (full) records.set(full.id, full);
-  }
-  return { journaled, summaries, records };
-}
-
-/** The policy's configuration: the manifest's, with the budgets in force and the run's own flags. */
-async function policyConfig(
-  options: RunOptions,
-  manifest: WorldManifest,
-  ledger: Ledger,
-  recorded: number,
-): Promise<Parameters<typeof initialPolicyState>[0]['config']> {
-  const lifts = await ledger.budgetLifts();
-  return {
-    parallelism: manifest.parallelism,
-    maxAttempts: manifest.retry.maxAttempts,
-    blockOnRepeat: manifest.retry.blockOnRepeat,
-    budgets: runBudgets(liftedBudgets(manifest.goal.stop, lifts), recorded, options.maxEpisodes),
-    distributed: options.distributed !== undefined,
-    pastEvidence: options.pastEvidence ?? false,
-    ratchet: manifest.verify.mode === 'ratchet',
-    reviewAll: manifest.review === 'all',
-    race: manifest.agent.race,
-    stopOnWin: manifest.race.stopOnWin,
-  };
-}
-
-/** The budgets in force (the manifest's, as lifted), with a run's own episode limit counted on top of the records already in the ledger. */
-function runBudgets(budgets: WorldManifest['goal']['stop'], recorded: number, maxEpisodes: number | undefined): WorldManifest['goal']['stop'] {
-  if (maxEpisodes === undefined) return budgets;
-  return { ...budgets, maxEpisodes: Math.min(budgets.maxEpisodes ?? Infinity, recorded + maxEpisodes) };
 }

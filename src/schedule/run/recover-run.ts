@@ -1,9 +1,10 @@
 import { removeClosedEpisodeDirs, removeStaleWorkspaces } from '../../episode/workspace.js';
 import type { EpisodeRecord } from '../../ledger/episode-record.js';
 import { initialPolicyState, racersToStop, racesOf } from '../run-policy.js';
-import { gatesRunningAtCrash, recoverOpenRecords, releaseLeftoverLeases } from './recovery.js';
-import { reviewingOf } from './episode-results.js';
-import type { Run } from './state.js';
+import { gatesRunningAtCrash } from './gate-marks.js';
+import { recoverOpenRecords, releaseLeftoverLeases } from './take-over.js';
+import { reviewingOf } from './carry-out/episode-results.js';
+import type { Run } from './ports/state.js';
 
 /**
  * Takes over what the run before this one left (see recoverOpenRecords): records closed or taken
@@ -70,13 +71,4 @@ export async function recoverRun(run: Run): Promise<void> {
     parallelism: manifest.parallelism,
   });
   run.reconciledAt = Date.now();
-}
-
-/** Changes that passed their own gate before the last run stopped join the integration queue again. */
-export async function rejoinIntegration(run: Run): Promise<void> {
-  for (const r of run.recovered.integrating) {
-    // Its change exists and the policy counts it as integrating: it joins even if its paths are taken.
-    await run.leases.tryAcquire(r.id, run.manifest.tasks.find((t) => t.id === r.task)?.paths ?? []);
-    await run.stage.join({ id: r.id, task: r.task, candidate: r.candidate!, base: r.gatedOn ?? r.base, ...(r.source ? { source: r.source } : {}) });
-  }
 }

@@ -1,13 +1,14 @@
 import { removeClosedEpisodeDirs } from '../../episode/workspace.js';
-import { stopEpisodes } from './carry-out-commands.js';
-import type { RunSummary } from './events.js';
+import { guardBranch } from './carry-out/guard-branch.js';
+import { stopEpisodes } from './carry-out/stop-episodes.js';
+import type { RunSummary } from './ports/events.js';
 import { openRun } from './open-run.js';
 import { recoverRun } from './recover-run.js';
-import { guardBranch, listenForWakes, runLoop } from './run-loop.js';
-import { settleSteering } from './steering.js';
-import type { Run, RunOptions } from './state.js';
+import { listenForWakes, runLoop } from './loop/run-loop.js';
+import { settleSteering } from './wakes/steering.js';
+import type { Run, RunOptions } from './ports/state.js';
 
-export type { RunOptions } from './state.js';
+export type { RunOptions } from './ports/state.js';
 
 /**
  * `genesis run` as a pipeline: schedule → episode → integrate → land. The run policy (pure)

@@ -2,7 +2,7 @@ import { findRunHolder } from '../../audit/run-holder.js';
 import { describeEntries, readQueueSnapshot, type QueueEntryView } from '../../integrate/queue-snapshot.js';
 import type { WorldRepo } from '../../world/world-repo.js';
 import type { WorldHold } from '../../schedule/run-policy.js';
-import { readWorldHold } from '../../schedule/run/world-hold.js';
+import { readWorldHold } from '../../schedule/run/carry-out/world-hold.js';
 import { readLiveWaits } from '../../schedule/live-waits.js';
 
 /** The integration queue as the dashboard shows it (`GET /api/integration`). */

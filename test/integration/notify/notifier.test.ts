@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Notifier, outboxDir } from '../../../src/notify/notifier.js';
 import { signBody } from '../../../src/notify/webhook-request.js';
 import { backoffPolicy } from '../../../src/retry/backoff-policy.js';
-import type { RunEvent } from '../../../src/schedule/run/events.js';
+import type { RunEvent } from '../../../src/schedule/run/ports/events.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 import { WebhookReceiver } from '../../helpers/webhook-receiver.js';
 

@@ -7,7 +7,7 @@ import { runEmbedded } from '../../../src/compose/embedded-run.js';
 import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { outcomeResult } from '../../../src/operations/carry-out-steering.js';
 import { steerWorld } from '../../../src/operations/steer-world.js';
-import type { RunEvent } from '../../../src/schedule/run/events.js';
+import type { RunEvent } from '../../../src/schedule/run/ports/events.js';
 import { readAcceptedHistory } from '../../../src/world/history/accepted-history.js';
 import { acquireRunLock } from '../../../src/world/run-lock.js';
 import { listSteeringRequests } from '../../../src/world/steering-requests.js';

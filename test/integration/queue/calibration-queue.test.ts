@@ -13,6 +13,7 @@ import { itWith } from '../../helpers/services.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 import { Queue } from 'bullmq';
 import { testQueuePrefix, testRedis } from './redis-test-world.js';
+import { runVerification } from '../../../src/integrate/verification/run-verification.js';
 
 const it = itWith('redis');
 const SHA = '0123456789abcdef0123456789abcdef01234567';
@@ -45,6 +46,7 @@ describe('calibration gates sent to the workers', () => {
       createAgent: unused,
       createSandbox: unused,
       leases: (key) => new RedisPathLeases(redis, key),
+      runVerification,
       onEvent: (e) => events.push(e),
     });
     closing.push({ close: () => worker.close(true) });

@@ -11,6 +11,7 @@ import type { RunOptions } from '../../../src/schedule/run/run-world.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 import type { FixtureWorld } from '../../helpers/world-fixture.js';
 import { testQueuePrefix, testRedis, testWorld } from './redis-test-world.js';
+import { runVerification } from '../../../src/integrate/verification/run-verification.js';
 
 const workers: EpisodeWorker[] = [];
 afterEach(async () => {
@@ -46,6 +47,7 @@ export async function clusterTestRun(f: FixtureWorld, opts: { concurrency: numbe
       createAgent,
       createSandbox: async () => f.sandbox,
       leases: (key) => new RedisPathLeases(redis, key),
+      runVerification,
     }),
   );
   const distributed = {

@@ -15,6 +15,7 @@ import { tempDir } from '../../helpers/temp-dir.js';
 import { GOOD_A, makeWorld } from '../../helpers/world-fixture.js';
 import { RedisPathLeases } from '../../../src/queue/redis/path-leases.js';
 import { testQueuePrefix, testRedis } from './redis-test-world.js';
+import { runVerification } from '../../../src/integrate/verification/run-verification.js';
 
 const it = itWith('redis');
 const workers: EpisodeWorker[] = [];
@@ -37,6 +38,7 @@ describe('an episode job delivered again after its episode ran and passed', () =
         createAgent,
         createSandbox: async () => f.sandbox,
         leases: (key) => new RedisPathLeases(redis, key),
+        runVerification,
       }),
     );
     const ledger = new GitLedger(f.world.path);
@@ -82,6 +84,7 @@ describe('a taken episode job whose worker is lost', () => {
       createAgent,
       createSandbox: async () => f.sandbox,
       leases: (key) => new RedisPathLeases(redis, key),
+      runVerification,
     });
     workers.push(worker);
     const job: EpisodeJob = { episodeId: newEpisodeId(), world: 'fixture', task: 'a', attempt: 1, base: f.commit };

@@ -1,7 +1,7 @@
 import { describe, expect, type it as plainIt } from 'vitest';
 import type { LeaseStore } from '../../../src/queue/lease-store.js';
 import { MemoryLeaseStore } from '../../../src/queue/memory/memory-lease-store.js';
-import type { RunEvent } from '../../../src/schedule/run/events.js';
+import type { RunEvent } from '../../../src/schedule/run/ports/events.js';
 import { composeEmbeddedRun } from '../../../src/compose/embedded-run.js';
 import { runWorld, type RunOptions } from '../../../src/schedule/run/run-world.js';
 import { GitLedger } from '../../../src/ledger/git-ledger.js';

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect } from 'vitest';
 import { RedisPathLeases } from '../../../src/queue/redis/path-leases.js';
-import type { RunEvent } from '../../../src/schedule/run/events.js';
+import type { RunEvent } from '../../../src/schedule/run/ports/events.js';
 import { runEmbedded } from '../../../src/compose/embedded-run.js';
 import { runWorld } from '../../../src/schedule/run/run-world.js';
 import { GitLedger } from '../../../src/ledger/git-ledger.js';

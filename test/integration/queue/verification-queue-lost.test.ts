@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { describe, expect } from 'vitest';
 import { newEpisodeId } from '../../../src/episode/episode-job.js';
-import type { VerificationJob } from '../../../src/integrate/verification/job.js';
+import type { VerificationJob } from '../../../src/queue/verification-job.js';
 import { BullmqVerificationQueue } from '../../../src/queue/bullmq/verification-queue.js';
 import { queuePrefix, RETENTION, VERIFICATION_QUEUE, verificationResultQueueOf } from '../../../src/queue/bullmq/distributed-job.js';
 import { itWith } from '../../helpers/services.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { formatRunEvent } from '../../../src/cli/run-reporter.js';
-import { describeWorldHold, readWorldHold, writeWorldHold } from '../../../src/schedule/run/world-hold.js';
+import { describeWorldHold, readWorldHold, writeWorldHold } from '../../../src/schedule/run/carry-out/world-hold.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
 describe("the world's hold by a usage limit, as status and the dashboard read it", () => {

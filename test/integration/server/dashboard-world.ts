@@ -2,7 +2,7 @@ import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runEmbedded } from '../../../src/compose/embedded-run.js';
-import type { RunSummary } from '../../../src/schedule/run/events.js';
+import type { RunSummary } from '../../../src/schedule/run/ports/events.js';
 import type { WorldRepo } from '../../../src/world/world-repo.js';
 import { LocalWorld } from '../../../src/world/local-world.js';
 import { BAD_A, baseManifest, GOOD_B, makeWorld } from '../../helpers/world-fixture.js';

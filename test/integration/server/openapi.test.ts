@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createWorldControl } from '../../../src/cli/commands/serve/world-control.js';
 import { GitLedger } from '../../../src/ledger/git-ledger.js';
-import { OPENAPI_DOCUMENT } from '../../../src/server/openapi.js';
+import { OPENAPI_DOCUMENT } from '../../../src/server/api/openapi-document.js';
 import { startServer, type RunningServer } from '../../../src/server/start-server.js';
 import { itWith } from '../../helpers/services.js';
 import { baseManifest, GOOD_A, makeWorld } from '../../helpers/world-fixture.js';

@@ -6,7 +6,7 @@ import { stringify } from 'yaml';
 import { auditWorld } from '../../../src/audit/index.js';
 import { createSandbox } from '../../../src/sandbox/create-sandbox.js';
 import type { Sandbox } from '../../../src/sandbox/sandbox.js';
-import type { RunSummary } from '../../../src/schedule/run/events.js';
+import type { RunSummary } from '../../../src/schedule/run/ports/events.js';
 import { runEmbedded } from '../../../src/compose/embedded-run.js';
 import { readAcceptedHistory, type AcceptedCommit } from '../../../src/world/history/accepted-history.js';
 import type { EpisodeArtifacts, EpisodeRecord } from '../../../src/ledger/episode-record.js';

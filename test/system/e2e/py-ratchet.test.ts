@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { runGate } from '../../../src/gate/gate.js';
 import { planGate } from '../../../src/gate/plan.js';
 import { createSandbox } from '../../../src/sandbox/create-sandbox.js';
-import type { RunSummary } from '../../../src/schedule/run/events.js';
+import type { RunSummary } from '../../../src/schedule/run/ports/events.js';
 import { runEmbedded } from '../../../src/compose/embedded-run.js';
 import { readAcceptedHistory, type AcceptedCommit } from '../../../src/world/history/accepted-history.js';
 import type { EpisodeRecord } from '../../../src/ledger/episode-record.js';

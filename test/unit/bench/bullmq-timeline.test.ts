@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { WorkerLine } from '../../../bench/lib/bullmq-run.js';
 import { buildHops, partsOf, summarizeHops, type StampedRunEvent } from '../../../bench/lib/bullmq-timeline.js';
-import type { RunEvent } from '../../../src/schedule/run/events.js';
+import type { RunEvent } from '../../../src/schedule/run/ports/events.js';
 
 const ev = (at: number, event: RunEvent): StampedRunEvent => ({ at, event });
 const entry = (id: string, stage: string) => ({ id, task: id, stage, onto: 'h', commit: null });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { describeStop, formatRunEvent, formatSummary } from '../../../src/cli/run-reporter.js';
 import { STOP_EXIT } from '../../../src/cli/exit-codes.js';
-import type { RunEvent } from '../../../src/schedule/run/events.js';
+import type { RunEvent } from '../../../src/schedule/run/ports/events.js';
 import type { StopReason } from '../../../src/schedule/scheduler.js';
 
 const HEAD = '0123456789abcdef0123456789abcdef01234567';

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkLayerTable, type LayerTable, MAX_DEPTH, renderLayerRules, renderLayerTable, replaceLayerTable } from '../../../scripts/layers/render-layers.js';
+import { checkLayerTable, checkSteps, type LayerTable, MAX_DEPTH, renderLayerRules, renderLayersPage } from '../../../scripts/layers/render-layers.js';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 const table = JSON.parse(readFileSync(join(ROOT, 'lint/layers.json'), 'utf8')) as LayerTable;
@@ -39,11 +39,16 @@ describe('the layer table', () => {
     ]);
   });
 
-  it('is what lint/biome-layers.json and the table in CONTRIBUTING.md were made from (run `npm run layers` after editing it)', () => {
+  it('names every subfolder of a folder of steps as a step, and catches one it misses', () => {
+    for (const steps of table.steps ?? []) expect(checkSteps(steps, foldersOf(join(ROOT, 'src', steps.folder)))).toEqual([]);
+    const run = table.steps?.find((steps) => steps.folder === 'schedule/run');
+    expect(run?.order).toEqual(['loop', 'wakes', 'decide', 'carry-out', 'ports']);
+    expect(checkSteps(run!, [...foldersOf(join(ROOT, 'src/schedule/run')), 'stray'])).toEqual(['src/schedule/run/stray is not a step of schedule/run']);
+  });
+
+  it('is what lint/biome-layers.json and docs/reference/layers.md were made from (run `npm run layers` after editing it)', () => {
     expect(readFileSync(join(ROOT, 'lint/biome-layers.json'), 'utf8')).toBe(renderLayerRules(table));
-    const contributing = readFileSync(join(ROOT, 'CONTRIBUTING.md'), 'utf8');
-    expect(contributing).toContain(renderLayerTable(table));
-    expect(replaceLayerTable(contributing, table)).toBe(contributing);
+    expect(readFileSync(join(ROOT, 'docs/reference/layers.md'), 'utf8')).toBe(renderLayersPage(table));
   });
 });
 

@@ -89,18 +89,39 @@ describe('the layer rules', () => {
     ]);
   });
 
+  it("keep a run's helpers importing one way (loop → wakes → decide → carry-out → ports), each step also held to its layer", async () => {
+    const result = await lint({
+      'src/schedule/run/carry-out/bad-up.ts': "import { apply } from '../decide/apply.js';\nexport const a = apply;\n",
+      'src/schedule/run/ports/bad-up.ts': "import { takeWake } from '../wakes/take-wake.js';\nexport const a = takeWake;\n",
+      'src/schedule/run/wakes/bad-wiring.ts': "import { openRun } from '../open-run.js';\nexport const a = openRun;\n",
+      'src/schedule/run/decide/bad-layer.ts': "import { main } from '../../../cli/main.js';\nexport const a = main;\n",
+      'src/schedule/run/loop/good.ts':
+        "import { apply } from '../decide/apply.js';\nimport { endWait } from '../carry-out/waits.js';\nimport type { Run } from '../ports/state.js';\nimport { nextWake } from '../../run-policy.js';\nexport const a = [apply, endWait, nextWake];\nexport type R = Run;\n",
+      'src/schedule/run/carry-out/good.ts':
+        "import { endWait } from './waits.js';\nimport type { Run } from '../ports/state.js';\nexport const a = endWait;\nexport type R = Run;\n",
+      'src/schedule/run/good.ts':
+        "import { runLoop } from './loop/run-loop.js';\nimport type { Run } from './ports/state.js';\nexport const a = runLoop;\nexport type R = Run;\n",
+    });
+    expect(result.findings.sort()).toEqual([
+      `${RESTRICTED} src/schedule/run/carry-out/bad-up.ts:1`,
+      `${RESTRICTED} src/schedule/run/decide/bad-layer.ts:1`,
+      `${RESTRICTED} src/schedule/run/ports/bad-up.ts:1`,
+      `${RESTRICTED} src/schedule/run/wakes/bad-wiring.ts:1`,
+    ]);
+  });
+
   it('keep the construction of adapters in the composition roots (src/compose, src/cli)', async () => {
     const result = await lint({
       'src/schedule/bad.ts':
         "import { createSandbox } from '../sandbox/create-sandbox.js';\nimport { MemoryLeaseStore } from '../queue/memory/memory-lease-store.js';\nexport const a = [createSandbox, MemoryLeaseStore];\n",
-      'src/integrate/bad.ts': "import { MemoryVerificationQueue } from './verification/queue.js';\nexport const a = MemoryVerificationQueue;\n",
+      'src/integrate/bad.ts': "import { MemoryVerificationQueue } from '../queue/memory/verification-queue.js';\nexport const a = MemoryVerificationQueue;\n",
       'src/episode/bad.ts': "import { createAgent } from '../agents/create-agent.js';\nexport const a = createAgent;\n",
       'src/gate/bad.ts': "import { DockerSandbox } from '../sandbox/gate/docker/docker-sandbox.js';\nexport const a = DockerSandbox;\n",
       'src/server/bad.ts': "import { RedisPathLeases } from '../queue/redis/path-leases.js';\nexport const a = RedisPathLeases;\n",
       'src/schedule/up.ts': "import { composeEmbeddedRun } from '../compose/embedded-run.js';\nexport const a = composeEmbeddedRun;\n",
       'src/compose/bad.ts': "import { main } from '../cli/main.js';\nexport const a = main;\n",
       'src/schedule/good.ts':
-        "import type { LeaseStore } from '../queue/lease-store.js';\nimport type { RunPorts } from './run/ports.js';\nexport type A = LeaseStore | RunPorts;\n",
+        "import type { LeaseStore } from '../queue/lease-store.js';\nimport type { RunPorts } from './run/ports/ports.js';\nexport type A = LeaseStore | RunPorts;\n",
       'src/compose/good.ts':
         "import { createSandbox } from '../sandbox/create-sandbox.js';\nimport { MemoryLeaseStore } from '../queue/memory/memory-lease-store.js';\nimport { runWorld } from '../schedule/run/run-world.js';\nexport const a = [createSandbox, MemoryLeaseStore, runWorld];\n",
       'src/cli/commands/run/good.ts': "import { composeEmbeddedRun } from '../../../compose/embedded-run.js';\nexport const a = composeEmbeddedRun;\n",
@@ -117,14 +138,15 @@ describe('the layer rules', () => {
     ]);
   });
 
-  it('keep bullmq, ioredis, dockerode, execa and simple-git inside their adapters', async () => {
+  it('keep bullmq, ioredis, dockerode, execa and OpenTelemetry inside their adapters', async () => {
     const result = await lint({
       'src/schedule/bad.ts': "import { Queue } from 'bullmq';\nexport const a = Queue;\n",
       'src/world/bad.ts': "import { Redis } from 'ioredis';\nexport const a = Redis;\n",
       'src/gate/bad.ts': "import Docker from 'dockerode';\nexport const a = Docker;\n",
       'src/integrate/bad.ts': "import { execa } from 'execa';\nexport const a = execa;\n",
-      'src/agents/bad.ts': "import { simpleGit } from 'simple-git';\nexport const a = simpleGit;\n",
-      'src/git/good.ts': "import { execa } from 'execa';\nimport { simpleGit } from 'simple-git';\nexport const a = [execa, simpleGit];\n",
+      'src/agents/bad.ts': "import { trace } from '@opentelemetry/api';\nexport const a = trace;\n",
+      'src/git/good.ts': "import { execa } from 'execa';\nexport const a = execa;\n",
+      'src/telemetry/good.ts': "import { trace } from '@opentelemetry/api';\nexport const a = trace;\n",
       'src/queue/good.ts': "import { Queue } from 'bullmq';\nimport { Redis } from 'ioredis';\nexport const a = [Queue, Redis];\n",
       'src/sandbox/good.ts': "import Docker from 'dockerode';\nexport const a = Docker;\n",
     });

@@ -18,6 +18,7 @@ describe('the generated references in docs/reference/', () => {
       'docs/reference/errors.md',
       'docs/reference/exit-codes.md',
       'docs/reference/http-api.md',
+      'docs/reference/layers.md',
       'docs/reference/prices.md',
       'docs/reference/world-yaml.md',
     ]);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { notificationsOf } from '../../../src/notify/notification.js';
 import { signBody, webhookBody, webhookHeaders } from '../../../src/notify/webhook-request.js';
-import type { RunEvent } from '../../../src/schedule/run/events.js';
+import type { RunEvent } from '../../../src/schedule/run/ports/events.js';
 
 const now = new Date('2026-01-02T03:04:05.000Z');
 const end = (over: Partial<Extract<RunEvent, { type: 'episode-end' }>>): RunEvent => ({

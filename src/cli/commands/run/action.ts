@@ -3,7 +3,7 @@ import { NONE_AGENT_SANDBOX_WARNING } from '../../../sandbox/agent/none-agent-sa
 import { killOrphanedAgents } from '../../../sandbox/agent/process-tracker.js';
 import { createSandbox } from '../../../sandbox/create-sandbox.js';
 import { NONE_SANDBOX_WARNING } from '../../../sandbox/gate/none-sandbox.js';
-import type { RunSummary } from '../../../schedule/run/events.js';
+import type { RunSummary } from '../../../schedule/run/ports/events.js';
 import { composeClusterRun } from '../../../compose/cluster-run.js';
 import { composeEmbeddedRun } from '../../../compose/embedded-run.js';
 import { runWorld } from '../../../schedule/run/run-world.js';

@@ -15,7 +15,7 @@ export function define(program: Command): void {
       if (opts.world) {
         const { LocalWorld } = await import('../../../world/local-world.js');
         const { readQueueSnapshot, formatQueueSnapshot } = await import('../../../integrate/queue-snapshot.js');
-        const { readWorldHold, describeWorldHold } = await import('../../../schedule/run/world-hold.js');
+        const { readWorldHold, describeWorldHold } = await import('../../../schedule/run/carry-out/world-hold.js');
         const { WorldSnapshots } = await import('../../../server/projections/world-snapshot.js');
         const { buildTaskBoard } = await import('../../../server/projections/task-board.js');
         const { probeLocalWorker } = await import('../../../server/projections/worker-liveness.js');

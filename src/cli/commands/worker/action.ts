@@ -15,6 +15,7 @@ import { preflightWorker } from './preflight.js';
 import { formatWorkerLine, type WorkerLine } from './event-lines.js';
 import { WaitBoard } from '../../wait-board.js';
 import { WorkerHealthFile } from './health-file.js';
+import { runVerification } from '../../../integrate/verification/run-verification.js';
 
 export async function runWorkerCommand(opts: WorkerCliOptions): Promise<number> {
   if (!Number.isInteger(opts.concurrency) || opts.concurrency < 1) {
@@ -63,6 +64,7 @@ export async function runWorkerCommand(opts: WorkerCliOptions): Promise<number> 
     createAgent,
     createSandbox: (m) => createSandbox(m.verify.sandbox, { image: m.verify.image }),
     leases: (worldKey) => new RedisPathLeases(redis, worldKey),
+    runVerification,
   });
   label = worker.id;
   print({

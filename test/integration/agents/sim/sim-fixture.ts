@@ -3,7 +3,7 @@ import { writeSimWorld, type SimWorldOptions } from '../../../../src/agents/sim/
 import { createSandbox } from '../../../../src/sandbox/create-sandbox.js';
 import type { Sandbox } from '../../../../src/sandbox/sandbox.js';
 import { runEmbedded } from '../../../../src/compose/embedded-run.js';
-import type { RunSummary } from '../../../../src/schedule/run/events.js';
+import type { RunSummary } from '../../../../src/schedule/run/ports/events.js';
 import { initWorld } from '../../../../src/operations/init-world.js';
 import type { WorldRepo } from '../../../../src/world/world-repo.js';
 import { tempDir } from '../../../helpers/temp-dir.js';

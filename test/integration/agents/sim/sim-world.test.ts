@@ -7,7 +7,7 @@ import { runEmbedded } from '../../../../src/compose/embedded-run.js';
 import { initWorld } from '../../../../src/operations/init-world.js';
 import { GitLedger } from '../../../../src/ledger/git-ledger.js';
 import { ledgerOf } from '../../../../src/ledger/git-ledger.js';
-import { readWorldHold } from '../../../../src/schedule/run/world-hold.js';
+import { readWorldHold } from '../../../../src/schedule/run/carry-out/world-hold.js';
 import { itWith } from '../../../helpers/services.js';
 import { tempDir } from '../../../helpers/temp-dir.js';
 import { bwrapSandbox, runSimFixture } from './sim-fixture.js';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { runEmbedded } from '../../../../../src/compose/embedded-run.js';
 import type { EpisodeRecord } from '../../../../../src/ledger/episode-record.js';
 import { ledgerOf } from '../../../../../src/ledger/git-ledger.js';
-import type { RunEvent, RunSummary } from '../../../../../src/schedule/run/events.js';
+import type { RunEvent, RunSummary } from '../../../../../src/schedule/run/ports/events.js';
 import { installAgentCli, type AgentCliName } from '../../../../helpers/agent-clis.js';
 import type { ScriptedServer } from '../../../../helpers/model-servers/scripted-server.js';
 import { startAnthropicServer } from '../../../../helpers/model-servers/anthropic-messages.js';

@@ -1,6 +1,6 @@
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { WorldHold } from '../run-policy.js';
+import type { WorldHold } from '../../run-policy.js';
 
 const FILE = 'hold.json';
 

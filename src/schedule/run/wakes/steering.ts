@@ -1,10 +1,11 @@
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { carryOutSteering, type SteeringOutcome } from '../../operations/carry-out-steering.js';
-import { isAlive } from '../../sandbox/process/process-alive.js';
-import type { PendingSteering } from '../../world/steering-requests.js';
-import { apply } from './carry-out-commands.js';
-import type { Run } from './state.js';
+import { carryOutSteering, type SteeringOutcome } from '../../../operations/carry-out-steering.js';
+import { isAlive } from '../../../sandbox/process/process-alive.js';
+import type { PendingSteering } from '../../../world/steering-requests.js';
+import { apply } from '../decide/apply.js';
+import { guardBranch } from '../carry-out/guard-branch.js';
+import type { Run } from '../ports/state.js';
 
 /** How often the run looks for requests of people (`genesis amend`, `task add`, `task reopen` from another process). */
 const POLL_MS = 500;
@@ -54,8 +55,7 @@ async function carryOut(run: Run, pending: PendingSteering): Promise<void> {
   const outcome = await run.stage
     .exclusive(async () => {
       // A push behind Genesis's back is put back first: the change is built on the head the lander holds.
-      const moved = await run.lander.guard();
-      if (moved) run.emit({ type: 'foreign-move', commit: moved.foreign, quarantine: moved.quarantine });
+      await guardBranch(run);
       return carryOutSteering(run.world, request, {
         sandboxFor: async () => run.sandbox,
         // Only from the head the lander holds: a foreign move it has not put back yet is never built on.

@@ -1,12 +1,12 @@
-import type { Agent } from '../../agents/agent.js';
-import type { EpisodeJob, EpisodeResult } from '../../episode/episode-job.js';
-import type { VerificationJob, VerificationResult } from '../../integrate/verification/job.js';
-import type { VerificationQueue } from '../../integrate/verification/queue.js';
-import type { EpisodeQueue } from '../../queue/episode-queue.js';
-import type { Sandbox } from '../../sandbox/sandbox.js';
-import type { WorldManifest } from '../../manifest/schema.js';
-import type { LeaseStore } from '../../queue/lease-store.js';
-import type { EpisodeRecord } from '../../ledger/episode-record.js';
+import type { Agent } from '../../../agents/agent.js';
+import type { EpisodeJob, EpisodeResult } from '../../../episode/episode-job.js';
+import type { VerificationJob, VerificationResult } from '../../../queue/verification-job.js';
+import type { VerificationQueue } from '../../../queue/verification-queue.js';
+import type { EpisodeQueue } from '../../../queue/episode-queue.js';
+import type { Sandbox } from '../../../sandbox/sandbox.js';
+import type { WorldManifest } from '../../../manifest/schema.js';
+import type { LeaseStore } from '../../../queue/lease-store.js';
+import type { EpisodeRecord } from '../../../ledger/episode-record.js';
 
 /**
  * Where each finished episode goes as a trace (OpenTelemetry over OTLP in src/telemetry). Called

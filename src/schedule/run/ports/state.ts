@@ -1,26 +1,25 @@
-import type { Agent } from '../../agents/agent.js';
-import type { EpisodeJob, EpisodeResult } from '../../episode/episode-job.js';
-import type { IntegrationOutcome, IntegrationStage } from '../../integrate/integration-stage.js';
-import type { Lander } from '../../integrate/lander.js';
-import type { VerificationResult } from '../../integrate/verification/job.js';
-import type { VerificationQueue } from '../../integrate/verification/queue.js';
-import type { EpisodeQueue } from '../../queue/episode-queue.js';
-import type { Sandbox } from '../../sandbox/sandbox.js';
-import type { EpisodeRecord } from '../../ledger/episode-record.js';
-import type { Ledger } from '../../ledger/ledger.js';
-import type { EpisodeSummary } from '../../ledger/summary.js';
-import type { WorldManifest } from '../../manifest/schema.js';
-import type { WorldRepo } from '../../world/world-repo.js';
-import type { LeaseStore } from '../../queue/lease-store.js';
-import type { PolicyState } from '../run-policy.js';
-import type { LiveWaits } from '../live-waits.js';
+import type { Agent } from '../../../agents/agent.js';
+import type { EpisodeJob, EpisodeResult } from '../../../episode/episode-job.js';
+import type { IntegrationOutcome, IntegrationStage } from '../../../integrate/integration-stage.js';
+import type { Lander } from '../../../integrate/lander.js';
+import type { VerificationResult } from '../../../queue/verification-job.js';
+import type { VerificationQueue } from '../../../queue/verification-queue.js';
+import type { EpisodeQueue } from '../../../queue/episode-queue.js';
+import type { Sandbox } from '../../../sandbox/sandbox.js';
+import type { EpisodeRecord } from '../../../ledger/episode-record.js';
+import type { Ledger } from '../../../ledger/ledger.js';
+import type { EpisodeSummary } from '../../../ledger/summary.js';
+import type { WorldManifest } from '../../../manifest/schema.js';
+import type { WorldRepo } from '../../../world/world-repo.js';
+import type { LeaseStore } from '../../../queue/lease-store.js';
+import type { PolicyEvent, PolicyState } from '../../run-policy.js';
+import type { LiveWaits } from '../../live-waits.js';
 import type { RunEvent, RunSummary } from './events.js';
-import type { Recovered } from './recovery.js';
 import type { Inbox } from './inbox.js';
-import type { WorkerWaitFeed } from '../../queue/worker-wait-feed.js';
-import type { TipService } from '../../episode/gate-on-tip.js';
+import type { WorkerWaitFeed } from '../../../queue/worker-wait-feed.js';
+import type { TipService } from '../../../episode/gate-on-tip.js';
 import type { EpisodeTracer, RunPorts } from './ports.js';
-import type { SteeringOutcome } from '../../operations/carry-out-steering.js';
+import type { SteeringOutcome } from '../../../operations/carry-out-steering.js';
 
 /**
  * A run whose episodes run on workers elsewhere: its ports' queues and leases are shared (BullMQ,
@@ -49,6 +48,25 @@ export interface RunOptions {
   /** Start at most this many episodes in this run, then end as when goal.stop.maxEpisodes is spent (benchmarks). */
   maxEpisodes?: number;
 }
+
+/** What a starting run takes over from the one before it. */
+export interface Recovered {
+  /** Changes that passed their own gate and wait for integration: they join the queue again. */
+  integrating: EpisodeRecord[];
+  /** Episodes workers may still be running (distributed only): their results are owed. */
+  running: EpisodeRecord[];
+  /** Changes that passed their gate and wait for a person's review: they keep waiting. */
+  reviewing: EpisodeRecord[];
+  /** Records closed now: landed ones recorded as accepted, the rest abandoned. */
+  closed: number;
+}
+
+/**
+ * Feeds one event to the policy and carries out what it decides (decide/apply.ts). The steps that
+ * carry out a command and must tell the policy what came of it are handed this, never import it:
+ * the run's helpers import one way (loop → wakes → decide → carry out → ports).
+ */
+export type Decide = (event: PolicyEvent) => Promise<void>;
 
 /** What wakes the run loop: a result of either stage, an outcome of integration, an interrupt, or the clock. */
 export type Wake =

@@ -1,5 +1,5 @@
-import type { EpisodeOutcome, EpisodeRecord } from '../../ledger/episode-record.js';
-import type { StopReason } from '../scheduler.js';
+import type { EpisodeOutcome, EpisodeRecord } from '../../../ledger/episode-record.js';
+import type { StopReason } from '../../scheduler.js';
 
 /** What `genesis run` reports while it works; the CLI turns these into lines or JSON. */
 export type RunEvent =

@@ -1,9 +1,10 @@
-import { agentForAttempt } from '../../agents/rotation.js';
-import { newEpisodeId, type EpisodeJob } from '../../episode/episode-job.js';
-import { openEpisodeRecord, type EpisodeRecord } from '../../ledger/episode-record.js';
-import type { PolicyCommand } from '../run-policy.js';
-import { spentOnTask } from '../policy-ledger.js';
-import type { Run } from './state.js';
+import { agentForAttempt } from '../../../agents/rotation.js';
+import { newEpisodeId, type EpisodeJob } from '../../../episode/episode-job.js';
+import { openEpisodeRecord, type EpisodeRecord } from '../../../ledger/episode-record.js';
+import type { PolicyCommand } from '../../run-policy.js';
+import { spentOnTask } from '../../policy-ledger.js';
+import type { Run } from '../ports/state.js';
+import { endWait, tellWait } from './waits.js';
 
 type Start = Extract<PolicyCommand, { type: 'start' }>;
 
@@ -66,7 +67,7 @@ export async function submitEpisode(run: Run, { record, round, earlier }: Opened
   };
   run.jobs.set(record.id, job);
   run.emit({ type: 'episode-start', id: record.id, task: record.task, attempt: record.attempt });
-  if (run.waits.taskOf(leaseWaitId(record.task)) !== undefined) run.emit({ type: 'wait', id: leaseWaitId(record.task), task: record.task, what: null });
+  endWait(run, leaseWaitId(record.task));
   await run.queue.submit(job);
 }
 
@@ -116,8 +117,7 @@ export function reportLeaseWaits(run: Run, refused: readonly string[]): void {
     if (until <= now) continue;
     run.emit({ type: 'lease-wait', task, untilMs: until });
     // A wait as any other too, from its first refusal until an episode of the task starts: told with how long so far.
-    if (run.waits.taskOf(leaseWaitId(task)) === undefined)
-      run.emit({ type: 'wait', id: leaseWaitId(task), task, what: 'the lease of its paths, which a holder outside this run keeps' });
+    tellWait(run, leaseWaitId(task), task, 'the lease of its paths, which a holder outside this run keeps');
   }
 }
 

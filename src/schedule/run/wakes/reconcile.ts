@@ -1,5 +1,6 @@
-import { leaseHolder } from './start-episodes.js';
-import type { Run } from './state.js';
+import { leaseHolder } from '../carry-out/start-episodes.js';
+import { endWait, tellWait } from '../carry-out/waits.js';
+import type { Run } from '../ports/state.js';
 
 /**
  * Keeps a distributed run's shared queue and leases in step, by the clock: every lease the
@@ -33,15 +34,8 @@ async function tellWorkerWaits(run: Run): Promise<void> {
   const running = [...run.jobs].filter(([id]) => run.policy.running.has(id));
   const waiting = new Set(await run.queue.notTaken(running.map(([id]) => id)).catch(() => []));
   for (const [id, job] of running) {
-    const told = run.waits.taskOf(workerWaitId(id)) !== undefined;
-    if (waiting.has(id) && !told)
-      run.emit({
-        type: 'wait',
-        id: workerWaitId(id),
-        task: job.task,
-        what: 'a free worker: every worker is busy, or none runs (genesis worker --redis <url>)',
-      });
-    if (!waiting.has(id) && told) run.emit({ type: 'wait', id: workerWaitId(id), task: job.task, what: null });
+    if (waiting.has(id)) tellWait(run, workerWaitId(id), job.task, 'a free worker: every worker is busy, or none runs (genesis worker --redis <url>)');
+    else endWait(run, workerWaitId(id));
   }
 }
 

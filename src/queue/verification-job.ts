@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isRejectionReason, type RejectionReason } from '../../errors/rejection-reasons.js';
+import { isRejectionReason, type RejectionReason } from '../errors/rejection-reasons.js';
 
 const sha = z.string().regex(/^[0-9a-f]{40}$/, 'a full commit id');
 

@@ -1,5 +1,3 @@
-import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { verificationLedgerOf } from '../../integrate/verification/ledger.js';
 import { landedRecord } from '../../integrate/lander.js';
 import type { EpisodeRecord } from '../../ledger/episode-record.js';
@@ -8,18 +6,7 @@ import type { LeaseStore } from '../../queue/lease-store.js';
 import type { Ledger } from '../../ledger/ledger.js';
 import type { WorldRepo } from '../../world/world-repo.js';
 import { crashClosing } from '../run-policy.js';
-
-/** What a starting run takes over from the one before it. */
-export interface Recovered {
-  /** Changes that passed their own gate and wait for integration: they join the queue again. */
-  integrating: EpisodeRecord[];
-  /** Episodes workers may still be running (distributed only): their results are owed. */
-  running: EpisodeRecord[];
-  /** Changes that passed their gate and wait for a person's review: they keep waiting. */
-  reviewing: EpisodeRecord[];
-  /** Records closed now: landed ones recorded as accepted, the rest abandoned. */
-  closed: number;
-}
+import type { Recovered } from './ports/state.js';
 
 /** An open record whose episode's gate passed its candidate: what waits for integration. */
 export function passedItsGate(r: EpisodeRecord): boolean {
@@ -99,33 +86,4 @@ export async function releaseLeftoverLeases(leases: LeaseStore, recovered: Recov
   const released = (await leases.holders()).filter((holder) => !kept.has(holder));
   for (const holder of released) await leases.release(holder);
   return released;
-}
-
-/**
- * Marks of the gates running in this process, one file per episode under the world's scratch
- * directory, written before a gate starts and removed when it ends: what a run finds of them at its
- * start names the episodes whose gate was running when the run before died (crashClosing). Written
- * synchronously: the gate may take the process down (out of memory) before any later write.
- */
-export function markGateRunning(world: Pick<WorldRepo, 'scratchDir'>, episodeId: string): void {
-  const dir = join(world.scratchDir, 'gates-running');
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, episodeId), `${process.pid}\n`);
-}
-
-export function clearGateRunning(world: Pick<WorldRepo, 'scratchDir'>, episodeId: string): void {
-  rmSync(join(world.scratchDir, 'gates-running', episodeId), { force: true });
-}
-
-/** The episodes marked as in their gate by the run before (which holds the world no more: this run has its lock), and the marks gone. */
-export function gatesRunningAtCrash(world: Pick<WorldRepo, 'scratchDir'>): Set<string> {
-  const dir = join(world.scratchDir, 'gates-running');
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return new Set();
-  }
-  rmSync(dir, { recursive: true, force: true });
-  return new Set(names);
 }

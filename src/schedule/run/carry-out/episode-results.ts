@@ -1,10 +1,10 @@
-import type { EpisodeResult } from '../../episode/episode-job.js';
-import { GenesisError } from '../../errors/genesis-error.js';
-import type { EpisodeRecord } from '../../ledger/episode-record.js';
-import type { EpisodeSummary } from '../../ledger/summary.js';
-import type { Closing, IntegratingChange, PolicyCommand, ReviewingChange } from '../run-policy.js';
+import type { EpisodeResult } from '../../../episode/episode-job.js';
+import { GenesisError } from '../../../errors/genesis-error.js';
+import type { EpisodeRecord } from '../../../ledger/episode-record.js';
+import type { EpisodeSummary } from '../../../ledger/summary.js';
+import type { Closing, IntegratingChange, PolicyCommand, ReviewingChange } from '../../run-policy.js';
 import { releaseLease } from './start-episodes.js';
-import type { Run } from './state.js';
+import type { Run } from '../ports/state.js';
 
 /**
  * What the loop does with an episode's result once the policy has judged it: the change joins the
@@ -134,4 +134,13 @@ export async function closeReview(run: Run, id: string, note: string | null): Pr
 export function reviewingOf(r: EpisodeRecord): [string, ReviewingChange] {
   const change: IntegratingChange = { id: r.id, task: r.task, candidate: r.candidate!, base: r.gatedOn ?? r.base, ...(r.source ? { source: r.source } : {}) };
   return [r.id, { task: r.task, change }];
+}
+
+/** Changes that passed their own gate before the last run stopped join the integration queue again. */
+export async function rejoinIntegration(run: Run): Promise<void> {
+  for (const r of run.recovered.integrating) {
+    // Its change exists and the policy counts it as integrating: it joins even if its paths are taken.
+    await run.leases.tryAcquire(r.id, run.manifest.tasks.find((t) => t.id === r.task)?.paths ?? []);
+    await run.stage.join({ id: r.id, task: r.task, candidate: r.candidate!, base: r.gatedOn ?? r.base, ...(r.source ? { source: r.source } : {}) });
+  }
 }

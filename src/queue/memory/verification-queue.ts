@@ -1,27 +1,5 @@
-import { verificationJobSchema, verificationResultSchema, type VerificationJob, type VerificationResult } from './job.js';
-import type { RejectionReason } from '../../errors/rejection-reasons.js';
-
-/**
- * The port between the integration stage (which submits speculative commits to verify) and the
- * workers that run gates. Contract, shared by the in-process and BullMQ adapters:
- * - `submit` is idempotent by `verificationId`; jobs and results are validated on both sides.
- * - Every submitted job yields exactly one result from `nextResult`, also when its worker failed
- *   (`ok: false`, reason `worker-error`) or the queue closed under it (reason `aborted`).
- * - `cancel` drops jobs not yet started (their results will not be wanted); running ones finish.
- * - `ensureSubmitted` puts back every job whose result is still owed and that the queue lost (a
- *   Redis restart loses its last second of writes); the run loop calls it as it reconciles episodes.
- * - A result is a hint: the lander trusts only the verification record the worker wrote into the world.
- */
-export interface VerificationQueue {
-  submit(job: VerificationJob): Promise<void>;
-  nextResult(): Promise<VerificationResult>;
-  cancel(verificationIds: readonly string[]): Promise<void>;
-  /** Resolves with how many lost jobs were put back. */
-  ensureSubmitted(): Promise<number>;
-  close(): Promise<void>;
-}
-
-export type VerificationHandler = (job: VerificationJob) => Promise<VerificationResult>;
+import { verificationJobSchema, verificationResultSchema, type VerificationJob, type VerificationResult } from '../verification-job.js';
+import { failed, type VerificationHandler, type VerificationQueue } from '../verification-queue.js';
 
 /** The embedded verification pool: gates run in this process, `slots` at a time. */
 export class MemoryVerificationQueue implements VerificationQueue {
@@ -96,17 +74,4 @@ export class MemoryVerificationQueue implements VerificationQueue {
     if (taker) taker(result);
     else this.finished.push(result);
   }
-}
-
-export function failed(job: VerificationJob, reason: RejectionReason, message: string): VerificationResult {
-  return {
-    verificationId: job.verificationId,
-    episodeId: job.episodeId,
-    generation: job.generation,
-    commit: job.commit,
-    ok: false,
-    reason,
-    message,
-    signature: `verification-${reason}`,
-  };
 }
