@@ -104,10 +104,11 @@ for (const dir of process.argv.slice(2)) {
     if (!report) continue;
     const maps = report['source-map-cache'] || {};
     for (const script of report.result || []) {
-      if (!script.url.startsWith('file://')) continue;
-      const file = url.fileURLToPath(script.url), ranges = script.functions.flatMap((f) => f.ranges), entry = maps[script.url];
-      if (entry && entry.data && entry.lineLengths) fromSourceMap(file, entry, ranges);
-      else direct(file, ranges);
+      const file = script.url.startsWith('file://') ? url.fileURLToPath(script.url) : null;
+      const ranges = script.functions.flatMap((f) => f.ranges), entry = maps[script.url];
+      // A loader may hand Node its transform as a data: URL (tsx does for TypeScript that ESM imports); its map still names the file.
+      if (entry && entry.data && entry.lineLengths) fromSourceMap(file || path.join(root, 'genesis-unnamed.js'), entry, ranges);
+      else if (file) direct(file, ranges);
     }
   }
 }

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -7,6 +8,8 @@ import { tempDir } from '../../../../helpers/temp-dir.js';
 import { installPinned, PINNED_COVERAGE_TOOLS, writeProject } from '../../../../helpers/test-runners.js';
 
 const run = promisify(execFile);
+/** Genesis's own node_modules, for tsx. */
+const PROJECT_MODULES = realpathSync(join(import.meta.dirname, '../../../../../node_modules'));
 
 /** The test command run as the gate runs it for calibration, and the lines it reports. */
 async function executedLines(dir: string, test: string): Promise<Record<string, number[]>> {
@@ -81,6 +84,17 @@ describe('the lines a suite executes, read in the gate', () => {
       expect(lines['src/clamp.ts'], command).toEqual([4, 5, 7, 8]);
       expect(lines['dist/clamp.js'], command).toBeUndefined();
     }
+  }, 120_000);
+
+  it('through the source map a TypeScript loader (tsx) hands Node, on the file itself', async () => {
+    const dir = await tempDir('genesis-lines-');
+    const test = "import assert from 'node:assert';\nimport { clamp } from './src/clamp.ts';\nassert.equal(clamp(5, { max: 3 }), 3);\n";
+    await writeProject(dir, { 'src/clamp.ts': TYPED, 'test.mts': test }, PROJECT_MODULES);
+    const clamp = (await executedLines(dir, 'node --import tsx test.mts'))['src/clamp.ts'];
+    // esbuild maps its module wrapper onto the file's first line and declarations as it likes, and
+    // no site is made on either; the lines of the bodies are what mutants are drawn from.
+    expect(clamp).toContain(5);
+    expect(clamp?.filter((n) => [2, 6, 9].includes(n))).toEqual([]);
   }, 120_000);
 
   it('in every Python process the step starts, from the standard library alone', async () => {
