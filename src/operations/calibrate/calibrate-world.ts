@@ -56,6 +56,8 @@ export interface CalibrationReport {
         files: string[];
         /** Caught of gated, per language mutated, so a project of two languages shows each. */
         byLanguage: Array<{ language: MutantOutcome['language']; count: number; of: number }>;
+        /** The time each mutant's gate had: from the suite's own time, under verify.timeoutSec. */
+        timeoutSec: number;
         msPerMutant: number;
         survivors: MutantOutcome[];
       })
@@ -146,6 +148,7 @@ export async function calibrateWorld(input: CalibrateInput): Promise<Calibration
           executedLinesOnly: result.executedLinesOnly,
           files: result.files,
           byLanguage: countByLanguage(result.outcomes),
+          timeoutSec: result.timeoutSec,
           msPerMutant: result.outcomes.length ? Math.round((Date.now() - t0) / result.outcomes.length) : 0,
           survivors: result.outcomes.filter((o) => !o.killed),
         };

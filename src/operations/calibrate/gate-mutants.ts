@@ -44,6 +44,8 @@ export interface MutantsResult {
   /** Whether every site was on a line the tests executed; false when some file's lines could not be told (no coverage, or TypeScript its runner transformed without a source map), so every line of it was a site. */
   executedLinesOnly: boolean;
   files: string[];
+  /** The time each mutant's gate had (mutantTimeoutSec). */
+  timeoutSec: number;
 }
 
 const TESTS =
@@ -59,7 +61,9 @@ const TESTS =
 export async function gateMutants(input: MutantsInput): Promise<MutantsResult> {
   const { scratch, manifest } = input;
   const head = await scratch.commitTree(input.headTree, [], 'the head, mutated');
+  const coverageStarted = Date.now();
   const executed = await executedLines(input);
+  const timeoutSec = mutantTimeoutSec(Date.now() - coverageStarted, manifest.verify.timeoutSec);
   const listed = (await git(['ls-tree', '-r', '--name-only', input.headTree], { cwd: scratch.path })).stdout.split('\n');
   const files: string[] = [];
   const sites: Array<MutationSite & { language: MutationLanguage['name'] }> = [];
@@ -88,7 +92,7 @@ export async function gateMutants(input: MutantsInput): Promise<MutantsResult> {
     const started = Date.now();
     const text = (await scratch.readFile(head, site.path)) ?? '';
     const candidateTree = await overlayFiles(scratch.path, input.headTree, { [site.path]: applyMutation(text, site) }, join(scratch.path, `mutant-${i}.index`));
-    const verdict = await input.gate({ head, fromTree: input.headTree, candidateTree, name: `mutant-${i}` });
+    const verdict = await input.gate({ head, fromTree: input.headTree, candidateTree, name: `mutant-${i}`, timeoutSec });
     outcomes[i] = { ...site, killed: !verdict.ok, ...(verdict.ok ? {} : { reason: verdict.reason }), durationMs: Date.now() - started };
     done += 1;
     input.onGated?.(outcomes[i]!, done, chosen.length);
@@ -100,7 +104,24 @@ export async function gateMutants(input: MutantsInput): Promise<MutantsResult> {
     for (let next = queue.shift(); next; next = queue.shift()) await gateOne(next.site, next.i);
   };
   await Promise.all(Array.from({ length: Math.max(1, input.jobs) }, worker));
-  return { outcomes, sites: sites.length, executedLinesOnly: !everyLine, files };
+  return { outcomes, sites: sites.length, executedLinesOnly: !everyLine, files, timeoutSec };
+}
+
+/** A mutant gate's time is at least this, however fast the suite. */
+const MUTANT_TIMEOUT_FLOOR_SEC = 60;
+/** Times the coverage run (already slower than the suite: it traces every line) a mutant's gate may take. */
+const MUTANT_TIMEOUT_FACTOR = 3;
+
+/**
+ * The time a mutant's gate gets: a mutant that loops forever (a loop's step turned round) is
+ * caught by running out of time, and the gate's own limit (600 s by default) would hold a slot
+ * that long. As mutation testers do (Stryker's
+ * timeoutFactor), the limit follows the suite's own time instead: three times the coverage run,
+ * never under a minute (so load does not turn a slow pass into a catch), never over
+ * verify.timeoutSec. Pure.
+ */
+export function mutantTimeoutSec(coverageRunMs: number, gateTimeoutSec: number): number {
+  return Math.min(gateTimeoutSec, Math.max(MUTANT_TIMEOUT_FLOOR_SEC, Math.ceil((MUTANT_TIMEOUT_FACTOR * coverageRunMs) / 1000)));
 }
 
 /** The lines of each source the head's tests execute, from one gate run with coverage on; null when the suite wrote none. */

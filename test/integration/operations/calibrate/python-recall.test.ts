@@ -53,4 +53,40 @@ describe('genesis calibrate on a Python project', () => {
     },
     300_000,
   );
+
+  itWith('bwrap')(
+    'catches a mutant that loops forever in a gate timed by the suite’s own time, not the gate’s ten minutes',
+    async () => {
+      const dir = await tempDir('genesis-calibrate-py-');
+      const source = join(dir, 'src');
+      await mkdir(join(source, 'tests'), { recursive: true });
+      // Two sites: the condition negated (caught at once), and the pop replaced by `pass`, which never ends.
+      await writeFile(join(source, 'drain.py'), 'def drain(items):\n    while items:\n        items.pop()\n');
+      await writeFile(
+        join(source, 'tests', 'test_drain.py'),
+        'from drain import drain\n\n\ndef test_drain():\n    items = [1, 2]\n    drain(items)\n    assert items == []\n',
+      );
+      await writeFile(
+        join(source, 'world.yaml'),
+        stringify({
+          name: 'drain',
+          goal: { outcome: 'x' },
+          verify: { sandbox: 'bwrap', test: 'python3 -B -m pytest -p no:cacheprovider -q tests', timeoutSec: 600 },
+          protected: ['tests/**', 'world.yaml'],
+          agent: { kind: 'command', command: ['true'] },
+        }),
+      );
+      const world = join(dir, 'drain.world');
+      const init = await genesis(['init', '--world', world, '--from', source]);
+      expect(init.status, init.stderr).toBe(0);
+      const run = await genesis(['calibrate', '--world', world, '--commits', '0', '--mutants', '2', '--jobs', '2', '--json']);
+      expect(run.status, run.stderr).toBe(0);
+      const report = JSON.parse(run.stdout);
+      expect(report.recall).toMatchObject({ sites: 2, of: 2, count: 2, timeoutSec: 60 });
+      expect(run.stderr).toContain('drain.py:3 statement: caught (gate-timeout)');
+      // The looping mutant's gate takes a minute, not the ten of verify.timeoutSec.
+      expect(report.durationMs).toBeLessThan(300_000);
+    },
+    420_000,
+  );
 });
