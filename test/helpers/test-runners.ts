@@ -12,18 +12,26 @@ const run = promisify(execFile);
  */
 export const PINNED_RUNNERS = ['mocha@10.8.2', 'tape@5.9.0', 'jest@29.6.3', 'tap@21.8.0'] as const;
 
+/** The coverage tools whose reports calibration reads (nyc's own JSON, c8's V8 coverage), pinned like the runners, and a compiler that writes source maps. */
+export const PINNED_COVERAGE_TOOLS = ['nyc@18.0.0', 'c8@12.0.0', 'typescript@5.9.3'] as const;
+
 function cacheRoot(): string {
   return process.env.GENESIS_TEST_CACHE ? join(process.env.GENESIS_TEST_CACHE, 'test-runners') : join(homedir(), '.cache', 'genesis', 'test-runners');
 }
 
+/** The node_modules folder holding every pinned runner (installPinned). */
+export function installTestRunners(): Promise<string> {
+  return installPinned(PINNED_RUNNERS);
+}
+
 /**
- * The node_modules folder holding every pinned runner, installed from the npm registry into the
- * cache once (under a lock, so test files running at once do not race: the first installs, the
- * others wait and reuse it).
+ * The node_modules folder holding the packages given at their pinned versions, installed from the
+ * npm registry into the cache once (under a lock, so test files running at once do not race: the
+ * first installs, the others wait and reuse it).
  */
-export async function installTestRunners(): Promise<string> {
+export async function installPinned(packages: readonly string[]): Promise<string> {
   const root = cacheRoot();
-  const dir = join(root, PINNED_RUNNERS.join('+').replaceAll('/', '+'));
+  const dir = join(root, packages.join('+').replaceAll('/', '+'));
   const modules = join(dir, 'node_modules');
   const ready = () =>
     access(join(dir, '.complete')).then(
@@ -41,8 +49,8 @@ export async function installTestRunners(): Promise<string> {
       'touch "$shift_dir.partial/.complete"',
       'rm -rf "$shift_dir" && mv "$shift_dir.partial" "$shift_dir"',
     ].join('\n');
-    await run('flock', [join(root, '.install.lock'), 'bash', '-c', script, 'install', dir, ...PINNED_RUNNERS], { timeout: 20 * 60_000 });
-    if (!(await ready())) throw new Error(`installing ${PINNED_RUNNERS.join(' ')} left no ${dir}/.complete`);
+    await run('flock', [join(root, '.install.lock'), 'bash', '-c', script, 'install', dir, ...packages], { timeout: 20 * 60_000 });
+    if (!(await ready())) throw new Error(`installing ${packages.join(' ')} left no ${dir}/.complete`);
   }
   return modules;
 }

@@ -49,7 +49,19 @@ export interface CalibrationReport {
         replays: ReplayOutcome[];
       })
     | null;
-  recall: (MeasuredRate & { sites: number; executedLinesOnly: boolean; files: string[]; msPerMutant: number; survivors: MutantOutcome[] }) | null;
+  recall:
+    | (MeasuredRate & {
+        sites: number;
+        executedLinesOnly: boolean;
+        files: string[];
+        /** Caught of gated, per language mutated, so a project of two languages shows each. */
+        byLanguage: Array<{ language: MutantOutcome['language']; count: number; of: number }>;
+        /** The time each mutant's gate had: from the suite's own time, under verify.timeoutSec. */
+        timeoutSec: number;
+        msPerMutant: number;
+        survivors: MutantOutcome[];
+      })
+    | null;
   /** Why d was not measured although mutants were asked for (no source Genesis can mutate). */
   recallUnmeasured?: string;
   durationMs: number;
@@ -125,7 +137,7 @@ export async function calibrateWorld(input: CalibrateInput): Promise<Calibration
         // A rate of 0 of 0 would read as "d = 0%": say why nothing was gated instead.
         recallUnmeasured = `no mutant could be made: ${
           result.files.length === 0
-            ? 'the head has no JavaScript source its tests run, nor any TypeScript source, outside tests and protected paths, and mutants are made of those only'
+            ? 'the head has no JavaScript or Python source its tests run, nor any TypeScript source, outside tests and protected paths, and mutants are made of those only'
             : `none of the ${result.files.length} sources has an operator, constant, condition or statement to change`
         }`;
         say(recallUnmeasured);
@@ -135,6 +147,8 @@ export async function calibrateWorld(input: CalibrateInput): Promise<Calibration
           sites: result.sites,
           executedLinesOnly: result.executedLinesOnly,
           files: result.files,
+          byLanguage: countByLanguage(result.outcomes),
+          timeoutSec: result.timeoutSec,
           msPerMutant: result.outcomes.length ? Math.round((Date.now() - t0) / result.outcomes.length) : 0,
           survivors: result.outcomes.filter((o) => !o.killed),
         };
@@ -168,6 +182,15 @@ async function historyToReplay(world: WorldRepo, count: number): Promise<History
     .slice(0, count)
     .reverse()
     .map((c) => ({ commit: c.commit, parent: c.parents[0]!, subject: parseCommitMessage(c.message).subject }));
+}
+
+function countByLanguage(outcomes: readonly MutantOutcome[]): Array<{ language: MutantOutcome['language']; count: number; of: number }> {
+  const counts = new Map<MutantOutcome['language'], { count: number; of: number }>();
+  for (const o of outcomes) {
+    const seen = counts.get(o.language) ?? { count: 0, of: 0 };
+    counts.set(o.language, { count: seen.count + (o.killed ? 1 : 0), of: seen.of + 1 });
+  }
+  return [...counts.entries()].map(([language, c]) => ({ language, ...c })).sort((a, b) => a.language.localeCompare(b.language));
 }
 
 function rate(count: number, of: number, measuredAt: string, head: string): MeasuredRate {

@@ -18,6 +18,8 @@ export const calibrationGateJobSchema = z
     candidateTree: sha,
     /** Wait this long for the head's test baseline another gate of this calibration is learning. */
     awaitHeadBaselineMs: z.number().int().min(0).optional(),
+    /** A shorter gate time than verify.timeoutSec (never a longer one): a mutant's, from the suite's own time. */
+    timeoutSec: z.number().int().positive().optional(),
   })
   .strict();
 
@@ -52,11 +54,13 @@ export interface CalibrationGateContext {
  * calibration measures the same gate wherever it runs.
  */
 export function runCalibrationGate(context: CalibrationGateContext, job: CalibrationGateJob): Promise<CandidateVerdict> {
+  const { verify } = context.manifest;
+  const timeoutSec = Math.min(verify.timeoutSec, job.timeoutSec ?? verify.timeoutSec);
   return verifyCandidate({
     world: context.scratch,
     sandbox: context.sandbox,
     head: job.head,
-    headManifest: context.manifest,
+    headManifest: timeoutSec === verify.timeoutSec ? context.manifest : { ...context.manifest, verify: { ...verify, timeoutSec } },
     fromTree: job.fromTree,
     candidateTree: job.candidateTree,
     baseTree: job.fromTree,

@@ -9,11 +9,13 @@ import type { WorldManifest } from '../../manifest/schema.js';
 import { createRng } from '../../reliability/prng.js';
 import type { Sandbox } from '../../sandbox/sandbox.js';
 import type { LocalWorld } from '../../world/local-world.js';
-import { readExecutedLines, withExecutedLines } from './executed-lines.js';
-import { applyMutation, findMutationSites, TYPESCRIPT, type MutationSite } from './mutation-sites.js';
+import { readExecutedLines, withExecutedLines } from './coverage/executed-lines.js';
+import { mutationLanguageOf, type MutationLanguage } from './mutants/languages.js';
+import { applyMutation, type MutationSite } from './mutants/site.js';
 import type { CalibrationGate } from './calibration-gate.js';
 
 export interface MutantOutcome extends MutationSite {
+  language: MutationLanguage['name'];
   /** The gate rejected it: the verifier caught a wrong change. */
   killed: boolean;
   reason?: RejectionReason;
@@ -39,35 +41,44 @@ export interface MutantsResult {
   outcomes: MutantOutcome[];
   /** Sites found (before the sample of `count`). */
   sites: number;
-  /** Whether the sites were limited to lines the tests executed (a Node suite's coverage of JavaScript); else every line of the sources (always for TypeScript). */
+  /** Whether every site was on a line the tests executed; false when some file's lines could not be told (no coverage, or TypeScript its runner transformed without a source map), so every line of it was a site. */
   executedLinesOnly: boolean;
   files: string[];
+  /** The time each mutant's gate had (mutantTimeoutSec). */
+  timeoutSec: number;
 }
 
-/** JavaScript sources; TypeScript ones (TYPESCRIPT) are mutated too. */
-const SOURCE = /\.(c|m)?js$/;
-const TESTS = /(^|\/)(test|tests|__tests__|spec|example|examples|bench|benchmark|node_modules|dist|coverage)\/|\.(test|spec)\.[cm]?[jt]sx?$/;
+const TESTS =
+  /(^|\/)(test|tests|testing|__tests__|spec|example|examples|bench|benchmark|node_modules|dist|coverage|docs|\.venv|venv|site-packages)\/|\.(test|spec)\.[cm]?[jt]sx?$|(^|\/)(test_[^/]*|[^/]*_test|conftest|setup|noxfile)\.py$/;
 
 /**
- * Mutants of the head's own sources, each a small plausible mistake (an operator, a constant, a
- * condition negated, a statement removed) on a line its tests execute, gated as an episode's
+ * Mutants of the head's own sources (JavaScript, TypeScript, Python, each by its own operators in
+ * mutants/), each a small plausible mistake (an operator, a constant, a condition negated, a value
+ * returned, a statement removed) on a line its tests execute, gated as an episode's
  * change to the head would be. The share rejected is the gate's recall d on this project; the
  * survivors show what its tests do not check (or mutants that change nothing: they lower d too).
  */
 export async function gateMutants(input: MutantsInput): Promise<MutantsResult> {
   const { scratch, manifest } = input;
   const head = await scratch.commitTree(input.headTree, [], 'the head, mutated');
+  const coverageStarted = Date.now();
   const executed = await executedLines(input);
+  const timeoutSec = mutantTimeoutSec(Date.now() - coverageStarted, manifest.verify.timeoutSec);
   const listed = (await git(['ls-tree', '-r', '--name-only', input.headTree], { cwd: scratch.path })).stdout.split('\n');
-  // Node's coverage of a TypeScript file counts offsets in the code its runner transformed, not in
-  // the file: its lines cannot be told, so every line of it is a site (d is then a lower bound).
-  const files = listed.filter(
-    (p) => (TYPESCRIPT.test(p) || (SOURCE.test(p) && (!executed || executed.has(p)))) && !TESTS.test(p) && !matchesAny(p, manifest.protected),
-  );
-  const sites: MutationSite[] = [];
-  for (const path of files) {
+  const files: string[] = [];
+  const sites: Array<MutationSite & { language: MutationLanguage['name'] }> = [];
+  let everyLine = false;
+  for (const path of listed) {
+    const language = mutationLanguageOf(path);
+    if (!language || TESTS.test(path) || matchesAny(path, manifest.protected)) continue;
+    // A file the coverage run never loaded is skipped; one whose runner's coverage cannot be
+    // placed on it (TypeScript transformed without a source map) is mutated on every line.
+    const lines = executed === null ? null : (executed.get(path) ?? (language.unreported === 'every-line' ? null : undefined));
+    if (lines === undefined) continue;
+    if (lines === null) everyLine = true;
+    files.push(path);
     const text = (await scratch.readFile(head, path)) ?? '';
-    sites.push(...findMutationSites(path, text, TYPESCRIPT.test(path) ? null : (executed?.get(path) ?? null)));
+    sites.push(...language.findSites(path, text, lines).map((site) => ({ ...site, language: language.name })));
   }
   const rng = createRng(input.seed);
   for (let i = sites.length - 1; i > 0; i -= 1) {
@@ -77,11 +88,11 @@ export async function gateMutants(input: MutantsInput): Promise<MutantsResult> {
   const chosen = sites.slice(0, input.count);
   const outcomes: MutantOutcome[] = new Array(chosen.length);
   let done = 0;
-  const gateOne = async (site: MutationSite, i: number): Promise<void> => {
+  const gateOne = async (site: MutationSite & { language: MutationLanguage['name'] }, i: number): Promise<void> => {
     const started = Date.now();
     const text = (await scratch.readFile(head, site.path)) ?? '';
     const candidateTree = await overlayFiles(scratch.path, input.headTree, { [site.path]: applyMutation(text, site) }, join(scratch.path, `mutant-${i}.index`));
-    const verdict = await input.gate({ head, fromTree: input.headTree, candidateTree, name: `mutant-${i}` });
+    const verdict = await input.gate({ head, fromTree: input.headTree, candidateTree, name: `mutant-${i}`, timeoutSec });
     outcomes[i] = { ...site, killed: !verdict.ok, ...(verdict.ok ? {} : { reason: verdict.reason }), durationMs: Date.now() - started };
     done += 1;
     input.onGated?.(outcomes[i]!, done, chosen.length);
@@ -93,7 +104,24 @@ export async function gateMutants(input: MutantsInput): Promise<MutantsResult> {
     for (let next = queue.shift(); next; next = queue.shift()) await gateOne(next.site, next.i);
   };
   await Promise.all(Array.from({ length: Math.max(1, input.jobs) }, worker));
-  return { outcomes, sites: sites.length, executedLinesOnly: executed !== null && !files.some((p) => TYPESCRIPT.test(p)), files };
+  return { outcomes, sites: sites.length, executedLinesOnly: !everyLine, files, timeoutSec };
+}
+
+/** A mutant gate's time is at least this, however fast the suite. */
+const MUTANT_TIMEOUT_FLOOR_SEC = 60;
+/** Times the coverage run (already slower than the suite: it traces every line) a mutant's gate may take. */
+const MUTANT_TIMEOUT_FACTOR = 3;
+
+/**
+ * The time a mutant's gate gets: a mutant that loops forever (a loop's step turned round) is
+ * caught by running out of time, and the gate's own limit (600 s by default) would hold a slot
+ * that long. As mutation testers do (Stryker's
+ * timeoutFactor), the limit follows the suite's own time instead: three times the coverage run,
+ * never under a minute (so load does not turn a slow pass into a catch), never over
+ * verify.timeoutSec. Pure.
+ */
+export function mutantTimeoutSec(coverageRunMs: number, gateTimeoutSec: number): number {
+  return Math.min(gateTimeoutSec, Math.max(MUTANT_TIMEOUT_FLOOR_SEC, Math.ceil((MUTANT_TIMEOUT_FACTOR * coverageRunMs) / 1000)));
 }
 
 /** The lines of each source the head's tests execute, from one gate run with coverage on; null when the suite wrote none. */

@@ -233,6 +233,27 @@ class TestGroup:
     }
   });
 
+  it('names a failing test whose id holds spaces (a parameter’s, the gate’s canaries’) whole, with its message', async () => {
+    const dir = await project(
+      {
+        'tests/test_spaced.py': `import pytest
+@pytest.mark.parametrize("text", ["two words", "one"], ids=["two words", "one"])
+def test_spaced(text):
+    assert " " not in text, "has a space"
+`,
+      },
+      null,
+    );
+    for (const args of [['-q'], ['-v'], ['-rA']]) {
+      const { output, exitCode } = await pytest(dir, ...args);
+      expect(exitCode).toBe(1);
+      const run = parseOutput(output);
+      expect(counts(run), args[0]).toEqual({ passed: 1, failed: 1, skipped: 0 });
+      expect(failures(run), args[0]).toEqual([{ name: 'tests/test_spaced.py > test_spaced[two words]', first: 'AssertionError: has a space' }]);
+      if (args[0] !== '-q') expect(passingNames(run as TestRun), args[0]).toEqual(['tests/test_spaced.py > test_spaced[one]']);
+    }
+  });
+
   it('with a JUnit file: the file is read, held against what pytest printed, and names each failure with its message', async () => {
     const dir = await project(tests, null);
     const { output } = await pytest(dir, '--junitxml=junit.xml');

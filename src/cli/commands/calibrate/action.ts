@@ -84,8 +84,9 @@ export function renderCalibration(report: CalibrationReport): string {
   if (d) {
     lines.push(
       '',
-      `recall d = ${percent(d.rate)} (95% ${percent(d.low)}–${percent(d.high)}): ${d.count} of ${d.of} mutants caught, from ${d.sites} sites ${d.executedLinesOnly ? 'on lines the tests execute' : 'on every line (TypeScript, or no coverage from this suite)'} in ${d.files.length} files; ${(d.msPerMutant / 1000).toFixed(1)}s per mutant`,
+      `recall d = ${percent(d.rate)} (95% ${percent(d.low)}–${percent(d.high)}): ${d.count} of ${d.of} mutants caught, from ${d.sites} sites ${d.executedLinesOnly ? 'on lines the tests execute' : 'on every line of some (TypeScript without a source map, or no coverage from this suite)'} in ${d.files.length} files; ${(d.msPerMutant / 1000).toFixed(1)}s per mutant, each gate given ${d.timeoutSec}s`,
     );
+    lines.push(`  by language: ${d.byLanguage.map((l) => `${l.language} ${l.count} of ${l.of}`).join(', ')}`);
     for (const s of d.survivors.slice(0, 20)) lines.push(`  survived: ${s.path}:${s.line} ${s.kind}: ${s.before.trim()}  →  ${s.after.trim() || '(removed)'}`);
     if (d.survivors.length > 20) lines.push(`  … and ${d.survivors.length - 20} more survivors (--json lists them all)`);
   }

@@ -48,7 +48,7 @@ export function define(program: Command): void {
     )
     .option(
       '--json',
-      'print the report as JSON: {world, head, falseRejection: {rate, low, high, count, of, causes, flaky, msPerCommit, replays}, recall: {rate, low, high, count, of, sites, survivors, …}, recallUnmeasured, durationMs}',
+      'print the report as JSON: {world, head, falseRejection: {rate, low, high, count, of, causes, flaky, msPerCommit, replays}, recall: {rate, low, high, count, of, sites, byLanguage, survivors, …}, recallUnmeasured, durationMs}',
     )
     .option('--quiet', 'no progress lines on stderr')
     .addHelpText(

@@ -49,16 +49,22 @@ export function pytestClosesAt(lines: readonly string[]): number {
 
 /**
  * One test's line: `-v`'s `id STATUS [ 14%]` or the short summary's `STATUS id - message`, read
- * by words, not by a pattern over the whole line (a test's id may be long).
+ * by words, not by a pattern over the whole line (a test's id may be long). An id may hold spaces
+ * (a parameter's, the gate's canaries'): in the summary it runs to the ` - ` before the message,
+ * under `-v` to the status that ends the line.
  */
 function pointOf(line: string): { id: string; status: string; message: string } | null {
-  const words = line.replace(PERCENT, '').split(' ');
+  const words = line.replace(PERCENT, '').trimEnd().split(' ');
   const [first = '', second = ''] = words;
   if (OUTCOME.has(first) && second.includes('::')) {
-    const dash = words[2] === '-' ? 3 : words.length;
-    return { id: second, status: first, message: words.slice(dash).join(' ') };
+    const dash = words.indexOf('-', 2);
+    const end = dash === -1 ? words.length : dash;
+    return { id: words.slice(1, end).join(' '), status: first, message: dash === -1 ? '' : words.slice(dash + 1).join(' ') };
   }
   if (first.includes('::') && OUTCOME.has(second)) return { id: first, status: second, message: '' };
+  const last = words.length - 1;
+  if (first.includes('::') && last > 1 && OUTCOME.has(words[last] as string))
+    return { id: words.slice(0, last).join(' '), status: words[last] as string, message: '' };
   return null;
 }
 

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
@@ -192,15 +192,44 @@ describe('genesis init --adopt', () => {
       expect(init.stdout).toContain('flaky: test');
     }, 120_000);
 
-    it('refuses a head that fails twice, naming the failing test and its first message line', async () => {
+    it('refuses a head that fails twice, having run it exactly twice, naming the failing test and its first message line', async () => {
       const dir = await tempDir('genesis-adopt-');
       const source = join(dir, 'lib');
+      const runs = join(dir, 'runs');
+      // Counts its runs outside the tree, so the test shows the head was run once more and no more.
+      const counted = ADD_TEST.replace("test('adds', () => ", `test('adds', () => require('node:fs').appendFileSync(${JSON.stringify(runs)}, 'x') || `);
       await projectHistory(source, [
-        { message: 'start', files: { 'index.js': 'exports.add = (a, b) => a - b;\n', 'test/add.test.js': ADD_TEST, 'world.yaml': yaml } },
+        { message: 'start', files: { 'index.js': 'exports.add = (a, b) => a - b;\n', 'test/add.test.js': counted, 'world.yaml': yaml } },
       ]);
       const init = await genesis(['init', '--world', join(dir, 'w'), '--adopt', source]);
       expect(init.status).not.toBe(0);
       expect(init.stderr).toMatch(/does not pass the gate, run twice: test failed \(exit 1\): adds \(-1 == 5\)/);
+      expect(readFileSync(runs, 'utf8')).toBe('xx');
+      expect(existsSync(join(dir, 'w'))).toBe(false);
+    }, 120_000);
+
+    it('refuses a pytest head of its source’s own branch naming its one failing test, never the gate’s canaries', async () => {
+      const dir = await tempDir('genesis-adopt-');
+      const source = join(dir, 'calc');
+      const python = stringify({ ...parse(WORLD_YAML), verify: { sandbox: 'none', test: 'python3 -B -m pytest -p no:cacheprovider -q tests' } });
+      await projectHistory(source, [
+        {
+          message: 'start',
+          files: {
+            'calc.py': 'def grade(s):\n    return "pass" if s > 50 else "fail"\n',
+            'tests/test_calc.py':
+              'from calc import grade\n\n\ndef test_fifty():\n    assert grade(50) == "pass", "fifty passes"\n\n\ndef test_low():\n    assert grade(1) == "fail"\n',
+            'world.yaml': python,
+          },
+        },
+      ]);
+      git(source, 'branch', '-m', 'main', 'trunk');
+      const init = await genesis(['init', '--world', join(dir, 'w'), '--adopt', source]);
+      expect(init.status).not.toBe(0);
+      const said = init.stderr.split('\n').find((l) => l.startsWith('genesis: '));
+      expect(said).toMatch(
+        /\(trunk @ [0-9a-f]{12}\) does not pass the gate, run twice: test failed \(exit 1\): tests\/test_calc\.py > test_fifty \(AssertionError: fifty passes\) \[adopt-head-failed\]$/,
+      );
     }, 120_000);
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { applyMutation, findMutationSites, maskNonCode } from '../../../../src/operations/calibrate/mutation-sites.js';
+import { findJavaScriptSites, maskNonCode } from '../../../../../src/operations/calibrate/mutants/javascript.js';
+import { applyMutation } from '../../../../../src/operations/calibrate/mutants/site.js';
 
 const SOURCE = [
   "var defaults = { a: 'x === y' };", // 1: the operator is inside a string
@@ -13,7 +14,7 @@ const SOURCE = [
 
 describe('mutation sites', () => {
   it('finds operators, constants, conditions and statements, never inside strings or comments', () => {
-    const sites = findMutationSites('index.js', SOURCE, null);
+    const sites = findJavaScriptSites('index.js', SOURCE, null);
     const on = (line: number) => sites.filter((s) => s.line === line).map((s) => `${s.kind}: ${s.after.trim()}`.trim());
     expect(on(1)).toEqual([]);
     expect(on(4)).toEqual([]);
@@ -32,12 +33,12 @@ describe('mutation sites', () => {
   });
 
   it('keeps to the lines the tests execute when they are known', () => {
-    const sites = findMutationSites('index.js', SOURCE, new Set([5]));
+    const sites = findJavaScriptSites('index.js', SOURCE, new Set([5]));
     expect(new Set(sites.map((s) => s.line))).toEqual(new Set([5]));
   });
 
   it('applies one site to its line alone', () => {
-    const site = findMutationSites('index.js', SOURCE, new Set([6])).find((s) => s.kind === 'constant');
+    const site = findJavaScriptSites('index.js', SOURCE, new Set([6])).find((s) => s.kind === 'constant');
     const mutated = applyMutation(SOURCE, site!);
     expect(mutated.split('\n')[5]).toBe('  return true;');
     expect(mutated.split('\n').filter((line, i) => line !== SOURCE.split('\n')[i])).toHaveLength(1);
@@ -66,10 +67,10 @@ describe('mutation sites', () => {
       '  return n;',
       '}',
     ].join('\n');
-    const sites = findMutationSites('src/clamp.ts', ts, null);
+    const sites = findJavaScriptSites('src/clamp.ts', ts, null);
     expect([...new Set(sites.map((s) => s.line))].sort((a, b) => a - b)).toEqual([8, 9, 10, 11]);
     expect(sites.filter((s) => s.line === 10).map((s) => s.kind)).toEqual(['operator', 'statement']);
     // The same line in JavaScript would be removed: only TypeScript has type-only lines.
-    expect(findMutationSites('src/clamp.js', '  limit: number;', null).map((s) => s.kind)).toEqual(['statement']);
+    expect(findJavaScriptSites('src/clamp.js', '  limit: number;', null).map((s) => s.kind)).toEqual(['statement']);
   });
 });

@@ -1,15 +1,4 @@
-/** What a mutant changes: an operator, a constant, a condition negated, or a statement removed. */
-export type MutationKind = 'operator' | 'constant' | 'condition' | 'statement';
-
-/** One small wrong change to one line of a source file. */
-export interface MutationSite {
-  path: string;
-  /** 1-based. */
-  line: number;
-  kind: MutationKind;
-  before: string;
-  after: string;
-}
+import { balanced, integerSites, matchingParen, operatorSites, replacedAt, type MutationSite } from './site.js';
 
 const OPERATORS: ReadonlyArray<readonly [string, string]> = [
   [' === ', ' !== '],
@@ -49,7 +38,7 @@ const TYPE_ONLY = [
  * Deliberately textual: each mutant must still parse, and a change a person could plausibly make
  * by mistake is what the gate is measured on. Pure.
  */
-export function findMutationSites(path: string, text: string, lines: ReadonlySet<number> | null): MutationSite[] {
+export function findJavaScriptSites(path: string, text: string, lines: ReadonlySet<number> | null): MutationSite[] {
   const sites: MutationSite[] = [];
   const source = text.split('\n');
   const typescript = TYPESCRIPT.test(path);
@@ -60,17 +49,9 @@ export function findMutationSites(path: string, text: string, lines: ReadonlySet
     const code = masked[index] ?? '';
     if (code.trim() === '' || /[/]/.test(code.replace(/ \/ /g, ''))) return; // a regex literal may hide there
     if (typescript && TYPE_ONLY.some((re) => re.test(code.trim()))) return;
-    for (const [from, to] of OPERATORS) {
-      for (let at = code.indexOf(from); at >= 0; at = code.indexOf(from, at + 1)) {
-        sites.push(site(path, number, 'operator', original, at, from, to));
-      }
-    }
-    for (const match of code.matchAll(/(?<![\w.$])(\d+)(?![\w.$])/g)) {
-      const value = Number(match[1]);
-      sites.push(site(path, number, 'constant', original, match.index, match[1]!, String(value === 1 ? 0 : value + 1)));
-    }
+    sites.push(...operatorSites(path, number, original, code, OPERATORS), ...integerSites(path, number, original, code));
     for (const match of code.matchAll(/(?<![\w$])(true|false)(?![\w$])/g)) {
-      sites.push(site(path, number, 'constant', original, match.index, match[1]!, match[1] === 'true' ? 'false' : 'true'));
+      sites.push(replacedAt(path, number, 'constant', original, match.index, match[1]!, match[1] === 'true' ? 'false' : 'true'));
     }
     const condition = /\b(if|while)\s*\(/.exec(code);
     if (condition) {
@@ -87,17 +68,6 @@ export function findMutationSites(path: string, text: string, lines: ReadonlySet
     }
   });
   return sites;
-}
-
-/** The file with one site's line replaced. */
-export function applyMutation(text: string, mutation: MutationSite): string {
-  const lines = text.split('\n');
-  lines[mutation.line - 1] = mutation.after;
-  return lines.join('\n');
-}
-
-function site(path: string, line: number, kind: MutationKind, original: string, at: number, from: string, to: string): MutationSite {
-  return { path, line, kind, before: original, after: `${original.slice(0, at)}${to}${original.slice(at + from.length)}` };
 }
 
 /** The text with every character inside a string, template literal or comment replaced by a space (newlines kept), so offsets stay. */
@@ -136,26 +106,4 @@ export function maskNonCode(text: string): string {
     } else out += ' ';
   }
   return out;
-}
-
-function matchingParen(code: string, open: number): number {
-  let depth = 0;
-  for (let i = open; i < code.length; i += 1) {
-    if (code[i] === '(') depth += 1;
-    else if (code[i] === ')') {
-      depth -= 1;
-      if (depth === 0) return i;
-    }
-  }
-  return -1;
-}
-
-function balanced(code: string): boolean {
-  let depth = 0;
-  for (const c of code) {
-    if (c === '(' || c === '[' || c === '{') depth += 1;
-    else if (c === ')' || c === ']' || c === '}') depth -= 1;
-    if (depth < 0) return false;
-  }
-  return depth === 0;
 }

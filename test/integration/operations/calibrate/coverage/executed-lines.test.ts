@@ -1,0 +1,117 @@
+import { execFile } from 'node:child_process';
+import { realpathSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { readExecutedLines, withExecutedLines } from '../../../../../src/operations/calibrate/coverage/executed-lines.js';
+import { tempDir } from '../../../../helpers/temp-dir.js';
+import { installPinned, PINNED_COVERAGE_TOOLS, writeProject } from '../../../../helpers/test-runners.js';
+
+const run = promisify(execFile);
+/** Genesis's own node_modules, for tsx. */
+const PROJECT_MODULES = realpathSync(join(import.meta.dirname, '../../../../../node_modules'));
+
+/** The test command run as the gate runs it for calibration, and the lines it reports. */
+async function executedLines(dir: string, test: string): Promise<Record<string, number[]>> {
+  const { stdout } = await run('sh', ['-c', withExecutedLines(test)], { cwd: dir, env: { PATH: process.env.PATH ?? '', HOME: dir }, timeout: 120_000 });
+  const lines = readExecutedLines(stdout);
+  expect(lines, stdout).not.toBeNull();
+  return Object.fromEntries([...lines!].map(([path, set]) => [path, [...set].sort((a, b) => a - b)]));
+}
+
+// Line 3 and lines 9-10 never run under the test below; every other line that holds code does.
+const LIBRARY = [
+  'exports.big = function big(n) {', // 1
+  '  if (n > 10) {', // 2
+  "    return 'big';", // 3
+  '  }', // 4
+  "  return 'small';", // 5
+  '};', // 6
+  '', // 7
+  'exports.unused = function unused(n) {', // 8
+  '  const doubled = n * 2;', // 9
+  '  return doubled + 1;', // 10
+  '};', // 11
+].join('\n');
+const TEST = "const assert = require('node:assert');\nconst lib = require('./lib.js');\nassert.equal(lib.big(3), 'small');\n";
+
+const TYPED = [
+  'export interface Range {', // 1
+  '  max: number;', // 2
+  '}', // 3
+  'export function clamp(n: number, r: Range): number {', // 4
+  '  if (n > r.max) return r.max;', // 5
+  '  return n;', // 6
+  '}', // 7
+  'export function unused(n: number): number {', // 8
+  '  return n * 2;', // 9
+  '}', // 10
+].join('\n');
+
+describe('the lines a suite executes, read in the gate', () => {
+  let modules: string;
+  beforeAll(async () => {
+    modules = await installPinned(PINNED_COVERAGE_TOOLS);
+  }, 20 * 60_000);
+
+  it('under nyc, from nyc’s own report, not from V8’s offsets into nyc’s instrumented copy', async () => {
+    const dir = await tempDir('genesis-lines-');
+    await writeProject(dir, { 'lib.js': LIBRARY, 'test.js': TEST }, modules);
+    const lines = await executedLines(dir, 'node_modules/.bin/nyc --silent node test.js');
+    expect(lines['lib.js']).toEqual([1, 2, 5, 8]);
+  }, 120_000);
+
+  it('under c8, and under plain node, from V8 coverage of the file itself', async () => {
+    const dir = await tempDir('genesis-lines-');
+    await writeProject(dir, { 'lib.js': LIBRARY, 'test.js': TEST }, modules);
+    for (const command of ['node_modules/.bin/c8 --reporter=none node test.js', 'node test.js']) {
+      const lib = (await executedLines(dir, command))['lib.js'];
+      expect(lib, command).toEqual(expect.arrayContaining([1, 2, 5, 8]));
+      expect(
+        lib?.filter((n) => [3, 4, 9, 10].includes(n)),
+        command,
+      ).toEqual([]);
+    }
+  }, 120_000);
+
+  it('through a source map, on the TypeScript a compiler made the tested JavaScript of, never on a line that only declares a type', async () => {
+    const dir = await tempDir('genesis-lines-');
+    const test = "const assert = require('node:assert');\nconst { clamp } = require('./dist/clamp.js');\nassert.equal(clamp(5, { max: 3 }), 3);\n";
+    await writeProject(dir, { 'src/clamp.ts': TYPED, 'test.js': test }, modules);
+    await run(join(modules, '.bin', 'tsc'), ['--sourceMap', '--outDir', 'dist', '--module', 'commonjs', '--target', 'es2020', 'src/clamp.ts'], { cwd: dir });
+    for (const command of ['node test.js', 'node_modules/.bin/c8 --reporter=none node test.js']) {
+      const lines = await executedLines(dir, command);
+      expect(lines['src/clamp.ts'], command).toEqual([4, 5, 7, 8]);
+      expect(lines['dist/clamp.js'], command).toBeUndefined();
+    }
+  }, 120_000);
+
+  it('through the source map a TypeScript loader (tsx) hands Node, on the file itself', async () => {
+    const dir = await tempDir('genesis-lines-');
+    const test = "import assert from 'node:assert';\nimport { clamp } from './src/clamp.ts';\nassert.equal(clamp(5, { max: 3 }), 3);\n";
+    await writeProject(dir, { 'src/clamp.ts': TYPED, 'test.mts': test }, PROJECT_MODULES);
+    const clamp = (await executedLines(dir, 'node --import tsx test.mts'))['src/clamp.ts'];
+    // esbuild maps its module wrapper onto the file's first line and declarations as it likes, and
+    // no site is made on either; the lines of the bodies are what mutants are drawn from.
+    expect(clamp).toContain(5);
+    expect(clamp?.filter((n) => [2, 6, 9].includes(n))).toEqual([]);
+  }, 120_000);
+
+  it('in every Python process the step starts, from the standard library alone', async () => {
+    const dir = await tempDir('genesis-lines-');
+    await writeProject(
+      dir,
+      {
+        'calc.py':
+          'def grade(score):\n    if score >= 50:\n        return "pass"\n    return "fail"\n\n\ndef unused(n):\n    total = n * 2\n    return total + 1\n',
+        'tests/test_calc.py': 'from calc import grade\n\n\ndef test_grade():\n    assert grade(70) == "pass"\n',
+        'twice.py': 'import subprocess, sys\nsubprocess.run([sys.executable, "-c", "import calc; calc.grade(1)"], check=True)\n',
+      },
+      null,
+    );
+    const lines = await executedLines(dir, 'python3 -m pytest -q -p no:cacheprovider tests && python3 twice.py');
+    // pytest runs lines 1-3 (a pass); the child process that twice.py starts adds line 4 (a fail).
+    expect(lines['calc.py']).toEqual([1, 2, 3, 4, 7]);
+    expect(lines['tests/test_calc.py']).toEqual([1, 4, 5]);
+  }, 120_000);
+});
