@@ -1,9 +1,9 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
-import { stringify } from 'yaml';
 import { gitValue } from '../../../src/git/git.js';
-import { bwrapAnswers, dockerAnswers, itWith } from '../../helpers/services.js';
+import { itWith } from '../../helpers/services.js';
+import { AGENT_KINDS, type AgentKind, agentOf, cheaterFiles, SANDBOXES, type SandboxKind, sandboxAnswers } from './attack-matrix.js';
 import { attackRoot, type AttackedWorld, runAttackedWorld } from './adversarial-world.js';
 
 /**
@@ -35,17 +35,7 @@ mkdir -p src && cp .genesis/leak.js src/leak.js
 `;
 }
 
-type AgentKind = 'command' | 'preset' | 'script';
-const AGENTS: AgentKind[] = ['command', 'preset', 'script'];
-
-function agentOf(kind: AgentKind, sandbox: 'bwrap' | 'docker'): Record<string, unknown> {
-  const confined = { timeoutSec: 60, sandbox, ...(sandbox === 'docker' ? { image: 'genesis/node:20' } : {}) };
-  if (kind === 'script') return { kind: 'script', script: '.genesis/recording.yaml', ...confined };
-  if (kind === 'preset') return { kind: 'command', preset: 'claude-code', command: ['sh', '.genesis/agent.sh'], ...confined };
-  return { kind: 'command', command: ['sh', '.genesis/agent.sh'], ...confined };
-}
-
-async function attackedWorld(kind: AgentKind, sandbox: 'bwrap' | 'docker'): Promise<AttackedWorld> {
+async function attackedWorld(kind: AgentKind, sandbox: SandboxKind): Promise<AttackedWorld> {
   const { root } = await attackRoot();
   const holdout = join(root, 'holdout');
   await mkdir(holdout);
@@ -71,27 +61,26 @@ async function attackedWorld(kind: AgentKind, sandbox: 'bwrap' | 'docker'): Prom
     files: {
       'test/leak.test.js':
         "import test from 'node:test';\nimport assert from 'node:assert';\nimport { v } from '../src/leak.js';\ntest('leak', () => assert.equal(v, 'leak'));\n",
-      '.genesis/agent.sh': agentScript(holdout),
       '.genesis/leak.js': leak,
-      '.genesis/recording.yaml': stringify({
-        tasks: { leak: [{ say: 'appending to the alternates', write: { '.git/objects/info/alternates': `/\n${holdout}\n`, 'src/leak.js': leak } }] },
+      ...cheaterFiles(agentScript(holdout), {
+        leak: { say: 'appending to the alternates', write: { '.git/objects/info/alternates': `/\n${holdout}\n`, 'src/leak.js': leak } },
       }),
     },
   });
 }
 
-for (const sandbox of ['bwrap', 'docker'] as const) {
+for (const sandbox of SANDBOXES) {
   describe(`a cheating agent that writes its workspace's alternates, gated and confined by ${sandbox}`, () => {
     const worlds = new Map<AgentKind, AttackedWorld>();
     beforeAll(async () => {
-      if (!(sandbox === 'docker' ? dockerAnswers() : bwrapAnswers())) return;
-      for (const kind of AGENTS) worlds.set(kind, await attackedWorld(kind, sandbox));
+      if (!sandboxAnswers(sandbox)) return;
+      for (const kind of AGENT_KINDS) worlds.set(kind, await attackedWorld(kind, sandbox));
     }, 600_000);
     afterAll(async () => {
       for (const w of worlds.values()) await w.dispose();
     });
 
-    for (const kind of AGENTS) {
+    for (const kind of AGENT_KINDS) {
       itWith(sandbox)(`reads none of the hidden tests it listed there, in its own sandbox or in the gate (agent: ${kind})`, async () => {
         const w = worlds.get(kind)!;
         const { agentLog = '', gateLog = '' } = await w.artifactsOf('leak');
