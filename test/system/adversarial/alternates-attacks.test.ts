@@ -1,10 +1,18 @@
-import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { gitValue } from '../../../src/git/git.js';
+import { GitLedger } from '../../../src/ledger/git-ledger.js';
+import { initWorld } from '../../../src/operations/init-world.js';
+import { createSandbox } from '../../../src/sandbox/create-sandbox.js';
+import { type CliProcess, startCli } from '../../helpers/cli-process.js';
+import { fastClusterEnv } from '../../helpers/distributed-world.js';
 import { itWith } from '../../helpers/services.js';
 import { AGENT_KINDS, type AgentKind, agentOf, cheaterFiles, SANDBOXES, type SandboxKind, sandboxAnswers } from './attack-matrix.js';
-import { attackRoot, type AttackedWorld, runAttackedWorld } from './adversarial-world.js';
+import { attackRoot, type AttackedWorld, BASE_FILES, runAttackedWorld } from './adversarial-world.js';
+
+const REDIS = 'redis://127.0.0.1:6379';
 
 /**
  * A sandbox configured from a file the agent writes, through every agent kind that is a program
@@ -35,15 +43,13 @@ mkdir -p src && cp .genesis/leak.js src/leak.js
 `;
 }
 
-async function attackedWorld(kind: AgentKind, sandbox: SandboxKind): Promise<AttackedWorld> {
-  const { root } = await attackRoot();
+/** The world of one cell, under `root` (beside it, the hidden tests the cheater goes after). */
+async function attack(kind: AgentKind, sandbox: SandboxKind, root: string): Promise<{ manifest: Record<string, unknown>; files: Record<string, string> }> {
   const holdout = join(root, 'holdout');
   await mkdir(holdout);
   await writeFile(join(holdout, 'hidden.test.js'), `import test from 'node:test';\n// ${SECRET}\ntest('hidden', () => {});\n`);
   const leak = leakModule(holdout);
-  return runAttackedWorld({
-    root,
-    sandbox,
+  return {
     manifest: {
       name: `alternates-${kind}-${sandbox}`,
       goal: { outcome: 'the module exists' },
@@ -66,7 +72,27 @@ async function attackedWorld(kind: AgentKind, sandbox: SandboxKind): Promise<Att
         leak: { say: 'appending to the alternates', write: { '.git/objects/info/alternates': `/\n${holdout}\n`, 'src/leak.js': leak } },
       }),
     },
-  });
+  };
+}
+
+async function attackedWorld(kind: AgentKind, sandbox: SandboxKind): Promise<AttackedWorld> {
+  const { root } = await attackRoot();
+  return runAttackedWorld({ root, sandbox, ...(await attack(kind, sandbox, root)) });
+}
+
+/** What a cell's tests read of a world after its run: the cheater's logs, and every object of the world. */
+async function expectNothingLeaked(worldPath: string, kind: AgentKind): Promise<void> {
+  const ledger = new GitLedger(worldPath);
+  const episode = (await ledger.readAll()).find((e) => e.task === 'leak' && e.outcome !== 'abandoned');
+  expect(episode?.status).toBe('final');
+  const { agentLog = '', gateLog = '' } = await ledger.readArtifacts(episode!.id);
+  // The attack ran: the gate imported the module, which found nothing where the alternates pointed.
+  expect(gateLog).toMatch(/LEAK \/.*hidden\.test\.js: (ENOENT|EACCES)/);
+  if (kind !== 'script') expect(agentLog).toMatch(/AGENT SEES: cat: .*hidden\.test\.js: (No such file or directory|Permission denied)/);
+  for (const text of [agentLog, gateLog]) expect(text).not.toContain(SECRET);
+  // Nothing of the hidden tests is in any object of the world, the ledger's included.
+  const objects = await gitValue(['cat-file', '--batch-all-objects', '--batch'], { cwd: worldPath });
+  expect(objects).not.toContain(SECRET);
 }
 
 for (const sandbox of SANDBOXES) {
@@ -82,16 +108,41 @@ for (const sandbox of SANDBOXES) {
 
     for (const kind of AGENT_KINDS) {
       itWith(sandbox)(`reads none of the hidden tests it listed there, in its own sandbox or in the gate (agent: ${kind})`, async () => {
-        const w = worlds.get(kind)!;
-        const { agentLog = '', gateLog = '' } = await w.artifactsOf('leak');
-        // The attack ran: the gate imported the module, which found nothing where the alternates pointed.
-        expect(gateLog).toMatch(/LEAK \/.*hidden\.test\.js: (ENOENT|EACCES)/);
-        if (kind !== 'script') expect(agentLog).toMatch(/AGENT SEES: cat: .*hidden\.test\.js: (No such file or directory|Permission denied)/);
-        for (const text of [agentLog, gateLog]) expect(text).not.toContain(SECRET);
-        // Nothing of the hidden tests is in any object of the world, the ledger's included.
-        const objects = await gitValue(['cat-file', '--batch-all-objects', '--batch'], { cwd: w.world.path });
-        expect(objects).not.toContain(SECRET);
+        await expectNothingLeaked(worlds.get(kind)!.world.path, kind);
       });
     }
   });
 }
+
+describe("a cheating agent that writes its workspace's alternates, in a fleet", () => {
+  itWith('redis')(
+    'reads none of the hidden tests it listed there, on a genesis worker (agent: command, sandbox: bwrap)',
+    async () => {
+      const { root } = await attackRoot();
+      const workers: CliProcess[] = [];
+      try {
+        const { manifest, files } = await attack('command', 'bwrap', root);
+        const source = join(root, 'source');
+        for (const [path, content] of Object.entries({ ...BASE_FILES, ...files, 'world.yaml': stringify(manifest) })) {
+          await mkdir(dirname(join(source, path)), { recursive: true });
+          await writeFile(join(source, path), content);
+        }
+        const sandbox = await createSandbox('bwrap', { image: 'genesis/node:20' });
+        const { world } = await initWorld({ worldPath: join(root, 'w.world'), from: source, sandbox: async () => sandbox });
+        const env = fastClusterEnv();
+        workers.push(startCli(['worker', '--redis', REDIS, '--json'], env));
+        await workers[0]!.waitFor(/"type":"ready"/);
+        const scheduler = startCli(['run', '--world', world.path, '--redis', REDIS, '--json'], env);
+        workers.push(scheduler);
+        // The episode ran on the worker, not in the scheduler's process.
+        await workers[0]!.waitFor(/"type":"start"/, 60_000);
+        expect(await Promise.race([scheduler.exited, new Promise((r) => setTimeout(() => r('timeout'), 120_000))])).toBe(0);
+        await expectNothingLeaked(world.path, 'command');
+      } finally {
+        for (const w of workers) w.child.kill('SIGTERM');
+        await rm(root, { recursive: true, force: true });
+      }
+    },
+    200_000,
+  );
+});
