@@ -1,18 +1,11 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { stringify } from 'yaml';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { gitValue } from '../../../src/git/git.js';
 import { GitLedger } from '../../../src/ledger/git-ledger.js';
-import { initWorld } from '../../../src/operations/init-world.js';
-import { createSandbox } from '../../../src/sandbox/create-sandbox.js';
-import { type CliProcess, startCli } from '../../helpers/cli-process.js';
-import { fastClusterEnv } from '../../helpers/distributed-world.js';
 import { itWith } from '../../helpers/services.js';
-import { AGENT_KINDS, type AgentKind, agentOf, cheaterFiles, SANDBOXES, type SandboxKind, sandboxAnswers } from './attack-matrix.js';
-import { attackRoot, type AttackedWorld, BASE_FILES, runAttackedWorld } from './adversarial-world.js';
-
-const REDIS = 'redis://127.0.0.1:6379';
+import { AGENT_KINDS, type AgentKind, agentOf, cheaterFiles, runInFleet, SANDBOXES, type SandboxKind, sandboxAnswers } from './attack-matrix.js';
+import { attackRoot, type AttackedWorld, runAttackedWorld } from './adversarial-world.js';
 
 /**
  * A sandbox configured from a file the agent writes, through every agent kind that is a program
@@ -119,27 +112,11 @@ describe("a cheating agent that writes its workspace's alternates, in a fleet", 
     'reads none of the hidden tests it listed there, on a genesis worker (agent: command, sandbox: bwrap)',
     async () => {
       const { root } = await attackRoot();
-      const workers: CliProcess[] = [];
       try {
-        const { manifest, files } = await attack('command', 'bwrap', root);
-        const source = join(root, 'source');
-        for (const [path, content] of Object.entries({ ...BASE_FILES, ...files, 'world.yaml': stringify(manifest) })) {
-          await mkdir(dirname(join(source, path)), { recursive: true });
-          await writeFile(join(source, path), content);
-        }
-        const sandbox = await createSandbox('bwrap', { image: 'genesis/node:20' });
-        const { world } = await initWorld({ worldPath: join(root, 'w.world'), from: source, sandbox: async () => sandbox });
-        const env = fastClusterEnv();
-        workers.push(startCli(['worker', '--redis', REDIS, '--json'], env));
-        await workers[0]!.waitFor(/"type":"ready"/);
-        const scheduler = startCli(['run', '--world', world.path, '--redis', REDIS, '--json'], env);
-        workers.push(scheduler);
-        // The episode ran on the worker, not in the scheduler's process.
-        await workers[0]!.waitFor(/"type":"start"/, 60_000);
-        expect(await Promise.race([scheduler.exited, new Promise((r) => setTimeout(() => r('timeout'), 120_000))])).toBe(0);
-        await expectNothingLeaked(world.path, 'command');
+        const ran = await runInFleet(root, await attack('command', 'bwrap', root), 'bwrap');
+        expect(ran.exitCode).toBe(0);
+        await expectNothingLeaked(ran.worldPath, 'command');
       } finally {
-        for (const w of workers) w.child.kill('SIGTERM');
         await rm(root, { recursive: true, force: true });
       }
     },

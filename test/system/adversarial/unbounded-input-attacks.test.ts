@@ -1,7 +1,9 @@
+import { rm } from 'node:fs/promises';
+import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { itWith } from '../../helpers/services.js';
 import { attackRoot, type AttackedWorld, runAttackedWorld } from './adversarial-world.js';
-import { AGENT_KINDS, type AgentKind, agentOf, cheaterFiles, SANDBOXES, type SandboxKind, sandboxAnswers } from './attack-matrix.js';
+import { AGENT_KINDS, type AgentKind, agentOf, cheaterFiles, runInFleet, SANDBOXES, type SandboxKind, sandboxAnswers } from './attack-matrix.js';
 
 /**
  * Agent-controlled input handled inside Genesis's own process, through every agent kind Genesis
@@ -38,6 +40,36 @@ esac
 `;
 }
 
+/** The world of one cell: a task whose module floods the gate's readers, and one that leaves a FIFO as the handoff file. */
+function attack(kind: AgentKind, sandbox: SandboxKind): { manifest: Record<string, unknown>; files: Record<string, string> } {
+  return {
+    manifest: {
+      name: `unbounded-${kind}-${sandbox}`,
+      goal: { outcome: 'the module exists', progressFile: 'PROGRESS.md' },
+      verify: { sandbox, test: 'node --test test/base.test.js', timeoutSec: 60 },
+      protected: ['test/**', 'world.yaml', '.genesis/**'],
+      agent: agentOf(kind, sandbox),
+      retry: { maxAttempts: 1 },
+      parallelism: 2,
+      tasks: [
+        { id: 'flood', title: 'flood', paths: ['src/flood.js'], check: 'node --test --test-reporter=spec test/flood.test.js' },
+        { id: 'fifo', title: 'fifo', paths: ['PROGRESS.md'] },
+      ],
+    },
+    files: {
+      'PROGRESS.md': '# progress\n',
+      'test/flood.test.js':
+        "import test from 'node:test';\nimport assert from 'node:assert';\nimport { v } from '../src/flood.js';\ntest('flood', () => assert.equal(v, 'flood'));\n",
+      '.genesis/flood.js': FLOOD,
+      ...cheaterFiles(agentScript(), {
+        flood: { say: `{"type":"result",${SPACES}"usage":{}}`, write: { 'src/flood.js': FLOOD } },
+        // A recording writes files only: its handoff file is a flood of its own, where the others leave a FIFO.
+        fifo: { write: { 'PROGRESS.md': `# progress\n${SPACES}\u001b[2J${'x'.repeat(100_000)}\n` } },
+      }),
+    },
+  };
+}
+
 async function attackedWorld(kind: AgentKind, sandbox: SandboxKind): Promise<{ w: AttackedWorld; stallMs: number }> {
   const { root } = await attackRoot();
   let last = Date.now();
@@ -48,38 +80,37 @@ async function attackedWorld(kind: AgentKind, sandbox: SandboxKind): Promise<{ w
     last = now;
   }, 25);
   try {
-    const w = await runAttackedWorld({
-      root,
-      sandbox,
-      manifest: {
-        name: `unbounded-${kind}-${sandbox}`,
-        goal: { outcome: 'the module exists', progressFile: 'PROGRESS.md' },
-        verify: { sandbox, test: 'node --test test/base.test.js', timeoutSec: 60 },
-        protected: ['test/**', 'world.yaml', '.genesis/**'],
-        agent: agentOf(kind, sandbox),
-        retry: { maxAttempts: 1 },
-        parallelism: 2,
-        tasks: [
-          { id: 'flood', title: 'flood', paths: ['src/flood.js'], check: 'node --test --test-reporter=spec test/flood.test.js' },
-          { id: 'fifo', title: 'fifo', paths: ['PROGRESS.md'] },
-        ],
-      },
-      files: {
-        'PROGRESS.md': '# progress\n',
-        'test/flood.test.js':
-          "import test from 'node:test';\nimport assert from 'node:assert';\nimport { v } from '../src/flood.js';\ntest('flood', () => assert.equal(v, 'flood'));\n",
-        '.genesis/flood.js': FLOOD,
-        ...cheaterFiles(agentScript(), {
-          flood: { say: `{"type":"result",${SPACES}"usage":{}}`, write: { 'src/flood.js': FLOOD } },
-          // A recording writes files only: its handoff file is a flood of its own, where the others leave a FIFO.
-          fifo: { write: { 'PROGRESS.md': `# progress\n${SPACES}\u001b[2J${'x'.repeat(100_000)}\n` } },
-        }),
-      },
-    });
+    const w = await runAttackedWorld({ root, sandbox, ...attack(kind, sandbox) });
     return { w, stallMs };
   } finally {
     clearInterval(ticking);
   }
+}
+
+/** What each cell's run must leave: the flood read in full and counted right, kept truncated; the FIFO a clear rejection. */
+async function expectClearEnds(ledger: GitLedger, kind: AgentKind): Promise<void> {
+  const episodes = (await ledger.readAll()).filter((e) => e.outcome !== 'abandoned');
+  const episodeOf = (task: string) => {
+    const found = episodes.filter((e) => e.task === task);
+    expect(found, task).toHaveLength(1);
+    return found[0]!;
+  };
+  // The flood was read in full, linearly: the honest test counted once, none of the printed look-alikes.
+  const flood = episodeOf('flood');
+  const { gateLog = '' } = await ledger.readArtifacts(flood.id);
+  const shown = gateLog
+    .replace(/ {100,}/g, '<spaces>')
+    .replace(/x{1000,}/g, '<x…>')
+    .slice(-3000);
+  expect(flood.outcome, `${flood.message}\n${shown}`).toBe('accepted');
+  expect(flood.message).toContain('check:flood ok 1 passed 0 failed');
+  // And kept as a truncated record: the line of a megabyte is not in the ledger whole.
+  expect(gateLog).toContain('$ node --test --test-reporter=spec test/flood.test.js');
+  expect(gateLog.length).toBeLessThan(1_000_000);
+  // A FIFO left where the handoff file is read is a clear rejection; a recording's flooded handoff lands as any file.
+  const fifo = episodeOf('fifo');
+  if (kind === 'script') expect(fifo.outcome).toBe('accepted');
+  else expect(fifo).toMatchObject({ status: 'final', outcome: 'failed', reason: 'unreadable-change' });
 }
 
 for (const sandbox of SANDBOXES) {
@@ -98,23 +129,28 @@ for (const sandbox of SANDBOXES) {
         const { w, stallMs } = worlds.get(kind)!;
         expect(w.durationMs).toBeLessThan(60_000);
         expect(stallMs).toBeLessThan(3_000);
-        // The flood was read in full, linearly: the honest test counted once, none of the printed look-alikes.
-        const flood = w.episodeOf('flood');
-        const { gateLog = '' } = await w.artifactsOf('flood');
-        const shown = gateLog
-          .replace(/ {100,}/g, '<spaces>')
-          .replace(/x{1000,}/g, '<x…>')
-          .slice(-3000);
-        expect(flood.outcome, `${flood.message}\n${shown}`).toBe('accepted');
-        expect(flood.message).toContain('check:flood ok 1 passed 0 failed');
-        // And kept as a truncated record: the line of a megabyte is not in the ledger whole.
-        expect(gateLog).toContain('$ node --test --test-reporter=spec test/flood.test.js');
-        expect(gateLog.length).toBeLessThan(1_000_000);
-        // A FIFO left where the handoff file is read is a clear rejection; a recording's flooded handoff lands as any file.
-        const fifo = w.episodeOf('fifo');
-        if (kind === 'script') expect(fifo.outcome).toBe('accepted');
-        else expect(fifo).toMatchObject({ status: 'final', outcome: 'failed', reason: 'unreadable-change' });
+        await expectClearEnds(new GitLedger(w.world.path), kind);
       });
     }
   });
 }
+
+describe("a cheating agent whose output and change flood Genesis's readers, in a fleet", () => {
+  itWith('redis')(
+    'ends the run with each episode closed clearly, on a genesis worker (agent: command, sandbox: bwrap)',
+    async () => {
+      const { root } = await attackRoot();
+      try {
+        const started = Date.now();
+        const ran = await runInFleet(root, attack('command', 'bwrap'), 'bwrap');
+        expect(Date.now() - started).toBeLessThan(90_000);
+        // Blocked: the task that left a FIFO used its one attempt.
+        expect(ran.exitCode).toBe(3);
+        await expectClearEnds(new GitLedger(ran.worldPath), 'command');
+      } finally {
+        await rm(root, { recursive: true, force: true });
+      }
+    },
+    200_000,
+  );
+});
