@@ -1,3 +1,4 @@
+import { rm } from 'node:fs/promises';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
@@ -6,7 +7,7 @@ import { genesis } from '../../helpers/genesis-cli.js';
 import { itWith } from '../../helpers/services.js';
 import { baseManifest } from '../../helpers/world-fixture.js';
 import { type AttackedWorld, attackRoot, runAttackedWorld } from './adversarial-world.js';
-import { AGENT_KINDS, type AgentKind, agentOf, cheaterFiles, SANDBOXES, type SandboxKind, sandboxAnswers } from './attack-matrix.js';
+import { AGENT_KINDS, type AgentKind, agentOf, cheaterFiles, runInFleet, SANDBOXES, type SandboxKind, sandboxAnswers } from './attack-matrix.js';
 
 const ESC = '\u001b';
 // The line the cheating agent wants landed unseen, and the comment that erases it on a terminal:
@@ -60,10 +61,9 @@ cat .genesis/log.txt
 mkdir -p src && cp .genesis/a.js src/a.js
 `;
 
-async function attackedWorld(kind: AgentKind, sandbox: SandboxKind): Promise<AttackedWorld> {
-  const w = await runAttackedWorld({
-    root: (await attackRoot()).root,
-    sandbox,
+/** The world of one cell: one task under review, whose cheater hides a line in its change and clears the screen in its log. */
+function attack(kind: AgentKind, sandbox: SandboxKind): { manifest: Record<string, unknown>; files: Record<string, string> } {
+  return {
     manifest: baseManifest({
       agent: agentOf(kind, sandbox),
       verify: { sandbox, test: 'node --test test/base.test.js', timeoutSec: 60 },
@@ -77,9 +77,30 @@ async function attackedWorld(kind: AgentKind, sandbox: SandboxKind): Promise<Att
       '.genesis/log.txt': `${LOG_TRICK}\n`,
       ...cheaterFiles(AGENT_SCRIPT, { a: { say: LOG_TRICK, write: { 'src/a.js': CHEAT_A } } }),
     },
-  });
+  };
+}
+
+async function attackedWorld(kind: AgentKind, sandbox: SandboxKind): Promise<AttackedWorld> {
+  const w = await runAttackedWorld({ root: (await attackRoot()).root, sandbox, ...attack(kind, sandbox) });
   expect(w.episodeOf('a').outcome).toBe('awaiting-review');
   return w;
+}
+
+/** A reviewer who runs the command `genesis review ls` prints, as printed, sees the hidden line, and the cover marked. */
+async function expectReviewerSeesIt(worldPath: string, episode: string): Promise<void> {
+  const listed = await genesis(['review', 'ls', '--world', worldPath]);
+  expect(listed.status, listed.stderr).toBe(0);
+  const printed = /see the change: (.+)$/m.exec(listed.stdout)?.[1];
+  expect(printed, listed.stdout).toContain(`show ${episode} --diff`);
+  // Run exactly what was printed, through a shell, as a person pastes it.
+  const shown = await run('/bin/sh', ['-c', printed!], { encoding: 'utf8' });
+  expect(shown.stdout).not.toContain(ESC);
+  expect(shown.stdout).not.toContain('\r');
+  const screen = seenOnTerminal(shown.stdout);
+  expect(screen).toContain(`+${HIDDEN}`);
+  const cover = screen.find((line) => line.includes('tidy'));
+  expect(cover).toMatch(/^\+\/\/ tidy␛\[1A␛\[2K␛\[1G\+\/\/ formatting only\s+◀ control characters shown$/);
+  expect(screen.filter((line) => line.includes('◀ control characters shown'))).toHaveLength(1);
 }
 
 for (const sandbox of SANDBOXES) {
@@ -105,19 +126,7 @@ for (const sandbox of SANDBOXES) {
       itWith(sandbox)(`does not hide it from a reviewer who runs the command genesis review ls prints, as printed ${cell}`, async () => {
         const w = worlds.get(kind)!;
         const episode = w.episodeOf('a').id;
-        const listed = await genesis(['review', 'ls', '--world', w.world.path]);
-        expect(listed.status, listed.stderr).toBe(0);
-        const printed = /see the change: (.+)$/m.exec(listed.stdout)?.[1];
-        expect(printed, listed.stdout).toContain(`show ${episode} --diff`);
-        // Run exactly what was printed, through a shell, as a person pastes it.
-        const shown = await run('/bin/sh', ['-c', printed!], { encoding: 'utf8' });
-        expect(shown.stdout).not.toContain(ESC);
-        expect(shown.stdout).not.toContain('\r');
-        const screen = seenOnTerminal(shown.stdout);
-        expect(screen).toContain(`+${HIDDEN}`);
-        const cover = screen.find((line) => line.includes('tidy'));
-        expect(cover).toMatch(/^\+\/\/ tidy␛\[1A␛\[2K␛\[1G\+\/\/ formatting only\s+◀ control characters shown$/);
-        expect(screen.filter((line) => line.includes('◀ control characters shown'))).toHaveLength(1);
+        await expectReviewerSeesIt(w.world.path, episode);
       });
 
       itWith(sandbox)(`shows the agent log as it is, in genesis show and in genesis episodes, without letting it clear the screen ${cell}`, async () => {
@@ -134,3 +143,22 @@ for (const sandbox of SANDBOXES) {
     }
   });
 }
+
+describe('a cheating agent that writes terminal escapes into its change and its log, in a fleet', () => {
+  itWith('redis')(
+    'does not hide its line from a reviewer of a change made on a genesis worker (agent: command, sandbox: bwrap)',
+    async () => {
+      const { root } = await attackRoot();
+      try {
+        const ran = await runInFleet(root, attack('command', 'bwrap'), 'bwrap');
+        const episodes = await new GitLedger(ran.worldPath).readAll();
+        const a = episodes.find((e) => e.task === 'a' && e.outcome !== 'abandoned');
+        expect(a?.outcome).toBe('awaiting-review');
+        await expectReviewerSeesIt(ran.worldPath, a!.id);
+      } finally {
+        await rm(root, { recursive: true, force: true });
+      }
+    },
+    200_000,
+  );
+});
