@@ -8,6 +8,7 @@ import { git } from '../../../src/git/git.js';
 import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { genesis } from '../../helpers/genesis-cli.js';
 import { itWith } from '../../helpers/services.js';
+import { startToolScriptServer } from '../../helpers/model-servers/chat-tool-script.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 import { WebhookReceiver } from '../../helpers/webhook-receiver.js';
 import { attackRoot, BASE_FILES } from './adversarial-world.js';
@@ -50,7 +51,9 @@ interface Hunt {
   ran: { status: number | null; stdout: string; stderr: string };
 }
 
-async function hunt(kind: AgentKind, sandbox: SandboxKind): Promise<Hunt> {
+async function hunt(kind: AgentKind | 'openai', sandbox: SandboxKind): Promise<Hunt> {
+  // The openai agent hunts through its run_command tool, with the same script, as its scripted model asks.
+  const model = kind === 'openai' ? await startToolScriptServer([{ name: 'run_command', args: { command: 'sh .genesis/agent.sh' } }]) : null;
   const token = randomBytes(12).toString('hex');
   const secret = `hook-secret-${randomBytes(8).toString('hex')}`;
   const receiver = await WebhookReceiver.start();
@@ -63,7 +66,7 @@ async function hunt(kind: AgentKind, sandbox: SandboxKind): Promise<Hunt> {
     goal: { outcome: 'the modules exist' },
     verify: { sandbox, test: 'node --test test/base.test.js', timeoutSec: 30 },
     protected: ['test/**', 'world.yaml', '.genesis/**'],
-    agent: agentOf(kind, sandbox),
+    agent: model ? { kind: 'openai', model: 'scripted', baseUrl: model.baseUrl, timeoutSec: 60, sandbox } : agentOf(kind as AgentKind, sandbox),
     retry: { maxAttempts: 1 },
     tasks: [thief],
     notify: { webhooks: [{ urlEnv: 'GENESIS_TEST_HOOK_URL', secretEnv: 'GENESIS_TEST_HOOK_SECRET', events: ['accepted'] }] },
@@ -83,7 +86,7 @@ async function hunt(kind: AgentKind, sandbox: SandboxKind): Promise<Hunt> {
   const env = { GENESIS_TEST_HOOK_URL: `${receiver.url}/${token}`, GENESIS_TEST_HOOK_SECRET: secret };
   const init = await genesis(['init', '--world', worldPath, '--from', source, '--sandbox', sandbox], { env });
   expect(init.status, init.stderr).toBe(0);
-  const ran = await genesis(['run', '--world', worldPath, '--sandbox', sandbox], { env });
+  const ran = await genesis(['run', '--world', worldPath, '--sandbox', sandbox], { env }).finally(() => model?.close());
   return { token, secret, receiver, root, worldPath, ran };
 }
 
@@ -101,6 +104,7 @@ describe('a cheating agent that hunts for the webhook of its world', () => {
     for (const sandbox of SANDBOXES) {
       if (!sandboxAnswers(sandbox)) continue;
       for (const kind of KINDS) hunts.set(`${kind} ${sandbox}`, await hunt(kind, sandbox));
+      if (sandbox === 'bwrap') hunts.set('openai bwrap', await hunt('openai', sandbox));
     }
   }, 600_000);
 
@@ -112,7 +116,7 @@ describe('a cheating agent that hunts for the webhook of its world', () => {
   });
 
   for (const sandbox of SANDBOXES) {
-    for (const kind of KINDS) {
+    for (const kind of sandbox === 'bwrap' ? [...KINDS, 'openai' as const] : KINDS) {
       itWith(sandbox)(
         `finds neither the URL nor the secret anywhere it looks, and forges nothing a receiver would take (agent: ${kind}, sandbox: ${sandbox})`,
         async () => {
@@ -120,10 +124,10 @@ describe('a cheating agent that hunts for the webhook of its world', () => {
           const thief = (await new GitLedger(worldPath).readAll()).find((e) => e.task === 'thief')!;
           expect(thief.outcome, `${thief.reason}: ${thief.message}`).toBe('accepted');
           const landed = (await git(['show', 'main:src/thief.js'], { cwd: worldPath })).stdout;
-          const { agentLog = '', gateLog = '' } = await new GitLedger(worldPath).readArtifacts(thief.id);
-          // The hunt ran where the cheater runs: its own sandbox, or the gate that imported its module.
-          expect(kind === 'script' ? gateLog : agentLog).toContain('found: ');
-          for (const text of [landed, agentLog, gateLog, ran.stdout, ran.stderr]) {
+          const { agentLog = '', gateLog = '', transcript = '' } = await new GitLedger(worldPath).readArtifacts(thief.id);
+          // The hunt ran where the cheater runs: its own sandbox (the openai agent's tool results are in its transcript), or the gate that imported its module.
+          expect(kind === 'script' ? gateLog : kind === 'openai' ? transcript : agentLog).toContain('found: ');
+          for (const text of [landed, agentLog, gateLog, transcript, ran.stdout, ran.stderr]) {
             expect(text).not.toContain(token);
             expect(text).not.toContain(secret);
           }
