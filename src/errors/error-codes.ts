@@ -89,6 +89,7 @@ export const ERROR_CODES = {
   'worker-unconfined': fatal('genesis worker --refuse-unconfined found no sandbox for its gates or its agents'),
   'calibrate-no-workers': transient('calibrate --redis found no genesis worker alive to take its gates'),
   'calibrate-gate-failed': transient('a calibration gate sent to the workers failed there or was lost with its worker'),
+  'calibrate-poison-pill': refused('a calibration gate stalled two workers in a row (each died or froze while it ran): no third is offered it'),
   'calibrate-verdict-invalid': refused("a worker's verdict for a calibration gate does not validate (another Genesis version)"),
   'calibrate-scratch-unreachable': refused("the calibration's scratch world is not on this worker's storage"),
   'remove-failed': refused('a directory could not be removed'),

@@ -82,7 +82,7 @@ export const REJECTION_REASONS = {
   'replay-worker-lost': transient('no worker finished the verification on the tip'),
   'worker-error': charged('the worker failed with an unexpected error'),
   'poison-pill': charged(
-    "the task's gate killed the orchestrator, or its episode stalled a worker, twice in a row: the task is blocked until `genesis task retry`",
+    "the task's gate killed the orchestrator, or a job of it (its episode, a verification of its change) stalled a worker, twice in a row: the task is blocked until `genesis task retry`",
   ),
   'replay-worker-error': transient('the verifier failed with an unexpected error'),
 } as const satisfies Record<string, FailureTraits>;

@@ -4,6 +4,8 @@ import { deriveTaskStatusesWithRetries, episodesSinceRetry, type RetriedTaskStat
 
 /** Reasons of an episode whose gate found the accepted head itself failing (not the change's fault). */
 export const BROKEN_BASE_REASONS: ReadonlySet<string> = new Set<RejectionReason>(['broken-base', 'replay-broken-base']);
+/** A poison pill found by the episode, or by a verification of its change on the tip (recorded `replay-poison-pill`). */
+const POISON_PILL_REASONS: ReadonlySet<string> = new Set(['poison-pill', 'replay-poison-pill']);
 
 /** What is known of a world at one moment: enough to say what state each task is in. */
 export interface WorldTaskFacts {
@@ -44,7 +46,7 @@ export function deriveWorldTaskStatuses(facts: WorldTaskFacts): Map<string, Retr
     const last = counted.filter((e) => e.task === id && e.status === 'final' && (e.outcome !== 'abandoned' || BROKEN_BASE_REASONS.has(e.reason ?? ''))).at(-1);
     if (last && BROKEN_BASE_REASONS.has(last.reason ?? ''))
       statuses.set(id, { ...status, state: 'blocked', lastReason: 'broken-base', lastMessage: last.message, lastOutcome: last.outcome });
-    else if (last?.reason === 'poison-pill') statuses.set(id, { ...status, state: 'blocked' });
+    else if (POISON_PILL_REASONS.has(last?.reason ?? '')) statuses.set(id, { ...status, state: 'blocked' });
   }
   return statuses;
 }

@@ -1,6 +1,7 @@
 import { constants } from 'node:fs';
 import { mkdir, open, readdir, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { LineMatcher } from './line-matcher.js';
 import { ToolError, resolveInWorkspace, workspaceRelative } from './workspace-paths.js';
 
 /** Limits that keep one tool result from flooding the model's context. */
@@ -10,6 +11,8 @@ export const FILE_TOOL_LIMITS = {
   searchMatches: 200,
   lineChars: 300,
   searchFileBytes: 1_000_000,
+  /** How long one search may run the model's expression, all files together. */
+  searchMs: 10_000,
   fileBytes: 16_000_000,
 };
 /** Directories no listing or search descends into: large, generated, or git's own. */
@@ -45,31 +48,38 @@ export async function readTextFile(workspace: string, args: { path: string; offs
   return `${body.slice(0, FILE_TOOL_LIMITS.readChars)}\n… (${body.length - FILE_TOOL_LIMITS.readChars} more characters; read a window with offset and limit)`;
 }
 
-/** `search`: lines matching a regular expression, as `path:line: text`. */
-export async function searchFiles(workspace: string, args: { pattern: string; path?: string }): Promise<string> {
-  let regex: RegExp;
-  try {
-    regex = new RegExp(args.pattern);
-  } catch (error) {
-    throw new ToolError(`pattern is not a valid regular expression: ${(error as Error).message}`);
-  }
+/**
+ * `search`: lines matching a regular expression, as `path:line: text`. The expression runs on a
+ * thread of its own under `deadlineMs` for the whole search (see LineMatcher).
+ */
+export async function searchFiles(
+  workspace: string,
+  args: { pattern: string; path?: string },
+  deadlineMs: number = FILE_TOOL_LIMITS.searchMs,
+): Promise<string> {
   const start = await resolveInWorkspace(workspace, args.path ?? '.', 'read');
   const root = await resolveInWorkspace(workspace, '.', 'read');
   const info = await stat(start).catch(() => null);
   if (!info) throw new ToolError(`${args.path} does not exist`);
   const files = info.isDirectory() ? walk(start, true) : single(start);
   const matches: string[] = [];
-  for await (const entry of files) {
-    if (entry.dir || entry.size > FILE_TOOL_LIMITS.searchFileBytes) continue;
-    const text = await readRegularFile(entry.path, entry.path).catch(() => '');
-    if (text.includes('\u0000')) continue; // binary
-    const lines = text.split('\n');
-    for (let i = 0; i < lines.length; i++) {
-      if (!regex.test(lines[i]!)) continue;
-      if (matches.length >= FILE_TOOL_LIMITS.searchMatches)
-        return `${matches.join('\n')}\n… (more than ${FILE_TOOL_LIMITS.searchMatches} matches; narrow the pattern or the path)`;
-      matches.push(`${workspaceRelative(root, entry.path)}:${i + 1}: ${lines[i]!.slice(0, FILE_TOOL_LIMITS.lineChars)}`);
+  const matcher = new LineMatcher(args.pattern, FILE_TOOL_LIMITS.searchMatches + 1, deadlineMs);
+  try {
+    for await (const entry of files) {
+      if (entry.dir || entry.size > FILE_TOOL_LIMITS.searchFileBytes) continue;
+      const text = await readRegularFile(entry.path, entry.path).catch(() => '');
+      if (text.includes('\u0000')) continue; // binary
+      const hits = await matcher.match(text);
+      if (hits.length === 0) continue;
+      const lines = text.split('\n');
+      for (const i of hits) {
+        if (matches.length >= FILE_TOOL_LIMITS.searchMatches)
+          return `${matches.join('\n')}\n… (more than ${FILE_TOOL_LIMITS.searchMatches} matches; narrow the pattern or the path)`;
+        matches.push(`${workspaceRelative(root, entry.path)}:${i + 1}: ${lines[i]!.slice(0, FILE_TOOL_LIMITS.lineChars)}`);
+      }
     }
+  } finally {
+    await matcher.close();
   }
   return matches.length > 0 ? matches.join('\n') : 'no matches';
 }

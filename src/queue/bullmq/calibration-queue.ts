@@ -8,6 +8,7 @@ import type { CandidateVerdict } from '../../gate/verify-candidate.js';
 import type { CalibrationGateJob, CalibrationGates } from '../../operations/calibrate/calibration-gate.js';
 import { listWorkers, type WorkerInfo } from '../redis/worker-registry.js';
 import { closeWithin } from './close-within.js';
+import { lostJobEnd } from './stalled-jobs.js';
 import { CALIBRATION_QUEUE, distributedCalibrationSchema, queuePrefix, RETENTION } from './distributed-job.js';
 
 /** The workers of this fleet (this queue prefix) alive now: the ones that take calibration gates sent from here. */
@@ -20,8 +21,9 @@ export async function listFleetWorkers(redis: Redis): Promise<WorkerInfo[]> {
  * The calibrating process's side of `genesis calibrate --redis`: each gate goes to the shared
  * `calibrations` queue, which every `genesis worker` takes from as it takes episodes, and its
  * verdict comes back as the job's return value, checked before a calibration counts it. A worker
- * killed mid-gate has its job taken again after the stall interval; a job that failed there, or
- * that BullMQ gave up on, is an error that names the gate, and so is a wait with no worker left
+ * killed mid-gate has its job taken again after the stall interval; one that stalled two workers
+ * is given up as every job kind is (`calibrate-poison-pill`, see stalled-jobs.ts); a job that
+ * failed there otherwise is an error that names the gate, and so is a wait with no worker left
  * alive to finish it: a calibration never waits for ever, nor counts a gate it did not see.
  */
 export class BullmqCalibrationGates {
@@ -81,6 +83,13 @@ export class BullmqCalibrationGates {
       return parsed.data;
     } catch (error) {
       if (isGenesisError(error)) throw error;
+      const end = lostJobEnd((error as Error).message ?? '', `the calibration gate ${job.name}`, 'it is offered to no third worker');
+      // The same rule as every job kind's: a gate that froze two workers is offered to no third, nor retried.
+      if (end.reason === 'poison-pill')
+        throw new GenesisError('calibrate-poison-pill', end.message, {
+          hint: `run the gate's commands by hand on the replayed commit to see what kills or freezes the worker, then calibrate again`,
+          cause: error,
+        });
       throw new GenesisError(
         'calibrate-gate-failed',
         `the calibration gate ${job.name} did not finish on the workers: ${(error as Error).message || 'its job is gone from Redis'}`,

@@ -9,9 +9,7 @@ import type { EpisodeQueue } from '../episode-queue.js';
 import { listWorkers } from '../redis/worker-registry.js';
 import { takerKey } from './job-consumer.js';
 import { workerError } from '../memory/memory-queue.js';
-
-/** What BullMQ fails a job with when it stalled more often than the workers' `maxStalledCount` allows. */
-const STALL_LIMIT_REASON = 'job stalled more than allowable limit';
+import { lostJobEnd } from './stalled-jobs.js';
 
 /** Results taken from Redis ahead of the scheduler's handling of them; each stays unacknowledged (and redelivered after a crash) until handled. */
 const RESULTS_AT_ONCE = 32;
@@ -149,7 +147,7 @@ export class BullmqEpisodeQueue implements EpisodeQueue {
     const { job: episode } = parsed.data;
     // Two workers in a row died or froze on it (a gate that runs one out of memory, input that hangs its event
     // loop): the next would too. Closed as a gate that kills the orchestrator twice is, and the task held.
-    const stalled = failedReason.includes(STALL_LIMIT_REASON);
+    const end = lostJobEnd(failedReason, 'the episode');
     const result: EpisodeResult = {
       episodeId: episode.episodeId,
       task: episode.task,
@@ -157,11 +155,9 @@ export class BullmqEpisodeQueue implements EpisodeQueue {
       base: episode.base,
       candidate: null,
       verdict: 'failed',
-      reason: stalled ? 'poison-pill' : 'worker-lost',
-      message: stalled
-        ? 'the episode stalled two workers in a row (each died or froze while it ran): the task is blocked (genesis task retry <task> to try again)'
-        : `no worker finished the episode: ${failedReason}`,
-      signature: stalled ? 'poison-pill' : 'worker-lost',
+      reason: end.reason,
+      message: end.message,
+      signature: end.reason,
     };
     await this.results.add('result', result, { jobId: episode.episodeId, ...RETENTION });
   }

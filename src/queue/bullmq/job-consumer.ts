@@ -5,6 +5,7 @@ import { distributedJobSchema, EPISODE_QUEUE, queuePrefix, RETENTION, type Distr
 import { stoppedBeforeStart, workerError } from '../memory/memory-queue.js';
 import { cancelRequested } from './cancel-requests.js';
 import { closeWithin } from './close-within.js';
+import { STALLS_ALLOWED } from './stalled-jobs.js';
 
 /** Timing and size of a BullMQ worker of Genesis. */
 export interface ConsumerSettings {
@@ -52,7 +53,7 @@ async function noteTaker(redis: Redis, episodeId: string, workerId: string, atte
   return attemptsStarted > 1 ? { worker: null } : null;
 }
 
-/** BullMQ worker options shared by the episode and verification workers; each blocks on a connection of its own. */
+/** BullMQ worker options shared by the episode, verification and calibration workers; each blocks on a connection of its own. */
 export function workerSettings(connection: Redis, settings: ConsumerSettings) {
   return {
     connection,
@@ -60,9 +61,8 @@ export function workerSettings(connection: Redis, settings: ConsumerSettings) {
     concurrency: settings.concurrency,
     lockDuration: settings.lockDurationMs ?? 30_000,
     stalledInterval: settings.stalledIntervalMs ?? 30_000,
-    // A job that stalled its worker twice (it died, or froze) is given up, not handed on to freeze a third: the
-    // scheduler's queue closes it poison-pill (see STALL_LIMIT_REASON in episode-queue.ts).
-    maxStalledCount: 1,
+    // A job that stalled two workers is given up, not handed on to freeze a third (see stalled-jobs.ts).
+    maxStalledCount: STALLS_ALLOWED,
     ...RETENTION,
   };
 }

@@ -3,13 +3,15 @@ import type { Redis } from 'ioredis';
 import { verificationResultSchema, type VerificationJob, type VerificationResult } from '../verification-job.js';
 import { failed, type VerificationQueue } from '../verification-queue.js';
 import { closeWithin } from './close-within.js';
+import { lostJobEnd } from './stalled-jobs.js';
 import { distributedVerificationSchema, queuePrefix, RETENTION, VERIFICATION_QUEUE, verificationResultQueueOf } from './distributed-job.js';
 
 /**
  * The scheduler's side of verification over BullMQ: speculative commits go to the shared
  * `verifications` queue, which every `genesis worker` takes from as it takes episodes, so gates
  * run where episodes run. A worker killed mid-gate has its job taken again after the stall
- * interval; a job BullMQ gave up on still yields a result (`worker-lost`). Job ids carry the
+ * interval; a job BullMQ gave up on still yields a result: `poison-pill` when it stalled two
+ * workers, as an episode's job is closed (see stalled-jobs.ts), else `worker-lost`. Job ids carry the
  * commit, so a restarted scheduler's rebuilt commits are verified afresh, never answered by an
  * earlier run's job.
  */
@@ -104,6 +106,7 @@ export class BullmqVerificationQueue implements VerificationQueue {
     const job = await this.jobs.getJob(jobId);
     const parsed = distributedVerificationSchema.safeParse(job?.data);
     if (!parsed.success || parsed.data.resultQueue !== this.resultQueue) return;
-    await this.results.add('result', failed(parsed.data.job, 'worker-lost', `no worker finished the verification: ${failedReason}`), { jobId, ...RETENTION });
+    const end = lostJobEnd(failedReason, `the verification of ${parsed.data.job.commit.slice(0, 12)}`);
+    await this.results.add('result', failed(parsed.data.job, end.reason, end.message), { jobId, ...RETENTION });
   }
 }

@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { access, mkdir, readdir, readFile, rmdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { isIPv6 } from 'node:net';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 
@@ -18,7 +19,10 @@ const GROUP = 'genesis-agent-net';
  * the host gains later. So slirp4netns runs in a cgroup of its own, and this host's OUTPUT chain
  * sends every packet of a socket in that cgroup to a chain that rejects it when its destination is,
  * at the moment it is sent, an address of this host (`-m addrtype --dst-type LOCAL`). The rules
- * match only that cgroup: nothing else on the host is filtered.
+ * match only that cgroup: nothing else on the host is filtered. The same chain is in both families'
+ * tables (iptables and ip6tables), so this host's IPv6 addresses (`::1`, one it gains later) are
+ * refused at send time as its IPv4 ones are, should an agent's network ever carry IPv6 (slirp4netns
+ * is started without it, so today an agent has no IPv6 route at all).
  *
  * DNS to a resolver on this host's loopback (systemd-resolved's 127.0.0.53) stays open: slirp4netns
  * forwards the agent's lookups there, and the namespace's own loopback is not the host's.
@@ -26,6 +30,8 @@ const GROUP = 'genesis-agent-net';
 export interface HostAddressGuard {
   /** The cgroup directory the launcher moves slirp4netns into. */
   readonly cgroupDir: string;
+  /** The address families whose packets the guard judges: IPv4 always, IPv6 where ip6tables has the matches. */
+  readonly families: readonly Family[];
   /**
    * A cgroup of its own for one launch whose agent may reach `accept` (a model endpoint on one of
    * this host's addresses, one TCP port each): the hole is made for it alone and closed by `close`.
@@ -54,44 +60,53 @@ async function install(iptablesRestore: string): Promise<HostAddressGuard | null
   await removeStaleLaunches(cgroupDir);
   // The path iptables names: from the root of the cgroup2 hierarchy, not from where it is mounted.
   const path = join(mount.root, GROUP);
-  const iptables = join(dirname(iptablesRestore), 'iptables');
-  await restore(iptablesRestore, guardRules());
-  const jump = ['OUTPUT', '-m', 'cgroup', '--path', path, '-j', CHAIN];
-  const present = await run(iptables, ['-w', '-C', ...jump]).then(
+  const tool = (family: Family) => join(dirname(iptablesRestore), family === 'ipv4' ? 'iptables' : 'ip6tables');
+  await installFamily('ipv4', iptablesRestore, tool('ipv4'), path);
+  // IPv6 where this host can filter it; without it the guard still holds IPv4, and an agent's network has no IPv6 route.
+  const ipv6 = await installFamily('ipv6', join(dirname(iptablesRestore), 'ip6tables-restore'), tool('ipv6'), path).then(
     () => true,
     () => false,
   );
-  if (!present) await run(iptables, ['-w', '-I', ...jump.slice(0, 1), '1', ...jump.slice(1)]);
+  const families: Family[] = ipv6 ? ['ipv4', 'ipv6'] : ['ipv4'];
   return {
     cgroupDir,
+    families,
     async openHoles(accept, name) {
       const dir = join(cgroupDir, name);
       await mkdir(dir, { recursive: true });
-      const rules = accept.map((e) => [
-        'OUTPUT',
-        '-m',
-        'cgroup',
-        '--path',
-        join(path, name),
-        '-d',
-        `${e.host}/32`,
-        '-p',
-        'tcp',
-        '--dport',
-        String(e.port),
-        '-j',
-        'ACCEPT',
-      ]);
-      for (const rule of rules) await run(iptables, ['-w', '-I', rule[0]!, '1', ...rule.slice(1)]);
+      const rules = accept
+        .filter((e) => families.includes(familyOf(e.host)))
+        .map((e) => ({
+          family: familyOf(e.host),
+          rule: ['OUTPUT', '-m', 'cgroup', '--path', join(path, name), '-d', e.host, '-p', 'tcp', '--dport', String(e.port), '-j', 'ACCEPT'],
+        }));
+      for (const { family, rule } of rules) await run(tool(family), ['-w', '-I', rule[0]!, '1', ...rule.slice(1)]);
       return {
         cgroupDir: dir,
         async close() {
-          for (const rule of rules) await run(iptables, ['-w', '-D', ...rule]).catch(() => undefined);
+          for (const { family, rule } of rules) await run(tool(family), ['-w', '-D', ...rule]).catch(() => undefined);
           removeWhenEmpty(dir);
         },
       };
     },
   };
+}
+
+export type Family = 'ipv4' | 'ipv6';
+
+function familyOf(host: string): Family {
+  return isIPv6(host) ? 'ipv6' : 'ipv4';
+}
+
+/** The chain written whole in one family's filter table, and the jump to it from OUTPUT added when missing. */
+async function installFamily(family: Family, restoreTool: string, tool: string, path: string): Promise<void> {
+  await restore(restoreTool, guardRules(family));
+  const jump = ['OUTPUT', '-m', 'cgroup', '--path', path, '-j', CHAIN];
+  const present = await run(tool, ['-w', '-C', ...jump]).then(
+    () => true,
+    () => false,
+  );
+  if (!present) await run(tool, ['-w', '-I', ...jump.slice(0, 1), '1', ...jump.slice(1)]);
 }
 
 /**
@@ -122,13 +137,14 @@ async function removeStaleLaunches(cgroupDir: string): Promise<void> {
   }
 }
 
-/** The chain's rules (iptables-restore input); --noflush leaves every other chain as it is. */
-export function guardRules(): string {
+/** The chain's rules in one family's table (iptables-restore input); --noflush leaves every other chain as it is. */
+function guardRules(family: Family): string {
+  const loopback = family === 'ipv4' ? '127.0.0.0/8' : '::1/128';
   return [
     '*filter',
     `:${CHAIN} - [0:0]`,
-    `-A ${CHAIN} -d 127.0.0.0/8 -p udp --dport 53 -j RETURN`,
-    `-A ${CHAIN} -d 127.0.0.0/8 -p tcp --dport 53 -j RETURN`,
+    `-A ${CHAIN} -d ${loopback} -p udp --dport 53 -j RETURN`,
+    `-A ${CHAIN} -d ${loopback} -p tcp --dport 53 -j RETURN`,
     `-A ${CHAIN} -p tcp -m addrtype --dst-type LOCAL -j REJECT --reject-with tcp-reset`,
     `-A ${CHAIN} -m addrtype --dst-type LOCAL -j REJECT`,
     'COMMIT',

@@ -18,9 +18,10 @@ import { tempDir } from '../../helpers/temp-dir.js';
  * (each `run_command` was once a sandbox launch that bound what that file listed), then read
  * there; it makes a FIFO and reads it with `read_file` (once a read in Genesis's process that
  * never returned); it runs a catastrophic regular expression through `search` (once run on
- * Genesis's event loop). Now the whole loop is one program in the agent sandbox: nothing the
- * alternates say is bound, the FIFO is refused, and the frozen search freezes only the program,
- * which Genesis stops like any agent while its own event loop keeps turning.
+ * Genesis's event loop, then on the program's until the episode's wall time). Now the whole loop
+ * is one program in the agent sandbox: nothing the alternates say is bound, the FIFO is refused,
+ * and the search ends at its own deadline as an error the model reads; the agent then finishes,
+ * and Genesis's own event loop kept turning all along.
  */
 const SECRET = 'hidden-test-body-7f3e';
 
@@ -81,7 +82,7 @@ async function longestStall<T>(work: () => Promise<T>): Promise<{ value: T; stal
 describe('the openai agent attacking Genesis with its own tools', () => {
   for (const kind of ['auto', 'docker'] as const) {
     itWith(kind === 'auto' ? 'bwrap' : 'docker')(
-      `reaches no host path through the alternates, is refused the FIFO, and freezes only itself with a catastrophic search (sandbox: ${kind})`,
+      `reaches no host path through the alternates, is refused the FIFO, and has a catastrophic search stopped at its deadline (sandbox: ${kind})`,
       async () => {
         const w = await layout();
         if (kind === 'docker') await ensureAgentNetwork('genesis-agents');
@@ -105,9 +106,6 @@ describe('the openai agent attacking Genesis with its own tools', () => {
             sandbox,
             endpoints,
           });
-          const stop = new AbortController();
-          // The search is handed out: a second later the program is stuck in it; the episode is stopped as a run stops one.
-          void model.handedOut(calls.length - 1).then(() => setTimeout(() => stop.abort(), 1000));
           const { value: result, stallMs } = await longestStall(() =>
             agent.run({
               workspace: w.workspace,
@@ -119,13 +117,15 @@ describe('the openai agent attacking Genesis with its own tools', () => {
               timeoutMs: 120_000,
               taskId: 'attack',
               attempt: 1,
-              signal: stop.signal,
             }),
           );
           // Genesis's own loop kept turning all along (the search once froze it for good).
           expect(stallMs).toBeLessThan(3_000);
-          expect(result.aborted).toBe(true);
+          // The search was stopped by its own deadline, long before the episode's, and the model went on to finish.
+          expect(result.aborted, result.log).toBeFalsy();
+          expect(result.timedOut).toBeFalsy();
           const answers = model.toolResults();
+          expect(answers[5]).toMatch(/^error: the search took longer than 10 s and was stopped/);
           expect(answers[0]).toContain('appended');
           expect(answers[3]).toMatch(/^error: pipe is not a regular file/);
           // The alternates the agent wrote were never read: not the hidden tests, not the host's files, not what is beside its world.

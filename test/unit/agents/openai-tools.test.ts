@@ -2,6 +2,7 @@ import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ToolCall } from '../../../src/agents/openai/chat/wire.js';
+import { searchFiles } from '../../../src/agents/openai/file-tools.js';
 import { callTool, TOOL_SPECS, type ToolContext } from '../../../src/agents/openai/tools.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
@@ -41,6 +42,30 @@ describe('the tools of the openai agent', () => {
   it('searches with a regular expression and answers path:line: text', async () => {
     const c = await workspace({ 'src/a.js': 'const x = 1;\nexport const a = 2;\n', 'src/b.js': 'export let b;\n' });
     expect((await callTool(call('search', { pattern: '^export const' }), c)).content).toBe('src/a.js:2: export const a = 2;');
+  });
+
+  it('ends a search whose pattern backtracks without end at its deadline, with an error the model reads, and keeps the event loop turning', async () => {
+    const c = await workspace({ 'ok.txt': 'aaa\n', 'bait.txt': `${'a'.repeat(52)}!\n` });
+    let ticks = 0;
+    const ticking = setInterval(() => ticks++, 20);
+    const started = Date.now();
+    try {
+      // One search over both files: the bait alone would take longer than any episode.
+      await expect(searchFiles(c.workspace, { pattern: '^(a+)+$' }, 1000)).rejects.toThrow(/the search took longer than 1 s and was stopped/);
+    } finally {
+      clearInterval(ticking);
+    }
+    const elapsed = Date.now() - started;
+    expect(elapsed).toBeGreaterThanOrEqual(1000);
+    expect(elapsed).toBeLessThan(4000);
+    // The loop ran its timer all along: the expression never ran on it.
+    expect(ticks).toBeGreaterThan(elapsed / 20 / 3);
+    // The same pattern where it does not blow up still answers, and a wrong pattern is an error at once.
+    expect(await searchFiles(c.workspace, { pattern: '^(a+)+$', path: 'ok.txt' }, 1000)).toBe('ok.txt:1: aaa');
+    expect(await callTool(call('search', { pattern: '(' }), c)).toMatchObject({
+      failed: true,
+      content: expect.stringMatching(/^error: pattern is not a valid regular expression/),
+    });
   });
 
   it('edits one exact occurrence and refuses an ambiguous one', async () => {

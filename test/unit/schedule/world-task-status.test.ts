@@ -52,6 +52,12 @@ describe('the one derivation of task states', () => {
     expect(facts(manifest(5, false), crashed, [{ task: 'a', at: '2026-01-01T12:00:00Z' }]).get('a')?.state).toBe('pending');
   });
 
+  it('blocks a task whose change, verified on the tip, froze two workers, and lifts it with a retry marker', () => {
+    const frozen = [ended('a', 'rejected', '2026-01-01T10:00:00Z', 'replay-poison-pill', 'verification-poison-pill')];
+    expect(facts(manifest(5, false), frozen).get('a')).toMatchObject({ state: 'blocked', failures: 1, lastReason: 'replay-poison-pill' });
+    expect(facts(manifest(5, false), frozen, [{ task: 'a', at: '2026-01-01T12:00:00Z' }]).get('a')?.state).toBe('pending');
+  });
+
   it('lifts every kind of block with a retry marker newer than the failures', () => {
     const used = [ended('a', 'rejected', '2026-01-01T10:00:00Z'), ended('a', 'failed', '2026-01-01T11:00:00Z')];
     const broken = [ended('b', 'abandoned', '2026-01-01T10:00:00Z', 'broken-base')];

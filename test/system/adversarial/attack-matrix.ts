@@ -1,0 +1,82 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { expect } from 'vitest';
+import { stringify } from 'yaml';
+import { initWorld } from '../../../src/operations/init-world.js';
+import { createSandbox } from '../../../src/sandbox/create-sandbox.js';
+import { type CliProcess, startCli } from '../../helpers/cli-process.js';
+import { fastClusterEnv } from '../../helpers/distributed-world.js';
+import { bwrapAnswers, dockerAnswers } from '../../helpers/services.js';
+import { BASE_FILES } from './adversarial-world.js';
+
+/**
+ * The cells of the attack matrix: every agent kind Genesis launches or replays, in each sandbox.
+ * A cheating agent is one shell script (run by the `command` agent, and by a preset's path, which
+ * reads its output as that CLI's) or one recording (replayed by the `script` agent); the `openai`
+ * agent's cells, which need a scripted model, are in openai-agent-attacks.
+ */
+export type AgentKind = 'command' | 'preset' | 'script';
+export const AGENT_KINDS: readonly AgentKind[] = ['command', 'preset', 'script'];
+export type SandboxKind = 'bwrap' | 'docker';
+export const SANDBOXES: readonly SandboxKind[] = ['bwrap', 'docker'];
+
+/** Whether the sandbox answers here (a describe's set-up skips its worlds when it does not; its tests then fail or skip as itWith says). */
+export function sandboxAnswers(sandbox: SandboxKind): boolean {
+  return sandbox === 'docker' ? dockerAnswers() : bwrapAnswers();
+}
+
+/** The manifest's `agent` of a cell: the cheater confined by the cell's sandbox. */
+export function agentOf(kind: AgentKind, sandbox: SandboxKind): Record<string, unknown> {
+  const confined = { timeoutSec: 60, sandbox, ...(sandbox === 'docker' ? { image: 'genesis/node:20' } : {}) };
+  if (kind === 'script') return { kind: 'script', script: '.genesis/recording.yaml', ...confined };
+  if (kind === 'preset') return { kind: 'command', preset: 'claude-code', command: ['sh', '.genesis/agent.sh'], ...confined };
+  return { kind: 'command', command: ['sh', '.genesis/agent.sh'], ...confined };
+}
+
+/**
+ * The world's files that make the cheater of every kind: its shell script and its recording (one
+ * step per task: files to write, a line to say).
+ */
+export function cheaterFiles(script: string, recording: Record<string, { say?: string; write: Record<string, string> }>): Record<string, string> {
+  return {
+    '.genesis/agent.sh': script,
+    '.genesis/recording.yaml': stringify({ tasks: Object.fromEntries(Object.entries(recording).map(([task, step]) => [task, [step]])) }),
+  };
+}
+
+const REDIS = 'redis://127.0.0.1:6379';
+
+/**
+ * A cell's world run as a fleet runs it: created under `root` (as runAttackedWorld creates one),
+ * then `genesis run --redis` schedules and one `genesis worker` runs every episode and gate.
+ * Resolves with the world's path and the run's exit code once the run ended by itself.
+ */
+export async function runInFleet(
+  root: string,
+  world: { manifest: Record<string, unknown>; files: Record<string, string> },
+  sandbox: SandboxKind,
+): Promise<{ worldPath: string; exitCode: number | null }> {
+  const source = join(root, 'source');
+  for (const [path, content] of Object.entries({ ...BASE_FILES, ...world.files, 'world.yaml': stringify(world.manifest) })) {
+    await mkdir(dirname(join(source, path)), { recursive: true });
+    await writeFile(join(source, path), content);
+  }
+  const gates = await createSandbox(sandbox, { image: 'genesis/node:20' });
+  const { world: made } = await initWorld({ worldPath: join(root, 'w.world'), from: source, sandbox: async () => gates });
+  const env = fastClusterEnv();
+  const started: CliProcess[] = [];
+  try {
+    const worker = startCli(['worker', '--redis', REDIS, '--json'], env);
+    started.push(worker);
+    await worker.waitFor(/"type":"ready"/);
+    const scheduler = startCli(['run', '--world', made.path, '--redis', REDIS, '--json'], env);
+    started.push(scheduler);
+    // The episodes run on the worker, not in the scheduler's process.
+    await worker.waitFor(/"type":"start"/, 60_000);
+    const exitCode = await Promise.race([scheduler.exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 120_000))]);
+    expect(exitCode, 'genesis run --redis did not end').not.toBe('timeout');
+    return { worldPath: made.path, exitCode: exitCode as number | null };
+  } finally {
+    for (const p of started) p.child.kill('SIGTERM');
+  }
+}

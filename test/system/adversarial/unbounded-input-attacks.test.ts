@@ -1,0 +1,156 @@
+import { rm } from 'node:fs/promises';
+import { GitLedger } from '../../../src/ledger/git-ledger.js';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { itWith } from '../../helpers/services.js';
+import { attackRoot, type AttackedWorld, runAttackedWorld } from './adversarial-world.js';
+import { AGENT_KINDS, type AgentKind, agentOf, cheaterFiles, runInFleet, SANDBOXES, type SandboxKind, sandboxAnswers } from './attack-matrix.js';
+
+/**
+ * Agent-controlled input handled inside Genesis's own process, through every agent kind Genesis
+ * launches or replays, in both sandboxes. The cheater's module prints, when the gate imports it,
+ * what froze the gate's readers before (spec-reporter-shaped lines with 40,000 spaces, jest- and
+ * vitest-shaped ones, nested-quantifier bait, a line of a megabyte, control characters); the
+ * cheater that runs commands also prints output shaped for its preset's reader with the same
+ * runs, and leaves a FIFO where Genesis reads the handoff file. Each world's run ends at once,
+ * with its episode closed, and Genesis's event loop never waits on any of it.
+ */
+const SPACES = ' '.repeat(40_000);
+const FLOOD = `const spaces = ' '.repeat(40000);
+for (const line of [
+  '\\u2714 looks like a test' + spaces + '(1.0ms)',
+  spaces + '\\u2716 looks like a failure',
+  '\\u2139 tests' + spaces + '7',
+  ' \\u2713 src/x.test.js' + spaces + '(3 tests) 1ms',
+  'Tests:' + spaces + '9 passed, 9 total',
+  'a'.repeat(60) + '!',
+  'x'.repeat(1000000),
+  '\\u001b[2J\\u001b[H\\u0007\\u0000 control characters',
+]) console.log(line);
+export const v = 'flood';
+`;
+
+function agentScript(): string {
+  // A preset reads the CLI's output: this is shaped for Claude Code's reader, with the same runs.
+  return `#!/bin/sh
+node -e "const s = ' '.repeat(40000); console.log('{\\"type\\":\\"result\\",' + s + '\\"usage\\":{\\"input_tokens\\":1' + s + '}}'); console.log('{'.repeat(100000)); console.log('\\"' + s);"
+case "$GENESIS_TASK_ID" in
+flood) mkdir -p src && cp .genesis/flood.js src/flood.js ;;
+fifo) rm -f PROGRESS.md && mkfifo PROGRESS.md ;;
+esac
+`;
+}
+
+/** The world of one cell: a task whose module floods the gate's readers, and one that leaves a FIFO as the handoff file. */
+function attack(kind: AgentKind, sandbox: SandboxKind): { manifest: Record<string, unknown>; files: Record<string, string> } {
+  return {
+    manifest: {
+      name: `unbounded-${kind}-${sandbox}`,
+      goal: { outcome: 'the module exists', progressFile: 'PROGRESS.md' },
+      verify: { sandbox, test: 'node --test test/base.test.js', timeoutSec: 60 },
+      protected: ['test/**', 'world.yaml', '.genesis/**'],
+      agent: agentOf(kind, sandbox),
+      retry: { maxAttempts: 1 },
+      parallelism: 2,
+      tasks: [
+        { id: 'flood', title: 'flood', paths: ['src/flood.js'], check: 'node --test --test-reporter=spec test/flood.test.js' },
+        { id: 'fifo', title: 'fifo', paths: ['PROGRESS.md'] },
+      ],
+    },
+    files: {
+      'PROGRESS.md': '# progress\n',
+      'test/flood.test.js':
+        "import test from 'node:test';\nimport assert from 'node:assert';\nimport { v } from '../src/flood.js';\ntest('flood', () => assert.equal(v, 'flood'));\n",
+      '.genesis/flood.js': FLOOD,
+      ...cheaterFiles(agentScript(), {
+        flood: { say: `{"type":"result",${SPACES}"usage":{}}`, write: { 'src/flood.js': FLOOD } },
+        // A recording writes files only: its handoff file is a flood of its own, where the others leave a FIFO.
+        fifo: { write: { 'PROGRESS.md': `# progress\n${SPACES}\u001b[2J${'x'.repeat(100_000)}\n` } },
+      }),
+    },
+  };
+}
+
+async function attackedWorld(kind: AgentKind, sandbox: SandboxKind): Promise<{ w: AttackedWorld; stallMs: number }> {
+  const { root } = await attackRoot();
+  let last = Date.now();
+  let stallMs = 0;
+  const ticking = setInterval(() => {
+    const now = Date.now();
+    stallMs = Math.max(stallMs, now - last);
+    last = now;
+  }, 25);
+  try {
+    const w = await runAttackedWorld({ root, sandbox, ...attack(kind, sandbox) });
+    return { w, stallMs };
+  } finally {
+    clearInterval(ticking);
+  }
+}
+
+/** What each cell's run must leave: the flood read in full and counted right, kept truncated; the FIFO a clear rejection. */
+async function expectClearEnds(ledger: GitLedger, kind: AgentKind): Promise<void> {
+  const episodes = (await ledger.readAll()).filter((e) => e.outcome !== 'abandoned');
+  const episodeOf = (task: string) => {
+    const found = episodes.filter((e) => e.task === task);
+    expect(found, task).toHaveLength(1);
+    return found[0]!;
+  };
+  // The flood was read in full, linearly: the honest test counted once, none of the printed look-alikes.
+  const flood = episodeOf('flood');
+  const { gateLog = '' } = await ledger.readArtifacts(flood.id);
+  const shown = gateLog
+    .replace(/ {100,}/g, '<spaces>')
+    .replace(/x{1000,}/g, '<x…>')
+    .slice(-3000);
+  expect(flood.outcome, `${flood.message}\n${shown}`).toBe('accepted');
+  expect(flood.message).toContain('check:flood ok 1 passed 0 failed');
+  // And kept as a truncated record: the line of a megabyte is not in the ledger whole.
+  expect(gateLog).toContain('$ node --test --test-reporter=spec test/flood.test.js');
+  expect(gateLog.length).toBeLessThan(1_000_000);
+  // A FIFO left where the handoff file is read is a clear rejection; a recording's flooded handoff lands as any file.
+  const fifo = episodeOf('fifo');
+  if (kind === 'script') expect(fifo.outcome).toBe('accepted');
+  else expect(fifo).toMatchObject({ status: 'final', outcome: 'failed', reason: 'unreadable-change' });
+}
+
+for (const sandbox of SANDBOXES) {
+  describe(`a cheating agent whose output and change flood Genesis's readers, gated and confined by ${sandbox}`, () => {
+    const worlds = new Map<AgentKind, { w: AttackedWorld; stallMs: number }>();
+    beforeAll(async () => {
+      if (!sandboxAnswers(sandbox)) return;
+      for (const kind of AGENT_KINDS) worlds.set(kind, await attackedWorld(kind, sandbox));
+    }, 600_000);
+    afterAll(async () => {
+      for (const { w } of worlds.values()) await w.dispose();
+    });
+
+    for (const kind of AGENT_KINDS) {
+      itWith(sandbox)(`ends the run at once with its episode closed, and never holds Genesis's event loop (agent: ${kind})`, async () => {
+        const { w, stallMs } = worlds.get(kind)!;
+        expect(w.durationMs).toBeLessThan(60_000);
+        expect(stallMs).toBeLessThan(3_000);
+        await expectClearEnds(new GitLedger(w.world.path), kind);
+      });
+    }
+  });
+}
+
+describe("a cheating agent whose output and change flood Genesis's readers, in a fleet", () => {
+  itWith('redis')(
+    'ends the run with each episode closed clearly, on a genesis worker (agent: command, sandbox: bwrap)',
+    async () => {
+      const { root } = await attackRoot();
+      try {
+        const started = Date.now();
+        const ran = await runInFleet(root, attack('command', 'bwrap'), 'bwrap');
+        expect(Date.now() - started).toBeLessThan(90_000);
+        // Blocked: the task that left a FIFO used its one attempt.
+        expect(ran.exitCode).toBe(3);
+        await expectClearEnds(new GitLedger(ran.worldPath), 'command');
+      } finally {
+        await rm(root, { recursive: true, force: true });
+      }
+    },
+    200_000,
+  );
+});
