@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { Queue, Worker } from 'bullmq';
 import { afterEach, describe, expect } from 'vitest';
 import { newEpisodeId } from '../../../src/episode/episode-job.js';
-import type { VerificationJob } from '../../../src/integrate/verification/job.js';
+import type { VerificationJob } from '../../../src/queue/verification-job.js';
 import type { WorldManifest } from '../../../src/manifest/schema.js';
 import type { CalibrationGateJob } from '../../../src/operations/calibrate/calibration-gate.js';
 import { BullmqCalibrationGates } from '../../../src/queue/bullmq/calibration-queue.js';
