@@ -5,6 +5,9 @@ import type { ClusterWorker, LivenessProbe } from './worker-liveness.js';
 import type { WorldSnapshot } from './world-snapshot.js';
 
 /** Seconds: from a quick gate to an agent that works for an hour. */
+const USAGE_SOURCES = ['wire', 'agent'] as const;
+type UsageSource = (typeof USAGE_SOURCES)[number];
+
 export const DURATION_BUCKETS = [1, 5, 10, 30, 60, 120, 300, 600, 1800, 3600];
 
 /** Jobs of a distributed queue in one state. */
@@ -44,6 +47,9 @@ export function buildWorldMetrics(input: MetricsInput): MetricFamily[] {
     outcomes.set(key, entry);
   }
   const sum = (pick: (r: WorldSnapshot['records'][number]) => number | null | undefined) => snapshot.records.reduce((total, r) => total + (pick(r) ?? 0), 0);
+  // An episode's figures count once, under where they came from; a record of before the gateway has no source and was the agent's report.
+  const sumOf = (source: UsageSource, pick: (r: WorldSnapshot['records'][number]) => number | null | undefined) =>
+    sum((r) => ((r.usageSource ?? 'agent') === source ? pick(r) : 0));
   const seconds = (phase: string) => finals.flatMap((r) => (r.phases[phase] === undefined ? [] : [r.phases[phase]! / 1000]));
   const running = snapshot.records.filter((r) => r.status === 'running');
   const localWorkers = new Set(running.map((r) => r.worker).filter((w) => input.probe(w) === 'alive'));
@@ -63,22 +69,22 @@ export function buildWorldMetrics(input: MetricsInput): MetricFamily[] {
     },
     {
       name: 'genesis_cost_usd_total',
-      help: 'Dollars the agents reported their episodes cost (episodes that reported none add nothing).',
+      help: 'Dollars the episodes cost, by source: wire (measured at the model gateway and priced) or agent (as the agent reported it); episodes with no known cost add nothing.',
       type: 'counter',
-      samples: [{ labels: world, value: Math.round(sum((r) => r.usage?.costUsd) * 1e6) / 1e6 }],
+      samples: USAGE_SOURCES.map((source) => ({ labels: { ...world, source }, value: Math.round(sumOf(source, (r) => r.usage?.costUsd) * 1e6) / 1e6 })),
     },
     {
       name: 'genesis_tokens_total',
-      help: 'Tokens the agents reported, by direction (input includes cached input).',
+      help: 'Tokens of the episodes, by direction (input includes cached input) and source: wire (measured at the model gateway) or agent (as the agent reported them).',
       type: 'counter',
-      samples: [
-        { labels: { ...world, direction: 'input' }, value: sum((r) => r.usage?.inputTokens) },
-        { labels: { ...world, direction: 'output' }, value: sum((r) => r.usage?.outputTokens) },
-      ],
+      samples: USAGE_SOURCES.flatMap((source) => [
+        { labels: { ...world, direction: 'input', source }, value: sumOf(source, (r) => r.usage?.inputTokens) },
+        { labels: { ...world, direction: 'output', source }, value: sumOf(source, (r) => r.usage?.outputTokens) },
+      ]),
     },
     {
       name: 'genesis_episodes_without_cost_total',
-      help: 'Finished episodes whose agent reported no cost: genesis_cost_usd_total is a lower bound while this is above 0.',
+      help: 'Finished episodes whose cost is not known (neither priced on the wire nor reported by the agent): genesis_cost_usd_total is a lower bound while this is above 0.',
       type: 'counter',
       samples: [{ labels: world, value: finals.filter((r) => r.usage?.costUsd === null || r.usage?.costUsd === undefined).length }],
     },

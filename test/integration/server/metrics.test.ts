@@ -41,7 +41,7 @@ describeWithDocker('the Prometheus metrics of genesis serve', () => {
     expect(text).toContain('genesis_tasks{world="fixture",state="blocked"} 2');
     expect(text).toContain('genesis_integration_queue_depth{world="fixture",stage="waiting"} 0');
     expect(text).toContain('genesis_workers_alive{world="fixture",source="local"} 0');
-    expect(text).toContain('genesis_cost_usd_total{world="fixture"} 0');
+    expect(text).toContain('genesis_cost_usd_total{world="fixture",source="wire"} 0');
     expect(text).toContain('genesis_episodes_without_cost_total{world="fixture"} 7');
   });
 
