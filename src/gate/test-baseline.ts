@@ -31,6 +31,16 @@ export async function loadBaseline(scratchDir: string, tree: string): Promise<Te
   }
 }
 
+/**
+ * The names that passed under any of `keys` (the commands of checks a gate runs together: a test
+ * that passed in one of them must pass in their run together), or undefined when none is known.
+ */
+export function passingUnder(baseline: TestBaseline, keys: readonly string[]): string[] | undefined {
+  const known = keys.filter((k) => Object.hasOwn(baseline, k));
+  if (known.length === 0) return undefined;
+  return [...new Set(known.flatMap((k) => baseline[k]!))];
+}
+
 /** Adds commands to a tree's stored baseline (a write then a rename: readers never see half a file). */
 export async function saveBaseline(scratchDir: string, tree: string, baseline: TestBaseline): Promise<void> {
   if (Object.keys(baseline).length === 0) return;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadBaseline, markBaselineFinal, saveBaseline, vanishedTests, waitForBaseline } from '../../../src/gate/test-baseline.js';
+import { loadBaseline, markBaselineFinal, passingUnder, saveBaseline, vanishedTests, waitForBaseline } from '../../../src/gate/test-baseline.js';
 import { stableTestName } from '../../../src/gate/reports/cases.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
@@ -20,6 +20,19 @@ describe('vanishedTests', () => {
     // Verbose names on the candidate, and in ratchet mode a failing test of the file still counts as reported.
     expect(vanishedTests(base, { passed: ['f.ts > a', 'f.ts > b', 'g.ts > x'], failed: ['f.ts > c'] }, true)).toEqual([]);
     expect(vanishedTests(base, { passed: ['f.ts > a', 'f.ts > b', 'g.ts > x'], failed: ['f.ts > c'] }, false)).toEqual(['f.ts > (passing test 3)']);
+  });
+});
+
+describe('passingUnder', () => {
+  it('gives the names that passed under any of the commands asked for, each once', () => {
+    expect(passingUnder({ a: ['x', 'y'], b: ['y', 'z'], c: ['w'] }, ['a', 'b'])).toEqual(['x', 'y', 'z']);
+  });
+
+  it('knows a command that passed nothing, and nothing of commands never stored', () => {
+    expect(passingUnder({ a: [] }, ['a', 'b'])).toEqual([]);
+    expect(passingUnder({ a: ['x'] }, ['b', 'c'])).toBeUndefined();
+    // An inherited name is not a stored command.
+    expect(passingUnder({}, ['toString'])).toBeUndefined();
   });
 });
 
