@@ -10,7 +10,15 @@ import { writeCommit } from '../git/object-writer.js';
 import { updateRefs } from '../git/ref-updates.js';
 import type { WorldManifest } from '../manifest/schema.js';
 import type { RefMoveListener, WorldRepo } from './world-repo.js';
-import { type AcceptedCommit, readAcceptedHistory, readAcceptedSince, readDoneTasks, readHeadScore, scoreOf } from './history/accepted-history.js';
+import {
+  type AcceptedCommit,
+  learnWrittenCommit,
+  readAcceptedHistory,
+  readAcceptedSince,
+  readDoneTasks,
+  readHeadScore,
+  scoreOf,
+} from './history/accepted-history.js';
 import { listChanges, diffText, type ChangedEntry } from '../git/tree/diff.js';
 import { mergeTrees, type MergeResult } from '../git/merge-tree.js';
 import { writeTreeFromDir } from '../git/tree/from-dir.js';
@@ -111,8 +119,12 @@ export class LocalWorld implements WorldRepo {
     return mergeTrees(this.path, head, candidate, progressFile);
   }
 
-  writeCommit(input: { tree: string; parents: readonly string[]; message: string; now?: Date }): Promise<string> {
-    return writeCommit(this.path, input);
+  async writeCommit(input: { tree: string; parents: readonly string[]; message: string; now?: Date }): Promise<string> {
+    const commit = await writeCommit(this.path, input);
+    // The index learns what Genesis wrote from Genesis: when the commit lands, the scheduler's next
+    // question about it (the tasks done there) asks git nothing. The date is not indexed.
+    await learnWrittenCommit(this.path, { commit, parents: [...input.parents], date: '', message: input.message });
+    return commit;
   }
 
   writeTreeFromDir(dir: string, indexFile: string): Promise<string> {
