@@ -3,7 +3,8 @@ import { doneTasksOf } from '../../../src/world/history/done-tasks.js';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createRng, type Rng } from '../../../src/reliability/prng.js';
-import { acceptedCommitMessage, readAcceptedHistory, readDoneTasks, toAccepted } from '../../../src/world/history/accepted-history.js';
+import { acceptedCommitMessage, historyIndexOf, readAcceptedHistory, readDoneTasks, toAccepted } from '../../../src/world/history/accepted-history.js';
+import { LocalWorld } from '../../../src/world/local-world.js';
 import { readFirstParentCommits } from '../../../src/git/read-commits.js';
 import { git } from '../../../src/git/git.js';
 import { HistoryIndex } from '../../../src/world/history/history-index.js';
@@ -151,6 +152,23 @@ describe('the history index', () => {
     await second.load();
     expect(await second.doneAt(written)).toEqual(await truth(w.repo, written));
     expect(second.stats).toEqual({ walks: 0, rebuilds: 0 });
+  });
+
+  it("learns the commits a world writes (a speculative commit that lands as it is) into that world's index", async () => {
+    const w = await world();
+    const root = await w.commit([], null);
+    const one = await w.commit([root], 'one');
+    await git(['update-ref', 'refs/heads/main', one], { cwd: w.repo });
+    const local = LocalWorld.at(w.repo);
+    expect(await local.doneTasks('main')).toEqual(new Set(['one']));
+    const index = await historyIndexOf(w.repo);
+    const message = acceptedCommitMessage({ title: 'two', episode: 'e2', task: 'two', attempt: 1, agent: 'test', verified: 'ok', score: null });
+    const two = await local.commitTree(await local.treeOf(one), [one], message);
+    expect(index.has(two)).toBe(true);
+    await git(['update-ref', 'refs/heads/main', two], { cwd: w.repo });
+    const { walks, rebuilds } = index.stats;
+    expect(await local.doneTasks('main')).toEqual(new Set(['one', 'two']));
+    expect(index.stats).toEqual({ walks, rebuilds });
   });
 
   it('leaves out a written commit whose first parent it does not know, and walks to it when asked', async () => {
