@@ -12,7 +12,7 @@ import { HOLDOUT_STEP } from './hidden-checks.js';
 import { GATE_TIMEOUT_NOTE, onlyTimedOut, PER_TEST_TIMEOUTS_NOTE, TEST_TIMEOUT_FACTOR, withMoreCpus } from './timed-out-tests.js';
 import { GateCanaries } from './canary/gate-canaries.js';
 import { passingUnder, type TestBaseline } from './test-baseline.js';
-import { namesWith, passingNames, reportOf, type TestRun } from './reports/cases.js';
+import { namesWith, passingNames, passingNamesEach, reportOf, type TestRun } from './reports/cases.js';
 import { allFailOn, commandForTests, failedTestNames, reportsAll, reportsAny, splitByRecord, withRerun } from './named-tests.js';
 import { ReportBudget } from './reports/files.js';
 import { failureSignature } from './reports/printed-counts.js';
@@ -144,7 +144,8 @@ async function runGateSteps(input: GateRunInput): Promise<GateRunVerdict> {
       // A step with no readable report still ran: its baseline is known to name no test, so a gate that
       // waits for this tree's baseline is not left waiting for a command that will never be stored.
       if (!PREPARING_STEPS.has(step.name)) {
-        const names = judged.stepRun.run ? passingNames(judged.stepRun.run) : [];
+        const run = judged.stepRun.run;
+        const names = run ? (step.checks ? passingNamesEach(run) : passingNames(run)) : [];
         for (const key of baselineKeys(step)) passing[key] = names;
       }
       if (!judged.failure) continue;

@@ -131,4 +131,15 @@ describe('checks of done tasks run together', () => {
     expect(verdict).toMatchObject({ ok: false, reason: 'tests-vanished' });
     expect(verdict.ok || verdict.message).toContain('check:a+b+c: 1 test that pass on the accepted head were not reported passing: b two');
   });
+
+  it('hold a test named alike in two of their files to passing in each', async () => {
+    const base = await treeOf({ 'test/a.test.js': file(['works']), 'test/b.test.js': file(['works', 'b one']), 'test/c.test.js': file(['c one']) });
+    const first = await gate(base, together);
+    expect(first.ok).toBe(true);
+    expect(first.passing['node --test test/b.test.js']).toEqual(['b one', 'c one', 'works', 'works']);
+    const candidate = await treeOf({ 'test/a.test.js': file(['works']), 'test/b.test.js': file(['b one']), 'test/c.test.js': file(['c one']) });
+    const verdict = await gate(candidate, together, first.passing);
+    expect(verdict).toMatchObject({ ok: false, reason: 'tests-vanished' });
+    expect(verdict.ok || verdict.message).toContain('1 test that pass on the accepted head were not reported passing: works');
+  });
 });

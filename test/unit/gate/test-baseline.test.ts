@@ -8,6 +8,11 @@ describe('vanishedTests', () => {
     expect(vanishedTests(['a', 'b', 'c'], { passed: ['a', 'd'], failed: ['b'] }, false)).toEqual(['b', 'c']);
   });
 
+  it('holds a name listed twice (two files of checks run together) to being reported twice', () => {
+    expect(vanishedTests(['a', 'works', 'works'], { passed: ['a', 'works'], failed: [] }, false)).toEqual(['works']);
+    expect(vanishedTests(['a', 'works', 'works'], { passed: ['a', 'works', 'works'], failed: [] }, false)).toEqual([]);
+  });
+
   it('in ratchet mode lets a test fail, never vanish', () => {
     expect(vanishedTests(['a', 'b', 'c'], { passed: ['a'], failed: ['b'] }, true)).toEqual(['c']);
   });
@@ -26,6 +31,10 @@ describe('vanishedTests', () => {
 describe('passingUnder', () => {
   it('gives the names that passed under any of the commands asked for, each once', () => {
     expect(passingUnder({ a: ['x', 'y'], b: ['y', 'z'], c: ['w'] }, ['a', 'b'])).toEqual(['x', 'y', 'z']);
+  });
+
+  it('keeps a name as many times as the command that held it most', () => {
+    expect(passingUnder({ a: ['w', 'w', 'x'], b: ['w', 'w', 'x'], c: ['w'] }, ['a', 'b', 'c'])).toEqual(['w', 'w', 'x']);
   });
 
   it('knows a command that passed nothing, and nothing of commands never stored', () => {
