@@ -117,7 +117,11 @@ export function briefGateSummary(summary: string, options: { time?: boolean } = 
   const checks = steps.filter((s) => s.name.startsWith('check:'));
   const failing = checks.filter((s) => s.status !== 'ok').map((s) => `${s.name} ${s.status}`);
   if (failing.length > 0) parts.push(failing.join(', '));
-  else if (checks.length > 0) parts.push(`${checks.length} check${checks.length === 1 ? '' : 's'} ok`);
+  else if (checks.length > 0) {
+    // A step of checks run together (check:a+b) is a check of each of its tasks.
+    const tasks = checks.reduce((sum, s) => sum + s.name.slice('check:'.length).split('+').length, 0);
+    parts.push(`${tasks} check${tasks === 1 ? '' : 's'} ok`);
+  }
   if (options.time !== false) parts.push(`${seconds}s`);
   return parts.join(' · ');
 }

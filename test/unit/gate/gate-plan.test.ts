@@ -167,6 +167,8 @@ describe('briefGateSummary', () => {
   it('tells where the gate ran, the tests that passed of those counted, the checks as a tally and the time', () => {
     const summary = `docker genesis/python:3${image}: test exit 1 9 passed 1 failed; check:slug ok 5 passed 0 failed; check:wrap ok 3 passed 0 failed (3.8s)`;
     expect(briefGateSummary(summary)).toBe('docker genesis/python:3 · 9/10 tests · 2 checks ok · 3.8s');
+    // Checks run together count one each.
+    expect(briefGateSummary(summary.replace('check:wrap ok', 'check:wrap+trim+pad ok'))).toBe('docker genesis/python:3 · 9/10 tests · 4 checks ok · 3.8s');
     expect(
       briefGateSummary(
         summarizeGate('bwrap', [
