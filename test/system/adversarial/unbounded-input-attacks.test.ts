@@ -3,7 +3,7 @@ import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { itWith } from '../../helpers/services.js';
 import { attackRoot, type AttackedWorld, runAttackedWorld } from './adversarial-world.js';
-import { AGENT_KINDS, type AgentKind, agentOf, cheaterFiles, runInFleet, SANDBOXES, type SandboxKind, sandboxAnswers } from './attack-matrix.js';
+import { AGENT_KINDS, type AgentKind, agentOf, cheaterFiles, FLEET_CELLS, runInFleet, SANDBOXES, type SandboxKind, sandboxAnswers } from './attack-matrix.js';
 
 /**
  * Agent-controlled input handled inside Genesis's own process, through every agent kind Genesis
@@ -136,21 +136,23 @@ for (const sandbox of SANDBOXES) {
 }
 
 describe("a cheating agent whose output and change flood Genesis's readers, in a fleet", () => {
-  itWith('redis')(
-    'ends the run with each episode closed clearly, on a genesis worker (agent: command, sandbox: bwrap)',
-    async () => {
-      const { root } = await attackRoot();
-      try {
-        const started = Date.now();
-        const ran = await runInFleet(root, attack('command', 'bwrap'), 'bwrap');
-        expect(Date.now() - started).toBeLessThan(90_000);
-        // Blocked: the task that left a FIFO used its one attempt.
-        expect(ran.exitCode).toBe(3);
-        await expectClearEnds(new GitLedger(ran.worldPath), 'command');
-      } finally {
-        await rm(root, { recursive: true, force: true });
-      }
-    },
-    200_000,
-  );
+  for (const { kind, sandbox } of FLEET_CELLS) {
+    itWith('redis')(
+      `ends the run with each episode closed clearly, on a genesis worker (agent: ${kind}, sandbox: ${sandbox})`,
+      async () => {
+        const { root } = await attackRoot();
+        try {
+          const started = Date.now();
+          const ran = await runInFleet(root, attack(kind, sandbox), sandbox);
+          expect(Date.now() - started).toBeLessThan(90_000);
+          // Blocked where the task that left a FIFO used its one attempt; a recording's handoff lands.
+          expect(ran.exitCode).toBe(kind === 'script' ? 0 : 3);
+          await expectClearEnds(new GitLedger(ran.worldPath), kind);
+        } finally {
+          await rm(root, { recursive: true, force: true });
+        }
+      },
+      200_000,
+    );
+  }
 });
