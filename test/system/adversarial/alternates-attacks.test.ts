@@ -3,8 +3,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { gitValue } from '../../../src/git/git.js';
 import { GitLedger } from '../../../src/ledger/git-ledger.js';
+import { startToolScriptServer } from '../../helpers/model-servers/chat-tool-script.js';
 import { itWith } from '../../helpers/services.js';
-import { AGENT_KINDS, type AgentKind, agentOf, cheaterFiles, runInFleet, SANDBOXES, type SandboxKind, sandboxAnswers } from './attack-matrix.js';
+import { AGENT_KINDS, type AgentKind, agentOf, cheaterFiles, FLEET_CELLS, runInFleet, SANDBOXES, type SandboxKind, sandboxAnswers } from './attack-matrix.js';
 import { attackRoot, type AttackedWorld, runAttackedWorld } from './adversarial-world.js';
 
 /**
@@ -74,15 +75,17 @@ async function attackedWorld(kind: AgentKind, sandbox: SandboxKind): Promise<Att
 }
 
 /** What a cell's tests read of a world after its run: the cheater's logs, and every object of the world. */
-async function expectNothingLeaked(worldPath: string, kind: AgentKind): Promise<void> {
+async function expectNothingLeaked(worldPath: string, kind: AgentKind | 'openai'): Promise<void> {
   const ledger = new GitLedger(worldPath);
   const episode = (await ledger.readAll()).find((e) => e.task === 'leak' && e.outcome !== 'abandoned');
   expect(episode?.status).toBe('final');
-  const { agentLog = '', gateLog = '' } = await ledger.readArtifacts(episode!.id);
+  const { agentLog = '', gateLog = '', transcript = '' } = await ledger.readArtifacts(episode!.id);
   // The attack ran: the gate imported the module, which found nothing where the alternates pointed.
   expect(gateLog).toMatch(/LEAK \/.*hidden\.test\.js: (ENOENT|EACCES)/);
-  if (kind !== 'script') expect(agentLog).toMatch(/AGENT SEES: cat: .*hidden\.test\.js: (No such file or directory|Permission denied)/);
-  for (const text of [agentLog, gateLog]) expect(text).not.toContain(SECRET);
+  // The openai agent's commands answer in its transcript (JSON, so a line's end is escaped there).
+  const agentSaw = kind === 'openai' ? transcript : agentLog;
+  if (kind !== 'script') expect(agentSaw).toMatch(/AGENT SEES: cat: .*hidden\.test\.js: (No such file or directory|Permission denied)/);
+  for (const text of [agentLog, gateLog, transcript]) expect(text).not.toContain(SECRET);
   // Nothing of the hidden tests is in any object of the world, the ledger's included.
   const objects = await gitValue(['cat-file', '--batch-all-objects', '--batch'], { cwd: worldPath });
   expect(objects).not.toContain(SECRET);
@@ -108,15 +111,37 @@ for (const sandbox of SANDBOXES) {
 }
 
 describe("a cheating agent that writes its workspace's alternates, in a fleet", () => {
+  for (const { kind, sandbox } of FLEET_CELLS) {
+    itWith('redis')(
+      `reads none of the hidden tests it listed there, on a genesis worker (agent: ${kind}, sandbox: ${sandbox})`,
+      async () => {
+        const { root } = await attackRoot();
+        try {
+          const ran = await runInFleet(root, await attack(kind, sandbox, root), sandbox);
+          expect(ran.exitCode).toBe(0);
+          await expectNothingLeaked(ran.worldPath, kind);
+        } finally {
+          await rm(root, { recursive: true, force: true });
+        }
+      },
+      200_000,
+    );
+  }
+
   itWith('redis')(
-    'reads none of the hidden tests it listed there, on a genesis worker (agent: command, sandbox: bwrap)',
+    'reads none of the hidden tests it listed there, on a genesis worker (agent: openai, sandbox: bwrap)',
     async () => {
       const { root } = await attackRoot();
+      // Its scripted model runs the shell cheater through run_command.
+      const model = await startToolScriptServer([{ name: 'run_command', args: { command: 'sh .genesis/agent.sh' } }]);
       try {
-        const ran = await runInFleet(root, await attack('command', 'bwrap', root), 'bwrap');
+        const { manifest, files } = await attack('command', 'bwrap', root);
+        const agent = { kind: 'openai', model: 'scripted', baseUrl: model.baseUrl, timeoutSec: 60, sandbox: 'bwrap' };
+        const ran = await runInFleet(root, { manifest: { ...manifest, agent }, files }, 'bwrap');
         expect(ran.exitCode).toBe(0);
-        await expectNothingLeaked(ran.worldPath, 'command');
+        await expectNothingLeaked(ran.worldPath, 'openai');
       } finally {
+        await model.close();
         await rm(root, { recursive: true, force: true });
       }
     },

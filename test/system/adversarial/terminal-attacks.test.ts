@@ -164,6 +164,26 @@ describe('a cheating agent that writes terminal escapes into its change and its 
       200_000,
     );
   }
+
+  itWith('redis')(
+    'does not hide its line from a reviewer of a change made on a genesis worker (agent: openai, sandbox: bwrap)',
+    async () => {
+      const { root } = await attackRoot();
+      const model = await startToolScriptServer([{ name: 'write_file', args: { path: 'src/a.js', content: CHEAT_A } }]);
+      try {
+        const { manifest, files } = attack('command', 'bwrap');
+        const agent = { kind: 'openai', model: 'scripted', baseUrl: model.baseUrl, timeoutSec: 60, sandbox: 'bwrap' };
+        const ran = await runInFleet(root, { manifest: { ...manifest, agent }, files }, 'bwrap');
+        const a = (await new GitLedger(ran.worldPath).readAll()).find((e) => e.task === 'a' && e.outcome !== 'abandoned');
+        expect(a?.outcome, `${a?.reason}: ${a?.message}`).toBe('awaiting-review');
+        await expectReviewerSeesIt(ran.worldPath, a!.id);
+      } finally {
+        await model.close();
+        await rm(root, { recursive: true, force: true });
+      }
+    },
+    200_000,
+  );
 });
 
 describe('a cheating openai agent that writes terminal escapes into its change', () => {
