@@ -1,6 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { startToolScriptServer } from '../../helpers/model-servers/chat-tool-script.js';
 import { itWith } from '../../helpers/services.js';
 import { attackRoot, type AttackedWorld, runAttackedWorld } from './adversarial-world.js';
 import { AGENT_KINDS, type AgentKind, agentOf, cheaterFiles, FLEET_CELLS, runInFleet, SANDBOXES, type SandboxKind, sandboxAnswers } from './attack-matrix.js';
@@ -88,7 +89,7 @@ async function attackedWorld(kind: AgentKind, sandbox: SandboxKind): Promise<{ w
 }
 
 /** What each cell's run must leave: the flood read in full and counted right, kept truncated; the FIFO a clear rejection. */
-async function expectClearEnds(ledger: GitLedger, kind: AgentKind): Promise<void> {
+async function expectClearEnds(ledger: GitLedger, kind: AgentKind | 'openai'): Promise<void> {
   const episodes = (await ledger.readAll()).filter((e) => e.outcome !== 'abandoned');
   const episodeOf = (task: string) => {
     const found = episodes.filter((e) => e.task === task);
@@ -155,4 +156,26 @@ describe("a cheating agent whose output and change flood Genesis's readers, in a
       200_000,
     );
   }
+
+  itWith('redis')(
+    'ends the run with each episode closed clearly, on a genesis worker (agent: openai, sandbox: bwrap)',
+    async () => {
+      const { root } = await attackRoot();
+      // Its scripted model runs the shell cheater through run_command, in each task's episode.
+      const model = await startToolScriptServer([{ name: 'run_command', args: { command: 'sh .genesis/agent.sh' } }]);
+      try {
+        const started = Date.now();
+        const { manifest, files } = attack('command', 'bwrap');
+        const agent = { kind: 'openai', model: 'scripted', baseUrl: model.baseUrl, timeoutSec: 60, sandbox: 'bwrap' };
+        const ran = await runInFleet(root, { manifest: { ...manifest, agent }, files }, 'bwrap');
+        expect(Date.now() - started).toBeLessThan(90_000);
+        expect(ran.exitCode).toBe(3);
+        await expectClearEnds(new GitLedger(ran.worldPath), 'openai');
+      } finally {
+        await model.close();
+        await rm(root, { recursive: true, force: true });
+      }
+    },
+    200_000,
+  );
 });
