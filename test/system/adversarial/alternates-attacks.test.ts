@@ -3,9 +3,19 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { gitValue } from '../../../src/git/git.js';
 import { GitLedger } from '../../../src/ledger/git-ledger.js';
-import { startToolScriptServer } from '../../helpers/model-servers/chat-tool-script.js';
 import { itWith } from '../../helpers/services.js';
-import { AGENT_KINDS, type AgentKind, agentOf, cheaterFiles, FLEET_CELLS, runInFleet, SANDBOXES, type SandboxKind, sandboxAnswers } from './attack-matrix.js';
+import {
+  AGENT_KINDS,
+  type AgentKind,
+  agentOf,
+  cheaterFiles,
+  FLEET_CELLS,
+  openaiCheater,
+  runInFleet,
+  SANDBOXES,
+  type SandboxKind,
+  sandboxAnswers,
+} from './attack-matrix.js';
 import { attackRoot, type AttackedWorld, runAttackedWorld } from './adversarial-world.js';
 
 /**
@@ -69,9 +79,16 @@ async function attack(kind: AgentKind, sandbox: SandboxKind, root: string): Prom
   };
 }
 
-async function attackedWorld(kind: AgentKind, sandbox: SandboxKind): Promise<AttackedWorld> {
+/** A cell's world run to its end under runWorld; the openai agent's scripted model runs the shell cheater. */
+async function attackedWorld(kind: AgentKind | 'openai', sandbox: SandboxKind): Promise<AttackedWorld> {
   const { root } = await attackRoot();
-  return runAttackedWorld({ root, sandbox, ...(await attack(kind, sandbox, root)) });
+  const openai = kind === 'openai' ? await openaiCheater(sandbox) : null;
+  try {
+    const { manifest, files } = await attack(kind === 'openai' ? 'command' : kind, sandbox, root);
+    return await runAttackedWorld({ root, sandbox, manifest: { ...manifest, ...(openai ? { agent: openai.agent } : {}) }, files });
+  } finally {
+    await openai?.close();
+  }
 }
 
 /** What a cell's tests read of a world after its run: the cheater's logs, and every object of the world. */
@@ -93,16 +110,16 @@ async function expectNothingLeaked(worldPath: string, kind: AgentKind | 'openai'
 
 for (const sandbox of SANDBOXES) {
   describe(`a cheating agent that writes its workspace's alternates, gated and confined by ${sandbox}`, () => {
-    const worlds = new Map<AgentKind, AttackedWorld>();
+    const worlds = new Map<AgentKind | 'openai', AttackedWorld>();
     beforeAll(async () => {
       if (!sandboxAnswers(sandbox)) return;
-      for (const kind of AGENT_KINDS) worlds.set(kind, await attackedWorld(kind, sandbox));
+      for (const kind of [...AGENT_KINDS, 'openai' as const]) worlds.set(kind, await attackedWorld(kind, sandbox));
     }, 600_000);
     afterAll(async () => {
       for (const w of worlds.values()) await w.dispose();
     });
 
-    for (const kind of AGENT_KINDS) {
+    for (const kind of [...AGENT_KINDS, 'openai' as const]) {
       itWith(sandbox)(`reads none of the hidden tests it listed there, in its own sandbox or in the gate (agent: ${kind})`, async () => {
         await expectNothingLeaked(worlds.get(kind)!.world.path, kind);
       });
@@ -132,16 +149,14 @@ describe("a cheating agent that writes its workspace's alternates, in a fleet", 
     'reads none of the hidden tests it listed there, on a genesis worker (agent: openai, sandbox: bwrap)',
     async () => {
       const { root } = await attackRoot();
-      // Its scripted model runs the shell cheater through run_command.
-      const model = await startToolScriptServer([{ name: 'run_command', args: { command: 'sh .genesis/agent.sh' } }]);
+      const openai = await openaiCheater('bwrap');
       try {
         const { manifest, files } = await attack('command', 'bwrap', root);
-        const agent = { kind: 'openai', model: 'scripted', baseUrl: model.baseUrl, timeoutSec: 60, sandbox: 'bwrap' };
-        const ran = await runInFleet(root, { manifest: { ...manifest, agent }, files }, 'bwrap');
+        const ran = await runInFleet(root, { manifest: { ...manifest, agent: openai.agent }, files }, 'bwrap');
         expect(ran.exitCode).toBe(0);
         await expectNothingLeaked(ran.worldPath, 'openai');
       } finally {
-        await model.close();
+        await openai.close();
         await rm(root, { recursive: true, force: true });
       }
     },

@@ -7,6 +7,7 @@ import { createSandbox } from '../../../src/sandbox/create-sandbox.js';
 import { type CliProcess, startCli } from '../../helpers/cli-process.js';
 import { fastClusterEnv } from '../../helpers/distributed-world.js';
 import { startAnthropicServer } from '../../helpers/model-servers/anthropic-messages.js';
+import { type ScriptedCall, startToolScriptServer } from '../../helpers/model-servers/chat-tool-script.js';
 import { bwrapAnswers, dockerAnswers } from '../../helpers/services.js';
 import { BASE_FILES } from './adversarial-world.js';
 
@@ -55,6 +56,18 @@ export function cheaterFiles(script: string, recording: Record<string, { say?: s
 export async function presetModel(): Promise<{ agent: Record<string, unknown>; env: Record<string, string>; close(): Promise<void> }> {
   const server = await startAnthropicServer();
   return { agent: { baseUrl: server.origin }, env: { ANTHROPIC_API_KEY: 'sk-scripted-attack-key' }, close: () => server.close() };
+}
+
+/**
+ * The `openai` cheater of a cell: the built-in agent, confined by `sandbox`, whose scripted model
+ * makes `calls`; by default it runs the shell cheater (`.genesis/agent.sh`) through run_command.
+ */
+export async function openaiCheater(
+  sandbox: SandboxKind,
+  calls: readonly ScriptedCall[] = [{ name: 'run_command', args: { command: 'sh .genesis/agent.sh' } }],
+): Promise<{ agent: Record<string, unknown>; close(): Promise<void> }> {
+  const model = await startToolScriptServer(calls);
+  return { agent: { kind: 'openai', model: 'scripted', baseUrl: model.baseUrl, timeoutSec: 60, sandbox }, close: () => model.close() };
 }
 
 const REDIS = 'redis://127.0.0.1:6379';

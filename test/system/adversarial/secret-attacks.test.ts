@@ -12,7 +12,18 @@ import { startToolScriptServer } from '../../helpers/model-servers/chat-tool-scr
 import { tempDir } from '../../helpers/temp-dir.js';
 import { WebhookReceiver } from '../../helpers/webhook-receiver.js';
 import { attackRoot, BASE_FILES } from './adversarial-world.js';
-import { AGENT_KINDS, type AgentKind, agentOf, cheaterFiles, presetModel, runInFleet, type SandboxKind, sandboxAnswers } from './attack-matrix.js';
+import {
+  AGENT_KINDS,
+  type AgentKind,
+  agentOf,
+  cheaterFiles,
+  FLEET_CELLS,
+  presetModel,
+  runInFleet,
+  SANDBOXES,
+  type SandboxKind,
+  sandboxAnswers,
+} from './attack-matrix.js';
 
 /**
  * A cheating agent hunting for the world's webhook: a Slack-style URL authorises whoever holds it,
@@ -51,12 +62,16 @@ interface Hunt {
   ran: { status: number | null; stdout: string; stderr: string };
 }
 
-/** Where a hunt runs: `genesis run` with the cell's sandbox, or a fleet (`genesis run --redis` and a `genesis worker`, under bwrap). */
-type Place = SandboxKind | 'fleet';
 type HuntKind = AgentKind | 'openai';
 
-async function hunt(kind: HuntKind, place: Place): Promise<Hunt> {
-  const sandbox: SandboxKind = place === 'fleet' ? 'bwrap' : place;
+/** One cell: an agent kind in a sandbox, run by `genesis run` or in a fleet (`genesis run --redis` and a `genesis worker`). */
+interface Cell {
+  kind: HuntKind;
+  sandbox: SandboxKind;
+  fleet: boolean;
+}
+
+async function hunt({ kind, sandbox, fleet }: Cell): Promise<Hunt> {
   // The openai agent hunts through its run_command tool, with the same script, as its scripted model asks.
   const model = kind === 'openai' ? await startToolScriptServer([{ name: 'run_command', args: { command: 'sh .genesis/agent.sh' } }]) : null;
   const preset = kind === 'preset' ? await presetModel() : null;
@@ -85,9 +100,9 @@ async function hunt(kind: HuntKind, place: Place): Promise<Hunt> {
   };
   const env = { GENESIS_TEST_HOOK_URL: `${receiver.url}/${token}`, GENESIS_TEST_HOOK_SECRET: secret, ...preset?.env };
   try {
-    if (place === 'fleet') {
-      const fleet = await runInFleet(root, { manifest, files }, sandbox, env);
-      return { token, secret, receiver, root, worldPath: fleet.worldPath, ran: { status: fleet.exitCode, stdout: fleet.printed, stderr: '' } };
+    if (fleet) {
+      const ran = await runInFleet(root, { manifest, files }, sandbox, env);
+      return { token, secret, receiver, root, worldPath: ran.worldPath, ran: { status: ran.exitCode, stdout: ran.printed, stderr: '' } };
     }
     const source = join(root, 'source');
     for (const [path, content] of Object.entries({ ...BASE_FILES, ...files, 'world.yaml': stringify(manifest) })) {
@@ -105,20 +120,18 @@ async function hunt(kind: HuntKind, place: Place): Promise<Hunt> {
   }
 }
 
-/** The cells: every kind in each sandbox under `genesis run`, and every kind in a fleet. */
-const HUNTS: ReadonlyArray<{ kind: HuntKind; place: Place }> = (['bwrap', 'docker', 'fleet'] as const).flatMap((place) =>
-  [...AGENT_KINDS, 'openai' as const].map((kind) => ({ kind, place })),
-);
+/** The cells: every kind in each sandbox under `genesis run`; in a fleet, the fleet's cells of every class and the openai agent under bwrap. */
+const CELLS: readonly Cell[] = [
+  ...SANDBOXES.flatMap((sandbox) => [...AGENT_KINDS, 'openai' as const].map((kind) => ({ kind, sandbox, fleet: false }))),
+  ...[...FLEET_CELLS, { kind: 'openai' as const, sandbox: 'bwrap' as const }].map((cell) => ({ ...cell, fleet: true })),
+];
 
-const serviceOf = (place: Place) => (place === 'fleet' ? 'redis' : place);
+const keyOf = (cell: Cell) => `${cell.kind} ${cell.sandbox}${cell.fleet ? ' fleet' : ''}`;
 
 describe('a cheating agent that hunts for the webhook of its world', () => {
   const hunts = new Map<string, Hunt>();
   beforeAll(async () => {
-    for (const { kind, place } of HUNTS) {
-      if (!sandboxAnswers(place === 'fleet' ? 'bwrap' : place)) continue;
-      hunts.set(`${kind} ${place}`, await hunt(kind, place));
-    }
+    for (const cell of CELLS) if (sandboxAnswers(cell.sandbox)) hunts.set(keyOf(cell), await hunt(cell));
   }, 900_000);
 
   afterAll(async () => {
@@ -128,25 +141,29 @@ describe('a cheating agent that hunts for the webhook of its world', () => {
     }
   });
 
-  for (const { kind, place } of HUNTS) {
-    const cell = place === 'fleet' ? `agent: ${kind}, in a fleet, sandbox: bwrap` : `agent: ${kind}, sandbox: ${place}`;
-    itWith(serviceOf(place))(`finds neither the URL nor the secret anywhere it looks, and forges nothing a receiver would take (${cell})`, async () => {
-      const { token, secret, receiver, worldPath, ran } = hunts.get(`${kind} ${place}`)!;
-      const thief = (await new GitLedger(worldPath).readAll()).find((e) => e.task === 'thief' && e.outcome !== 'abandoned')!;
-      expect(thief.outcome, `${thief.reason}: ${thief.message}`).toBe('accepted');
-      const landed = (await git(['show', 'main:src/thief.js'], { cwd: worldPath })).stdout;
-      const { agentLog = '', gateLog = '', transcript = '' } = await new GitLedger(worldPath).readArtifacts(thief.id);
-      // The hunt ran where the cheater runs: its own sandbox (the openai agent's tool results are in its transcript), or the gate that imported its module.
-      expect(kind === 'script' ? gateLog : kind === 'openai' ? transcript : agentLog).toContain('found: ');
-      for (const text of [landed, agentLog, gateLog, transcript, ran.stdout, ran.stderr]) {
-        expect(text).not.toContain(token);
-        expect(text).not.toContain(secret);
-      }
-      expect((await git(['show', 'main:world.yaml'], { cwd: worldPath })).stdout).toContain('urlEnv: GENESIS_TEST_HOOK_URL');
-      // Every POST the receiver took is Genesis's, signed: the one for the change that landed.
-      expect(receiver.received.map((h) => JSON.parse(h.body).event)).toEqual(['accepted']);
-      for (const h of receiver.received) expect(h.headers['x-genesis-signature']).toBe(signBody(h.body, secret));
-    });
+  for (const cell of CELLS) {
+    const { kind, sandbox, fleet } = cell;
+    const named = `agent: ${kind}, sandbox: ${sandbox}${fleet ? ', in a fleet' : ''}`;
+    itWith(fleet ? 'redis' : sandbox)(
+      `finds neither the URL nor the secret anywhere it looks, and forges nothing a receiver would take (${named})`,
+      async () => {
+        const { token, secret, receiver, worldPath, ran } = hunts.get(keyOf(cell))!;
+        const thief = (await new GitLedger(worldPath).readAll()).find((e) => e.task === 'thief' && e.outcome !== 'abandoned')!;
+        expect(thief.outcome, `${thief.reason}: ${thief.message}`).toBe('accepted');
+        const landed = (await git(['show', 'main:src/thief.js'], { cwd: worldPath })).stdout;
+        const { agentLog = '', gateLog = '', transcript = '' } = await new GitLedger(worldPath).readArtifacts(thief.id);
+        // The hunt ran where the cheater runs: its own sandbox (the openai agent's tool results are in its transcript), or the gate that imported its module.
+        expect(kind === 'script' ? gateLog : kind === 'openai' ? transcript : agentLog).toContain('found: ');
+        for (const text of [landed, agentLog, gateLog, transcript, ran.stdout, ran.stderr]) {
+          expect(text).not.toContain(token);
+          expect(text).not.toContain(secret);
+        }
+        expect((await git(['show', 'main:world.yaml'], { cwd: worldPath })).stdout).toContain('urlEnv: GENESIS_TEST_HOOK_URL');
+        // Every POST the receiver took is Genesis's, signed: the one for the change that landed.
+        expect(receiver.received.map((h) => JSON.parse(h.body).event)).toEqual(['accepted']);
+        for (const h of receiver.received) expect(h.headers['x-genesis-signature']).toBe(signBody(h.body, secret));
+      },
+    );
   }
 
   itWith('bwrap')('cannot have a literal webhook URL written into world.yaml: genesis init refuses it, naming the field', async () => {

@@ -1,10 +1,20 @@
 import { rm } from 'node:fs/promises';
 import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
-import { startToolScriptServer } from '../../helpers/model-servers/chat-tool-script.js';
 import { itWith } from '../../helpers/services.js';
 import { attackRoot, type AttackedWorld, runAttackedWorld } from './adversarial-world.js';
-import { AGENT_KINDS, type AgentKind, agentOf, cheaterFiles, FLEET_CELLS, runInFleet, SANDBOXES, type SandboxKind, sandboxAnswers } from './attack-matrix.js';
+import {
+  AGENT_KINDS,
+  type AgentKind,
+  agentOf,
+  cheaterFiles,
+  FLEET_CELLS,
+  openaiCheater,
+  runInFleet,
+  SANDBOXES,
+  type SandboxKind,
+  sandboxAnswers,
+} from './attack-matrix.js';
 
 /**
  * Agent-controlled input handled inside Genesis's own process, through every agent kind Genesis
@@ -71,8 +81,10 @@ function attack(kind: AgentKind, sandbox: SandboxKind): { manifest: Record<strin
   };
 }
 
-async function attackedWorld(kind: AgentKind, sandbox: SandboxKind): Promise<{ w: AttackedWorld; stallMs: number }> {
+async function attackedWorld(kind: AgentKind | 'openai', sandbox: SandboxKind): Promise<{ w: AttackedWorld; stallMs: number }> {
   const { root } = await attackRoot();
+  // The openai agent's scripted model runs the shell cheater through run_command.
+  const openai = kind === 'openai' ? await openaiCheater(sandbox) : null;
   let last = Date.now();
   let stallMs = 0;
   const ticking = setInterval(() => {
@@ -81,10 +93,12 @@ async function attackedWorld(kind: AgentKind, sandbox: SandboxKind): Promise<{ w
     last = now;
   }, 25);
   try {
-    const w = await runAttackedWorld({ root, sandbox, ...attack(kind, sandbox) });
+    const { manifest, files } = attack(kind === 'openai' ? 'command' : kind, sandbox);
+    const w = await runAttackedWorld({ root, sandbox, manifest: { ...manifest, ...(openai ? { agent: openai.agent } : {}) }, files });
     return { w, stallMs };
   } finally {
     clearInterval(ticking);
+    await openai?.close();
   }
 }
 
@@ -116,16 +130,16 @@ async function expectClearEnds(ledger: GitLedger, kind: AgentKind | 'openai'): P
 
 for (const sandbox of SANDBOXES) {
   describe(`a cheating agent whose output and change flood Genesis's readers, gated and confined by ${sandbox}`, () => {
-    const worlds = new Map<AgentKind, { w: AttackedWorld; stallMs: number }>();
+    const worlds = new Map<AgentKind | 'openai', { w: AttackedWorld; stallMs: number }>();
     beforeAll(async () => {
       if (!sandboxAnswers(sandbox)) return;
-      for (const kind of AGENT_KINDS) worlds.set(kind, await attackedWorld(kind, sandbox));
+      for (const kind of [...AGENT_KINDS, 'openai' as const]) worlds.set(kind, await attackedWorld(kind, sandbox));
     }, 600_000);
     afterAll(async () => {
       for (const { w } of worlds.values()) await w.dispose();
     });
 
-    for (const kind of AGENT_KINDS) {
+    for (const kind of [...AGENT_KINDS, 'openai' as const]) {
       itWith(sandbox)(`ends the run at once with its episode closed, and never holds Genesis's event loop (agent: ${kind})`, async () => {
         const { w, stallMs } = worlds.get(kind)!;
         expect(w.durationMs).toBeLessThan(60_000);
@@ -162,17 +176,16 @@ describe("a cheating agent whose output and change flood Genesis's readers, in a
     async () => {
       const { root } = await attackRoot();
       // Its scripted model runs the shell cheater through run_command, in each task's episode.
-      const model = await startToolScriptServer([{ name: 'run_command', args: { command: 'sh .genesis/agent.sh' } }]);
+      const openai = await openaiCheater('bwrap');
       try {
         const started = Date.now();
         const { manifest, files } = attack('command', 'bwrap');
-        const agent = { kind: 'openai', model: 'scripted', baseUrl: model.baseUrl, timeoutSec: 60, sandbox: 'bwrap' };
-        const ran = await runInFleet(root, { manifest: { ...manifest, agent }, files }, 'bwrap');
+        const ran = await runInFleet(root, { manifest: { ...manifest, agent: openai.agent }, files }, 'bwrap');
         expect(Date.now() - started).toBeLessThan(90_000);
         expect(ran.exitCode).toBe(3);
         await expectClearEnds(new GitLedger(ran.worldPath), 'openai');
       } finally {
-        await model.close();
+        await openai.close();
         await rm(root, { recursive: true, force: true });
       }
     },
