@@ -145,21 +145,23 @@ describe("a cheating agent that writes its workspace's alternates, in a fleet", 
     );
   }
 
-  itWith('redis')(
-    'reads none of the hidden tests it listed there, on a genesis worker (agent: openai, sandbox: bwrap)',
-    async () => {
-      const { root } = await attackRoot();
-      const openai = await openaiCheater('bwrap');
-      try {
-        const { manifest, files } = await attack('command', 'bwrap', root);
-        const ran = await runInFleet(root, { manifest: { ...manifest, agent: openai.agent }, files }, 'bwrap');
-        expect(ran.exitCode).toBe(0);
-        await expectNothingLeaked(ran.worldPath, 'openai');
-      } finally {
-        await openai.close();
-        await rm(root, { recursive: true, force: true });
-      }
-    },
-    200_000,
-  );
+  for (const sandbox of SANDBOXES) {
+    itWith('redis')(
+      `reads none of the hidden tests it listed there, on a genesis worker (agent: openai, sandbox: ${sandbox})`,
+      async () => {
+        const { root } = await attackRoot();
+        const openai = await openaiCheater(sandbox);
+        try {
+          const { manifest, files } = await attack('command', sandbox, root);
+          const ran = await runInFleet(root, { manifest: { ...manifest, agent: openai.agent }, files }, sandbox);
+          expect(ran.exitCode).toBe(0);
+          await expectNothingLeaked(ran.worldPath, 'openai');
+        } finally {
+          await openai.close();
+          await rm(root, { recursive: true, force: true });
+        }
+      },
+      200_000,
+    );
+  }
 });

@@ -72,11 +72,10 @@ export async function openaiCheater(
 
 const REDIS = 'redis://127.0.0.1:6379';
 
-/** The fleet's cells of a class: every kind under bwrap, and the command agent under docker. */
-export const FLEET_CELLS: ReadonlyArray<{ kind: AgentKind; sandbox: SandboxKind }> = [
-  ...AGENT_KINDS.map((kind) => ({ kind, sandbox: 'bwrap' as const })),
-  { kind: 'command', sandbox: 'docker' },
-];
+/** The fleet's cells of a class: every kind, under each sandbox. */
+export const FLEET_CELLS: ReadonlyArray<{ kind: AgentKind; sandbox: SandboxKind }> = SANDBOXES.flatMap((sandbox) =>
+  AGENT_KINDS.map((kind) => ({ kind, sandbox })),
+);
 
 /**
  * A cell's world run as a fleet runs it: created under `root` (as runAttackedWorld creates one),

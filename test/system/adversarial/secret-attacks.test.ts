@@ -120,10 +120,10 @@ async function hunt({ kind, sandbox, fleet }: Cell): Promise<Hunt> {
   }
 }
 
-/** The cells: every kind in each sandbox under `genesis run`; in a fleet, the fleet's cells of every class and the openai agent under bwrap. */
+/** The cells: every kind in each sandbox, under `genesis run` and in a fleet. */
 const CELLS: readonly Cell[] = [
   ...SANDBOXES.flatMap((sandbox) => [...AGENT_KINDS, 'openai' as const].map((kind) => ({ kind, sandbox, fleet: false }))),
-  ...[...FLEET_CELLS, { kind: 'openai' as const, sandbox: 'bwrap' as const }].map((cell) => ({ ...cell, fleet: true })),
+  ...[...FLEET_CELLS, ...SANDBOXES.map((sandbox) => ({ kind: 'openai' as const, sandbox }))].map((cell) => ({ ...cell, fleet: true })),
 ];
 
 const keyOf = (cell: Cell) => `${cell.kind} ${cell.sandbox}${cell.fleet ? ' fleet' : ''}`;

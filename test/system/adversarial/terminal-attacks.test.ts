@@ -178,24 +178,26 @@ describe('a cheating agent that writes terminal escapes into its change and its 
     );
   }
 
-  itWith('redis')(
-    'does not hide its line from a reviewer of a change made on a genesis worker (agent: openai, sandbox: bwrap)',
-    async () => {
-      const { root } = await attackRoot();
-      const openai = await openaiCheater('bwrap', WRITES_CHEAT);
-      try {
-        const { manifest, files } = attack('command', 'bwrap');
-        const ran = await runInFleet(root, { manifest: { ...manifest, agent: openai.agent }, files }, 'bwrap');
-        const a = (await new GitLedger(ran.worldPath).readAll()).find((e) => e.task === 'a' && e.outcome !== 'abandoned');
-        expect(a?.outcome, `${a?.reason}: ${a?.message}`).toBe('awaiting-review');
-        await expectReviewerSeesIt(ran.worldPath, a!.id);
-      } finally {
-        await openai.close();
-        await rm(root, { recursive: true, force: true });
-      }
-    },
-    200_000,
-  );
+  for (const sandbox of SANDBOXES) {
+    itWith('redis')(
+      `does not hide its line from a reviewer of a change made on a genesis worker (agent: openai, sandbox: ${sandbox})`,
+      async () => {
+        const { root } = await attackRoot();
+        const openai = await openaiCheater(sandbox, WRITES_CHEAT);
+        try {
+          const { manifest, files } = attack('command', sandbox);
+          const ran = await runInFleet(root, { manifest: { ...manifest, agent: openai.agent }, files }, sandbox);
+          const a = (await new GitLedger(ran.worldPath).readAll()).find((e) => e.task === 'a' && e.outcome !== 'abandoned');
+          expect(a?.outcome, `${a?.reason}: ${a?.message}`).toBe('awaiting-review');
+          await expectReviewerSeesIt(ran.worldPath, a!.id);
+        } finally {
+          await openai.close();
+          await rm(root, { recursive: true, force: true });
+        }
+      },
+      200_000,
+    );
+  }
 });
 
 describe('a cheating openai agent that writes terminal escapes into its change', () => {

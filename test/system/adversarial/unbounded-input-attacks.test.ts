@@ -171,24 +171,26 @@ describe("a cheating agent whose output and change flood Genesis's readers, in a
     );
   }
 
-  itWith('redis')(
-    'ends the run with each episode closed clearly, on a genesis worker (agent: openai, sandbox: bwrap)',
-    async () => {
-      const { root } = await attackRoot();
-      // Its scripted model runs the shell cheater through run_command, in each task's episode.
-      const openai = await openaiCheater('bwrap');
-      try {
-        const started = Date.now();
-        const { manifest, files } = attack('command', 'bwrap');
-        const ran = await runInFleet(root, { manifest: { ...manifest, agent: openai.agent }, files }, 'bwrap');
-        expect(Date.now() - started).toBeLessThan(90_000);
-        expect(ran.exitCode).toBe(3);
-        await expectClearEnds(new GitLedger(ran.worldPath), 'openai');
-      } finally {
-        await openai.close();
-        await rm(root, { recursive: true, force: true });
-      }
-    },
-    200_000,
-  );
+  for (const sandbox of SANDBOXES) {
+    itWith('redis')(
+      `ends the run with each episode closed clearly, on a genesis worker (agent: openai, sandbox: ${sandbox})`,
+      async () => {
+        const { root } = await attackRoot();
+        // Its scripted model runs the shell cheater through run_command, in each task's episode.
+        const openai = await openaiCheater(sandbox);
+        try {
+          const started = Date.now();
+          const { manifest, files } = attack('command', sandbox);
+          const ran = await runInFleet(root, { manifest: { ...manifest, agent: openai.agent }, files }, sandbox);
+          expect(Date.now() - started).toBeLessThan(90_000);
+          expect(ran.exitCode).toBe(3);
+          await expectClearEnds(new GitLedger(ran.worldPath), 'openai');
+        } finally {
+          await openai.close();
+          await rm(root, { recursive: true, force: true });
+        }
+      },
+      200_000,
+    );
+  }
 });
