@@ -4,7 +4,18 @@ import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { gitValue } from '../../../src/git/git.js';
 import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { itWith } from '../../helpers/services.js';
-import { AGENT_KINDS, type AgentKind, agentOf, cheaterFiles, runInFleet, SANDBOXES, type SandboxKind, sandboxAnswers } from './attack-matrix.js';
+import {
+  AGENT_KINDS,
+  type AgentKind,
+  agentOf,
+  cheaterFiles,
+  FLEET_CELLS,
+  openaiCheater,
+  runInFleet,
+  SANDBOXES,
+  type SandboxKind,
+  sandboxAnswers,
+} from './attack-matrix.js';
 import { attackRoot, type AttackedWorld, runAttackedWorld } from './adversarial-world.js';
 
 /**
@@ -68,21 +79,30 @@ async function attack(kind: AgentKind, sandbox: SandboxKind, root: string): Prom
   };
 }
 
-async function attackedWorld(kind: AgentKind, sandbox: SandboxKind): Promise<AttackedWorld> {
+/** A cell's world run to its end under runWorld; the openai agent's scripted model runs the shell cheater. */
+async function attackedWorld(kind: AgentKind | 'openai', sandbox: SandboxKind): Promise<AttackedWorld> {
   const { root } = await attackRoot();
-  return runAttackedWorld({ root, sandbox, ...(await attack(kind, sandbox, root)) });
+  const openai = kind === 'openai' ? await openaiCheater(sandbox) : null;
+  try {
+    const { manifest, files } = await attack(kind === 'openai' ? 'command' : kind, sandbox, root);
+    return await runAttackedWorld({ root, sandbox, manifest: { ...manifest, ...(openai ? { agent: openai.agent } : {}) }, files });
+  } finally {
+    await openai?.close();
+  }
 }
 
 /** What a cell's tests read of a world after its run: the cheater's logs, and every object of the world. */
-async function expectNothingLeaked(worldPath: string, kind: AgentKind): Promise<void> {
+async function expectNothingLeaked(worldPath: string, kind: AgentKind | 'openai'): Promise<void> {
   const ledger = new GitLedger(worldPath);
   const episode = (await ledger.readAll()).find((e) => e.task === 'leak' && e.outcome !== 'abandoned');
   expect(episode?.status).toBe('final');
-  const { agentLog = '', gateLog = '' } = await ledger.readArtifacts(episode!.id);
+  const { agentLog = '', gateLog = '', transcript = '' } = await ledger.readArtifacts(episode!.id);
   // The attack ran: the gate imported the module, which found nothing where the alternates pointed.
   expect(gateLog).toMatch(/LEAK \/.*hidden\.test\.js: (ENOENT|EACCES)/);
-  if (kind !== 'script') expect(agentLog).toMatch(/AGENT SEES: cat: .*hidden\.test\.js: (No such file or directory|Permission denied)/);
-  for (const text of [agentLog, gateLog]) expect(text).not.toContain(SECRET);
+  // The openai agent's commands answer in its transcript (JSON, so a line's end is escaped there).
+  const agentSaw = kind === 'openai' ? transcript : agentLog;
+  if (kind !== 'script') expect(agentSaw).toMatch(/AGENT SEES: cat: .*hidden\.test\.js: (No such file or directory|Permission denied)/);
+  for (const text of [agentLog, gateLog, transcript]) expect(text).not.toContain(SECRET);
   // Nothing of the hidden tests is in any object of the world, the ledger's included.
   const objects = await gitValue(['cat-file', '--batch-all-objects', '--batch'], { cwd: worldPath });
   expect(objects).not.toContain(SECRET);
@@ -90,16 +110,16 @@ async function expectNothingLeaked(worldPath: string, kind: AgentKind): Promise<
 
 for (const sandbox of SANDBOXES) {
   describe(`a cheating agent that writes its workspace's alternates, gated and confined by ${sandbox}`, () => {
-    const worlds = new Map<AgentKind, AttackedWorld>();
+    const worlds = new Map<AgentKind | 'openai', AttackedWorld>();
     beforeAll(async () => {
       if (!sandboxAnswers(sandbox)) return;
-      for (const kind of AGENT_KINDS) worlds.set(kind, await attackedWorld(kind, sandbox));
+      for (const kind of [...AGENT_KINDS, 'openai' as const]) worlds.set(kind, await attackedWorld(kind, sandbox));
     }, 600_000);
     afterAll(async () => {
       for (const w of worlds.values()) await w.dispose();
     });
 
-    for (const kind of AGENT_KINDS) {
+    for (const kind of [...AGENT_KINDS, 'openai' as const]) {
       itWith(sandbox)(`reads none of the hidden tests it listed there, in its own sandbox or in the gate (agent: ${kind})`, async () => {
         await expectNothingLeaked(worlds.get(kind)!.world.path, kind);
       });
@@ -108,18 +128,40 @@ for (const sandbox of SANDBOXES) {
 }
 
 describe("a cheating agent that writes its workspace's alternates, in a fleet", () => {
-  itWith('redis')(
-    'reads none of the hidden tests it listed there, on a genesis worker (agent: command, sandbox: bwrap)',
-    async () => {
-      const { root } = await attackRoot();
-      try {
-        const ran = await runInFleet(root, await attack('command', 'bwrap', root), 'bwrap');
-        expect(ran.exitCode).toBe(0);
-        await expectNothingLeaked(ran.worldPath, 'command');
-      } finally {
-        await rm(root, { recursive: true, force: true });
-      }
-    },
-    200_000,
-  );
+  for (const { kind, sandbox } of FLEET_CELLS) {
+    itWith('redis')(
+      `reads none of the hidden tests it listed there, on a genesis worker (agent: ${kind}, sandbox: ${sandbox})`,
+      async () => {
+        const { root } = await attackRoot();
+        try {
+          const ran = await runInFleet(root, await attack(kind, sandbox, root), sandbox);
+          expect(ran.exitCode).toBe(0);
+          await expectNothingLeaked(ran.worldPath, kind);
+        } finally {
+          await rm(root, { recursive: true, force: true });
+        }
+      },
+      200_000,
+    );
+  }
+
+  for (const sandbox of SANDBOXES) {
+    itWith('redis')(
+      `reads none of the hidden tests it listed there, on a genesis worker (agent: openai, sandbox: ${sandbox})`,
+      async () => {
+        const { root } = await attackRoot();
+        const openai = await openaiCheater(sandbox);
+        try {
+          const { manifest, files } = await attack('command', sandbox, root);
+          const ran = await runInFleet(root, { manifest: { ...manifest, agent: openai.agent }, files }, sandbox);
+          expect(ran.exitCode).toBe(0);
+          await expectNothingLeaked(ran.worldPath, 'openai');
+        } finally {
+          await openai.close();
+          await rm(root, { recursive: true, force: true });
+        }
+      },
+      200_000,
+    );
+  }
 });

@@ -6,6 +6,8 @@ import { initWorld } from '../../../src/operations/init-world.js';
 import { createSandbox } from '../../../src/sandbox/create-sandbox.js';
 import { type CliProcess, startCli } from '../../helpers/cli-process.js';
 import { fastClusterEnv } from '../../helpers/distributed-world.js';
+import { startAnthropicServer } from '../../helpers/model-servers/anthropic-messages.js';
+import { type ScriptedCall, startToolScriptServer } from '../../helpers/model-servers/chat-tool-script.js';
 import { bwrapAnswers, dockerAnswers } from '../../helpers/services.js';
 import { BASE_FILES } from './adversarial-world.js';
 
@@ -44,26 +46,61 @@ export function cheaterFiles(script: string, recording: Record<string, { say?: s
   };
 }
 
+/**
+ * The model a preset's path names by `agent.baseUrl` where Genesis runs as `genesis run` or a
+ * `genesis worker`: those check, before the agent starts, that its model endpoint accepts
+ * connections, and without a baseUrl that is the vendor's, which this machine does not reach. A
+ * scripted Messages server on this host stands in (the cheater never calls it), with the key the
+ * preset passes through the model gateway.
+ */
+export async function presetModel(): Promise<{ agent: Record<string, unknown>; env: Record<string, string>; close(): Promise<void> }> {
+  const server = await startAnthropicServer();
+  return { agent: { baseUrl: server.origin }, env: { ANTHROPIC_API_KEY: 'sk-scripted-attack-key' }, close: () => server.close() };
+}
+
+/**
+ * The `openai` cheater of a cell: the built-in agent, confined by `sandbox`, whose scripted model
+ * makes `calls`; by default it runs the shell cheater (`.genesis/agent.sh`) through run_command.
+ */
+export async function openaiCheater(
+  sandbox: SandboxKind,
+  calls: readonly ScriptedCall[] = [{ name: 'run_command', args: { command: 'sh .genesis/agent.sh' } }],
+): Promise<{ agent: Record<string, unknown>; close(): Promise<void> }> {
+  const model = await startToolScriptServer(calls);
+  return { agent: { kind: 'openai', model: 'scripted', baseUrl: model.baseUrl, timeoutSec: 60, sandbox }, close: () => model.close() };
+}
+
 const REDIS = 'redis://127.0.0.1:6379';
+
+/** The fleet's cells of a class: every kind, under each sandbox. */
+export const FLEET_CELLS: ReadonlyArray<{ kind: AgentKind; sandbox: SandboxKind }> = SANDBOXES.flatMap((sandbox) =>
+  AGENT_KINDS.map((kind) => ({ kind, sandbox })),
+);
 
 /**
  * A cell's world run as a fleet runs it: created under `root` (as runAttackedWorld creates one),
  * then `genesis run --redis` schedules and one `genesis worker` runs every episode and gate.
- * Resolves with the world's path and the run's exit code once the run ended by itself.
+ * Resolves with the world's path, the run's exit code once the run ended by itself, and what the
+ * scheduler and the worker printed. `extraEnv` is both processes' environment beyond this one's;
+ * a preset's path with no `agent.baseUrl` is given {@link presetModel}'s.
  */
 export async function runInFleet(
   root: string,
   world: { manifest: Record<string, unknown>; files: Record<string, string> },
   sandbox: SandboxKind,
-): Promise<{ worldPath: string; exitCode: number | null }> {
+  extraEnv: Record<string, string> = {},
+): Promise<{ worldPath: string; exitCode: number | null; printed: string }> {
+  const agent = world.manifest.agent as Record<string, unknown>;
+  const preset = agent.preset && !agent.baseUrl ? await presetModel() : null;
+  const manifest = preset ? { ...world.manifest, agent: { ...agent, ...preset.agent } } : world.manifest;
   const source = join(root, 'source');
-  for (const [path, content] of Object.entries({ ...BASE_FILES, ...world.files, 'world.yaml': stringify(world.manifest) })) {
+  for (const [path, content] of Object.entries({ ...BASE_FILES, ...world.files, 'world.yaml': stringify(manifest) })) {
     await mkdir(dirname(join(source, path)), { recursive: true });
     await writeFile(join(source, path), content);
   }
   const gates = await createSandbox(sandbox, { image: 'genesis/node:20' });
   const { world: made } = await initWorld({ worldPath: join(root, 'w.world'), from: source, sandbox: async () => gates });
-  const env = fastClusterEnv();
+  const env = { ...fastClusterEnv(), ...preset?.env, ...extraEnv };
   const started: CliProcess[] = [];
   try {
     const worker = startCli(['worker', '--redis', REDIS, '--json'], env);
@@ -75,8 +112,10 @@ export async function runInFleet(
     await worker.waitFor(/"type":"start"/, 60_000);
     const exitCode = await Promise.race([scheduler.exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 120_000))]);
     expect(exitCode, 'genesis run --redis did not end').not.toBe('timeout');
-    return { worldPath: made.path, exitCode: exitCode as number | null };
+    const printed = started.map((p) => `${p.lines.join('\n')}\n${p.stderr()}`).join('\n');
+    return { worldPath: made.path, exitCode: exitCode as number | null, printed };
   } finally {
     for (const p of started) p.child.kill('SIGTERM');
+    await preset?.close();
   }
 }

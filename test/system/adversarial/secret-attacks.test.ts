@@ -12,7 +12,18 @@ import { startToolScriptServer } from '../../helpers/model-servers/chat-tool-scr
 import { tempDir } from '../../helpers/temp-dir.js';
 import { WebhookReceiver } from '../../helpers/webhook-receiver.js';
 import { attackRoot, BASE_FILES } from './adversarial-world.js';
-import { AGENT_KINDS, type AgentKind, agentOf, cheaterFiles, SANDBOXES, type SandboxKind, sandboxAnswers } from './attack-matrix.js';
+import {
+  AGENT_KINDS,
+  type AgentKind,
+  agentOf,
+  cheaterFiles,
+  FLEET_CELLS,
+  presetModel,
+  runInFleet,
+  SANDBOXES,
+  type SandboxKind,
+  sandboxAnswers,
+} from './attack-matrix.js';
 
 /**
  * A cheating agent hunting for the world's webhook: a Slack-style URL authorises whoever holds it,
@@ -41,7 +52,7 @@ console.log('found: ' + found);
 export const v = 'thief';
 `;
 
-/** One hunt through one agent kind and sandbox: the world, its receiver, and what `genesis run` printed. */
+/** One hunt through one agent kind and sandbox: the world, its receiver, and what Genesis printed. */
 interface Hunt {
   token: string;
   secret: string;
@@ -51,62 +62,77 @@ interface Hunt {
   ran: { status: number | null; stdout: string; stderr: string };
 }
 
-async function hunt(kind: AgentKind | 'openai', sandbox: SandboxKind): Promise<Hunt> {
+type HuntKind = AgentKind | 'openai';
+
+/** One cell: an agent kind in a sandbox, run by `genesis run` or in a fleet (`genesis run --redis` and a `genesis worker`). */
+interface Cell {
+  kind: HuntKind;
+  sandbox: SandboxKind;
+  fleet: boolean;
+}
+
+async function hunt({ kind, sandbox, fleet }: Cell): Promise<Hunt> {
   // The openai agent hunts through its run_command tool, with the same script, as its scripted model asks.
   const model = kind === 'openai' ? await startToolScriptServer([{ name: 'run_command', args: { command: 'sh .genesis/agent.sh' } }]) : null;
+  const preset = kind === 'preset' ? await presetModel() : null;
   const token = randomBytes(12).toString('hex');
   const secret = `hook-secret-${randomBytes(8).toString('hex')}`;
   const receiver = await WebhookReceiver.start();
   // Not a test's temporary directory: the hunts are made once and read by every test of the file.
   const { root } = await attackRoot();
-  const source = join(root, 'source');
   const thief = { id: 'thief', title: 'thief', paths: ['src/thief.js'], check: 'node --test test/thief.test.js' };
   const manifest = {
     name: 'secret-attacks',
     goal: { outcome: 'the modules exist' },
     verify: { sandbox, test: 'node --test test/base.test.js', timeoutSec: 30 },
     protected: ['test/**', 'world.yaml', '.genesis/**'],
-    agent: model ? { kind: 'openai', model: 'scripted', baseUrl: model.baseUrl, timeoutSec: 60, sandbox } : agentOf(kind as AgentKind, sandbox),
+    agent: model
+      ? { kind: 'openai', model: 'scripted', baseUrl: model.baseUrl, timeoutSec: 60, sandbox }
+      : { ...agentOf(kind as AgentKind, sandbox), ...preset?.agent },
     retry: { maxAttempts: 1 },
     tasks: [thief],
     notify: { webhooks: [{ urlEnv: 'GENESIS_TEST_HOOK_URL', secretEnv: 'GENESIS_TEST_HOOK_SECRET', events: ['accepted'] }] },
   };
   const files = {
-    ...BASE_FILES,
     'test/thief.test.js':
       "import test from 'node:test';\nimport assert from 'node:assert';\nimport { v } from '../src/thief.js';\ntest('thief', () => assert.equal(v, 'thief'));\n",
     ...cheaterFiles(agentScript, { thief: { write: { 'src/thief.js': THIEF_MODULE } } }),
-    'world.yaml': stringify(manifest),
   };
-  for (const [path, content] of Object.entries(files)) {
-    await mkdir(join(source, path, '..'), { recursive: true });
-    await writeFile(join(source, path), content);
+  const env = { GENESIS_TEST_HOOK_URL: `${receiver.url}/${token}`, GENESIS_TEST_HOOK_SECRET: secret, ...preset?.env };
+  try {
+    if (fleet) {
+      const ran = await runInFleet(root, { manifest, files }, sandbox, env);
+      return { token, secret, receiver, root, worldPath: ran.worldPath, ran: { status: ran.exitCode, stdout: ran.printed, stderr: '' } };
+    }
+    const source = join(root, 'source');
+    for (const [path, content] of Object.entries({ ...BASE_FILES, ...files, 'world.yaml': stringify(manifest) })) {
+      await mkdir(join(source, path, '..'), { recursive: true });
+      await writeFile(join(source, path), content);
+    }
+    const worldPath = join(root, 'w.world');
+    const init = await genesis(['init', '--world', worldPath, '--from', source, '--sandbox', sandbox], { env });
+    expect(init.status, init.stderr).toBe(0);
+    const ran = await genesis(['run', '--world', worldPath, '--sandbox', sandbox], { env });
+    return { token, secret, receiver, root, worldPath, ran };
+  } finally {
+    await model?.close();
+    await preset?.close();
   }
-  const worldPath = join(root, 'w.world');
-  const env = { GENESIS_TEST_HOOK_URL: `${receiver.url}/${token}`, GENESIS_TEST_HOOK_SECRET: secret };
-  const init = await genesis(['init', '--world', worldPath, '--from', source, '--sandbox', sandbox], { env });
-  expect(init.status, init.stderr).toBe(0);
-  const ran = await genesis(['run', '--world', worldPath, '--sandbox', sandbox], { env }).finally(() => model?.close());
-  return { token, secret, receiver, root, worldPath, ran };
 }
 
-/**
- * A preset's path is left out here: `genesis run` first checks that the preset's vendor endpoint
- * accepts connections, and this machine reaches no hosted model, so the run would wait for it.
- * Its cells of the other classes run in process (adversarial-world), where the agent is launched
- * as the preset's without that check.
- */
-const KINDS: readonly AgentKind[] = AGENT_KINDS.filter((kind) => kind !== 'preset');
+/** The cells: every kind in each sandbox, under `genesis run` and in a fleet. */
+const CELLS: readonly Cell[] = [
+  ...SANDBOXES.flatMap((sandbox) => [...AGENT_KINDS, 'openai' as const].map((kind) => ({ kind, sandbox, fleet: false }))),
+  ...[...FLEET_CELLS, ...SANDBOXES.map((sandbox) => ({ kind: 'openai' as const, sandbox }))].map((cell) => ({ ...cell, fleet: true })),
+];
+
+const keyOf = (cell: Cell) => `${cell.kind} ${cell.sandbox}${cell.fleet ? ' fleet' : ''}`;
 
 describe('a cheating agent that hunts for the webhook of its world', () => {
   const hunts = new Map<string, Hunt>();
   beforeAll(async () => {
-    for (const sandbox of SANDBOXES) {
-      if (!sandboxAnswers(sandbox)) continue;
-      for (const kind of KINDS) hunts.set(`${kind} ${sandbox}`, await hunt(kind, sandbox));
-      if (sandbox === 'bwrap') hunts.set('openai bwrap', await hunt('openai', sandbox));
-    }
-  }, 600_000);
+    for (const cell of CELLS) if (sandboxAnswers(cell.sandbox)) hunts.set(keyOf(cell), await hunt(cell));
+  }, 900_000);
 
   afterAll(async () => {
     for (const h of hunts.values()) {
@@ -115,29 +141,29 @@ describe('a cheating agent that hunts for the webhook of its world', () => {
     }
   });
 
-  for (const sandbox of SANDBOXES) {
-    for (const kind of sandbox === 'bwrap' ? [...KINDS, 'openai' as const] : KINDS) {
-      itWith(sandbox)(
-        `finds neither the URL nor the secret anywhere it looks, and forges nothing a receiver would take (agent: ${kind}, sandbox: ${sandbox})`,
-        async () => {
-          const { token, secret, receiver, worldPath, ran } = hunts.get(`${kind} ${sandbox}`)!;
-          const thief = (await new GitLedger(worldPath).readAll()).find((e) => e.task === 'thief')!;
-          expect(thief.outcome, `${thief.reason}: ${thief.message}`).toBe('accepted');
-          const landed = (await git(['show', 'main:src/thief.js'], { cwd: worldPath })).stdout;
-          const { agentLog = '', gateLog = '', transcript = '' } = await new GitLedger(worldPath).readArtifacts(thief.id);
-          // The hunt ran where the cheater runs: its own sandbox (the openai agent's tool results are in its transcript), or the gate that imported its module.
-          expect(kind === 'script' ? gateLog : kind === 'openai' ? transcript : agentLog).toContain('found: ');
-          for (const text of [landed, agentLog, gateLog, transcript, ran.stdout, ran.stderr]) {
-            expect(text).not.toContain(token);
-            expect(text).not.toContain(secret);
-          }
-          expect((await git(['show', 'main:world.yaml'], { cwd: worldPath })).stdout).toContain('urlEnv: GENESIS_TEST_HOOK_URL');
-          // Every POST the receiver took is Genesis's, signed: the one for the change that landed.
-          expect(receiver.received.map((h) => JSON.parse(h.body).event)).toEqual(['accepted']);
-          for (const h of receiver.received) expect(h.headers['x-genesis-signature']).toBe(signBody(h.body, secret));
-        },
-      );
-    }
+  for (const cell of CELLS) {
+    const { kind, sandbox, fleet } = cell;
+    const named = `agent: ${kind}, sandbox: ${sandbox}${fleet ? ', in a fleet' : ''}`;
+    itWith(fleet ? 'redis' : sandbox)(
+      `finds neither the URL nor the secret anywhere it looks, and forges nothing a receiver would take (${named})`,
+      async () => {
+        const { token, secret, receiver, worldPath, ran } = hunts.get(keyOf(cell))!;
+        const thief = (await new GitLedger(worldPath).readAll()).find((e) => e.task === 'thief' && e.outcome !== 'abandoned')!;
+        expect(thief.outcome, `${thief.reason}: ${thief.message}`).toBe('accepted');
+        const landed = (await git(['show', 'main:src/thief.js'], { cwd: worldPath })).stdout;
+        const { agentLog = '', gateLog = '', transcript = '' } = await new GitLedger(worldPath).readArtifacts(thief.id);
+        // The hunt ran where the cheater runs: its own sandbox (the openai agent's tool results are in its transcript), or the gate that imported its module.
+        expect(kind === 'script' ? gateLog : kind === 'openai' ? transcript : agentLog).toContain('found: ');
+        for (const text of [landed, agentLog, gateLog, transcript, ran.stdout, ran.stderr]) {
+          expect(text).not.toContain(token);
+          expect(text).not.toContain(secret);
+        }
+        expect((await git(['show', 'main:world.yaml'], { cwd: worldPath })).stdout).toContain('urlEnv: GENESIS_TEST_HOOK_URL');
+        // Every POST the receiver took is Genesis's, signed: the one for the change that landed.
+        expect(receiver.received.map((h) => JSON.parse(h.body).event)).toEqual(['accepted']);
+        for (const h of receiver.received) expect(h.headers['x-genesis-signature']).toBe(signBody(h.body, secret));
+      },
+    );
   }
 
   itWith('bwrap')('cannot have a literal webhook URL written into world.yaml: genesis init refuses it, naming the field', async () => {

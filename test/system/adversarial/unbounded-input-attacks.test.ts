@@ -3,7 +3,18 @@ import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { itWith } from '../../helpers/services.js';
 import { attackRoot, type AttackedWorld, runAttackedWorld } from './adversarial-world.js';
-import { AGENT_KINDS, type AgentKind, agentOf, cheaterFiles, runInFleet, SANDBOXES, type SandboxKind, sandboxAnswers } from './attack-matrix.js';
+import {
+  AGENT_KINDS,
+  type AgentKind,
+  agentOf,
+  cheaterFiles,
+  FLEET_CELLS,
+  openaiCheater,
+  runInFleet,
+  SANDBOXES,
+  type SandboxKind,
+  sandboxAnswers,
+} from './attack-matrix.js';
 
 /**
  * Agent-controlled input handled inside Genesis's own process, through every agent kind Genesis
@@ -70,8 +81,10 @@ function attack(kind: AgentKind, sandbox: SandboxKind): { manifest: Record<strin
   };
 }
 
-async function attackedWorld(kind: AgentKind, sandbox: SandboxKind): Promise<{ w: AttackedWorld; stallMs: number }> {
+async function attackedWorld(kind: AgentKind | 'openai', sandbox: SandboxKind): Promise<{ w: AttackedWorld; stallMs: number }> {
   const { root } = await attackRoot();
+  // The openai agent's scripted model runs the shell cheater through run_command.
+  const openai = kind === 'openai' ? await openaiCheater(sandbox) : null;
   let last = Date.now();
   let stallMs = 0;
   const ticking = setInterval(() => {
@@ -80,15 +93,17 @@ async function attackedWorld(kind: AgentKind, sandbox: SandboxKind): Promise<{ w
     last = now;
   }, 25);
   try {
-    const w = await runAttackedWorld({ root, sandbox, ...attack(kind, sandbox) });
+    const { manifest, files } = attack(kind === 'openai' ? 'command' : kind, sandbox);
+    const w = await runAttackedWorld({ root, sandbox, manifest: { ...manifest, ...(openai ? { agent: openai.agent } : {}) }, files });
     return { w, stallMs };
   } finally {
     clearInterval(ticking);
+    await openai?.close();
   }
 }
 
 /** What each cell's run must leave: the flood read in full and counted right, kept truncated; the FIFO a clear rejection. */
-async function expectClearEnds(ledger: GitLedger, kind: AgentKind): Promise<void> {
+async function expectClearEnds(ledger: GitLedger, kind: AgentKind | 'openai'): Promise<void> {
   const episodes = (await ledger.readAll()).filter((e) => e.outcome !== 'abandoned');
   const episodeOf = (task: string) => {
     const found = episodes.filter((e) => e.task === task);
@@ -115,16 +130,16 @@ async function expectClearEnds(ledger: GitLedger, kind: AgentKind): Promise<void
 
 for (const sandbox of SANDBOXES) {
   describe(`a cheating agent whose output and change flood Genesis's readers, gated and confined by ${sandbox}`, () => {
-    const worlds = new Map<AgentKind, { w: AttackedWorld; stallMs: number }>();
+    const worlds = new Map<AgentKind | 'openai', { w: AttackedWorld; stallMs: number }>();
     beforeAll(async () => {
       if (!sandboxAnswers(sandbox)) return;
-      for (const kind of AGENT_KINDS) worlds.set(kind, await attackedWorld(kind, sandbox));
+      for (const kind of [...AGENT_KINDS, 'openai' as const]) worlds.set(kind, await attackedWorld(kind, sandbox));
     }, 600_000);
     afterAll(async () => {
       for (const { w } of worlds.values()) await w.dispose();
     });
 
-    for (const kind of AGENT_KINDS) {
+    for (const kind of [...AGENT_KINDS, 'openai' as const]) {
       itWith(sandbox)(`ends the run at once with its episode closed, and never holds Genesis's event loop (agent: ${kind})`, async () => {
         const { w, stallMs } = worlds.get(kind)!;
         expect(w.durationMs).toBeLessThan(60_000);
@@ -136,21 +151,46 @@ for (const sandbox of SANDBOXES) {
 }
 
 describe("a cheating agent whose output and change flood Genesis's readers, in a fleet", () => {
-  itWith('redis')(
-    'ends the run with each episode closed clearly, on a genesis worker (agent: command, sandbox: bwrap)',
-    async () => {
-      const { root } = await attackRoot();
-      try {
-        const started = Date.now();
-        const ran = await runInFleet(root, attack('command', 'bwrap'), 'bwrap');
-        expect(Date.now() - started).toBeLessThan(90_000);
-        // Blocked: the task that left a FIFO used its one attempt.
-        expect(ran.exitCode).toBe(3);
-        await expectClearEnds(new GitLedger(ran.worldPath), 'command');
-      } finally {
-        await rm(root, { recursive: true, force: true });
-      }
-    },
-    200_000,
-  );
+  for (const { kind, sandbox } of FLEET_CELLS) {
+    itWith('redis')(
+      `ends the run with each episode closed clearly, on a genesis worker (agent: ${kind}, sandbox: ${sandbox})`,
+      async () => {
+        const { root } = await attackRoot();
+        try {
+          const started = Date.now();
+          const ran = await runInFleet(root, attack(kind, sandbox), sandbox);
+          expect(Date.now() - started).toBeLessThan(90_000);
+          // Blocked where the task that left a FIFO used its one attempt; a recording's handoff lands.
+          expect(ran.exitCode).toBe(kind === 'script' ? 0 : 3);
+          await expectClearEnds(new GitLedger(ran.worldPath), kind);
+        } finally {
+          await rm(root, { recursive: true, force: true });
+        }
+      },
+      200_000,
+    );
+  }
+
+  for (const sandbox of SANDBOXES) {
+    itWith('redis')(
+      `ends the run with each episode closed clearly, on a genesis worker (agent: openai, sandbox: ${sandbox})`,
+      async () => {
+        const { root } = await attackRoot();
+        // Its scripted model runs the shell cheater through run_command, in each task's episode.
+        const openai = await openaiCheater(sandbox);
+        try {
+          const started = Date.now();
+          const { manifest, files } = attack('command', sandbox);
+          const ran = await runInFleet(root, { manifest: { ...manifest, agent: openai.agent }, files }, sandbox);
+          expect(Date.now() - started).toBeLessThan(90_000);
+          expect(ran.exitCode).toBe(3);
+          await expectClearEnds(new GitLedger(ran.worldPath), 'openai');
+        } finally {
+          await openai.close();
+          await rm(root, { recursive: true, force: true });
+        }
+      },
+      200_000,
+    );
+  }
 });
