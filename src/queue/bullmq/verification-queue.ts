@@ -54,6 +54,8 @@ export class BullmqVerificationQueue implements VerificationQueue {
     this.submitted.set(job.verificationId, jobId);
     this.owed.set(jobId, job);
     const data = distributedVerificationSchema.parse({ job, remote: this.where.remote, worldKey: this.where.worldKey, resultQueue: this.resultQueue });
+    // A job that fails before the events are read would be heard of by no one (they are read from the newest on).
+    await this.events.waitUntilReady();
     await this.jobs.add('verification', data, { jobId, attempts: 1, ...RETENTION });
   }
 
@@ -66,7 +68,10 @@ export class BullmqVerificationQueue implements VerificationQueue {
   async ensureSubmitted(): Promise<number> {
     let putBack = 0;
     for (const [jobId, job] of [...this.owed]) {
-      if ((await this.jobs.getJob(jobId)) || (await this.results.getJob(jobId)) || !this.owed.has(jobId)) continue;
+      const queued = await this.jobs.getJob(jobId);
+      // A failure whose event went by unheard (a reconnect of the events' connection) still yields its result.
+      if (queued && (await queued.isFailed()) && !(await this.results.getJob(jobId))) await this.reportLost(jobId, queued.failedReason);
+      if (queued || (await this.results.getJob(jobId)) || !this.owed.has(jobId)) continue;
       await this.submit(job);
       putBack++;
     }
