@@ -1,4 +1,4 @@
-import { endpointOfUrl, isLoopbackHost, type AgentEndpoint } from '../sandbox/egress/endpoints.js';
+import { endpointOfUrl, hostAndPort, isLoopbackHost, type AgentEndpoint } from '../sandbox/egress/endpoints.js';
 import type { AgentSandboxKind } from '../sandbox/agent-sandbox.js';
 import type { ModelGateway } from '../channel/model-gateway.js';
 import type { ChannelPrice } from '../channel/episode-channel.js';
@@ -97,7 +97,7 @@ export function sandboxEndpoints(route: ModelRoute | null, direct: readonly Agen
   if (!route) return [...direct];
   if (!route.inside) return [];
   const { host, port } = route.inside;
-  return [endpointOfUrl(`http://${host.includes(':') ? `[${host}]` : host}:${port}/`)!];
+  return [endpointOfUrl(`http://${hostAndPort(host, port)}/`)!];
 }
 
 /**
@@ -117,9 +117,8 @@ export function hostCredentials(route: Pick<ModelRoute, 'credentials'>): Record<
 /** The URL the agent is given for its model, on the episode's listener `port`. */
 export function agentModelUrl(route: ModelRoute, port: number, listening = '127.0.0.1'): string {
   const { inside } = route;
-  const name = inside ? inside.host : listening;
-  const host = name.includes(':') ? `[${name}]` : name;
-  return `http://${host}:${inside ? inside.port : port}${route.path}`;
+  const address = inside ? hostAndPort(inside.host, inside.port) : hostAndPort(listening, port);
+  return `http://${address}${route.path}`;
 }
 
 /**

@@ -42,7 +42,12 @@ export function isLoopbackHost(host: string): boolean {
   return name === '::1' || name === '0:0:0:0:0:0:0:1';
 }
 
+/** `host:port` as a URL or an allow-list writes it: an IPv6 address in brackets. */
+export function hostAndPort(host: string, port: number): string {
+  return `${isIP(host) === 6 ? `[${host}]` : host}:${port}`;
+}
+
 /** The allow-list entry that admits exactly `endpoint` (`host:port`, `[v6]:port`). */
 export function endpointEntry(endpoint: Pick<AgentEndpoint, 'host' | 'port'>): string {
-  return `${isIP(endpoint.host) === 6 ? `[${endpoint.host}]` : endpoint.host}:${endpoint.port}`;
+  return hostAndPort(endpoint.host, endpoint.port);
 }
