@@ -77,6 +77,8 @@ setup_packages() {
   # Gates run Debian's python3 from /usr (worlds/py-ratchet): pytest must be importable there.
   if wants docker || wants bwrap; then
     /usr/bin/python3 -c 'import pytest' >/dev/null 2>&1 || missing+=(python3-pytest)
+    # The go reader is proven on what Debian's go prints (`go test -json`), not on a hand-written copy.
+    command -v go >/dev/null 2>&1 || missing+=(golang-go)
   fi
   if [ "${#missing[@]}" -eq 0 ]; then
     say packages "all present"
