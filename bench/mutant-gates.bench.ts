@@ -109,6 +109,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
         const coverage = timed.runs.filter((r) => r.command.includes('GENESIS-EXECUTED-LINES'));
         const perGate = summarize(gates.map((g) => g.ms));
         const suiteRuns = summarize(gates.map((g) => sumOf(g.runs.filter((r) => r.command === project.test))));
+        const suiteCount = gates.reduce((n, g) => n + g.runs.filter((r) => r.command === project.test).length, 0);
         const otherRuns = summarize(gates.map((g) => sumOf(g.runs.filter((r) => r.command !== project.test))));
         const other = summarize(gates.map((g) => g.ms - sumOf(g.runs)));
         const outsideGates = report.durationMs - sumOf(gates);
@@ -120,6 +121,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
           ms(sumOf(coverage)),
           ms(outsideGates),
           `${report.recall?.count ?? 0}/${report.recall?.of ?? 0}`,
+          (suiteCount / Math.max(1, gates.length)).toFixed(1),
           ms(perGate.median),
           ms(suiteRuns.median),
           ms(otherRuns.median),
@@ -143,6 +145,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
         'coverage run',
         'calibration outside gates',
         'caught',
+        'suite runs per mutant',
         'per mutant gate',
         'its suite run',
         'its other runs',
@@ -155,7 +158,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
     notes: [
       'Medians in ms. suite on host: the test command in a checkout of the head with its runner installed, no sandbox (5 runs). sandbox start: a no-op command in the sandbox (5 runs).',
       'coverage run: the head gate that ran the suite with coverage on (executed lines, and the head baseline every mutant is judged against). calibration outside gates: everything but the mutant gates (the coverage run included: sites, sampling, commits).',
-      "per mutant gate: one mutant's whole gate; its suite run: the sandbox time of its test step; its other runs: any other command it ran in the sandbox (a re-run of a failure that may be the machine's, the head's tests learned again, a dependency install); its gate work: the rest (tree export, canaries, dependency layout, pre-gate rules, reading reports).",
+      "suite runs per mutant: the test command's runs in the mutants' gates (the head's learned again, a failure run again), over the mutants. per mutant gate: one mutant's whole gate; its suite run: the sandbox time of its test step; its other runs: any other command it ran in the sandbox (a re-run of a failure that may be the machine's, the head's tests learned again, a dependency install); its gate work: the rest (tree export, canaries, dependency layout, pre-gate rules, reading reports).",
       'gate / suite: per mutant gate over suite on host. calibration per mutant / suite: the whole calibration over the mutants gated, over suite on host.',
       `load (1-minute average) when the run started and after each row: ${loads.join(', ')}`,
     ],
