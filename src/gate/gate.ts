@@ -53,6 +53,12 @@ export interface GateRunInput {
      * base whose gate was still running when this one started is known by then.
      */
     baseRecord?: () => Promise<TestBaseline>;
+    /**
+     * Run again only a failure the machine may have made: tests that ran out of their runner's
+     * own time, or a step that ran out of the gate's. Any other failing test decides at once: a
+     * mutant's gate, where a test that fails is what it asks for.
+     */
+    onlyTimeouts?: boolean;
   };
   /** Ratchet mode: the `test` step may fail, but its count of passing tests (by the rule's names) may not fall below the floor. */
   ratchet?: RatchetRule;
@@ -180,10 +186,10 @@ async function runJudged(
   // start, and is not run again.
   const gateTimedOut = failure?.reason === 'gate-timeout' && input.flaky !== undefined && stepRun.result.output.trim() !== '';
   if (gateTimedOut) ctx.deadline = Date.now() + ctx.manifest.verify.timeoutSec * 1000;
-  if ((failure?.rerun || gateTimedOut) && input.flaky) {
-    // Tests that only ran out of their own time are run again with more CPUs and the runners' own
-    // limits raised (bubblewrap enforces no CPU limit, so there the raised limits are what helps).
-    const timedOut = onlyTimedOut(stepRun.report);
+  // Tests that only ran out of their own time are run again with more CPUs and the runners' own
+  // limits raised (bubblewrap enforces no CPU limit, so there the raised limits are what helps).
+  const timedOut = onlyTimedOut(stepRun.report);
+  if ((failure?.rerun || gateTimedOut) && input.flaky && (!input.flaky.onlyTimeouts || timedOut || gateTimedOut)) {
     const again = timedOut || gateTimedOut ? { ...ctx, manifest: withMoreCpus(ctx.manifest) } : ctx;
     const canaries = timedOut ? ctx.canaries : undefined;
     const note = gateTimedOut

@@ -56,6 +56,8 @@ export interface VerifyCandidateInput {
   sourceChange?: { fromTree: string; tree: string };
   /** Told what a long wait is on (a sentence), and null when it ends: for progress displays. */
   onWait?: (what: string | null) => void;
+  /** Run a failure again only when the machine may have made it (see GateRunInput.flaky.onlyTimeouts). @default false */
+  rerunOnlyTimeouts?: boolean;
 }
 
 /** The whole gate for one candidate: checks on the change itself, a fail-to-pass witness, then the sandboxed run. */
@@ -154,6 +156,7 @@ async function judgeCandidate(input: VerifyCandidateInput): Promise<CandidateVer
     flaky: {
       base: input.baseTree ?? null,
       ownCheck: `check:${input.task.id}`,
+      ...(input.rerunOnlyTimeouts ? { onlyTimeouts: true } : {}),
       ...(input.baseTree ? { baseRecord: () => loadBaseline(world.scratchDir, input.baseTree!) } : {}),
     },
     ratchet: ratchet ? { minScore: await world.headScore(manifest.branch, input.head), counts } : undefined,

@@ -20,6 +20,11 @@ export const calibrationGateJobSchema = z
     awaitHeadBaselineMs: z.number().int().min(0).optional(),
     /** A shorter gate time than verify.timeoutSec (never a longer one): a mutant's, from the suite's own time. */
     timeoutSec: z.number().int().positive().optional(),
+    /**
+     * A mutant's gate: a failing test is the catch it asks for, so only a failure the machine may
+     * have made (a per-test or the gate's timeout) is run again; a replay's runs every failure again.
+     */
+    rerunOnlyTimeouts: z.boolean().optional(),
   })
   .strict();
 
@@ -69,6 +74,7 @@ export function runCalibrationGate(context: CalibrationGateContext, job: Calibra
     name: job.name,
     ...(job.awaitHeadBaselineMs !== undefined ? { awaitHeadBaselineMs: job.awaitHeadBaselineMs } : {}),
     ...(context.onWait ? { onWait: context.onWait } : {}),
+    ...(job.rerunOnlyTimeouts ? { rerunOnlyTimeouts: true } : {}),
   });
 }
 

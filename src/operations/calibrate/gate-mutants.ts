@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import type { RejectionReason } from '../../errors/rejection-reasons.js';
 import { planGate } from '../../gate/plan.js';
 import { runGate } from '../../gate/gate.js';
+import { saveBaseline } from '../../gate/test-baseline.js';
 import { git } from '../../git/git.js';
 import { overlayFiles } from '../../git/tree/overlay.js';
 import { matchesAny } from '../../manifest/path-patterns.js';
@@ -62,7 +63,7 @@ export async function gateMutants(input: MutantsInput): Promise<MutantsResult> {
   const { scratch, manifest } = input;
   const head = await scratch.commitTree(input.headTree, [], 'the head, mutated');
   const coverageStarted = Date.now();
-  const executed = await executedLines(input);
+  const { executed, baselineKept } = await runHeadGate(input);
   const timeoutSec = mutantTimeoutSec(Date.now() - coverageStarted, manifest.verify.timeoutSec);
   const listed = (await git(['ls-tree', '-r', '--name-only', input.headTree], { cwd: scratch.path })).stdout.split('\n');
   const files: string[] = [];
@@ -92,14 +93,15 @@ export async function gateMutants(input: MutantsInput): Promise<MutantsResult> {
     const started = Date.now();
     const text = (await scratch.readFile(head, site.path)) ?? '';
     const candidateTree = await overlayFiles(scratch.path, input.headTree, { [site.path]: applyMutation(text, site) }, join(scratch.path, `mutant-${i}.index`));
-    const verdict = await input.gate({ head, fromTree: input.headTree, candidateTree, name: `mutant-${i}`, timeoutSec });
+    const verdict = await input.gate({ head, fromTree: input.headTree, candidateTree, name: `mutant-${i}`, timeoutSec, rerunOnlyTimeouts: true });
     outcomes[i] = { ...site, killed: !verdict.ok, ...(verdict.ok ? {} : { reason: verdict.reason }), durationMs: Date.now() - started };
     done += 1;
     input.onGated?.(outcomes[i]!, done, chosen.length);
   };
-  // The first learns the head's baseline, which every other then reads.
-  if (chosen.length > 0) await gateOne(chosen[0]!, 0);
-  const queue = chosen.slice(1).map((site, k) => ({ site, i: k + 1 }));
+  // Without the head gate's baseline (it ran out of time), the first learns it, and every other then reads it.
+  const first = baselineKept ? 0 : Math.min(1, chosen.length);
+  if (first === 1) await gateOne(chosen[0]!, 0);
+  const queue = chosen.slice(first).map((site, k) => ({ site, i: k + first }));
   const worker = async (): Promise<void> => {
     for (let next = queue.shift(); next; next = queue.shift()) await gateOne(next.site, next.i);
   };
@@ -124,9 +126,14 @@ export function mutantTimeoutSec(coverageRunMs: number, gateTimeoutSec: number):
   return Math.min(gateTimeoutSec, Math.max(MUTANT_TIMEOUT_FLOOR_SEC, Math.ceil((MUTANT_TIMEOUT_FACTOR * coverageRunMs) / 1000)));
 }
 
-/** The lines of each source the head's tests execute, from one gate run with coverage on; null when the suite wrote none. */
-async function executedLines(input: MutantsInput): Promise<Map<string, Set<number>> | null> {
-  const manifest = { ...input.manifest, verify: { ...input.manifest.verify, test: withExecutedLines(input.manifest.verify.test) } };
+/**
+ * The head's one gate: its suite run with coverage on gives the lines of each source the tests
+ * execute (null when the suite wrote none) and, kept as the head tree's baseline under the test
+ * command, the tests every mutant's gate must still pass, so no mutant's gate runs the head again.
+ */
+async function runHeadGate(input: MutantsInput): Promise<{ executed: Map<string, Set<number>> | null; baselineKept: boolean }> {
+  const { test } = input.manifest.verify;
+  const manifest = { ...input.manifest, verify: { ...input.manifest.verify, test: withExecutedLines(test) } };
   const run = await runGate({
     repo: input.scratch.path,
     tree: input.headTree,
@@ -136,5 +143,8 @@ async function executedLines(input: MutantsInput): Promise<Map<string, Set<numbe
     workDir: join(input.scratch.scratchDir, 'gates', 'executed-lines'),
   });
   const lines = readExecutedLines(run.log);
-  return lines && lines.size > 0 ? lines : null;
+  // As a gate learning a head's baseline does: a run that ran out of time tells nothing reliable.
+  const baselineKept = run.ok || run.reason !== 'gate-timeout';
+  if (baselineKept) await saveBaseline(input.scratch.scratchDir, input.headTree, { [test]: run.passing[manifest.verify.test] ?? [] });
+  return { executed: lines && lines.size > 0 ? lines : null, baselineKept };
 }
