@@ -4,15 +4,15 @@ import type { Sandbox } from '../sandbox/sandbox.js';
 import type { GateRecord, GateStepRecord } from '../ledger/episode-record.js';
 import type { WorldManifest } from '../manifest/schema.js';
 import type { GateStep } from './plan.js';
-import { summarizeGate } from './plan.js';
+import { baselineKeys, summarizeGate } from './plan.js';
 import { judgeStep, ratchetScore, runStep, type RatchetRule, type StepContext, type StepFailure, type StepRun } from './step.js';
 import { recordImage, withImageInSummary } from './image.js';
 import { GateTree, PREPARING_STEPS } from './tree.js';
 import { HOLDOUT_STEP } from './hidden-checks.js';
 import { GATE_TIMEOUT_NOTE, onlyTimedOut, PER_TEST_TIMEOUTS_NOTE, TEST_TIMEOUT_FACTOR, withMoreCpus } from './timed-out-tests.js';
 import { GateCanaries } from './canary/gate-canaries.js';
-import type { TestBaseline } from './test-baseline.js';
-import { namesWith, passingNames, reportOf, type TestRun } from './reports/cases.js';
+import { passingUnder, type TestBaseline } from './test-baseline.js';
+import { namesWith, passingNames, passingNamesEach, reportOf, type TestRun } from './reports/cases.js';
 import { allFailOn, commandForTests, failedTestNames, reportsAll, reportsAny, splitByRecord, withRerun } from './named-tests.js';
 import { ReportBudget } from './reports/files.js';
 import { failureSignature } from './reports/printed-counts.js';
@@ -143,7 +143,11 @@ async function runGateSteps(input: GateRunInput): Promise<GateRunVerdict> {
       }
       // A step with no readable report still ran: its baseline is known to name no test, so a gate that
       // waits for this tree's baseline is not left waiting for a command that will never be stored.
-      if (!PREPARING_STEPS.has(step.name)) passing[step.command] = judged.stepRun.run ? passingNames(judged.stepRun.run) : [];
+      if (!PREPARING_STEPS.has(step.name)) {
+        const run = judged.stepRun.run;
+        const names = run ? (step.checks ? passingNamesEach(run) : passingNames(run)) : [];
+        for (const key of baselineKeys(step)) passing[key] = names;
+      }
       if (!judged.failure) continue;
       firstFailure ??= judged.failure;
       if (!input.allSteps || PREPARING_STEPS.has(step.name) || judged.failure.reason === 'gate-timeout') return finish(firstFailure);
@@ -171,7 +175,7 @@ async function runJudged(
   index: number,
   flaky: string[],
 ): Promise<{ stepRun: StepRun; failure: (StepFailure & { signature: string }) | null }> {
-  const options = { ratchet: input.ratchet, basePassing: input.baseline?.[step.command] };
+  const options = { ratchet: input.ratchet, basePassing: input.baseline ? passingUnder(input.baseline, baselineKeys(step)) : undefined };
   let stepRun = await runStep(ctx, tree, step);
   let failure = judgeStep(ctx, step, stepRun, options);
   // A step that ran out of the gate's time while it was still printing (a suite slowed by a loaded
@@ -284,7 +288,7 @@ async function failsOnBase(input: GateRunInput, ctx: StepContext, index: number,
   const step = input.steps[index]!;
   const names = failedTestNames(failed.run);
   const record = names && input.flaky?.baseRecord ? await input.flaky.baseRecord() : undefined;
-  const known = names ? splitByRecord(names, record?.[step.command]) : null;
+  const known = names ? splitByRecord(names, record ? passingUnder(record, baselineKeys(step)) : undefined) : null;
   if (known && known.passedOnBase.length > 0) {
     const listed = known.passedOnBase.slice(0, 5).join(', ') + (known.passedOnBase.length > 5 ? ', …' : '');
     ctx.logs.push(`[${known.passedOnBase.length} of the failing tests passed on the base by its gate's record, so the base was not asked: ${listed}]\n`);

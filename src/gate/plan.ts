@@ -6,12 +6,24 @@ export interface GateStep {
   command: string;
   /** Why this run of it happens, when not for the change itself: kept in the step's record. */
   why?: string;
+  /**
+   * For checks of done tasks run together in one run: each check's own command. The run's
+   * passing tests are kept under each of them and the base's are read from all of them, so a
+   * baseline stays keyed by check whichever checks a later gate runs together.
+   */
+  checks?: string[];
+}
+
+/** The commands under which a step's passing tests are kept and its base's are read. */
+export function baselineKeys(step: Pick<GateStep, 'command' | 'checks'>): string[] {
+  return step.checks ?? [step.command];
 }
 
 /**
  * The commands a candidate must pass, read from the accepted head's manifest: setup, build, the
  * world's test, the episode's own task check, and the check of every task already done (so
- * nothing that landed can be broken later). Checks of tasks not yet done are not run.
+ * nothing that landed can be broken later). Checks of tasks not yet done are not run. Checks of
+ * done tasks that one runner can run together (see {@link checksRunTogether}) are one step.
  */
 export function planGate(manifest: WorldManifest, task: TaskSpec | null, doneTasks: ReadonlySet<string>): GateStep[] {
   const steps: GateStep[] = [];
@@ -20,12 +32,51 @@ export function planGate(manifest: WorldManifest, task: TaskSpec | null, doneTas
   steps.push({ name: 'test', command: manifest.verify.test });
   const seen = new Set([manifest.verify.test]);
   const checked = manifest.tasks.filter((t) => t.check && (t.id === task?.id || doneTasks.has(t.id)));
+  const checks: Array<{ id: string; command: string }> = [];
   for (const t of checked) {
     if (seen.has(t.check!)) continue;
     seen.add(t.check!);
-    steps.push({ name: `check:${t.id}`, command: t.check! });
+    checks.push({ id: t.id, command: t.check! });
   }
-  return steps;
+  // The task's own check stays a step of its own: it alone is never asked about on the base.
+  return [...steps, ...checksRunTogether(checks, task?.id ?? null)];
+}
+
+// `node --test` (with node's own options before --test) and nothing after it but the paths of test
+// files or folders: such commands differ only in what they run, and one run of every path is
+// each of them run in turn (node still runs each file in a process of its own, canaries and all).
+const NODE_TEST_PATHS = /^(node(?:\s+--?[\w-]+(?:=[\w./@+:-]+)?)*\s+--test)((?:\s+[\w.@+][\w./@+-]*)+)\s*$/;
+
+/**
+ * The checks as steps, those of done tasks whose commands are the same runner over paths merged
+ * into one step per runner (named after every task, `check:a+b`, at the place of the first): one
+ * sandbox, one tree copy and one runner start instead of one each. Its tests, and so their
+ * verdicts, are the union of theirs; its `checks` keep each command for the baselines.
+ */
+export function checksRunTogether(checks: ReadonlyArray<{ id: string; command: string }>, ownTask: string | null): GateStep[] {
+  const groups = new Map<string, { ids: string[]; commands: string[]; paths: string[] }>();
+  const steps: Array<GateStep | { runner: string }> = [];
+  for (const check of checks) {
+    const match = check.id === ownTask ? null : NODE_TEST_PATHS.exec(check.command.trim());
+    if (!match) {
+      steps.push({ name: `check:${check.id}`, command: check.command });
+      continue;
+    }
+    const runner = match[1]!.replace(/\s+/g, ' ');
+    const group = groups.get(runner);
+    if (!group) steps.push({ runner });
+    const into = group ?? { ids: [], commands: [], paths: [] };
+    groups.set(runner, into);
+    into.ids.push(check.id);
+    into.commands.push(check.command);
+    for (const path of match[2]!.trim().split(/\s+/)) if (!into.paths.includes(path)) into.paths.push(path);
+  }
+  return steps.map((s) => {
+    if (!('runner' in s)) return s;
+    const group = groups.get(s.runner)!;
+    if (group.ids.length === 1) return { name: `check:${group.ids[0]}`, command: group.commands[0]! };
+    return { name: `check:${group.ids.join('+')}`, command: `${s.runner} ${group.paths.join(' ')}`, checks: group.commands };
+  });
 }
 
 /** The one-line summary carried by the Genesis-Verified trailer. */
@@ -66,7 +117,11 @@ export function briefGateSummary(summary: string, options: { time?: boolean } = 
   const checks = steps.filter((s) => s.name.startsWith('check:'));
   const failing = checks.filter((s) => s.status !== 'ok').map((s) => `${s.name} ${s.status}`);
   if (failing.length > 0) parts.push(failing.join(', '));
-  else if (checks.length > 0) parts.push(`${checks.length} check${checks.length === 1 ? '' : 's'} ok`);
+  else if (checks.length > 0) {
+    // A step of checks run together (check:a+b) is a check of each of its tasks.
+    const tasks = checks.reduce((sum, s) => sum + s.name.slice('check:'.length).split('+').length, 0);
+    parts.push(`${tasks} check${tasks === 1 ? '' : 's'} ok`);
+  }
   if (options.time !== false) parts.push(`${seconds}s`);
   return parts.join(' · ');
 }
