@@ -32,16 +32,16 @@ export async function loadBaseline(scratchDir: string, tree: string): Promise<Te
 }
 
 /**
- * The names that passed under any of `keys` (the commands of checks a gate runs together: a test
- * that passed in one of them must pass in their run together), or undefined when none is known.
+ * The names that passed under `keys` (the commands of checks a gate runs together: a test that
+ * passed in one of them must pass in their run together), or undefined when none is known. Each
+ * command holds its own check's tests (a run together keeps each test under the check whose files
+ * define it, see attribution/check-owners.ts), so a name two checks hold is held twice: their
+ * paths never overlap, and the run together reports it once for each.
  */
 export function passingUnder(baseline: TestBaseline, keys: readonly string[]): string[] | undefined {
-  const known = keys.filter((k) => Object.hasOwn(baseline, k));
+  const known = [...new Set(keys)].filter((k) => Object.hasOwn(baseline, k));
   if (known.length === 0) return undefined;
-  // A name as many times as the command that held it most (a run together keeps one per file that holds it).
-  const most = new Map<string, number>();
-  for (const key of known) for (const [name, n] of countsOf(baseline[key]!)) most.set(name, Math.max(most.get(name) ?? 0, n));
-  return [...most].flatMap(([name, n]) => Array.from({ length: n }, () => name));
+  return known.flatMap((key) => baseline[key]!).sort();
 }
 
 function countsOf(names: readonly string[]): Map<string, number> {

@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { beforeAll, beforeEach, describe, expect } from 'vitest';
 import { stringify } from 'yaml';
 import { runGate } from '../../../src/gate/gate.js';
-import { checksRunTogether, type GateStep } from '../../../src/gate/plan.js';
+import { CHECK_ALONE_WHY, checksRunTogether, type GateStep } from '../../../src/gate/plan.js';
 import type { TestBaseline } from '../../../src/gate/test-baseline.js';
 import { readManifest } from '../../../src/manifest/parse.js';
 import { createSandbox } from '../../../src/sandbox/create-sandbox.js';
@@ -81,7 +81,7 @@ describe('checks of done tasks run together', () => {
       {
         name: 'check:a+b+c',
         command: 'node --test test/a.test.js test/b.test.js test/c.test.js',
-        checks: checks.map((c) => c.command),
+        checks,
       },
     ]);
     const tree = await treeOf({
@@ -101,9 +101,12 @@ describe('checks of done tasks run together', () => {
     expect(failedNames(inOne)).toEqual(failedNames(byOne));
     expect(failedNames(inOne)).toEqual(['b broken']);
     expect(inOne.ok || inOne.message).toBe(byOne.ok || byOne.message.replace('check:b', 'check:a+b+c'));
-    // Every check's command keeps the passing tests of the run, so a later gate finds them whichever checks it runs together.
-    expect(Object.keys(inOne.passing).sort()).toEqual(checks.map((c) => c.command).sort());
-    expect(inOne.passing['node --test test/a.test.js']).toEqual(['a one', 'a two', 'b one', 'c one']);
+    // Each check's command keeps the passing tests its own files define, so a later gate finds them whichever checks it runs together.
+    expect(inOne.passing).toEqual({
+      'node --test test/a.test.js': ['a one', 'a two'],
+      'node --test test/b.test.js': ['b one'],
+      'node --test test/c.test.js': ['c one'],
+    });
   });
 
   it("keep each file's canaries: every test process runs its own, judged, and none of them counts", async () => {
@@ -132,14 +135,57 @@ describe('checks of done tasks run together', () => {
     expect(verdict.ok || verdict.message).toContain('check:a+b+c: 1 test that pass on the accepted head were not reported passing: b two');
   });
 
-  it('hold a test named alike in two of their files to passing in each', async () => {
+  it("keep each check's own tests as its baseline: a reopened task's check run alone is held to its tests, not the others'", async () => {
+    const base = await treeOf({ 'test/a.test.js': file(['a says a']), 'test/b.test.js': file(['b says b']), 'test/c.test.js': file(['c one']) });
+    const first = await gate(base, together);
+    expect(first, first.ok ? '' : first.message).toMatchObject({ ok: true });
+    expect(first.record.steps.map((s) => s.name)).toEqual(['check:a+b+c']);
+    // Task a reopened: its check is the episode's own, a step of its own; b and c still run together.
+    const reopened = [alone[0]!, ...checksRunTogether(checks.slice(1), 'a')];
+    const verdict = await gate(base, reopened, first.passing);
+    expect(verdict, verdict.ok ? '' : verdict.message).toMatchObject({ ok: true });
+    expect(verdict.record.steps.map((s) => s.name)).toEqual(['check:a', 'check:b+c']);
+    // And a's own test still may not vanish from it.
+    const broken = await treeOf({ 'test/a.test.js': file(['a other']), 'test/b.test.js': file(['b says b']), 'test/c.test.js': file(['c one']) });
+    const rejected = await gate(broken, reopened, first.passing);
+    expect(rejected).toMatchObject({ ok: false, reason: 'tests-vanished' });
+    expect(rejected.ok || rejected.message).toBe('check:a: 1 test that pass on the accepted head were not reported passing: a says a');
+  });
+
+  it('run alone, after the run together, the checks whose files both define a title, and hold a test named alike in two of their files to passing in each', async () => {
     const base = await treeOf({ 'test/a.test.js': file(['works']), 'test/b.test.js': file(['works', 'b one']), 'test/c.test.js': file(['c one']) });
     const first = await gate(base, together);
     expect(first.ok).toBe(true);
-    expect(first.passing['node --test test/b.test.js']).toEqual(['b one', 'c one', 'works', 'works']);
+    expect(first.record.steps.map((s) => [s.name, s.why])).toEqual([
+      ['check:a+b+c', 'the change'],
+      ['check:a', CHECK_ALONE_WHY],
+      ['check:b', CHECK_ALONE_WHY],
+    ]);
+    expect(first.passing).toEqual({
+      'node --test test/a.test.js': ['works'],
+      'node --test test/b.test.js': ['b one', 'works'],
+      'node --test test/c.test.js': ['c one'],
+    });
     const candidate = await treeOf({ 'test/a.test.js': file(['works']), 'test/b.test.js': file(['b one']), 'test/c.test.js': file(['c one']) });
     const verdict = await gate(candidate, together, first.passing);
     expect(verdict).toMatchObject({ ok: false, reason: 'tests-vanished' });
     expect(verdict.ok || verdict.message).toContain('1 test that pass on the accepted head were not reported passing: works');
+  });
+
+  it('run every check alone when a test title is made at run time, keep their own runs as their baselines, and hold the run together to them', async () => {
+    const dynamic = (cases: number[]) => `const { test } = require('node:test');\nfor (const n of ${JSON.stringify(cases)}) test(\`case \${n}\`, () => {});\n`;
+    const tree = await treeOf({ 'test/a.test.js': file(['a one']), 'test/b.test.js': dynamic([1, 2]), 'test/c.test.js': file(['c one']) });
+    const first = await gate(tree, together);
+    expect(first, first.ok ? '' : first.message).toMatchObject({ ok: true });
+    expect(first.record.steps.map((s) => s.name)).toEqual(['check:a+b+c', 'check:a', 'check:b', 'check:c']);
+    expect(first.passing).toEqual({
+      'node --test test/a.test.js': ['a one'],
+      'node --test test/b.test.js': ['case 1', 'case 2'],
+      'node --test test/c.test.js': ['c one'],
+    });
+    const candidate = await treeOf({ 'test/a.test.js': file(['a one']), 'test/b.test.js': dynamic([1]), 'test/c.test.js': file(['c one']) });
+    const verdict = await gate(candidate, together, first.passing);
+    expect(verdict).toMatchObject({ ok: false, reason: 'tests-vanished' });
+    expect(verdict.ok || verdict.message).toBe('check:a+b+c: 1 test that pass on the accepted head were not reported passing: case 2');
   });
 });

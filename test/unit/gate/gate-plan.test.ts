@@ -62,7 +62,11 @@ describe('planGate', () => {
       {
         name: 'check:add+mul+eval',
         command: 'node --test test/add.test.js test/mul.test.js test/eval.test.js',
-        checks: ['node --test test/add.test.js', 'node --test test/mul.test.js', 'node --test test/eval.test.js'],
+        checks: [
+          { id: 'add', command: 'node --test test/add.test.js' },
+          { id: 'mul', command: 'node --test test/mul.test.js' },
+          { id: 'eval', command: 'node --test test/eval.test.js' },
+        ],
       },
     ]);
   });
@@ -77,19 +81,36 @@ describe('planGate', () => {
     ]);
   });
 
-  it('runs a check together only with checks of the same runner and options, each path once, at the place of the first', () => {
+  it('runs a check together only with checks of the same runner and options, at the place of the first', () => {
     const m = world({}, [
       { id: 'a', title: 'a', paths: ['a'], check: 'node --test test/a.test.js test/shared/' },
       { id: 'b', title: 'b', paths: ['b'], check: 'npm run check' },
       { id: 'c', title: 'c', paths: ['c'], check: 'node --experimental-vm-modules --test test/c.test.js' },
-      { id: 'd', title: 'd', paths: ['d'], check: 'node  --test  test/shared/ test/d.test.js' },
+      { id: 'd', title: 'd', paths: ['d'], check: 'node  --test  ./test/d.test.js test/more/' },
       { id: 'e', title: 'e', paths: ['e'], check: 'node --experimental-vm-modules --test test/e.test.js' },
     ]);
     expect(planGate(m, null, new Set(['a', 'b', 'c', 'd', 'e'])).map((s) => [s.name, s.command])).toEqual([
       ['test', 'node --test test/world.test.js'],
-      ['check:a+d', 'node --test test/a.test.js test/shared/ test/d.test.js'],
+      ['check:a+d', 'node --test test/a.test.js test/shared test/d.test.js test/more'],
       ['check:b', 'npm run check'],
       ['check:c+e', 'node --experimental-vm-modules --test test/c.test.js test/e.test.js'],
+    ]);
+  });
+
+  it('never runs together checks whose paths overlap: node would run a file they share once, not once for each', () => {
+    const m = world({}, [
+      { id: 'a', title: 'a', paths: ['a'], check: 'node --test test/a.test.js test/shared/' },
+      { id: 'b', title: 'b', paths: ['b'], check: 'node --test test/shared/b.test.js' },
+      { id: 'c', title: 'c', paths: ['c'], check: 'node --test ./test/a.test.js' },
+      { id: 'd', title: 'd', paths: ['d'], check: 'node --test test/d.test.js' },
+      { id: 'e', title: 'e', paths: ['e'], check: 'node --test .' },
+    ]);
+    expect(planGate(m, null, new Set(['a', 'b', 'c', 'd', 'e'])).map((s) => [s.name, s.command])).toEqual([
+      ['test', 'node --test test/world.test.js'],
+      ['check:a+d', 'node --test test/a.test.js test/shared test/d.test.js'],
+      ['check:b', 'node --test test/shared/b.test.js'],
+      ['check:c', 'node --test ./test/a.test.js'],
+      ['check:e', 'node --test .'],
     ]);
   });
 
