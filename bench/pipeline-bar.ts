@@ -4,7 +4,10 @@
  * the makespan against the ceiling ceil(tasks / P) × (agent + gate), the gates spent per accepted
  * change, and whether `genesis audit` passes afterwards.
  *
- *   node --import tsx bench/pipeline-bar.ts [--parallelism 6] [--tasks 11] [--agent-s 2] [--gate-s 3] [--sandbox docker|bwrap] [--timeline] [--json]
+ *   node --import tsx bench/pipeline-bar.ts [--parallelism 6] [--tasks 11] [--agent-s 2] [--gate-s 3] [--sandbox docker|bwrap] [--checks] [--timeline] [--json]
+ *
+ * `--checks` gives every task a check of its own (`node --test checks/<task>.test.js`, one
+ * passing test), which every later gate runs once the task is done, as the issue's world had.
  *
  * `--timeline` prints, per change, when its agent, own gate, verifications (and on what) ran and when it landed.
  */
@@ -47,6 +50,7 @@ export async function measureBar(opts: {
   gateS: number;
   slots?: number;
   sandbox?: string;
+  checks?: boolean;
   timeline?: boolean;
 }) {
   const root = await mkdtemp(join(tmpdir(), 'genesis-bar-'));
@@ -57,6 +61,11 @@ export async function measureBar(opts: {
     await mkdir(join(root, 'holdout'), { recursive: true });
     await writeFile(join(seed, 'notes', '.keep'), '');
     await writeFile(join(seed, 'test', 'smoke.test.js'), "const test = require('node:test');\ntest('ok', () => {});\n");
+    if (opts.checks) {
+      await mkdir(join(seed, 'checks'));
+      for (let i = 1; i <= opts.tasks; i++)
+        await writeFile(join(seed, 'checks', `t${i}.test.js`), `const test = require('node:test');\ntest('t${i} checked', () => {});\n`);
+    }
     await writeFile(join(root, 'holdout', 'hidden.test.js'), "const test = require('node:test');\ntest('hidden', () => {});\n");
     // The gate: the visible tests after a wait, then the hidden ones; about gateS seconds in all.
     const wait = Math.max(0, opts.gateS - 0.8).toFixed(2);
@@ -70,12 +79,17 @@ export async function measureBar(opts: {
           timeoutSec: 120,
           holdout: { dir: join(root, 'holdout'), command: 'node --test .genesis-holdout/' },
         },
-        protected: ['test/**', 'world.yaml'],
+        protected: ['test/**', 'checks/**', 'world.yaml'],
         agent: { kind: 'command', command: ['sh', '-c', `sleep ${opts.agentS}; echo "$GENESIS_EPISODE_ID" > "notes/$GENESIS_TASK_ID.txt"`], timeoutSec: 120 },
         retry: { maxAttempts: 1 },
         parallelism: opts.parallelism,
         ...(opts.slots ? { integration: { slots: opts.slots } } : {}),
-        tasks: Array.from({ length: opts.tasks }, (_, i) => ({ id: `t${i + 1}`, title: `note ${i + 1}`, paths: [`notes/t${i + 1}.txt`] })),
+        tasks: Array.from({ length: opts.tasks }, (_, i) => ({
+          id: `t${i + 1}`,
+          title: `note ${i + 1}`,
+          paths: [`notes/t${i + 1}.txt`],
+          ...(opts.checks ? { check: `node --test checks/t${i + 1}.test.js` } : {}),
+        })),
       }),
     );
     const world = join(root, 'bar.world');
@@ -142,6 +156,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       'gate-s': { type: 'string', default: '3' },
       slots: { type: 'string' },
       sandbox: { type: 'string' },
+      checks: { type: 'boolean', default: false },
       timeline: { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
     },
@@ -153,6 +168,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     gateS: Number(values['gate-s']),
     slots: values.slots ? Number(values.slots) : undefined,
     sandbox: values.sandbox,
+    checks: values.checks,
     timeline: values.timeline,
   });
   process.stdout.write(

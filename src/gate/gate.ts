@@ -4,14 +4,15 @@ import type { Sandbox } from '../sandbox/sandbox.js';
 import type { GateRecord, GateStepRecord } from '../ledger/episode-record.js';
 import type { WorldManifest } from '../manifest/schema.js';
 import type { GateStep } from './plan.js';
-import { summarizeGate } from './plan.js';
+import { baselineKeys, CHECK_ALONE_WHY, summarizeGate } from './plan.js';
+import { ownersOfTests, readCheckFiles } from './attribution/check-owners.js';
 import { judgeStep, ratchetScore, runStep, type RatchetRule, type StepContext, type StepFailure, type StepRun } from './step.js';
 import { recordImage, withImageInSummary } from './image.js';
 import { GateTree, PREPARING_STEPS } from './tree.js';
 import { HOLDOUT_STEP } from './hidden-checks.js';
 import { GATE_TIMEOUT_NOTE, onlyTimedOut, PER_TEST_TIMEOUTS_NOTE, TEST_TIMEOUT_FACTOR, withMoreCpus } from './timed-out-tests.js';
 import { GateCanaries } from './canary/gate-canaries.js';
-import type { TestBaseline } from './test-baseline.js';
+import { passingUnder, type TestBaseline } from './test-baseline.js';
 import { namesWith, passingNames, reportOf, type TestRun } from './reports/cases.js';
 import { allFailOn, commandForTests, failedTestNames, reportsAll, reportsAny, splitByRecord, withRerun } from './named-tests.js';
 import { ReportBudget } from './reports/files.js';
@@ -147,12 +148,15 @@ async function runGateSteps(input: GateRunInput): Promise<GateRunVerdict> {
         score = ratchetScore(judged.stepRun.run, judged.stepRun.report, input.ratchet);
         testNames = judged.stepRun.run ? reportedNames(judged.stepRun.run) : [];
       }
+      const stops = judged.failure !== null && (!input.allSteps || PREPARING_STEPS.has(step.name) || judged.failure.reason === 'gate-timeout');
       // A step with no readable report still ran: its baseline is known to name no test, so a gate that
       // waits for this tree's baseline is not left waiting for a command that will never be stored.
-      if (!PREPARING_STEPS.has(step.name)) passing[step.command] = judged.stepRun.run ? passingNames(judged.stepRun.run) : [];
-      if (!judged.failure) continue;
-      firstFailure ??= judged.failure;
-      if (!input.allSteps || PREPARING_STEPS.has(step.name) || judged.failure.reason === 'gate-timeout') return finish(firstFailure);
+      if (!PREPARING_STEPS.has(step.name) && !step.checks) passing[step.command] = judged.stepRun.run ? passingNames(judged.stepRun.run) : [];
+      const alone = step.checks && !stops ? await keepEachChecksOwn(input, ctx, tree, step, index, judged.stepRun.run, passing, flaky) : null;
+      const failure = judged.failure ?? alone;
+      if (!failure) continue;
+      firstFailure ??= failure;
+      if (stops || !input.allSteps || failure.reason === 'gate-timeout') return finish(firstFailure);
     }
     if (firstFailure) return finish(firstFailure);
     if (input.holdout) {
@@ -168,6 +172,37 @@ async function runGateSteps(input: GateRunInput): Promise<GateRunVerdict> {
   }
 }
 
+/**
+ * Stores each check's own passing tests from a run of checks together (see check-owners.ts):
+ * those its files alone define. The checks whose tests the run cannot tell apart run alone after
+ * it, judged as any check is, and their own runs are their baselines. Returns the first failure
+ * of those runs, or null.
+ */
+async function keepEachChecksOwn(
+  input: GateRunInput,
+  ctx: StepContext,
+  tree: GateTree,
+  step: GateStep,
+  index: number,
+  run: TestRun | null,
+  passing: TestBaseline,
+  flaky: string[],
+): Promise<(StepFailure & { signature: string }) | null> {
+  const checks = step.checks ?? [];
+  const files = await readCheckFiles(input.repo, input.tree, baselineKeys(step));
+  const owners = ownersOfTests(run ? passingNames(run) : [], files.checks, files.tree);
+  Object.assign(passing, owners.owned);
+  let failure: (StepFailure & { signature: string }) | null = null;
+  for (const check of checks.filter((c) => owners.runAlone.includes(c.command))) {
+    const alone = { name: `check:${check.id}`, command: check.command, why: CHECK_ALONE_WHY };
+    const judged = await runJudged(input, ctx, tree, alone, index, flaky);
+    passing[check.command] = judged.stepRun.run ? passingNames(judged.stepRun.run) : [];
+    failure ??= judged.failure;
+    if (failure && !input.allSteps) break;
+  }
+  return failure;
+}
+
 /** One step, run again when it may be flaky, judged; a failure carries its signature. */
 async function runJudged(
   input: GateRunInput,
@@ -177,7 +212,7 @@ async function runJudged(
   index: number,
   flaky: string[],
 ): Promise<{ stepRun: StepRun; failure: (StepFailure & { signature: string }) | null }> {
-  const options = { ratchet: input.ratchet, basePassing: input.baseline?.[step.command] };
+  const options = { ratchet: input.ratchet, basePassing: input.baseline ? passingUnder(input.baseline, baselineKeys(step)) : undefined };
   let stepRun = await runStep(ctx, tree, step);
   let failure = judgeStep(ctx, step, stepRun, options);
   // A step that ran out of the gate's time while it was still printing (a suite slowed by a loaded
@@ -203,7 +238,12 @@ async function runJudged(
     if (failure && gateTimedOut && failure.reason === 'gate-timeout')
       failure = { ...failure, message: `${failure.message} twice, the second time with more CPUs` };
     if (!failure) flaky.push(step.name);
-    else if (failure.rerun && input.flaky.base && step.name !== input.flaky.ownCheck && (await failsOnBase(input, ctx, index, stepRun, input.flaky.base))) {
+    else if (
+      failure.rerun &&
+      input.flaky.base &&
+      step.name !== input.flaky.ownCheck &&
+      (await failsOnBase(input, ctx, step, index, stepRun, input.flaky.base))
+    ) {
       const message = `${step.name} fails on the base commit too: the accepted head is broken or the test is flaky, not this change`;
       return { stepRun, failure: { reason: 'broken-base', message, rerun: false, signature: `broken-base:${step.name}` } };
     }
@@ -286,11 +326,10 @@ async function runAgain(
  * failure excuses the change only when every test that failed here fails there too; a step whose
  * failures have no names, or a base run that reports none of them, is judged by its exit code.
  */
-async function failsOnBase(input: GateRunInput, ctx: StepContext, index: number, failed: StepRun, base: string): Promise<boolean> {
-  const step = input.steps[index]!;
+async function failsOnBase(input: GateRunInput, ctx: StepContext, step: GateStep, index: number, failed: StepRun, base: string): Promise<boolean> {
   const names = failedTestNames(failed.run);
   const record = names && input.flaky?.baseRecord ? await input.flaky.baseRecord() : undefined;
-  const known = names ? splitByRecord(names, record?.[step.command]) : null;
+  const known = names ? splitByRecord(names, record ? passingUnder(record, baselineKeys(step)) : undefined) : null;
   if (known && known.passedOnBase.length > 0) {
     const listed = known.passedOnBase.slice(0, 5).join(', ') + (known.passedOnBase.length > 5 ? ', …' : '');
     ctx.logs.push(`[${known.passedOnBase.length} of the failing tests passed on the base by its gate's record, so the base was not asked: ${listed}]\n`);

@@ -6,12 +6,28 @@ export interface GateStep {
   command: string;
   /** Why this run of it happens, when not for the change itself: kept in the step's record. */
   why?: string;
+  /**
+   * For checks of done tasks run together in one run: each check's task and own command. Each
+   * passing test of the run is kept under the command of the check whose files define it (see
+   * attribution/check-owners.ts), and the base's are read from all of them, so a baseline stays
+   * keyed by check whichever checks a later gate runs together, or runs alone.
+   */
+  checks?: Array<{ id: string; command: string }>;
+}
+
+/** Why a check of a run together ran alone after it: its tests could not be told from the others' (see attribution/check-owners.ts). */
+export const CHECK_ALONE_WHY = "the change, its check alone: the run together could not tell its tests from the others'";
+
+/** The commands under which a step's passing tests are kept and its base's are read. */
+export function baselineKeys(step: Pick<GateStep, 'command' | 'checks'>): string[] {
+  return step.checks?.map((c) => c.command) ?? [step.command];
 }
 
 /**
  * The commands a candidate must pass, read from the accepted head's manifest: setup, build, the
  * world's test, the episode's own task check, and the check of every task already done (so
- * nothing that landed can be broken later). Checks of tasks not yet done are not run.
+ * nothing that landed can be broken later). Checks of tasks not yet done are not run. Checks of
+ * done tasks that one runner can run together (see {@link checksRunTogether}) are one step.
  */
 export function planGate(manifest: WorldManifest, task: TaskSpec | null, doneTasks: ReadonlySet<string>): GateStep[] {
   const steps: GateStep[] = [];
@@ -20,12 +36,74 @@ export function planGate(manifest: WorldManifest, task: TaskSpec | null, doneTas
   steps.push({ name: 'test', command: manifest.verify.test });
   const seen = new Set([manifest.verify.test]);
   const checked = manifest.tasks.filter((t) => t.check && (t.id === task?.id || doneTasks.has(t.id)));
+  const checks: Array<{ id: string; command: string }> = [];
   for (const t of checked) {
     if (seen.has(t.check!)) continue;
     seen.add(t.check!);
-    steps.push({ name: `check:${t.id}`, command: t.check! });
+    checks.push({ id: t.id, command: t.check! });
   }
-  return steps;
+  // The task's own check stays a step of its own: it alone is never asked about on the base.
+  return [...steps, ...checksRunTogether(checks, task?.id ?? null)];
+}
+
+// `node --test` (with node's own options before --test) and nothing after it but the paths of test
+// files or folders: such commands differ only in what they run, and one run of every path is
+// each of them run in turn (node still runs each file in a process of its own, canaries and all).
+const NODE_TEST_PATHS = /^(node(?:\s+--?[\w-]+(?:=[\w./@+:-]+)?)*\s+--test)((?:\s+[\w.@+][\w./@+-]*)+)\s*$/;
+
+/** The paths a `node --test` command over paths runs (as written, `./` and a last `/` dropped), or null for any other command. */
+export function testPathsOf(command: string): string[] | null {
+  const match = NODE_TEST_PATHS.exec(command.trim());
+  return match
+    ? match[2]!
+        .trim()
+        .split(/\s+/)
+        .map((p) => p.replace(/^(\.\/)+/, '').replace(/\/+$/, ''))
+    : null;
+}
+
+// One path holding another (a folder and a file in it, or the same path twice): node runs such a
+// file once when both are given, so two checks that share one would not each get their tests.
+const overlaps = (a: string, b: string): boolean => a === b || a === '.' || b === '.' || a === '' || b === '' || a.startsWith(`${b}/`) || b.startsWith(`${a}/`);
+
+/**
+ * The checks as steps, those of done tasks whose commands are the same runner over paths merged
+ * into one step per runner (named after every task, `check:a+b`, at the place of the first): one
+ * sandbox, one tree copy and one runner start instead of one each. Its tests, and so their
+ * verdicts, are the union of theirs; its `checks` keep each task's command for the baselines. A
+ * check whose paths overlap those of the step it would join stays a step of its own: the run
+ * together must hold each check's tests as many times as the checks run alone do.
+ */
+export function checksRunTogether(checks: ReadonlyArray<{ id: string; command: string }>, ownTask: string | null): GateStep[] {
+  const groups = new Map<string, { ids: string[]; commands: string[]; paths: string[] }>();
+  const steps: Array<GateStep | { runner: string }> = [];
+  for (const check of checks) {
+    const match = check.id === ownTask ? null : NODE_TEST_PATHS.exec(check.command.trim());
+    if (!match) {
+      steps.push({ name: `check:${check.id}`, command: check.command });
+      continue;
+    }
+    const runner = match[1]!.replace(/\s+/g, ' ');
+    const paths = testPathsOf(check.command)!;
+    const group = groups.get(runner);
+    if (group && paths.some((p) => group.paths.some((q) => overlaps(p, q)))) {
+      steps.push({ name: `check:${check.id}`, command: check.command });
+      continue;
+    }
+    if (!group) steps.push({ runner });
+    const into = group ?? { ids: [], commands: [], paths: [] };
+    groups.set(runner, into);
+    into.ids.push(check.id);
+    into.commands.push(check.command);
+    for (const path of paths) if (!into.paths.includes(path)) into.paths.push(path);
+  }
+  return steps.map((s) => {
+    if (!('runner' in s)) return s;
+    const group = groups.get(s.runner)!;
+    if (group.ids.length === 1) return { name: `check:${group.ids[0]}`, command: group.commands[0]! };
+    const checks = group.ids.map((id, i) => ({ id, command: group.commands[i]! }));
+    return { name: `check:${group.ids.join('+')}`, command: `${s.runner} ${group.paths.join(' ')}`, checks };
+  });
 }
 
 /** The one-line summary carried by the Genesis-Verified trailer. */
@@ -66,7 +144,11 @@ export function briefGateSummary(summary: string, options: { time?: boolean } = 
   const checks = steps.filter((s) => s.name.startsWith('check:'));
   const failing = checks.filter((s) => s.status !== 'ok').map((s) => `${s.name} ${s.status}`);
   if (failing.length > 0) parts.push(failing.join(', '));
-  else if (checks.length > 0) parts.push(`${checks.length} check${checks.length === 1 ? '' : 's'} ok`);
+  else if (checks.length > 0) {
+    // A step of checks run together (check:a+b) is a check of each of its tasks.
+    const tasks = checks.reduce((sum, s) => sum + s.name.slice('check:'.length).split('+').length, 0);
+    parts.push(`${tasks} check${tasks === 1 ? '' : 's'} ok`);
+  }
   if (options.time !== false) parts.push(`${seconds}s`);
   return parts.join(' · ');
 }
@@ -85,7 +167,7 @@ export function describeGateSteps(
     const why = s.why ? `  (${s.why})` : '';
     return `${s.name.padEnd(width)}  ${(s.durationMs / 1000).toFixed(2).padStart(7)}s  ${s.exitCode === 0 ? 'ok' : `exit ${s.exitCode}`}${tests}${why}`;
   });
-  const extra = steps.filter((s) => s.why !== undefined && s.why !== 'the change' && s.why !== 'to prepare the tree');
+  const extra = steps.filter((s) => s.why !== undefined && s.why !== 'the change' && s.why !== 'to prepare the tree' && s.why !== CHECK_ALONE_WHY);
   if (extra.length > 0) {
     const ms = extra.reduce((sum, s) => sum + s.durationMs, 0);
     const all = steps.reduce((sum, s) => sum + s.durationMs, 0);

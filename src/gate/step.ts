@@ -9,7 +9,7 @@ import type { WorldManifest } from '../manifest/schema.js';
 import type { GateStep } from './plan.js';
 import { PREPARING_STEPS, type GateTree } from './tree.js';
 import { vanishedTests } from './test-baseline.js';
-import { namesWith, passingNames, reportOf, testsThatRan, type TestRun } from './reports/cases.js';
+import { namesWith, passingNames, passingNamesEach, reportOf, testsThatRan, type TestRun } from './reports/cases.js';
 import type { ReportBudget, ReportProblem } from './reports/files.js';
 import { removeReportFiles } from './reports/files.js';
 import { readStepReport } from './reports/read-report.js';
@@ -211,7 +211,9 @@ export function judgeStep(ctx: StepContext, step: GateStep, stepRun: StepRun, op
     };
   }
   if (options.basePassing && options.basePassing.length > 0) {
-    const reported = { passed: run ? passingNames(run) : [], failed: run ? namesWith(run, 'failed') : [] };
+    // Checks run together name a test once for each file that holds it: one that vanished from one file is not hidden by its namesake in another.
+    const passed = run ? (step.checks ? passingNamesEach(run) : passingNames(run)) : [];
+    const reported = { passed, failed: run ? namesWith(run, 'failed') : [] };
     // A ratchet counts its own names only: one a change brought in and a later one removes was never counted.
     const counts = ratchet?.counts;
     const base = counts ? options.basePassing.filter(counts) : options.basePassing;

@@ -31,6 +31,25 @@ export async function loadBaseline(scratchDir: string, tree: string): Promise<Te
   }
 }
 
+/**
+ * The names that passed under `keys` (the commands of checks a gate runs together: a test that
+ * passed in one of them must pass in their run together), or undefined when none is known. Each
+ * command holds its own check's tests (a run together keeps each test under the check whose files
+ * define it, see attribution/check-owners.ts), so a name two checks hold is held twice: their
+ * paths never overlap, and the run together reports it once for each.
+ */
+export function passingUnder(baseline: TestBaseline, keys: readonly string[]): string[] | undefined {
+  const known = [...new Set(keys)].filter((k) => Object.hasOwn(baseline, k));
+  if (known.length === 0) return undefined;
+  return known.flatMap((key) => baseline[key]!).sort();
+}
+
+function countsOf(names: readonly string[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const name of names) counts.set(name, (counts.get(name) ?? 0) + 1);
+  return counts;
+}
+
 /** Adds commands to a tree's stored baseline (a write then a rename: readers never see half a file). */
 export async function saveBaseline(scratchDir: string, tree: string, baseline: TestBaseline): Promise<void> {
   if (Object.keys(baseline).length === 0) return;
@@ -52,14 +71,18 @@ export function vanishedTests(
   reported: { passed: readonly string[]; failed: readonly string[] },
   allowFailing: boolean,
 ): string[] {
-  const present = new Set([...reported.passed, ...(allowFailing ? reported.failed : [])]);
+  const all = [...reported.passed, ...(allowFailing ? reported.failed : [])];
+  const present = new Set(all);
+  // A name listed twice (checks run together, two files holding a test of that name) must be reported twice.
+  const left = countsOf(all);
   // A runner that names no passing test (vitest's default reporter) is held to its count per file.
   const counted = new Map<string, string[]>();
   const vanished: string[] = [];
   for (const name of basePassing) {
     const file = COUNTED_NAME.exec(name)?.[1];
     if (file !== undefined) counted.set(file, [...(counted.get(file) ?? []), name]);
-    else if (!present.has(name)) vanished.push(name);
+    else if ((left.get(name) ?? 0) > 0) left.set(name, left.get(name)! - 1);
+    else vanished.push(name);
   }
   for (const [file, names] of counted) {
     const reportedThere = [...present].filter((n) => n.startsWith(`${file} > `)).length;

@@ -8,12 +8,13 @@ import { writeHiddenLog } from '../ledger/hidden-logs.js';
 import { runScratchName } from '../world/scratch-names.js';
 import type { TaskSpec, WorldManifest } from '../manifest/schema.js';
 import type { WorldRepo } from '../world/world-repo.js';
-import { planGate, type GateStep } from './plan.js';
+import { baselineKeys, planGate, type GateStep } from './plan.js';
 import { PREPARING_STEPS } from './tree.js';
 import {
   loadBaseline,
   loadScoredNames,
   markBaselineFinal,
+  passingUnder,
   saveBaseline,
   saveScoredNames,
   vanishedTests,
@@ -164,7 +165,7 @@ async function judgeCandidate(input: VerifyCandidateInput): Promise<CandidateVer
   });
   const verdict =
     deferred && ran.ok
-      ? judgeVanished(ran, await withoutOwnTests(await awaitedBaseline(input, steps, deferred.missing, `${scratch}-head`), owned), ratchet, counts)
+      ? judgeVanished(ran, steps, await withoutOwnTests(await awaitedBaseline(input, steps, deferred.missing, `${scratch}-head`), owned), ratchet, counts)
       : ran;
   // Kept where no workspace reaches, never in the verdict's log (the ledger's gate.log, a prompt).
   if (verdict.hiddenLog !== undefined) await writeHiddenLog(world, input.name, verdict.hiddenLog);
@@ -192,7 +193,7 @@ async function headBaseline(input: VerifyCandidateInput, steps: GateStep[], work
   // yet), and learning that would cost a second run of setup, build and the check for every
   // candidate. no-tests-ran still holds for it.
   const own = `check:${input.task.id}`;
-  const missing = steps.filter((s) => !PREPARING_STEPS.has(s.name) && s.name !== own && !(s.command in known));
+  const missing = steps.filter((s) => !PREPARING_STEPS.has(s.name) && s.name !== own && !baselineKeys(s).every((k) => k in known));
   if (missing.length === 0) return known;
   const preparing = steps.filter((s) => PREPARING_STEPS.has(s.name));
   input.onWait?.(`the tests of ${input.head.slice(0, 12)} run once to learn which pass there (the baseline this gate compares with)`);
@@ -208,7 +209,7 @@ async function headBaseline(input: VerifyCandidateInput, steps: GateStep[], work
   }).finally(() => input.onWait?.(null));
   // A head whose gate ran out of time tells nothing reliable; better no comparison than a wrong one.
   if (learned.ok || learned.reason !== 'gate-timeout') {
-    const found = Object.fromEntries(missing.map((s) => [s.command, learned.passing[s.command] ?? []]));
+    const found = Object.fromEntries(missing.flatMap(baselineKeys).map((k) => [k, learned.passing[k] ?? []]));
     await saveBaseline(world.scratchDir, headTree, found);
     return { ...known, ...found };
   }
@@ -219,7 +220,7 @@ async function headBaseline(input: VerifyCandidateInput, steps: GateStep[], work
 async function baselineToAwait(input: VerifyCandidateInput, steps: GateStep[]): Promise<{ known: TestBaseline; missing: GateStep[] } | null> {
   const known = await loadBaseline(input.world.scratchDir, await input.world.treeOf(input.head));
   const own = `check:${input.task.id}`;
-  const missing = steps.filter((s) => !PREPARING_STEPS.has(s.name) && s.name !== own && !(s.command in known));
+  const missing = steps.filter((s) => !PREPARING_STEPS.has(s.name) && s.name !== own && !baselineKeys(s).every((k) => k in known));
   return missing.length === 0 ? null : { known, missing };
 }
 
@@ -227,22 +228,27 @@ async function baselineToAwait(input: VerifyCandidateInput, steps: GateStep[]): 
 async function awaitedBaseline(input: VerifyCandidateInput, steps: GateStep[], missing: GateStep[], workDir: string): Promise<TestBaseline> {
   const headTree = await input.world.treeOf(input.head);
   input.onWait?.(`the test baseline of the tip ${input.head.slice(0, 12)}, which the gate of the change ahead stores when it ends`);
-  const stored = await waitForBaseline(
-    input.world.scratchDir,
-    headTree,
-    missing.map((s) => s.command),
-    Date.now() + input.awaitHeadBaselineMs!,
-  ).finally(() => input.onWait?.(null));
+  const stored = await waitForBaseline(input.world.scratchDir, headTree, missing.flatMap(baselineKeys), Date.now() + input.awaitHeadBaselineMs!).finally(() =>
+    input.onWait?.(null),
+  );
   return stored ?? headBaseline(input, steps, workDir);
 }
 
 /** The rule headBaseline feeds to each step, applied after the run: every test passing on the head still passes. */
-function judgeVanished(ran: Extract<GateRunVerdict, { ok: true }>, baseline: TestBaseline, ratchet: boolean, counted: CountsTest | null): GateRunVerdict {
-  for (const step of ran.record.steps) {
-    const all = baseline[step.command];
+function judgeVanished(
+  ran: Extract<GateRunVerdict, { ok: true }>,
+  steps: readonly GateStep[],
+  baseline: TestBaseline,
+  ratchet: boolean,
+  counted: CountsTest | null,
+): GateRunVerdict {
+  // The plan's steps, not the record's: a merged check's record carries its run's command, the baselines each check's own.
+  for (const step of steps) {
+    const all = passingUnder(baseline, baselineKeys(step));
     const base = counted && ratchet && step.name === 'test' ? all?.filter(counted) : all;
-    if (!base || base.length === 0 || PREPARING_STEPS.has(step.name) || step.hidden) continue;
-    const vanished = vanishedTests(base, { passed: ran.passing[step.command] ?? [], failed: [] }, ratchet && step.name === 'test');
+    if (!base || base.length === 0 || PREPARING_STEPS.has(step.name)) continue;
+    const passed = passingUnder(ran.passing, baselineKeys(step)) ?? [];
+    const vanished = vanishedTests(base, { passed, failed: [] }, ratchet && step.name === 'test');
     if (vanished.length === 0) continue;
     const names = vanished.slice(0, 5).join(', ') + (vanished.length > 5 ? `, and ${vanished.length - 5} more` : '');
     const message = `${step.name}: ${vanished.length} test${vanished.length === 1 ? '' : 's'} that pass on the accepted head were not reported passing: ${names}`;

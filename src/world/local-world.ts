@@ -10,7 +10,15 @@ import { writeCommit } from '../git/object-writer.js';
 import { updateRefs } from '../git/ref-updates.js';
 import type { WorldManifest } from '../manifest/schema.js';
 import type { RefMoveListener, WorldRepo } from './world-repo.js';
-import { type AcceptedCommit, readAcceptedHistory, readAcceptedSince, readDoneTasks, readHeadScore, scoreOf } from './history/accepted-history.js';
+import {
+  type AcceptedCommit,
+  learnWrittenCommit,
+  readAcceptedHistory,
+  readAcceptedSince,
+  readDoneTasks,
+  readHeadScore,
+  scoreOf,
+} from './history/accepted-history.js';
 import { listChanges, diffText, type ChangedEntry } from '../git/tree/diff.js';
 import { mergeTrees, type MergeResult } from '../git/merge-tree.js';
 import { writeTreeFromDir } from '../git/tree/from-dir.js';
@@ -111,8 +119,16 @@ export class LocalWorld implements WorldRepo {
     return mergeTrees(this.path, head, candidate, progressFile);
   }
 
-  writeCommit(input: { tree: string; parents: readonly string[]; message: string; now?: Date }): Promise<string> {
-    return writeCommit(this.path, input);
+  async writeCommit(input: { tree: string; parents: readonly string[]; message: string; now?: Date }): Promise<string> {
+    const commit = await writeCommit(this.path, input);
+    await this.learn(commit, input.parents, input.message);
+    return commit;
+  }
+
+  // The history index learns what Genesis wrote from Genesis: when the commit lands, the scheduler's
+  // next question about it (the tasks done there) asks git nothing. The date is not indexed.
+  private learn(commit: string, parents: readonly string[], message: string): Promise<void> {
+    return learnWrittenCommit(this.path, { commit, parents: [...parents], date: '', message });
   }
 
   writeTreeFromDir(dir: string, indexFile: string): Promise<string> {
@@ -272,7 +288,10 @@ export class LocalWorld implements WorldRepo {
     const named = await Promise.all([tree, ...parents].map((name) => resolveObject(this.path, name)));
     const [treeObj, ...parentObjs] = named;
     if (treeObj?.type === 'tree' && parentObjs.every((p) => p?.type === 'commit')) {
-      return writeCommit(this.path, { tree: treeObj.sha, parents: parentObjs.map((p) => p!.sha), message });
+      const shas = parentObjs.map((p) => p!.sha);
+      const commit = await writeCommit(this.path, { tree: treeObj.sha, parents: shas, message });
+      await this.learn(commit, shas, message);
+      return commit;
     }
     const args = ['commit-tree', tree, ...parents.flatMap((p) => ['-p', p])];
     return gitValue(args, { cwd: this.path, input: message });

@@ -99,6 +99,17 @@ export function passingNames(run: TestRun): string[] {
   return namesWith(run, 'passed');
 }
 
+/**
+ * Names of the tests reported passing, once for each test that bears one: what checks run
+ * together keep, since two checks' files may each hold a test of the same name.
+ */
+export function passingNamesEach(run: TestRun): string[] {
+  return run.cases
+    .filter((c) => !c.fileLevel && c.outcome === 'passed')
+    .map((c) => stableTestName(c.name))
+    .sort();
+}
+
 /** One run from several (files of one report, documents of one log); null when there is none. */
 export function mergeRuns(runs: readonly (TestRun | null)[]): TestRun | null {
   const present = runs.filter((r): r is TestRun => r !== null);

@@ -59,7 +59,8 @@ export async function readAcceptedHistory(repo: string, branch: string, at?: str
   return (await readFirstParentCommits(repo, at ?? `refs/heads/${branch}`)).map(toAccepted);
 }
 
-function toAccepted(raw: RawCommit): AcceptedCommit {
+/** A commit's fields and the Genesis trailers of its message. */
+export function toAccepted(raw: RawCommit): AcceptedCommit {
   const { subject, trailers } = parseCommitMessage(raw.message);
   const attempt = numberOf(trailers.get(TRAILERS.attempt));
   const score = numberOf(trailers.get(TRAILERS.score));
@@ -186,6 +187,15 @@ export function historyIndexOf(repo: string): Promise<HistoryIndex> {
   }
   indexes.set(repo, index);
   return index;
+}
+
+/**
+ * Tells the repository's history index, when this process has loaded one, about a commit Genesis
+ * just wrote there (a speculative commit that lands as it is): see HistoryIndex.learn.
+ */
+export async function learnWrittenCommit(repo: string, raw: RawCommit): Promise<void> {
+  const index = indexes.get(repo);
+  if (index !== undefined) await (await index).learn(toAccepted(raw));
 }
 
 /** Accepted commits after `since` (exclusive), newest first: the only place a change based on it can have landed. */

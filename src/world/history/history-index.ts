@@ -96,6 +96,20 @@ export class HistoryIndex {
     await this.add(all, true);
   }
 
+  /**
+   * Adds a commit this process just wrote, whose first parent it knows (so the invariant holds):
+   * when that commit becomes the head, the next question about it needs no walk (two git
+   * processes). Whether the commit ever lands does not matter: commits never change. The walk
+   * start (`newest`) stays, as a written commit may never land.
+   */
+  async learn(commit: AcceptedCommit): Promise<void> {
+    const parent = commit.parents[0] ?? null;
+    if (this.links.has(commit.commit) || (parent !== null && !this.links.has(parent))) return;
+    const entry = toEntry(commit);
+    this.links.set(entry.commit, entry);
+    await this.store([entry], false).catch(() => undefined);
+  }
+
   /** The indexed commit, or undefined. */
   get(commit: string): IndexedCommit | undefined {
     return this.links.get(commit);

@@ -137,7 +137,7 @@ describe('the integration stage', () => {
       commit: history[0]!.commit,
       verification: { tree: await f.world.treeOf(history[0]!.commit) },
     });
-    expect(record!.gate!.steps.map((st) => st.name)).toEqual(['test', 'check:a', 'check:b']);
+    expect(record!.gate!.steps.map((st) => st.name)).toEqual(['test', 'check:a+b']);
     const report = await auditWorld({ world: f.world, sandbox: f.sandbox });
     expect(report.findings.filter((x) => x.severity === 'violation')).toEqual([]);
   });

@@ -52,7 +52,85 @@ describe('planGate', () => {
 
   it('adds the checks of done tasks but not of pending ones, in manifest order', () => {
     const m = world({}, tasks);
-    expect(planGate(m, taskOf(m, 'eval'), new Set(['mul', 'add'])).map((s) => s.name)).toEqual(['test', 'check:add', 'check:mul', 'check:eval']);
+    expect(planGate(m, taskOf(m, 'eval'), new Set(['mul', 'add'])).map((s) => s.name)).toEqual(['test', 'check:add+mul', 'check:eval']);
+  });
+
+  it("runs the checks of done tasks that are one runner over paths as one step, keeping each check's command", () => {
+    const m = world({}, tasks);
+    expect(planGate(m, taskOf(m, 'docs'), new Set(['mul', 'add', 'eval']))).toEqual([
+      { name: 'test', command: 'node --test test/world.test.js' },
+      {
+        name: 'check:add+mul+eval',
+        command: 'node --test test/add.test.js test/mul.test.js test/eval.test.js',
+        checks: [
+          { id: 'add', command: 'node --test test/add.test.js' },
+          { id: 'mul', command: 'node --test test/mul.test.js' },
+          { id: 'eval', command: 'node --test test/eval.test.js' },
+        ],
+      },
+    ]);
+  });
+
+  it("keeps the episode's own check a step of its own, even when its runner is the done checks'", () => {
+    const m = world({}, tasks);
+    const steps = planGate(m, taskOf(m, 'add'), new Set(['mul', 'eval']));
+    expect(steps.map((s) => [s.name, s.command])).toEqual([
+      ['test', 'node --test test/world.test.js'],
+      ['check:add', 'node --test test/add.test.js'],
+      ['check:mul+eval', 'node --test test/mul.test.js test/eval.test.js'],
+    ]);
+  });
+
+  it('runs a check together only with checks of the same runner and options, at the place of the first', () => {
+    const m = world({}, [
+      { id: 'a', title: 'a', paths: ['a'], check: 'node --test test/a.test.js test/shared/' },
+      { id: 'b', title: 'b', paths: ['b'], check: 'npm run check' },
+      { id: 'c', title: 'c', paths: ['c'], check: 'node --experimental-vm-modules --test test/c.test.js' },
+      { id: 'd', title: 'd', paths: ['d'], check: 'node  --test  ./test/d.test.js test/more/' },
+      { id: 'e', title: 'e', paths: ['e'], check: 'node --experimental-vm-modules --test test/e.test.js' },
+    ]);
+    expect(planGate(m, null, new Set(['a', 'b', 'c', 'd', 'e'])).map((s) => [s.name, s.command])).toEqual([
+      ['test', 'node --test test/world.test.js'],
+      ['check:a+d', 'node --test test/a.test.js test/shared test/d.test.js test/more'],
+      ['check:b', 'npm run check'],
+      ['check:c+e', 'node --experimental-vm-modules --test test/c.test.js test/e.test.js'],
+    ]);
+  });
+
+  it('never runs together checks whose paths overlap: node would run a file they share once, not once for each', () => {
+    const m = world({}, [
+      { id: 'a', title: 'a', paths: ['a'], check: 'node --test test/a.test.js test/shared/' },
+      { id: 'b', title: 'b', paths: ['b'], check: 'node --test test/shared/b.test.js' },
+      { id: 'c', title: 'c', paths: ['c'], check: 'node --test ./test/a.test.js' },
+      { id: 'd', title: 'd', paths: ['d'], check: 'node --test test/d.test.js' },
+      { id: 'e', title: 'e', paths: ['e'], check: 'node --test .' },
+    ]);
+    expect(planGate(m, null, new Set(['a', 'b', 'c', 'd', 'e'])).map((s) => [s.name, s.command])).toEqual([
+      ['test', 'node --test test/world.test.js'],
+      ['check:a+d', 'node --test test/a.test.js test/shared test/d.test.js'],
+      ['check:b', 'node --test test/shared/b.test.js'],
+      ['check:c', 'node --test ./test/a.test.js'],
+      ['check:e', 'node --test .'],
+    ]);
+  });
+
+  it('leaves a check alone that asks its runner for more than paths, or does anything else', () => {
+    const alone = [
+      'node --test --test-name-pattern=add test/a.test.js',
+      'node --test',
+      'node --test test/a.test.js && node scripts/verify.js',
+      'cd sub && node --test test/a.test.js',
+      'node --test "test/a b.test.js"',
+      'node --test test/*.test.js',
+      'NODE_ENV=test node --test test/a.test.js',
+    ];
+    const m = world({}, [
+      ...alone.map((check, i) => ({ id: `x${i}`, title: 'x', paths: [`x${i}`], check })),
+      { id: 'y', title: 'y', paths: ['y'], check: 'node --test test/y.test.js' },
+    ]);
+    const done = new Set([...alone.map((_, i) => `x${i}`), 'y']);
+    expect(planGate(m, null, done).map((s) => s.command)).toEqual(['node --test test/world.test.js', ...alone, 'node --test test/y.test.js']);
+    expect(planGate(m, null, done).every((s) => s.checks === undefined)).toBe(true);
   });
 
   it('runs the checks of done tasks for a commit without a task (the first commit, a replay)', () => {
@@ -110,6 +188,8 @@ describe('briefGateSummary', () => {
   it('tells where the gate ran, the tests that passed of those counted, the checks as a tally and the time', () => {
     const summary = `docker genesis/python:3${image}: test exit 1 9 passed 1 failed; check:slug ok 5 passed 0 failed; check:wrap ok 3 passed 0 failed (3.8s)`;
     expect(briefGateSummary(summary)).toBe('docker genesis/python:3 · 9/10 tests · 2 checks ok · 3.8s');
+    // Checks run together count one each.
+    expect(briefGateSummary(summary.replace('check:wrap ok', 'check:wrap+trim+pad ok'))).toBe('docker genesis/python:3 · 9/10 tests · 4 checks ok · 3.8s');
     expect(
       briefGateSummary(
         summarizeGate('bwrap', [

@@ -1,11 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { loadBaseline, markBaselineFinal, saveBaseline, vanishedTests, waitForBaseline } from '../../../src/gate/test-baseline.js';
+import { loadBaseline, markBaselineFinal, passingUnder, saveBaseline, vanishedTests, waitForBaseline } from '../../../src/gate/test-baseline.js';
 import { stableTestName } from '../../../src/gate/reports/cases.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
 describe('vanishedTests', () => {
   it('lists tests that passed on the base and are not reported passing', () => {
     expect(vanishedTests(['a', 'b', 'c'], { passed: ['a', 'd'], failed: ['b'] }, false)).toEqual(['b', 'c']);
+  });
+
+  it('holds a name listed twice (two files of checks run together) to being reported twice', () => {
+    expect(vanishedTests(['a', 'works', 'works'], { passed: ['a', 'works'], failed: [] }, false)).toEqual(['works']);
+    expect(vanishedTests(['a', 'works', 'works'], { passed: ['a', 'works', 'works'], failed: [] }, false)).toEqual([]);
   });
 
   it('in ratchet mode lets a test fail, never vanish', () => {
@@ -20,6 +25,24 @@ describe('vanishedTests', () => {
     // Verbose names on the candidate, and in ratchet mode a failing test of the file still counts as reported.
     expect(vanishedTests(base, { passed: ['f.ts > a', 'f.ts > b', 'g.ts > x'], failed: ['f.ts > c'] }, true)).toEqual([]);
     expect(vanishedTests(base, { passed: ['f.ts > a', 'f.ts > b', 'g.ts > x'], failed: ['f.ts > c'] }, false)).toEqual(['f.ts > (passing test 3)']);
+  });
+});
+
+describe('passingUnder', () => {
+  it('gives the names that passed under each of the commands asked for, together', () => {
+    expect(passingUnder({ a: ['x', 'y'], b: ['z'], c: ['w'] }, ['a', 'b'])).toEqual(['x', 'y', 'z']);
+  });
+
+  it("holds a name two checks each hold twice: the run together reports it once for each check's file", () => {
+    expect(passingUnder({ a: ['works', 'x'], b: ['works'], c: ['w'] }, ['a', 'b'])).toEqual(['works', 'works', 'x']);
+    expect(passingUnder({ a: ['works'] }, ['a', 'a'])).toEqual(['works']);
+  });
+
+  it('knows a command that passed nothing, and nothing of commands never stored', () => {
+    expect(passingUnder({ a: [] }, ['a', 'b'])).toEqual([]);
+    expect(passingUnder({ a: ['x'] }, ['b', 'c'])).toBeUndefined();
+    // An inherited name is not a stored command.
+    expect(passingUnder({}, ['toString'])).toBeUndefined();
   });
 });
 

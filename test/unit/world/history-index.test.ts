@@ -3,7 +3,9 @@ import { doneTasksOf } from '../../../src/world/history/done-tasks.js';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createRng, type Rng } from '../../../src/reliability/prng.js';
-import { acceptedCommitMessage, readAcceptedHistory, readDoneTasks } from '../../../src/world/history/accepted-history.js';
+import { acceptedCommitMessage, historyIndexOf, readAcceptedHistory, readDoneTasks, toAccepted } from '../../../src/world/history/accepted-history.js';
+import { LocalWorld } from '../../../src/world/local-world.js';
+import { readFirstParentCommits } from '../../../src/git/read-commits.js';
 import { git } from '../../../src/git/git.js';
 import { HistoryIndex } from '../../../src/world/history/history-index.js';
 import { writeCommit, writeTree } from '../../../src/git/object-writer.js';
@@ -131,6 +133,55 @@ describe('the history index', () => {
     expect(third.size).toBe(10);
     expect(await third.doneAt(next)).toEqual(await truth(w.repo, next));
     expect((await readFile(file, 'utf8')).split('\n')[0]).toBe('{"version":3}');
+  });
+
+  it('learns a commit Genesis wrote on an indexed one without asking git, and answers for it as git would', async () => {
+    const w = await world();
+    let head = await w.commit([], null);
+    for (let i = 0; i < 3; i++) head = await w.commit([head], `a${i}`);
+    const file = join(w.repo, 'genesis', 'history-index.jsonl');
+    const index = fresh(w.repo, file);
+    await index.doneAt(head);
+    const written = await w.commit([head], 'a3');
+    const [raw] = await readFirstParentCommits(w.repo, `${written}^!`);
+    await index.learn(toAccepted(raw!));
+    expect(await index.doneAt(written)).toEqual(await truth(w.repo, written));
+    expect(index.stats).toEqual({ walks: 0, rebuilds: 1 });
+    // Stored too: a new process knows it without a walk.
+    const second = fresh(w.repo, file);
+    await second.load();
+    expect(await second.doneAt(written)).toEqual(await truth(w.repo, written));
+    expect(second.stats).toEqual({ walks: 0, rebuilds: 0 });
+  });
+
+  it("learns the commits a world writes (a speculative commit that lands as it is) into that world's index", async () => {
+    const w = await world();
+    const root = await w.commit([], null);
+    const one = await w.commit([root], 'one');
+    await git(['update-ref', 'refs/heads/main', one], { cwd: w.repo });
+    const local = LocalWorld.at(w.repo);
+    expect(await local.doneTasks('main')).toEqual(new Set(['one']));
+    const index = await historyIndexOf(w.repo);
+    const message = acceptedCommitMessage({ title: 'two', episode: 'e2', task: 'two', attempt: 1, agent: 'test', verified: 'ok', score: null });
+    const two = await local.commitTree(await local.treeOf(one), [one], message);
+    expect(index.has(two)).toBe(true);
+    await git(['update-ref', 'refs/heads/main', two], { cwd: w.repo });
+    const { walks, rebuilds } = index.stats;
+    expect(await local.doneTasks('main')).toEqual(new Set(['one', 'two']));
+    expect(index.stats).toEqual({ walks, rebuilds });
+  });
+
+  it('leaves out a written commit whose first parent it does not know, and walks to it when asked', async () => {
+    const w = await world();
+    const root = await w.commit([], null);
+    const one = await w.commit([root], 'one');
+    const index = fresh(w.repo);
+    await index.doneAt(root);
+    const two = await w.commit([one], 'two');
+    await index.learn(toAccepted((await readFirstParentCommits(w.repo, `${two}^!`))[0]!));
+    expect(index.has(two)).toBe(false);
+    expect(await index.doneAt(two)).toEqual(new Set(['one', 'two']));
+    expect(index.stats).toEqual({ walks: 1, rebuilds: 1 });
   });
 
   it('serves readDoneTasks for a world, at its branch and at an earlier commit', async () => {
