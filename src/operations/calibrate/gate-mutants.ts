@@ -11,6 +11,7 @@ import type { Sandbox } from '../../sandbox/sandbox.js';
 import type { LocalWorld } from '../../world/local-world.js';
 import { readExecutedLines, withExecutedLines } from './coverage/executed-lines.js';
 import { mutationLanguageOf, type MutationLanguage } from './mutants/languages.js';
+import { isNotMutated } from './mutants/not-source.js';
 import { applyMutation, type MutationSite } from './mutants/site.js';
 import type { CalibrationGate } from './calibration-gate.js';
 
@@ -48,9 +49,6 @@ export interface MutantsResult {
   timeoutSec: number;
 }
 
-const TESTS =
-  /(^|\/)(test|tests|testing|__tests__|spec|example|examples|bench|benchmark|node_modules|dist|coverage|docs|\.venv|venv|site-packages)\/|\.(test|spec)\.[cm]?[jt]sx?$|(^|\/)(test_[^/]*|[^/]*_test|conftest|setup|noxfile)\.py$/;
-
 /**
  * Mutants of the head's own sources (JavaScript, TypeScript, Python, each by its own operators in
  * mutants/), each a small plausible mistake (an operator, a constant, a condition negated, a value
@@ -70,7 +68,7 @@ export async function gateMutants(input: MutantsInput): Promise<MutantsResult> {
   let everyLine = false;
   for (const path of listed) {
     const language = mutationLanguageOf(path);
-    if (!language || TESTS.test(path) || matchesAny(path, manifest.protected)) continue;
+    if (!language || isNotMutated(path) || matchesAny(path, manifest.protected)) continue;
     // A file the coverage run never loaded is skipped; one whose runner's coverage cannot be
     // placed on it (TypeScript transformed without a source map) is mutated on every line.
     const lines = executed === null ? null : (executed.get(path) ?? (language.unreported === 'every-line' ? null : undefined));
