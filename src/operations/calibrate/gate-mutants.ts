@@ -11,6 +11,7 @@ import type { Sandbox } from '../../sandbox/sandbox.js';
 import type { LocalWorld } from '../../world/local-world.js';
 import { readExecutedLines, withExecutedLines } from './coverage/executed-lines.js';
 import { mutationLanguageOf, type MutationLanguage } from './mutants/languages.js';
+import { linesToMutate } from './mutants/lines-to-mutate.js';
 import { isNotMutated } from './mutants/not-source.js';
 import { applyMutation, type MutationSite } from './mutants/site.js';
 import type { CalibrationGate } from './calibration-gate.js';
@@ -66,12 +67,12 @@ export async function gateMutants(input: MutantsInput): Promise<MutantsResult> {
   const files: string[] = [];
   const sites: Array<MutationSite & { language: MutationLanguage['name'] }> = [];
   let everyLine = false;
+  const isSource = (path: string) => mutationLanguageOf(path) !== undefined && !isNotMutated(path) && !matchesAny(path, manifest.protected);
+  const linesOf = linesToMutate(executed, isSource);
   for (const path of listed) {
     const language = mutationLanguageOf(path);
-    if (!language || isNotMutated(path) || matchesAny(path, manifest.protected)) continue;
-    // A file the coverage run never loaded is skipped; one whose runner's coverage cannot be
-    // placed on it (TypeScript transformed without a source map) is mutated on every line.
-    const lines = executed === null ? null : (executed.get(path) ?? (language.unreported === 'every-line' ? null : undefined));
+    if (!language || !isSource(path)) continue;
+    const lines = linesOf(path, language);
     if (lines === undefined) continue;
     if (lines === null) everyLine = true;
     files.push(path);
