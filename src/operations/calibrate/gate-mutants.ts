@@ -13,6 +13,7 @@ import { readExecutedLines, withExecutedLines } from './coverage/executed-lines.
 import { mutationLanguageOf, type MutationLanguage } from './mutants/languages.js';
 import { linesToMutate } from './mutants/lines-to-mutate.js';
 import { isNotMutated } from './mutants/not-source.js';
+import { secondMutantGateSec } from './mutants/second-gate.js';
 import { applyMutation, type MutationSite } from './mutants/site.js';
 import type { CalibrationGate } from './calibration-gate.js';
 
@@ -91,7 +92,9 @@ export async function gateMutants(input: MutantsInput): Promise<MutantsResult> {
     const started = Date.now();
     const text = (await scratch.readFile(head, site.path)) ?? '';
     const candidateTree = await overlayFiles(scratch.path, input.headTree, { [site.path]: applyMutation(text, site) }, join(scratch.path, `mutant-${i}.index`));
-    const verdict = await input.gate({ head, fromTree: input.headTree, candidateTree, name: `mutant-${i}`, timeoutSec });
+    let verdict = await input.gate({ head, fromTree: input.headTree, candidateTree, name: `mutant-${i}`, timeoutSec });
+    const againSec = verdict.ok ? null : secondMutantGateSec(verdict.reason, timeoutSec, manifest.verify.timeoutSec);
+    if (againSec !== null) verdict = await input.gate({ head, fromTree: input.headTree, candidateTree, name: `mutant-${i}-again`, timeoutSec: againSec });
     outcomes[i] = { ...site, killed: !verdict.ok, ...(verdict.ok ? {} : { reason: verdict.reason }), durationMs: Date.now() - started };
     done += 1;
     input.onGated?.(outcomes[i]!, done, chosen.length);
