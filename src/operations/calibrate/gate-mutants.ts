@@ -4,7 +4,6 @@ import { planGate } from '../../gate/plan.js';
 import { runGate } from '../../gate/gate.js';
 import { git } from '../../git/git.js';
 import { overlayFiles } from '../../git/tree/overlay.js';
-import { matchesAny } from '../../manifest/path-patterns.js';
 import type { WorldManifest } from '../../manifest/schema.js';
 import { createRng } from '../../reliability/prng.js';
 import type { Sandbox } from '../../sandbox/sandbox.js';
@@ -12,7 +11,7 @@ import type { LocalWorld } from '../../world/local-world.js';
 import { readExecutedLines, withExecutedLines } from './coverage/executed-lines.js';
 import { mutationLanguageOf, type MutationLanguage } from './mutants/languages.js';
 import { linesToMutate } from './mutants/lines-to-mutate.js';
-import { isNotMutated } from './mutants/not-source.js';
+import { mutableSources } from './mutants/not-source.js';
 import { secondMutantGateSec } from './mutants/second-gate.js';
 import { applyMutation, type MutationSite } from './mutants/site.js';
 import type { CalibrationGate } from './calibration-gate.js';
@@ -68,7 +67,7 @@ export async function gateMutants(input: MutantsInput): Promise<MutantsResult> {
   const files: string[] = [];
   const sites: Array<MutationSite & { language: MutationLanguage['name'] }> = [];
   let everyLine = false;
-  const isSource = (path: string) => mutationLanguageOf(path) !== undefined && !isNotMutated(path) && !matchesAny(path, manifest.protected);
+  const isSource = mutableSources(listed, manifest.protected);
   const linesOf = linesToMutate(executed, isSource);
   for (const path of listed) {
     const language = mutationLanguageOf(path);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isNotMutated } from '../../../../../src/operations/calibrate/mutants/not-source.js';
+import { isNotMutated, mutableSources } from '../../../../../src/operations/calibrate/mutants/not-source.js';
 
 describe('isNotMutated: what calibration makes no mutants of', () => {
   it('leaves type tests alone: tsd and TSTyche files, which the type checker runs and the test command never loads', () => {
@@ -37,5 +37,14 @@ describe('isNotMutated: what calibration makes no mutants of', () => {
     ]) {
       expect(isNotMutated(path), path).toBe(false);
     }
+  });
+
+  it("mutableSources counts only the head's files: the gate's own canary probe, which the coverage run reports, is none of them", () => {
+    const isSource = mutableSources(['lib/index.js', 'test/index.js', 'world.yaml', 'src/keep.js'], ['src/keep.js']);
+    expect(isSource('lib/index.js')).toBe(true);
+    expect(isSource('.genesis-canary/node.cjs')).toBe(false);
+    expect(isSource('test/index.js')).toBe(false);
+    expect(isSource('world.yaml')).toBe(false);
+    expect(isSource('src/keep.js')).toBe(false);
   });
 });
