@@ -6,7 +6,8 @@
 #   bash scripts/real-history/calibrate.sh [name...]      (default: every project)
 #   MUTANTS=10 JOBS=2 SANDBOX=auto                          (the defaults)
 # Prints each project's f, d and time, a Markdown row per project, and f over all their commits
-# together; each report is kept as JSON in $OUT (default: a new temporary folder, printed).
+# together; each report is kept as JSON in $OUT (default: a new temporary folder, printed). Exits 1
+# when a project could not be adopted or calibrated (its row says so).
 # Nothing of the projects' code is written into this repository: worlds live in a temporary folder.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -23,6 +24,7 @@ genesis() { node "$root/bin/genesis.js" "$@"; }
 
 wanted=" $* "
 : >"$out/projects.tsv"
+failed=0
 while read -r name package runner versions; do
   [[ -z $name || $name == \#* ]] && continue
   [[ $# -gt 0 && $wanted != *" $name "* ]] && continue
@@ -34,9 +36,13 @@ while read -r name package runner versions; do
   world="$worlds/$name"
   echo "== $name ($package ${list[0]}–${list[-1]}, $runner): adopting" >&2
   start=$(date +%s%N)
-  genesis init --world "$world" --adopt "$bundle" --manifest "$here/$name.world.yaml" --sandbox "$sandbox" >&2
-  echo "== $name: calibrating $commits commits and $mutants mutants" >&2
-  genesis calibrate --world "$world" --commits "$commits" --mutants "$mutants" --jobs "$jobs" --sandbox "$sandbox" --json >"$out/$name.json"
+  # A project that fails is a row that says so; the others still run.
+  if genesis init --world "$world" --adopt "$bundle" --manifest "$here/$name.world.yaml" --sandbox "$sandbox" >&2; then
+    echo "== $name: calibrating $commits commits and $mutants mutants" >&2
+    genesis calibrate --world "$world" --commits "$commits" --mutants "$mutants" --jobs "$jobs" --sandbox "$sandbox" --json >"$out/$name.json" ||
+      rm -f "$out/$name.json"
+  fi
+  [[ -s $out/$name.json ]] || failed=1
   seconds=$((($(date +%s%N) - start) / 1000000000))
   printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$package ${list[0]}–${list[-1]} (${#list[@]})" "$runner" "$seconds" \
     "bash scripts/real-history/calibrate.sh $name" >>"$out/projects.tsv"
@@ -44,3 +50,4 @@ done <"$here/projects.txt"
 
 node --import tsx "$here/report-table.ts" "$out"
 echo "reports: $out" >&2
+exit "$failed"
