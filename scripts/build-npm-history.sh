@@ -13,10 +13,11 @@ trap 'rm -rf "$work"' EXIT
 git -C "$work" init --quiet --initial-branch=main repo
 times=$(npm view "$pkg" time --json)
 for version in "$@"; do
-  (cd "$work" && npm pack --silent "$pkg@$version" >/dev/null)
+  # npm names the tarball itself (a scoped @scope/name becomes scope-name-<version>.tgz).
+  tarball=$(cd "$work" && npm pack --silent "$pkg@$version" | tail -n 1)
   find "$work/repo" -mindepth 1 -maxdepth 1 ! -name .git -exec rm -rf {} +
-  tar -xzf "$work/$pkg-$version.tgz" -C "$work/repo" --strip-components=1
-  rm "$work/$pkg-$version.tgz"
+  tar -xzf "$work/$tarball" -C "$work/repo" --strip-components=1
+  rm "$work/$tarball"
   when=$(node -e 'console.log(JSON.parse(process.argv[1])[process.argv[2]])' "$times" "$version")
   git -C "$work/repo" add --all
   GIT_AUTHOR_NAME="$pkg maintainers" GIT_AUTHOR_EMAIL="$pkg@npm" GIT_AUTHOR_DATE="$when" \

@@ -5,13 +5,15 @@ import { runGate } from '../../gate/gate.js';
 import { saveBaseline } from '../../gate/test-baseline.js';
 import { git } from '../../git/git.js';
 import { overlayFiles } from '../../git/tree/overlay.js';
-import { matchesAny } from '../../manifest/path-patterns.js';
 import type { WorldManifest } from '../../manifest/schema.js';
 import { createRng } from '../../reliability/prng.js';
 import type { Sandbox } from '../../sandbox/sandbox.js';
 import type { LocalWorld } from '../../world/local-world.js';
 import { readExecutedLines, withExecutedLines } from './coverage/executed-lines.js';
 import { mutationLanguageOf, type MutationLanguage } from './mutants/languages.js';
+import { linesToMutate } from './mutants/lines-to-mutate.js';
+import { mutableSources } from './mutants/not-source.js';
+import { secondMutantGateSec } from './mutants/second-gate.js';
 import { applyMutation, type MutationSite } from './mutants/site.js';
 import type { CalibrationGate } from './calibration-gate.js';
 
@@ -49,9 +51,6 @@ export interface MutantsResult {
   timeoutSec: number;
 }
 
-const TESTS =
-  /(^|\/)(test|tests|testing|__tests__|spec|example|examples|bench|benchmark|node_modules|dist|coverage|docs|\.venv|venv|site-packages)\/|\.(test|spec)\.[cm]?[jt]sx?$|(^|\/)(test_[^/]*|[^/]*_test|conftest|setup|noxfile)\.py$/;
-
 /**
  * Mutants of the head's own sources (JavaScript, TypeScript, Python, each by its own operators in
  * mutants/), each a small plausible mistake (an operator, a constant, a condition negated, a value
@@ -69,12 +68,12 @@ export async function gateMutants(input: MutantsInput): Promise<MutantsResult> {
   const files: string[] = [];
   const sites: Array<MutationSite & { language: MutationLanguage['name'] }> = [];
   let everyLine = false;
+  const isSource = mutableSources(listed, manifest.protected);
+  const linesOf = linesToMutate(executed, isSource);
   for (const path of listed) {
     const language = mutationLanguageOf(path);
-    if (!language || TESTS.test(path) || matchesAny(path, manifest.protected)) continue;
-    // A file the coverage run never loaded is skipped; one whose runner's coverage cannot be
-    // placed on it (TypeScript transformed without a source map) is mutated on every line.
-    const lines = executed === null ? null : (executed.get(path) ?? (language.unreported === 'every-line' ? null : undefined));
+    if (!language || !isSource(path)) continue;
+    const lines = linesOf(path, language);
     if (lines === undefined) continue;
     if (lines === null) everyLine = true;
     files.push(path);
@@ -93,7 +92,11 @@ export async function gateMutants(input: MutantsInput): Promise<MutantsResult> {
     const started = Date.now();
     const text = (await scratch.readFile(head, site.path)) ?? '';
     const candidateTree = await overlayFiles(scratch.path, input.headTree, { [site.path]: applyMutation(text, site) }, join(scratch.path, `mutant-${i}.index`));
-    const verdict = await input.gate({ head, fromTree: input.headTree, candidateTree, name: `mutant-${i}`, timeoutSec, rerunOnlyTimeouts: true });
+    let verdict = await input.gate({ head, fromTree: input.headTree, candidateTree, name: `mutant-${i}`, timeoutSec, rerunOnlyTimeouts: true });
+    const againSec = verdict.ok ? null : secondMutantGateSec(verdict.reason, timeoutSec, manifest.verify.timeoutSec);
+    if (againSec !== null) {
+      verdict = await input.gate({ head, fromTree: input.headTree, candidateTree, name: `mutant-${i}-again`, timeoutSec: againSec, rerunOnlyTimeouts: true });
+    }
     outcomes[i] = { ...site, killed: !verdict.ok, ...(verdict.ok ? {} : { reason: verdict.reason }), durationMs: Date.now() - started };
     done += 1;
     input.onGated?.(outcomes[i]!, done, chosen.length);

@@ -10,7 +10,8 @@ export interface MutationLanguage {
   /**
    * What to do with a file the coverage run did not report: `skip` it (its tests never load it, so
    * any mutant of it survives for nothing), or mutate `every-line` of it (its runner's coverage
-   * cannot be placed on the file, so d is then a lower bound).
+   * cannot be placed on the file, so d is then a lower bound), while the coverage run placed no
+   * line on any source (lines-to-mutate.ts).
    */
   unreported: 'skip' | 'every-line';
   /** Sites on the lines given (every line when null). Pure. */

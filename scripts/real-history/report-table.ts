@@ -1,0 +1,84 @@
+/**
+ * The table of calibrate.sh: one Markdown row per project from the reports it kept (<name>.json,
+ * as `genesis calibrate --json` prints them, and projects.tsv, what the script knew of each), then
+ * f over all the projects' replayed commits together, and every false rejection with its cause.
+ *   node --import tsx scripts/real-history/report-table.ts <folder>
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { computeWilsonInterval } from '../../src/reliability/wilson.js';
+
+interface Measure {
+  rate: number;
+  low: number;
+  high: number;
+  count: number;
+  of: number;
+}
+
+interface Report {
+  falseRejection?: Measure & {
+    flaky: unknown[];
+    causes: { cause: string; count: number; advice?: string }[];
+    replays: { commit: string; subject: string; accepted: boolean; cause?: string; reason?: string; message?: string }[];
+  };
+  recall?: Measure & { sites: number; byLanguage: { language: string; count: number; of: number }[] };
+  recallUnmeasured?: string;
+}
+
+const percent = (x: number) => `${(100 * x).toFixed(1).replace(/\.0$/, '')}%`;
+const measured = (m: Measure) => `${m.count}/${m.of} = ${percent(m.rate)} (${percent(m.low)}–${percent(m.high)})`;
+
+async function main(folder: string): Promise<void> {
+  const lines = (await readFile(join(folder, 'projects.tsv'), 'utf8')).split('\n').filter(Boolean);
+  const rows: string[] = [];
+  const rejections: string[] = [];
+  let rejected = 0;
+  let replayed = 0;
+  let flaky = 0;
+  for (const line of lines) {
+    const [name, versions, runner, seconds, command] = line.split('\t');
+    const text = await readFile(join(folder, `${name}.json`), 'utf8').catch(() => null);
+    if (text === null) {
+      rows.push(
+        `| ${name} | ${runner} | ${versions} | – | failed: adoption or calibration did not finish (its error is on stderr) | – | ${seconds} s | \`${command}\` |`,
+      );
+      continue;
+    }
+    const report = JSON.parse(text) as Report;
+    const f = report.falseRejection;
+    const d = report.recall;
+    if (f) {
+      rejected += f.count;
+      replayed += f.of;
+      flaky += f.flaky.length;
+      for (const replay of f.replays.filter((r) => !r.accepted)) {
+        rejections.push(
+          `${name}: ${replay.subject} (${replay.commit.slice(0, 12)}) ${replay.cause ?? ''} ${replay.reason ?? ''}: ${(replay.message ?? '').split('\n')[0]}`,
+        );
+      }
+    }
+    const recall = d
+      ? `${measured(d)} of ${d.sites} sites (${d.byLanguage.map((l) => `${l.language} ${l.count}/${l.of}`).join(', ')})`
+      : `not measured: ${report.recallUnmeasured ?? 'no report'}`;
+    const falseRejection = f ? `${measured(f)}${f.flaky.length > 0 ? `, ${f.flaky.length} flaky apart` : ''}` : 'not measured';
+    rows.push(`| ${name} | ${runner} | ${versions} | ${f?.of ?? 0} | ${falseRejection} | ${recall} | ${seconds} s | \`${command}\` |`);
+  }
+  const overall = computeWilsonInterval(rejected, replayed);
+  const out = [
+    '| project | runner | versions (commits) | commits replayed | f (95% Wilson) | d (95% Wilson) | adopt + calibrate | command |',
+    '|---|---|---|---|---|---|---|---|',
+    ...rows,
+    '',
+    `f over all ${replayed} replayed commits: ${rejected}/${replayed} = ${percent(replayed === 0 ? 0 : rejected / replayed)} (95% Wilson ${percent(overall.low)}–${percent(overall.high)}); flaky, apart from f: ${flaky}`,
+    ...rejections.map((r) => `false rejection: ${r}`),
+  ];
+  process.stdout.write(`${out.join('\n')}\n`);
+}
+
+const folder = process.argv[2];
+if (!folder) {
+  process.stderr.write('usage: node --import tsx scripts/real-history/report-table.ts <folder>\n');
+  process.exit(2);
+}
+await main(folder);
