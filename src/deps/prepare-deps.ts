@@ -15,7 +15,7 @@ import type { InstallResult, InstallSpec } from './installers/install-spec.js';
 import { readDepsFiles } from './read-deps-files.js';
 
 export type PreparedDeps =
-  | { ok: true; key: string; hit: boolean; durationMs: number; layout: DepsLayout; log: string; filesDigest: string }
+  | { ok: true; key: string; hit: boolean; durationMs: number; layout: DepsLayout; log: string; filesDigest: string; intact?: Promise<boolean> }
   | { ok: false; reason: 'deps-failed'; message: string; log: string; filesDigest: string | null };
 
 export interface PrepareDepsInput {
@@ -28,6 +28,8 @@ export interface PrepareDepsInput {
   cache: DepsCache;
   /** Told what a long wait is on (a sentence), and null when it ends: for progress displays. */
   onWait?: (what: string | null) => void;
+  /** See PrepareRequest.proveBeside. */
+  proveBeside?: boolean;
 }
 
 /** The install of the sandbox kind the gate uses, so the set runs where it was built. */
@@ -72,6 +74,7 @@ export async function prepareDeps(input: PrepareDepsInput): Promise<PreparedDeps
     image: input.image,
     install: installerFor(input.sandbox),
     ...(input.onWait ? { onWait: input.onWait } : {}),
+    ...(input.proveBeside ? { proveBeside: true } : {}),
   });
   if (!outcome.ok) return { ok: false, reason: outcome.reason, message: outcome.message, log: `${note}${outcome.log}`, filesDigest };
   const outputs = await readOutputs(outcome.dir, input.spec.paths);
@@ -83,7 +86,16 @@ export async function prepareDeps(input: PrepareDepsInput): Promise<PreparedDeps
     return { ok: false, reason: 'deps-failed', message, log: `${outcome.log}deps: ${message}\n`, filesDigest };
   }
   const layout = planDepsLayout(outcome.dir, outputs);
-  return { ok: true, key, hit: outcome.hit, durationMs: outcome.durationMs, layout, log: `${note}${outcome.log}`, filesDigest };
+  return {
+    ok: true,
+    key,
+    hit: outcome.hit,
+    durationMs: outcome.durationMs,
+    layout,
+    log: `${note}${outcome.log}`,
+    filesDigest,
+    ...(outcome.intact ? { intact: outcome.intact } : {}),
+  };
 }
 
 function outputLinkProblem(outputs: ReadonlyArray<{ path: string; type: 'dir' | 'file' | 'link'; entries: readonly OutputEntry[] }>): string | null {
