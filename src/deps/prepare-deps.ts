@@ -77,10 +77,20 @@ export async function prepareDeps(input: PrepareDepsInput): Promise<PreparedDeps
     ...(input.proveBeside ? { proveBeside: true } : {}),
   });
   if (!outcome.ok) return { ok: false, reason: outcome.reason, message: outcome.message, log: `${note}${outcome.log}`, filesDigest };
-  const outputs = await readOutputs(outcome.dir, input.spec.paths);
+  // A set handed out before its proof: what is wrong in it may be damage done after it was
+  // prepared, which is not the change's to answer for; asked again, the cache proves it first.
+  const proven = async () => outcome.intact === undefined || (await outcome.intact);
+  let outputs: Awaited<ReturnType<typeof readOutputs>>;
+  try {
+    outputs = await readOutputs(outcome.dir, input.spec.paths);
+  } catch (cause) {
+    if (!(await proven())) return prepareDeps({ ...input, proveBeside: false });
+    throw cause;
+  }
   // A set stored before its links were checked: never bind or recreate a link that leads out of it.
   const linked = outputLinkProblem(outputs);
   if (linked) {
+    if (!(await proven())) return prepareDeps({ ...input, proveBeside: false });
     await input.cache.remove(key).catch(() => undefined);
     const message = `the prepared dependency set ${key.slice(0, 12)} holds ${linked}; it was removed from the cache, and an install that leaves such a link is not stored again`;
     return { ok: false, reason: 'deps-failed', message, log: `${outcome.log}deps: ${message}\n`, filesDigest };

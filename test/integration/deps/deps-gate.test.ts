@@ -1,4 +1,4 @@
-import { readdir, writeFile } from 'node:fs/promises';
+import { readdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { runGate } from '../../../src/gate/gate.js';
@@ -57,6 +57,25 @@ for (const kind of ['docker', 'bwrap'] as const) {
       expect(verdict.log).toContain('SET-CLEAN');
       const [fresh] = await new DepsCache({ root: cache.root() }).list();
       expect(await readdir(join(fresh!.dir, 'node_modules/semver'))).not.toContain('tampered.js');
+    });
+
+    itWith(kind)('charges no change for a link out of the set that something put there after it was prepared', async () => {
+      const f = await makeWorld({ sandbox: kind, manifest: depsManifest(kind), files: SEMVER_FILES, recording: {} });
+      const [set] = await new DepsCache({ root: cache.root() }).list();
+      await symlink('/', join(set!.dir, 'node_modules/escape'));
+      const manifest = await f.world.manifestAt(f.commit);
+      const verdict = await runGate({
+        repo: f.world.path,
+        tree: await f.world.treeOf(f.commit),
+        steps: planGate(manifest, null, new Set()),
+        manifest,
+        sandbox: f.sandbox,
+        workDir: `${f.world.scratchDir}/gates/linked`,
+      });
+      expect(verdict.ok, verdict.log).toBe(true);
+      expect(verdict.log).toContain('changed after it was prepared');
+      const [fresh] = await new DepsCache({ root: cache.root() }).list();
+      expect(await readdir(join(fresh!.dir, 'node_modules'))).not.toContain('escape');
     });
   });
 }
