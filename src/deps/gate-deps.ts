@@ -23,11 +23,13 @@ export interface GateDepsInput {
   base?: string | null;
   /** Told what a long wait is on (a sentence), and null when it ends: for progress displays. */
   onWait?: (what: string | null) => void;
+  /** See PrepareRequest.proveBeside: the gate then waits for `intact` before its verdict. */
+  proveBeside?: boolean;
 }
 
 export type GateDeps =
-  | { ok: true; mounts: SandboxMount[]; step: GateStepRecord; log: string }
-  | { ok: false; reason: 'deps-failed' | 'broken-base'; message: string; signature: string; step: GateStepRecord; log: string };
+  | { ok: true; mounts: SandboxMount[]; step: GateStepRecord; log: string; intact?: Promise<boolean> }
+  | { ok: false; reason: 'deps-failed' | 'broken-base'; message: string; signature: string; step: GateStepRecord; log: string; intact?: Promise<boolean> };
 
 let sharedCache: DepsCache | undefined;
 
@@ -54,6 +56,7 @@ export async function depsForGate(input: GateDepsInput): Promise<GateDeps | null
     image: input.image ?? input.manifest.verify.image,
     cache: input.cache ?? machineDepsCache(),
     ...(input.onWait ? { onWait: input.onWait } : {}),
+    ...(input.proveBeside ? { proveBeside: true } : {}),
   });
   const step = (exitCode: number, durationMs: number): GateStepRecord => ({
     name: 'deps',
@@ -73,6 +76,7 @@ export async function depsForGate(input: GateDepsInput): Promise<GateDeps | null
         mounts: prepared.layout.mounts,
         step: step(0, prepared.durationMs),
         log: `${prepared.log}deps: ${prepared.key.slice(0, 12)} ${how}, mounted read-only (${prepared.layout.mounts.length} entries)\n`,
+        ...(prepared.intact ? { intact: prepared.intact } : {}),
       };
     }
     return {
@@ -82,6 +86,7 @@ export async function depsForGate(input: GateDepsInput): Promise<GateDeps | null
       signature: 'deps-failed:layout',
       step: step(1, prepared.durationMs),
       log: `${prepared.log}deps: ${problem}\n`,
+      ...(prepared.intact ? { intact: prepared.intact } : {}),
     };
   }
   const durationMs = 0;

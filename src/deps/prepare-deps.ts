@@ -15,7 +15,7 @@ import type { InstallResult, InstallSpec } from './installers/install-spec.js';
 import { readDepsFiles } from './read-deps-files.js';
 
 export type PreparedDeps =
-  | { ok: true; key: string; hit: boolean; durationMs: number; layout: DepsLayout; log: string; filesDigest: string }
+  | { ok: true; key: string; hit: boolean; durationMs: number; layout: DepsLayout; log: string; filesDigest: string; intact?: Promise<boolean> }
   | { ok: false; reason: 'deps-failed'; message: string; log: string; filesDigest: string | null };
 
 export interface PrepareDepsInput {
@@ -28,6 +28,8 @@ export interface PrepareDepsInput {
   cache: DepsCache;
   /** Told what a long wait is on (a sentence), and null when it ends: for progress displays. */
   onWait?: (what: string | null) => void;
+  /** See PrepareRequest.proveBeside. */
+  proveBeside?: boolean;
 }
 
 /** The install of the sandbox kind the gate uses, so the set runs where it was built. */
@@ -72,18 +74,38 @@ export async function prepareDeps(input: PrepareDepsInput): Promise<PreparedDeps
     image: input.image,
     install: installerFor(input.sandbox),
     ...(input.onWait ? { onWait: input.onWait } : {}),
+    ...(input.proveBeside ? { proveBeside: true } : {}),
   });
   if (!outcome.ok) return { ok: false, reason: outcome.reason, message: outcome.message, log: `${note}${outcome.log}`, filesDigest };
-  const outputs = await readOutputs(outcome.dir, input.spec.paths);
+  // A set handed out before its proof: what is wrong in it may be damage done after it was
+  // prepared, which is not the change's to answer for; asked again, the cache proves it first.
+  const proven = async () => outcome.intact === undefined || (await outcome.intact);
+  let outputs: Awaited<ReturnType<typeof readOutputs>>;
+  try {
+    outputs = await readOutputs(outcome.dir, input.spec.paths);
+  } catch (cause) {
+    if (!(await proven())) return prepareDeps({ ...input, proveBeside: false });
+    throw cause;
+  }
   // A set stored before its links were checked: never bind or recreate a link that leads out of it.
   const linked = outputLinkProblem(outputs);
   if (linked) {
+    if (!(await proven())) return prepareDeps({ ...input, proveBeside: false });
     await input.cache.remove(key).catch(() => undefined);
     const message = `the prepared dependency set ${key.slice(0, 12)} holds ${linked}; it was removed from the cache, and an install that leaves such a link is not stored again`;
     return { ok: false, reason: 'deps-failed', message, log: `${outcome.log}deps: ${message}\n`, filesDigest };
   }
   const layout = planDepsLayout(outcome.dir, outputs);
-  return { ok: true, key, hit: outcome.hit, durationMs: outcome.durationMs, layout, log: `${note}${outcome.log}`, filesDigest };
+  return {
+    ok: true,
+    key,
+    hit: outcome.hit,
+    durationMs: outcome.durationMs,
+    layout,
+    log: `${note}${outcome.log}`,
+    filesDigest,
+    ...(outcome.intact ? { intact: outcome.intact } : {}),
+  };
 }
 
 function outputLinkProblem(outputs: ReadonlyArray<{ path: string; type: 'dir' | 'file' | 'link'; entries: readonly OutputEntry[] }>): string | null {

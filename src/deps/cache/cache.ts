@@ -46,10 +46,25 @@ export interface PrepareRequest {
   install: (spec: InstallSpec) => Promise<InstallResult>;
   /** Told what a long wait is on (a sentence), and null when it ends: for progress displays. */
   onWait?: (what: string | null) => void;
+  /**
+   * A set already prepared is returned at once, with `intact` proving it unchanged while the
+   * caller works, instead of being proven before it is returned: the caller must not give a
+   * verdict from it before `intact` is true, and asks again without this when it is false.
+   */
+  proveBeside?: boolean;
 }
 
 export type PrepareOutcome =
-  | { ok: true; key: string; dir: string; hit: boolean; durationMs: number; log: string }
+  | {
+      ok: true;
+      key: string;
+      dir: string;
+      hit: boolean;
+      durationMs: number;
+      log: string;
+      /** With proveBeside on a hit: true once the set is proven unchanged, false when it changed after it was prepared. */
+      intact?: Promise<boolean>;
+    }
   | { ok: false; key: string; reason: 'deps-failed'; message: string; log: string };
 
 export interface DepsCacheOptions {
@@ -96,6 +111,19 @@ export class DepsCache {
     let waitingOnOther = false;
     const short = request.key.slice(0, 12);
     try {
+      const beside = request.proveBeside ? await this.readSet(request.key) : null;
+      if (beside) {
+        await this.touch(request.key);
+        return {
+          ok: true,
+          key: request.key,
+          dir: beside.dir,
+          hit: true,
+          durationMs: Date.now() - started,
+          log: `deps: ${short} already prepared on this machine (proven unchanged while the gate runs)\n`,
+          intact: isUnchanged(beside),
+        };
+      }
       for (;;) {
         const found = await this.readUsable(request.key);
         if (found.set) {
@@ -286,8 +314,7 @@ export class DepsCache {
   private async readUsable(key: string): Promise<{ set: CachedSet | null; damaged: boolean }> {
     const set = await this.readSet(key);
     if (!set) return { set: null, damaged: false };
-    const now = await summarizeTree(set.dir).catch(() => null);
-    if (now?.fingerprint === set.fingerprint) return { set, damaged: false };
+    if (await isUnchanged(set)) return { set, damaged: false };
     await this.remove(key).catch(() => undefined);
     return { set: null, damaged: true };
   }
@@ -296,6 +323,12 @@ export class DepsCache {
     const now = new Date();
     await utimes(join(this.setDir(key), 'used'), now, now).catch(() => undefined);
   }
+}
+
+/** Whether a set's outputs are still what was prepared (never rejects: a set that cannot be walked is not). */
+async function isUnchanged(set: CachedSet): Promise<boolean> {
+  const now = await summarizeTree(set.dir).catch(() => null);
+  return now?.fingerprint === set.fingerprint;
 }
 
 /** Outputs are read by every gate's user and written by nobody: root's (when root), a+rX, a-w. */

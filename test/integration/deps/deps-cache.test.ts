@@ -95,6 +95,28 @@ describe('the dependency cache', () => {
     expect(await readdir(join(second.ok ? second.dir : '', 'out/pkg'))).toEqual(['index.js']);
   });
 
+  it('proves a set it hands out at once beside the caller, and a set changed after it was prepared fails the proof', async () => {
+    const root = await tempDir('genesis-deps-');
+    const counter = join(root, 'count');
+    const cache = new DepsCache({ root: join(root, 'cache') });
+    const first = await cache.ensure({ ...request(counter), proveBeside: true });
+    // Nothing prepared yet: installed, and what was just prepared needs no proof.
+    expect(first).toMatchObject({ ok: true, hit: false });
+    expect(first.ok && first.intact).toBe(undefined);
+    const clean = await cache.ensure({ ...request(counter), proveBeside: true });
+    expect(clean).toMatchObject({ ok: true, hit: true });
+    expect(await (clean.ok ? clean.intact : undefined)).toBe(true);
+    await writeFile(join(first.ok ? first.dir : '', 'out/pkg/extra.js'), 'tampered');
+    const damaged = await cache.ensure({ ...request(counter), proveBeside: true });
+    expect(damaged).toMatchObject({ ok: true, hit: true });
+    expect(await (damaged.ok ? damaged.intact : undefined)).toBe(false);
+    // Asked again without it, the cache proves the set first and prepares it again.
+    const again = await cache.ensure(request(counter));
+    expect(again).toMatchObject({ ok: true, hit: false });
+    expect(again.log).toContain('changed after it was prepared');
+    expect(await readFile(counter, 'utf8')).toBe('xx');
+  });
+
   it('evicts the least recently used sets beyond its cap, never the one just prepared', async () => {
     const root = await tempDir('genesis-deps-');
     const cache = new DepsCache({ root: join(root, 'cache'), capBytes: 1, graceMs: 0 });
