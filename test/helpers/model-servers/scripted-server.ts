@@ -39,6 +39,11 @@ export interface ScriptedServer {
   mode: ServerMode;
   /** The file the tool call writes, relative to the workspace, and its content. */
   readonly file: { path: string; content: string };
+  /**
+   * A shell command a working turn runs with the CLI's own shell tool in place of writing `file`
+   * (a cheating model's tool call), or null to write the file.
+   */
+  command: string | null;
   /** Every request received. */
   readonly requests: LoggedRequest[];
   /** Usage reported, one entry per answered model call. */
@@ -126,6 +131,7 @@ export async function startScriptedServer(
     port,
     mode: options.mode ?? 'work',
     file: options.file ?? { path: 'hello.txt', content: 'written by the scripted model\n' },
+    command: null,
     requests,
     sent,
     resetAfterSec: 30,
