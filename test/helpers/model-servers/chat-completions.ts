@@ -51,7 +51,7 @@ function handleChat(x: Exchange): unknown {
           content: null,
           tool_calls: [{ id: `call_${server.sent.length}`, type: 'function', function: { name: toolName, arguments: toolArgs } }],
         }
-      : { role: 'assistant', content: tools.length > 0 ? 'Done: the file is written.' : 'Scripted title' };
+      : { role: 'assistant', content: tools.length > 0 ? server.say : 'Scripted title' };
     return sendJson(res, 200, {
       ...base,
       object: 'chat.completion',
@@ -83,7 +83,7 @@ function handleChat(x: Exchange): unknown {
   } else {
     writeEvent(res, {
       ...base,
-      choices: [{ index: 0, delta: { role: 'assistant', content: tools.length > 0 ? 'Done: the file is written.' : 'Scripted title' }, finish_reason: null }],
+      choices: [{ index: 0, delta: { role: 'assistant', content: tools.length > 0 ? server.say : 'Scripted title' }, finish_reason: null }],
     });
   }
   writeEvent(res, { ...base, choices: [{ index: 0, delta: {}, finish_reason: call ? 'tool_calls' : 'stop' }] });

@@ -38,7 +38,7 @@ function handleGemini(x: Exchange): unknown {
       ? server.command !== null
         ? { functionCall: { name: 'run_shell_command', args: { command: server.command, description: 'Run the task script' } } }
         : { functionCall: { name: 'write_file', args: { file_path: workspacePath(x.body, server.file.path), content: server.file.content } } }
-      : { text: tools ? 'Done: the file is written.' : JSON.stringify({ reasoning: 'The task is done.', next_speaker: 'user' }) };
+      : { text: tools ? server.say : JSON.stringify({ reasoning: 'The task is done.', next_speaker: 'user' }) };
   const body = {
     candidates: [{ content: { role: 'model', parts: [part] }, finishReason: 'STOP', index: 0 }],
     usageMetadata: { promptTokenCount: usage.input, candidatesTokenCount: usage.output, totalTokenCount: usage.input + usage.output },

@@ -38,7 +38,7 @@ function handleResponses(x: Exchange): unknown {
   const answered = input.some((item) => /_call_output"/.test(JSON.stringify(item)) || String((item as { type?: string }).type ?? '').endsWith('_call_output'));
   const usage = nextUsage(server, tools.length > 0);
   const id = `resp_${server.sent.length}`;
-  const item = tools.length > 0 && !answered ? toolCall(tools, server) : message(tools.length > 0 ? 'Done: the file is written.' : 'Scripted title');
+  const item = tools.length > 0 && !answered ? toolCall(tools, server) : message(tools.length > 0 ? server.say : 'Scripted title');
   const response = {
     id,
     object: 'response',

@@ -44,6 +44,8 @@ export interface ScriptedServer {
    * (a cheating model's tool call), or null to write the file.
    */
   command: string | null;
+  /** The final text of a working turn, once its tool's result came back. */
+  say: string;
   /** Every request received. */
   readonly requests: LoggedRequest[];
   /** Usage reported, one entry per answered model call. */
@@ -132,6 +134,7 @@ export async function startScriptedServer(
     mode: options.mode ?? 'work',
     file: options.file ?? { path: 'hello.txt', content: 'written by the scripted model\n' },
     command: null,
+    say: 'Done: the file is written.',
     requests,
     sent,
     resetAfterSec: 30,

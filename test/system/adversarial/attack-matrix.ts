@@ -93,12 +93,17 @@ export function isCliPreset(kind: string): kind is CliPreset {
   return (CLI_PRESETS as readonly string[]).includes(kind);
 }
 
-/** The cheater of a cell as `cli`: installed once in the shared cache, its scripted model running `command` through the CLI's shell tool. */
-export async function cliCheater(cli: CliPreset, command = 'sh .genesis/agent.sh'): Promise<ScriptedCheater> {
+/**
+ * The cheater of a cell as `cli`: installed once in the shared cache, its scripted model running
+ * the shell cheater (or `command`) through the CLI's shell tool, then saying `say` (by default a
+ * plain "done"), which the CLI prints as its result.
+ */
+export async function cliCheater(cli: CliPreset, opts: { command?: string; say?: string } = {}): Promise<ScriptedCheater> {
   const { start, root, model } = CLI_SERVERS.find((s) => s.cli === cli)!;
   const installed = await installAgentCli(cli);
   const server = await start();
-  server.command = command;
+  server.command = opts.command ?? 'sh .genesis/agent.sh';
+  if (opts.say !== undefined) server.say = opts.say;
   return {
     agent: { kind: 'command', preset: cli, baseUrl: `${server.origin}${root}`, model, timeoutSec: 120, sandbox: 'bwrap' },
     env: { PATH: `${installed.binDir}:${process.env.PATH}`, [KEY_ENV[cli]]: 'sk-scripted-attack-key' },
