@@ -120,7 +120,7 @@ async function attackedWorld(kind: CellKind, sandbox: SandboxKind): Promise<{ w:
 /**
  * What node's test runner says when the flood, printed by the module in the test file's process,
  * breaks the serialized channel that process reports its tests on: the file then fails as a whole.
- * Seen in about one run in three of the cells where a preset's CLI runs beside the gate. The gate
+ * Seen in three of five runs of the cells where a preset's CLI runs beside the gate (one cell each time). The gate
  * then runs again the failing test it read, a look-alike name the module printed: no test has that
  * name, so the re-run runs none, exits 0, and the check is taken as flaky (see docs/security.md,
  * "what remains open").
@@ -182,8 +182,8 @@ for (const sandbox of SANDBOXES) {
 /**
  * Where a preset's CLI does not pass the flood on to its reader whole. Codex panics printing an
  * event larger than its output socket holds at once (`failed printing to stdout: Resource
- * temporarily unavailable`: its npm wrapper, a node process, leaves the socket it shares with the
- * Rust binary non-blocking), so both of its episodes end as the agent's exit, before a change is
+ * temporarily unavailable`: the socket its Rust binary shares with its npm wrapper, a node
+ * process, is non-blocking), so both of its episodes end as the agent's exit, before a change is
  * read. Gemini CLI prints no tool output in its JSON result, and its loop detection ends a reply
  * that repeats itself (a run of spaces), so its result holds none of the flood.
  */
