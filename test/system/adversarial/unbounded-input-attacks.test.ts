@@ -120,7 +120,7 @@ async function attackedWorld(kind: CellKind, sandbox: SandboxKind): Promise<{ w:
 /**
  * What node's test runner says when the flood, printed by the module in the test file's process,
  * breaks the serialized channel that process reports its tests on: the file then fails as a whole.
- * Seen in three of five runs of the cells where a preset's CLI runs beside the gate (one cell each time). The gate
+ * Seen in some runs of the cells where a preset's CLI runs beside the gate (one cell at a time). The gate
  * then runs again the failing test it read, a look-alike name the module printed: no test has that
  * name, so the re-run runs none, exits 0, and the check is taken as flaky (see docs/security.md,
  * "what remains open").
