@@ -41,7 +41,7 @@ function handleAnthropic(x: Exchange): unknown {
         name: 'Write',
         input: { file_path: workspacePath(x.body, server.file.path), content: server.file.content },
       }
-    : { type: 'text', text: tools ? 'Done: the file is written.' : 'Scripted title' };
+    : { type: 'text', text: tools ? server.say : 'Scripted title' };
   const stop = write ? 'tool_use' : 'end_turn';
   const start = { id: `msg_${server.sent.length}`, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null };
   const startUsage = { input_tokens: usage.input, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };

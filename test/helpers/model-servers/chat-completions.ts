@@ -14,7 +14,8 @@ import { workspacePath } from './workspace-path.js';
 /**
  * OpenAI's Chat Completions API as opencode (through `@ai-sdk/openai-compatible`), Qwen Code and
  * Copilot CLI (bring your own model) call it (`POST /v1/chat/completions`, streamed): a working
- * turn is answered with a call of the CLI's own file-writing tool (see WRITE_TOOLS), the turn
+ * turn is answered with a call of the CLI's own file-writing tool (see WRITE_TOOLS), or of its shell tool
+ * when the server has a command, the turn
  * carrying its result (a `tool` message) with a final text; a call without tools (the session's
  * title) with a short text. Usage comes in the last chunk, only when `stream_options.include_usage` asks for it.
  */
@@ -39,18 +40,18 @@ function handleChat(x: Exchange): unknown {
     created: Math.floor(Date.now() / 1000),
     model: json.model ?? 'scripted',
   };
-  const write = WRITE_TOOLS.find((w) => tools.some((t) => t.function?.name === w.name)) ?? WRITE_TOOLS[0]!;
-  const writeTool = write.name;
   const call = tools.length > 0 && !answered;
+  const declared = (name: string) => tools.some((t) => t.function?.name === name);
+  const { name: toolName, args: toolArgs } = call ? toolCallOf(x, declared) : { name: '', args: '' };
   const usageOut = { prompt_tokens: usage.input, completion_tokens: usage.output, total_tokens: usage.input + usage.output };
   if (json.stream !== true) {
     const message = call
       ? {
           role: 'assistant',
           content: null,
-          tool_calls: [{ id: `call_${server.sent.length}`, type: 'function', function: { name: writeTool, arguments: argsOf(x, write) } }],
+          tool_calls: [{ id: `call_${server.sent.length}`, type: 'function', function: { name: toolName, arguments: toolArgs } }],
         }
-      : { role: 'assistant', content: tools.length > 0 ? 'Done: the file is written.' : 'Scripted title' };
+      : { role: 'assistant', content: tools.length > 0 ? server.say : 'Scripted title' };
     return sendJson(res, 200, {
       ...base,
       object: 'chat.completion',
@@ -60,7 +61,7 @@ function handleChat(x: Exchange): unknown {
   }
   startSse(res);
   if (call) {
-    const args = argsOf(x, write);
+    const args = toolArgs;
     const half = Math.floor(args.length / 2);
     writeEvent(res, {
       ...base,
@@ -69,7 +70,7 @@ function handleChat(x: Exchange): unknown {
           index: 0,
           delta: {
             role: 'assistant',
-            tool_calls: [{ index: 0, id: `call_${server.sent.length}`, type: 'function', function: { name: writeTool, arguments: args.slice(0, half) } }],
+            tool_calls: [{ index: 0, id: `call_${server.sent.length}`, type: 'function', function: { name: toolName, arguments: args.slice(0, half) } }],
           },
           finish_reason: null,
         },
@@ -82,7 +83,7 @@ function handleChat(x: Exchange): unknown {
   } else {
     writeEvent(res, {
       ...base,
-      choices: [{ index: 0, delta: { role: 'assistant', content: tools.length > 0 ? 'Done: the file is written.' : 'Scripted title' }, finish_reason: null }],
+      choices: [{ index: 0, delta: { role: 'assistant', content: tools.length > 0 ? server.say : 'Scripted title' }, finish_reason: null }],
     });
   }
   writeEvent(res, { ...base, choices: [{ index: 0, delta: {}, finish_reason: call ? 'tool_calls' : 'stop' }] });
@@ -99,8 +100,19 @@ const WRITE_TOOLS = [
   { name: 'create', path: 'path', content: 'file_text' },
 ] as const;
 
-function argsOf(x: Exchange, tool: (typeof WRITE_TOOLS)[number]): string {
-  return JSON.stringify({ [tool.path]: workspacePath(x.body, x.server.file.path), [tool.content]: x.server.file.content });
+/** Each CLI's shell tool: opencode's and Copilot's `bash` (which want a description), Qwen Code's `run_shell_command`. */
+const SHELL_TOOLS = ['bash', 'run_shell_command'] as const;
+
+/** The tool call of a working turn: the server's command through the CLI's shell tool when it has one, else its file written. */
+function toolCallOf(x: Exchange, declared: (name: string) => boolean): { name: string; args: string } {
+  const { command, file } = x.server;
+  const shell = SHELL_TOOLS.find(declared);
+  if (command !== null) {
+    if (!shell) throw new Error(`the CLI declared none of the shell tools ${SHELL_TOOLS.join(', ')}`);
+    return { name: shell, args: JSON.stringify({ command, description: 'Run the task script' }) };
+  }
+  const tool = WRITE_TOOLS.find((w) => declared(w.name)) ?? WRITE_TOOLS[0]!;
+  return { name: tool.name, args: JSON.stringify({ [tool.path]: workspacePath(x.body, file.path), [tool.content]: file.content }) };
 }
 
 /** The refusals of the failure modes, as an OpenAI-compatible gateway words them; true when it refused. */

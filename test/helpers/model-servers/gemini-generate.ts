@@ -14,7 +14,7 @@ import { workspacePath } from './workspace-path.js';
 /**
  * Google's Gemini API as Gemini CLI calls it (`POST /v1beta/models/<m>:streamGenerateContent?alt=sse`
  * for turns, `:generateContent` for its side calls, `:countTokens`): a working turn is answered with a
- * `write_file` function call, the turn carrying its `functionResponse` with a final text; a side
+ * `write_file` function call (`run_shell_command` when the server has a command), the turn carrying its `functionResponse` with a final text; a side
  * call (which asks for JSON) with `{"next_speaker":"user"}`. Usage is `usageMetadata`, as the real API sends it.
  */
 export function startGeminiServer(options: { mode?: ServerMode } = {}): Promise<ScriptedServer> {
@@ -35,8 +35,10 @@ function handleGemini(x: Exchange): unknown {
   const usage = nextUsage(server, tools);
   const part =
     tools && !answered
-      ? { functionCall: { name: 'write_file', args: { file_path: workspacePath(x.body, server.file.path), content: server.file.content } } }
-      : { text: tools ? 'Done: the file is written.' : JSON.stringify({ reasoning: 'The task is done.', next_speaker: 'user' }) };
+      ? server.command !== null
+        ? { functionCall: { name: 'run_shell_command', args: { command: server.command, description: 'Run the task script' } } }
+        : { functionCall: { name: 'write_file', args: { file_path: workspacePath(x.body, server.file.path), content: server.file.content } } }
+      : { text: tools ? server.say : JSON.stringify({ reasoning: 'The task is done.', next_speaker: 'user' }) };
   const body = {
     candidates: [{ content: { role: 'model', parts: [part] }, finishReason: 'STOP', index: 0 }],
     usageMetadata: { promptTokenCount: usage.input, candidatesTokenCount: usage.output, totalTokenCount: usage.input + usage.output },

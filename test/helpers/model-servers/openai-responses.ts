@@ -14,7 +14,7 @@ import {
  * OpenAI's Responses API as Codex calls it (`POST /v1/responses`, streamed; a WebSocket attempt is
  * refused by the scripted server, so Codex falls back to HTTP): a working turn is answered with an
  * `apply_patch` call that adds the file (a custom tool call or a function call, whichever the
- * request declares; else a `shell` call), the turn carrying its output with a final message.
+ * request declares; else, or when the server has a command, a `shell` call), the turn carrying its output with a final message.
  * Usage is reported in `response.completed`, as the real API does.
  */
 export function startResponsesServer(options: { mode?: ServerMode } = {}): Promise<ScriptedServer> {
@@ -38,7 +38,7 @@ function handleResponses(x: Exchange): unknown {
   const answered = input.some((item) => /_call_output"/.test(JSON.stringify(item)) || String((item as { type?: string }).type ?? '').endsWith('_call_output'));
   const usage = nextUsage(server, tools.length > 0);
   const id = `resp_${server.sent.length}`;
-  const item = tools.length > 0 && !answered ? toolCall(tools, server) : message(tools.length > 0 ? 'Done: the file is written.' : 'Scripted title');
+  const item = tools.length > 0 && !answered ? toolCall(tools, server) : message(tools.length > 0 ? server.say : 'Scripted title');
   const response = {
     id,
     object: 'response',
@@ -89,7 +89,7 @@ function patchOf(server: ScriptedServer): string {
 
 function toolCall(tools: Tool[], server: ScriptedServer): Record<string, unknown> {
   const n = server.sent.length;
-  const patch = tools.find((t) => t.name === 'apply_patch');
+  const patch = server.command === null ? tools.find((t) => t.name === 'apply_patch') : undefined;
   if (patch?.type === 'custom')
     return { type: 'custom_tool_call', id: `ctc_${n}`, call_id: `call_${n}`, name: 'apply_patch', input: patchOf(server), status: 'completed' };
   if (patch)
@@ -102,7 +102,7 @@ function toolCall(tools: Tool[], server: ScriptedServer): Record<string, unknown
       status: 'completed',
     };
   const shell = tools.find((t) => t.name === 'shell' || t.name === 'exec_command' || t.name === 'local_shell')?.name ?? 'shell';
-  const script = `printf '%s' ${shellQuote(server.file.content)} > ${shellQuote(server.file.path)}`;
+  const script = server.command ?? `printf '%s' ${shellQuote(server.file.content)} > ${shellQuote(server.file.path)}`;
   const args = shell === 'exec_command' ? { cmd: script } : { command: ['bash', '-lc', script] };
   return { type: 'function_call', id: `fc_${n}`, call_id: `call_${n}`, name: shell, arguments: JSON.stringify(args), status: 'completed' };
 }

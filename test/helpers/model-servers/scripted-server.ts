@@ -39,6 +39,13 @@ export interface ScriptedServer {
   mode: ServerMode;
   /** The file the tool call writes, relative to the workspace, and its content. */
   readonly file: { path: string; content: string };
+  /**
+   * A shell command a working turn runs with the CLI's own shell tool in place of writing `file`
+   * (a cheating model's tool call), or null to write the file.
+   */
+  command: string | null;
+  /** The final text of a working turn, once its tool's result came back. */
+  say: string;
   /** Every request received. */
   readonly requests: LoggedRequest[];
   /** Usage reported, one entry per answered model call. */
@@ -126,6 +133,8 @@ export async function startScriptedServer(
     port,
     mode: options.mode ?? 'work',
     file: options.file ?? { path: 'hello.txt', content: 'written by the scripted model\n' },
+    command: null,
+    say: 'Done: the file is written.',
     requests,
     sent,
     resetAfterSec: 30,

@@ -8,20 +8,26 @@ import {
   AGENT_KINDS,
   type AgentKind,
   agentOf,
+  CLI_PRESETS,
+  type CliPreset,
   cheaterFiles,
+  cliCheater,
   FLEET_CELLS,
+  isCliPreset,
   openaiCheater,
   runInFleet,
   SANDBOXES,
   type SandboxKind,
   sandboxAnswers,
+  withEnv,
 } from './attack-matrix.js';
 import { attackRoot, type AttackedWorld, runAttackedWorld } from './adversarial-world.js';
 
 /**
  * A sandbox configured from a file the agent writes, through every agent kind that is a program
  * Genesis launches or a recording it replays (`command`, a preset's path, `script`; the `openai`
- * agent's own cells are in openai-agent-attacks), in both sandboxes. Each cheating agent appends
+ * agent's own cells are in openai-agent-attacks), in both sandboxes, and as each other preset's
+ * real CLI under bubblewrap. Each cheating agent appends
  * the host's root and its world's hidden tests to its workspace's `.git/objects/info/alternates`,
  * then reads there itself, and writes a module that reads there again when the gate imports it:
  * the gate is the next launch after the agent's. Neither the agent's sandbox nor the gate's binds
@@ -79,28 +85,33 @@ async function attack(kind: AgentKind, sandbox: SandboxKind, root: string): Prom
   };
 }
 
-/** A cell's world run to its end under runWorld; the openai agent's scripted model runs the shell cheater. */
-async function attackedWorld(kind: AgentKind | 'openai', sandbox: SandboxKind): Promise<AttackedWorld> {
+/** The cheaters that run as a program with a scripted model: the openai agent, and each preset's real CLI. */
+type CellKind = AgentKind | 'openai' | CliPreset;
+
+/** A cell's world run to its end under runWorld; a scripted model makes the openai agent or a preset's CLI run the shell cheater. */
+async function attackedWorld(kind: CellKind, sandbox: SandboxKind): Promise<AttackedWorld> {
   const { root } = await attackRoot();
-  const openai = kind === 'openai' ? await openaiCheater(sandbox) : null;
+  const cheater = kind === 'openai' ? await openaiCheater(sandbox) : isCliPreset(kind) ? await cliCheater(kind) : null;
   try {
-    const { manifest, files } = await attack(kind === 'openai' ? 'command' : kind, sandbox, root);
-    return await runAttackedWorld({ root, sandbox, manifest: { ...manifest, ...(openai ? { agent: openai.agent } : {}) }, files });
+    const { manifest, files } = await attack(cheater ? 'command' : (kind as AgentKind), sandbox, root);
+    return await withEnv(cheater?.env ?? {}, () =>
+      runAttackedWorld({ root, sandbox, manifest: { ...manifest, ...(cheater ? { agent: cheater.agent } : {}) }, files }),
+    );
   } finally {
-    await openai?.close();
+    await cheater?.close();
   }
 }
 
 /** What a cell's tests read of a world after its run: the cheater's logs, and every object of the world. */
-async function expectNothingLeaked(worldPath: string, kind: AgentKind | 'openai'): Promise<void> {
+async function expectNothingLeaked(worldPath: string, kind: CellKind): Promise<void> {
   const ledger = new GitLedger(worldPath);
   const episode = (await ledger.readAll()).find((e) => e.task === 'leak' && e.outcome !== 'abandoned');
   expect(episode?.status).toBe('final');
   const { agentLog = '', gateLog = '', transcript = '' } = await ledger.readArtifacts(episode!.id);
   // The attack ran: the gate imported the module, which found nothing where the alternates pointed.
   expect(gateLog).toMatch(/LEAK \/.*hidden\.test\.js: (ENOENT|EACCES)/);
-  // The openai agent's commands answer in its transcript (JSON, so a line's end is escaped there).
-  const agentSaw = kind === 'openai' ? transcript : agentLog;
+  // A tool's output answers in the conversation, which the gateway records (JSON, so a line's end is escaped there).
+  const agentSaw = kind === 'openai' || isCliPreset(kind) ? transcript : agentLog;
   if (kind !== 'script') expect(agentSaw).toMatch(/AGENT SEES: cat: .*hidden\.test\.js: (No such file or directory|Permission denied)/);
   for (const text of [agentLog, gateLog, transcript]) expect(text).not.toContain(SECRET);
   // Nothing of the hidden tests is in any object of the world, the ledger's included.
@@ -126,6 +137,23 @@ for (const sandbox of SANDBOXES) {
     }
   });
 }
+
+describe("a cheating agent that writes its workspace's alternates, as each preset's own CLI, confined by bwrap", () => {
+  const worlds = new Map<CliPreset, AttackedWorld>();
+  beforeAll(async () => {
+    if (!sandboxAnswers('bwrap')) return;
+    for (const cli of CLI_PRESETS) worlds.set(cli, await attackedWorld(cli, 'bwrap'));
+  }, 600_000);
+  afterAll(async () => {
+    for (const w of worlds.values()) await w.dispose();
+  });
+
+  for (const cli of CLI_PRESETS) {
+    itWith('bwrap')(`reads none of the hidden tests its shell tool listed there, in its own sandbox or in the gate (agent: ${cli})`, async () => {
+      await expectNothingLeaked(worlds.get(cli)!.world.path, cli);
+    });
+  }
+});
 
 describe("a cheating agent that writes its workspace's alternates, in a fleet", () => {
   for (const { kind, sandbox } of FLEET_CELLS) {

@@ -4,18 +4,21 @@ import { expect } from 'vitest';
 import { stringify } from 'yaml';
 import { initWorld } from '../../../src/operations/init-world.js';
 import { createSandbox } from '../../../src/sandbox/create-sandbox.js';
+import { installAgentCli } from '../../helpers/agent-clis.js';
 import { type CliProcess, startCli } from '../../helpers/cli-process.js';
 import { fastClusterEnv } from '../../helpers/distributed-world.js';
 import { startAnthropicServer } from '../../helpers/model-servers/anthropic-messages.js';
 import { type ScriptedCall, startToolScriptServer } from '../../helpers/model-servers/chat-tool-script.js';
 import { bwrapAnswers, dockerAnswers } from '../../helpers/services.js';
+import { CLI_SERVERS, KEY_ENV } from '../../integration/agents/command/conformance/cli-world.js';
 import { BASE_FILES } from './adversarial-world.js';
 
 /**
  * The cells of the attack matrix: every agent kind Genesis launches or replays, in each sandbox.
  * A cheating agent is one shell script (run by the `command` agent, and by a preset's path, which
  * reads its output as that CLI's) or one recording (replayed by the `script` agent); the `openai`
- * agent's cells, which need a scripted model, are in openai-agent-attacks.
+ * agent's cells, which need a scripted model, are in openai-agent-attacks. The other presets'
+ * cells run their vendors' real CLIs (see {@link cliCheater}).
  */
 export type AgentKind = 'command' | 'preset' | 'script';
 export const AGENT_KINDS: readonly AgentKind[] = ['command', 'preset', 'script'];
@@ -58,6 +61,14 @@ export async function presetModel(): Promise<{ agent: Record<string, unknown>; e
   return { agent: { baseUrl: server.origin }, env: { ANTHROPIC_API_KEY: 'sk-scripted-attack-key' }, close: () => server.close() };
 }
 
+/** A cheater driven by a scripted model: its manifest's `agent`, the environment Genesis needs to launch it, and its model to close. */
+export interface ScriptedCheater {
+  agent: Record<string, unknown>;
+  /** For a preset's CLI: PATH with its bin directory first, and the key the preset passes (the gateway swaps a stand-in for it). */
+  env: Record<string, string>;
+  close(): Promise<void>;
+}
+
 /**
  * The `openai` cheater of a cell: the built-in agent, confined by `sandbox`, whose scripted model
  * makes `calls`; by default it runs the shell cheater (`.genesis/agent.sh`) through run_command.
@@ -65,9 +76,53 @@ export async function presetModel(): Promise<{ agent: Record<string, unknown>; e
 export async function openaiCheater(
   sandbox: SandboxKind,
   calls: readonly ScriptedCall[] = [{ name: 'run_command', args: { command: 'sh .genesis/agent.sh' } }],
-): Promise<{ agent: Record<string, unknown>; close(): Promise<void> }> {
+): Promise<ScriptedCheater> {
   const model = await startToolScriptServer(calls);
-  return { agent: { kind: 'openai', model: 'scripted', baseUrl: model.baseUrl, timeoutSec: 60, sandbox }, close: () => model.close() };
+  return { agent: { kind: 'openai', model: 'scripted', baseUrl: model.baseUrl, timeoutSec: 60, sandbox }, env: {}, close: () => model.close() };
+}
+
+/**
+ * The presets whose cheater is the vendor's own CLI, at its pinned version: a scripted model that
+ * speaks the vendor's API makes the CLI run the shell cheater with its own shell tool, and the
+ * preset's own reader reads what the CLI prints. One cell per class each, under bubblewrap.
+ */
+export type CliPreset = 'codex' | 'gemini' | 'opencode' | 'copilot' | 'qwen-code';
+export const CLI_PRESETS: readonly CliPreset[] = ['codex', 'gemini', 'opencode', 'copilot', 'qwen-code'];
+
+export function isCliPreset(kind: string): kind is CliPreset {
+  return (CLI_PRESETS as readonly string[]).includes(kind);
+}
+
+/**
+ * The cheater of a cell as `cli`: installed once in the shared cache, its scripted model running
+ * the shell cheater (or `command`) through the CLI's shell tool, then saying `say` (by default a
+ * plain "done"), which the CLI prints as its result.
+ */
+export async function cliCheater(cli: CliPreset, opts: { command?: string; say?: string } = {}): Promise<ScriptedCheater> {
+  const { start, root, model } = CLI_SERVERS.find((s) => s.cli === cli)!;
+  const installed = await installAgentCli(cli);
+  const server = await start();
+  server.command = opts.command ?? 'sh .genesis/agent.sh';
+  if (opts.say !== undefined) server.say = opts.say;
+  return {
+    agent: { kind: 'command', preset: cli, baseUrl: `${server.origin}${root}`, model, timeoutSec: 120, sandbox: 'bwrap' },
+    env: { PATH: `${installed.binDir}:${process.env.PATH}`, [KEY_ENV[cli]]: 'sk-scripted-attack-key' },
+    close: () => server.close(),
+  };
+}
+
+/** Runs `run` with `env` set in this process (Genesis launches agents from its own environment), restored after. */
+export async function withEnv<T>(env: Record<string, string>, run: () => Promise<T>): Promise<T> {
+  const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, env);
+  try {
+    return await run();
+  } finally {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  }
 }
 
 const REDIS = 'redis://127.0.0.1:6379';

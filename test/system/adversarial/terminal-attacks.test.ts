@@ -11,13 +11,17 @@ import {
   AGENT_KINDS,
   type AgentKind,
   agentOf,
+  CLI_PRESETS,
+  type CliPreset,
   cheaterFiles,
+  cliCheater,
   FLEET_CELLS,
   openaiCheater,
   runInFleet,
   SANDBOXES,
   type SandboxKind,
   sandboxAnswers,
+  withEnv,
 } from './attack-matrix.js';
 
 const ESC = '\u001b';
@@ -157,6 +161,49 @@ for (const sandbox of SANDBOXES) {
     }
   });
 }
+
+/**
+ * The cheater as a preset's real CLI: its shell tool runs the same script, and its model says the
+ * log's trick, which the CLI prints (in JSON, so its escapes reach the log as text).
+ */
+async function cliWorld(cli: CliPreset): Promise<AttackedWorld> {
+  const cheater = await cliCheater(cli, { say: LOG_TRICK });
+  try {
+    const { manifest, files } = attack('command', 'bwrap');
+    const { root } = await attackRoot();
+    return await withEnv(cheater.env, () => runAttackedWorld({ root, sandbox: 'bwrap', manifest: { ...manifest, agent: cheater.agent }, files }));
+  } finally {
+    await cheater.close();
+  }
+}
+
+describe("a cheating agent that writes terminal escapes into its change and its log, as each preset's own CLI, confined by bwrap", () => {
+  const worlds = new Map<CliPreset, AttackedWorld>();
+  beforeAll(async () => {
+    if (!sandboxAnswers('bwrap')) return;
+    for (const cli of CLI_PRESETS) worlds.set(cli, await cliWorld(cli));
+  }, 600_000);
+  afterAll(async () => {
+    for (const w of worlds.values()) await w.dispose();
+  });
+
+  for (const cli of CLI_PRESETS) {
+    itWith('bwrap')(`does not hide the line its shell tool wrote from a reviewer, nor let what its CLI printed clear the screen (agent: ${cli})`, async () => {
+      const w = worlds.get(cli)!;
+      const episode = w.episodeOf('a');
+      expect(episode.outcome, `${episode.reason}: ${episode.message}`).toBe('awaiting-review');
+      const raw = (await w.artifactsOf('a')).diff ?? '';
+      expect(raw).toContain(HIDDEN);
+      expect(seenOnTerminal(raw).join('\n')).not.toContain('evil.example');
+      await expectReviewerSeesIt(w.world.path, episode.id);
+      const shown = await genesis(['show', episode.id, '--world', w.world.path]);
+      expect(shown.status, shown.stderr).toBe(0);
+      expect(shown.stdout).not.toContain(ESC);
+      expect(seenOnTerminal(shown.stdout).join('\n')).toContain('reviewed by a person');
+      expect((await genesis(['episodes', '--world', w.world.path])).stdout).not.toContain(ESC);
+    });
+  }
+});
 
 describe('a cheating agent that writes terminal escapes into its change and its log, in a fleet', () => {
   for (const { kind, sandbox } of FLEET_CELLS) {

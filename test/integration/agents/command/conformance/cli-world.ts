@@ -13,7 +13,7 @@ import { baseManifest, GOOD_A, makeWorld, type FixtureWorld } from '../../../../
 import { expect } from 'vitest';
 
 /** Each CLI's key variable, set to a made-up key: the scripted server takes any. */
-const KEY_ENV: Readonly<Record<AgentCliName, string>> = {
+export const KEY_ENV: Readonly<Record<AgentCliName, string>> = {
   'claude-code': 'ANTHROPIC_API_KEY',
   codex: 'OPENAI_API_KEY',
   gemini: 'GEMINI_API_KEY',
