@@ -60,16 +60,18 @@ export function parseVitest(output: string): TestRun | null {
   const named: TestCase[] = [];
   const counted: TestCase[] = [];
   const failed: TestCase[] = [];
-  for (let i = 0; i < summaryAt; i++) {
+  // The failures' headings go to stderr and the summary to stdout: in a gate's one stream, a loaded
+  // machine may put the headings after the summary, so they are read to the end.
+  for (let i = 0; i < lines.length; i++) {
     const line = lines[i] as string;
-    const file = FILE_LINE.exec(line);
+    const file = i < summaryAt ? FILE_LINE.exec(line) : null;
     if (file) {
       const parts = countsIn(file[3] ?? '');
       const passing = Number(file[2]) - (parts.get('failed') ?? 0) - (parts.get('skipped') ?? 0) - (parts.get('todo') ?? 0);
       for (let n = 1; n <= passing; n++) counted.push({ name: `${file[1]} > (passing test ${n})`, outcome: 'passed', message: '', fileLevel: false });
       continue;
     }
-    const point = NAMED_LINE.exec(line);
+    const point = i < summaryAt ? NAMED_LINE.exec(line) : null;
     if (point) {
       named.push({ name: withoutDuration(point[2] as string), outcome: OUTCOME[point[1] as string] as TestOutcome, message: '', fileLevel: false });
       continue;

@@ -4,7 +4,7 @@
  * when the machine has them), read as the gate reads a step's output: counts, the name of every
  * test, and each failure's first message line, which a rejection quotes.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -162,6 +162,18 @@ describe('calculator', () => {
     const run = parseOutput((await runnerOutput(join(REPO, 'node_modules', '.bin', 'vitest'), ['run', '--reporter=verbose'], dir)).output);
     expect(counts(run)).toEqual({ passed: 1, failed: 1, skipped: 0 });
     expect(failures(run)).toEqual([{ name: 'calc.test.ts > calculator > divides', first: expect.stringContaining('expected Infinity to be +0') }]);
+  });
+
+  it('vitest by default names a failure under its heading wherever the heading falls: its stderr may come after the summary in one stream', async () => {
+    const dir = await project({ 'calc.test.ts': source('vitest'), 'vitest.config.ts': 'export default {};\n' }, join(REPO, 'node_modules'));
+    const result = spawnSync(join(REPO, 'node_modules', '.bin', 'vitest'), ['run'], { cwd: dir, encoding: 'utf8', env: { ...process.env, CI: '1' } });
+    expect(result.stderr).toContain('FAIL');
+    // The order a loaded machine gives a gate that reads both streams as one: stdout (the summary) first.
+    for (const output of [result.stdout + result.stderr, result.stderr + result.stdout]) {
+      const run = parseOutput(output);
+      expect(counts(run)).toEqual({ passed: 1, failed: 1, skipped: 0 });
+      expect(failures(run)).toEqual([{ name: 'calc.test.ts > calculator > divides', first: expect.stringContaining('expected Infinity to be +0') }]);
+    }
   });
 
   it('node --test names suite and test with " > ", in tap and spec alike', async () => {
