@@ -14,7 +14,7 @@ import { GATE_TIMEOUT_NOTE, onlyTimedOut, PER_TEST_TIMEOUTS_NOTE, TEST_TIMEOUT_F
 import { GateCanaries } from './canary/gate-canaries.js';
 import { passingUnder, type TestBaseline } from './test-baseline.js';
 import { namesWith, passingNames, reportOf, type TestRun } from './reports/cases.js';
-import { allFailOn, commandForTests, failedTestNames, reportsAll, reportsAny, splitByRecord, withRerun } from './named-tests.js';
+import { allFailOn, commandForTests, failedTestNames, passesAll, reportsAll, reportsAny, splitByRecord, withRerun } from './named-tests.js';
 import { ReportBudget } from './reports/files.js';
 import { failureSignature } from './reports/printed-counts.js';
 import type { RejectionReason } from '../errors/rejection-reasons.js';
@@ -253,8 +253,16 @@ async function runJudged(
         ? ` (run again with ${again.manifest.verify.limits.cpus} CPUs${canaries ? ` and ${TEST_TIMEOUT_FACTOR}× the runner's per-test limits` : ''}${PER_TEST_TIMEOUTS_NOTE}`
         : ' (run again)';
     const raised = (run: () => Promise<StepRun>) => (canaries ? canaries.withTestTimeoutsRaised(TEST_TIMEOUT_FACTOR, run) : run());
+    const first = failure;
+    const named = failure?.rerun ? failedTestNames(stepRun.run) : null;
     stepRun = await runAgain(again, tree, step, stepRun, note, raised);
     failure = judgeStep(ctx, step, stepRun, options);
+    // Flaky means the tests that failed were seen to pass: a run again that exits 0 without
+    // reporting them passing leaves the first failure standing.
+    if (!failure && first && named && !passesAll(stepRun.run, named)) {
+      const listed = named.slice(0, 5).join(', ') + (named.length > 5 ? ', …' : '');
+      failure = { ...first, message: `${first.message}; its run again did not report ${named.length === 1 ? 'it' : 'them'} passing (${listed})`, rerun: false };
+    }
     if (failure && gateTimedOut && failure.reason === 'gate-timeout')
       failure = { ...failure, message: `${failure.message} twice, the second time with more CPUs` };
     if (!failure) flaky.push(step.name);

@@ -13,6 +13,7 @@
  * learned by running the test on the base tree, which the change cannot touch.
  */
 import { stableTestName, type TestCase, type TestRun } from './reports/cases.js';
+import { COUNTED_NAME } from './reports/vitest.js';
 
 /** Past this many names the command line grows long and the whole step is the cheaper question. */
 const MOST_NAMES = 40;
@@ -59,6 +60,36 @@ export function reportsAll(run: TestRun | null, names: readonly string[]): boole
   if (!run) return false;
   const reported = new Set(run.cases.filter((c) => !c.fileLevel && c.outcome !== 'skipped').map((c) => stableTestName(c.name)));
   return names.every((n) => reported.has(stableTestName(n)));
+}
+
+/**
+ * True when `run` reports every one of `names` passing and none of them failing: only then has a run
+ * again shown the failed tests to be flaky. A run again that reports none of them (a filter that
+ * matched nothing, a runner that lost its own channel, a name printed by the code rather than
+ * the runner) shows nothing, whatever its exit code. Where a reporter names no passing test (vitest's
+ * and jest's default: `<file> > (passing test n)`), a name counts as passing against one counted
+ * pass of its own file.
+ */
+export function passesAll(run: TestRun | null, names: readonly string[]): boolean {
+  if (!run) return false;
+  const leaves = run.cases.filter((c) => !c.fileLevel);
+  const failed = new Set(leaves.filter((c) => c.outcome === 'failed').map((c) => stableTestName(c.name)));
+  const passed = new Set(leaves.filter((c) => c.outcome === 'passed').map((c) => stableTestName(c.name)));
+  const counted = new Map<string, number>();
+  for (const c of leaves) {
+    const file = c.outcome === 'passed' ? COUNTED_NAME.exec(c.name)?.[1] : undefined;
+    if (file) counted.set(file, (counted.get(file) ?? 0) + 1);
+  }
+  for (const name of names) {
+    const stable = stableTestName(name);
+    if (failed.has(stable)) return false;
+    if (passed.has(stable)) continue;
+    const file = name.split(' > ')[0] ?? '';
+    const left = counted.get(file) ?? 0;
+    if (left === 0) return false;
+    counted.set(file, left - 1);
+  }
+  return true;
 }
 
 /**
