@@ -12,9 +12,9 @@
  * define it itself: every test registered while a protected test file loads carries that file's
  * name, so the file alone says nothing about who wrote the test.
  */
-import { git } from '../git/git.js';
 import { readText } from '../git/object-reader.js';
 import { matchesAny } from '../manifest/path-patterns.js';
+import { treeFiles } from './attribution/test-definitions.js';
 
 /** A protected file bigger than this (a bundle, a fixture) is not read for test names. */
 const SEARCH_LIMIT = 1024 * 1024;
@@ -71,14 +71,5 @@ function definedIn(name: string, files: ReadonlyMap<string, ReadonlySet<string> 
 
 /** The head's files under its protected paths, with their sizes. */
 async function protectedFiles(repo: string, head: string, protectedPaths: readonly string[]): Promise<Map<string, number>> {
-  const listed = await git(['ls-tree', '-r', '-z', '--long', '--full-tree', head], { cwd: repo });
-  const files = new Map<string, number>();
-  for (const line of listed.stdout.split('\0')) {
-    const tab = line.indexOf('\t');
-    if (tab < 0) continue;
-    const [, type, , size] = line.slice(0, tab).split(/\s+/);
-    const path = line.slice(tab + 1);
-    if (type === 'blob' && matchesAny(path, protectedPaths)) files.set(path, Number(size));
-  }
-  return files;
+  return new Map([...(await treeFiles(repo, head))].filter(([path]) => matchesAny(path, protectedPaths)));
 }
