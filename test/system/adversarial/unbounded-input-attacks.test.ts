@@ -148,7 +148,10 @@ async function expectClearEnds(ledger: GitLedger, kind: CellKind, ended: Readonl
       expect(flood.message).toContain('its run again did not report it passing');
     } else {
       expect(episodeOf('flood').outcome, `${flood.message}\n${shown}`).toBe('accepted');
-      expect(flood.message).toContain('check:flood ok 1 passed 0 failed');
+      // Counted once, on the first run or (a one-CPU gate on a loaded machine) on the run again that showed it pass.
+      expect(flood.message).toMatch(
+        /check:flood (?:ok 1 passed 0 failed|exit 1 0 passed 1 failed; check:flood \(run again\) ok 1 passed 0 failed .*flaky: check:flood)/,
+      );
     }
     // And kept as a truncated record: the line of a megabyte is not in the ledger whole.
     expect(gateLog).toContain('$ node --test --test-reporter=spec test/flood.test.js');
