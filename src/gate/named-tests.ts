@@ -12,7 +12,7 @@
  * change's failure. Nothing in a record excuses one: "fails on the base too" is only ever
  * learned by running the test on the base tree, which the change cannot touch.
  */
-import { stableTestName, type TestCase, type TestRun } from './reports/cases.js';
+import { namesWith, stableTestName, type TestCase, type TestRun } from './reports/cases.js';
 import { COUNTED_NAME } from './reports/vitest.js';
 
 /** Past this many names the command line grows long and the whole step is the cheaper question. */
@@ -72,12 +72,11 @@ export function reportsAll(run: TestRun | null, names: readonly string[]): boole
  */
 export function passesAll(run: TestRun | null, names: readonly string[]): boolean {
   if (!run) return false;
-  const leaves = run.cases.filter((c) => !c.fileLevel);
-  const failed = new Set(leaves.filter((c) => c.outcome === 'failed').map((c) => stableTestName(c.name)));
-  const passed = new Set(leaves.filter((c) => c.outcome === 'passed').map((c) => stableTestName(c.name)));
+  const failed = new Set(namesWith(run, 'failed'));
+  const passed = new Set(namesWith(run, 'passed'));
   const counted = new Map<string, number>();
-  for (const c of leaves) {
-    const file = c.outcome === 'passed' ? COUNTED_NAME.exec(c.name)?.[1] : undefined;
+  for (const c of run.cases) {
+    const file = !c.fileLevel && c.outcome === 'passed' ? COUNTED_NAME.exec(c.name)?.[1] : undefined;
     if (file) counted.set(file, (counted.get(file) ?? 0) + 1);
   }
   for (const name of names) {
