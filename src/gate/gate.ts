@@ -57,7 +57,10 @@ export interface GateRunInput {
     /**
      * Run again only a failure the machine may have made: tests that ran out of their runner's
      * own time, or a step that ran out of the gate's. Any other failing test decides at once: a
-     * mutant's gate, where a test that fails is what it asks for.
+     * mutant's gate, where a test that fails is what it asks for. Such a gate's time was cut to
+     * the suite's own, so a step that ran out of it is run again with twice that time even when it
+     * printed nothing (a quiet runner prints nothing before its first test ends): only a step that
+     * runs out of that too is caught by its time, so a loaded machine does not make the verdict.
      */
     onlyTimeouts?: boolean;
   };
@@ -223,6 +226,9 @@ async function keepEachChecksOwn(
   return failure;
 }
 
+/** How many times its first time a gate whose time was cut to the suite's own gets on its run again. */
+const CUT_GATE_TIME_FACTOR = 2;
+
 /** One step, run again when it may be flaky, judged; a failure carries its signature. */
 async function runJudged(
   input: GateRunInput,
@@ -238,9 +244,11 @@ async function runJudged(
   // A step that ran out of the gate's time while it was still printing (a suite slowed by a loaded
   // machine) runs once more with more CPUs and the gate's whole time anew (the steps after it get
   // that time too): a slow machine costs no verdict. One that printed nothing at all hangs from its
-  // start, and is not run again.
-  const gateTimedOut = failure?.reason === 'gate-timeout' && input.flaky !== undefined && stepRun.result.output.trim() !== '';
-  if (gateTimedOut) ctx.deadline = Date.now() + ctx.manifest.verify.timeoutSec * 1000;
+  // start, and is not run again, except in a gate whose time was cut (onlyTimeouts).
+  const gateTimedOut =
+    failure?.reason === 'gate-timeout' && input.flaky !== undefined && (input.flaky.onlyTimeouts === true || stepRun.result.output.trim() !== '');
+  const timeAgainSec = ctx.manifest.verify.timeoutSec * (input.flaky?.onlyTimeouts ? CUT_GATE_TIME_FACTOR : 1);
+  if (gateTimedOut) ctx.deadline = Date.now() + timeAgainSec * 1000;
   // Tests that only ran out of their own time are run again with more CPUs and the runners' own
   // limits raised (bubblewrap enforces no CPU limit, so there the raised limits are what helps).
   const timedOut = onlyTimedOut(stepRun.report);
@@ -248,7 +256,7 @@ async function runJudged(
     const again = timedOut || gateTimedOut ? { ...ctx, manifest: withMoreCpus(ctx.manifest) } : ctx;
     const canaries = timedOut ? ctx.canaries : undefined;
     const note = gateTimedOut
-      ? ` (run again with ${again.manifest.verify.limits.cpus} CPUs and the gate's ${ctx.manifest.verify.timeoutSec}s anew${GATE_TIMEOUT_NOTE}`
+      ? ` (run again with ${again.manifest.verify.limits.cpus} CPUs and ${timeAgainSec}s anew${GATE_TIMEOUT_NOTE}`
       : timedOut
         ? ` (run again with ${again.manifest.verify.limits.cpus} CPUs${canaries ? ` and ${TEST_TIMEOUT_FACTOR}× the runner's per-test limits` : ''}${PER_TEST_TIMEOUTS_NOTE}`
         : ' (run again)';

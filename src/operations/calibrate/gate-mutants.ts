@@ -112,8 +112,8 @@ export async function gateMutants(input: MutantsInput): Promise<MutantsResult> {
   return { outcomes, sites: sites.length, executedLinesOnly: !everyLine, files, timeoutSec };
 }
 
-/** A mutant gate's time is at least this, however fast the suite. */
-const MUTANT_TIMEOUT_FLOOR_SEC = 60;
+/** A mutant gate's time is at least this, however fast the suite (its run again gets twice it). */
+const MUTANT_TIMEOUT_FLOOR_SEC = 20;
 /** Times the coverage run (already slower than the suite: it traces every line) a mutant's gate may take. */
 const MUTANT_TIMEOUT_FACTOR = 3;
 
@@ -122,8 +122,10 @@ const MUTANT_TIMEOUT_FACTOR = 3;
  * caught by running out of time, and the gate's own limit (600 s by default) would hold a slot
  * that long. As mutation testers do (Stryker's
  * timeoutFactor), the limit follows the suite's own time instead: three times the coverage run,
- * never under a minute (so load does not turn a slow pass into a catch), never over
- * verify.timeoutSec. Pure.
+ * never under 20 s, never over verify.timeoutSec. A step that runs out of it is run again with
+ * twice the time and more CPUs before the mutant counts as caught (the gate's onlyTimeouts
+ * mode), so a loaded machine does not turn a slow pass into a catch, and a mutant that loops
+ * forever costs three times this limit. Pure.
  */
 export function mutantTimeoutSec(coverageRunMs: number, gateTimeoutSec: number): number {
   return Math.min(gateTimeoutSec, Math.max(MUTANT_TIMEOUT_FLOOR_SEC, Math.ceil((MUTANT_TIMEOUT_FACTOR * coverageRunMs) / 1000)));
