@@ -29,7 +29,14 @@ const cpus = quota === 'max' || quota === '-1' ? Infinity : Number(quota) / Numb
 test('fits in its time', { timeout: 300 }, async () => { ${body} });
 `;
 
-async function gate(testFile: string, kind: 'docker' | 'none' = 'docker', files: Record<string, string> = {}, test = 'node --test test/', timeoutSec = 120, onlyTimeouts = false) {
+async function gate(
+  testFile: string,
+  kind: 'docker' | 'none' = 'docker',
+  files: Record<string, string> = {},
+  test = 'node --test test/',
+  timeoutSec = 120,
+  onlyTimeouts = false,
+) {
   const repo = await tempDir('genesis-timeouts-');
   for (const [path, content] of Object.entries({ 'package.json': '{ "type": "module" }\n', 'test/t.test.js': testFile, ...files })) {
     await mkdir(dirname(join(repo, path)), { recursive: true });
@@ -150,7 +157,14 @@ describe("a step that runs out of the gate's own time", () => {
     async () => {
       const marker = join(await tempDir('genesis-gate-timeout-'), 'ran');
       // Silent, and 4 s long the second time: it passes only if its run again has more than the first 3 s.
-      const verdict = await gate(passing, 'none', {}, `if [ ! -e ${marker} ]; then touch ${marker}; sleep 30; fi; sleep 4; node --test test/ > /dev/null`, 3, true);
+      const verdict = await gate(
+        passing,
+        'none',
+        {},
+        `if [ ! -e ${marker} ]; then touch ${marker}; sleep 30; fi; sleep 4; node --test test/ > /dev/null`,
+        3,
+        true,
+      );
       expect(verdict.ok, verdict.log).toBe(true);
       expect(verdict.record.flaky).toEqual(['test']);
       expect(verdict.record.steps.map((s) => s.name)).toEqual(['setup', 'test', expect.stringContaining("6s anew: it ran out of the gate's time)")]);
