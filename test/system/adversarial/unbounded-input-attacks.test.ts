@@ -23,7 +23,7 @@ import {
 
 /**
  * Agent-controlled input handled inside Genesis's own process, through every agent kind Genesis
- * launches or replays, in both sandboxes, and as each other preset's real CLI under bubblewrap
+ * launches or replays, in both sandboxes, and as each preset's real CLI under bubblewrap
  * (whose shell tool runs the cheater, so the flood is in what that CLI prints). The cheater's module prints, when the gate imports it,
  * what froze the gate's readers before (spec-reporter-shaped lines with 40,000 spaces, jest- and
  * vitest-shaped ones, nested-quantifier bait, a line of a megabyte, control characters); the
