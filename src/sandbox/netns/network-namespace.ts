@@ -43,6 +43,9 @@ const HINT = 'Run `bash scripts/setup-services.sh bwrap` to install slirp4netns,
  * listens inside the namespace on each endpoint's address and port and forwards every connection
  * to a Unix socket of Genesis (endpoint-bridge.ts), which connects to the endpoint on this host.
  * It runs outside the agent's mount namespace (the agent never sees the sockets) and dies with it.
+ * Its output goes to `$1/bridge.log`, never to the agent's: Node makes the stdout and stderr it
+ * holds non-blocking, and that flag belongs to the open file they share with the agent, whose
+ * blocking writes would then fail (Codex's Rust binary panics on EAGAIN printing a large event).
  */
 const LAUNCHER = `
 INSIDE='
@@ -50,9 +53,9 @@ d=$0; bridge=$1; setpriv=$2; shift 2
 read _ < "$d/go" || exit 125
 if [ "$bridge" != - ]; then
   mkfifo "$d/bridged" || exit 125
-  "$setpriv" --pdeathsig KILL "$bridge" "$d/bridge.cjs" "$d/bridge.json" 4>"$d/bridged" &
+  "$setpriv" --pdeathsig KILL "$bridge" "$d/bridge.cjs" "$d/bridge.json" 4>"$d/bridged" </dev/null >/dev/null 2>"$d/bridge.log" &
   read ok < "$d/bridged"
-  if [ "$ok" != ok ]; then echo "genesis: the bridge to the agent'"'"'s model endpoint did not start" >&2; exit 125; fi
+  if [ "$ok" != ok ]; then echo "genesis: the bridge to the agent'"'"'s model endpoint did not start: $(cat "$d/bridge.log")" >&2; exit 125; fi
 fi
 exec "$@"
 '

@@ -13,8 +13,8 @@ import { workspacePath } from './workspace-path.js';
 
 /**
  * Anthropic's Messages API as Claude Code calls it (`POST /v1/messages?beta=true`, streamed):
- * a working turn is answered with a `Write` tool call, the turn that carries its `tool_result` with
- * a final text; a call without tools (a title, a check) with a short text. Usage is reported in
+ * a working turn is answered with a `Write` tool call (a `Bash` call when the server has a
+ * command), the turn that carries its `tool_result` with a final text; a call without tools (a title, a check) with a short text. Usage is reported in
  * `message_start` (input) and `message_delta` (output), as the real API does.
  */
 export function startAnthropicServer(options: { mode?: ServerMode; tls?: { key: string; cert: string } } = {}): Promise<ScriptedServer> {
@@ -34,14 +34,7 @@ function handleAnthropic(x: Exchange): unknown {
   const usage = nextUsage(server, tools);
   const model = typeof json.model === 'string' ? json.model : 'claude-scripted';
   const write = tools && !answered;
-  const block = write
-    ? {
-        type: 'tool_use',
-        id: `toolu_${server.sent.length}`,
-        name: 'Write',
-        input: { file_path: workspacePath(x.body, server.file.path), content: server.file.content },
-      }
-    : { type: 'text', text: tools ? server.say : 'Scripted title' };
+  const block = write ? toolUse(x) : { type: 'text' as const, text: tools ? server.say : 'Scripted title' };
   const stop = write ? 'tool_use' : 'end_turn';
   const start = { id: `msg_${server.sent.length}`, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null };
   const startUsage = { input_tokens: usage.input, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
@@ -65,6 +58,13 @@ function handleAnthropic(x: Exchange): unknown {
   writeEvent(res, { type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: usage.output } }, 'message_delta');
   writeEvent(res, { type: 'message_stop' }, 'message_stop');
   res.end();
+}
+
+/** The working turn's tool call: Claude Code's own Bash tool running the server's command, else its Write tool writing the file. */
+function toolUse({ body, server }: Exchange): { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> } {
+  const id = `toolu_${server.sent.length}`;
+  if (server.command !== null) return { type: 'tool_use', id, name: 'Bash', input: { command: server.command, description: 'Run the script' } };
+  return { type: 'tool_use', id, name: 'Write', input: { file_path: workspacePath(body, server.file.path), content: server.file.content } };
 }
 
 /** The refusals of the failure modes, as api.anthropic.com words them; true when it refused. */

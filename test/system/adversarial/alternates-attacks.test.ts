@@ -9,6 +9,7 @@ import {
   type AgentKind,
   agentOf,
   CLI_PRESETS,
+  DOCKER_FLEET_CLIS,
   type CliPreset,
   cheaterFiles,
   cliCheater,
@@ -19,6 +20,7 @@ import {
   SANDBOXES,
   type SandboxKind,
   sandboxAnswers,
+  inDockerFleet,
   withEnv,
 } from './attack-matrix.js';
 import { attackRoot, type AttackedWorld, runAttackedWorld } from './adversarial-world.js';
@@ -26,7 +28,7 @@ import { attackRoot, type AttackedWorld, runAttackedWorld } from './adversarial-
 /**
  * A sandbox configured from a file the agent writes, through every agent kind that is a program
  * Genesis launches or a recording it replays (`command`, a preset's path, `script`; the `openai`
- * agent's own cells are in openai-agent-attacks), in both sandboxes, and as each other preset's
+ * agent's own cells are in openai-agent-attacks), in both sandboxes, and as each preset's
  * real CLI under bubblewrap. Each cheating agent appends
  * the host's root and its world's hidden tests to its workspace's `.git/objects/info/alternates`,
  * then reads there itself, and writes a module that reads there again when the gate imports it:
@@ -91,7 +93,7 @@ type CellKind = AgentKind | 'openai' | CliPreset;
 /** A cell's world run to its end under runWorld; a scripted model makes the openai agent or a preset's CLI run the shell cheater. */
 async function attackedWorld(kind: CellKind, sandbox: SandboxKind): Promise<AttackedWorld> {
   const { root } = await attackRoot();
-  const cheater = kind === 'openai' ? await openaiCheater(sandbox) : isCliPreset(kind) ? await cliCheater(kind) : null;
+  const cheater = kind === 'openai' ? await openaiCheater(sandbox) : isCliPreset(kind) ? await cliCheater(kind, { sandbox }) : null;
   try {
     const { manifest, files } = await attack(cheater ? 'command' : (kind as AgentKind), sandbox, root);
     return await withEnv(cheater?.env ?? {}, () =>
@@ -151,6 +153,36 @@ describe("a cheating agent that writes its workspace's alternates, as each prese
   for (const cli of CLI_PRESETS) {
     itWith('bwrap')(`reads none of the hidden tests its shell tool listed there, in its own sandbox or in the gate (agent: ${cli})`, async () => {
       await expectNothingLeaked(worlds.get(cli)!.world.path, cli);
+    });
+  }
+});
+
+describe("a cheating agent that writes its workspace's alternates, as each preset's own CLI, in a fleet confined by docker", () => {
+  const roots: string[] = [];
+  // Every CLI's cell at once: they wait on their models, containers and queues more than on CPU.
+  const fleets = new Map<CliPreset, Promise<string>>();
+  beforeAll(async () => {
+    if (!sandboxAnswers('docker')) return;
+    for (const cli of DOCKER_FLEET_CLIS) {
+      const world = inDockerFleet(cli, async (cheater) => {
+        const { root } = await attackRoot();
+        roots.push(root);
+        const { manifest, files } = await attack('command', 'docker', root);
+        const ran = await runInFleet(root, { manifest: { ...manifest, agent: cheater.agent }, files }, 'docker', cheater.env);
+        expect(ran.exitCode, ran.printed.slice(-2000)).toBe(0);
+        return ran.worldPath;
+      });
+      fleets.set(cli, world);
+    }
+    await Promise.allSettled(fleets.values());
+  }, 600_000);
+  afterAll(async () => {
+    for (const root of roots) await rm(root, { recursive: true, force: true });
+  });
+
+  for (const cli of DOCKER_FLEET_CLIS) {
+    itWith('docker')(`reads none of the hidden tests its shell tool listed there, on a genesis worker (agent: ${cli}, sandbox: docker)`, async () => {
+      await expectNothingLeaked(await fleets.get(cli)!, cli);
     });
   }
 });

@@ -83,32 +83,56 @@ export async function openaiCheater(
 
 /**
  * The presets whose cheater is the vendor's own CLI, at its pinned version: a scripted model that
- * speaks the vendor's API makes the CLI run the shell cheater with its own shell tool, and the
- * preset's own reader reads what the CLI prints. One cell per class each, under bubblewrap.
+ * speaks the vendor's API makes the CLI run the shell cheater with its own shell tool (Claude
+ * Code's Bash), and the preset's own reader reads what the CLI prints. One cell per class each,
+ * under bubblewrap.
  */
-export type CliPreset = 'codex' | 'gemini' | 'opencode' | 'copilot' | 'qwen-code';
-export const CLI_PRESETS: readonly CliPreset[] = ['codex', 'gemini', 'opencode', 'copilot', 'qwen-code'];
+export type CliPreset = 'claude-code' | 'codex' | 'gemini' | 'opencode' | 'copilot' | 'qwen-code';
+export const CLI_PRESETS: readonly CliPreset[] = ['claude-code', 'codex', 'gemini', 'opencode', 'copilot', 'qwen-code'];
 
 export function isCliPreset(kind: string): kind is CliPreset {
   return (CLI_PRESETS as readonly string[]).includes(kind);
 }
 
 /**
- * The cheater of a cell as `cli`: installed once in the shared cache, its scripted model running
+ * The cheater of a cell as `cli`: installed once in the shared cache (bubblewrap runs it from
+ * there; docker runs the agent image's copy, the same pinned version), its scripted model running
  * the shell cheater (or `command`) through the CLI's shell tool, then saying `say` (by default a
  * plain "done"), which the CLI prints as its result.
  */
-export async function cliCheater(cli: CliPreset, opts: { command?: string; say?: string } = {}): Promise<ScriptedCheater> {
+export async function cliCheater(cli: CliPreset, opts: { command?: string; say?: string; sandbox?: SandboxKind } = {}): Promise<ScriptedCheater> {
   const { start, root, model } = CLI_SERVERS.find((s) => s.cli === cli)!;
   const installed = await installAgentCli(cli);
   const server = await start();
   server.command = opts.command ?? 'sh .genesis/agent.sh';
   if (opts.say !== undefined) server.say = opts.say;
   return {
-    agent: { kind: 'command', preset: cli, baseUrl: `${server.origin}${root}`, model, timeoutSec: 120, sandbox: 'bwrap' },
+    agent: { kind: 'command', preset: cli, baseUrl: `${server.origin}${root}`, model, timeoutSec: 120, sandbox: opts.sandbox ?? 'bwrap' },
     env: { PATH: `${installed.binDir}:${process.env.PATH}`, [KEY_ENV[cli]]: 'sk-scripted-attack-key' },
     close: () => server.close(),
   };
+}
+
+/**
+ * A preset's real CLI cheating in a fleet whose agents and gates docker confines (the CLI is the
+ * agent image's copy, at the same pinned version): one cell that is a docker cell and a fleet cell
+ * at once, for the classes that depend on how a sandbox is configured. `run` gets the cheater,
+ * whose environment (the key the preset passes) goes to the fleet's processes, not this one's,
+ * so the cells of every CLI can run at the same time; its model is closed after.
+ */
+/**
+ * The CLIs with cells in a docker fleet: those whose fleet fits the suite's time (a few seconds
+ * each, at once); Gemini CLI, opencode, Copilot CLI and Qwen Code take minutes together there.
+ */
+export const DOCKER_FLEET_CLIS: readonly CliPreset[] = ['claude-code', 'codex'];
+
+export async function inDockerFleet<T>(cli: CliPreset, run: (cheater: ScriptedCheater) => Promise<T>, opts: { say?: string } = {}): Promise<T> {
+  const cheater = await cliCheater(cli, { ...opts, sandbox: 'docker' });
+  try {
+    return await run(cheater);
+  } finally {
+    await cheater.close();
+  }
 }
 
 /** Runs `run` with `env` set in this process (Genesis launches agents from its own environment), restored after. */

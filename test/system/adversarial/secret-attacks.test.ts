@@ -17,6 +17,7 @@ import {
   type AgentKind,
   agentOf,
   CLI_PRESETS,
+  DOCKER_FLEET_CLIS,
   type CliPreset,
   cheaterFiles,
   cliCheater,
@@ -83,7 +84,7 @@ async function hunt({ kind, sandbox, fleet }: Cell): Promise<Hunt> {
   const model = kind === 'openai' ? await startToolScriptServer([{ name: 'run_command', args: { command: 'sh .genesis/agent.sh' } }]) : null;
   const preset = kind === 'preset' ? await presetModel() : null;
   // A preset's real CLI hunts through its own shell tool, with the same script, as its scripted model asks.
-  const cli = isCliPreset(kind) ? await cliCheater(kind) : null;
+  const cli = isCliPreset(kind) ? await cliCheater(kind, { sandbox }) : null;
   const token = randomBytes(12).toString('hex');
   const secret = `hook-secret-${randomBytes(8).toString('hex')}`;
   const receiver = await WebhookReceiver.start();
@@ -220,6 +221,33 @@ describe("a cheating agent that hunts for the webhook of its world, as each pres
       `finds neither the URL nor the secret anywhere its shell tool looks, and forges nothing a receiver would take (agent: ${kind}, sandbox: bwrap)`,
       async () => {
         await expectNothingFound(kind, hunts.get(kind)!);
+      },
+    );
+  }
+});
+
+describe("a cheating agent that hunts for the webhook of its world, as each preset's own CLI, in a fleet confined by docker", () => {
+  // Every CLI's hunt at once: its key goes to the fleet's processes, not this one's, and the hunts wait on models, containers and queues more than on CPU.
+  const hunts = new Map<CliPreset, Promise<Hunt>>();
+  beforeAll(async () => {
+    if (!sandboxAnswers('docker')) return;
+    for (const kind of DOCKER_FLEET_CLIS) hunts.set(kind, hunt({ kind, sandbox: 'docker', fleet: true }));
+    await Promise.allSettled(hunts.values());
+  }, 600_000);
+
+  afterAll(async () => {
+    for (const pending of hunts.values()) {
+      const h = await pending.catch(() => null);
+      await h?.receiver.down();
+      if (h) await rm(h.root, { recursive: true, force: true });
+    }
+  });
+
+  for (const kind of DOCKER_FLEET_CLIS) {
+    itWith('docker')(
+      `finds neither the URL nor the secret anywhere its shell tool looks, and forges nothing a receiver would take, on a genesis worker (agent: ${kind}, sandbox: docker)`,
+      async () => {
+        await expectNothingFound(kind, await hunts.get(kind)!);
       },
     );
   }

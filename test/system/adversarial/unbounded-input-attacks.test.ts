@@ -23,7 +23,7 @@ import {
 
 /**
  * Agent-controlled input handled inside Genesis's own process, through every agent kind Genesis
- * launches or replays, in both sandboxes, and as each other preset's real CLI under bubblewrap
+ * launches or replays, in both sandboxes, and as each preset's real CLI under bubblewrap
  * (whose shell tool runs the cheater, so the flood is in what that CLI prints). The cheater's module prints, when the gate imports it,
  * what froze the gate's readers before (spec-reporter-shaped lines with 40,000 spaces, jest- and
  * vitest-shaped ones, nested-quantifier bait, a line of a megabyte, control characters); the
@@ -127,42 +127,38 @@ async function attackedWorld(kind: CellKind, sandbox: SandboxKind): Promise<{ w:
  */
 const NODE_LOST_ITS_CHANNEL = 'Unable to deserialize cloned data due to invalid or unsupported version.';
 
-async function expectClearEnds(ledger: GitLedger, kind: CellKind, ended: ReadonlySet<string> = new Set()): Promise<void> {
-  const episodes = (await ledger.readAll()).filter((e) => e.outcome !== 'abandoned' && !ended.has(e.task));
+async function expectClearEnds(ledger: GitLedger, kind: CellKind): Promise<void> {
+  const episodes = (await ledger.readAll()).filter((e) => e.outcome !== 'abandoned');
   const episodeOf = (task: string) => {
     const found = episodes.filter((e) => e.task === task);
     expect(found, task).toHaveLength(1);
     return found[0]!;
   };
-  if (!ended.has('flood')) {
-    // The flood was read in full, linearly: the honest test counted once, none of the printed look-alikes.
-    const flood = episodes.find((e) => e.task === 'flood')!;
-    const { gateLog = '' } = await ledger.readArtifacts(flood.id);
-    const shown = gateLog
-      .replace(/ {100,}/g, '<spaces>')
-      .replace(/x{1000,}/g, '<x…>')
-      .slice(-3000);
-    if (isCliPreset(kind) && gateLog.includes(NODE_LOST_ITS_CHANNEL)) {
-      // Under the load of a CLI beside it, node's runner sometimes loses its own channel to the flood; see NODE_LOST_ITS_CHANNEL.
-      expect(flood, shown).toMatchObject({ outcome: 'rejected' });
-      expect(flood.message).toContain('its run again did not report it passing');
-    } else {
-      expect(episodeOf('flood').outcome, `${flood.message}\n${shown}`).toBe('accepted');
-      // Counted once, on the first run or (a one-CPU gate on a loaded machine) on the run again that showed it pass.
-      expect(flood.message).toMatch(
-        /check:flood (?:ok 1 passed 0 failed|exit 1 0 passed 1 failed; check:flood \(run again\) ok 1 passed 0 failed .*flaky: check:flood)/,
-      );
-    }
-    // And kept as a truncated record: the line of a megabyte is not in the ledger whole.
-    expect(gateLog).toContain('$ node --test --test-reporter=spec test/flood.test.js');
-    expect(gateLog.length).toBeLessThan(1_000_000);
+  // The flood was read in full, linearly: the honest test counted once, none of the printed look-alikes.
+  const flood = episodes.find((e) => e.task === 'flood')!;
+  const { gateLog = '' } = await ledger.readArtifacts(flood.id);
+  const shown = gateLog
+    .replace(/ {100,}/g, '<spaces>')
+    .replace(/x{1000,}/g, '<x…>')
+    .slice(-3000);
+  if (isCliPreset(kind) && gateLog.includes(NODE_LOST_ITS_CHANNEL)) {
+    // Under the load of a CLI beside it, node's runner sometimes loses its own channel to the flood; see NODE_LOST_ITS_CHANNEL.
+    expect(flood, shown).toMatchObject({ outcome: 'rejected' });
+    expect(flood.message).toContain('its run again did not report it passing');
+  } else {
+    expect(episodeOf('flood').outcome, `${flood.message}\n${shown}`).toBe('accepted');
+    // Counted once, on the first run or (a one-CPU gate on a loaded machine) on the run again that showed it pass.
+    expect(flood.message).toMatch(
+      /check:flood (?:ok 1 passed 0 failed|exit 1 0 passed 1 failed; check:flood \(run again\) ok 1 passed 0 failed .*flaky: check:flood)/,
+    );
   }
-  if (!ended.has('fifo')) {
-    // A FIFO left where the handoff file is read is a clear rejection; a recording's flooded handoff lands as any file.
-    const fifo = episodeOf('fifo');
-    if (kind === 'script') expect(fifo.outcome).toBe('accepted');
-    else expect(fifo).toMatchObject({ status: 'final', outcome: 'failed', reason: 'unreadable-change' });
-  }
+  // And kept as a truncated record: the line of a megabyte is not in the ledger whole.
+  expect(gateLog).toContain('$ node --test --test-reporter=spec test/flood.test.js');
+  expect(gateLog.length).toBeLessThan(1_000_000);
+  // A FIFO left where the handoff file is read is a clear rejection; a recording's flooded handoff lands as any file.
+  const fifo = episodeOf('fifo');
+  if (kind === 'script') expect(fifo.outcome).toBe('accepted');
+  else expect(fifo).toMatchObject({ status: 'final', outcome: 'failed', reason: 'unreadable-change' });
 }
 
 for (const sandbox of SANDBOXES) {
@@ -188,15 +184,11 @@ for (const sandbox of SANDBOXES) {
 }
 
 /**
- * Where a preset's CLI does not pass the flood on to its reader whole. Codex panics printing an
- * event larger than its output socket holds at once (`failed printing to stdout: Resource
- * temporarily unavailable`: the socket its Rust binary shares with its npm wrapper, a node
- * process, is non-blocking, and whether the socket is full then depends on how fast Genesis
- * reads), so an episode where it panicked ends as the agent's exit, before a change is read. Gemini CLI prints no tool output in its JSON result, and its loop detection ends a reply
- * that repeats itself (a run of spaces), so its result holds none of the flood.
+ * Where a preset's CLI does not pass the flood on to its reader whole: Gemini CLI prints no tool
+ * output in its JSON result, and its loop detection ends a reply that repeats itself (a run of
+ * spaces), so its result holds none of the flood.
  */
-const CLI_LIMITS: Partial<Record<CliPreset, 'panics' | 'drops'>> = { codex: 'panics', gemini: 'drops' };
-const CODEX_PANIC = 'failed printing to stdout: Resource temporarily unavailable';
+const DROPS_THE_FLOOD: ReadonlySet<CliPreset> = new Set(['gemini']);
 
 describe("a cheating agent whose output and change flood Genesis's readers, as each preset's own CLI, confined by bwrap", () => {
   const worlds = new Map<CliPreset, { w: AttackedWorld; stallMs: number }>();
@@ -213,18 +205,10 @@ describe("a cheating agent whose output and change flood Genesis's readers, as e
       const { w, stallMs } = worlds.get(cli)!;
       expect(w.durationMs).toBeLessThan(60_000);
       expect(stallMs).toBeLessThan(3_000);
-      // An episode whose CLI panicked on the flood is closed as the agent's exit, and read no further.
-      const panicked = new Set<string>();
-      for (const task of ['flood', 'fifo']) {
-        if (CLI_LIMITS[cli] !== 'panics' || !(await w.artifactsOf(task)).agentLog?.includes(CODEX_PANIC)) continue;
-        expect(w.episodeOf(task)).toMatchObject({ status: 'final', outcome: 'failed', reason: 'agent-exit' });
-        expect(w.episodeOf(task).message).toContain('the agent exited with code 101');
-        panicked.add(task);
-      }
-      await expectClearEnds(new GitLedger(w.world.path), cli, panicked);
+      await expectClearEnds(new GitLedger(w.world.path), cli);
       // What its model said went through the CLI into what it printed, which its preset's reader read.
       const { agentLog = '' } = await w.artifactsOf('flood');
-      if (CLI_LIMITS[cli] !== 'drops' && !panicked.has('flood')) expect(agentLog).toContain(SPACES);
+      if (!DROPS_THE_FLOOD.has(cli)) expect(agentLog).toContain(SPACES);
     });
   }
 });
