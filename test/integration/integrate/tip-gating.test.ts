@@ -7,6 +7,7 @@ import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { itWith } from '../../helpers/services.js';
 import { BAD_A, baseManifest, GOOD_A, GOOD_B, makeWorld, type FixtureWorld } from '../../helpers/world-fixture.js';
 
+const BAD_B = "export const b = () => 'not b';\n";
 const GOOD_C = "export const c = () => 'c';\n";
 const threeTasks = () =>
   baseManifest({
@@ -79,4 +80,25 @@ describe('tip gating in process', () => {
       expect(await auditViolations(f)).toEqual([]);
     },
   );
+
+  itWith('docker')('charges a failure on a tip that held only landed changes to the change, with no gate on its base', async () => {
+    // b's agent outlasts a's episode: a lands while b works, so b's place is the accepted head, not its base.
+    const f = await makeWorld({
+      recording: { a: [{ write: { 'src/a.js': GOOD_A } }], b: [{ write: { 'src/b.js': BAD_B }, sleepMs: 8000 }, { write: { 'src/b.js': GOOD_B } }] },
+      manifest: baseManifest({ retry: { maxAttempts: 2 } }),
+    });
+    const summary = await runEmbedded({ world: f.world, sandbox: f.sandbox });
+    expect(summary).toMatchObject({ stop: { kind: 'done' }, accepted: 2, rejected: 1 });
+    const records = await new GitLedger(f.world.path).readAll();
+    const a = records.find((r) => r.task === 'a')!;
+    const failed = records.find((r) => r.task === 'b' && r.outcome === 'rejected')!;
+    expect(a.outcome).toBe('accepted');
+    expect(failed).toMatchObject({ reason: 'check-failed', base: f.commit, gatedOn: a.commit });
+    expect(failed.phases.gate).toBeGreaterThan(0);
+    expect(failed.phases['gate-on-base']).toBeUndefined();
+    const log = (await new GitLedger(f.world.path).readArtifacts(failed.id)).gateLog;
+    expect(log).not.toContain("own base");
+    expect(await f.world.readFile('main', 'src/b.js')).toBe(GOOD_B);
+    expect(await auditViolations(f)).toEqual([]);
+  });
 });
