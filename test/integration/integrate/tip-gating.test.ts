@@ -97,7 +97,7 @@ describe('tip gating in process', () => {
     expect(failed.phases.gate).toBeGreaterThan(0);
     expect(failed.phases['gate-on-base']).toBeUndefined();
     const log = (await new GitLedger(f.world.path).readArtifacts(failed.id)).gateLog;
-    expect(log).not.toContain("own base");
+    expect(log).not.toContain('own base');
     expect(await f.world.readFile('main', 'src/b.js')).toBe(GOOD_B);
     expect(await auditViolations(f)).toEqual([]);
   });
