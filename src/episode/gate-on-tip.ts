@@ -24,6 +24,14 @@ export type ReserveTip = (change: {
   costUsd?: number | null;
 }) => Promise<{ onto: string; commit: string; speculative: boolean } | null>;
 
+/**
+ * Waits until the changes ahead of a change's place are judged, for an episode whose gate failed on
+ * that place's `commit`: 'passed' when each passed on its tip and the place stands (the failure is
+ * the change's own, on the tip that lands ahead of it), 'moved' when the place was rebuilt or given
+ * up, or after `timeoutMs`. Only the run's own integration stage answers it.
+ */
+export type JudgedAhead = (change: { episodeId: string; commit: string }, timeoutMs: number) => Promise<'passed' | 'moved'>;
+
 /** The scheduler's side over a shared queue: answers the workers' requests for a place with `reserve`. */
 export interface TipService {
   serve(reserve: ReserveTip): void;
