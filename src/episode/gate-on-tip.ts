@@ -25,12 +25,11 @@ export type ReserveTip = (change: {
 }) => Promise<{ onto: string; commit: string; speculative: boolean } | null>;
 
 /**
- * Waits until the changes ahead of a change's place are judged, for an episode whose gate failed on
- * that place's `commit`: 'passed' when each passed on its tip and the place stands (the failure is
- * the change's own, on the tip that lands ahead of it), 'moved' when the place was rebuilt or given
- * up, or after `timeoutMs`. Only the run's own integration stage answers it.
+ * For an episode whose gate failed on its place's `commit`: whether, now, every change ahead passed
+ * on its tip and the place still stands (then the failure is the change's own, on the tip that lands
+ * ahead of it). Only the run's own integration stage answers it.
  */
-export type JudgedAhead = (change: { episodeId: string; commit: string }, timeoutMs: number) => Promise<'passed' | 'moved'>;
+export type AheadPassed = (change: { episodeId: string; commit: string }) => Promise<boolean>;
 
 /** The scheduler's side over a shared queue: answers the workers' requests for a place with `reserve`. */
 export interface TipService {

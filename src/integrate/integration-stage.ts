@@ -45,7 +45,6 @@ export class IntegrationStage {
   private readonly joinedAt = new Map<string, number>();
   private readonly verificationLedger: VerificationLedger;
   private chain: Promise<void> = Promise.resolve();
-  private readonly aheadWaiters = new Set<() => boolean>();
 
   constructor(private readonly deps: IntegrationStageDeps) {
     this.state = emptyIntegration(deps.head, deps.slots);
@@ -87,29 +86,9 @@ export class IntegrationStage {
     return { onto: entry.onto, commit: entry.commit, speculative: entry.onto !== this.state.head };
   }
 
-  /**
-   * Waits until the changes ahead of a reserved change are judged (see judgedAhead), for its episode
-   * whose gate failed on `commit`; 'moved' after `timeoutMs`, so a queue that never settles costs
-   * the episode its gate on its base, as before, and never a verdict.
-   */
-  aheadJudged(id: string, commit: string, timeoutMs: number): Promise<'passed' | 'moved'> {
-    return new Promise((resolve) => {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const settled = () => {
-        const answer = judgedAhead(this.state, id, commit);
-        if (answer === null) return false;
-        clearTimeout(timer);
-        resolve(answer);
-        return true;
-      };
-      if (settled()) return;
-      timer = setTimeout(() => {
-        this.aheadWaiters.delete(settled);
-        resolve('moved');
-      }, timeoutMs);
-      timer.unref();
-      this.aheadWaiters.add(settled);
-    });
+  /** Whether every change ahead of a reserved change passed on its tip, its place still `commit` (see judgedAhead). */
+  aheadPassed(id: string, commit: string): boolean {
+    return judgedAhead(this.state, id, commit) === 'passed';
   }
 
   /** Whether a change holds a place in the queue (reserved or joined). */
@@ -202,7 +181,6 @@ export class IntegrationStage {
     const step = advance(this.state, event);
     this.state = step.state;
     this.deps.onChange?.(this.describe());
-    for (const settled of this.aheadWaiters) if (settled()) this.aheadWaiters.delete(settled);
     for (const command of step.commands) {
       const follow = await this.execute(command);
       if (follow) await this.apply(follow);

@@ -36,9 +36,11 @@ export async function gateChange(episode: Episode, ws: Workspace, change: Collec
   // A tip that was the accepted head when the place was given holds only changes that landed, each
   // judged already: its failure is this change's, as a gate on its base joined behind them would find
   // again on the same tip, at the price of two more gates.
-  // The same holds for a speculative tip once every change ahead has passed on it: what the queue
-  // lands ahead of this change is that tip, so a gate on the base would only be verified again there.
-  if (gated && !verdict.ok && gated.onto !== job.base && gated.speculative !== false && !(await aheadPassed(episode, gated))) {
+  // The same holds for a speculative tip whose every change ahead has passed by the time this gate
+  // failed: what the queue lands ahead of this change is that tip. Not waited for while one is still
+  // judged: the gate on the base then runs beside it, as one ahead that fails needs it.
+  const ahead = gated?.speculative && !verdict.ok && deps.aheadPassed ? await deps.aheadPassed({ episodeId: job.episodeId, commit: gated.commit }) : false;
+  if (gated && !verdict.ok && gated.onto !== job.base && gated.speculative !== false && !ahead) {
     const onTip = { head: gated.onto, verdict };
     gated = null;
     const onBase = await timed(episode, 'gate-on-base', () => gateOn(episode, change, null));
@@ -50,18 +52,6 @@ export async function gateChange(episode: Episode, ws: Workspace, change: Collec
       : { ...onBase, gate: onBase.gate && withTipSteps(onTip.verdict, onBase.gate), log };
   }
   return { verdict, gated };
-}
-
-/** Whether every change ahead of the change's place passed, the place still standing; false where nothing can tell. */
-async function aheadPassed(episode: Episode, gated: GateTarget): Promise<boolean> {
-  const ask = episode.deps.judgedAhead;
-  if (!ask) return false;
-  episode.deps.onWait?.(episode.job, 'the verdicts of the changes ahead on the tip this gate failed on');
-  try {
-    return (await ask({ episodeId: episode.job.episodeId, commit: gated.commit }, episode.manifest.verify.timeoutSec * 1000)) === 'passed';
-  } finally {
-    episode.deps.onWait?.(episode.job, null);
-  }
 }
 
 async function gateOn(episode: Episode, change: CollectedChange, target: GateTarget | null): Promise<CandidateVerdict> {

@@ -102,25 +102,29 @@ describe('tip gating in process', () => {
     expect(await auditViolations(f)).toEqual([]);
   });
 
-  itWith('docker')('charges a failure on a speculative tip to the change once every change ahead passed there, with no gate on its base', async () => {
-    // b's agent ends while a's gate runs: b's place is on a, not landed yet, and b's check fails there.
+  itWith('docker')('charges a failure on a speculative tip to the change when every change ahead passed there, with no gate on its base', async () => {
+    // b's agent ends while a's gate runs, so b's place is on a, not landed yet; b's check fails there
+    // slowly (its module waits before it loads), so a has passed by the time b's gate has failed twice.
+    const SLOW_BAD_B = "await new Promise((r) => setTimeout(r, 3000));\nexport const b = () => 'not b';\n";
     const f = await makeWorld({
-      recording: { a: [{ write: { 'src/a.js': GOOD_A } }], b: [{ write: { 'src/b.js': BAD_B }, sleepMs: 300 }, { write: { 'src/b.js': GOOD_B } }] },
+      recording: { a: [{ write: { 'src/a.js': GOOD_A } }], b: [{ write: { 'src/b.js': SLOW_BAD_B }, sleepMs: 300 }, { write: { 'src/b.js': GOOD_B } }] },
       manifest: baseManifest({ retry: { maxAttempts: 2 } }),
     });
-    const waits: Array<{ id: string; what: string | null }> = [];
+    const bothGating: string[][] = [];
     const summary = await runEmbedded({
       world: f.world,
       sandbox: f.sandbox,
-      onEvent: (e) => void (e.type === 'wait' && waits.push({ id: e.id, what: e.what })),
+      onEvent: (e) => {
+        if (e.type === 'integration' && e.entries.length === 2 && e.entries.every((x) => x.stage === 'gating')) bothGating.push(e.entries.map((x) => x.task));
+      },
     });
     expect(summary).toMatchObject({ stop: { kind: 'done' }, accepted: 2, rejected: 1 });
+    // b gated behind a while a's own gate was still running: its tip was speculative.
+    expect(bothGating[0]).toEqual(['a', 'b']);
     const records = await new GitLedger(f.world.path).readAll();
     const a = records.find((r) => r.task === 'a')!;
     const failed = records.find((r) => r.task === 'b' && r.outcome === 'rejected')!;
-    // It failed on a's candidate while a was not judged yet, and waited for a's verdict.
     expect(failed).toMatchObject({ reason: 'check-failed', base: f.commit, gatedOn: a.commit });
-    expect(waits.filter((w) => w.id === failed.id && w.what?.includes('verdicts of the changes ahead'))).toHaveLength(1);
     expect(failed.phases['gate-on-base']).toBeUndefined();
     expect(await verificationRefs(f)).toEqual([]);
     expect(await f.world.readFile('main', 'src/b.js')).toBe(GOOD_B);
