@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --only <name>[,<name>…]]`: runs every bench/<name>.bench.ts in
+ * `npm run bench [-- --quick] [-- --only <name>[,<name>…]] [-- --row <text>]`: runs every bench/<name>.bench.ts in
  * name order, prints the machine and each module's table, and writes everything to
  * bench/results/<date>.json. Exits 1 when a module failed (the others still run).
  */
@@ -7,7 +7,7 @@ import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import type { BenchResult, BenchRun } from './lib/bench-module.js';
+import type { BenchContext, BenchResult, BenchRun } from './lib/bench-module.js';
 import { describeMachine, formatMachine, loadNow } from './lib/machine.js';
 
 const BENCH_DIR = fileURLToPath(new URL('.', import.meta.url));
@@ -22,13 +22,19 @@ interface ModuleOutcome {
   error?: string;
 }
 
-const USAGE = `usage: npm run bench -- [--quick] [--only <name>[,<name>...]]
+const USAGE = `usage: npm run bench -- [--quick] [--only <name>[,<name>...]] [--row <text>]
   --quick         a smoke run: fewer episodes and repetitions (about a minute)
-  --only <names>  run only these modules (file names without ${SUFFIX})`;
+  --only <names>  run only these modules (file names without ${SUFFIX})
+  --row <text>    only the rows whose label contains <text>, each with its per-change timeline (scaling)`;
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
-    options: { quick: { type: 'boolean', default: false }, only: { type: 'string', multiple: true }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      quick: { type: 'boolean', default: false },
+      only: { type: 'string', multiple: true },
+      row: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
     strict: true,
   });
   if (values.help) {
@@ -50,6 +56,7 @@ async function main(): Promise<number> {
   }
   const selected = only.length > 0 ? available.filter((name) => only.includes(name)) : available;
   const quick = values.quick ?? false;
+  const ctx = { quick, ...(values.row ? { row: values.row } : {}) };
 
   const started = new Date();
   const machine = await describeMachine();
@@ -57,7 +64,7 @@ async function main(): Promise<number> {
 
   const outcomes: ModuleOutcome[] = [];
   for (const name of selected) {
-    const outcome = await runModule(name, quick);
+    const outcome = await runModule(name, ctx);
     outcomes.push(outcome);
     process.stdout.write(`\n${render(outcome)}\n`);
   }
@@ -70,12 +77,12 @@ async function main(): Promise<number> {
   return outcomes.some((o) => o.error !== undefined) ? 1 : 0;
 }
 
-async function runModule(name: string, quick: boolean): Promise<ModuleOutcome> {
+async function runModule(name: string, ctx: BenchContext): Promise<ModuleOutcome> {
   const t0 = performance.now();
   try {
     const mod = (await import(pathToFileURL(join(BENCH_DIR, `${name}${SUFFIX}`)).href)) as { run?: BenchRun };
     if (typeof mod.run !== 'function') throw new Error(`${name}${SUFFIX} exports no run(ctx) function`);
-    const result = await mod.run({ quick });
+    const result = await mod.run(ctx);
     return { name, durationMs: Math.round(performance.now() - t0), loadAfter: loadNow(), result };
   } catch (error) {
     const text = error instanceof Error ? (error.stack ?? error.message) : String(error);

@@ -17,6 +17,7 @@ import { makeBenchRoot } from './lib/bench-world.js';
 import { runOverBullmq } from './lib/bullmq-run.js';
 import { loadNow } from './lib/machine.js';
 import { pipelineWorld, readRunStats, RunTracer, type PipelineRunStats } from './lib/pipeline-world.js';
+import { buildTimeline, formatTimeline, type StampedEvent } from './pipeline-timeline.js';
 
 /** The shape: an agent that waits 2 s (as a remote model does) and a gate of about 3 s. */
 const AGENT_S = 2;
@@ -39,10 +40,12 @@ interface Measured extends Setup {
   stopped: string | null;
   stats: PipelineRunStats;
   load: number;
+  /** Per change: its agent, own gate, verifications and end, when the run was asked for it. */
+  timeline?: string;
 }
 
 /** Runs one world through `runWorld`, in this process or over BullMQ with `workers` worker processes. */
-export async function measure(root: string, setup: Setup): Promise<Measured> {
+export async function measure(root: string, setup: Setup, withTimeline = false): Promise<Measured> {
   const name = `${setup.mode === 'BullMQ' ? 'redis' : 'mem'}-${setup.workers}-${setup.tasks}-${setup.failEvery}-${setup.clashEvery}`;
   const world = await pipelineWorld(root, name, {
     tasks: setup.tasks,
@@ -53,9 +56,16 @@ export async function measure(root: string, setup: Setup): Promise<Measured> {
     clashEvery: setup.clashEvery,
   });
   const tracer = new RunTracer();
+  const stamped: StampedEvent[] = [];
+  const t0 = performance.now();
+  const onEvent: typeof tracer.onEvent = (event) => {
+    tracer.onEvent(event);
+    if (withTimeline) stamped.push({ at: performance.now() - t0, event: structuredClone(event) as StampedEvent['event'] });
+  };
   const { makespanS, stopped } =
-    setup.mode === 'BullMQ' ? await distributed(world, name, setup.workers, tracer) : await timedRun(() => runEmbedded({ world, onEvent: tracer.onEvent }));
-  return { ...setup, makespanS, stopped, stats: await readRunStats(world, tracer), load: loadNow() };
+    setup.mode === 'BullMQ' ? await distributed(world, name, setup.workers, onEvent) : await timedRun(() => runEmbedded({ world, onEvent }));
+  const timeline = withTimeline ? { timeline: formatTimeline(buildTimeline(stamped)) } : {};
+  return { ...setup, makespanS, stopped, stats: await readRunStats(world, tracer), load: loadNow(), ...timeline };
 }
 
 /** The run's wall time, and how it stopped when that was not with every task done (the bench reports it rather than hide it). */
@@ -68,8 +78,13 @@ async function timedRun(run: () => Promise<RunSummary>): Promise<{ makespanS: nu
   return { makespanS, stopped: `${summary.stop.kind}${blocked ? `: ${blocked}` : ''}` };
 }
 
-async function distributed(world: WorldRepo, name: string, workers: number, tracer: RunTracer): Promise<{ makespanS: number; stopped: string | null }> {
-  return timedRun(() => runOverBullmq(world, name, workers, tracer.onEvent));
+async function distributed(
+  world: WorldRepo,
+  name: string,
+  workers: number,
+  onEvent: RunTracer['onEvent'],
+): Promise<{ makespanS: number; stopped: string | null }> {
+  return timedRun(() => runOverBullmq(world, name, workers, onEvent));
 }
 
 /**
@@ -146,6 +161,30 @@ export function ceilingS(m: Pick<Setup, 'tasks' | 'workers' | 'failEvery'>): num
 }
 
 /**
+ * The ceiling a scheduler that cannot know which attempts will fail reaches: the same episodes with
+ * no integration cost, started in task order on P slots as slots free, a failed first attempt's
+ * retry queued ahead of tasks not started yet the moment it fails. Above ceilingS when a failing
+ * task is among the last to start, since its retry then needs a round of its own.
+ */
+export function inOrderCeilingS(m: Pick<Setup, 'tasks' | 'workers' | 'failEvery'>): number {
+  const episode = AGENT_S + GATE_S;
+  const fails = (task: number) => m.failEvery > 0 && task % m.failEvery === 0;
+  const waiting: Array<{ task: number; retry: boolean }> = Array.from({ length: m.tasks }, (_, i) => ({ task: i + 1, retry: false }));
+  let running: Array<{ task: number; retry: boolean; end: number }> = [];
+  let now = 0;
+  let last = 0;
+  while (waiting.length > 0 || running.length > 0) {
+    while (running.length < m.workers && waiting.length > 0) running.push({ ...waiting.shift()!, end: now + episode });
+    now = Math.min(...running.map((r) => r.end));
+    const ended = running.filter((r) => r.end === now);
+    running = running.filter((r) => r.end !== now);
+    last = now;
+    for (const r of ended) if (!r.retry && fails(r.task)) waiting.unshift({ task: r.task, retry: true });
+  }
+  return last;
+}
+
+/**
  * What `genesis model pipeline` predicts for the same run: the same P, tasks and bad changes, the
  * agent, gate, overhead and landing times this run measured (means), averaged over 20 seeds.
  * A bad change fails its first attempt only, so the model's per-episode rate is 1 / (failEvery + 1);
@@ -191,6 +230,7 @@ export function modelCells(m: Measured): string[] {
 
 export function row(m: Measured): string[] {
   const ceiling = ceilingS(m);
+  const inOrder = inOrderCeilingS(m);
   const perMin = (m.stats.accepted / m.makespanS) * 60;
   return [
     m.mode,
@@ -201,6 +241,7 @@ export function row(m: Measured): string[] {
     m.makespanS.toFixed(1),
     String(ceiling),
     (ceiling / m.makespanS).toFixed(2),
+    inOrder === ceiling ? '-' : `${inOrder}: ${(inOrder / m.makespanS).toFixed(2)}`,
     perMin.toFixed(1),
     (m.stats.gates / Math.max(1, m.stats.accepted)).toFixed(2),
     String(m.stats.verifications),
@@ -221,6 +262,12 @@ export function row(m: Measured): string[] {
   ];
 }
 
+/** A row's name for --row: its mode, P and kind of bad changes ("in-process P=4, 1 in 5 fails its gate"). */
+function setupLabel(s: Setup): string {
+  const bad = s.failEvery ? `1 in ${s.failEvery} fails its gate` : s.clashEvery ? `2 in ${s.tasks} clash` : 'no bad changes';
+  return `${s.mode} P=${s.workers}, ${bad}`;
+}
+
 function badChanges(m: Measured): string {
   if (m.failEvery) return `1 in ${m.failEvery} fails its gate`;
   if (m.clashEvery) return `2 in ${m.tasks} clash: ${m.stats.rejectedOnTip} failed on the tip`;
@@ -235,21 +282,29 @@ function tasksFor(workers: number): number {
 export async function run(ctx: BenchContext): Promise<BenchResult> {
   const { dir, cleanup } = await makeBenchRoot('scaling');
   try {
-    const counts = ctx.quick ? [1, 2] : [1, 2, 4, 8];
-    const setups: Setup[] = [];
+    // One row read closely is a row of the full run.
+    const quick = ctx.quick && ctx.row === undefined;
+    const counts = quick ? [1, 2] : [1, 2, 4, 8];
+    let setups: Setup[] = [];
     for (const workers of counts) {
       setups.push({ mode: 'in-process', workers, tasks: tasksFor(workers), failEvery: 0, clashEvery: 0 });
-      if (!ctx.quick || workers === 2) setups.push({ mode: 'BullMQ', workers, tasks: tasksFor(workers), failEvery: 0, clashEvery: 0 });
+      if (!quick || workers === 2) setups.push({ mode: 'BullMQ', workers, tasks: tasksFor(workers), failEvery: 0, clashEvery: 0 });
     }
-    if (!ctx.quick) {
+    if (!quick) {
       for (const mode of ['in-process', 'BullMQ'] as const) {
         setups.push({ mode, workers: 4, tasks: 10, failEvery: 5, clashEvery: 0 });
         setups.push({ mode, workers: 4, tasks: 10, failEvery: 0, clashEvery: 4 });
       }
     }
+    const only = ctx.row;
+    if (only !== undefined) {
+      const labels = setups.map(setupLabel);
+      setups = setups.filter((setup) => setupLabel(setup).includes(only));
+      if (setups.length === 0) throw new Error(`no row of the scaling bench matches "${only}"; rows: ${[...new Set(labels)].join('; ')}`);
+    }
     const measured: Measured[] = [];
-    for (const setup of setups) measured.push(await measure(dir, setup));
-    const rate = await integratorRate(dir, ctx.quick ? 5 : 20);
+    for (const setup of setups) measured.push(await measure(dir, setup, only !== undefined));
+    const rate = only === undefined ? await integratorRate(dir, quick ? 5 : 20) : null;
     const table = [
       formatTable(
         [
@@ -261,6 +316,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
           'makespan s',
           'ceiling s',
           'efficiency',
+          'in task order: ceiling s: efficiency',
           'accepted/min',
           'gates/accepted',
           'second gates',
@@ -282,17 +338,21 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
         ],
         measured.map((m) => [m.mode, String(m.workers), String(m.tasks), badChanges(m), m.makespanS.toFixed(1), ...modelCells(m)]),
       ),
-      '',
-      formatTable(
-        ['integrator', 'accepted changes per second'],
-        [
-          ['fast-forward (head still the base)', rate.fastForward.toFixed(1)],
-          [
-            'speculative: all made on one base, each built and verified on the one ahead (the gate: node --test on the host, no sandbox)',
-            rate.replay.toFixed(1),
-          ],
-        ],
-      ),
+      ...(rate
+        ? [
+            '',
+            formatTable(
+              ['integrator', 'accepted changes per second'],
+              [
+                ['fast-forward (head still the base)', rate.fastForward.toFixed(1)],
+                [
+                  'speculative: all made on one base, each built and verified on the one ahead (the gate: node --test on the host, no sandbox)',
+                  rate.replay.toFixed(1),
+                ],
+              ],
+            ),
+          ]
+        : []),
     ].join('\n');
     const stops = measured
       .filter((m) => m.stopped)
@@ -301,13 +361,14 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
       title: 'Throughput of the pipeline: a 2 s agent and a 3 s gate at P episodes at once, against the ceiling',
       table,
       notes: [
-        `Independent tasks, each one line in its own file. The agent sleeps ${AGENT_S} s; the gate runs \`sleep ${GATE_SLEEP_S} && node --test test/\` in bubblewrap (about ${GATE_S} s). Ceiling: ceil(episodes / P) x (${AGENT_S} + ${GATE_S}) s, where episodes counts a failed first attempt as one more (and a task that fails once needs two rounds at least); efficiency = ceiling / makespan.`,
+        `Independent tasks, each one line in its own file. The agent sleeps ${AGENT_S} s; the gate runs \`sleep ${GATE_SLEEP_S} && node --test test/\` in bubblewrap (about ${GATE_S} s). Ceiling: ceil(episodes / P) x (${AGENT_S} + ${GATE_S}) s, where episodes counts a failed first attempt as one more (and a task that fails once needs two rounds at least); efficiency = ceiling / makespan. In task order: the same episodes started in task order as slots free, a failed attempt's retry first in line when it fails (inOrderCeilingS); shown where it differs.`,
         'in-process: runWorld with the embedded queue, parallelism P. BullMQ: P `genesis worker` processes (concurrency 1) on the local Redis, the scheduler in this process.',
         'gates/accepted counts every own gate (failed ones too) and every verification of a speculative commit; "second gates" are those verifications.',
-        "fails its gate: that task's first attempt writes a note the test refuses (its gate fails: the test, its re-run, and the same test on the base), the second attempt a good one.",
+        "fails its gate: that task's first attempt writes a note the test refuses (its gate fails: the suite, then a re-run of the failed test by name, which pays the command's sleep again; the base is not run, its record knows the test), the second attempt a good one.",
         'clash: tasks 3 and 4, and 7 and 8, write the same note on their first attempt: each passes its own gate alone (they start together, on one base). Over BullMQ the one that joins the queue second fails on its tip and the changes behind it are re-based and verified again; in process, where an episode gates on a tip holding every change ahead, the second of a pair may fail its own gate instead. Its second attempt lands.',
         "Model: simulatePipeline (genesis model pipeline), mean of 20 seeds, with the means this run measured (agent, passing own gate, failing gate / passing gate, a verification's gate, start, episode overhead, build, landing) and the spread of agent + gate times it saw, or with the nominal 2 s and 3 s and the command's default costs; episodes gate on the speculative tip when the run did.",
         ...stops,
+        ...measured.flatMap((m) => (m.timeline ? [`Timeline, ${setupLabel(m)} (s from the run's start):\n${m.timeline}`] : [])),
         'Before the pipeline: efficiency 0.84 at P=1, 0.44 at 3, 0.22 at 6, 0.11 at 11.',
       ],
     };

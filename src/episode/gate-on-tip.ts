@@ -24,6 +24,13 @@ export type ReserveTip = (change: {
   costUsd?: number | null;
 }) => Promise<{ onto: string; commit: string; speculative: boolean } | null>;
 
+/**
+ * For an episode whose gate failed on its place's `commit`: whether, now, every change ahead passed
+ * on its tip and the place still stands (then the failure is the change's own, on the tip that lands
+ * ahead of it). Only the run's own integration stage answers it.
+ */
+export type AheadPassed = (change: { episodeId: string; commit: string }) => Promise<boolean>;
+
 /** The scheduler's side over a shared queue: answers the workers' requests for a place with `reserve`. */
 export interface TipService {
   serve(reserve: ReserveTip): void;

@@ -206,6 +206,18 @@ function gated(state: IntegrationState, event: Extract<IntegrationEvent, { type:
   return pump({ ...state, entries }, []);
 }
 
+/**
+ * Whether the changes ahead of a reserved change are judged, for its episode whose gate failed on
+ * `commit`: 'passed' when its place is still `commit` and every change ahead passed on its tip (so
+ * that tip is what lands ahead of it), 'moved' when its place was rebuilt or given up (one ahead
+ * failed, or the head moved), null while one ahead is still being judged.
+ */
+export function judgedAhead(state: IntegrationState, id: string, commit: string): 'passed' | 'moved' | null {
+  const at = state.entries.findIndex((e) => e.id === id);
+  if (at < 0 || state.entries[at]!.commit !== commit) return 'moved';
+  return state.entries.slice(0, at).every((e) => e.stage === 'verified' || e.stage === 'landing') ? 'passed' : null;
+}
+
 /** What the queue holds, front first, for status displays. */
 export function describeQueue(state: IntegrationState): Array<{ id: string; task: string; stage: EntryStage; onto: string | null; commit: string | null }> {
   return state.entries.map((e) => ({ id: e.id, task: e.task, stage: e.stage, onto: e.onto, commit: e.commit }));

@@ -7,6 +7,7 @@ import {
   advance,
   describeQueue,
   emptyIntegration,
+  judgedAhead,
   type IntegrationCommand,
   type IntegrationEvent,
   type IntegrationState,
@@ -83,6 +84,11 @@ export class IntegrationStage {
     const entry = this.state.entries.find((e) => e.id === change.id);
     if (entry?.stage !== 'gating' || entry.commit === null || entry.onto === null) return null;
     return { onto: entry.onto, commit: entry.commit, speculative: entry.onto !== this.state.head };
+  }
+
+  /** Whether every change ahead of a reserved change passed on its tip, its place still `commit` (see judgedAhead). */
+  aheadPassed(id: string, commit: string): boolean {
+    return judgedAhead(this.state, id, commit) === 'passed';
   }
 
   /** Whether a change holds a place in the queue (reserved or joined). */

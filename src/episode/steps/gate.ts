@@ -33,7 +33,14 @@ export async function gateChange(episode: Episode, ws: Workspace, change: Collec
   // eating the gate's time or breaking the tip outright. As a merge queue charges a failure only
   // once everything ahead passed, the change is judged again on its own base, as if it had no
   // place yet, and joins the queue after; a change that fails there too fails on its own.
-  if (gated && !verdict.ok && gated.onto !== job.base) {
+  // A tip that was the accepted head when the place was given holds only changes that landed, each
+  // judged already: its failure is this change's, as a gate on its base joined behind them would find
+  // again on the same tip, at the price of two more gates.
+  // The same holds for a speculative tip whose every change ahead has passed by the time this gate
+  // failed: what the queue lands ahead of this change is that tip. Not waited for while one is still
+  // judged: the gate on the base then runs beside it, as one ahead that fails needs it.
+  const ahead = gated?.speculative && !verdict.ok && deps.aheadPassed ? await deps.aheadPassed({ episodeId: job.episodeId, commit: gated.commit }) : false;
+  if (gated && !verdict.ok && gated.onto !== job.base && gated.speculative !== false && !ahead) {
     const onTip = { head: gated.onto, verdict };
     gated = null;
     const onBase = await timed(episode, 'gate-on-base', () => gateOn(episode, change, null));

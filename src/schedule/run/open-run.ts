@@ -63,6 +63,7 @@ export async function openRun(options: RunOptions): Promise<Run> {
         worker,
         signal,
         reserveTip: (change) => reserveTip(run, change),
+        aheadPassed: async (change) => run.stage.aheadPassed(change.episodeId, change.commit),
         onPhase,
         onWait: (j, what) => emit({ type: 'wait', id: j.episodeId, task: j.task, what }),
         hold: distributed === undefined,

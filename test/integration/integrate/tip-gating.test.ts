@@ -7,6 +7,7 @@ import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { itWith } from '../../helpers/services.js';
 import { BAD_A, baseManifest, GOOD_A, GOOD_B, makeWorld, type FixtureWorld } from '../../helpers/world-fixture.js';
 
+const BAD_B = "export const b = () => 'not b';\n";
 const GOOD_C = "export const c = () => 'c';\n";
 const threeTasks = () =>
   baseManifest({
@@ -79,4 +80,54 @@ describe('tip gating in process', () => {
       expect(await auditViolations(f)).toEqual([]);
     },
   );
+
+  itWith('docker')('charges a failure on a tip that held only landed changes to the change, with no gate on its base', async () => {
+    // b's agent outlasts a's episode: a lands while b works, so b's place is the accepted head, not its base.
+    const f = await makeWorld({
+      recording: { a: [{ write: { 'src/a.js': GOOD_A } }], b: [{ write: { 'src/b.js': BAD_B }, sleepMs: 8000 }, { write: { 'src/b.js': GOOD_B } }] },
+      manifest: baseManifest({ retry: { maxAttempts: 2 } }),
+    });
+    const summary = await runEmbedded({ world: f.world, sandbox: f.sandbox });
+    expect(summary).toMatchObject({ stop: { kind: 'done' }, accepted: 2, rejected: 1 });
+    const records = await new GitLedger(f.world.path).readAll();
+    const a = records.find((r) => r.task === 'a')!;
+    const failed = records.find((r) => r.task === 'b' && r.outcome === 'rejected')!;
+    expect(a.outcome).toBe('accepted');
+    expect(failed).toMatchObject({ reason: 'check-failed', base: f.commit, gatedOn: a.commit });
+    expect(failed.phases.gate).toBeGreaterThan(0);
+    expect(failed.phases['gate-on-base']).toBeUndefined();
+    const log = (await new GitLedger(f.world.path).readArtifacts(failed.id)).gateLog;
+    expect(log).not.toContain('own base');
+    expect(await f.world.readFile('main', 'src/b.js')).toBe(GOOD_B);
+    expect(await auditViolations(f)).toEqual([]);
+  });
+
+  itWith('docker')('charges a failure on a speculative tip to the change when every change ahead passed there, with no gate on its base', async () => {
+    // b's agent ends while a's gate runs, so b's place is on a, not landed yet; b's check fails there
+    // slowly (its module waits before it loads), so a has passed by the time b's gate has failed twice.
+    const SLOW_BAD_B = "await new Promise((r) => setTimeout(r, 3000));\nexport const b = () => 'not b';\n";
+    const f = await makeWorld({
+      recording: { a: [{ write: { 'src/a.js': GOOD_A } }], b: [{ write: { 'src/b.js': SLOW_BAD_B }, sleepMs: 300 }, { write: { 'src/b.js': GOOD_B } }] },
+      manifest: baseManifest({ retry: { maxAttempts: 2 } }),
+    });
+    const bothGating: string[][] = [];
+    const summary = await runEmbedded({
+      world: f.world,
+      sandbox: f.sandbox,
+      onEvent: (e) => {
+        if (e.type === 'integration' && e.entries.length === 2 && e.entries.every((x) => x.stage === 'gating')) bothGating.push(e.entries.map((x) => x.task));
+      },
+    });
+    expect(summary).toMatchObject({ stop: { kind: 'done' }, accepted: 2, rejected: 1 });
+    // b gated behind a while a's own gate was still running: its tip was speculative.
+    expect(bothGating[0]).toEqual(['a', 'b']);
+    const records = await new GitLedger(f.world.path).readAll();
+    const a = records.find((r) => r.task === 'a')!;
+    const failed = records.find((r) => r.task === 'b' && r.outcome === 'rejected')!;
+    expect(failed).toMatchObject({ reason: 'check-failed', base: f.commit, gatedOn: a.commit });
+    expect(failed.phases['gate-on-base']).toBeUndefined();
+    expect(await verificationRefs(f)).toEqual([]);
+    expect(await f.world.readFile('main', 'src/b.js')).toBe(GOOD_B);
+    expect(await auditViolations(f)).toEqual([]);
+  });
 });

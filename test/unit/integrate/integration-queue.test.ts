@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { advance, emptyIntegration, type IntegrationCommand, type IntegrationEvent, type IntegrationState } from '../../../src/integrate/integration-queue.js';
+import {
+  advance,
+  emptyIntegration,
+  judgedAhead,
+  type IntegrationCommand,
+  type IntegrationEvent,
+  type IntegrationState,
+} from '../../../src/integrate/integration-queue.js';
 
 const HEAD = 'h0';
 
@@ -291,6 +298,26 @@ describe('the integration queue', () => {
       expect(of(commands, 'reject')).toEqual([]);
       expect(of(commands, 'build').at(-1)).toMatchObject({ id: 'c', generation: 2, onto: HEAD });
       expect(state.entries.map((e) => e.id)).toEqual(['c']);
+    });
+
+    it('says a failed place stands on judged changes only once each one ahead passed, and moved once one ahead is given up', () => {
+      const reserved = run([
+        { type: 'reserve', change: change('a') },
+        { type: 'built', id: 'a', generation: 1, commit: 'sa', needsGate: false },
+        { type: 'reserve', change: change('b') },
+        { type: 'built', id: 'b', generation: 1, commit: 'sb', needsGate: false },
+      ]).state;
+      // a's own gate is still running: b's failure on sb cannot be charged yet.
+      expect(judgedAhead(reserved, 'b', 'sb')).toBeNull();
+      // The front one has nothing ahead of it.
+      expect(judgedAhead(reserved, 'a', 'sa')).toBe('passed');
+      const aPassed = run([{ type: 'gated', id: 'a', commit: 'sa', change: gatedChange('a', HEAD, 'sa') }], 4, reserved).state;
+      expect(judgedAhead(aPassed, 'b', 'sb')).toBe('passed');
+      // Asked about a commit that is no longer its place: moved.
+      expect(judgedAhead(aPassed, 'b', 'stale')).toBe('moved');
+      const aFailed = run([{ type: 'withdraw', id: 'a' }], 4, reserved).state;
+      expect(judgedAhead(aFailed, 'b', 'sb')).toBe('moved');
+      expect(judgedAhead(aFailed, 'gone', 'sx')).toBe('moved');
     });
   });
 });
