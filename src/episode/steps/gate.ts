@@ -60,7 +60,8 @@ async function gateOn(episode: Episode, change: CollectedChange, target: GateTar
   const { baseTree, tree } = change;
   const on = target ? { head: target.onto, manifest: await world.manifestAt(target.onto), tree: target.tree, from: await world.treeOf(target.onto) } : null;
   const gateTask = on?.manifest.tasks.find((t) => t.id === task.id) ?? task;
-  const doneOn = on ? await world.doneTasks(manifest.branch, on.head) : episode.done;
+  // A tip that is still the base (nothing landed while the agent worked) has the base's done tasks, read at prepare.
+  const doneOn = on && on.head !== job.base ? await world.doneTasks(manifest.branch, on.head) : episode.done;
   return verifyCandidate({
     world,
     sandbox: deps.sandbox,

@@ -149,7 +149,8 @@ export class BwrapAgentSandbox implements AgentSandbox {
           await net.dispose();
         } finally {
           lease?.release();
-          if (accounts) rmSync(accounts.dir, { recursive: true, force: true });
+          // Not rmSync: a launch ends while other episodes' work waits on this process's one thread.
+          if (accounts) await rm(accounts.dir, { recursive: true, force: true });
         }
       },
       ...quota,

@@ -77,6 +77,8 @@ export interface WarmPoolStats {
 interface KeyState {
   ready: WarmSlot[];
   making: number;
+  /** Containers back from a gate whose reset is still under way, one promise each: ready for the refill's count, and awaited by a take that finds none ready. */
+  resets: Set<Promise<void>>;
   /** Containers to keep ready: perKey, raised by runs that found none while others ran (up to max). */
   target: number;
   recipe: SlotRecipe;
@@ -146,19 +148,23 @@ export class WarmPool {
   }
 
   /**
-   * A ready container for `key`, or null (the caller runs without the pool). Either way the key's
+   * A ready container for `key` (one whose reset is under way, once it passed), or null (the caller runs without the pool). Either way the key's
    * ready set is refilled in the background from `recipe`, once no pooled run is under way: made
    * while gates run, containers would take the cores from them (measured: six gates at once were
    * no faster with six ready containers than with two while the refill ran beside them).
    * A taken slot goes back through `release`.
    */
-  take(key: string, recipe: SlotRecipe, mode: SlotMode): WarmSlot | null {
+  async take(key: string, recipe: SlotRecipe, mode: SlotMode): Promise<WarmSlot | null> {
     if (!this.usable) return null;
     let state = this.keys.get(key);
     if (!state) {
-      state = { ready: [], making: 0, target: this.perKey, recipe, mode };
+      state = { ready: [], making: 0, resets: new Set(), target: this.perKey, recipe, mode };
       this.keys.set(key, state);
     }
+    // A container still being reset after its last gate's verdict is worth the wait: the reset takes
+    // milliseconds, a container of its own for this gate hundreds.
+    while (state.ready.length === 0 && state.resets.size > 0) await Promise.race(state.resets);
+    if (!this.usable) return null;
     const slot = state.ready.shift() ?? null;
     if (slot) this.stats.hits++;
     else this.stats.misses++;
@@ -171,17 +177,44 @@ export class WarmPool {
   }
 
   /**
-   * A taken slot whose run ended. A reused container that was reset (`reusable`) goes back to the
-   * front of its key's ready set until it has served `maxUses` gates; any other is removed. When
-   * no other run is under way the pool refills.
+   * A taken slot whose run ended. A reused container that was reset (`reusable`, or what `reusable`
+   * resolves to when it is the rest of a reset, which only the next gate needs and so runs after
+   * its run's verdict) goes back to the front of its key's ready set until it has served `maxUses`
+   * gates; any other is removed. When no other run is under way the pool refills.
    */
-  release(slot: WarmSlot, reusable = false): void {
+  release(slot: WarmSlot, reusable: boolean | (() => Promise<boolean>) = false): void {
     this.running--;
     const state = this.keys.get(slot.key);
-    if (reusable && slot.reuse && slot.reuse.uses < this.maxUses && state && this.usable && !this.draining) state.ready.unshift(slot);
-    else this.retire(slot);
+    if (typeof reusable === 'boolean' || !state || !this.mayServeAgain(slot)) this.settle(slot, reusable !== false);
+    else {
+      const reset: Promise<void> = reusable()
+        .catch(() => false)
+        .then((ok) => {
+          state.resets.delete(reset);
+          if (!ok) this.stats.resetFailures++;
+          this.settle(slot, ok);
+        });
+      state.resets.add(reset);
+      this.track(reset);
+    }
     if (this.running > 0) return;
     for (const [key, keyState] of this.keys) this.refill(key, keyState);
+  }
+
+  /** Resolves once no container is being reset after its gate (each is ready again, or removed). */
+  async settled(): Promise<void> {
+    for (const state of this.keys.values()) await Promise.all(state.resets);
+  }
+
+  /** A slot whose reset is known: ready again, or removed. */
+  private settle(slot: WarmSlot, reusable: boolean): void {
+    const state = this.keys.get(slot.key);
+    if (reusable && this.mayServeAgain(slot) && state) state.ready.unshift(slot);
+    else this.retire(slot);
+  }
+
+  private mayServeAgain(slot: WarmSlot): boolean {
+    return slot.reuse !== null && slot.reuse.uses < this.maxUses && this.usable && !this.draining;
   }
 
   /** Whether containers made for `key` are not to be reused (turned off, or its first container said it cannot be): then the caller asks for one-use containers. */
@@ -237,9 +270,9 @@ export class WarmPool {
     return this.root?.catch(() => undefined) ?? Promise.resolve(undefined);
   }
 
-  /** How many containers are ready now, across keys. */
+  /** How many containers are ready, across keys: a container being reset after its gate counts (a take waits for it), as long as its reset has not failed. */
   get readyCount(): number {
-    return [...this.keys.values()].reduce((n, s) => n + s.ready.length, 0);
+    return [...this.keys.values()].reduce((n, s) => n + s.ready.length + s.resets.size, 0);
   }
 
   private async drainReady(): Promise<void> {
@@ -253,7 +286,7 @@ export class WarmPool {
   }
 
   private get total(): number {
-    return [...this.keys.values()].reduce((n, s) => n + s.ready.length + s.making, 0);
+    return [...this.keys.values()].reduce((n, s) => n + s.ready.length + s.making + s.resets.size, 0);
   }
 
   private refill(key: string, state: KeyState): void {
@@ -263,7 +296,7 @@ export class WarmPool {
     }, this.idleMs);
     state.idle.unref();
     // One at a time per key, and none while a pooled run is under way: it would slow the gates that run.
-    if (this.draining || this.running > 0 || state.making > 0 || state.ready.length >= state.target || this.total >= this.max) return;
+    if (this.draining || this.running > 0 || state.making > 0 || state.ready.length + state.resets.size >= state.target || this.total >= this.max) return;
     state.making++;
     const made = this.make(key, state.recipe, state.mode).then(
       (slot) => {

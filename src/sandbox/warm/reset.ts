@@ -110,17 +110,29 @@ function writableByGate(info: Stats): boolean {
 }
 
 /**
- * Takes away everything the last gate left (see ReuseState). Resolves false when the container
- * cannot be trusted for another gate (a process that would not die, its launcher gone): the
- * caller removes it then.
+ * The first half of taking away what the last gate left (see ReuseState): every process it left
+ * is killed, before its verdict is read, so nothing of the gate still runs while its tree and
+ * report are read or unmounted. Resolves false when the container cannot be trusted for another
+ * gate (a process that would not die, its launcher gone): the caller removes it then.
  */
-export async function resetForNextGate(state: ReuseState): Promise<boolean> {
+export async function stopLeftovers(state: ReuseState): Promise<boolean> {
   state.uses++;
   if (!(await killAllBut(state))) return false;
   for (const kept of state.keep) {
     const now = await procStat(kept.pid);
     if (!now || now.start !== kept.start || now.state === 'Z') return false;
   }
+  return true;
+}
+
+/**
+ * The second half, after stopLeftovers and once the gate's tree is unmounted: what the gate wrote
+ * in the container's own writable mounts and its System V IPC go, and its network namespace must be
+ * as it was made. Only the next gate needs it, so it runs after the verdict, while the container
+ * waits outside the ready set (WarmPool.release). Resolves false when the container must not serve
+ * another gate.
+ */
+export async function cleanForNextGate(state: ReuseState): Promise<boolean> {
   const root = `/proc/${state.launcher}/root`;
   const [ipc] = await Promise.all([
     execFileAsync('nsenter', ['--target', String(state.launcher), '--ipc', '--', 'ipcrm', '--all'], { env: TOOL_ENV }).then(

@@ -13,7 +13,7 @@ import { mountTree, SLOT_MARKER, unmountSlot, type SlotPaths, type TreeMount } f
 import { initEnded, oomKills } from './init.js';
 import { WarmOutput } from './output.js';
 import { WARM_MODE_LABEL, type WarmPool, type WarmSlot } from './pool.js';
-import { resetForNextGate } from './reset.js';
+import { cleanForNextGate, stopLeftovers } from './reset.js';
 import type { SandboxUser } from '../gate/work-dir.js';
 import { isLeasedUid } from '../process/uid-leases.js';
 
@@ -126,8 +126,9 @@ export function warmContainerOptions(
  * a command too long, a mount target through a symlink, a slot that does not work here): then
  * nothing ran and the caller makes a fresh container as before. The gate's tree is mounted into
  * the slot (its read-only paths and dependency mounts with it), the command written to the FIFO,
- * and after the exit everything is unmounted before this resolves. A reused container that was
- * reset goes back to the pool; any other is removed with its slot in the background.
+ * and after the exit everything is unmounted before this resolves. A reused container whose
+ * leftover processes were killed goes back to the pool once the rest of its reset (after this
+ * resolves) has passed; any other is removed with its slot in the background.
  */
 export async function runWarm(
   pool: WarmPool,
@@ -152,7 +153,7 @@ export async function runWarm(
   // container's probe assumed of its gates' users), else each used once.
   let { key, recipe, mode } = keyOf('reuse');
   if (pool.refusesReuse(key) || !isLeasedUid(user.uid) || !isLeasedUid(user.gid)) ({ key, recipe, mode } = keyOf('once'));
-  const slot = pool.take(key, recipe, mode);
+  const slot = await pool.take(key, recipe, mode);
   if (!slot) return null;
   // A one-use container runs as the uid it was made with: the tree goes to that one.
   const gateUser = slot.user ?? user;
@@ -199,7 +200,9 @@ export async function runWarm(
     daemon?.stop();
     output?.close();
     await unmountSlot(slot.paths);
-    pool.release(slot, reusable);
+    // The rest of the reset is the next gate's, not this one's: it runs after the verdict, the tree unmounted first.
+    const reuse = slot.reuse;
+    pool.release(slot, reusable && reuse ? () => cleanForNextGate(reuse) : false);
   }
 }
 
@@ -209,7 +212,7 @@ type Ended = { by: 'status'; oomKills: number | null; reset: boolean } | { by: '
  * Waits for the command's end: its status in the output FIFO and every other process of the
  * container gone, or the daemon's report of the exit, whichever comes first. A container used
  * once is done when its first process has exited (warm-init.ts); a reused one when the host has
- * killed what the command left and emptied what it wrote (`reset`: it may serve another gate),
+ * killed what the command left (`reset`: it may serve another gate once cleanForNextGate passed),
  * its OOM kills counted from `oomBefore`. The daemon's report comes 50-250 ms later here; it
  * alone covers a timeout, a status that never came, or a container the host cannot watch.
  */
@@ -221,10 +224,10 @@ async function endOf(slot: WarmSlot, output: WarmOutput, daemon: DaemonWatch, oo
     ? new Promise<never>(() => undefined)
     : reuse
       ? output.status.then(async () => {
-          const reset = await resetForNextGate(reuse);
+          const stopped = await stopLeftovers(reuse);
           const after = await oomKills(init);
           const kills = after !== null && oomBefore !== null ? after - oomBefore : null;
-          return { by: 'status' as const, oomKills: kills, reset: reset && kills !== null };
+          return { by: 'status' as const, oomKills: kills, reset: stopped && kills !== null };
         })
       : output.status.then(async () => {
           // Counted while the container's cgroup surely exists: the daemon may remove it as soon as the last process ends.
@@ -253,7 +256,7 @@ async function exitOf(
 ): Promise<{ exitCode: number; timedOut: boolean; oomKilled: boolean } | 'unmounted'> {
   if (status === 'unmounted') return 'unmounted';
   const code = ended.by === 'status' && status !== null && /^\d{1,3}$/.test(status) ? Number(status) : null;
-  // Used once, a 137 may be a kill the counter has not caught up with: the daemon says. A reused container's counter is read after its reset.
+  // Used once, a 137 may be a kill the counter has not caught up with: the daemon says. A reused container's counter is read after its leftovers were killed.
   const kills = ended.by === 'status' && (code !== 137 || slot.reuse) ? ended.oomKills : null;
   if (code !== null && (kills !== null || slot.reuse)) return { exitCode: code, timedOut: false, oomKilled: (kills ?? 0) > 0 };
   const exit = ended.by === 'daemon' ? ended : await daemon.exited;

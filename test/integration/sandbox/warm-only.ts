@@ -17,6 +17,8 @@ export function warmOnly(pool: WarmPool, image = 'genesis/node:20'): Sandbox {
     docker: inner.docker,
     check: () => inner.check(),
     run: async (spec: SandboxRunSpec): Promise<SandboxRunResult> => {
+      // A container still being reset after the last gate is ready only if its reset passes.
+      await pool.settled();
       if (pool.readyCount === 0) {
         const prime = (await specFor('true')).workDir;
         await inner.run({ ...spec, command: 'true', workDir: prime, readOnlyPaths: [], mounts: [] });

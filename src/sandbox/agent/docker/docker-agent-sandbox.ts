@@ -1,4 +1,4 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { rmSync } from 'node:fs';
 import { execa } from 'execa';
 import { GenesisError } from '../../../errors/genesis-error.js';
@@ -186,7 +186,8 @@ export class DockerAgentSandbox implements AgentSandbox {
       } finally {
         // The container and its processes are gone: the uid is free for another sandbox.
         lease?.release();
-        if (accounts) rmSync(accounts.dir, { recursive: true, force: true });
+        // Not rmSync: a launch ends while other episodes' work waits on this process's one thread.
+        if (accounts) await rm(accounts.dir, { recursive: true, force: true });
       }
     };
     const [file, ...launcher] = created.exitCode === 0 ? dockerStartArgv(name) : dockerCreateFailedArgv(createFailure(created));
