@@ -5,6 +5,7 @@
  * process printed about itself.
  */
 import { git } from '../../git/git.js';
+import { callsTapeAssertionNamed } from './tape-default-names.js';
 
 /** A file bigger than this is not searched for test names (a bundle, a fixture), nor read. */
 export const SEARCH_LIMIT = 1024 * 1024;
@@ -38,6 +39,8 @@ const leafOf = (name: string): string => name.split(SEGMENT).at(-1) ?? name;
 export function definesTest(text: string, name: string): boolean {
   const leaf = leafOf(name);
   if (holdsLiteral(text, leaf)) return true;
+  // tape names an assertion without a message of its own after its method.
+  if (!name.includes(SEGMENT) && callsTapeAssertionNamed(text, name)) return true;
   // A parametrized case (`test_param[2-3]`) or a go subtest (`TestSub/negative`) is defined by its function.
   const bracket = leaf.indexOf('[');
   const fn = (bracket === -1 ? leaf : leaf.slice(0, bracket)).split('/')[0] ?? '';
