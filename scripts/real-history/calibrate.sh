@@ -6,8 +6,10 @@
 #   bash scripts/real-history/calibrate.sh [name...]      (default: every project)
 #   MUTANTS=10 JOBS=2 SANDBOX=auto                          (the defaults)
 # Prints each project's f, d and time, a Markdown row per project, and f over all their commits
-# together; each report is kept as JSON in $OUT (default: a new temporary folder, printed). Exits 1
-# when a project could not be adopted or calibrated (its row says so).
+# together; each report is kept as JSON in $OUT (default: a new temporary folder, printed). f counts
+# the rejections Genesis's own rules and readers make; a version whose own tests fail (or its
+# parent's) is listed apart with the tests that failed, and f over every rejection is printed too
+# (report-table.ts). Exits 1 when a project could not be adopted or calibrated (its row says so).
 # Nothing of the projects' code is written into this repository: worlds live in a temporary folder.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
