@@ -7,8 +7,9 @@
  * own tests fail where its parent's passed, or that the gate's environment failed (a missing tool,
  * the network, its time and memory limits), is rejected by the project or by world.yaml, not by a
  * rule: those are counted apart, each listed with the message that names its failing tests, so
- * the reader can check that it fails outside Genesis too, and f over every rejection is printed
- * beside the f of the rules.
+ * the reader can check that it fails outside Genesis too. They are left out of f's denominator as
+ * well: the gate stops at a failing test before its rules on vanished tests are asked, so such a
+ * commit says nothing of them. f over every rejection and every commit is printed beside it.
  *   node --import tsx scripts/real-history/report-table.ts <folder>
  */
 import { readFile } from 'node:fs/promises';
@@ -47,6 +48,7 @@ async function main(folder: string): Promise<void> {
   let rejected = 0;
   let rejectedAtAll = 0;
   let replayed = 0;
+  let judged = 0;
   let flaky = 0;
   for (const line of lines) {
     const [name, versions, runner, seconds, command] = line.split('\t');
@@ -67,6 +69,7 @@ async function main(folder: string): Promise<void> {
       rejected += own;
       rejectedAtAll += refused.length;
       replayed += f.of;
+      judged += f.of - (refused.length - own);
       flaky += f.flaky.length;
       for (const replay of refused) {
         const kind = GENESIS_OWN.has(replay.cause ?? '') ? 'false rejection' : 'rejected apart from f';
@@ -80,19 +83,19 @@ async function main(folder: string): Promise<void> {
       : `not measured: ${report.recallUnmeasured ?? 'no report'}`;
     const apart = f ? f.count - own : 0;
     const falseRejection = f
-      ? `${measured(measure(own, f.of))}${apart > 0 ? `, ${apart} rejected apart (not Genesis's rules)` : ''}${f.flaky.length > 0 ? `, ${f.flaky.length} flaky apart` : ''}`
+      ? `${measured(measure(own, f.of - apart))}${apart > 0 ? `, ${apart} rejected apart (not Genesis's rules)` : ''}${f.flaky.length > 0 ? `, ${f.flaky.length} flaky apart` : ''}`
       : 'not measured';
     rows.push(`| ${name} | ${runner} | ${versions} | ${f?.of ?? 0} | ${falseRejection} | ${recall} | ${seconds} s | \`${command}\` |`);
   }
-  const overall = computeWilsonInterval(rejected, replayed);
+  const overall = computeWilsonInterval(rejected, judged);
   const atAll = computeWilsonInterval(rejectedAtAll, replayed);
   const out = [
     '| project | runner | versions (commits) | commits replayed | f (95% Wilson) | d (95% Wilson) | adopt + calibrate | command |',
     '|---|---|---|---|---|---|---|---|',
     ...rows,
     '',
-    `f over all ${replayed} replayed commits: ${rejected}/${replayed} = ${percent(replayed === 0 ? 0 : rejected / replayed)} (95% Wilson ${percent(overall.low)}–${percent(overall.high)}); flaky, apart from f: ${flaky}`,
-    `every rejection, whatever its cause: ${rejectedAtAll}/${replayed} = ${percent(replayed === 0 ? 0 : rejectedAtAll / replayed)} (95% Wilson ${percent(atAll.low)}–${percent(atAll.high)})`,
+    `f over all ${judged} replayed commits that no test of the project rejected: ${rejected}/${judged} = ${percent(judged === 0 ? 0 : rejected / judged)} (95% Wilson ${percent(overall.low)}–${percent(overall.high)}); flaky, apart from f: ${flaky}`,
+    `every rejection, whatever its cause, over all ${replayed} replayed commits: ${rejectedAtAll}/${replayed} = ${percent(replayed === 0 ? 0 : rejectedAtAll / replayed)} (95% Wilson ${percent(atAll.low)}–${percent(atAll.high)})`,
     ...rejections,
   ];
   process.stdout.write(`${out.join('\n')}\n`);
