@@ -115,6 +115,28 @@ test('parse', (t) => {
     expect(both.kept).toEqual(both.all.filter((n) => n !== 'should be falsy'));
   });
 
+  it("tape (a helper that builds its assertions' names around the title it is handed): the title's file owns them, a protected file's titles stay guarded", async () => {
+    const helper = `const test = require('tape');
+module.exports = (title, a, b) => test(title, (t) => {
+  t.equal(a === b, true, title + ' are equal');
+  t.equal(b === a, true, 'strict: ' + title + ' are equal (reversed)');
+  t.end();
+});
+`;
+    const { all, kept } = await guarded(
+      {
+        'test/_tape.js': helper,
+        'test/cmp.js': `const check = require('./_tape');\ncheck('equivalent Dates', 1, 1);\ncheck('two equal Maps', 2, 2);\n`,
+        'test/guard.js': `const check = require('./_tape');\ncheck('guarded numbers', 3, 3);\n`,
+      },
+      { run: 'bash', args: ['-c', 'node test/cmp.js; node test/guard.js'] },
+      { edited: ['test/cmp.js'], protectedPaths: ['test/guard.js'] },
+      modules,
+    );
+    expect(all).toContain('strict: equivalent Dates are equal (reversed)');
+    expect(kept).toEqual(['guarded numbers are equal', 'strict: guarded numbers are equal (reversed)']);
+  });
+
   const python = {
     'tests/__init__.py': '',
     'tests/test_calc.py': `import pytest
