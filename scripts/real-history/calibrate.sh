@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Calibrates Genesis on real projects' histories: for each project of projects.txt, a git history
 # built from its successive published versions (scripts/build-npm-history.sh, one commit per
-# version, kept as a bundle in the cache), adopted into a new world with <name>.world.yaml, then
+# version, kept as a bundle in the cache), adopted into a new world with <name>.world.yaml (beside
+# this script, or in tape/ for the tape projects, which are many), then
 # every commit replayed through the gate (f) and mutants of the head gated (d).
 #   bash scripts/real-history/calibrate.sh [name...]      (default: every project)
 #   MUTANTS=10 JOBS=2 SANDBOX=auto                          (the defaults)
 # Prints each project's f, d and time, a Markdown row per project, and f over all their commits
-# together; each report is kept as JSON in $OUT (default: a new temporary folder, printed). Exits 1
-# when a project could not be adopted or calibrated (its row says so).
+# together; each report is kept as JSON in $OUT (default: a new temporary folder, printed). f counts
+# the rejections Genesis's own rules and readers make; a version whose own tests fail (or its
+# parent's) is listed apart with the tests that failed, and f over every rejection is printed too
+# (report-table.ts). Exits 1 when a project could not be adopted or calibrated (its row says so).
 # Nothing of the projects' code is written into this repository: worlds live in a temporary folder.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -37,7 +40,9 @@ while read -r name package runner versions; do
   echo "== $name ($package ${list[0]}–${list[-1]}, $runner): adopting" >&2
   start=$(date +%s%N)
   # A project that fails is a row that says so; the others still run.
-  if genesis init --world "$world" --adopt "$bundle" --manifest "$here/$name.world.yaml" --sandbox "$sandbox" >&2; then
+  manifest=$here/$name.world.yaml
+  [[ -f $manifest ]] || manifest=$here/tape/$name.world.yaml
+  if genesis init --world "$world" --adopt "$bundle" --manifest "$manifest" --sandbox "$sandbox" >&2; then
     echo "== $name: calibrating $commits commits and $mutants mutants" >&2
     genesis calibrate --world "$world" --commits "$commits" --mutants "$mutants" --jobs "$jobs" --sandbox "$sandbox" --json >"$out/$name.json" ||
       rm -f "$out/$name.json"

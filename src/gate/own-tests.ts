@@ -9,7 +9,9 @@
  * after it, JUnit's classname is the file for vitest and jest, pytest's node id) or a Python
  * module (`tests.test_calc.TestGroup`, from pytest's JUnit and unittest). Otherwise it is found by
  * what the runner reports of it, in a file the change edited and in no protected file, as the
- * accepted content writes it: its title as a string literal (node --test, tape), its suites' and
+ * accepted content writes it: its title as a string literal (node --test, tape), the call of an
+ * assertion method that tape names a message-less assertion after (`t.deepEqual(a, b)`: "should
+ * be deeply equivalent", see attribution/tape-default-names.ts), its suites' and
  * its own titles as literals that mocha joins with spaces (`bodyParser() should parse JSON`), or a
  * function of its name (go's `func TestX(`, cargo's `fn it_adds(`, Python's `def test_x(`).
  */

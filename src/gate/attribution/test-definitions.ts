@@ -5,6 +5,7 @@
  * process printed about itself.
  */
 import { git } from '../../git/git.js';
+import { callsTapeAssertionNamed } from './tape-default-names.js';
 
 /** A file bigger than this is not searched for test names (a bundle, a fixture), nor read. */
 export const SEARCH_LIMIT = 1024 * 1024;
@@ -38,12 +39,40 @@ const leafOf = (name: string): string => name.split(SEGMENT).at(-1) ?? name;
 export function definesTest(text: string, name: string): boolean {
   const leaf = leafOf(name);
   if (holdsLiteral(text, leaf)) return true;
+  // tape names an assertion without a message of its own after its method.
+  if (!name.includes(SEGMENT) && callsTapeAssertionNamed(text, name)) return true;
   // A parametrized case (`test_param[2-3]`) or a go subtest (`TestSub/negative`) is defined by its function.
   const bracket = leaf.indexOf('[');
   const fn = (bracket === -1 ? leaf : leaf.slice(0, bracket)).split('/')[0] ?? '';
   if (IDENTIFIER.test(fn) && [`def ${fn}(`, `func ${fn}(`, `fn ${fn}(`].some((definition) => text.includes(definition))) return true;
-  return !name.includes(SEGMENT) && joinsLiterals(text, name);
+  if (name.includes(SEGMENT)) return false;
+  return joinsLiterals(text, name) || holdsPhraseOf(text, name);
 }
+
+/** Shorter than this, or a single word, a literal is too common to say which test a name is. */
+const MIN_PHRASE = 10;
+
+/**
+ * True when `name` holds, between word boundaries, a phrase of `text`: a literal of at least
+ * {@link MIN_PHRASE} characters and two words. A tape helper builds its assertions' names around
+ * the title it is handed (deep-equal's `t.deepEqualTest(a, b, 'equivalent Dates', …)` reports
+ * "strict: equivalent Dates are equal (reversed)"): the title is the test's, the words around it
+ * the helper's. A protected file holding such a phrase keeps the name guarded (own-tests.ts).
+ */
+function holdsPhraseOf(text: string, name: string): boolean {
+  if (name.length > MAX_TITLE) return false;
+  for (const match of text.matchAll(LITERAL)) {
+    const literal = match[1] ?? match[2] ?? match[3] ?? '';
+    if (literal.length < MIN_PHRASE || !literal.trim().includes(' ')) continue;
+    for (let at = name.indexOf(literal); at !== -1; at = name.indexOf(literal, at + 1)) {
+      const end = at + literal.length;
+      if (!WORD.test(name[at - 1] ?? ' ') && !WORD.test(name[end] ?? ' ')) return true;
+    }
+  }
+  return false;
+}
+
+const WORD = /\w/;
 
 /**
  * True when `name` is string literals of `text` joined with single spaces (mocha's full title:

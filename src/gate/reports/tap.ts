@@ -50,7 +50,24 @@ function messageOf(result: Result, comments: readonly string[]): string {
   return comments.join(' ');
 }
 
-function toCase(result: Result, comments: readonly string[]): TestCase {
+/**
+ * A directive tap-parser left in the name: tape writes a `#` of the description as it is (`ok 3
+ * issue #378 # SKIP`), where TAP asks for `\#`, and the parser then reads no directive at all. The
+ * last ` # SKIP` or ` # TODO` of a name is its directive, as tape meant it. Found from the last
+ * `#` without a pattern that could backtrack over a long name.
+ */
+function unreadDirective(name: string): { name: string; skip?: string | true; todo?: string | true } | null {
+  const hash = name.lastIndexOf('#');
+  if (hash <= 0 || !/\s/.test(name[hash - 1] as string)) return null;
+  const directive = /^\s*(SKIP|TODO)\b/i.exec(name.slice(hash + 1));
+  if (!directive) return null;
+  const reason = name.slice(hash + 1 + directive[0].length).trim() || true;
+  return { name: name.slice(0, hash).trimEnd(), [(directive[1] as string).toLowerCase()]: reason };
+}
+
+function toCase(parsed: Result, comments: readonly string[]): TestCase {
+  const unread = parsed.skip || parsed.todo ? null : unreadDirective(parsed.fullname || parsed.name);
+  const result: Result = unread ? { ...parsed, ...unread, fullname: unread.name } : parsed;
   const skipped = Boolean(result.skip) || Boolean(result.todo);
   const name = result.fullname || result.name;
   return {

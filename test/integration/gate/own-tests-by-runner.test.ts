@@ -88,6 +88,55 @@ describe('protected suite', function () { it('keeps passing', function () {}); }
     expect(kept).toEqual(['p holds']);
   });
 
+  it("tape (an assertion without a message of its own, or with an object in its place): named after its method, its file is one that calls that method; a protected file's calls keep the name guarded", async () => {
+    const files = {
+      'test/parse.js': `const test = require('tape');
+test('parse', (t) => {
+  t.deepEqual({ a: 1 }, { a: 1 });
+  t.deepEqual({ b: 1 }, { b: 1 }, { prototype: false });
+  t.notOk(false);
+  t.end();
+});
+`,
+      'test/guard.js': `const test = require('tape');\ntest('guard', (t) => { t.ok(true); t.equal(1, 1, 'one is one'); t.end(); });\n`,
+    };
+    const run = { run: 'bash', args: ['-c', 'node test/parse.js; node test/guard.js'] };
+    const { all, kept } = await guarded(files, run, { edited: ['test/parse.js'], protectedPaths: ['test/guard.js'] }, modules);
+    expect(all).toEqual(['[object Object]', 'one is one', 'should be deeply equivalent', 'should be falsy', 'should be truthy']);
+    expect(kept).toEqual(['one is one', 'should be truthy']);
+    // The protected file's assertions given an object or no message are its own to keep: a name both files make stays guarded.
+    const both = await guarded(
+      { ...files, 'test/guard.js': `const test = require('tape');\ntest('guard', (t) => { t.deepEqual([], []); t.ok(true, { why: 'kept' }); t.end(); });\n` },
+      run,
+      { edited: ['test/parse.js'], protectedPaths: ['test/guard.js'] },
+      modules,
+    );
+    expect(both.kept).toContain('[object Object]');
+    expect(both.kept).toEqual(both.all.filter((n) => n !== 'should be falsy'));
+  });
+
+  it("tape (a helper that builds its assertions' names around the title it is handed): the title's file owns them, a protected file's titles stay guarded", async () => {
+    const helper = `const test = require('tape');
+module.exports = (title, a, b) => test(title, (t) => {
+  t.equal(a === b, true, title + ' are equal');
+  t.equal(b === a, true, 'strict: ' + title + ' are equal (reversed)');
+  t.end();
+});
+`;
+    const { all, kept } = await guarded(
+      {
+        'test/_tape.js': helper,
+        'test/cmp.js': `const check = require('./_tape');\ncheck('equivalent Dates', 1, 1);\ncheck('two equal Maps', 2, 2);\n`,
+        'test/guard.js': `const check = require('./_tape');\ncheck('guarded numbers', 3, 3);\n`,
+      },
+      { run: 'bash', args: ['-c', 'node test/cmp.js; node test/guard.js'] },
+      { edited: ['test/cmp.js'], protectedPaths: ['test/guard.js'] },
+      modules,
+    );
+    expect(all).toContain('strict: equivalent Dates are equal (reversed)');
+    expect(kept).toEqual(['guarded numbers are equal', 'strict: guarded numbers are equal (reversed)']);
+  });
+
   const python = {
     'tests/__init__.py': '',
     'tests/test_calc.py': `import pytest

@@ -80,6 +80,7 @@ const SHAPES: Array<[string, (text: string) => unknown, (n: number) => string]> 
   ['failure text: slashes and spaces', normalizeFailureText, (n) => `${'/!'.repeat(n / 4)}${sp(n / 2)}x`],
   ['failure signature: the log tail', (t) => failureSignature('tests-failed', null, t), (n) => lines(n, (i) => `${'a-'.repeat(i % 50)}${sp(i % 80)}/x/y:${i}`)],
   ['test names: addresses and temporary paths', stableTestName, (n) => `0x${'a'.repeat(n / 2)}g /tmp/${'x'.repeat(n / 2)}`],
+  ['test names: dates without their time', stableTestName, (n) => `${'2026-12-07T1 '.repeat(n / 13)}${'Mon Dec 07 2026 15:58:03 GMT '.repeat(n / 30)}`],
   ['test names: a file-level name full of dots', isFileLevelName, (n) => `/${'.'.repeat(n)}x`],
   [
     'count patterns: a world pattern over spaces',

@@ -52,6 +52,23 @@ describe('stableTestName', () => {
     expect(stableTestName('reads /tmp/pytest-of-u/pytest-3/data.txt')).toBe('reads …');
     expect(stableTestName('test_add[1-2]')).not.toBe(stableTestName('test_add[2-3]'));
   });
+
+  it('blanks the time a title printed, as JavaScript prints a date', () => {
+    const now = new Date(Date.UTC(2026, 11, 7, 15, 57, 41, 376));
+    const later = new Date(now.getTime() + 5_000);
+    for (const print of [(d: Date) => d.toISOString(), (d: Date) => String(d)]) {
+      const title = (d: Date) => `toPrimitive(${print(d)}) returns the string version of the date`;
+      expect(stableTestName(title(now))).toBe(stableTestName(title(later)));
+      expect(stableTestName(title(now))).toBe('toPrimitive((time)) returns the string version of the date');
+    }
+    expect(stableTestName('parses 2026-12-07')).toBe('parses 2026-12-07');
+  });
+
+  it("reads tape 4's name of a message-less assertion as tape 5's, so a move to tape 5 renames none", () => {
+    expect(stableTestName('should be equivalent')).toBe(stableTestName('should be deeply equivalent'));
+    expect(stableTestName('should be equal')).toBe('should be strictly equal');
+    expect(stableTestName('should be equal, roughly')).toBe('should be equal, roughly');
+  });
 });
 
 describe('baselines on disk', () => {
