@@ -57,7 +57,10 @@ const MIN_PHRASE = 10;
  * {@link MIN_PHRASE} characters and two words. A tape helper builds its assertions' names around
  * the title it is handed (deep-equal's `t.deepEqualTest(a, b, 'equivalent Dates', …)` reports
  * "strict: equivalent Dates are equal (reversed)"): the title is the test's, the words around it
- * the helper's. A protected file holding such a phrase keeps the name guarded (own-tests.ts).
+ * the helper's. A test that builds its own name around a value does the same
+ * (`'toPrimitive(' + debug(v) + ') returns the same value'`): a literal that starts or ends with
+ * punctuation is bounded there already, as a regular expression's \b is. A protected file holding
+ * such a phrase keeps the name guarded (own-tests.ts).
  */
 function holdsPhraseOf(text: string, name: string): boolean {
   if (name.length > MAX_TITLE) return false;
@@ -66,7 +69,9 @@ function holdsPhraseOf(text: string, name: string): boolean {
     if (literal.length < MIN_PHRASE || !literal.trim().includes(' ')) continue;
     for (let at = name.indexOf(literal); at !== -1; at = name.indexOf(literal, at + 1)) {
       const end = at + literal.length;
-      if (!WORD.test(name[at - 1] ?? ' ') && !WORD.test(name[end] ?? ' ')) return true;
+      const startsWord = WORD.test(literal[0]!) && WORD.test(name[at - 1] ?? ' ');
+      const endsWord = WORD.test(literal[literal.length - 1]!) && WORD.test(name[end] ?? ' ');
+      if (!startsWord && !endsWord) return true;
     }
   }
   return false;

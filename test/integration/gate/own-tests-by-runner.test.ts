@@ -137,6 +137,30 @@ module.exports = (title, a, b) => test(title, (t) => {
     expect(kept).toEqual(['guarded numbers are equal', 'strict: guarded numbers are equal (reversed)']);
   });
 
+  it("tape (names built around the values a loop checks): the file whose literal ends the name owns it, a protected file's stay guarded", async () => {
+    const { all, kept } = await guarded(
+      {
+        'test/prim.js': `const test = require('tape');
+test('primitives', (t) => {
+  for (const v of [NaN, 42, 'text']) t.ok(v === v || v !== v, 'toPrimitive(' + String(v) + ') returns the same value');
+  t.end();
+});
+`,
+        'test/guard.js': `const test = require('tape');
+test('guard', (t) => {
+  for (const v of [1, 2]) t.ok(true, 'guard(' + v + ') keeps its word');
+  t.end();
+});
+`,
+      },
+      { run: 'bash', args: ['-c', 'node test/prim.js; node test/guard.js'] },
+      { edited: ['test/prim.js'], protectedPaths: ['test/guard.js'] },
+      modules,
+    );
+    expect(all).toContain('toPrimitive(NaN) returns the same value');
+    expect(kept).toEqual(['guard(1) keeps its word', 'guard(2) keeps its word']);
+  });
+
   const python = {
     'tests/__init__.py': '',
     'tests/test_calc.py': `import pytest
