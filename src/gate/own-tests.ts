@@ -19,7 +19,7 @@ import { readText } from '../git/object-reader.js';
 import { matchesAny } from '../manifest/path-patterns.js';
 import type { ChangedEntry } from '../git/tree/diff.js';
 import type { TestBaseline } from './test-baseline.js';
-import { definesTest, fileNamed, SEARCH_LIMIT, treeFiles } from './attribution/test-definitions.js';
+import { fileNamed, SEARCH_LIMIT, testDefinition, treeFiles } from './attribution/test-definitions.js';
 
 export interface OwnTestsInput {
   repo: string;
@@ -61,11 +61,24 @@ async function ownTests(names: readonly string[], input: OwnTestsInput): Promise
   }
   if (byLeaf.length === 0) return own;
   const editedTexts = (await Promise.all(edited.map(textOf))).filter((t): t is string => t !== null);
-  const inEdited = byLeaf.filter((name) => editedTexts.some((text) => definesTest(text, name)));
-  if (inEdited.length === 0) return own;
+  const inEdited = new Map<string, 'whole' | 'part'>();
+  for (const name of byLeaf) {
+    const how = strongest(editedTexts.map((text) => testDefinition(text, name)));
+    if (how) inEdited.set(name, how);
+  }
+  if (inEdited.size === 0) return own;
   const protectedTexts = (await Promise.all([...files.keys()].filter((p) => matchesAny(p, input.protectedPaths)).map(textOf))).filter(
     (t): t is string => t !== null,
   );
-  for (const name of inEdited) if (!protectedTexts.some((text) => definesTest(text, name))) own.add(name);
+  // A protected file keeps a name guarded when it defines it at least as wholly as an edited file
+  // does: one that only holds a phrase of a title an edited file writes whole (a suite title two
+  // files share) does not claim it, while a name only built around phrases stays guarded by any.
+  for (const [name, how] of inEdited) {
+    const guarded = strongest(protectedTexts.map((text) => testDefinition(text, name)));
+    if (guarded === null || (how === 'whole' && guarded === 'part')) own.add(name);
+  }
   return own;
 }
+
+const strongest = (found: ReadonlyArray<'whole' | 'part' | null>): 'whole' | 'part' | null =>
+  found.includes('whole') ? 'whole' : found.includes('part') ? 'part' : null;

@@ -37,16 +37,27 @@ const leafOf = (name: string): string => name.split(SEGMENT).at(-1) ?? name;
 
 /** Whether a file's text defines the test the runner reported by this name (see the file's comment). */
 export function definesTest(text: string, name: string): boolean {
+  return testDefinition(text, name) !== null;
+}
+
+/**
+ * How a file's text defines the test of this name: `whole` when it writes the whole title (a
+ * literal, mocha's suite titles joined, the function a case or subtest belongs to, the tape
+ * assertion whose default name it is), `part` when it only holds a phrase the name was built
+ * around, null when it does not define it.
+ */
+export function testDefinition(text: string, name: string): 'whole' | 'part' | null {
   const leaf = leafOf(name);
-  if (holdsLiteral(text, leaf)) return true;
+  if (holdsLiteral(text, leaf)) return 'whole';
   // tape names an assertion without a message of its own after its method.
-  if (!name.includes(SEGMENT) && callsTapeAssertionNamed(text, name)) return true;
+  if (!name.includes(SEGMENT) && callsTapeAssertionNamed(text, name)) return 'whole';
   // A parametrized case (`test_param[2-3]`) or a go subtest (`TestSub/negative`) is defined by its function.
   const bracket = leaf.indexOf('[');
   const fn = (bracket === -1 ? leaf : leaf.slice(0, bracket)).split('/')[0] ?? '';
-  if (IDENTIFIER.test(fn) && [`def ${fn}(`, `func ${fn}(`, `fn ${fn}(`].some((definition) => text.includes(definition))) return true;
-  if (name.includes(SEGMENT)) return false;
-  return joinsLiterals(text, name) || holdsPhraseOf(text, name);
+  if (IDENTIFIER.test(fn) && [`def ${fn}(`, `func ${fn}(`, `fn ${fn}(`].some((definition) => text.includes(definition))) return 'whole';
+  if (name.includes(SEGMENT)) return null;
+  if (joinsLiterals(text, name)) return 'whole';
+  return holdsPhraseOf(text, name) ? 'part' : null;
 }
 
 /** Shorter than this, or a single word, a literal is too common to say which test a name is. */

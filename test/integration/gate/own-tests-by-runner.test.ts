@@ -57,7 +57,10 @@ describe('a change renames the tests of a file it edits, and keeps the protected
 });
 describe('protected suite', function () { it('keeps passing', function () {}); });
 `,
-      'test/accept/p.test.js': `describe('protected suite', function () { it('keeps passing', function () {}); it('stays', function () {}); });\n`,
+      // A suite title the protected file shares with the edited one claims none of the edited file's tests.
+      'test/accept/p.test.js': `describe('protected suite', function () { it('keeps passing', function () {}); it('stays', function () {}); });
+describe('with limit', function () { it('is guarded', function () {}); });
+`,
       'test/other.test.js': `describe('other', function () { it('untouched', function () {}); });\n`,
     };
     for (const reporter of ['spec', 'tap', 'json']) {
@@ -68,9 +71,13 @@ describe('protected suite', function () { it('keeps passing', function () {}); }
         modules,
       );
       expect(all).toContain("bodyParser.json() with limit should reject what's too large");
-      expect(kept).toEqual(['other untouched', 'protected suite keeps passing', 'protected suite stays']);
+      expect(kept).toEqual(['other untouched', 'protected suite keeps passing', 'protected suite stays', 'with limit is guarded']);
       // The cheat: the change also stops the protected suite; its tests are still asked for.
-      expect(vanishedTests(kept, { passed: ['other untouched'], failed: [] }, false)).toEqual(['protected suite keeps passing', 'protected suite stays']);
+      expect(vanishedTests(kept, { passed: ['other untouched'], failed: [] }, false)).toEqual([
+        'protected suite keeps passing',
+        'protected suite stays',
+        'with limit is guarded',
+      ]);
     }
   });
 
