@@ -71,7 +71,7 @@ const MIN_PHRASE = 10;
  * the helper's. A test that builds its own name around a value does the same
  * (`'toPrimitive(' + debug(v) + ') returns the same value'`): a literal that starts or ends with
  * punctuation is bounded there already, as a regular expression's \b is. A protected file holding
- * such a phrase keeps the name guarded (own-tests.ts).
+ * such a phrase keeps guarded a name that no edited file writes whole (own-tests.ts).
  */
 function holdsPhraseOf(text: string, name: string): boolean {
   if (name.length > MAX_TITLE) return false;
