@@ -19,6 +19,13 @@ export interface PipelineWorldSpec {
   /** Seconds the gate's command sleeps before the test runs (the whole gate takes a little more). */
   gateSleepS: number;
   /**
+   * Where the suite spends `gateSleepS`: `command`, a `sleep` before `node --test` (a run of one
+   * failed test by name pays it again); `tests`, four tests of the suite that wait a quarter each,
+   * so a run of one failed test by name costs what that test costs, as in a real suite.
+   * @default 'command'
+   */
+  suiteTime?: 'command' | 'tests';
+  /**
    * Every `failEvery`-th task's first attempt writes a note the test refuses, so its gate fails
    * and a second attempt (which writes a good note) is needed; 0: every change is good.
    */
@@ -49,16 +56,24 @@ test('no two notes clash', () => {
 });
 `;
 
+/** Four tests that wait `totalS` between them: the suite's own time, spent where a run of one other test by name skips it. */
+function slowTests(totalS: number): string {
+  const ms = Math.round((totalS * 1000) / 4);
+  return Array.from({ length: 4 }, (_, i) => `test('part ${i + 1} of the suite', () => new Promise((resolve) => setTimeout(resolve, ${ms})));\n`).join('');
+}
+
 /**
  * A world of `tasks` independent tasks (each only its own `notes/<task>.txt`), gates in bubblewrap:
- * `sleep gateSleepS && node --test test/`, with a test that refuses any note saying "broken".
+ * `sleep gateSleepS && node --test test/` (or the suite's own tests wait, see `suiteTime`), with a test
+ * that refuses any note saying "broken".
  */
 export async function pipelineWorld(root: string, name: string, spec: PipelineWorldSpec): Promise<WorldRepo> {
   const seed = join(root, `${name}-seed`);
   await mkdir(join(seed, 'notes'), { recursive: true });
   await mkdir(join(seed, 'test'), { recursive: true });
   await writeFile(join(seed, 'notes', '.keep'), '');
-  await writeFile(join(seed, 'test', 'notes.test.js'), TEST);
+  const inTests = spec.suiteTime === 'tests';
+  await writeFile(join(seed, 'test', 'notes.test.js'), inTests ? TEST + slowTests(spec.gateSleepS) : TEST);
   const bad = spec.failEvery > 0 ? `[ $(( \${GENESIS_TASK_ID#t} % ${spec.failEvery} )) -eq 0 ] && [ "$GENESIS_ATTEMPT" = 1 ]` : 'false';
   const k = spec.clashEvery ?? 0;
   const clash = k > 0 ? `[ "$GENESIS_ATTEMPT" = 1 ] && [ $(( (\${GENESIS_TASK_ID#t} + 1) % ${k} )) -le 1 ]` : 'false';
@@ -68,7 +83,7 @@ export async function pipelineWorld(root: string, name: string, spec: PipelineWo
     stringify({
       name,
       goal: { outcome: 'measure throughput' },
-      verify: { sandbox: 'bwrap', test: `sleep ${spec.gateSleepS} && node --test test/`, timeoutSec: 120 },
+      verify: { sandbox: 'bwrap', test: inTests ? 'node --test test/' : `sleep ${spec.gateSleepS} && node --test test/`, timeoutSec: 120 },
       protected: ['test/**', 'world.yaml'],
       agent: { kind: 'command', command: ['sh', '-c', `sleep ${spec.agentS}; ${note} > "notes/$GENESIS_TASK_ID.txt"`], timeoutSec: 120 },
       retry: { maxAttempts: 2 },
