@@ -36,7 +36,9 @@ export type EpisodeJob = z.output<typeof episodeJobSchema>;
 
 /**
  * What a worker hands to the integrator. `passed` means the gate accepted the candidate at its
- * base; only the integrator decides whether it lands.
+ * base; only the integrator decides whether it lands. `queued`: the gate judged a place in the
+ * integration queue that was rebuilt under it (a change ahead failed there), so the change waits
+ * in the queue, whose verification on its new place is its gate.
  */
 export const episodeResultSchema = z
   .object({
@@ -45,7 +47,7 @@ export const episodeResultSchema = z
     attempt: z.number().int(),
     base: sha,
     candidate: sha.nullable(),
-    verdict: z.enum(['passed', 'rejected', 'failed', 'abandoned']),
+    verdict: z.enum(['passed', 'queued', 'rejected', 'failed', 'abandoned']),
     /** Registered in src/vocabulary; one this version does not know (a worker of another version) is read as `worker-error`. */
     reason: z.custom<EpisodeReason>(isEpisodeReason).nullable().catch('worker-error'),
     message: z.string().nullable(),

@@ -25,11 +25,19 @@ export type ReserveTip = (change: {
 }) => Promise<{ onto: string; commit: string; speculative: boolean } | null>;
 
 /**
- * For an episode whose gate failed on its place's `commit`: whether, now, every change ahead passed
- * on its tip and the place still stands (then the failure is the change's own, on the tip that lands
- * ahead of it). Only the run's own integration stage answers it.
+ * For an episode whose gate failed on its place's `commit`, what that failure comes to, as the
+ * integration queue now stands:
+ * - `own`: every change ahead passed on its tip and the place still stands, so the tip is what lands
+ *   ahead of the change and the failure is the change's own;
+ * - `queue`: the place was rebuilt (a change ahead failed, or the head moved), so the gate judged a
+ *   tip that will never land; the change is handed to the queue, which verifies it on its new place
+ *   as it verifies every rebuilt change, and that verification is its gate;
+ * - null: not known within a bound (a change ahead is still judged), or the queue may not judge it
+ *   alone (a person reviews it, or it races): the change is gated again on its own base.
+ * It may wait for the changes ahead to be judged.
+ * Only the run's own integration stage answers it.
  */
-export type AheadPassed = (change: { episodeId: string; commit: string }) => Promise<boolean>;
+export type PlaceAfterFailure = (change: { episodeId: string; commit: string }) => Promise<'own' | 'queue' | null>;
 
 /** The scheduler's side over a shared queue: answers the workers' requests for a place with `reserve`. */
 export interface TipService {

@@ -60,8 +60,9 @@ export async function buildTip(
   // A change reserved before its own gate ran has no gated build yet, not even on its own base.
   const needsGate = options.reserve ? false : !onOwnBase || change.ungated === true;
   const verification = verificationId(change.id, generation, needsGate);
-  // A change rebuilt while its own gate still runs has no summary yet: say only what is known.
-  const own = record.gate?.summary ?? null;
+  // A change rebuilt while its own gate still runs has no summary yet, and one whose gate failed on a
+  // place rebuilt under it (handed to the queue) has none that passed: say only what is known.
+  const own = record.gate?.ok ? record.gate.summary : null;
   // The verdict on the tip is not known yet: the trailer names the verification, whose record holds it.
   const verified = options.reserve
     ? `gated by episode ${change.id} on ${onto.slice(0, 12)} (its record holds the verdict)`

@@ -193,7 +193,8 @@ function gated(state: IntegrationState, event: Extract<IntegrationEvent, { type:
   const entries = [...state.entries];
   const { ungated: _ungated, ...rest } = entry;
   const known: QueueEntry = { ...rest, ...event.change, pending: false };
-  if (entry.stage === 'gating' && entry.commit === event.commit) {
+  // A change handed over unjudged (its gate judged a place rebuilt under it) is verified by the queue, whatever it names.
+  if (entry.stage === 'gating' && entry.commit === event.commit && !event.change.ungated) {
     entries[at] = { ...known, stage: 'verified', needsGate: false };
     return pump({ ...state, entries }, []);
   }

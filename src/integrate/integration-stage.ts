@@ -45,6 +45,8 @@ export class IntegrationStage {
   private readonly joinedAt = new Map<string, number>();
   private readonly verificationLedger: VerificationLedger;
   private chain: Promise<void> = Promise.resolve();
+  /** Episodes waiting for the changes ahead of theirs to be judged (see judgedAhead): asked again after every event. */
+  private readonly aheadWaiters = new Set<{ ask: () => 'passed' | 'moved' | null; resolve: (answer: 'passed' | 'moved' | null) => void }>();
 
   constructor(private readonly deps: IntegrationStageDeps) {
     this.state = emptyIntegration(deps.head, deps.slots);
@@ -86,9 +88,25 @@ export class IntegrationStage {
     return { onto: entry.onto, commit: entry.commit, speculative: entry.onto !== this.state.head };
   }
 
-  /** Whether every change ahead of a reserved change passed on its tip, its place still `commit` (see judgedAhead). */
-  aheadPassed(id: string, commit: string): boolean {
-    return judgedAhead(this.state, id, commit) === 'passed';
+  /**
+   * For a reserved change whose gate failed on `commit`: how the changes ahead were judged (see
+   * judgedAhead), once they are, or null if they are not within `withinMs`.
+   */
+  judgedAhead(id: string, commit: string, withinMs: number): Promise<'passed' | 'moved' | null> {
+    const now = judgedAhead(this.state, id, commit);
+    if (now !== null || withinMs <= 0) return Promise.resolve(now);
+    return new Promise((resolve) => {
+      const waiter = {
+        ask: () => judgedAhead(this.state, id, commit),
+        resolve: (answer: 'passed' | 'moved' | null) => {
+          clearTimeout(timer);
+          this.aheadWaiters.delete(waiter);
+          resolve(answer);
+        },
+      };
+      const timer = setTimeout(() => waiter.resolve(null), withinMs);
+      this.aheadWaiters.add(waiter);
+    });
   }
 
   /** Whether a change holds a place in the queue (reserved or joined). */
@@ -181,6 +199,10 @@ export class IntegrationStage {
     const step = advance(this.state, event);
     this.state = step.state;
     this.deps.onChange?.(this.describe());
+    for (const waiter of [...this.aheadWaiters]) {
+      const answer = waiter.ask();
+      if (answer !== null) waiter.resolve(answer);
+    }
     for (const command of step.commands) {
       const follow = await this.execute(command);
       if (follow) await this.apply(follow);

@@ -112,7 +112,9 @@ export class Lander {
     input: { change: QueuedChange; commit: string; verifiedOn: string | null; verificationId: string },
     record: EpisodeRecord | null,
   ): Promise<VerificationRecord | null | string> {
-    if (!record || record.candidate !== input.change.candidate || record.gate?.ok !== true) {
+    // A change handed to the queue by a gate that judged a place rebuilt under it has no passing gate of its own: the verification below is its gate.
+    const handedOver = record?.handedOver === true && input.verifiedOn !== null;
+    if (!record || record.candidate !== input.change.candidate || (record.gate?.ok !== true && !handedOver)) {
       return `no passing gate record of episode ${input.change.id} for candidate ${input.change.candidate.slice(0, 12)} in the ledger`;
     }
     if (input.verifiedOn === null) return null;
@@ -133,7 +135,7 @@ export function landedRecord(record: EpisodeRecord, commit: string, verification
   return {
     ...base,
     reason: 'replayed',
-    message: `verified again on ${verification.onto.slice(0, 12)} (the changes landed or queued ahead of it): ${verification.gate?.summary ?? ''}`,
+    message: `${record.handedOver ? 'verified' : 'verified again'} on ${verification.onto.slice(0, 12)} (the changes landed or queued ahead of it): ${verification.gate?.summary ?? ''}`,
     gate: verification.gate,
     verification: { id: verification.verificationId, onto: verification.onto, tree: verification.tree, gate: verification.gate! },
   };

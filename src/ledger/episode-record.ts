@@ -100,6 +100,12 @@ export interface EpisodeRecord {
   gatedOn?: string | null;
   /** With `gatedOn`: the change as the agent made it, on its base. */
   source?: string | null;
+  /**
+   * Its own gate judged a place in the integration queue that was rebuilt under it (a change ahead
+   * failed there): that gate's record stays as evidence, and the queue's verification on the change's
+   * new place is its gate (the lander lands it only with that verification, and closes it as that says).
+   */
+  handedOver?: boolean;
   /** The race this episode ran in (a task's `race: N`): the id of its first racer. Absent for an episode that raced nobody. */
   race?: string | null;
 }

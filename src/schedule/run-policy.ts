@@ -85,6 +85,8 @@ export interface IntegratingChange {
   candidate: string;
   base: string;
   source?: string;
+  /** Handed to the queue by a gate that judged a place rebuilt under it: the queue's verification is its gate. */
+  ungated?: boolean;
 }
 
 /** A hold of the whole world until a usage or rate limit resets. */
@@ -321,6 +323,15 @@ export function decide(state: PolicyState, event: PolicyEvent): Decision {
 }
 
 /** Whether a change of this task waits for a person after its gate. */
+/**
+ * Whether an episode whose gate failed on a place rebuilt under it may hand its change to the
+ * integration queue unjudged, the queue's verification being its gate: not when a person reviews
+ * the change (they must see a verdict) nor when it races (the first pass wins the race at once).
+ */
+export function mayHandOver(state: PolicyState, id: string, task: string): boolean {
+  return state.running.has(id) && !needsReview(state, task) && raceOf(state, id) === null;
+}
+
 function needsReview(state: PolicyState, task: string): boolean {
   return state.config.reviewAll || state.tasks.find((t) => t.id === task)?.review === true;
 }
@@ -366,12 +377,14 @@ function judgeResult(state: PolicyState, result: EpisodeResult, record: EpisodeR
   const race = raceOf(state, id);
   // A racer of a decided race is outrun however it ended: the task is the winner's now.
   if (race && race.state.winner !== null) return { state, commands: [{ type: 'outrun', id, winner: race.state.winner }] };
-  if (result.verdict !== 'passed') {
+  if (result.verdict !== 'passed' && result.verdict !== 'queued') {
     const fatal = result.fatal ? { reason: result.reason ?? ('worker-error' satisfies EpisodeReason), message: result.message ?? '' } : null;
     const hold = result.holdUntil === undefined ? null : { untilMs: result.holdUntil, message: result.message ?? '' };
     return { state, commands: [{ type: 'close-episode', result, fatal, hold }] };
   }
-  const forged = forgedResultProblem(record, result);
+  // The run hands a change to the queue only when nobody else must judge it first (mayHandOver).
+  const handedWrongly = result.verdict === 'queued' && !mayHandOver(state, id, result.task) ? 'a change that races or waits for review was handed to the queue unjudged' : null;
+  const forged = handedWrongly ?? forgedResultProblem(record, result);
   if (forged) {
     const message = `a result claimed the gate passed, but the ledger does not agree: ${forged}`;
     const closing: Closing = { outcome: 'rejected', reason: 'unverified-result', message, signature: 'unverified-result' };
@@ -383,6 +396,7 @@ function judgeResult(state: PolicyState, result: EpisodeResult, record: EpisodeR
     candidate: result.candidate!,
     base: result.gatedOn ?? result.base,
     ...(result.source ? { source: result.source } : {}),
+    ...(result.verdict === 'queued' ? { ungated: true } : {}),
   };
   if (!race) return goOn(state, change);
   if (!state.config.ratchet) return winRace(state, race.id, change);

@@ -12,6 +12,12 @@ import { timed, type Episode } from './state.js';
 export interface GateStep {
   verdict: CandidateVerdict | null;
   gated: GateTarget | null;
+  /**
+   * The gate failed on a place rebuilt under it (a change ahead failed there): its verdict judged a
+   * tip that will not land, and the change goes to the integration queue, whose verification on its
+   * new place is its gate.
+   */
+  handedOver?: boolean;
 }
 
 /**
@@ -31,16 +37,21 @@ export async function gateChange(episode: Episode, ws: Workspace, change: Collec
   // A failure on a tip that holds changes this one did not start from is not yet this change's
   // fault: a change ahead (perhaps not judged yet) may have caused it, by failing its own check,
   // eating the gate's time or breaking the tip outright. As a merge queue charges a failure only
-  // once everything ahead passed, the change is judged again on its own base, as if it had no
-  // place yet, and joins the queue after; a change that fails there too fails on its own.
-  // A tip that was the accepted head when the place was given holds only changes that landed, each
-  // judged already: its failure is this change's, as a gate on its base joined behind them would find
-  // again on the same tip, at the price of two more gates.
-  // The same holds for a speculative tip whose every change ahead has passed by the time this gate
-  // failed: what the queue lands ahead of this change is that tip. Not waited for while one is still
-  // judged: the gate on the base then runs beside it, as one ahead that fails needs it.
-  const ahead = gated?.speculative && !verdict.ok && deps.aheadPassed ? await deps.aheadPassed({ episodeId: job.episodeId, commit: gated.commit }) : false;
-  if (gated && !verdict.ok && gated.onto !== job.base && gated.speculative !== false && !ahead) {
+  // once everything ahead passed, the run's queue says what it comes to (PlaceAfterFailure):
+  // - the change's own, when the tip was the accepted head (only landed changes, each judged
+  //   already) or every change ahead has passed on it: that tip is what lands ahead of the change,
+  //   and a gate on its base joined behind them would find the failure again, for two more gates;
+  // - the queue's to judge, when the place was rebuilt under the gate (a change ahead failed): the
+  //   queue verifies the change on its new place anyway, so a gate on the base would be a third
+  //   gate for one change, and would hold the episode's slot while the verification runs;
+  // A change ahead still being judged is waited for (it ends within its gate's time, and waiting
+  // costs no CPU, where a gate on the base would cost a whole gate and still be followed by the
+  // queue's verification if the one ahead fails). Else (a review or a race that needs a verdict
+  // now, no queue in this process, a wait past its bound) the change is judged again on its own
+  // base, as if it had no place yet; a change that fails there too fails on its own.
+  const after = gated?.speculative && !verdict.ok && deps.placeAfterFailure ? await deps.placeAfterFailure({ episodeId: job.episodeId, commit: gated.commit }) : null;
+  if (after === 'queue') return { verdict, gated, handedOver: true };
+  if (gated && !verdict.ok && gated.onto !== job.base && gated.speculative !== false && after !== 'own') {
     const onTip = { head: gated.onto, verdict };
     gated = null;
     const onBase = await timed(episode, 'gate-on-base', () => gateOn(episode, change, null));

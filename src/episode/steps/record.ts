@@ -23,8 +23,9 @@ export async function recordEpisode(episode: Episode, agent: AgentStep, change: 
   const { world, ledger } = deps;
   const { run } = agent;
   const { candidate, failure, changed } = change;
-  const { verdict, gated } = gate;
-  const result = { ...toResult(job, gated?.commit ?? candidate, failure, verdict, run.log), ...(gated ? { gatedOn: gated.onto, source: candidate! } : {}) };
+  const { verdict, gated, handedOver } = gate;
+  const judged = handedOver ? handedOverResult(job, gated!.commit) : toResult(job, gated?.commit ?? candidate, failure, verdict, run.log);
+  const result = { ...judged, ...(gated ? { gatedOn: gated.onto, source: candidate! } : {}) };
   // Work cut short (a timeout, a stopped run) is kept, never on the accepted branch.
   const quarantine = candidate && (failure?.reason === 'agent-timeout' || failure?.reason === 'aborted') ? `${QUARANTINE_REF_PREFIX}${job.episodeId}` : null;
   if (quarantine) await world.setRef(quarantine, candidate!);
@@ -34,6 +35,7 @@ export async function recordEpisode(episode: Episode, agent: AgentStep, change: 
     ...usageOf(run, record.usage, episode.manifest.agent.limits),
     candidate: gated?.commit ?? candidate,
     ...(gated ? { gatedOn: gated.onto, source: candidate } : {}),
+    ...(handedOver ? { handedOver: true } : {}),
     reason: result.reason,
     message: result.message,
     signature: result.signature,
@@ -112,6 +114,21 @@ export function recordedUsage(
     tokens: limits.maxTokens ?? EPISODE_USAGE_CAPS.tokens,
   });
   return problems.length > 0 ? { usage, usageProblems: problems } : { usage };
+}
+
+/** A change whose gate judged a place rebuilt under it: the integration queue's verification on its new place is its gate. */
+function handedOverResult(job: EpisodeJob, candidate: string): EpisodeResult {
+  return {
+    episodeId: job.episodeId,
+    task: job.task,
+    attempt: job.attempt,
+    base: job.base,
+    candidate,
+    verdict: 'queued',
+    reason: null,
+    message: 'its gate ran on a tip whose change ahead failed there; the integration queue verifies it on its new place',
+    signature: null,
+  };
 }
 
 function toResult(job: EpisodeJob, candidate: string | null, failure: AgentFailure | null, verdict: CandidateVerdict | null, agentLog: string): EpisodeResult {

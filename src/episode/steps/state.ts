@@ -5,7 +5,7 @@ import type { TaskSpec, WorldManifest } from '../../manifest/schema.js';
 import type { Sandbox } from '../../sandbox/sandbox.js';
 import type { WorldRepo } from '../../world/world-repo.js';
 import type { EpisodeJob } from '../episode-job.js';
-import type { AheadPassed, ReserveTip } from '../gate-on-tip.js';
+import type { PlaceAfterFailure, ReserveTip } from '../gate-on-tip.js';
 
 export interface EpisodeDeps {
   world: WorldRepo;
@@ -18,8 +18,8 @@ export interface EpisodeDeps {
   signal?: AbortSignal;
   /** Takes the change's place in the integration queue and says which commit to gate; without it, or null: its base. */
   reserveTip?: ReserveTip;
-  /** After a failure on a speculative tip: whether the changes ahead passed; without it, or while one is still judged, the change is gated again on its base. */
-  aheadPassed?: AheadPassed;
+  /** After a failure on a speculative tip: whose it is (see PlaceAfterFailure); without it, the change is gated again on its base. */
+  placeAfterFailure?: PlaceAfterFailure;
   /** Called when a phase starts, for progress displays. */
   onPhase?: (job: EpisodeJob, phase: string) => void;
   /** Told what a long wait of the episode is on (a sentence), and null when it ends: for progress displays. */

@@ -16,7 +16,7 @@ import { clearGateRunning, markGateRunning } from './gate-marks.js';
 import { policyConfig } from './policy-config.js';
 import { readLedger } from './read-ledger.js';
 import type { EpisodeJob } from '../../episode/episode-job.js';
-import { initialPolicyState } from '../run-policy.js';
+import { initialPolicyState, mayHandOver } from '../run-policy.js';
 import type { Run, RunOptions, Wake } from './ports/state.js';
 
 /**
@@ -63,7 +63,18 @@ export async function openRun(options: RunOptions): Promise<Run> {
         worker,
         signal,
         reserveTip: (change) => reserveTip(run, change),
-        aheadPassed: async (change) => run.stage.aheadPassed(change.episodeId, change.commit),
+        placeAfterFailure: async (change) => {
+          // A change ahead still judged answers within its gate's time (and its run again); past that, the base decides.
+          const withinMs = manifest.verify.timeoutSec * 3 * 1000;
+          let ahead = await run.stage.judgedAhead(change.episodeId, change.commit, 0);
+          if (ahead === null) {
+            emit({ type: 'wait', id: job.episodeId, task: job.task, what: 'the changes ahead of it in the integration queue to be judged' });
+            ahead = await run.stage.judgedAhead(change.episodeId, change.commit, withinMs);
+            emit({ type: 'wait', id: job.episodeId, task: job.task, what: null });
+          }
+          if (ahead === 'passed') return 'own';
+          return ahead === 'moved' && mayHandOver(run.policy, change.episodeId, job.task) ? 'queue' : null;
+        },
         onPhase,
         onWait: (j, what) => emit({ type: 'wait', id: j.episodeId, task: j.task, what }),
         hold: distributed === undefined,

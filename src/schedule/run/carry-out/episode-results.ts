@@ -41,7 +41,7 @@ export async function closeEpisode(run: Run, result: EpisodeResult): Promise<Epi
   const final: EpisodeRecord = {
     ...record,
     status: 'final',
-    outcome: result.verdict === 'passed' ? 'rejected' : result.verdict,
+    outcome: result.verdict === 'passed' || result.verdict === 'queued' ? 'rejected' : result.verdict,
     reason: result.reason,
     message: result.message,
     signature: result.signature,
@@ -141,6 +141,13 @@ export async function rejoinIntegration(run: Run): Promise<void> {
   for (const r of run.recovered.integrating) {
     // Its change exists and the policy counts it as integrating: it joins even if its paths are taken.
     await run.leases.tryAcquire(r.id, run.manifest.tasks.find((t) => t.id === r.task)?.paths ?? []);
-    await run.stage.join({ id: r.id, task: r.task, candidate: r.candidate!, base: r.gatedOn ?? r.base, ...(r.source ? { source: r.source } : {}) });
+    await run.stage.join({
+      id: r.id,
+      task: r.task,
+      candidate: r.candidate!,
+      base: r.gatedOn ?? r.base,
+      ...(r.source ? { source: r.source } : {}),
+      ...(r.handedOver ? { ungated: true } : {}),
+    });
   }
 }

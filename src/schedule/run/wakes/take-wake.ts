@@ -15,8 +15,9 @@ export async function takeWake(run: Run, wake: Wake): Promise<void> {
       // A job stopped mid-wait (aborted, its worker lost) never says its wait ended: its result does.
       endWait(run, wake.result.episodeId);
       endWait(run, workerWaitId(wake.result.episodeId));
-      // A claimed pass is judged against the ledger the worker wrote (see forgedResultProblem).
-      const record = wake.result.verdict === 'passed' ? await run.ledger.read(wake.result.episodeId) : null;
+      // A claimed pass (or a change claimed handed to the queue) is judged against the ledger the worker wrote (see forgedResultProblem).
+      const claims = wake.result.verdict === 'passed' || wake.result.verdict === 'queued';
+      const record = claims ? await run.ledger.read(wake.result.episodeId) : null;
       return apply(run, { type: 'result', result: wake.result, record });
     }
     case 'verification':
