@@ -56,8 +56,10 @@ describe('tip gating in process', () => {
   });
 
   itWith('docker')(
-    'judges a change on its own base when the tip it was given fails without it, and lands it without the change that broke the tip',
+    'hands a change whose gate failed behind a change that then failed to the queue, which verifies it on its new place, with no gate on its base',
     async () => {
+      // b's gate fails on the tip holding the bad a (a's check fails there with or without b);
+      // a's verdict is in when b's gate ends, or b waits for it; either way its place is rebuilt without a.
       const f = await makeWorld({
         recording: { a: [{ write: { 'src/a.js': BAD_A } }, { write: { 'src/a.js': GOOD_A } }], b: [{ write: { 'src/b.js': GOOD_B }, sleepMs: 300 }] },
         manifest: baseManifest({ retry: { maxAttempts: 2 } }),
@@ -66,20 +68,54 @@ describe('tip gating in process', () => {
       expect(summary).toMatchObject({ stop: { kind: 'done' }, accepted: 2, rejected: 1 });
       const records = await new GitLedger(f.world.path).readAll();
       const b = records.find((r) => r.task === 'b')!;
-      expect(records.find((r) => r.task === 'a' && r.outcome === 'rejected')).toMatchObject({ reason: 'check-failed' });
-      // b's place was behind the bad a, whose check fails on that tip with or without b: b was judged on its base instead.
-      expect(b.phases['gate-on-base']).toBeGreaterThan(0);
-      expect(b).toMatchObject({ outcome: 'accepted', base: f.commit });
-      expect(b.gatedOn).toBeUndefined();
-      // Both gates are in its evidence, each named by where it ran: the failed one on the tip first.
+      const badA = records.find((r) => r.task === 'a' && r.outcome === 'rejected')!;
+      expect(badA).toMatchObject({ reason: 'check-failed' });
+      // b's own gate judged the tip holding the bad a; the queue's verification on its new place is its gate.
+      expect(b).toMatchObject({ outcome: 'accepted', base: f.commit, gatedOn: badA.candidate, handedOver: true, reason: 'replayed' });
+      expect(b.phases.gate).toBeGreaterThan(0);
+      expect(b.phases['gate-on-base']).toBeUndefined();
+      expect(b.gate?.ok).toBe(true);
+      expect(b.message).toMatch(/^verified on [0-9a-f]{12} /);
+      expect(b.verification?.onto).not.toBe(badA.candidate);
+      expect(await verificationRefs(f)).toHaveLength(1);
+      // The gate that judged the abandoned tip is kept as evidence.
       const log = (await new GitLedger(f.world.path).readArtifacts(b.id)).gateLog;
-      expect(log).toMatch(/^=== gate on the speculative tip [0-9a-f]{12}: failed \([a-z-]+\) ===\n/);
-      expect(log).toContain(`=== gate on the change's own base ${f.commit.slice(0, 12)}: passed ===`);
+      expect(log).toMatch(/fail/i);
       expect(await f.world.readFile('main', 'src/a.js')).toBe(GOOD_A);
       expect(await f.world.readFile('main', 'src/b.js')).toBe(GOOD_B);
       expect(await auditViolations(f)).toEqual([]);
     },
   );
+
+  itWith('docker')('waits for a change ahead still being judged, and charges the failure to the change when that one passes, with no gate on its base', async () => {
+    // a's module waits before it loads, so a's gate is still running when b's (whose own check fails) has failed.
+    const SLOW_GOOD_A = `await new Promise((r) => setTimeout(r, 3000));\n${GOOD_A}`;
+    const f = await makeWorld({
+      recording: { a: [{ write: { 'src/a.js': SLOW_GOOD_A } }], b: [{ write: { 'src/b.js': BAD_B }, sleepMs: 300 }, { write: { 'src/b.js': GOOD_B } }] },
+      manifest: baseManifest({ retry: { maxAttempts: 2 } }),
+    });
+    const waits: Array<{ id: string; what: string }> = [];
+    const summary = await runEmbedded({
+      world: f.world,
+      sandbox: f.sandbox,
+      onEvent: (e) => {
+        if (e.type === 'wait' && e.what) waits.push({ id: e.id, what: e.what });
+      },
+    });
+    expect(summary).toMatchObject({ stop: { kind: 'done' }, accepted: 2, rejected: 1 });
+    const records = await new GitLedger(f.world.path).readAll();
+    const a = records.find((r) => r.task === 'a')!;
+    const failed = records.find((r) => r.task === 'b' && r.outcome === 'rejected')!;
+    expect(a.outcome).toBe('accepted');
+    expect(failed).toMatchObject({ reason: 'check-failed', base: f.commit, gatedOn: a.commit });
+    expect(failed.handedOver).toBeUndefined();
+    expect(failed.phases['gate-on-base']).toBeUndefined();
+    // It said what it waited on.
+    expect(waits).toContainEqual({ id: failed.id, what: 'the changes ahead of it in the integration queue to be judged' });
+    expect(await verificationRefs(f)).toEqual([]);
+    expect(await f.world.readFile('main', 'src/b.js')).toBe(GOOD_B);
+    expect(await auditViolations(f)).toEqual([]);
+  });
 
   itWith('docker')('charges a failure on a tip that held only landed changes to the change, with no gate on its base', async () => {
     // b's agent outlasts a's episode: a lands while b works, so b's place is the accepted head, not its base.

@@ -300,6 +300,32 @@ describe('the integration queue', () => {
       expect(state.entries.map((e) => e.id)).toEqual(['c']);
     });
 
+    it('verifies a change handed over unjudged, and lands it only with that verification, even if it names the commit it holds', () => {
+      // b's gate failed on sb, behind a, which then failed: b's place is rebuilt on the head and verified there.
+      const { state, commands } = run([
+        { type: 'reserve', change: change('a') },
+        { type: 'built', id: 'a', generation: 1, commit: 'sa', needsGate: false },
+        { type: 'reserve', change: change('b') },
+        { type: 'built', id: 'b', generation: 1, commit: 'sb', needsGate: false },
+        { type: 'withdraw', id: 'a' },
+        { type: 'built', id: 'b', generation: 2, commit: 'sb2', needsGate: true },
+        { type: 'gated', id: 'b', commit: 'sb', change: { ...gatedChange('b', 'sa', 'sb'), ungated: true } },
+      ]);
+      expect(of(commands, 'verify')).toMatchObject([{ id: 'b', generation: 2, commit: 'sb2', onto: HEAD }]);
+      expect(of(commands, 'land')).toEqual([]);
+      expect(state.entries[0]).toMatchObject({ id: 'b', stage: 'verifying', ungated: true, pending: false });
+      const verified = run([{ type: 'verified', id: 'b', generation: 2 }], 4, state);
+      expect(of(verified.commands, 'land')).toMatchObject([{ id: 'b', commit: 'sb2', verifiedOn: HEAD, change: { candidate: 'sb', ungated: true } }]);
+      // Handed over while its reserved build still stood (it cannot be, but if it were): verified, never taken as gated.
+      const standing = run([
+        { type: 'reserve', change: change('c') },
+        { type: 'built', id: 'c', generation: 1, commit: 'sc', needsGate: false },
+        { type: 'gated', id: 'c', commit: 'sc', change: { ...gatedChange('c', HEAD, 'sc'), ungated: true } },
+      ]);
+      expect(of(standing.commands, 'land')).toEqual([]);
+      expect(of(standing.commands, 'build').at(-1)).toMatchObject({ id: 'c', generation: 2, change: { ungated: true } });
+    });
+
     it('says a failed place stands on judged changes only once each one ahead passed, and moved once one ahead is given up', () => {
       const reserved = run([
         { type: 'reserve', change: change('a') },

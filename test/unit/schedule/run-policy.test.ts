@@ -487,6 +487,32 @@ describe('the run policy', () => {
       }
     });
 
+    it('handed to the queue unjudged joins it as ungated when the ledger hands it over, and is refused otherwise or where a person or a race needs a verdict', () => {
+      const onTip = 'd'.repeat(40);
+      const source = 'e'.repeat(40);
+      const handed = (r: EpisodeRecord): EpisodeRecord => ({ ...r, candidate: CANDIDATE, gatedOn: onTip, handedOver: true, gate: { ok: false } as EpisodeRecord['gate'] });
+      const queued = (r: EpisodeRecord) => resultOf(r, { verdict: 'queued', gatedOn: onTip, source });
+      const h = new Harness(policy([task('a'), task('b')], { parallelism: 1 }));
+      h.feed({ type: 'tick', now: T0 });
+      const a = h.recordOf('a');
+      const commands = h.feed({ type: 'result', result: queued(a), record: handed(a) });
+      expect(commands.at(-1)).toEqual({ type: 'integrate', change: { id: a.id, task: 'a', candidate: CANDIDATE, base: onTip, source, ungated: true } });
+      expect([...h.state.integrating.values()]).toEqual(['a']);
+      // A record that does not hand it over (a forged result) is refused, as a claimed pass would be.
+      const forged = new Harness(policy([task('a')]));
+      forged.feed({ type: 'tick', now: T0 });
+      const fa = forged.recordOf('a');
+      expect(forged.feed({ type: 'result', result: queued(fa), record: { ...handed(fa), handedOver: undefined } })[0]).toMatchObject({
+        type: 'refuse-result',
+        closing: { reason: 'unverified-result' },
+      });
+      // A change under review must be judged before a person sees it: never handed over.
+      const reviewedWorld = new Harness(policy([{ ...task('a'), review: true }]));
+      reviewedWorld.feed({ type: 'tick', now: T0 });
+      const ra = reviewedWorld.recordOf('a');
+      expect(reviewedWorld.feed({ type: 'result', result: queued(ra), record: handed(ra) })[0]).toMatchObject({ type: 'refuse-result' });
+    });
+
     it('that did not pass closes its episode; a fatal one names its reason for the circuit (a worker error when it gives none), a usage limit the hold of the world', () => {
       const h = new Harness(policy([task('a'), task('b')]));
       h.feed({ type: 'tick', now: T0 });
