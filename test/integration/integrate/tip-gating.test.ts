@@ -88,10 +88,14 @@ describe('tip gating in process', () => {
   );
 
   itWith('docker')('waits for a change ahead still being judged, and charges the failure to the change when that one passes, with no gate on its base', async () => {
-    // a's module waits before it loads, so a's gate is still running when b's (whose own check fails) has failed.
-    const SLOW_GOOD_A = `await new Promise((r) => setTimeout(r, 3000));\n${GOOD_A}`;
+    // a's module waits before it loads, so a's gate is still running when b's has failed: b also writes outside its
+    // paths, which its gate finds before running anything (the tests it would run load a's module too).
+    const SLOW_GOOD_A = `await new Promise((r) => setTimeout(r, 4000));\n${GOOD_A}`;
     const f = await makeWorld({
-      recording: { a: [{ write: { 'src/a.js': SLOW_GOOD_A } }], b: [{ write: { 'src/b.js': BAD_B }, sleepMs: 300 }, { write: { 'src/b.js': GOOD_B } }] },
+      recording: {
+        a: [{ write: { 'src/a.js': SLOW_GOOD_A } }],
+        b: [{ write: { 'src/b.js': GOOD_B, 'src/stray.js': 'export {};\n' }, sleepMs: 300 }, { write: { 'src/b.js': GOOD_B } }],
+      },
       manifest: baseManifest({ retry: { maxAttempts: 2 } }),
     });
     const waits: Array<{ id: string; what: string }> = [];
@@ -107,7 +111,7 @@ describe('tip gating in process', () => {
     const a = records.find((r) => r.task === 'a')!;
     const failed = records.find((r) => r.task === 'b' && r.outcome === 'rejected')!;
     expect(a.outcome).toBe('accepted');
-    expect(failed).toMatchObject({ reason: 'check-failed', base: f.commit, gatedOn: a.commit });
+    expect(failed).toMatchObject({ reason: 'outside-paths', base: f.commit, gatedOn: a.commit });
     expect(failed.handedOver).toBeUndefined();
     expect(failed.phases['gate-on-base']).toBeUndefined();
     // It said what it waited on.
