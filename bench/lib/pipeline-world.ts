@@ -138,9 +138,11 @@ export async function readRunStats(world: WorldRepo, tracer: RunTracer): Promise
   // A gate on a tip that failed there for a change ahead is followed by a gate on the base (run-episode.ts): the first
   // is a failing gate (the test, its re-run, the run on the tip's base), the second passes unless the change is bad itself.
   const onBase = (r: EpisodeRecord) => r.phases['gate-on-base'] !== undefined;
-  const passing = gated.filter((r) => !ownFailure(r)).map((r) => (onBase(r) ? r.phases['gate-on-base']! : r.phases.gate!));
+  // A change handed to the queue after its place was rebuilt: its own gate failed on the tip, the queue's verification passed it.
+  const handed = (r: EpisodeRecord) => r.handedOver === true;
+  const passing = gated.filter((r) => !ownFailure(r) && !handed(r)).map((r) => (onBase(r) ? r.phases['gate-on-base']! : r.phases.gate!));
   const failed = gated.flatMap((r) => [
-    ...(ownFailure(r) || onBase(r) ? [r.phases.gate!] : []),
+    ...(ownFailure(r) || onBase(r) || handed(r) ? [r.phases.gate!] : []),
     ...(ownFailure(r) && onBase(r) ? [r.phases['gate-on-base']!] : []),
   ]);
   const overheads = tracer.overheads(records);
