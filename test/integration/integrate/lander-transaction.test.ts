@@ -8,7 +8,7 @@ import { itWith } from '../../helpers/services.js';
 import { makeWorld, type FixtureWorld } from '../../helpers/world-fixture.js';
 
 /** A candidate on the world's first commit whose own gate passed, as a worker leaves it in the ledger. */
-async function passed(f: FixtureWorld): Promise<{ id: string; candidate: string }> {
+async function passed(f: FixtureWorld, fields: Partial<EpisodeRecord> = {}): Promise<{ id: string; candidate: string }> {
   const env = { GIT_INDEX_FILE: `${f.world.scratchDir}-lander.index` };
   await git(['read-tree', f.commit], { cwd: f.world.path, env });
   const blob = await gitValue(['hash-object', '-w', '--stdin'], { cwd: f.world.path, input: 'export const a = 1;\n' });
@@ -20,6 +20,7 @@ async function passed(f: FixtureWorld): Promise<{ id: string; candidate: string 
     candidate,
     changedFiles: ['src/a.js'],
     gate: { ok: true, sandbox: 'bwrap', summary: 'passed', steps: [], durationMs: 1 },
+    ...fields,
   };
   await new GitLedger(f.world.path).write(record);
   return { id, candidate };
@@ -66,5 +67,26 @@ describe('the lander moves the branch and the landing record together', () => {
     expect(await f.world.head('main')).toBe(f.commit);
     expect(await gitValue(['rev-parse', `refs/genesis/episodes/${id}`], { cwd: f.world.path })).toBe(before);
     expect(await ledger.read(id)).toMatchObject({ status: 'running', commit: null });
+  });
+
+  itWith('bwrap')('lands nothing of a change handed to the queue unjudged without a verification of the commit', async () => {
+    const f = await makeWorld({ sandbox: 'bwrap', recording: {} });
+    const ledger = new GitLedger(f.world.path);
+    // Its own gate failed on a tip rebuilt under it: only the queue's verification can land it.
+    const { id, candidate } = await passed(f, { handedOver: true, gate: { ok: false, sandbox: 'bwrap', summary: '1 failed', steps: [], durationMs: 1 } });
+    const land = (verifiedOn: string | null) =>
+      new Lander(f.world, ledger, 'main', f.commit).land({
+        change: { id, task: 'a', base: f.commit, candidate } as never,
+        commit: candidate,
+        expected: f.commit,
+        verifiedOn,
+        generation: 2,
+        verificationId: `${id}-v2`,
+        startedAt: performance.now(),
+      });
+    expect(await land(null)).toMatchObject({ landed: false, reason: 'unverified-result', message: expect.stringMatching(/no passing gate record/) });
+    expect(await land(f.commit)).toMatchObject({ landed: false, reason: 'unverified-result', message: expect.stringMatching(/no passing verification record/) });
+    expect(await f.world.head('main')).toBe(f.commit);
+    expect(await ledger.read(id)).toMatchObject({ status: 'running' });
   });
 });
