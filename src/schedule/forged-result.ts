@@ -15,7 +15,8 @@ export function forgedResultProblem(record: EpisodeRecord | null, result: Episod
   if (record.base !== result.base) return `the result names base ${result.base.slice(0, 12)}, the ledger ${record.base.slice(0, 12)}`;
   if (result.verdict === 'queued') {
     // Its gate failed on a place rebuilt under it: only the queue's verification can land it (see Lander.proof).
-    if (record.handedOver !== true || !result.gatedOn || record.gatedOn !== result.gatedOn) return 'the ledger does not hand this candidate to the integration queue';
+    if (record.handedOver !== true || !result.gatedOn || record.gatedOn !== result.gatedOn)
+      return 'the ledger does not hand this candidate to the integration queue';
     return null;
   }
   if (record.gate?.ok !== true) return 'the ledger holds no passing gate for this candidate';

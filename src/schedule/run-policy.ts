@@ -383,7 +383,8 @@ function judgeResult(state: PolicyState, result: EpisodeResult, record: EpisodeR
     return { state, commands: [{ type: 'close-episode', result, fatal, hold }] };
   }
   // The run hands a change to the queue only when nobody else must judge it first (mayHandOver).
-  const handedWrongly = result.verdict === 'queued' && !mayHandOver(state, id, result.task) ? 'a change that races or waits for review was handed to the queue unjudged' : null;
+  const handedWrongly =
+    result.verdict === 'queued' && !mayHandOver(state, id, result.task) ? 'a change that races or waits for review was handed to the queue unjudged' : null;
   const forged = handedWrongly ?? forgedResultProblem(record, result);
   if (forged) {
     const message = `a result claimed the gate passed, but the ledger does not agree: ${forged}`;

@@ -49,7 +49,8 @@ export async function gateChange(episode: Episode, ws: Workspace, change: Collec
   // queue's verification if the one ahead fails). Else (a review or a race that needs a verdict
   // now, no queue in this process, a wait past its bound) the change is judged again on its own
   // base, as if it had no place yet; a change that fails there too fails on its own.
-  const after = gated?.speculative && !verdict.ok && deps.placeAfterFailure ? await deps.placeAfterFailure({ episodeId: job.episodeId, commit: gated.commit }) : null;
+  const after =
+    gated?.speculative && !verdict.ok && deps.placeAfterFailure ? await deps.placeAfterFailure({ episodeId: job.episodeId, commit: gated.commit }) : null;
   if (after === 'queue') return { verdict, gated, handedOver: true };
   if (gated && !verdict.ok && gated.onto !== job.base && gated.speculative !== false && after !== 'own') {
     const onTip = { head: gated.onto, verdict };

@@ -11,7 +11,9 @@ import type { Recovered } from './ports/state.js';
 /** An open record whose episode's gate passed its candidate: what waits for integration. */
 export function passedItsGate(r: EpisodeRecord): boolean {
   // One handed to the queue unjudged is in the queue as much as one that passed: the queue's verification is its gate.
-  return r.status === 'running' && r.candidate !== null && (r.gate?.ok === true || r.handedOver === true) && r.reason === null && r.outcome !== 'awaiting-review';
+  return (
+    r.status === 'running' && r.candidate !== null && (r.gate?.ok === true || r.handedOver === true) && r.reason === null && r.outcome !== 'awaiting-review'
+  );
 }
 
 /**

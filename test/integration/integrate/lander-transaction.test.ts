@@ -85,7 +85,11 @@ describe('the lander moves the branch and the landing record together', () => {
         startedAt: performance.now(),
       });
     expect(await land(null)).toMatchObject({ landed: false, reason: 'unverified-result', message: expect.stringMatching(/no passing gate record/) });
-    expect(await land(f.commit)).toMatchObject({ landed: false, reason: 'unverified-result', message: expect.stringMatching(/no passing verification record/) });
+    expect(await land(f.commit)).toMatchObject({
+      landed: false,
+      reason: 'unverified-result',
+      message: expect.stringMatching(/no passing verification record/),
+    });
     expect(await f.world.head('main')).toBe(f.commit);
     expect(await ledger.read(id)).toMatchObject({ status: 'running' });
   });

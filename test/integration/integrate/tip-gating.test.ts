@@ -87,39 +87,42 @@ describe('tip gating in process', () => {
     },
   );
 
-  itWith('docker')('waits for a change ahead still being judged, and charges the failure to the change when that one passes, with no gate on its base', async () => {
-    // a's module waits before it loads, so a's gate is still running when b's has failed: b also writes outside its
-    // paths, which its gate finds before running anything (the tests it would run load a's module too).
-    const SLOW_GOOD_A = `await new Promise((r) => setTimeout(r, 4000));\n${GOOD_A}`;
-    const f = await makeWorld({
-      recording: {
-        a: [{ write: { 'src/a.js': SLOW_GOOD_A } }],
-        b: [{ write: { 'src/b.js': GOOD_B, 'src/stray.js': 'export {};\n' }, sleepMs: 300 }, { write: { 'src/b.js': GOOD_B } }],
-      },
-      manifest: baseManifest({ retry: { maxAttempts: 2 } }),
-    });
-    const waits: Array<{ id: string; what: string }> = [];
-    const summary = await runEmbedded({
-      world: f.world,
-      sandbox: f.sandbox,
-      onEvent: (e) => {
-        if (e.type === 'wait' && e.what) waits.push({ id: e.id, what: e.what });
-      },
-    });
-    expect(summary).toMatchObject({ stop: { kind: 'done' }, accepted: 2, rejected: 1 });
-    const records = await new GitLedger(f.world.path).readAll();
-    const a = records.find((r) => r.task === 'a')!;
-    const failed = records.find((r) => r.task === 'b' && r.outcome === 'rejected')!;
-    expect(a.outcome).toBe('accepted');
-    expect(failed).toMatchObject({ reason: 'outside-paths', base: f.commit, gatedOn: a.commit });
-    expect(failed.handedOver).toBeUndefined();
-    expect(failed.phases['gate-on-base']).toBeUndefined();
-    // It said what it waited on.
-    expect(waits).toContainEqual({ id: failed.id, what: 'the changes ahead of it in the integration queue to be judged' });
-    expect(await verificationRefs(f)).toEqual([]);
-    expect(await f.world.readFile('main', 'src/b.js')).toBe(GOOD_B);
-    expect(await auditViolations(f)).toEqual([]);
-  });
+  itWith('docker')(
+    'waits for a change ahead still being judged, and charges the failure to the change when that one passes, with no gate on its base',
+    async () => {
+      // a's module waits before it loads, so a's gate is still running when b's has failed: b also writes outside its
+      // paths, which its gate finds before running anything (the tests it would run load a's module too).
+      const SLOW_GOOD_A = `await new Promise((r) => setTimeout(r, 4000));\n${GOOD_A}`;
+      const f = await makeWorld({
+        recording: {
+          a: [{ write: { 'src/a.js': SLOW_GOOD_A } }],
+          b: [{ write: { 'src/b.js': GOOD_B, 'src/stray.js': 'export {};\n' }, sleepMs: 300 }, { write: { 'src/b.js': GOOD_B } }],
+        },
+        manifest: baseManifest({ retry: { maxAttempts: 2 } }),
+      });
+      const waits: Array<{ id: string; what: string }> = [];
+      const summary = await runEmbedded({
+        world: f.world,
+        sandbox: f.sandbox,
+        onEvent: (e) => {
+          if (e.type === 'wait' && e.what) waits.push({ id: e.id, what: e.what });
+        },
+      });
+      expect(summary).toMatchObject({ stop: { kind: 'done' }, accepted: 2, rejected: 1 });
+      const records = await new GitLedger(f.world.path).readAll();
+      const a = records.find((r) => r.task === 'a')!;
+      const failed = records.find((r) => r.task === 'b' && r.outcome === 'rejected')!;
+      expect(a.outcome).toBe('accepted');
+      expect(failed).toMatchObject({ reason: 'outside-paths', base: f.commit, gatedOn: a.commit });
+      expect(failed.handedOver).toBeUndefined();
+      expect(failed.phases['gate-on-base']).toBeUndefined();
+      // It said what it waited on.
+      expect(waits).toContainEqual({ id: failed.id, what: 'the changes ahead of it in the integration queue to be judged' });
+      expect(await verificationRefs(f)).toEqual([]);
+      expect(await f.world.readFile('main', 'src/b.js')).toBe(GOOD_B);
+      expect(await auditViolations(f)).toEqual([]);
+    },
+  );
 
   itWith('docker')('charges a failure on a tip that held only landed changes to the change, with no gate on its base', async () => {
     // b's agent outlasts a's episode: a lands while b works, so b's place is the accepted head, not its base.

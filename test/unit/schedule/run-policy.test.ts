@@ -490,7 +490,13 @@ describe('the run policy', () => {
     it('handed to the queue unjudged joins it as ungated when the ledger hands it over, and is refused otherwise or where a person or a race needs a verdict', () => {
       const onTip = 'd'.repeat(40);
       const source = 'e'.repeat(40);
-      const handed = (r: EpisodeRecord): EpisodeRecord => ({ ...r, candidate: CANDIDATE, gatedOn: onTip, handedOver: true, gate: { ok: false } as EpisodeRecord['gate'] });
+      const handed = (r: EpisodeRecord): EpisodeRecord => ({
+        ...r,
+        candidate: CANDIDATE,
+        gatedOn: onTip,
+        handedOver: true,
+        gate: { ok: false } as EpisodeRecord['gate'],
+      });
       const queued = (r: EpisodeRecord) => resultOf(r, { verdict: 'queued', gatedOn: onTip, source });
       const h = new Harness(policy([task('a'), task('b')], { parallelism: 1 }));
       h.feed({ type: 'tick', now: T0 });
