@@ -39,6 +39,13 @@ export type ReserveTip = (change: {
  */
 export type PlaceAfterFailure = (change: { episodeId: string; commit: string }) => Promise<'own' | 'queue' | null>;
 
+/**
+ * Watches a reserved change's place while its gate runs: the signal is aborted when the place is
+ * no longer `commit` (a change ahead failed, the head moved), so the gate is stopped, since what it
+ * judges will never land. `release` once the gate ended. Only the run's own integration stage answers it.
+ */
+export type WatchPlace = (change: { episodeId: string; commit: string }) => { signal: AbortSignal; release(): void };
+
 /** The scheduler's side over a shared queue: answers the workers' requests for a place with `reserve`. */
 export interface TipService {
   serve(reserve: ReserveTip): void;

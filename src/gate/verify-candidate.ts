@@ -2,6 +2,7 @@ import { mkdir, rm, stat } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import { GenesisError } from '../errors/genesis-error.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
+import { stoppableSandbox } from '../sandbox/stoppable-sandbox.js';
 import type { GateRecord } from '../ledger/episode-record.js';
 import { withProtectedFrom } from '../git/tree/export.js';
 import { writeHiddenLog } from '../ledger/hidden-logs.js';
@@ -59,10 +60,17 @@ export interface VerifyCandidateInput {
   onWait?: (what: string | null) => void;
   /** Run a failure again only when the machine may have made it (see GateRunInput.flaky.onlyTimeouts). @default false */
   rerunOnlyTimeouts?: boolean;
+  /**
+   * Aborted when the verdict is no longer wanted (the tip it judges will not land): every run is
+   * stopped (see stoppableSandbox), and nothing the gate learned is kept as a baseline, since runs
+   * killed half-way say nothing of which tests pass on a tree.
+   */
+  stop?: AbortSignal;
 }
 
 /** The whole gate for one candidate: checks on the change itself, a fail-to-pass witness, then the sandboxed run. */
-export async function verifyCandidate(input: VerifyCandidateInput): Promise<CandidateVerdict> {
+export async function verifyCandidate(given: VerifyCandidateInput): Promise<CandidateVerdict> {
+  const input = given.stop ? { ...given, sandbox: stoppableSandbox(given.sandbox, given.stop) } : given;
   // Gates waiting for this tree's baseline (their tip is this tree) take what it stored, or learn
   // the rest themselves, as soon as this gate ends: passed, failed or thrown.
   const ended = () => markBaselineFinal(input.world.scratchDir, input.candidateTree);
@@ -171,7 +179,7 @@ async function judgeCandidate(input: VerifyCandidateInput): Promise<CandidateVer
   if (verdict.hiddenLog !== undefined) await writeHiddenLog(world, input.name, verdict.hiddenLog);
   if (verdict.ok) {
     // This tree is what lands: the gates after it compare with what passed here.
-    await saveBaseline(world.scratchDir, tree, verdict.passing);
+    if (!input.stop?.aborted) await saveBaseline(world.scratchDir, tree, verdict.passing);
     // The names a ratchet counts go on unchanged: only an amendment changes them.
     if (scored) await saveScoredNames(world.scratchDir, tree, scored);
     return { ok: true, gate: verdict.record, log: verdict.log, changedFiles };
@@ -208,7 +216,7 @@ async function headBaseline(input: VerifyCandidateInput, steps: GateStep[], work
     ...(input.onWait ? { onWait: input.onWait } : {}),
   }).finally(() => input.onWait?.(null));
   // A head whose gate ran out of time tells nothing reliable; better no comparison than a wrong one.
-  if (learned.ok || learned.reason !== 'gate-timeout') {
+  if ((learned.ok || learned.reason !== 'gate-timeout') && !input.stop?.aborted) {
     const found = Object.fromEntries(missing.flatMap(baselineKeys).map((k) => [k, learned.passing[k] ?? []]));
     await saveBaseline(world.scratchDir, headTree, found);
     return { ...known, ...found };

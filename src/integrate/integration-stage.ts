@@ -45,7 +45,7 @@ export class IntegrationStage {
   private readonly joinedAt = new Map<string, number>();
   private readonly verificationLedger: VerificationLedger;
   private chain: Promise<void> = Promise.resolve();
-  /** Episodes waiting for the changes ahead of theirs to be judged (see judgedAhead): asked again after every event. */
+  /** Episodes waiting for the changes ahead of theirs to be judged, or watching their place (see judgedAhead): asked again after every event. */
   private readonly aheadWaiters = new Set<{ ask: () => 'passed' | 'moved' | null; resolve: (answer: 'passed' | 'moved' | null) => void }>();
 
   constructor(private readonly deps: IntegrationStageDeps) {
@@ -107,6 +107,24 @@ export class IntegrationStage {
       const timer = setTimeout(() => waiter.resolve(null), withinMs);
       this.aheadWaiters.add(waiter);
     });
+  }
+
+  /**
+   * A signal aborted when a reserved change's place is no longer `commit` (one ahead failed, the
+   * head moved): what its gate judges will not land. `release` when the gate ended.
+   */
+  watchPlace(id: string, commit: string): { signal: AbortSignal; release(): void } {
+    const moved = new AbortController();
+    const watcher = {
+      ask: () => (judgedAhead(this.state, id, commit) === 'moved' ? 'moved' : null),
+      resolve: (answer: 'passed' | 'moved' | null) => {
+        this.aheadWaiters.delete(watcher);
+        if (answer === 'moved') moved.abort();
+      },
+    };
+    if (watcher.ask() === 'moved') moved.abort();
+    else this.aheadWaiters.add(watcher);
+    return { signal: moved.signal, release: () => this.aheadWaiters.delete(watcher) };
   }
 
   /** Whether a change holds a place in the queue (reserved or joined). */

@@ -14,7 +14,8 @@ import { GenesisError } from '../errors/genesis-error.js';
  *   and says so when created.)
  * - Never root: the command runs as an unprivileged user that owns `workDir` for the run.
  * - `limits` are enforced where the adapter can (docker: all three; bwrap: by rlimits).
- * - The whole process tree dies at `timeoutMs`; the result then has `timedOut: true`.
+ * - The whole process tree dies at `timeoutMs`; the result then has `timedOut: true`. It dies
+ *   too when `signal` is aborted; the result then has `stopped: true`.
  * - `run` resolves with a result for every outcome of the command (failing, killed, timed out);
  *   it rejects only when the sandbox itself cannot be used (no daemon, no image), with a
  *   GenesisError whose hint says how to fix the machine.
@@ -48,6 +49,11 @@ export interface SandboxRunSpec {
   image?: string;
   /** How many bytes of combined output to keep (the tail). @default 65536 */
   maxOutputBytes?: number;
+  /**
+   * Aborting it kills the command's whole process tree, as the timeout does; the result then has
+   * `stopped: true` (a gate whose verdict is no longer wanted, see stoppableSandbox).
+   */
+  signal?: AbortSignal;
   /**
    * Host paths the command sees read-only inside its work dir, without copying: each `source`
    * appears at `target` (relative to the work dir, e.g. `node_modules/vitest`). docker and bwrap
@@ -88,6 +94,8 @@ export interface SandboxRunResult {
   image?: SandboxImage;
   /** The work dir's disk quota was full when the command ended (only with `limits.diskMb`). */
   diskFull?: boolean;
+  /** Killed because `signal` was aborted (exit code 137). */
+  stopped?: boolean;
 }
 
 /** An image as a gate records it: the name it was asked for and the id it resolved to then. */

@@ -33,7 +33,9 @@ export async function gateChange(episode: Episode, ws: Workspace, change: Collec
     ? await targetOnTip(deps.world, deps.reserveTip, { episodeId: job.episodeId, task: job.task, candidate, base: job.base, costUsd })
     : null;
   setAside(episode, ws, change);
-  let verdict = await timed(episode, 'gate', () => gateOn(episode, change, gated));
+  // A gate on a speculative tip is stopped when its place moves: the tip it judges will never land.
+  const watch = gated?.speculative && deps.watchPlace ? deps.watchPlace({ episodeId: job.episodeId, commit: gated.commit }) : null;
+  let verdict = await timed(episode, 'gate', () => gateOn(episode, change, gated, watch?.signal)).finally(() => watch?.release());
   // A failure on a tip that holds changes this one did not start from is not yet this change's
   // fault: a change ahead (perhaps not judged yet) may have caused it, by failing its own check,
   // eating the gate's time or breaking the tip outright. As a merge queue charges a failure only
@@ -66,7 +68,7 @@ export async function gateChange(episode: Episode, ws: Workspace, change: Collec
   return { verdict, gated };
 }
 
-async function gateOn(episode: Episode, change: CollectedChange, target: GateTarget | null): Promise<CandidateVerdict> {
+async function gateOn(episode: Episode, change: CollectedChange, target: GateTarget | null, stop?: AbortSignal): Promise<CandidateVerdict> {
   const { job, manifest, task, deps } = episode;
   const { world } = deps;
   const { baseTree, tree } = change;
@@ -77,6 +79,7 @@ async function gateOn(episode: Episode, change: CollectedChange, target: GateTar
   return verifyCandidate({
     world,
     sandbox: deps.sandbox,
+    ...(stop ? { stop } : {}),
     head: on?.head ?? job.base,
     headManifest: on?.manifest ?? manifest,
     fromTree: on?.from ?? baseTree,

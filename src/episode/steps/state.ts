@@ -5,7 +5,7 @@ import type { TaskSpec, WorldManifest } from '../../manifest/schema.js';
 import type { Sandbox } from '../../sandbox/sandbox.js';
 import type { WorldRepo } from '../../world/world-repo.js';
 import type { EpisodeJob } from '../episode-job.js';
-import type { PlaceAfterFailure, ReserveTip } from '../gate-on-tip.js';
+import type { PlaceAfterFailure, ReserveTip, WatchPlace } from '../gate-on-tip.js';
 
 export interface EpisodeDeps {
   world: WorldRepo;
@@ -20,6 +20,8 @@ export interface EpisodeDeps {
   reserveTip?: ReserveTip;
   /** After a failure on a speculative tip: whose it is (see PlaceAfterFailure); without it, the change is gated again on its base. */
   placeAfterFailure?: PlaceAfterFailure;
+  /** While the gate runs on a speculative tip: stops it when its place moves (see WatchPlace). */
+  watchPlace?: WatchPlace;
   /** Called when a phase starts, for progress displays. */
   onPhase?: (job: EpisodeJob, phase: string) => void;
   /** Told what a long wait of the episode is on (a sentence), and null when it ends: for progress displays. */

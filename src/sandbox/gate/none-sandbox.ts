@@ -37,6 +37,7 @@ export class NoneSandbox implements Sandbox {
         env,
         timeoutMs: spec.timeoutMs,
         maxOutputBytes: spec.maxOutputBytes,
+        ...(spec.signal ? { signal: spec.signal } : {}),
       });
       return { ...outcome, oomKilled: false };
     } catch (cause) {

@@ -12,11 +12,15 @@ export interface ProcessTreeOptions {
   maxOutputBytes?: number;
   /** Collect what the process writes to file descriptor 3 (bwrap's --json-status-fd). */
   captureFd3?: boolean;
+  /** Aborting it kills the group as the timeout does (then `stopped`). */
+  signal?: AbortSignal;
 }
 
 export interface ProcessTreeOutcome {
   exitCode: number;
   timedOut: boolean;
+  /** Killed because `signal` was aborted. */
+  stopped?: boolean;
   output: string;
   outputBytes: number;
   truncated: boolean;
@@ -66,9 +70,17 @@ export function runProcessTree(file: string, args: string[], options: ProcessTre
       timedOut = true;
       killGroup();
     }, options.timeoutMs);
+    let stopped = false;
+    const stop = (): void => {
+      stopped = true;
+      killGroup();
+    };
+    if (options.signal?.aborted) stop();
+    else options.signal?.addEventListener('abort', stop, { once: true });
 
     child.once('error', (error) => {
       clearTimeout(timer);
+      options.signal?.removeEventListener('abort', stop);
       reject(error);
     });
     child.once('exit', () => {
@@ -80,11 +92,13 @@ export function runProcessTree(file: string, args: string[], options: ProcessTre
     });
     child.once('close', (code, signal) => {
       clearTimeout(timer);
+      options.signal?.removeEventListener('abort', stop);
       if (drainTimer) clearTimeout(drainTimer);
       const bySignal = signal ? 128 + (constants.signals[signal] ?? 0) : 1;
       resolve({
-        exitCode: timedOut ? 137 : (code ?? bySignal),
+        exitCode: timedOut || stopped ? 137 : (code ?? bySignal),
         timedOut,
+        ...(stopped ? { stopped } : {}),
         output: tail.text(),
         outputBytes: tail.totalBytes,
         truncated: tail.truncated,

@@ -178,7 +178,7 @@ export async function runWarm(
     const oomBefore = slot.reuse && slot.init ? await oomKills(slot.init) : null;
     const started = performance.now();
     if (!(await sendCommand(slot, `${marker}\n${gateUser.uid}:${gateUser.gid}\n${spec.command}`))) return null;
-    daemon = watchDaemonExit(slot, spec.timeoutMs);
+    daemon = watchDaemonExit(slot, spec.timeoutMs, spec.signal);
     const ended = await endOf(slot, output, daemon, oomBefore).catch((cause: unknown) => {
       throw dockerError(cause, 'run', image.name);
     });
@@ -206,7 +206,7 @@ export async function runWarm(
   }
 }
 
-type Ended = { by: 'status'; oomKills: number | null; reset: boolean } | { by: 'daemon'; exitCode: number; timedOut: boolean };
+type Ended = { by: 'status'; oomKills: number | null; reset: boolean } | { by: 'daemon'; exitCode: number; timedOut: boolean; stopped: boolean };
 
 /**
  * Waits for the command's end: its status in the output FIFO and every other process of the
@@ -253,7 +253,7 @@ async function exitOf(
   ended: Ended,
   status: string | null,
   daemon: DaemonWatch,
-): Promise<{ exitCode: number; timedOut: boolean; oomKilled: boolean } | 'unmounted'> {
+): Promise<{ exitCode: number; timedOut: boolean; oomKilled: boolean; stopped?: boolean } | 'unmounted'> {
   if (status === 'unmounted') return 'unmounted';
   const code = ended.by === 'status' && status !== null && /^\d{1,3}$/.test(status) ? Number(status) : null;
   // Used once, a 137 may be a kill the counter has not caught up with: the daemon says. A reused container's counter is read after its leftovers were killed.
@@ -261,33 +261,52 @@ async function exitOf(
   if (code !== null && (kills !== null || slot.reuse)) return { exitCode: code, timedOut: false, oomKilled: (kills ?? 0) > 0 };
   const exit = ended.by === 'daemon' ? ended : await daemon.exited;
   const state = (await slot.container.inspect()).State;
-  return { exitCode: exit.timedOut ? 137 : exit.exitCode, timedOut: exit.timedOut, oomKilled: state.OOMKilled };
+  return {
+    exitCode: exit.timedOut || exit.stopped ? 137 : exit.exitCode,
+    timedOut: exit.timedOut,
+    oomKilled: state.OOMKilled,
+    ...(exit.stopped ? { stopped: true } : {}),
+  };
 }
 
 interface DaemonWatch {
-  exited: Promise<{ exitCode: number; timedOut: boolean }>;
+  exited: Promise<{ exitCode: number; timedOut: boolean; stopped: boolean }>;
   stop(): void;
 }
 
 /**
- * The daemon's wait for the container's exit, killing it at `timeoutMs` (then exit code 137).
+ * The daemon's wait for the container's exit, killing it at `timeoutMs` or when `signal` is
+ * aborted (then exit code 137).
  * `stop` also ends the wait itself: a reused container does not exit after its run, and a wait
  * left open would keep the process alive until the container went.
  */
-function watchDaemonExit(slot: WarmSlot, timeoutMs: number): DaemonWatch {
+function watchDaemonExit(slot: WarmSlot, timeoutMs: number, signal?: AbortSignal): DaemonWatch {
   let timedOut = false;
+  let stopped = false;
   const abort = new AbortController();
+  const kill = () => slot.container.kill().catch(() => undefined); // it may have exited in the meantime
   const timer = setTimeout(() => {
     timedOut = true;
-    slot.container.kill().catch(() => undefined); // it may have exited in the meantime
+    void kill();
   }, timeoutMs);
+  // A gate no longer wanted: killed as at the timeout (the container then serves no further gate).
+  const stop = () => {
+    stopped = true;
+    void kill();
+  };
+  if (signal?.aborted) stop();
+  else signal?.addEventListener('abort', stop, { once: true });
+  const settle = () => {
+    clearTimeout(timer);
+    signal?.removeEventListener('abort', stop);
+  };
   const exited = (slot.container.wait({ abortSignal: abort.signal }) as Promise<{ StatusCode: number }>).then(
     (status) => {
-      clearTimeout(timer);
-      return { exitCode: timedOut ? 137 : status.StatusCode, timedOut };
+      settle();
+      return { exitCode: timedOut || stopped ? 137 : status.StatusCode, timedOut, stopped };
     },
     (error: unknown) => {
-      clearTimeout(timer);
+      settle();
       throw error;
     },
   );
@@ -296,7 +315,7 @@ function watchDaemonExit(slot: WarmSlot, timeoutMs: number): DaemonWatch {
   return {
     exited,
     stop: () => {
-      clearTimeout(timer);
+      settle();
       abort.abort();
     },
   };

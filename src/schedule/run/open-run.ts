@@ -63,6 +63,7 @@ export async function openRun(options: RunOptions): Promise<Run> {
         worker,
         signal,
         reserveTip: (change) => reserveTip(run, change),
+        watchPlace: (change) => run.stage.watchPlace(change.episodeId, change.commit),
         placeAfterFailure: async (change) => {
           // A change ahead still judged answers within its gate's time (and its run again); past that, the base decides.
           const withinMs = manifest.verify.timeoutSec * 3 * 1000;

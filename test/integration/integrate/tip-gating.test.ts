@@ -8,6 +8,8 @@ import { itWith } from '../../helpers/services.js';
 import { BAD_A, baseManifest, GOOD_A, GOOD_B, makeWorld, type FixtureWorld } from '../../helpers/world-fixture.js';
 
 const BAD_B = "export const b = () => 'not b';\n";
+/** How long a slow module waits before it loads: far longer than a failing gate takes, even on a loaded machine. */
+const SLOW_MS = 15_000;
 const GOOD_C = "export const c = () => 'c';\n";
 const threeTasks = () =>
   baseManifest({
@@ -58,10 +60,12 @@ describe('tip gating in process', () => {
   itWith('docker')(
     'hands a change whose gate failed behind a change that then failed to the queue, which verifies it on its new place, with no gate on its base',
     async () => {
-      // b's gate fails on the tip holding the bad a (a's check fails there with or without b);
-      // a's verdict is in when b's gate ends, or b waits for it; either way its place is rebuilt without a.
+      // b's gate runs on the tip holding the bad a, whose check fails there with or without b. b's module
+      // waits before it loads, so a's gate has failed long before b's can end: b's gate is stopped then, its
+      // place rebuilt without a, and the queue's verification there (which waits for the module too) is its gate.
+      const SLOW_GOOD_B = `await new Promise((r) => setTimeout(r, ${SLOW_MS}));\n${GOOD_B}`;
       const f = await makeWorld({
-        recording: { a: [{ write: { 'src/a.js': BAD_A } }, { write: { 'src/a.js': GOOD_A } }], b: [{ write: { 'src/b.js': GOOD_B }, sleepMs: 300 }] },
+        recording: { a: [{ write: { 'src/a.js': BAD_A } }, { write: { 'src/a.js': GOOD_A } }], b: [{ write: { 'src/b.js': SLOW_GOOD_B }, sleepMs: 300 }] },
         manifest: baseManifest({ retry: { maxAttempts: 2 } }),
       });
       const summary = await runEmbedded({ world: f.world, sandbox: f.sandbox });
@@ -72,7 +76,9 @@ describe('tip gating in process', () => {
       expect(badA).toMatchObject({ reason: 'check-failed' });
       // b's own gate judged the tip holding the bad a; the queue's verification on its new place is its gate.
       expect(b).toMatchObject({ outcome: 'accepted', base: f.commit, gatedOn: badA.candidate, handedOver: true, reason: 'replayed' });
+      // Stopped when a failed, before b's module could load on the abandoned tip.
       expect(b.phases.gate).toBeGreaterThan(0);
+      expect(b.phases.gate).toBeLessThan(SLOW_MS);
       expect(b.phases['gate-on-base']).toBeUndefined();
       expect(b.gate?.ok).toBe(true);
       expect(b.message).toMatch(/^verified on [0-9a-f]{12} /);
@@ -82,9 +88,10 @@ describe('tip gating in process', () => {
       const log = (await new GitLedger(f.world.path).readArtifacts(b.id)).gateLog;
       expect(log).toMatch(/fail/i);
       expect(await f.world.readFile('main', 'src/a.js')).toBe(GOOD_A);
-      expect(await f.world.readFile('main', 'src/b.js')).toBe(GOOD_B);
+      expect(await f.world.readFile('main', 'src/b.js')).toBe(SLOW_GOOD_B);
       expect(await auditViolations(f)).toEqual([]);
     },
+    120_000,
   );
 
   itWith('docker')(

@@ -5,6 +5,7 @@ import { createServer } from 'node:net';
 import type { AddressInfo, Server } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect } from 'vitest';
+import { stoppableSandbox } from '../../../src/sandbox/stoppable-sandbox.js';
 import type { Sandbox, SandboxRunSpec } from '../../../src/sandbox/index.js';
 import { itWith } from '../../helpers/services.js';
 import { tempDir } from '../../helpers/temp-dir.js';
@@ -123,6 +124,21 @@ export function describeSandboxContract(service: 'docker' | 'bwrap', make: () =>
       expect(result.durationMs).toBeLessThan(5_000);
       for (let i = 0; i < 20 && processesWith(marker); i++) await new Promise((r) => setTimeout(r, 100));
       expect(processesWith(marker)).toBe('');
+    });
+
+    it('kills the whole process tree when its signal is aborted, and a stoppable sandbox then starts nothing more', async () => {
+      const marker = `genesis-stopped-${randomUUID()}`;
+      const forever = `node -e "setInterval(() => {}, 1000)" ${marker}`;
+      const stop = new AbortController();
+      const sandbox = stoppableSandbox(make(), stop.signal);
+      setTimeout(() => stop.abort(), 1_000);
+      const result = await sandbox.run(await specFor(`${forever} & setsid ${forever} & sleep 1000`, { timeoutMs: 60_000 }));
+      expect(result).toMatchObject({ exitCode: 137, timedOut: false, stopped: true });
+      expect(result.durationMs).toBeLessThan(10_000);
+      for (let i = 0; i < 20 && processesWith(marker); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(processesWith(marker)).toBe('');
+      const after = await sandbox.run(await specFor('echo ran > ran.txt'));
+      expect(after).toMatchObject({ exitCode: 137, stopped: true, durationMs: 0 });
     });
 
     it('keeps only the tail of output over the cap while counting every byte', async () => {

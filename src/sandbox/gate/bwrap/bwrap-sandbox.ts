@@ -102,6 +102,7 @@ export class BwrapSandbox implements Sandbox {
           timeoutMs: spec.timeoutMs,
           maxOutputBytes: spec.maxOutputBytes,
           captureFd3: true,
+          ...(spec.signal ? { signal: spec.signal } : {}),
         });
       } catch (cause) {
         // Out of processes or memory for a moment is an outage of the machine, not a bwrap that cannot work here.

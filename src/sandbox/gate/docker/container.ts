@@ -7,29 +7,39 @@ import type { SandboxUser } from '../work-dir.js';
 export const SANDBOX_CONTAINER_LABEL = 'genesis.sandbox';
 
 /**
- * Waits for a started container to exit, killing it at `timeoutMs` (then exit code 137), and for
- * its attach stream to end (`drained`), at most 2 s more.
+ * Waits for a started container to exit, killing it at `timeoutMs` or when `signal` is aborted
+ * (then exit code 137), and for its attach stream to end (`drained`), at most 2 s more.
  */
 export async function waitForExit(
   container: Container,
   drained: Promise<void>,
   timeoutMs: number,
-): Promise<{ exitCode: number; timedOut: boolean; oomKilled: boolean }> {
+  signal?: AbortSignal,
+): Promise<{ exitCode: number; timedOut: boolean; oomKilled: boolean; stopped?: boolean }> {
   let timedOut = false;
+  let stopped = false;
+  const kill = () => container.kill().catch(() => undefined); // it may have exited in the meantime
   const timer = setTimeout(() => {
     timedOut = true;
-    container.kill().catch(() => undefined); // it may have exited in the meantime
+    void kill();
   }, timeoutMs);
+  const stop = () => {
+    stopped = true;
+    void kill();
+  };
+  if (signal?.aborted) stop();
+  else signal?.addEventListener('abort', stop, { once: true });
   let status: { StatusCode: number };
   try {
     status = (await container.wait()) as { StatusCode: number };
   } finally {
     clearTimeout(timer);
+    signal?.removeEventListener('abort', stop);
   }
   // The attach stream ends just after the container; don't let a stuck one hang the run.
   await Promise.race([drained, new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
   const state = (await container.inspect()).State;
-  return { exitCode: timedOut ? 137 : status.StatusCode, timedOut, oomKilled: state.OOMKilled };
+  return { exitCode: timedOut || stopped ? 137 : status.StatusCode, timedOut, oomKilled: state.OOMKilled, ...(stopped ? { stopped } : {}) };
 }
 
 /**

@@ -105,7 +105,7 @@ export class DockerSandbox implements Sandbox {
       stream = (await container.attach({ stream: true, stdout: true, stderr: true })) as unknown as Readable;
       const drained = readFrames(stream, (chunk) => tail.push(chunk));
       await container.start();
-      const exit = await waitForExit(container, drained, spec.timeoutMs);
+      const exit = await waitForExit(container, drained, spec.timeoutMs, spec.signal);
       return {
         ...exit,
         output: tail.text(),
