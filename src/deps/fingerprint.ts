@@ -15,13 +15,15 @@ export interface TreeSummary {
  * Walks a prepared set and summarises it. Anything that changes a file's content, mode or
  * presence changes the fingerprint, so a set damaged after it was prepared (a tool that wrote
  * into it through a workspace link) is told apart from the one that was prepared.
+ * `beforeReading` is called with each directory before its entries are read.
  */
-export async function summarizeTree(root: string): Promise<TreeSummary> {
+export async function summarizeTree(root: string, beforeReading?: (dir: string) => void): Promise<TreeSummary> {
   let entries = 0;
   let bytes = 0;
   // Each directory's entries are read at once and its subdirectories walked side by side: the walk
   // costs a few round trips per level, not one per file. The lines are joined in sorted order.
   const walk = async (dir: string, rel: string): Promise<string[]> => {
+    beforeReading?.(dir);
     const names = (await readdir(dir)).sort();
     const lines = await Promise.all(
       names.map(async (name): Promise<string[]> => {

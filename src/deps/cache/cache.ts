@@ -13,6 +13,7 @@ import { networkFailureKind } from '../offline-env.js';
 import { defaultDepsCacheCap, defaultDepsCacheRoot } from './root.js';
 import type { InstallResult, InstallSpec } from '../installers/install-spec.js';
 import { findOutputLinkProblem } from '../output-links.js';
+import { ProvenSets } from './proven-sets.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -91,6 +92,7 @@ export class DepsCache {
   readonly root: string;
   readonly capBytes: number;
   readonly graceMs: number;
+  private readonly proven = new ProvenSets();
 
   constructor(options: DepsCacheOptions = {}) {
     this.root = options.root ?? defaultDepsCacheRoot();
@@ -121,7 +123,7 @@ export class DepsCache {
           hit: true,
           durationMs: Date.now() - started,
           log: `deps: ${short} already prepared on this machine (proven unchanged while the gate runs)\n`,
-          intact: isUnchanged(beside),
+          intact: this.proven.isUnchanged(beside),
         };
       }
       for (;;) {
@@ -253,6 +255,7 @@ export class DepsCache {
   /** Removes one set; true when it existed. */
   async remove(key: string): Promise<boolean> {
     const dir = this.setDir(key);
+    this.proven.forget(join(dir, 'out'));
     if (!(await stat(dir).catch(() => null))) return false;
     const trash = join(this.root, 'staging', `trash-${key}.${process.pid}.${randomBytes(4).toString('hex')}`);
     await mkdir(join(this.root, 'staging'), { recursive: true });
@@ -314,7 +317,7 @@ export class DepsCache {
   private async readUsable(key: string): Promise<{ set: CachedSet | null; damaged: boolean }> {
     const set = await this.readSet(key);
     if (!set) return { set: null, damaged: false };
-    if (await isUnchanged(set)) return { set, damaged: false };
+    if (await this.proven.isUnchanged(set)) return { set, damaged: false };
     await this.remove(key).catch(() => undefined);
     return { set: null, damaged: true };
   }
@@ -323,12 +326,6 @@ export class DepsCache {
     const now = new Date();
     await utimes(join(this.setDir(key), 'used'), now, now).catch(() => undefined);
   }
-}
-
-/** Whether a set's outputs are still what was prepared (never rejects: a set that cannot be walked is not). */
-async function isUnchanged(set: CachedSet): Promise<boolean> {
-  const now = await summarizeTree(set.dir).catch(() => null);
-  return now?.fingerprint === set.fingerprint;
 }
 
 /** Outputs are read by every gate's user and written by nobody: root's (when root), a+rX, a-w. */

@@ -19,22 +19,28 @@ function targetParts(target: string): string[] {
  * `asLinks` (the `none` sandbox, which cannot mount), the target becomes a symlink to the source.
  */
 export async function prepareMountPoints(workDir: string, mounts: readonly SandboxMount[], asLinks = false): Promise<void> {
-  for (const mount of mounts) {
+  // Read side by side: a dependency set brings a mount per package, and each read alone costs a turn of the thread pool.
+  const sources = await Promise.all(mounts.map((mount) => lstat(mount.source).catch(() => null)));
+  // Parents already found (or made) to be directories by this call: packages share theirs (node_modules).
+  const directories = new Set<string>();
+  for (const [index, mount] of mounts.entries()) {
     const parts = targetParts(mount.target);
     let dir = workDir;
     for (const part of parts.slice(0, -1)) {
       dir = join(dir, part);
+      if (directories.has(dir)) continue;
       const info = await lstat(dir).catch(() => null);
       if (!info) await mkdir(dir);
       else if (!info.isDirectory())
         throw new GenesisError('sandbox-mount-invalid', `cannot mount at ${mount.target}: ${dir} is not a directory in the work dir`);
+      directories.add(dir);
     }
     const path = join(workDir, ...parts);
     const existing = await lstat(path).catch(() => null);
     if (asLinks && existing?.isSymbolicLink() && (await readlink(path)) === mount.source) continue;
     if (existing?.isSymbolicLink()) throw new GenesisError('sandbox-mount-invalid', `cannot mount at ${mount.target}: the work dir has a symlink there`);
     // A bind follows a source that is a link, on the host side: a cache entry an install shaped could point at /.
-    const source = await lstat(mount.source).catch(() => null);
+    const source = sources[index];
     if (!source) throw new GenesisError('sandbox-mount-missing', `the mount source ${mount.source} does not exist`);
     if (source.isSymbolicLink()) throw new GenesisError('sandbox-mount-invalid', `the mount source ${mount.source} is a symlink; a mount never follows one`);
     if (asLinks) {
@@ -43,6 +49,8 @@ export async function prepareMountPoints(workDir: string, mounts: readonly Sandb
     } else if (!existing) {
       if (source.isDirectory()) await mkdir(path);
       else await writeFile(path, '');
+      // A later mount's parent may be this one's target (a directory made just now).
+      if (source.isDirectory()) directories.add(path);
     }
   }
 }
