@@ -238,7 +238,9 @@ export async function runInFleet(
   const env = { ...fastClusterEnv(), ...preset?.env, ...extraEnv };
   const started: CliProcess[] = [];
   try {
-    const worker = startCli(['worker', '--redis', REDIS, '--json'], env);
+    // A preset cell's racers run at once on the worker, as they do in one process.
+    const concurrency = preset ? CLI_PRESETS.length : 1;
+    const worker = startCli(['worker', '--redis', REDIS, '--json', '--concurrency', String(concurrency)], env);
     started.push(worker);
     await worker.waitFor(/"type":"ready"/);
     const scheduler = startCli(['run', '--world', made.path, '--redis', REDIS, '--json'], env);
