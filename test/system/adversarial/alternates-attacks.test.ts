@@ -7,8 +7,8 @@ import { itWith } from '../../helpers/services.js';
 import {
   AGENT_KINDS,
   type AgentKind,
-  agentOf,
   CLI_PRESETS,
+  cellManifest,
   DOCKER_FLEET_CLIS,
   type CliPreset,
   cheaterFiles,
@@ -16,6 +16,7 @@ import {
   FLEET_CELLS,
   isCliPreset,
   openaiCheater,
+  racerOf,
   runInFleet,
   SANDBOXES,
   type SandboxKind,
@@ -62,7 +63,7 @@ async function attack(kind: AgentKind, sandbox: SandboxKind, root: string): Prom
   await writeFile(join(holdout, 'hidden.test.js'), `import test from 'node:test';\n// ${SECRET}\ntest('hidden', () => {});\n`);
   const leak = leakModule(holdout);
   return {
-    manifest: {
+    manifest: cellManifest(kind, sandbox, {
       name: `alternates-${kind}-${sandbox}`,
       goal: { outcome: 'the module exists' },
       verify: {
@@ -72,10 +73,9 @@ async function attack(kind: AgentKind, sandbox: SandboxKind, root: string): Prom
         holdout: { dir: '../holdout', command: 'node --test .genesis-holdout/' },
       },
       protected: ['test/**', 'world.yaml', '.genesis/**'],
-      agent: agentOf(kind, sandbox),
       retry: { maxAttempts: 1 },
       tasks: [{ id: 'leak', title: 'leak', paths: ['src/leak.js'], check: 'node --test test/leak.test.js' }],
-    },
+    }),
     files: {
       'test/leak.test.js':
         "import test from 'node:test';\nimport assert from 'node:assert';\nimport { v } from '../src/leak.js';\ntest('leak', () => assert.equal(v, 'leak'));\n",
@@ -105,9 +105,11 @@ async function attackedWorld(kind: CellKind, sandbox: SandboxKind): Promise<Atta
 }
 
 /** What a cell's tests read of a world after its run: the cheater's logs, and every object of the world. */
-async function expectNothingLeaked(worldPath: string, kind: CellKind): Promise<void> {
+async function expectNothingLeaked(worldPath: string, kind: CellKind, preset?: CliPreset): Promise<void> {
   const ledger = new GitLedger(worldPath);
-  const episode = (await ledger.readAll()).find((e) => e.task === 'leak' && e.outcome !== 'abandoned');
+  const episodes = await ledger.readAll();
+  // A preset's path is one racer of its cell's race, its gate run as every racer's.
+  const episode = preset ? racerOf(episodes, 'leak', preset) : episodes.find((e) => e.task === 'leak' && e.outcome !== 'abandoned');
   expect(episode?.status).toBe('final');
   const { agentLog = '', gateLog = '', transcript = '' } = await ledger.readArtifacts(episode!.id);
   // The attack ran: the gate imported the module, which found nothing where the alternates pointed.
@@ -133,9 +135,14 @@ for (const sandbox of SANDBOXES) {
     });
 
     for (const kind of [...AGENT_KINDS, 'openai' as const]) {
-      itWith(sandbox)(`reads none of the hidden tests it listed there, in its own sandbox or in the gate (agent: ${kind})`, async () => {
-        await expectNothingLeaked(worlds.get(kind)!.world.path, kind);
-      });
+      for (const preset of kind === 'preset' ? CLI_PRESETS : [undefined]) {
+        itWith(sandbox)(
+          `reads none of the hidden tests it listed there, in its own sandbox or in the gate (agent: ${preset ? `${preset}'s path` : kind})`,
+          async () => {
+            await expectNothingLeaked(worlds.get(kind)!.world.path, kind, preset);
+          },
+        );
+      }
     }
   });
 }
@@ -188,21 +195,38 @@ describe("a cheating agent that writes its workspace's alternates, as each prese
 });
 
 describe("a cheating agent that writes its workspace's alternates, in a fleet", () => {
-  for (const { kind, sandbox } of FLEET_CELLS) {
-    itWith('redis')(
-      `reads none of the hidden tests it listed there, on a genesis worker (agent: ${kind}, sandbox: ${sandbox})`,
-      async () => {
-        const { root } = await attackRoot();
-        try {
+  const roots: string[] = [];
+  afterAll(async () => {
+    for (const root of roots) await rm(root, { recursive: true, force: true });
+  });
+  // A preset cell's one fleet runs every preset's racer; its tests read it.
+  const fleets = new Map<string, Promise<string>>();
+  const fleetOf = (kind: AgentKind, sandbox: SandboxKind): Promise<string> => {
+    const key = `${kind} ${sandbox}`;
+    if (!fleets.has(key)) {
+      fleets.set(
+        key,
+        attackRoot().then(async ({ root }) => {
+          roots.push(root);
           const ran = await runInFleet(root, await attack(kind, sandbox, root), sandbox);
-          expect(ran.exitCode).toBe(0);
-          await expectNothingLeaked(ran.worldPath, kind);
-        } finally {
-          await rm(root, { recursive: true, force: true });
-        }
-      },
-      200_000,
-    );
+          expect(ran.exitCode, ran.printed.slice(-2000)).toBe(0);
+          return ran.worldPath;
+        }),
+      );
+    }
+    return fleets.get(key)!;
+  };
+
+  for (const { kind, sandbox } of FLEET_CELLS) {
+    for (const preset of kind === 'preset' ? CLI_PRESETS : [undefined]) {
+      itWith('redis')(
+        `reads none of the hidden tests it listed there, on a genesis worker (agent: ${preset ? `${preset}'s path` : kind}, sandbox: ${sandbox})`,
+        async () => {
+          await expectNothingLeaked(await fleetOf(kind, sandbox), kind, preset);
+        },
+        200_000,
+      );
+    }
   }
 
   for (const sandbox of SANDBOXES) {

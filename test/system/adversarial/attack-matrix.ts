@@ -7,7 +7,6 @@ import { createSandbox } from '../../../src/sandbox/create-sandbox.js';
 import { installAgentCli } from '../../helpers/agent-clis.js';
 import { type CliProcess, startCli } from '../../helpers/cli-process.js';
 import { fastClusterEnv } from '../../helpers/distributed-world.js';
-import { startAnthropicServer } from '../../helpers/model-servers/anthropic-messages.js';
 import { type ScriptedCall, startToolScriptServer } from '../../helpers/model-servers/chat-tool-script.js';
 import { bwrapAnswers, dockerAnswers } from '../../helpers/services.js';
 import { CLI_SERVERS, KEY_ENV } from '../../integration/agents/command/conformance/cli-world.js';
@@ -15,10 +14,10 @@ import { BASE_FILES } from './adversarial-world.js';
 
 /**
  * The cells of the attack matrix: every agent kind Genesis launches or replays, in each sandbox.
- * A cheating agent is one shell script (run by the `command` agent, and by a preset's path, which
- * reads its output as that CLI's) or one recording (replayed by the `script` agent); the `openai`
- * agent's cells, which need a scripted model, are in openai-agent-attacks. The other presets'
- * cells run their vendors' real CLIs (see {@link cliCheater}).
+ * A cheating agent is one shell script (run by the `command` agent, and by each preset's path,
+ * which reads its output as that CLI's) or one recording (replayed by the `script` agent); the
+ * `openai` agent's cells, which need a scripted model, are in openai-agent-attacks. The presets'
+ * own cells run their vendors' real CLIs (see {@link cliCheater}).
  */
 export type AgentKind = 'command' | 'preset' | 'script';
 export const AGENT_KINDS: readonly AgentKind[] = ['command', 'preset', 'script'];
@@ -30,12 +29,71 @@ export function sandboxAnswers(sandbox: SandboxKind): boolean {
   return sandbox === 'docker' ? dockerAnswers() : bwrapAnswers();
 }
 
-/** The manifest's `agent` of a cell: the cheater confined by the cell's sandbox. */
+/**
+ * The presets whose CLI is pinned here, each with a cell of its own path and of its real CLI
+ * (Aider, a Python program, has neither: no PyPI here).
+ */
+export type CliPreset = 'claude-code' | 'codex' | 'gemini' | 'opencode' | 'copilot' | 'qwen-code';
+export const CLI_PRESETS: readonly CliPreset[] = ['claude-code', 'codex', 'gemini', 'opencode', 'copilot', 'qwen-code'];
+
+export function isCliPreset(kind: string): kind is CliPreset {
+  return (CLI_PRESETS as readonly string[]).includes(kind);
+}
+
+/**
+ * The model each preset's path names without `agent.baseUrl`, one its preset routes to the
+ * vendor's endpoint through the gateway (opencode routes only a model of a provider it names).
+ */
+const VENDOR_MODELS: Readonly<Record<CliPreset, string>> = {
+  'claude-code': 'claude-sonnet-4-5',
+  codex: 'gpt-5-codex',
+  gemini: 'gemini-2.5-pro',
+  opencode: 'openai/gpt-5',
+  copilot: 'gpt-5',
+  'qwen-code': 'qwen3-coder-plus',
+};
+
+const CHEATER = ['sh', '.genesis/agent.sh'];
+
+/**
+ * The manifest's `agent` of a cell: the cheater confined by the cell's sandbox. The `preset` kind
+ * is one race of an episode per preset (a rotation entry each: the same script under that preset's
+ * variables, HOME files, key stand-ins and reader), so one world holds every preset's path; see
+ * {@link cellManifest} for the rest of its settings, and {@link racerOf} for each racer's episode.
+ */
 export function agentOf(kind: AgentKind, sandbox: SandboxKind): Record<string, unknown> {
   const confined = { timeoutSec: 60, sandbox, ...(sandbox === 'docker' ? { image: 'genesis/node:20' } : {}) };
   if (kind === 'script') return { kind: 'script', script: '.genesis/recording.yaml', ...confined };
-  if (kind === 'preset') return { kind: 'command', preset: 'claude-code', command: ['sh', '.genesis/agent.sh'], ...confined };
-  return { kind: 'command', command: ['sh', '.genesis/agent.sh'], ...confined };
+  if (kind === 'preset') {
+    const rotation = CLI_PRESETS.map((preset) => ({ preset, command: CHEATER, model: VENDOR_MODELS[preset] }));
+    return { kind: 'command', ...rotation[0], ...confined, rotation, race: rotation.length };
+  }
+  return { kind: 'command', command: CHEATER, ...confined };
+}
+
+/**
+ * A cell's manifest: `agentOf`'s agent over `manifest`, and for the `preset` kind what its race of
+ * every preset needs: each racer runs to its gate (a win stops none), each is an attempt of its
+ * own, and every task's racers run at once.
+ */
+export function cellManifest(kind: AgentKind, sandbox: SandboxKind, manifest: Record<string, unknown>): Record<string, unknown> {
+  const agent = agentOf(kind, sandbox);
+  if (kind !== 'preset') return { ...manifest, agent };
+  const tasks = (manifest.tasks as unknown[]).length;
+  return {
+    ...manifest,
+    agent,
+    race: { stopOnWin: false },
+    retry: { maxAttempts: CLI_PRESETS.length, blockOnRepeat: false },
+    parallelism: CLI_PRESETS.length * tasks,
+  };
+}
+
+/** The episode of `task` that ran `preset`'s path in a `preset` cell's race (its agent's label starts with the preset's name). */
+export function racerOf<T extends { task: string; agent: string; outcome: string | null }>(episodes: readonly T[], task: string, preset: CliPreset): T {
+  const found = episodes.filter((e) => e.task === task && e.outcome !== 'abandoned' && e.agent.split(':')[0] === preset);
+  expect(found, `the racers of ${task} under ${preset}: ${episodes.map((e) => `${e.agent} ${e.outcome}`).join(', ')}`).toHaveLength(1);
+  return found[0]!;
 }
 
 /**
@@ -50,15 +108,26 @@ export function cheaterFiles(script: string, recording: Record<string, { say?: s
 }
 
 /**
- * The model a preset's path names by `agent.baseUrl` where Genesis runs as `genesis run` or a
- * `genesis worker`: those check, before the agent starts, that its model endpoint accepts
+ * The models a `preset` cell's racers name by `agent.baseUrl` where Genesis runs as `genesis run`
+ * or a `genesis worker`: those check, before an agent starts, that its model endpoint accepts
  * connections, and without a baseUrl that is the vendor's, which this machine does not reach. A
- * scripted Messages server on this host stands in (the cheater never calls it), with the key the
- * preset passes through the model gateway.
+ * scripted server of each vendor's API on this host stands in (the cheater never calls it), with
+ * the key each preset passes through the model gateway.
  */
-export async function presetModel(): Promise<{ agent: Record<string, unknown>; env: Record<string, string>; close(): Promise<void> }> {
-  const server = await startAnthropicServer();
-  return { agent: { baseUrl: server.origin }, env: { ANTHROPIC_API_KEY: 'sk-scripted-attack-key' }, close: () => server.close() };
+export async function presetModels(agent: Record<string, unknown>): Promise<ScriptedCheater> {
+  const servers = await Promise.all(CLI_SERVERS.map(async (s) => ({ ...s, server: await s.start() })));
+  const modelOf = (preset: CliPreset) => {
+    const { server, root, model } = servers.find((s) => s.cli === preset)!;
+    return { baseUrl: `${server.origin}${root}`, model };
+  };
+  const rotation = (agent.rotation as Array<{ preset: CliPreset }>).map((entry) => ({ ...entry, ...modelOf(entry.preset) }));
+  return {
+    agent: { ...agent, ...modelOf(agent.preset as CliPreset), rotation },
+    env: Object.fromEntries(CLI_PRESETS.map((preset) => [KEY_ENV[preset], 'sk-scripted-attack-key'])),
+    close: async () => {
+      await Promise.all(servers.map((s) => s.server.close()));
+    },
+  };
 }
 
 /** A cheater driven by a scripted model: its manifest's `agent`, the environment Genesis needs to launch it, and its model to close. */
@@ -79,19 +148,6 @@ export async function openaiCheater(
 ): Promise<ScriptedCheater> {
   const model = await startToolScriptServer(calls);
   return { agent: { kind: 'openai', model: 'scripted', baseUrl: model.baseUrl, timeoutSec: 60, sandbox }, env: {}, close: () => model.close() };
-}
-
-/**
- * The presets whose cheater is the vendor's own CLI, at its pinned version: a scripted model that
- * speaks the vendor's API makes the CLI run the shell cheater with its own shell tool (Claude
- * Code's Bash), and the preset's own reader reads what the CLI prints. One cell per class each,
- * under bubblewrap.
- */
-export type CliPreset = 'claude-code' | 'codex' | 'gemini' | 'opencode' | 'copilot' | 'qwen-code';
-export const CLI_PRESETS: readonly CliPreset[] = ['claude-code', 'codex', 'gemini', 'opencode', 'copilot', 'qwen-code'];
-
-export function isCliPreset(kind: string): kind is CliPreset {
-  return (CLI_PRESETS as readonly string[]).includes(kind);
 }
 
 /**
@@ -161,7 +217,7 @@ export const FLEET_CELLS: ReadonlyArray<{ kind: AgentKind; sandbox: SandboxKind 
  * then `genesis run --redis` schedules and one `genesis worker` runs every episode and gate.
  * Resolves with the world's path, the run's exit code once the run ended by itself, and what the
  * scheduler and the worker printed. `extraEnv` is both processes' environment beyond this one's;
- * a preset's path with no `agent.baseUrl` is given {@link presetModel}'s.
+ * a `preset` cell's racers with no `agent.baseUrl` are given {@link presetModels}'.
  */
 export async function runInFleet(
   root: string,
@@ -170,7 +226,7 @@ export async function runInFleet(
   extraEnv: Record<string, string> = {},
 ): Promise<{ worldPath: string; exitCode: number | null; printed: string }> {
   const agent = world.manifest.agent as Record<string, unknown>;
-  const preset = agent.preset && !agent.baseUrl ? await presetModel() : null;
+  const preset = agent.rotation && !agent.baseUrl ? await presetModels(agent) : null;
   const manifest = preset ? { ...world.manifest, agent: { ...agent, ...preset.agent } } : world.manifest;
   const source = join(root, 'source');
   for (const [path, content] of Object.entries({ ...BASE_FILES, ...world.files, 'world.yaml': stringify(manifest) })) {
@@ -182,7 +238,9 @@ export async function runInFleet(
   const env = { ...fastClusterEnv(), ...preset?.env, ...extraEnv };
   const started: CliProcess[] = [];
   try {
-    const worker = startCli(['worker', '--redis', REDIS, '--json'], env);
+    // A preset cell's racers run at once on the worker, as they do in one process.
+    const concurrency = preset ? CLI_PRESETS.length : 1;
+    const worker = startCli(['worker', '--redis', REDIS, '--json', '--concurrency', String(concurrency)], env);
     started.push(worker);
     await worker.waitFor(/"type":"ready"/);
     const scheduler = startCli(['run', '--world', made.path, '--redis', REDIS, '--json'], env);

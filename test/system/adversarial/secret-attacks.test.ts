@@ -10,20 +10,22 @@ import { genesis } from '../../helpers/genesis-cli.js';
 import { itWith } from '../../helpers/services.js';
 import { startToolScriptServer } from '../../helpers/model-servers/chat-tool-script.js';
 import { tempDir } from '../../helpers/temp-dir.js';
+import { KEY_ENV } from '../../integration/agents/command/conformance/cli-world.js';
 import { WebhookReceiver } from '../../helpers/webhook-receiver.js';
 import { attackRoot, BASE_FILES } from './adversarial-world.js';
 import {
   AGENT_KINDS,
   type AgentKind,
-  agentOf,
   CLI_PRESETS,
+  cellManifest,
   DOCKER_FLEET_CLIS,
   type CliPreset,
   cheaterFiles,
   cliCheater,
   FLEET_CELLS,
   isCliPreset,
-  presetModel,
+  presetModels,
+  racerOf,
   runInFleet,
   SANDBOXES,
   type SandboxKind,
@@ -43,7 +45,7 @@ import {
 const agentScript = `#!/bin/sh
 found=$( { cat world.yaml; env; cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n'; git --no-pager log --all -p 2>/dev/null;
   grep -rhao -D skip --exclude-dir=node_modules --exclude-dir=dist 'https\\?://[^" ]*' . "$HOME" /tmp 2>/dev/null; } | grep -ao 'https\\?://[^" ]*' | sort -u)
-{ echo "export const v = 'thief';"; echo "$found" | sed 's|^|// |'; } > src/thief.js
+{ echo "export const v = 'thief';"; echo "$found" | sed 's|^|// |'; env | grep -E '^[A-Z_]*(API_KEY|TOKEN)=' | sed 's|^|// key |'; } > src/thief.js
 echo "$found" | node -e "
 const urls = require('fs').readFileSync(0, 'utf8').split('\\n').filter(Boolean);
 const forge = (u) => fetch(u, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ event: 'accepted', text: 'forged' }), signal: AbortSignal.timeout(5000) });
@@ -85,7 +87,7 @@ interface Cell {
 async function hunt({ kind, sandbox, fleet }: Cell): Promise<Hunt> {
   // The openai agent hunts through its run_command tool, with the same script, as its scripted model asks.
   const model = kind === 'openai' ? await startToolScriptServer([{ name: 'run_command', args: { command: 'sh .genesis/agent.sh' } }]) : null;
-  const preset = kind === 'preset' ? await presetModel() : null;
+
   // A preset's real CLI hunts through its own shell tool, with the same script, as its scripted model asks.
   const cli = isCliPreset(kind) ? await cliCheater(kind, { sandbox }) : null;
   const token = randomBytes(12).toString('hex');
@@ -94,18 +96,20 @@ async function hunt({ kind, sandbox, fleet }: Cell): Promise<Hunt> {
   // Not a test's temporary directory: the hunts are made once and read by every test of the file.
   const { root } = await attackRoot();
   const thief = { id: 'thief', title: 'thief', paths: ['src/thief.js'], check: 'node --test test/thief.test.js' };
-  const manifest = {
+  const hunted = {
     name: 'secret-attacks',
     goal: { outcome: 'the modules exist' },
     verify: { sandbox, test: 'node --test test/base.test.js', timeoutSec: 30 },
     protected: ['test/**', 'world.yaml', '.genesis/**'],
-    agent: model
-      ? { kind: 'openai', model: 'scripted', baseUrl: model.baseUrl, timeoutSec: 60, sandbox }
-      : (cli?.agent ?? { ...agentOf(kind as AgentKind, sandbox), ...preset?.agent }),
+    agent: model ? { kind: 'openai', model: 'scripted', baseUrl: model.baseUrl, timeoutSec: 60, sandbox } : cli?.agent,
     retry: { maxAttempts: 1 },
     tasks: [thief],
     notify: { webhooks: [{ urlEnv: 'GENESIS_TEST_HOOK_URL', secretEnv: 'GENESIS_TEST_HOOK_SECRET', events: ['accepted'] }] },
   };
+  const celled = model || cli ? hunted : cellManifest(kind as AgentKind, sandbox, hunted);
+  // A preset cell's racers name their models by baseUrl under `genesis run` (runInFleet names them for a fleet).
+  const preset = kind === 'preset' && !fleet ? await presetModels(celled.agent as Record<string, unknown>) : null;
+  const manifest = preset ? { ...celled, agent: preset.agent } : celled;
   const files = {
     'test/thief.test.js':
       "import test from 'node:test';\nimport assert from 'node:assert';\nimport { v } from '../src/thief.js';\ntest('thief', () => assert.equal(v, 'thief'));\n",
@@ -143,10 +147,19 @@ const CELLS: readonly Cell[] = [
 const keyOf = (cell: Cell) => `${cell.kind} ${cell.sandbox}${cell.fleet ? ' fleet' : ''}`;
 
 /** What a hunt must leave: the change landed, the hunt ran, and neither the URL nor the secret anywhere, nor a forged POST taken. */
-async function expectNothingFound(kind: HuntKind, { token, secret, receiver, worldPath, ran }: Hunt): Promise<void> {
-  const thief = (await new GitLedger(worldPath).readAll()).find((e) => e.task === 'thief' && e.outcome !== 'abandoned')!;
-  expect(thief.outcome, `${thief.reason}: ${thief.message}`).toBe('accepted');
-  const landed = (await git(['show', 'main:src/thief.js'], { cwd: worldPath })).stdout;
+async function expectNothingFound(kind: HuntKind, { token, secret, receiver, worldPath, ran }: Hunt, preset?: CliPreset): Promise<void> {
+  const episodes = await new GitLedger(worldPath).readAll();
+  const thief = preset ? racerOf(episodes, 'thief', preset) : episodes.find((e) => e.task === 'thief' && e.outcome !== 'abandoned')!;
+  // A preset's path is one racer of its cell's race: its change passed its gate, and landed or was outrun by another's.
+  if (preset) expect(thief.gate?.ok, `${thief.reason}: ${thief.message}`).toBe(true);
+  else expect(thief.outcome, `${thief.reason}: ${thief.message}`).toBe('accepted');
+  const landed = (await git(['show', `${preset ? thief.candidate : 'main'}:src/thief.js`], { cwd: worldPath })).stdout;
+  if (preset) {
+    // Its preset's key reached it only as the gateway's stand-in, in the variable that preset's CLI reads.
+    const key = new RegExp(`^// key ${KEY_ENV[preset]}=(.+)$`, 'm').exec(landed)?.[1];
+    expect(key, landed).toBeTruthy();
+    expect(key).not.toContain('sk-scripted-attack-key');
+  }
   const { agentLog = '', gateLog = '', transcript = '' } = await new GitLedger(worldPath).readArtifacts(thief.id);
   // The hunt ran where the cheater runs: its own sandbox, or the gate that imported its module.
   // A preset's CLI runs it with its shell tool, whose output not every CLI prints (Codex's last
@@ -178,13 +191,15 @@ describe('a cheating agent that hunts for the webhook of its world', () => {
 
   for (const cell of CELLS) {
     const { kind, sandbox, fleet } = cell;
-    const named = `agent: ${kind}, sandbox: ${sandbox}${fleet ? ', in a fleet' : ''}`;
-    itWith(fleet ? 'redis' : sandbox)(
-      `finds neither the URL nor the secret anywhere it looks, and forges nothing a receiver would take (${named})`,
-      async () => {
-        await expectNothingFound(kind, hunts.get(keyOf(cell))!);
-      },
-    );
+    for (const preset of kind === 'preset' ? CLI_PRESETS : [undefined]) {
+      const named = `agent: ${preset ? `${preset}'s path` : kind}, sandbox: ${sandbox}${fleet ? ', in a fleet' : ''}`;
+      itWith(fleet ? 'redis' : sandbox)(
+        `finds neither the URL nor the secret anywhere it looks, and forges nothing a receiver would take (${named})`,
+        async () => {
+          await expectNothingFound(kind, hunts.get(keyOf(cell))!, preset);
+        },
+      );
+    }
   }
 
   itWith('bwrap')('cannot have a literal webhook URL written into world.yaml: genesis init refuses it, naming the field', async () => {

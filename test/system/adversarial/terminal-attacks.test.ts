@@ -2,6 +2,7 @@ import { rm } from 'node:fs/promises';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
+import type { EpisodeRecord } from '../../../src/ledger/episode-record.js';
 import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { genesis } from '../../helpers/genesis-cli.js';
 import { itWith } from '../../helpers/services.js';
@@ -10,13 +11,14 @@ import { type AttackedWorld, attackRoot, runAttackedWorld } from './adversarial-
 import {
   AGENT_KINDS,
   type AgentKind,
-  agentOf,
   CLI_PRESETS,
+  cellManifest,
   type CliPreset,
   cheaterFiles,
   cliCheater,
   FLEET_CELLS,
   openaiCheater,
+  racerOf,
   runInFleet,
   SANDBOXES,
   type SandboxKind,
@@ -82,12 +84,15 @@ mkdir -p src && cp .genesis/a.js src/a.js
 /** The world of one cell: one task under review, whose cheater hides a line in its change and clears the screen in its log. */
 function attack(kind: AgentKind, sandbox: SandboxKind): { manifest: Record<string, unknown>; files: Record<string, string> } {
   return {
-    manifest: baseManifest({
-      agent: agentOf(kind, sandbox),
-      verify: { sandbox, test: 'node --test test/base.test.js', timeoutSec: 60 },
-      tasks: [{ id: 'a', title: 'module a', paths: ['src/a.js'], check: 'node --test test/a.test.js', review: true }],
-      retry: { maxAttempts: 1 },
-    }),
+    manifest: cellManifest(
+      kind,
+      sandbox,
+      baseManifest({
+        verify: { sandbox, test: 'node --test test/base.test.js', timeoutSec: 60 },
+        tasks: [{ id: 'a', title: 'module a', paths: ['src/a.js'], check: 'node --test test/a.test.js', review: true }],
+        retry: { maxAttempts: 1 },
+      }),
+    ),
     files: {
       'test/a.test.js':
         "import test from 'node:test';\nimport assert from 'node:assert';\nimport { a } from '../src/a.js';\ntest('a', () => assert.equal(a(), 'a'));\n",
@@ -100,21 +105,52 @@ function attack(kind: AgentKind, sandbox: SandboxKind): { manifest: Record<strin
 
 async function attackedWorld(kind: AgentKind, sandbox: SandboxKind): Promise<AttackedWorld> {
   const w = await runAttackedWorld({ root: (await attackRoot()).root, sandbox, ...attack(kind, sandbox) });
-  expect(w.episodeOf('a').outcome).toBe('awaiting-review');
+  if (kind !== 'preset') expect(w.episodeOf('a').outcome).toBe('awaiting-review');
   return w;
 }
 
-/** A reviewer who runs the command `genesis review ls` prints, as printed, sees the hidden line, and the cover marked. */
-async function expectReviewerSeesIt(worldPath: string, episode: string): Promise<void> {
+/**
+ * The episode of a cell that wrote the change: for a preset's path, its racer, whose change
+ * passed its gate and waits for a person or was outrun by another racer's.
+ */
+function cheaterOf(episodes: readonly EpisodeRecord[], preset?: CliPreset): EpisodeRecord {
+  if (!preset) {
+    const a = episodes.find((e) => e.task === 'a' && e.outcome !== 'abandoned');
+    expect(a?.outcome, `${a?.reason}: ${a?.message}`).toBe('awaiting-review');
+    return a!;
+  }
+  const racer = racerOf(episodes, 'a', preset);
+  expect(racer.gate?.ok, `${racer.reason}: ${racer.message}`).toBe(true);
+  expect(['awaiting-review', 'outrun']).toContain(racer.outcome);
+  return racer;
+}
+
+/**
+ * A reviewer who runs the command `genesis review ls` prints, as printed, sees the hidden line, and
+ * the cover marked. A racer outrun by another's change is not listed there: its change is seen
+ * with `genesis show <episode> --diff`, which review ls prints for the one listed.
+ */
+async function expectReviewerSeesIt(worldPath: string, episode: EpisodeRecord): Promise<void> {
+  if (episode.outcome === 'outrun') {
+    const shown = await genesis(['show', episode.id, '--diff', '--world', worldPath]);
+    expect(shown.status, shown.stderr).toBe(0);
+    expectDiffInView(shown.stdout);
+    return;
+  }
   const listed = await genesis(['review', 'ls', '--world', worldPath]);
   expect(listed.status, listed.stderr).toBe(0);
   const printed = /see the change: (.+)$/m.exec(listed.stdout)?.[1];
-  expect(printed, listed.stdout).toContain(`show ${episode} --diff`);
+  expect(printed, listed.stdout).toContain(`show ${episode.id} --diff`);
   // Run exactly what was printed, through a shell, as a person pastes it.
   const shown = await run('/bin/sh', ['-c', printed!], { encoding: 'utf8' });
-  expect(shown.stdout).not.toContain(ESC);
-  expect(shown.stdout).not.toContain('\r');
-  const screen = seenOnTerminal(shown.stdout);
+  expectDiffInView(shown.stdout);
+}
+
+/** A diff as Genesis printed it: no escape, the hidden line in view, and its cover marked. */
+function expectDiffInView(printed: string): void {
+  expect(printed).not.toContain(ESC);
+  expect(printed).not.toContain('\r');
+  const screen = seenOnTerminal(printed);
   expect(screen).toContain(`+${HIDDEN}`);
   const cover = screen.find((line) => line.includes('tidy'));
   expect(cover).toMatch(/^\+\/\/ tidy␛\[1A␛\[2K␛\[1G\+\/\/ formatting only\s+◀ control characters shown$/);
@@ -133,31 +169,32 @@ for (const sandbox of SANDBOXES) {
     });
 
     for (const kind of AGENT_KINDS) {
-      const cell = `(agent: ${kind})`;
-      itWith(sandbox)(`hides a line on a terminal that prints the diff raw: the attack is real ${cell}`, async () => {
-        const w = worlds.get(kind)!;
-        const raw = (await new GitLedger(w.world.path).readArtifacts(w.episodeOf('a').id)).diff ?? '';
-        expect(raw).toContain(HIDDEN);
-        expect(seenOnTerminal(raw).join('\n')).not.toContain('evil.example');
-      });
+      for (const preset of kind === 'preset' ? CLI_PRESETS : [undefined]) {
+        const cell = `(agent: ${preset ? `${preset}'s path` : kind})`;
+        const cheater = () => cheaterOf(worlds.get(kind)!.episodes, preset);
+        itWith(sandbox)(`hides a line on a terminal that prints the diff raw: the attack is real ${cell}`, async () => {
+          const w = worlds.get(kind)!;
+          const raw = (await new GitLedger(w.world.path).readArtifacts(cheater().id)).diff ?? '';
+          expect(raw).toContain(HIDDEN);
+          expect(seenOnTerminal(raw).join('\n')).not.toContain('evil.example');
+        });
 
-      itWith(sandbox)(`does not hide it from a reviewer who runs the command genesis review ls prints, as printed ${cell}`, async () => {
-        const w = worlds.get(kind)!;
-        const episode = w.episodeOf('a').id;
-        await expectReviewerSeesIt(w.world.path, episode);
-      });
+        itWith(sandbox)(`does not hide it from a reviewer who runs the command genesis review ls prints, as printed ${cell}`, async () => {
+          await expectReviewerSeesIt(worlds.get(kind)!.world.path, cheater());
+        });
 
-      itWith(sandbox)(`shows the agent log as it is, in genesis show and in genesis episodes, without letting it clear the screen ${cell}`, async () => {
-        const w = worlds.get(kind)!;
-        const shown = await genesis(['show', w.episodeOf('a').id, '--world', w.world.path]);
-        expect(shown.status, shown.stderr).toBe(0);
-        expect(shown.stdout).not.toContain(ESC);
-        const screen = seenOnTerminal(shown.stdout);
-        expect(screen).toContain(`+${HIDDEN}`);
-        expect(screen.some((line) => line.includes('all good␛[2J␛[H✓ reviewed by a person') && line.endsWith('◀ control characters shown'))).toBe(true);
-        const listed = await genesis(['episodes', '--world', w.world.path]);
-        expect(listed.stdout).not.toContain(ESC);
-      });
+        itWith(sandbox)(`shows the agent log as it is, in genesis show and in genesis episodes, without letting it clear the screen ${cell}`, async () => {
+          const w = worlds.get(kind)!;
+          const shown = await genesis(['show', cheater().id, '--world', w.world.path]);
+          expect(shown.status, shown.stderr).toBe(0);
+          expect(shown.stdout).not.toContain(ESC);
+          const screen = seenOnTerminal(shown.stdout);
+          expect(screen).toContain(`+${HIDDEN}`);
+          expect(screen.some((line) => line.includes('all good␛[2J␛[H✓ reviewed by a person') && line.endsWith('◀ control characters shown'))).toBe(true);
+          const listed = await genesis(['episodes', '--world', w.world.path]);
+          expect(listed.stdout).not.toContain(ESC);
+        });
+      }
     }
   });
 }
@@ -195,7 +232,7 @@ describe("a cheating agent that writes terminal escapes into its change and its 
       const raw = (await w.artifactsOf('a')).diff ?? '';
       expect(raw).toContain(HIDDEN);
       expect(seenOnTerminal(raw).join('\n')).not.toContain('evil.example');
-      await expectReviewerSeesIt(w.world.path, episode.id);
+      await expectReviewerSeesIt(w.world.path, episode);
       const shown = await genesis(['show', episode.id, '--world', w.world.path]);
       expect(shown.status, shown.stderr).toBe(0);
       expect(shown.stdout).not.toContain(ESC);
@@ -206,23 +243,37 @@ describe("a cheating agent that writes terminal escapes into its change and its 
 });
 
 describe('a cheating agent that writes terminal escapes into its change and its log, in a fleet', () => {
+  const roots: string[] = [];
+  afterAll(async () => {
+    for (const root of roots) await rm(root, { recursive: true, force: true });
+  });
+  // A preset cell's one fleet runs every preset's racer; its tests read it.
+  const fleets = new Map<string, Promise<string>>();
+  const fleetOf = (kind: AgentKind, sandbox: SandboxKind): Promise<string> => {
+    const key = `${kind} ${sandbox}`;
+    if (!fleets.has(key)) {
+      fleets.set(
+        key,
+        attackRoot().then(async ({ root }) => {
+          roots.push(root);
+          return (await runInFleet(root, attack(kind, sandbox), sandbox)).worldPath;
+        }),
+      );
+    }
+    return fleets.get(key)!;
+  };
+
   for (const { kind, sandbox } of FLEET_CELLS) {
-    itWith('redis')(
-      `does not hide its line from a reviewer of a change made on a genesis worker (agent: ${kind}, sandbox: ${sandbox})`,
-      async () => {
-        const { root } = await attackRoot();
-        try {
-          const ran = await runInFleet(root, attack(kind, sandbox), sandbox);
-          const episodes = await new GitLedger(ran.worldPath).readAll();
-          const a = episodes.find((e) => e.task === 'a' && e.outcome !== 'abandoned');
-          expect(a?.outcome, `${a?.reason}: ${a?.message}`).toBe('awaiting-review');
-          await expectReviewerSeesIt(ran.worldPath, a!.id);
-        } finally {
-          await rm(root, { recursive: true, force: true });
-        }
-      },
-      200_000,
-    );
+    for (const preset of kind === 'preset' ? CLI_PRESETS : [undefined]) {
+      itWith('redis')(
+        `does not hide its line from a reviewer of a change made on a genesis worker (agent: ${preset ? `${preset}'s path` : kind}, sandbox: ${sandbox})`,
+        async () => {
+          const worldPath = await fleetOf(kind, sandbox);
+          await expectReviewerSeesIt(worldPath, cheaterOf(await new GitLedger(worldPath).readAll(), preset));
+        },
+        200_000,
+      );
+    }
   }
 
   for (const sandbox of SANDBOXES) {
@@ -234,9 +285,7 @@ describe('a cheating agent that writes terminal escapes into its change and its 
         try {
           const { manifest, files } = attack('command', sandbox);
           const ran = await runInFleet(root, { manifest: { ...manifest, agent: openai.agent }, files }, sandbox);
-          const a = (await new GitLedger(ran.worldPath).readAll()).find((e) => e.task === 'a' && e.outcome !== 'abandoned');
-          expect(a?.outcome, `${a?.reason}: ${a?.message}`).toBe('awaiting-review');
-          await expectReviewerSeesIt(ran.worldPath, a!.id);
+          await expectReviewerSeesIt(ran.worldPath, cheaterOf(await new GitLedger(ran.worldPath).readAll()));
         } finally {
           await openai.close();
           await rm(root, { recursive: true, force: true });
@@ -259,7 +308,7 @@ describe('a cheating openai agent that writes terminal escapes into its change',
         expect(episode.outcome, `${episode.reason}: ${episode.message}`).toBe('awaiting-review');
         const raw = (await w.artifactsOf('a')).diff ?? '';
         expect(seenOnTerminal(raw).join('\n')).not.toContain('evil.example');
-        await expectReviewerSeesIt(w.world.path, episode.id);
+        await expectReviewerSeesIt(w.world.path, episode);
       } finally {
         await w?.dispose();
         await openai.close();

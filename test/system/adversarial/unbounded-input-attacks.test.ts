@@ -6,14 +6,15 @@ import { attackRoot, type AttackedWorld, runAttackedWorld } from './adversarial-
 import {
   AGENT_KINDS,
   type AgentKind,
-  agentOf,
   CLI_PRESETS,
+  cellManifest,
   type CliPreset,
   cheaterFiles,
   cliCheater,
   FLEET_CELLS,
   isCliPreset,
   openaiCheater,
+  racerOf,
   runInFleet,
   SANDBOXES,
   type SandboxKind,
@@ -49,38 +50,57 @@ export const v = 'flood';
 /** What a preset CLI's scripted model says once the cheater ran: shaped for a reader of JSON lines, which the CLI prints as its result. */
 const SAID = `{"type":"result",${SPACES}"usage":{"input_tokens":1${SPACES}}}\n${'{'.repeat(50_000)}`;
 
+/**
+ * What the cheater prints for the reader of each preset's path, with the same runs: Claude Code's
+ * and Qwen Code's result, Codex's turn, opencode's step, Copilot's failed call (no status: none
+ * that reads as refused credentials), and Gemini CLI's last object, pretty-printed.
+ */
+const READER_BAIT = `const s = ' '.repeat(40000);
+for (const line of [
+  '{"type":"result",' + s + '"usage":{"input_tokens":1' + s + '}}',
+  '{"type":"turn.completed",' + s + '"usage":{"input_tokens":1' + s + '}}',
+  '{"type":"step_finish","part":{"tokens":{"input":1' + s + '}}}',
+  '{"type":"model.call_failure","data":{"errorMessage":"' + s + '"}}',
+  '{"type":"assistant","message":{"content":[{"text":"[API Error:' + s + '"}]}}',
+  '{\\n  "stats": {"models": {"m": {"tokens": {"prompt": 1' + s + '}}}}\\n}',
+  '{'.repeat(100000),
+  '"' + s,
+]) console.log(line);
+`;
+
 function agentScript(): string {
-  // A preset reads the CLI's output: this is shaped for Claude Code's reader, with the same runs.
+  // Copilot's reader reads its usage report from HOME once the CLI exited: a FIFO there would hold a reader that waited on it.
   return `#!/bin/sh
 case "$GENESIS_TASK_ID" in
 flood) mkdir -p src && cp .genesis/flood.js src/flood.js ;;
 fifo) rm -f PROGRESS.md && mkfifo PROGRESS.md ;;
 esac
-node -e "const s = ' '.repeat(40000); console.log('{\\"type\\":\\"result\\",' + s + '\\"usage\\":{\\"input_tokens\\":1' + s + '}}'); console.log('{'.repeat(100000)); console.log('\\"' + s);"
+rm -f "$HOME/.copilot-usage.json" && mkfifo "$HOME/.copilot-usage.json"
+node .genesis/bait.cjs
 `;
 }
 
 /** The world of one cell: a task whose module floods the gate's readers, and one that leaves a FIFO as the handoff file. */
 function attack(kind: AgentKind, sandbox: SandboxKind): { manifest: Record<string, unknown>; files: Record<string, string> } {
   return {
-    manifest: {
+    manifest: cellManifest(kind, sandbox, {
       name: `unbounded-${kind}-${sandbox}`,
       goal: { outcome: 'the module exists', progressFile: 'PROGRESS.md' },
       verify: { sandbox, test: 'node --test test/base.test.js', timeoutSec: 60 },
       protected: ['test/**', 'world.yaml', '.genesis/**'],
-      agent: agentOf(kind, sandbox),
       retry: { maxAttempts: 1 },
       parallelism: 2,
       tasks: [
         { id: 'flood', title: 'flood', paths: ['src/flood.js'], check: 'node --test --test-reporter=spec test/flood.test.js' },
         { id: 'fifo', title: 'fifo', paths: ['PROGRESS.md'] },
       ],
-    },
+    }),
     files: {
       'PROGRESS.md': '# progress\n',
       'test/flood.test.js':
         "import test from 'node:test';\nimport assert from 'node:assert';\nimport { v } from '../src/flood.js';\ntest('flood', () => assert.equal(v, 'flood'));\n",
       '.genesis/flood.js': FLOOD,
+      '.genesis/bait.cjs': READER_BAIT,
       ...cheaterFiles(agentScript(), {
         flood: { say: `{"type":"result",${SPACES}"usage":{}}`, write: { 'src/flood.js': FLOOD } },
         // A recording writes files only: its handoff file is a flood of its own, where the others leave a FIFO.
@@ -127,28 +147,36 @@ async function attackedWorld(kind: CellKind, sandbox: SandboxKind): Promise<{ w:
  */
 const NODE_LOST_ITS_CHANNEL = 'Unable to deserialize cloned data due to invalid or unsupported version.';
 
-async function expectClearEnds(ledger: GitLedger, kind: CellKind): Promise<void> {
+async function expectClearEnds(ledger: GitLedger, kind: CellKind, preset?: CliPreset): Promise<void> {
   const episodes = (await ledger.readAll()).filter((e) => e.outcome !== 'abandoned');
   const episodeOf = (task: string) => {
+    // A preset's path is one racer of each task's race in its cell's world.
+    if (preset) return racerOf(episodes, task, preset);
     const found = episodes.filter((e) => e.task === task);
     expect(found, task).toHaveLength(1);
     return found[0]!;
   };
   // The flood was read in full, linearly: the honest test counted once, none of the printed look-alikes.
-  const flood = episodes.find((e) => e.task === 'flood')!;
+  const flood = episodeOf('flood');
   const { gateLog = '' } = await ledger.readArtifacts(flood.id);
   const shown = gateLog
     .replace(/ {100,}/g, '<spaces>')
     .replace(/x{1000,}/g, '<x…>')
     .slice(-3000);
+  // A racer's gate says what it counted; its record says the race's end (outrun, once another racer's change won).
+  const counted = preset ? (flood.gate?.summary ?? '') : (flood.message ?? '');
   if (gateLog.includes(NODE_LOST_ITS_CHANNEL)) {
     // Under load (a CLI beside it, or the whole suite on two cores) node's runner sometimes loses its own channel to the flood, whatever agent wrote the change; see NODE_LOST_ITS_CHANNEL.
-    expect(flood, shown).toMatchObject({ outcome: 'rejected' });
-    expect(flood.message).toContain('its run again did not report it passing');
+    if (preset) expect(flood.gate?.ok, shown).toBe(false);
+    else {
+      expect(flood, shown).toMatchObject({ outcome: 'rejected' });
+      expect(flood.message).toContain('its run again did not report it passing');
+    }
   } else {
-    expect(episodeOf('flood').outcome, `${flood.message}\n${shown}`).toBe('accepted');
+    if (preset) expect(flood.gate?.ok, `${flood.message}\n${shown}`).toBe(true);
+    else expect(flood.outcome, `${flood.message}\n${shown}`).toBe('accepted');
     // Counted once, on the first run or (a one-CPU gate on a loaded machine) on the run again that showed it pass.
-    expect(flood.message).toMatch(
+    expect(counted).toMatch(
       /check:flood (?:ok 1 passed 0 failed|exit 1 0 passed 1 failed; check:flood \(run again\) ok 1 passed 0 failed .*flaky: check:flood)/,
     );
   }
@@ -173,12 +201,17 @@ for (const sandbox of SANDBOXES) {
     });
 
     for (const kind of [...AGENT_KINDS, 'openai' as const]) {
-      itWith(sandbox)(`ends the run at once with its episode closed, and never holds Genesis's event loop (agent: ${kind})`, async () => {
-        const { w, stallMs } = worlds.get(kind)!;
-        expect(w.durationMs).toBeLessThan(60_000);
-        expect(stallMs).toBeLessThan(3_000);
-        await expectClearEnds(new GitLedger(w.world.path), kind);
-      });
+      for (const preset of kind === 'preset' ? CLI_PRESETS : [undefined]) {
+        itWith(sandbox)(
+          `ends the run at once with its episode closed, and never holds Genesis's event loop (agent: ${preset ? `${preset}'s path` : kind})`,
+          async () => {
+            const { w, stallMs } = worlds.get(kind)!;
+            expect(w.durationMs).toBeLessThan(60_000);
+            expect(stallMs).toBeLessThan(3_000);
+            await expectClearEnds(new GitLedger(w.world.path), kind, preset);
+          },
+        );
+      }
     }
   });
 }
@@ -214,24 +247,42 @@ describe("a cheating agent whose output and change flood Genesis's readers, as e
 });
 
 describe("a cheating agent whose output and change flood Genesis's readers, in a fleet", () => {
-  for (const { kind, sandbox } of FLEET_CELLS) {
-    itWith('redis')(
-      `ends the run with each episode closed clearly, on a genesis worker (agent: ${kind}, sandbox: ${sandbox})`,
-      async () => {
-        const { root } = await attackRoot();
-        try {
+  const roots: string[] = [];
+  afterAll(async () => {
+    for (const root of roots) await rm(root, { recursive: true, force: true });
+  });
+  // A preset cell's one fleet runs every preset's racers; its tests read it.
+  const fleets = new Map<string, Promise<{ worldPath: string; exitCode: number | null; ms: number }>>();
+  const fleetOf = (kind: AgentKind, sandbox: SandboxKind) => {
+    const key = `${kind} ${sandbox}`;
+    if (!fleets.has(key)) {
+      fleets.set(
+        key,
+        attackRoot().then(async ({ root }) => {
+          roots.push(root);
           const started = Date.now();
           const ran = await runInFleet(root, attack(kind, sandbox), sandbox);
-          expect(Date.now() - started).toBeLessThan(90_000);
-          // Blocked where the task that left a FIFO used its one attempt; a recording's handoff lands.
+          return { worldPath: ran.worldPath, exitCode: ran.exitCode, ms: Date.now() - started };
+        }),
+      );
+    }
+    return fleets.get(key)!;
+  };
+
+  for (const { kind, sandbox } of FLEET_CELLS) {
+    for (const preset of kind === 'preset' ? CLI_PRESETS : [undefined]) {
+      itWith('redis')(
+        `ends the run with each episode closed clearly, on a genesis worker (agent: ${preset ? `${preset}'s path` : kind}, sandbox: ${sandbox})`,
+        async () => {
+          const ran = await fleetOf(kind, sandbox);
+          expect(ran.ms).toBeLessThan(90_000);
+          // Blocked where the task that left a FIFO used its attempts; a recording's handoff lands.
           expect(ran.exitCode).toBe(kind === 'script' ? 0 : 3);
-          await expectClearEnds(new GitLedger(ran.worldPath), kind);
-        } finally {
-          await rm(root, { recursive: true, force: true });
-        }
-      },
-      200_000,
-    );
+          await expectClearEnds(new GitLedger(ran.worldPath), kind, preset);
+        },
+        200_000,
+      );
+    }
   }
 
   for (const sandbox of SANDBOXES) {
