@@ -5,7 +5,8 @@ import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { readExecutedLines, withExecutedLines } from '../../../../../src/operations/calibrate/coverage/executed-lines.js';
 import { tempDir } from '../../../../helpers/temp-dir.js';
-import { installPinned, PINNED_COVERAGE_TOOLS, writeProject } from '../../../../helpers/test-runners.js';
+import { findJavaScriptSites } from '../../../../../src/operations/calibrate/mutants/javascript.js';
+import { installPinned, PINNED_COVERAGE_TOOLS, PINNED_VITEST, writeProject } from '../../../../helpers/test-runners.js';
 
 const run = promisify(execFile);
 /** Genesis's own node_modules, for tsx. */
@@ -47,6 +48,24 @@ const TYPED = [
   '  return n * 2;', // 9
   '}', // 10
 ].join('\n');
+
+// Under the test below, line 6 (the branch) and line 11 (a function) never run.
+const BRANCHED = [
+  'export interface Range {', // 1
+  '  max: number;', // 2
+  '}', // 3
+  'export function clamp(n: number, r: Range): number {', // 4
+  '  if (n > r.max) {', // 5
+  '    return r.max - 0;', // 6
+  '  }', // 7
+  '  return n + 0;', // 8
+  '}', // 9
+  'export function unused(n: number): number {', // 10
+  '  return n * 2;', // 11
+  '}', // 12
+].join('\n');
+const VITEST_TEST =
+  "import { expect, it } from 'vitest';\nimport { clamp } from './clamp';\nit('clamps', () => {\n  expect(clamp(1, { max: 3 })).toBe(1);\n});\n";
 
 describe('the lines a suite executes, read in the gate', () => {
   let modules: string;
@@ -96,6 +115,25 @@ describe('the lines a suite executes, read in the gate', () => {
     expect(clamp).toContain(5);
     expect(clamp?.filter((n) => [2, 6, 9].includes(n))).toEqual([]);
   }, 120_000);
+
+  it('under vitest, in the worker that ran the tests, through the source map of vite’s transform, on the TypeScript file itself', async () => {
+    const dir = await tempDir('genesis-lines-');
+    await writeProject(
+      dir,
+      { 'src/clamp.ts': BRANCHED, 'src/clamp.test.ts': VITEST_TEST, 'package.json': '{ "type": "module" }\n' },
+      await installPinned(PINNED_VITEST),
+    );
+    // Each pool that runs a test file in a Node process or thread of its own.
+    for (const pool of ['forks', 'threads']) {
+      const lines = await executedLines(dir, `node node_modules/vitest/vitest.mjs run --pool=${pool}`);
+      expect(lines['src/clamp.ts'], pool).toEqual([4, 5, 8, 9]);
+      // So no mutant is drawn from the branch or the function the test never runs, though both hold sites.
+      const drawn = findJavaScriptSites('src/clamp.ts', BRANCHED, new Set(lines['src/clamp.ts'])).map((site) => site.line);
+      expect(new Set(drawn), pool).toEqual(new Set([5, 8]));
+      const every = findJavaScriptSites('src/clamp.ts', BRANCHED, null).map((site) => site.line);
+      expect(every).toEqual(expect.arrayContaining([6, 11]));
+    }
+  }, 240_000);
 
   it('in every Python process the step starts, from the standard library alone', async () => {
     const dir = await tempDir('genesis-lines-');
