@@ -6,6 +6,7 @@ import { findJavaScriptSites } from '../../../../src/operations/calibrate/mutant
 import { genesis } from '../../../helpers/genesis-cli.js';
 import { adoptCalibrationProject } from '../../../helpers/calibration-project.js';
 import { itWith } from '../../../helpers/services.js';
+import { installTestRunners } from '../../../helpers/test-runners.js';
 import { tempDir } from '../../../helpers/temp-dir.js';
 
 const FIXTURES = join(import.meta.dirname, '../../../fixtures/adopt');
@@ -94,6 +95,36 @@ describe('genesis calibrate', () => {
     },
     120_000,
   );
+
+  it("says the head's suite ran no test when its runner found none (a package published without its tests), and gates no mutant", async () => {
+    const runners = await installTestRunners();
+    const dir = await tempDir('genesis-calibrate-');
+    const source = join(dir, 'src');
+    const { mkdir, writeFile } = await import('node:fs/promises');
+    await mkdir(source, { recursive: true });
+    await writeFile(
+      join(source, 'index.js'),
+      "'use strict';\nmodule.exports = function define(o, k, v) {\n  if (k in o) return o;\n  o[k] = v + 0;\n  return o;\n};\n",
+    );
+    await writeFile(
+      join(source, 'world.yaml'),
+      stringify({
+        name: 'untested',
+        goal: { outcome: 'x' },
+        // What define-properties 1.1.4 on are: test/ left out of the package, the runner's glob matches nothing.
+        verify: { sandbox: 'none', setup: `ln -s ${runners} node_modules`, test: "node node_modules/tape/bin/tape 'test/*.js'" },
+        agent: { kind: 'command', command: ['true'] },
+      }),
+    );
+    const world = join(dir, 'untested.world');
+    const init = await genesis(['init', '--world', world, '--from', source]);
+    expect(init.status, init.stderr).toBe(0);
+    const run = await genesis(['calibrate', '--world', world, '--commits', '0', '--mutants', '3', '--quiet', '--json']);
+    expect(run.status, run.stderr).toBe(0);
+    const report = JSON.parse(run.stdout);
+    expect(report.recall).toBeNull();
+    expect(report.recallUnmeasured).toContain("the head's test step reported no test");
+  }, 180_000);
 
   it('gates mutants of TypeScript run by vitest on the lines its tests execute, placed through the source map of vite’s transform', async () => {
     const dir = await tempDir('genesis-calibrate-');
