@@ -9,7 +9,7 @@
  * - V8 coverage of a script Node holds a source map for (a compiler's output, a TypeScript loader's
  *   transform): each original line is placed by its first mapped column, executed when the
  *   generated code there ran. Type-only lines have no mapping, so they are never marked.
- * - V8 coverage of a runner's transform evaluated by `vm` under the file's name (vitest), placed
+ * - V8 coverage of a runner's transform evaluated by `vm` under the file's name (vitest, jest), placed
  *   the same way through the inline source map of the code the preload saved (node-preload.ts,
  *   its folder the second argument): V8 names the file, but its positions are the transform's.
  * - V8 coverage of plain JavaScript (also what c8 writes, into the same NODE_V8_COVERAGE): a line is
@@ -83,8 +83,10 @@ const fromNodeMap = (scriptFile, entry, ranges) => {
   const base = entry.url && entry.url.startsWith('file://') ? url.fileURLToPath(entry.url) : scriptFile;
   fromSourceMap(base, entry.data, painted(ranges, length), (line, column) => (starts[line] ?? length) + column);
 };
-// A script the preload saved (a runner's transform run by vm): its inline map is in the positions
-// V8 reports, which the runner shifted by the offsets it gave vm (its wrapper on the first line).
+// A script the preload saved (a runner's transform run by vm): its inline map is in positions of
+// the transform, which the runner wrapped, on its first line, in a function whose length is the
+// column offset it gave vm (vite-node gives it negative, so errors point into the transform; jest
+// positive).
 const inlineMap = (code) => {
   const at = code.lastIndexOf('sourceMappingURL=data:application/json');
   if (at < 0) return null;
@@ -103,7 +105,7 @@ const fromSaved = (saved, ranges) => {
   const count = painted(ranges, saved.code.length);
   fromSourceMap(saved.filename, map, count, (line, column) => {
     const own = line - saved.lineOffset;
-    return (starts[own] ?? length) + column - (own === 0 ? saved.columnOffset : 0);
+    return (starts[own] ?? length) + column + (own === 0 ? Math.abs(saved.columnOffset) : 0);
   });
 };
 const direct = (file, ranges) => {

@@ -6,9 +6,9 @@
  *   writes its NODE_V8_COVERAGE file, and the tests ran in that worker. On SIGTERM the coverage is
  *   written first (`v8.takeCoverage`); when nothing else listens, the signal is then raised again
  *   with Node's own handling, so the process ends as it would have.
- * - Code a runner transformed and evaluates through `vm.runInThisContext` under the file's name
- *   (vite-node, vitest's module runner) is reported by V8 under that name, in positions of the
- *   transform, not of the file; Node 20 keeps no source map for it. The code is saved with its
+ * - Code a runner transformed and evaluates through `vm.runInThisContext` or a `vm.Script` under
+ *   the file's name (vite-node and vitest's module runner; jest) is reported by V8 under that name,
+ *   in positions of the transform, not of the file; Node 20 keeps no source map for it. The code is saved with its
  *   offsets into GENESIS_NODE_SCRIPTS when it carries an inline source map and is a file of the
  *   work dir, so the collector can place its positions on the original file's lines.
  *
@@ -27,23 +27,32 @@ export const NODE_PRELOAD = String.raw`
     }
   });
   if (!out) return;
-  const run = vm.runInThisContext;
-  vm.runInThisContext = function (code, options) {
+  const keep = (code, options) => {
     try {
       const file = options && typeof options === 'object' ? options.filename : undefined;
-      if (typeof code === 'string' && typeof file === 'string' && code.includes('sourceMappingURL=data:application/json')) {
-        const rel = path.relative(root, file.startsWith('file://') ? require('url').fileURLToPath(file) : file);
-        if (rel && !rel.startsWith('..') && !path.isAbsolute(rel) && !rel.split(path.sep).includes('node_modules')) {
-          const saved = path.join(out, crypto.createHash('sha1').update(code).digest('hex') + '.json');
-          if (!fs.existsSync(saved)) {
-            // Written whole under another name first: workers save the same script at once.
-            fs.writeFileSync(saved + '.' + process.pid, JSON.stringify({ filename: file, lineOffset: options.lineOffset || 0, columnOffset: options.columnOffset || 0, code }));
-            fs.renameSync(saved + '.' + process.pid, saved);
-          }
-        }
-      }
+      if (typeof code !== 'string' || typeof file !== 'string' || !code.includes('sourceMappingURL=data:application/json')) return;
+      const rel = path.relative(root, file.startsWith('file://') ? require('url').fileURLToPath(file) : file);
+      if (!rel || rel.startsWith('..') || path.isAbsolute(rel) || rel.split(path.sep).includes('node_modules')) return;
+      const saved = path.join(out, crypto.createHash('sha1').update(code).digest('hex') + '.json');
+      if (fs.existsSync(saved)) return;
+      // Written whole under another name first: workers save the same script at once.
+      fs.writeFileSync(saved + '.' + process.pid, JSON.stringify({ filename: file, lineOffset: options.lineOffset || 0, columnOffset: options.columnOffset || 0, code }));
+      fs.renameSync(saved + '.' + process.pid, saved);
     } catch {}
+  };
+  const run = vm.runInThisContext;
+  vm.runInThisContext = function (code, options) {
+    keep(code, options);
     return run.apply(this, arguments);
   };
+  // jest builds each module as a vm.Script of babel-jest's transform (its source map inline).
+  const Script = vm.Script;
+  vm.Script = class extends Script {
+    constructor(code, options) {
+      keep(code, options);
+      super(code, options);
+    }
+  };
+  Object.defineProperty(vm.Script, 'name', { value: 'Script' });
 })();
 `;

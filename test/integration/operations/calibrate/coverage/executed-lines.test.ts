@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { readExecutedLines, withExecutedLines } from '../../../../../src/operations/calibrate/coverage/executed-lines.js';
 import { tempDir } from '../../../../helpers/temp-dir.js';
 import { findJavaScriptSites } from '../../../../../src/operations/calibrate/mutants/javascript.js';
-import { installPinned, PINNED_COVERAGE_TOOLS, PINNED_VITEST, writeProject } from '../../../../helpers/test-runners.js';
+import { installPinned, installTestRunners, PINNED_COVERAGE_TOOLS, PINNED_VITEST, writeProject } from '../../../../helpers/test-runners.js';
 
 const run = promisify(execFile);
 /** Genesis's own node_modules, for tsx. */
@@ -134,6 +134,15 @@ describe('the lines a suite executes, read in the gate', () => {
       expect(every).toEqual(expect.arrayContaining([6, 11]));
     }
   }, 240_000);
+
+  it('under jest, through the source map babel-jest leaves in the code jest wraps and runs by vm, not from the file’s own offsets', async () => {
+    const dir = await tempDir('genesis-lines-');
+    const test = "const lib = require('./lib.js');\ntest('small', () => {\n  expect(lib.big(3)).toBe('small');\n});\n";
+    await writeProject(dir, { 'lib.js': LIBRARY, 'lib.test.js': test, 'package.json': '{}\n' }, await installTestRunners());
+    const lib = (await executedLines(dir, 'node node_modules/jest/bin/jest.js --ci'))['lib.js'];
+    expect(lib).toEqual(expect.arrayContaining([1, 2, 5, 8]));
+    expect(lib?.filter((n) => [3, 4, 9, 10].includes(n))).toEqual([]);
+  }, 120_000);
 
   it('in every Python process the step starts, from the standard library alone', async () => {
     const dir = await tempDir('genesis-lines-');
