@@ -59,8 +59,12 @@ const segments = (mappings) => {
   return out;
 };
 // The lines a source map places code on, each marked when the generated code at its first column ran; offsetOf(line, column) is where a generated position is in the script V8 covered.
+// False, and nothing marked, when none of the map's sources is a file of the work dir: a package
+// shipping its compiled code with maps to sources it left out (no-case's dist/ names src/index.ts).
 const fromSourceMap = (base, map, count, offsetOf) => {
-  const sources = (map.sources || []).map((s) => s.startsWith('file://') ? url.fileURLToPath(s) : path.resolve(path.dirname(base), map.sourceRoot || '', s));
+  const sources = (map.sources || []).map((s) => s.startsWith('file://') ? url.fileURLToPath(s) : path.resolve(path.dirname(base), map.sourceRoot || '', s))
+    .map((s) => (relative(s) && fs.existsSync(s) ? s : null));
+  if (!sources.some(Boolean)) return false;
   const first = new Map();
   for (const s of segments(map.mappings || '')) {
     const key = s.source + ':' + s.originalLine, ran = count[offsetOf(s.line, s.column)] > 0;
@@ -74,6 +78,7 @@ const fromSourceMap = (base, map, count, offsetOf) => {
     const set = lines(rel);
     if (at.ran) set.add(at.line + 1);
   }
+  return true;
 };
 // A script Node holds a source map for (its source-map-cache entry).
 const fromNodeMap = (scriptFile, entry, ranges) => {
@@ -81,7 +86,7 @@ const fromNodeMap = (scriptFile, entry, ranges) => {
   let length = 0;
   for (const n of entry.lineLengths) { starts.push(length); length += n + 1; }
   const base = entry.url && entry.url.startsWith('file://') ? url.fileURLToPath(entry.url) : scriptFile;
-  fromSourceMap(base, entry.data, painted(ranges, length), (line, column) => (starts[line] ?? length) + column);
+  return fromSourceMap(base, entry.data, painted(ranges, length), (line, column) => (starts[line] ?? length) + column);
 };
 // A script the preload saved (a runner's transform run by vm): its inline map is in positions of
 // the transform, which the runner wrapped, on its first line, in a function whose length is the
@@ -98,12 +103,12 @@ const inlineMap = (code) => {
 };
 const fromSaved = (saved, ranges) => {
   const map = inlineMap(saved.code);
-  if (!map) return;
+  if (!map) return false;
   const starts = [];
   let length = 0;
   for (const line of saved.code.split('\n')) { starts.push(length); length += line.length + 1; }
   const count = painted(ranges, saved.code.length);
-  fromSourceMap(saved.filename, map, count, (line, column) => {
+  return fromSourceMap(saved.filename, map, count, (line, column) => {
     const own = line - saved.lineOffset;
     return (starts[own] ?? length) + column + (own === 0 ? Math.abs(saved.columnOffset) : 0);
   });
@@ -147,10 +152,11 @@ for (const name of list(process.argv[2])) {
     // The script's own source is the one as long as its top-level range (a file may be saved transformed more than one way).
     const length = ranges.reduce((longest, r) => Math.max(longest, r.endOffset), 0);
     const own = (saved.get(file || script.url) || []).find((s) => s.code.length === length);
-    if (own) fromSaved(own, ranges);
+    if (own && fromSaved(own, ranges)) continue;
     // A loader may hand Node its transform as a data: URL (tsx does for TypeScript that ESM imports); its map still names the file.
-    else if (entry && entry.data && entry.lineLengths) fromNodeMap(file || path.join(root, 'genesis-unnamed.js'), entry, ranges);
-    else if (file && !saved.has(file)) direct(file, ranges);
+    if (entry && entry.data && entry.lineLengths && fromNodeMap(file || path.join(root, 'genesis-unnamed.js'), entry, ranges)) continue;
+    // A transform whose map places nothing is read on the file as plain code is: the best left.
+    if (file && (own || !saved.has(file))) direct(file, ranges);
   }
 }
 const out = {};
