@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { realpathSync } from 'node:fs';
+import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -103,6 +104,22 @@ describe('the lines a suite executes, read in the gate', () => {
       expect(lines['src/clamp.ts'], command).toEqual([4, 5, 7, 8]);
       expect(lines['dist/clamp.js'], command).toBeUndefined();
     }
+  }, 120_000);
+
+  it('on the compiled JavaScript itself when its source map names sources the tree does not hold (a package that ships dist/ alone)', async () => {
+    const dir = await tempDir('genesis-lines-');
+    const test = "const assert = require('node:assert');\nconst { clamp } = require('./dist/clamp.js');\nassert.equal(clamp(5, { max: 3 }), 3);\n";
+    await writeProject(dir, { 'src/clamp.ts': TYPED, 'test.js': test }, modules);
+    await run(join(modules, '.bin', 'tsc'), ['--sourceMap', '--outDir', 'dist', '--module', 'commonjs', '--target', 'es2020', 'src/clamp.ts'], { cwd: dir });
+    await rm(join(dir, 'src'), { recursive: true });
+    const lines = await executedLines(dir, 'node test.js');
+    expect(lines['src/clamp.ts']).toBeUndefined();
+    // dist/clamp.js: clamp's declaration and its `if` ran; unused's body (its second line from the end) did not.
+    const compiled = (await readFile(join(dir, 'dist', 'clamp.js'), 'utf8')).split('\n');
+    const body = compiled.findIndex((line) => line.includes('n * 2')) + 1;
+    const branch = compiled.findIndex((line) => line.includes('n > r.max')) + 1;
+    expect(lines['dist/clamp.js']).toContain(branch);
+    expect(lines['dist/clamp.js']).not.toContain(body);
   }, 120_000);
 
   it('through the source map a TypeScript loader (tsx) hands Node, on the file itself', async () => {
