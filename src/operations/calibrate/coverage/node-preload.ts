@@ -8,9 +8,9 @@
  *   with Node's own handling, so the process ends as it would have.
  * - Code a runner transformed and evaluates through `vm.runInThisContext` or a `vm.Script` under
  *   the file's name (vite-node and vitest's module runner; jest) is reported by V8 under that name,
- *   in positions of the transform, not of the file; Node 20 keeps no source map for it. The code is saved with its
- *   offsets into GENESIS_NODE_SCRIPTS when it carries an inline source map and is a file of the
- *   work dir, so the collector can place its positions on the original file's lines.
+ *   in positions of the transform, not of the file; Node 20 keeps no source map for it. The code
+ *   is saved with its offsets into GENESIS_NODE_SCRIPTS when it carries an inline source map and
+ *   is a file of the work dir, so the collector can place its positions on the file's lines.
  *
  * Each saved script is named by a hash of its code, so the same transform evaluated in many
  * workers is written once.
