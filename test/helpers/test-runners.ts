@@ -15,6 +15,9 @@ export const PINNED_RUNNERS = ['mocha@10.8.2', 'tape@5.9.0', 'jest@29.6.3', 'tap
 /** The coverage tools whose reports calibration reads (nyc's own JSON, c8's V8 coverage), pinned like the runners, and a compiler that writes source maps. */
 export const PINNED_COVERAGE_TOOLS = ['nyc@18.0.0', 'c8@12.0.0', 'typescript@5.9.3'] as const;
 
+/** vitest at the version the zod calibration world installs: its workers run vite's transform of TypeScript through vm. */
+export const PINNED_VITEST = ['vitest@3.2.4'] as const;
+
 function cacheRoot(): string {
   return process.env.GENESIS_TEST_CACHE ? join(process.env.GENESIS_TEST_CACHE, 'test-runners') : join(homedir(), '.cache', 'genesis', 'test-runners');
 }

@@ -136,9 +136,11 @@ export async function calibrateWorld(input: CalibrateInput): Promise<Calibration
       if (result.outcomes.length === 0) {
         // A rate of 0 of 0 would read as "d = 0%": say why nothing was gated instead.
         recallUnmeasured = `no mutant could be made: ${
-          result.files.length === 0
-            ? 'the head has no JavaScript or Python source its tests run, nor any TypeScript source, outside tests and protected paths, and mutants are made of those only'
-            : `none of the ${result.files.length} sources has an operator, constant, condition or statement to change`
+          result.headRanNoTest
+            ? "the head's test step reported no test (its runner found none to run: a package published without its tests has none), so no mutant could be caught; measure d on a commit whose tests are in the tree"
+            : result.files.length === 0
+              ? 'the head has no JavaScript or Python source its tests run, nor any TypeScript source, outside tests and protected paths, and mutants are made of those only'
+              : `none of the ${result.files.length} sources has an operator, constant, condition or statement to change`
         }`;
         say(recallUnmeasured);
       } else

@@ -16,6 +16,7 @@ import { mutableSources } from './mutants/not-source.js';
 import { secondMutantGateSec } from './mutants/second-gate.js';
 import { applyMutation, type MutationSite } from './mutants/site.js';
 import type { CalibrationGate } from './calibration-gate.js';
+import { testsReported } from './head-tests.js';
 
 export interface MutantOutcome extends MutationSite {
   language: MutationLanguage['name'];
@@ -49,6 +50,8 @@ export interface MutantsResult {
   files: string[];
   /** The time each mutant's gate had (mutantTimeoutSec). */
   timeoutSec: number;
+  /** The head's suite reported no test at all, so no mutant was made: none could be caught. */
+  headRanNoTest: boolean;
 }
 
 /**
@@ -62,8 +65,9 @@ export async function gateMutants(input: MutantsInput): Promise<MutantsResult> {
   const { scratch, manifest } = input;
   const head = await scratch.commitTree(input.headTree, [], 'the head, mutated');
   const coverageStarted = Date.now();
-  const { executed, baselineKept } = await runHeadGate(input);
+  const { executed, baselineKept, ranNoTest } = await runHeadGate(input);
   const timeoutSec = mutantTimeoutSec(Date.now() - coverageStarted, manifest.verify.timeoutSec);
+  if (ranNoTest) return { outcomes: [], sites: 0, executedLinesOnly: executed !== null, files: [], timeoutSec, headRanNoTest: true };
   const listed = (await git(['ls-tree', '-r', '--name-only', input.headTree], { cwd: scratch.path })).stdout.split('\n');
   const files: string[] = [];
   const sites: Array<MutationSite & { language: MutationLanguage['name'] }> = [];
@@ -109,7 +113,7 @@ export async function gateMutants(input: MutantsInput): Promise<MutantsResult> {
     for (let next = queue.shift(); next; next = queue.shift()) await gateOne(next.site, next.i);
   };
   await Promise.all(Array.from({ length: Math.max(1, input.jobs) }, worker));
-  return { outcomes, sites: sites.length, executedLinesOnly: !everyLine, files, timeoutSec };
+  return { outcomes, sites: sites.length, executedLinesOnly: !everyLine, files, timeoutSec, headRanNoTest: false };
 }
 
 /** A mutant gate's time is at least this, however fast the suite (its run again gets twice it). */
@@ -135,8 +139,9 @@ export function mutantTimeoutSec(coverageRunMs: number, gateTimeoutSec: number):
  * The head's one gate: its suite run with coverage on gives the lines of each source the tests
  * execute (null when the suite wrote none) and, kept as the head tree's baseline under the test
  * command, the tests every mutant's gate must still pass, so no mutant's gate runs the head again.
+ * `ranNoTest`: the suite's report counted no test.
  */
-async function runHeadGate(input: MutantsInput): Promise<{ executed: Map<string, Set<number>> | null; baselineKept: boolean }> {
+async function runHeadGate(input: MutantsInput): Promise<{ executed: Map<string, Set<number>> | null; baselineKept: boolean; ranNoTest: boolean }> {
   const { test } = input.manifest.verify;
   const manifest = { ...input.manifest, verify: { ...input.manifest.verify, test: withExecutedLines(test) } };
   const run = await runGate({
@@ -151,5 +156,5 @@ async function runHeadGate(input: MutantsInput): Promise<{ executed: Map<string,
   // As a gate learning a head's baseline does: a run that ran out of time tells nothing reliable.
   const baselineKept = run.ok || run.reason !== 'gate-timeout';
   if (baselineKept) await saveBaseline(input.scratch.scratchDir, input.headTree, { [test]: run.passing[manifest.verify.test] ?? [] });
-  return { executed: lines && lines.size > 0 ? lines : null, baselineKept };
+  return { executed: lines && lines.size > 0 ? lines : null, baselineKept, ranNoTest: testsReported(run.record) === 0 };
 }

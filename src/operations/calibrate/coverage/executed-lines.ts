@@ -1,4 +1,5 @@
 import { NODE_COLLECTOR } from './node-collector.js';
+import { NODE_PRELOAD } from './node-preload.js';
 import { PYTHON_COLLECTOR } from './python-collector.js';
 
 const MARKER = 'GENESIS-EXECUTED-LINES ';
@@ -14,14 +15,17 @@ export function withExecutedLines(test: string): string {
   const node = Buffer.from(NODE_COLLECTOR).toString('base64');
   return [
     'export NODE_V8_COVERAGE="$(mktemp -d)"',
+    'genesis_node="$(mktemp -d)" && mkdir -p "$genesis_node/scripts"',
+    `cat > "$genesis_node/preload.cjs" <<'GENESIS_NODE_PRELOAD'\n${NODE_PRELOAD}\nGENESIS_NODE_PRELOAD`,
+    'export GENESIS_NODE_SCRIPTS="$genesis_node/scripts" NODE_OPTIONS="--require $genesis_node/preload.cjs $NODE_OPTIONS"',
     'genesis_python="$(mktemp -d)" && mkdir -p "$genesis_python/lines"',
     `cat > "$genesis_python/sitecustomize.py" <<'GENESIS_PYTHON_COLLECTOR'\n${PYTHON_COLLECTOR}\nGENESIS_PYTHON_COLLECTOR`,
     'if [ -n "$PYTHONPATH" ]; then PYTHONPATH="$genesis_python:$PYTHONPATH"; else PYTHONPATH="$genesis_python"; fi',
     'export GENESIS_PYTHON_LINES="$genesis_python/lines" PYTHONPATH',
     `(${test})`,
     'status=$?',
-    'unset PYTHONPATH GENESIS_PYTHON_LINES',
-    `lines="$(node -e 'eval(Buffer.from(process.argv[1], "base64").toString())' "${node}" "$NODE_V8_COVERAGE" 2>/dev/null)" && printf '\\n${MARKER}%s\\n' "$lines"`,
+    'unset PYTHONPATH GENESIS_PYTHON_LINES NODE_OPTIONS GENESIS_NODE_SCRIPTS',
+    `lines="$(node -e 'eval(Buffer.from(process.argv[1], "base64").toString())' "${node}" "$NODE_V8_COVERAGE" "$genesis_node/scripts" 2>/dev/null)" && printf '\\n${MARKER}%s\\n' "$lines"`,
     `for f in "$genesis_python"/lines/*.json; do [ -s "$f" ] && printf '\\n${MARKER}%s\\n' "$(cat "$f")"; done`,
     'exit $status',
   ].join('\n');

@@ -2,18 +2,21 @@
  * Run inside the gate after the tests, by Node: the lines of each file of the work dir (outside
  * node_modules) that the tests executed, as `{ path: [[from, to], …] }` on standard output.
  *
- * Three sources, each in the file's own positions:
+ * Four sources, each in the file's own positions:
  * - nyc's raw report (`.nyc_output`): its statement map is in the file's positions, while V8 saw
  *   nyc's instrumented copy, whose offsets mean nothing in the file; a statement that ran marks
  *   the line it starts on, and V8's view of that file is ignored.
  * - V8 coverage of a script Node holds a source map for (a compiler's output, a TypeScript loader's
  *   transform): each original line is placed by its first mapped column, executed when the
  *   generated code there ran. Type-only lines have no mapping, so they are never marked.
+ * - V8 coverage of a runner's transform evaluated by `vm` under the file's name (vitest, jest), placed
+ *   the same way through the inline source map of the code the preload saved (node-preload.ts,
+ *   its folder the second argument): V8 names the file, but its positions are the transform's.
  * - V8 coverage of plain JavaScript (also what c8 writes, into the same NODE_V8_COVERAGE): a line is
  *   executed when its first character ran. Block ranges are painted outer first, so a block that
  *   never ran leaves its lines unmarked even inside a function that did. A file transformed
- *   without a source map (TypeScript under a runner that keeps none) is left out: offsets in its
- *   transform cannot be placed on it.
+ *   without a source map the collector can read (TypeScript under a runner that keeps none) is left
+ *   out: offsets in its transform cannot be placed on it.
  */
 export const NODE_COLLECTOR = String.raw`
 const fs = require('fs'), path = require('path'), url = require('url');
@@ -55,16 +58,16 @@ const segments = (mappings) => {
   }
   return out;
 };
-const fromSourceMap = (scriptFile, entry, ranges) => {
-  const starts = [];
-  let length = 0;
-  for (const n of entry.lineLengths) { starts.push(length); length += n + 1; }
-  const count = painted(ranges, length);
-  const map = entry.data, base = entry.url && entry.url.startsWith('file://') ? url.fileURLToPath(entry.url) : scriptFile;
-  const sources = (map.sources || []).map((s) => s.startsWith('file://') ? url.fileURLToPath(s) : path.resolve(path.dirname(base), map.sourceRoot || '', s));
+// The lines a source map places code on, each marked when the generated code at its first column ran; offsetOf(line, column) is where a generated position is in the script V8 covered.
+// False, and nothing marked, when none of the map's sources is a file of the work dir: a package
+// shipping its compiled code with maps to sources it left out (no-case's dist/ names src/index.ts).
+const fromSourceMap = (base, map, count, offsetOf) => {
+  const sources = (map.sources || []).map((s) => s.startsWith('file://') ? url.fileURLToPath(s) : path.resolve(path.dirname(base), map.sourceRoot || '', s))
+    .map((s) => (relative(s) && fs.existsSync(s) ? s : null));
+  if (!sources.some(Boolean)) return false;
   const first = new Map();
   for (const s of segments(map.mappings || '')) {
-    const key = s.source + ':' + s.originalLine, ran = count[(starts[s.line] ?? length) + s.column] > 0;
+    const key = s.source + ':' + s.originalLine, ran = count[offsetOf(s.line, s.column)] > 0;
     const seen = first.get(key);
     if (!seen || s.originalColumn < seen.column) first.set(key, { source: s.source, line: s.originalLine, column: s.originalColumn, ran });
     else if (s.originalColumn === seen.column) seen.ran = seen.ran || ran;
@@ -75,6 +78,40 @@ const fromSourceMap = (scriptFile, entry, ranges) => {
     const set = lines(rel);
     if (at.ran) set.add(at.line + 1);
   }
+  return true;
+};
+// A script Node holds a source map for (its source-map-cache entry).
+const fromNodeMap = (scriptFile, entry, ranges) => {
+  const starts = [];
+  let length = 0;
+  for (const n of entry.lineLengths) { starts.push(length); length += n + 1; }
+  const base = entry.url && entry.url.startsWith('file://') ? url.fileURLToPath(entry.url) : scriptFile;
+  return fromSourceMap(base, entry.data, painted(ranges, length), (line, column) => (starts[line] ?? length) + column);
+};
+// A script the preload saved (a runner's transform run by vm): its inline map is in positions of
+// the transform, which the runner wrapped, on its first line, in a function whose length is the
+// column offset it gave vm (vite-node gives it negative, so errors point into the transform; jest
+// positive).
+const inlineMap = (code) => {
+  const at = code.lastIndexOf('sourceMappingURL=data:application/json');
+  if (at < 0) return null;
+  const text = code.slice(at).split('\n')[0].trim(), comma = text.indexOf(',');
+  try {
+    const data = text.slice(comma + 1);
+    return JSON.parse(text.slice(0, comma).endsWith(';base64') ? Buffer.from(data, 'base64').toString('utf8') : decodeURIComponent(data));
+  } catch { return null; }
+};
+const fromSaved = (saved, ranges) => {
+  const map = inlineMap(saved.code);
+  if (!map) return false;
+  const starts = [];
+  let length = 0;
+  for (const line of saved.code.split('\n')) { starts.push(length); length += line.length + 1; }
+  const count = painted(ranges, saved.code.length);
+  return fromSourceMap(saved.filename, map, count, (line, column) => {
+    const own = line - saved.lineOffset;
+    return (starts[own] ?? length) + column + (own === 0 ? Math.abs(saved.columnOffset) : 0);
+  });
 };
 const direct = (file, ranges) => {
   const rel = relative(file);
@@ -98,18 +135,28 @@ for (const name of list('.nyc_output')) {
     for (const [id, at] of Object.entries(data.statementMap)) if (data.s && data.s[id] > 0) set.add(at.start.line);
   }
 }
-for (const dir of process.argv.slice(2)) {
-  for (const name of list(dir)) {
-    const report = readJson(path.join(dir, name));
-    if (!report) continue;
-    const maps = report['source-map-cache'] || {};
-    for (const script of report.result || []) {
-      const file = script.url.startsWith('file://') ? url.fileURLToPath(script.url) : null;
-      const ranges = script.functions.flatMap((f) => f.ranges), entry = maps[script.url];
-      // A loader may hand Node its transform as a data: URL (tsx does for TypeScript that ESM imports); its map still names the file.
-      if (entry && entry.data && entry.lineLengths) fromSourceMap(file || path.join(root, 'genesis-unnamed.js'), entry, ranges);
-      else if (file) direct(file, ranges);
-    }
+const saved = new Map();
+for (const name of process.argv[3] ? list(process.argv[3]) : []) {
+  const script = name.endsWith('.json') ? readJson(path.join(process.argv[3], name)) : null;
+  if (!script || typeof script.code !== 'string') continue;
+  const file = script.filename.startsWith('file://') ? url.fileURLToPath(script.filename) : script.filename;
+  saved.set(file, [...(saved.get(file) || []), { ...script, filename: file }]);
+}
+for (const name of list(process.argv[2])) {
+  const report = readJson(path.join(process.argv[2], name));
+  if (!report) continue;
+  const maps = report['source-map-cache'] || {};
+  for (const script of report.result || []) {
+    const file = script.url.startsWith('file://') ? url.fileURLToPath(script.url) : null;
+    const ranges = script.functions.flatMap((f) => f.ranges), entry = maps[script.url];
+    // The script's own source is the one as long as its top-level range (a file may be saved transformed more than one way).
+    const length = ranges.reduce((longest, r) => Math.max(longest, r.endOffset), 0);
+    const own = (saved.get(file || script.url) || []).find((s) => s.code.length === length);
+    if (own && fromSaved(own, ranges)) continue;
+    // A loader may hand Node its transform as a data: URL (tsx does for TypeScript that ESM imports); its map still names the file.
+    if (entry && entry.data && entry.lineLengths && fromNodeMap(file || path.join(root, 'genesis-unnamed.js'), entry, ranges)) continue;
+    // A transform whose map places nothing is read on the file as plain code is: the best left.
+    if (file && (own || !saved.has(file))) direct(file, ranges);
   }
 }
 const out = {};

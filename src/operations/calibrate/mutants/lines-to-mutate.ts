@@ -6,8 +6,9 @@ import type { MutationLanguage } from './languages.js';
  * the file). `isSource` says which reported paths are sources calibration mutates.
  *
  * A file the coverage run did not report is skipped, except TypeScript under a runner whose
- * coverage cannot be placed on it (vitest runs it as scripts V8 reports with no URL), which is
- * mutated on every line. That exception holds only while coverage placed no line on any source:
+ * coverage cannot be placed on it (one that evaluates its transform other than through
+ * vm.runInThisContext with an inline source map, which the preload keeps: vitest's vmThreads
+ * pool), which is mutated on every line. That exception holds only while coverage placed no line on any source:
  * once it did, the tests are seen running the project's code, and TypeScript they never loaded
  * is not what runs (a package published with its compiled JavaScript beside the TypeScript it came
  * from, whose tests load the JavaScript): every mutant of it would survive for nothing. Pure.

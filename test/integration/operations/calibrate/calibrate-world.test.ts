@@ -2,9 +2,11 @@ import { realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
+import { findJavaScriptSites } from '../../../../src/operations/calibrate/mutants/javascript.js';
 import { genesis } from '../../../helpers/genesis-cli.js';
 import { adoptCalibrationProject } from '../../../helpers/calibration-project.js';
 import { itWith } from '../../../helpers/services.js';
+import { installTestRunners } from '../../../helpers/test-runners.js';
 import { tempDir } from '../../../helpers/temp-dir.js';
 
 const FIXTURES = join(import.meta.dirname, '../../../fixtures/adopt');
@@ -94,19 +96,49 @@ describe('genesis calibrate', () => {
     120_000,
   );
 
-  it('gates mutants of TypeScript sources run by vitest, on every line since coverage cannot place them', async () => {
+  it("says the head's suite ran no test when its runner found none (a package published without its tests), and gates no mutant", async () => {
+    const runners = await installTestRunners();
+    const dir = await tempDir('genesis-calibrate-');
+    const source = join(dir, 'src');
+    const { mkdir, writeFile } = await import('node:fs/promises');
+    await mkdir(source, { recursive: true });
+    await writeFile(
+      join(source, 'index.js'),
+      "'use strict';\nmodule.exports = function define(o, k, v) {\n  if (k in o) return o;\n  o[k] = v + 0;\n  return o;\n};\n",
+    );
+    await writeFile(
+      join(source, 'world.yaml'),
+      stringify({
+        name: 'untested',
+        goal: { outcome: 'x' },
+        // What define-properties 1.1.4 on are: test/ left out of the package, the runner's glob matches nothing.
+        verify: { sandbox: 'none', setup: `ln -s ${runners} node_modules`, test: "node node_modules/tape/bin/tape 'test/*.js'" },
+        agent: { kind: 'command', command: ['true'] },
+      }),
+    );
+    const world = join(dir, 'untested.world');
+    const init = await genesis(['init', '--world', world, '--from', source]);
+    expect(init.status, init.stderr).toBe(0);
+    const run = await genesis(['calibrate', '--world', world, '--commits', '0', '--mutants', '3', '--quiet', '--json']);
+    expect(run.status, run.stderr).toBe(0);
+    const report = JSON.parse(run.stdout);
+    expect(report.recall).toBeNull();
+    expect(report.recallUnmeasured).toContain("the head's test step reported no test");
+  }, 180_000);
+
+  it('gates mutants of TypeScript run by vitest on the lines its tests execute, placed through the source map of vite’s transform', async () => {
     const dir = await tempDir('genesis-calibrate-');
     const source = join(dir, 'src');
     const { mkdir, writeFile } = await import('node:fs/promises');
     await mkdir(join(source, 'test'), { recursive: true });
     await mkdir(join(source, 'src'), { recursive: true });
-    await writeFile(
-      join(source, 'src', 'clamp.ts'),
-      'export interface Range {\n  max: number;\n}\nexport function clamp(n: number, r: Range): number {\n  if (n > r.max) return r.max;\n  return n;\n}\n',
-    );
+    // Lines 6 (the branch) and 11 (a function's body) hold sites, and the test runs neither.
+    const clamp =
+      'export interface Range {\n  max: number;\n}\nexport function clamp(n: number, r: Range): number {\n  if (n > r.max) {\n    return r.max - 1;\n  }\n  return n;\n}\nexport function twice(n: number): number {\n  return n * 2;\n}\n';
+    await writeFile(join(source, 'src', 'clamp.ts'), clamp);
     await writeFile(
       join(source, 'test', 'clamp.test.ts'),
-      "import { expect, test } from 'vitest';\nimport { clamp } from '../src/clamp.js';\ntest('clamps', () => { expect(clamp(5, { max: 3 })).toBe(3); expect(clamp(2, { max: 3 })).toBe(2); expect(clamp(3, { max: 3 })).toBe(3); });\n",
+      "import { expect, test } from 'vitest';\nimport { clamp } from '../src/clamp.js';\ntest('clamps', () => { expect(clamp(2, { max: 3 })).toBe(2); expect(clamp(3, { max: 3 })).toBe(3); });\n",
     );
     await writeFile(join(source, 'package.json'), '{ "type": "module" }\n');
     await writeFile(
@@ -124,10 +156,10 @@ describe('genesis calibrate', () => {
     const run = await genesis(['calibrate', '--world', world, '--commits', '0', '--mutants', '4', '--quiet', '--json']);
     expect(run.status, run.stderr).toBe(0);
     const recall = JSON.parse(run.stdout).recall;
-    expect(recall).toMatchObject({ of: 4, executedLinesOnly: false, files: ['src/clamp.ts'] });
-    // No mutant of the interface: every one is on the function's lines (5 and 6).
-    expect(recall.survivors.every((s: { line: number }) => s.line >= 5)).toBe(true);
-    expect(recall.count).toBeGreaterThanOrEqual(3);
+    const executed = findJavaScriptSites('src/clamp.ts', clamp, new Set([4, 5, 8, 9]));
+    expect(findJavaScriptSites('src/clamp.ts', clamp, null).length).toBeGreaterThan(executed.length);
+    expect(recall).toMatchObject({ of: executed.length, executedLinesOnly: true, files: ['src/clamp.ts'], sites: executed.length });
+    expect(recall.survivors.every((s: { line: number }) => s.line === 5 || s.line === 8)).toBe(true);
   }, 180_000);
   it('reports a commit that fails its gate and passes when gated again apart from f (no sandbox: a marker outside the tree counts the runs)', async () => {
     const dir = await tempDir('genesis-calibrate-');

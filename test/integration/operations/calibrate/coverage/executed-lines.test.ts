@@ -1,11 +1,13 @@
 import { execFile } from 'node:child_process';
 import { realpathSync } from 'node:fs';
+import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { readExecutedLines, withExecutedLines } from '../../../../../src/operations/calibrate/coverage/executed-lines.js';
 import { tempDir } from '../../../../helpers/temp-dir.js';
-import { installPinned, PINNED_COVERAGE_TOOLS, writeProject } from '../../../../helpers/test-runners.js';
+import { findJavaScriptSites } from '../../../../../src/operations/calibrate/mutants/javascript.js';
+import { installPinned, installTestRunners, PINNED_COVERAGE_TOOLS, PINNED_VITEST, writeProject } from '../../../../helpers/test-runners.js';
 
 const run = promisify(execFile);
 /** Genesis's own node_modules, for tsx. */
@@ -48,6 +50,24 @@ const TYPED = [
   '}', // 10
 ].join('\n');
 
+// Under the test below, line 6 (the branch) and line 11 (a function) never run.
+const BRANCHED = [
+  'export interface Range {', // 1
+  '  max: number;', // 2
+  '}', // 3
+  'export function clamp(n: number, r: Range): number {', // 4
+  '  if (n > r.max) {', // 5
+  '    return r.max - 0;', // 6
+  '  }', // 7
+  '  return n + 0;', // 8
+  '}', // 9
+  'export function unused(n: number): number {', // 10
+  '  return n * 2;', // 11
+  '}', // 12
+].join('\n');
+const VITEST_TEST =
+  "import { expect, it } from 'vitest';\nimport { clamp } from './clamp';\nit('clamps', () => {\n  expect(clamp(1, { max: 3 })).toBe(1);\n});\n";
+
 describe('the lines a suite executes, read in the gate', () => {
   let modules: string;
   beforeAll(async () => {
@@ -86,6 +106,22 @@ describe('the lines a suite executes, read in the gate', () => {
     }
   }, 120_000);
 
+  it('on the compiled JavaScript itself when its source map names sources the tree does not hold (a package that ships dist/ alone)', async () => {
+    const dir = await tempDir('genesis-lines-');
+    const test = "const assert = require('node:assert');\nconst { clamp } = require('./dist/clamp.js');\nassert.equal(clamp(5, { max: 3 }), 3);\n";
+    await writeProject(dir, { 'src/clamp.ts': TYPED, 'test.js': test }, modules);
+    await run(join(modules, '.bin', 'tsc'), ['--sourceMap', '--outDir', 'dist', '--module', 'commonjs', '--target', 'es2020', 'src/clamp.ts'], { cwd: dir });
+    await rm(join(dir, 'src'), { recursive: true });
+    const lines = await executedLines(dir, 'node test.js');
+    expect(lines['src/clamp.ts']).toBeUndefined();
+    // dist/clamp.js: clamp's declaration and its `if` ran; unused's body (its second line from the end) did not.
+    const compiled = (await readFile(join(dir, 'dist', 'clamp.js'), 'utf8')).split('\n');
+    const body = compiled.findIndex((line) => line.includes('n * 2')) + 1;
+    const branch = compiled.findIndex((line) => line.includes('n > r.max')) + 1;
+    expect(lines['dist/clamp.js']).toContain(branch);
+    expect(lines['dist/clamp.js']).not.toContain(body);
+  }, 120_000);
+
   it('through the source map a TypeScript loader (tsx) hands Node, on the file itself', async () => {
     const dir = await tempDir('genesis-lines-');
     const test = "import assert from 'node:assert';\nimport { clamp } from './src/clamp.ts';\nassert.equal(clamp(5, { max: 3 }), 3);\n";
@@ -95,6 +131,34 @@ describe('the lines a suite executes, read in the gate', () => {
     // no site is made on either; the lines of the bodies are what mutants are drawn from.
     expect(clamp).toContain(5);
     expect(clamp?.filter((n) => [2, 6, 9].includes(n))).toEqual([]);
+  }, 120_000);
+
+  it('under vitest, in the worker that ran the tests, through the source map of vite’s transform, on the TypeScript file itself', async () => {
+    const dir = await tempDir('genesis-lines-');
+    await writeProject(
+      dir,
+      { 'src/clamp.ts': BRANCHED, 'src/clamp.test.ts': VITEST_TEST, 'package.json': '{ "type": "module" }\n' },
+      await installPinned(PINNED_VITEST),
+    );
+    // Each pool that runs a test file in a Node process or thread of its own.
+    for (const pool of ['forks', 'threads']) {
+      const lines = await executedLines(dir, `node node_modules/vitest/vitest.mjs run --pool=${pool}`);
+      expect(lines['src/clamp.ts'], pool).toEqual([4, 5, 8, 9]);
+      // So no mutant is drawn from the branch or the function the test never runs, though both hold sites.
+      const drawn = findJavaScriptSites('src/clamp.ts', BRANCHED, new Set(lines['src/clamp.ts'])).map((site) => site.line);
+      expect(new Set(drawn), pool).toEqual(new Set([5, 8]));
+      const every = findJavaScriptSites('src/clamp.ts', BRANCHED, null).map((site) => site.line);
+      expect(every).toEqual(expect.arrayContaining([6, 11]));
+    }
+  }, 240_000);
+
+  it('under jest, through the source map babel-jest leaves in the code jest wraps and runs by vm, not from the file’s own offsets', async () => {
+    const dir = await tempDir('genesis-lines-');
+    const test = "const lib = require('./lib.js');\ntest('small', () => {\n  expect(lib.big(3)).toBe('small');\n});\n";
+    await writeProject(dir, { 'lib.js': LIBRARY, 'lib.test.js': test, 'package.json': '{}\n' }, await installTestRunners());
+    const lib = (await executedLines(dir, 'node node_modules/jest/bin/jest.js --ci'))['lib.js'];
+    expect(lib).toEqual(expect.arrayContaining([1, 2, 5, 8]));
+    expect(lib?.filter((n) => [3, 4, 9, 10].includes(n))).toEqual([]);
   }, 120_000);
 
   it('in every Python process the step starts, from the standard library alone', async () => {

@@ -18,7 +18,7 @@ describe('linesToMutate: the lines of a source calibration may mutate', () => {
     expect(of('tool.py', language('tool.py'))).toBeUndefined();
   });
 
-  it('mutates every line of TypeScript the coverage could not see, when it placed no line on any source (vitest runs TypeScript unnamed)', () => {
+  it('mutates every line of TypeScript the coverage could not see, when it placed no line on any source (a runner that transforms it where the preload does not see)', () => {
     const of = linesToMutate(new Map([['test/clamp.test.ts', new Set([1])]]), isSource);
     expect(of('src/clamp.ts', language('src/clamp.ts'))).toBeNull();
   });
