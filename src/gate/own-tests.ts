@@ -12,8 +12,10 @@
  * accepted content writes it: its title as a string literal (node --test, tape), the call of an
  * assertion method that tape names a message-less assertion after (`t.deepEqual(a, b)`: "should
  * be deeply equivalent", see attribution/tape-default-names.ts), its suites' and
- * its own titles as literals that mocha joins with spaces (`bodyParser() should parse JSON`), or a
- * function of its name (go's `func TestX(`, cargo's `fn it_adds(`, Python's `def test_x(`).
+ * its own titles as literals that mocha joins with spaces (`bodyParser() should parse JSON`), a
+ * function of its name (go's `func TestX(`, cargo's `fn it_adds(`, Python's `def test_x(`), or
+ * literals of several files that write the name end to end (a helper's words around a one-word
+ * title: attribution/composed-names.ts).
  */
 import { readText } from '../git/object-reader.js';
 import { matchesAny } from '../manifest/path-patterns.js';
