@@ -28,9 +28,10 @@ export function trimNotes(text: string, maxBytes: number): { text: string; dropp
 
 /**
  * Keeps a workspace's handoff file within the per-file limit by dropping its oldest notes, so an
- * episode that pads it (or a long history of honest appends) never makes the next episode's
- * change fail `size-limit`. Only a regular file reached without a link is touched. Returns a line
- * for the episode's log, or null when nothing was dropped.
+ * episode that pads it (or a long history of honest appends) never leaves the next episodes a
+ * file that only grows: the pre-gate lets a file the head holds grow by the limit each change.
+ * Only a regular file reached without a link is touched. Returns a line for the episode's log, or
+ * null when nothing was dropped.
  */
 export async function trimHandoff(workspace: string, path: string, maxBytes: number): Promise<string | null> {
   const info = await lstatInside(workspace, path);

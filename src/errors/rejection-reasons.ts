@@ -49,7 +49,7 @@ export const REJECTION_REASONS = {
   'gate-oom': charged('a gate step ran out of memory'),
   'deps-failed': charged('the dependency set could not be prepared'),
   'no-tests-ran': charged('the test step reported no test that ran'),
-  'tests-vanished': charged('tests that pass on the accepted head, defined in no file the change edited, were not reported passing'),
+  'tests-vanished': charged('tests that pass on the accepted head, defined by a protected file or by no file the change edited, were not reported passing'),
   'no-score': charged('ratchet mode found no count of passing tests'),
   'score-fell': charged('fewer tests pass than on the accepted head'),
   'report-missing': charged('the test report verify.report names was not written'),

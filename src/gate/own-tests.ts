@@ -12,14 +12,17 @@
  * accepted content writes it: its title as a string literal (node --test, tape), the call of an
  * assertion method that tape names a message-less assertion after (`t.deepEqual(a, b)`: "should
  * be deeply equivalent", see attribution/tape-default-names.ts), its suites' and
- * its own titles as literals that mocha joins with spaces (`bodyParser() should parse JSON`), or a
- * function of its name (go's `func TestX(`, cargo's `fn it_adds(`, Python's `def test_x(`).
+ * its own titles as literals that mocha joins with spaces (`bodyParser() should parse JSON`), a
+ * function of its name (go's `func TestX(`, cargo's `fn it_adds(`, Python's `def test_x(`), or
+ * literals of several files that write the name end to end (a helper's words around a one-word
+ * title: attribution/composed-names.ts).
  */
 import { readText } from '../git/object-reader.js';
 import { matchesAny } from '../manifest/path-patterns.js';
 import type { ChangedEntry } from '../git/tree/diff.js';
 import type { TestBaseline } from './test-baseline.js';
-import { fileNamed, SEARCH_LIMIT, testDefinition, treeFiles } from './attribution/test-definitions.js';
+import { compositionOf, type PiecesByKind, piecesOf } from './attribution/composed-names.js';
+import { fileNamed, SCRIPT, SEARCH_LIMIT, testDefinition, treeFiles } from './attribution/test-definitions.js';
 
 export interface OwnTestsInput {
   repo: string;
@@ -66,19 +69,51 @@ async function ownTests(names: readonly string[], input: OwnTestsInput): Promise
     const how = strongest(editedTexts.map((text) => testDefinition(text, name)));
     if (how) inEdited.set(name, how);
   }
-  if (inEdited.size === 0) return own;
-  const protectedTexts = (await Promise.all([...files.keys()].filter((p) => matchesAny(p, input.protectedPaths)).map(textOf))).filter(
-    (t): t is string => t !== null,
-  );
-  // A protected file keeps a name guarded when it defines it at least as wholly as an edited file
-  // does: one that only holds a phrase of a title an edited file writes whole (a suite title two
-  // files share) does not claim it, while a name only built around phrases stays guarded by any.
-  for (const [name, how] of inEdited) {
+  const protectedPaths = [...files.keys()].filter((p) => matchesAny(p, input.protectedPaths));
+  const protectedTexts = (await Promise.all(protectedPaths.map(textOf))).filter((t): t is string => t !== null);
+  // A name no edited file writes whole may be written with pieces of several files (a helper's
+  // words around a test file's one-word title): the other script files hold the helper's.
+  const composed = new Set(byLeaf.filter((name) => inEdited.get(name) !== 'whole' && !name.includes(SEGMENT)));
+  const pieces = composed.size === 0 ? null : await piecesByKind(files, editedSet, protectedPaths, editedTexts, protectedTexts, textOf);
+  for (const name of byLeaf) {
+    const how = inEdited.get(name);
     const guarded = strongest(protectedTexts.map((text) => testDefinition(text, name)));
-    if (guarded === null || (how === 'whole' && guarded === 'part')) own.add(name);
+    // A protected file keeps a name guarded when it defines it at least as wholly as an edited file
+    // does: one that only holds a phrase of a title an edited file writes whole (a suite title two
+    // files share) does not claim it, while a name only built around phrases, or written with a
+    // protected file's piece (a one-word title handed to an edited helper), stays guarded by any.
+    if (how === 'whole') {
+      if (guarded !== 'whole') own.add(name);
+      continue;
+    }
+    const composition = pieces && composed.has(name) ? compositionOf(name, pieces) : null;
+    const editable = how === 'part' || composition?.byEditable === true;
+    if (editable && guarded === null && composition?.protectedPiece !== true) own.add(name);
   }
   return own;
 }
+
+/** The pieces names may be written with (attribution/composed-names.ts), by the kind of file that holds them. */
+async function piecesByKind(
+  files: ReadonlyMap<string, number>,
+  edited: ReadonlySet<string>,
+  protectedPaths: readonly string[],
+  editedTexts: readonly string[],
+  protectedTexts: readonly string[],
+  textOf: (path: string) => Promise<string | null>,
+): Promise<PiecesByKind> {
+  const guarded = new Set(protectedPaths);
+  const others = [...files.keys()].filter((p) => SCRIPT.test(p) && !edited.has(p) && !guarded.has(p));
+  const otherTexts = (await Promise.all(others.map(textOf))).filter((t): t is string => t !== null);
+  const union = (texts: readonly string[]): Set<string> => new Set(texts.flatMap((t) => [...piecesOf(t)]));
+  return new Map([
+    ['edited', union(editedTexts)],
+    ['protected', union(protectedTexts)],
+    ['other', union(otherTexts)],
+  ]);
+}
+
+const SEGMENT = ' > ';
 
 const strongest = (found: ReadonlyArray<'whole' | 'part' | null>): 'whole' | 'part' | null =>
   found.includes('whole') ? 'whole' : found.includes('part') ? 'part' : null;

@@ -66,6 +66,17 @@ export function sizeLimitsOf(verify: { maxFileKb: number; maxChangeKb: number; m
   };
 }
 
+/**
+ * How large one file of the change may be. The limit keeps out what the world never chose to hold
+ * (a bundle, a binary, a dataset an episode writes), which git then keeps for good; a file the
+ * accepted head already holds was chosen, by the world's owner or the history it adopted (a
+ * lockfile, a snapshot, a page the project regenerates), so the change may grow it by as much as
+ * it may write into a new file, and no more: a small file swollen into a large one is still refused.
+ */
+function fileLimit(entry: ChangedEntry, maxFileBytes: number): number {
+  return maxFileBytes + (entry.change === 'modified' ? (entry.baseSize ?? 0) : 0);
+}
+
 const SYMLINK_MODE = '120000';
 const REGULAR_MODES = new Set(['100644', '100755']);
 const GITLINK_MODE = '160000';
@@ -223,14 +234,14 @@ export function checkChange(entries: readonly ChangedEntry[], rules: PreGateRule
         'stay inside the world and not point into .git (".." only at the start of the target)',
     );
   }
-  const large = live.filter((e) => e.size > rules.maxFileBytes);
+  const large = live.filter((e) => e.size > fileLimit(e, rules.maxFileBytes));
   if (large.length > 0) {
     const shown = large.map((e) => `${showPath(e.path)} (${e.size} bytes)`);
     return reject(
       'size-limit',
       large.map((e) => e.path),
-      `${large.length} ${plural(large.length, 'file')} over the limit of ${rules.maxFileBytes} bytes per file: ` +
-        `${listFew(shown)}; keep generated or binary artefacts out of the world`,
+      `${large.length} ${plural(large.length, 'file')} over the limit of ${rules.maxFileBytes} bytes per file: ${listFew(shown)} ` +
+        '(a file the accepted head holds may grow by that much over its size there); keep generated or binary artefacts out of the world',
     );
   }
   if (bytes > rules.maxChangeBytes) {

@@ -114,7 +114,12 @@ const verify = z
       .strict()
       .optional()
       .describe("where the test step's report is: counts, the ratchet's score and failing tests are read from it"),
-    maxFileKb: z.number().int().positive().default(1024).describe('largest file an episode may write'),
+    maxFileKb: z
+      .number()
+      .int()
+      .positive()
+      .default(1024)
+      .describe('largest new file an episode may write; a file the accepted head holds may grow by this much over its size there'),
     maxChangeKb: z.number().int().positive().default(10240).describe('largest total change of one episode'),
     maxFiles: z.number().int().positive().default(500).describe('most files one episode may change'),
     deps: deps.optional().describe('the dependency set: files that define it, the install command, the paths it produces'),

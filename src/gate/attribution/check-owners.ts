@@ -12,7 +12,7 @@
  */
 import { readText } from '../../git/object-reader.js';
 import { testPathsOf } from '../plan.js';
-import { definesTest, fileNamed, SEARCH_LIMIT, treeFiles } from './test-definitions.js';
+import { definesTest, fileNamed, SCRIPT, SEARCH_LIMIT, treeFiles } from './test-definitions.js';
 
 /** One check of the step: its own command and the script files its paths hold (text null: too big to read). */
 export interface CheckFiles {
@@ -25,9 +25,6 @@ export interface CheckOwners {
   owned: Record<string, string[]>;
   runAlone: string[];
 }
-
-/** Files a test runner loads as test scripts (node --test, with or without a TypeScript loader). */
-const SCRIPT = /\.[cm]?[jt]sx?$/;
 
 /** Attributes a run's passing names to the checks that ran together (see the file's comment). Pure. */
 export function ownersOfTests(names: readonly string[], checks: readonly CheckFiles[], tree: ReadonlyMap<string, number>): CheckOwners {

@@ -10,13 +10,15 @@ import { callsTapeAssertionNamed } from './tape-default-names.js';
 /** A file bigger than this is not searched for test names (a bundle, a fixture), nor read. */
 export const SEARCH_LIMIT = 1024 * 1024;
 const SEGMENT = ' > ';
+/** Files a test runner loads as test scripts (node --test, with or without a TypeScript loader), and a helper of theirs. */
+export const SCRIPT = /\.[cm]?[jt]sx?$/;
 // A file path as runners print it: no spaces, an extension that starts with a letter (a version such as 1.2.3 is no file).
 const PATH_LIKE = /^(?:\.\/)?[^\s>]+\.[A-Za-z][A-Za-z0-9]{0,5}$/;
 /** A Python module, perhaps with a class after it (`tests.test_calc.TestGroup`). */
 const PYTHON_DOTTED = /^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$/;
 const IDENTIFIER = /^[A-Za-z_]\w*$/;
 /** A string literal on one line, in any of JavaScript's three quotes or Python's two, no escapes inside. */
-const LITERAL = /'([^'\\\n]{0,300})'|"([^"\\\n]{0,300})"|`([^`\\\n]{0,300})`/g;
+export const LITERAL = /'([^'\\\n]{0,300})'|"([^"\\\n]{0,300})"|`([^`\\\n]{0,300})`/g;
 /** Longer than any title a suite tree makes. */
 const MAX_TITLE = 2000;
 

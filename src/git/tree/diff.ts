@@ -13,25 +13,36 @@ export interface ChangedEntry {
   size: number;
   /** For mode 120000: the link's target text. */
   symlinkTarget?: string;
+  /** For a regular file modified in place: its blob's size on the base tree (what the pre-gate measures growth from). */
+  baseSize?: number;
 }
 
 const STATUS: Record<string, ChangedEntry['change']> = { A: 'added', M: 'modified', D: 'deleted', T: 'type-changed' };
 
 /** What changed between two trees, with each new blob's mode, size and (for symlinks) target. No git process (tree-walk.ts). */
 export async function listChanges(repo: string, fromTree: string, toTree: string): Promise<ChangedEntry[]> {
-  const entries: Array<ChangedEntry & { sha: string }> = (await diffTrees(repo, fromTree, toTree)).map((c) => {
+  const entries: Array<ChangedEntry & { sha: string; oldSha: string }> = (await diffTrees(repo, fromTree, toTree)).map((c) => {
     const change = STATUS[c.status] ?? 'modified';
-    return { path: c.path, change, mode: change === 'deleted' ? '' : c.newMode, size: 0, sha: c.newSha };
+    // Only a regular file's content grows in place; its old blob is the one to measure from.
+    const oldSha = change === 'modified' && REGULAR.has(c.oldMode) && REGULAR.has(c.newMode) ? c.oldSha : '';
+    return { path: c.path, change, mode: change === 'deleted' ? '' : c.newMode, size: 0, sha: c.newSha, oldSha };
   });
   await fillSizesAndTargets(repo, entries);
-  return entries.map(({ sha: _sha, ...entry }) => entry);
+  return entries.map(({ sha: _sha, oldSha: _oldSha, ...entry }) => entry);
 }
 
-async function fillSizesAndTargets(repo: string, entries: Array<ChangedEntry & { sha: string }>): Promise<void> {
+const REGULAR = new Set(['100644', '100755']);
+
+async function fillSizesAndTargets(repo: string, entries: Array<ChangedEntry & { sha: string; oldSha: string }>): Promise<void> {
   const blobs = entries.filter((e) => e.change !== 'deleted' && e.mode !== '160000');
   const sizes = await Promise.all(blobs.map((e) => resolveObject(repo, e.sha)));
   blobs.forEach((entry, i) => {
     entry.size = sizes[i]?.size ?? 0;
+  });
+  const grown = entries.filter((e) => e.oldSha !== '');
+  const baseSizes = await Promise.all(grown.map((e) => resolveObject(repo, e.oldSha)));
+  grown.forEach((entry, i) => {
+    entry.baseSize = baseSizes[i]?.size ?? 0;
   });
   // A link target longer than PATH_MAX is no path at all: left unread, the pre-gate rejects the link.
   for (const link of blobs.filter((e) => e.mode === '120000' && e.size <= MAX_LINK_TARGET)) {

@@ -11,6 +11,8 @@ export interface TreeChange {
   newMode: string;
   /** The new object's id; '' when deleted. */
   newSha: string;
+  /** The old object's id; '' when added. */
+  oldSha: string;
 }
 
 const TREE = '40000';
@@ -49,9 +51,9 @@ async function walk(repo: string, from: string | null, to: string | null, prefix
     if (old && neu && old.sha === neu.sha && old.mode === neu.mode) continue;
     const path = `${prefix}${(old ?? neu)!.name}`;
     if (key.endsWith('/')) await walk(repo, old?.sha ?? null, neu?.sha ?? null, `${path}/`, out);
-    else if (!old) out.push({ path, status: 'A', oldMode: '000000', newMode: neu!.mode, newSha: neu!.sha });
-    else if (!neu) out.push({ path, status: 'D', oldMode: old.mode, newMode: '000000', newSha: '' });
-    else out.push({ path, status: kindOf(old.mode) === kindOf(neu.mode) ? 'M' : 'T', oldMode: old.mode, newMode: neu.mode, newSha: neu.sha });
+    else if (!old) out.push({ path, status: 'A', oldMode: '000000', newMode: neu!.mode, newSha: neu!.sha, oldSha: '' });
+    else if (!neu) out.push({ path, status: 'D', oldMode: old.mode, newMode: '000000', newSha: '', oldSha: old.sha });
+    else out.push({ path, status: kindOf(old.mode) === kindOf(neu.mode) ? 'M' : 'T', oldMode: old.mode, newMode: neu.mode, newSha: neu.sha, oldSha: old.sha });
   }
 }
 

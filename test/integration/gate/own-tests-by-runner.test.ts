@@ -144,6 +144,35 @@ module.exports = (title, a, b) => test(title, (t) => {
     expect(kept).toEqual(['guarded numbers are equal', 'strict: guarded numbers are equal (reversed)']);
   });
 
+  describe("when the titles a helper builds names around are single words (deep-equal's 'falses', 'trues')", () => {
+    // deep-equal's test/_tape.js: the name is written end to end by the title and the helper's words.
+    const helper = `const Test = require('tape/lib/test');
+Test.prototype.deepEqualTest = function (a, b, msg) {
+  this.equal(a === b, true, msg + ' are equal');
+  this.equal(b === a, true, 'strict: ' + msg + ' are equal' + ' (reversed)');
+};
+`;
+    const files = {
+      'test/_tape.js': helper,
+      'test/cmp.js': `const test = require('tape');\nrequire('./_tape');\ntest('booleans', (t) => { t.deepEqualTest(true, true, 'trues'); t.deepEqualTest(false, false, 'falses'); t.end(); });\n`,
+      'test/guard.js': `const test = require('tape');\nrequire('./_tape');\ntest('guard', (t) => { t.deepEqualTest(1, 1, 'ones'); t.end(); });\n`,
+    };
+    const run = { run: 'bash', args: ['-c', 'node test/cmp.js; node test/guard.js'] };
+
+    it("a change that edits the titles' file owns their tests, the helper's file left alone", async () => {
+      const { all, kept } = await guarded(files, run, { edited: ['test/cmp.js'], protectedPaths: ['test/guard.js'] }, modules);
+      expect(all).toContain('strict: falses are equal (reversed)');
+      expect(kept).toEqual(['ones are equal', 'strict: ones are equal (reversed)']);
+    });
+
+    it('a change that edits the helper to skip one-word titles is still asked for the protected tests', async () => {
+      const { all, kept } = await guarded(files, run, { edited: ['test/_tape.js'], protectedPaths: ['test/cmp.js', 'test/guard.js'] }, modules);
+      expect(kept).toEqual(all);
+      const skipping = all.filter((n) => !/\b(trues|falses|ones)\b/.test(n));
+      expect(vanishedTests(kept, { passed: skipping, failed: [] }, false)).toEqual(all);
+    });
+  });
+
   it("tape (names built around the values a loop checks): the file whose literal ends the name owns it, a protected file's stay guarded", async () => {
     const { all, kept } = await guarded(
       {

@@ -138,6 +138,37 @@ describe('size limits before anything is read', () => {
     await expect(failed).rejects.not.toMatchObject({ message: expect.stringContaining(out) });
   });
 
+  it('measures a file the head holds from its size there: a page the project regenerates may grow past the per-file limit, a new file or a swollen small one may not', async () => {
+    const { world, base } = await bareWorld();
+    const blob = (bytes: number, fill: string) => gitValue(['hash-object', '-w', '--stdin'], { cwd: world.path, input: Buffer.alloc(bytes, fill) });
+    const small = await gitValue(['hash-object', '-w', '--stdin'], { cwd: world.path, input: 'hello\n' });
+    // array-includes 3.1.1 ships an 801,477-byte test.html, which 3.1.2 regenerates at 1,130,699 bytes.
+    const head = await world.commitTree(
+      await makeTree(world.path, [
+        ['100644', small, 'src/a.js'],
+        ['100644', await blob(801_477, 'a'), 'test.html'],
+      ]),
+      [base],
+      'page\n',
+    );
+    const grown = await makeTree(world.path, [
+      ['100644', small, 'src/a.js'],
+      ['100644', await blob(1_130_699, 'b'), 'test.html'],
+    ]);
+    const rules = { protected: [], taskPaths: ['**'], ...DEFAULT_PRE_GATE_LIMITS };
+    const regenerated = await listChanges(world.path, await world.treeOf(head), grown);
+    expect(regenerated).toEqual([{ path: 'test.html', change: 'modified', mode: '100644', size: 1_130_699, baseSize: 801_477 }]);
+    expect(checkChange(regenerated, rules)).toMatchObject({ ok: true });
+    const added = await listChanges(world.path, await world.treeOf(base), grown);
+    expect(checkChange(added, rules)).toMatchObject({ ok: false, reason: 'size-limit', paths: ['test.html'] });
+    const swollen = await makeTree(world.path, [
+      ['100644', await blob(1_130_699, 'c'), 'src/a.js'],
+      ['100644', await blob(801_477, 'a'), 'test.html'],
+    ]);
+    const verdict = checkChange(await listChanges(world.path, await world.treeOf(head), swollen), rules);
+    expect(verdict).toMatchObject({ ok: false, reason: 'size-limit', paths: ['src/a.js'] });
+  });
+
   it('collects a normal change under the limits', async () => {
     const { world, base } = await bareWorld();
     const ws = await createWorkspace(world, 'normal', base);

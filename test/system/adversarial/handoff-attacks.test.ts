@@ -5,8 +5,8 @@ import { attackRoot, honestTask, runAttackedWorld, type AttackedWorld } from './
 /**
  * The handoff file as a lock. An agent (a shell script in the bwrap agent sandbox) pads the shared
  * progress file to just under the per-file limit, with its change otherwise right, so that the next
- * agent's one-line append would take the file over it and fail the next change `size-limit`.
- * Genesis keeps the file within the limit itself by dropping the oldest notes: the next change lands.
+ * agent's one-line append would take the file over it. Genesis keeps the file within the limit
+ * itself by dropping the oldest notes: the next change lands, and the file stays under the limit.
  */
 const agent = `#!/bin/sh
 mkdir -p src

@@ -167,6 +167,16 @@ describe('checkChange', () => {
       expect(verdict.message).toContain(`1 file over the limit of ${DEFAULT_PRE_GATE_LIMITS.maxFileBytes} bytes per file: src/add.js (1048577 bytes)`);
     });
 
+    it('lets a file the accepted head holds grow by the per-file limit over its size there, and no more', () => {
+      const max = DEFAULT_PRE_GATE_LIMITS.maxFileBytes;
+      const kept = file('src/lib/page.html', { size: max + 100_000, baseSize: 800_000 });
+      expect(checkChange([kept], rules)).toMatchObject({ ok: true });
+      const swollen = file('src/lib/small.js', { size: max + 2_001, baseSize: 2_000 });
+      expect(rejection(checkChange([swollen], rules))).toMatchObject({ reason: 'size-limit', paths: ['src/lib/small.js'] });
+      // A new file has no size on the head to grow from, whatever its path held before it was deleted.
+      expect(rejection(checkChange([file('src/lib/new.html', { change: 'added', size: max + 1 })], rules)).reason).toBe('size-limit');
+    });
+
     it('rejects a change whose files together exceed the change limit', () => {
       const entries = [1, 2, 3].map((i) => file(`src/lib/f${i}.js`, { size: 400 }));
       const verdict = rejection(checkChange(entries, { ...rules, maxFileBytes: 500, maxChangeBytes: 1000 }));

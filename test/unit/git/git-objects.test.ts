@@ -173,8 +173,8 @@ describe('the tree diff read through the long-lived cat-file', () => {
       const raw = (await git(['diff-tree', '-r', '-z', '--no-renames', '--raw', x, y], { cwd: repo })).stdout.split('\0');
       const expected = [];
       for (let k = 0; k + 1 < raw.length; k += 2) {
-        const [oldMode, newMode, , newSha, status] = raw[k]!.replace(/^:/, '').split(' ');
-        expected.push({ path: raw[k + 1], status, oldMode, newMode, newSha: status === 'D' ? '' : newSha });
+        const [oldMode, newMode, oldSha, newSha, status] = raw[k]!.replace(/^:/, '').split(' ');
+        expected.push({ path: raw[k + 1], status, oldMode, newMode, newSha: status === 'D' ? '' : newSha, oldSha: status === 'A' ? '' : oldSha });
       }
       expect(await diffTrees(repo, x, y)).toEqual(expected);
     }
