@@ -296,7 +296,8 @@ export class IntegrationStage {
     if (!record || record.status === 'final') return;
     const verification = await this.verificationLedger.read(verificationId(command.id, command.generation, true));
     const log = verification ? await this.verificationLedger.readLog(verification.verificationId) : null;
-    const reason = reasonOnTip(command.reason);
+    // A change handed over unjudged has no gate of its own but this one: its failure is its own gate's, named as such.
+    const reason = record.handedOver ? command.reason : reasonOnTip(command.reason);
     // A tip that fails as it already does without the change, or a verifier that died, is not charged to the change.
     const outcome = isChargedReason(reason) ? 'rejected' : 'abandoned';
     const final: EpisodeRecord = {
@@ -304,7 +305,9 @@ export class IntegrationStage {
       status: 'final',
       outcome,
       reason,
-      message: `verified on the changes landed or queued ahead of it: ${command.message}`,
+      message: record.handedOver
+        ? `gated on its place in the integration queue, after the tip its own gate judged lost a change ahead: ${command.message}`
+        : `verified on the changes landed or queued ahead of it: ${command.message}`,
       signature: verification?.signature ?? reason,
       gate: verification?.gate ?? record.gate,
       endedAt: new Date().toISOString(),
