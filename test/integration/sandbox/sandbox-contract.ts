@@ -139,6 +139,9 @@ export function describeSandboxContract(service: 'docker' | 'bwrap', make: () =>
       expect(processesWith(marker)).toBe('');
       const after = await sandbox.run(await specFor('echo ran > ran.txt'));
       expect(after).toMatchObject({ exitCode: 137, stopped: true, durationMs: 0 });
+      // Stopped before the sandbox said it started: still the command's stop, never the sandbox's failure.
+      const early = await make().run({ ...(await specFor('sleep 30')), signal: AbortSignal.abort() });
+      expect(early).toMatchObject({ exitCode: 137, stopped: true });
     });
 
     it('keeps only the tail of output over the cap while counting every byte', async () => {

@@ -115,14 +115,14 @@ export class BwrapSandbox implements Sandbox {
       }
       // A bind copies every mount below its source; one that vanishes meanwhile (a container
       // Docker is creating or removing) makes bwrap fail before the command starts. Try again.
-      const raced = !outcome.timedOut && outcome.fd3 !== 'started' && MOUNT_RACE.test(outcome.output);
+      const raced = !outcome.timedOut && !outcome.stopped && outcome.fd3 !== 'started' && MOUNT_RACE.test(outcome.output);
       const wait = raced ? backoffDelay(MOUNT_RACE_BACKOFF, attempt, Math.random()) : null;
       if (wait === null) break;
       await new Promise((resolve) => setTimeout(resolve, wait));
     }
     // Without the report the failure is bwrap's (a mount source out of reach, no user
-    // namespaces), not the command's.
-    if (!outcome.timedOut && outcome.fd3 !== 'started') {
+    // namespaces), not the command's; unless it was killed first (the timeout, or stopped).
+    if (!outcome.timedOut && !outcome.stopped && outcome.fd3 !== 'started') {
       const reason = outcome.output.trim() || `bwrap exited with ${outcome.exitCode}`;
       if (MOUNT_RACE.test(outcome.output))
         throw new GenesisError('bwrap-failed', `bubblewrap raced a changing mount table ${MOUNT_RACE_BACKOFF.maxRetries + 1} times: ${reason}`, {
