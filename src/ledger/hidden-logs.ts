@@ -1,4 +1,4 @@
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { scrubForStorage } from './secret-env.js';
 import type { WorldRepo } from '../world/world-repo.js';
@@ -13,9 +13,13 @@ export function hiddenLogDir(world: WorldRepo): string {
   return join(world.scratchDir, 'hidden');
 }
 
+/** Names are episode and verification ids: kept to one path segment whatever they hold. */
+function safeName(name: string): string {
+  return name.replace(/[^\w.-]/g, '_');
+}
+
 function fileOf(world: WorldRepo, name: string): string {
-  // Names are episode ids (and `<id>-replay`): keep them to one path segment whatever they hold.
-  return join(hiddenLogDir(world), `${name.replace(/[^\w.-]/g, '_')}.log`);
+  return join(hiddenLogDir(world), `${safeName(name)}.log`);
 }
 
 /** Keeps the hidden checks' output of one gate run under `name` (the gate's name). */
@@ -30,4 +34,20 @@ export async function writeHiddenLog(world: WorldRepo, name: string, text: strin
 /** The hidden checks' output kept under `name`, or null when there is none. */
 export async function readHiddenLog(world: WorldRepo, name: string): Promise<string | null> {
   return readFile(fileOf(world, name), 'utf8').catch(() => null);
+}
+
+/**
+ * The hidden checks' output of every gate that judged an episode's change, oldest name first: its
+ * own gate (under its id), a replay (`<id>-replay`) and the integration queue's verifications of it
+ * (`<id>-v<generation>`, the only gate of a change handed to the queue). Null when there is none.
+ */
+export async function readEpisodeHiddenLogs(world: WorldRepo, episodeId: string): Promise<string | null> {
+  const own = safeName(episodeId);
+  const names = (await readdir(hiddenLogDir(world)).catch(() => [] as string[]))
+    .filter((f) => f.endsWith('.log'))
+    .map((f) => f.slice(0, -'.log'.length))
+    .filter((n) => n === own || n === `${own}-replay` || (/^-v\d+$/.test(n.slice(own.length)) && n.startsWith(own)))
+    .sort();
+  const logs = (await Promise.all(names.map((n) => readHiddenLog(world, n)))).filter((t): t is string => t !== null);
+  return logs.length > 0 ? logs.join('\n') : null;
 }

@@ -27,9 +27,8 @@ export function define(program: Command): void {
       const record = (await ledger.read(id))!;
       const artifacts = await ledger.readArtifacts(id);
       // The hidden checks' output lives outside the ledger (agents can read the ledger's objects); a person may see it here.
-      const { readHiddenLog } = await import('../../../ledger/hidden-logs.js');
-      const hidden = [await readHiddenLog(world, id), await readHiddenLog(world, `${id}-replay`)].filter((t): t is string => t !== null);
-      const hiddenLog = hidden.length > 0 ? hidden.join('\n') : undefined;
+      const { readEpisodeHiddenLogs } = await import('../../../ledger/hidden-logs.js');
+      const hiddenLog = (await readEpisodeHiddenLogs(world, id)) ?? undefined;
       if (opts.json) return printJson({ record, ...artifacts, ...(hiddenLog === undefined ? {} : { hiddenLog }) });
       // Every line an agent or the code under test wrote is shown with its control characters
       // visible and, when it held any, marked: a cursor movement in a diff must not hide a line.
