@@ -305,9 +305,8 @@ export class IntegrationStage {
       status: 'final',
       outcome,
       reason,
-      message: record.handedOver
-        ? `gated on its place in the integration queue, after the tip its own gate judged lost a change ahead: ${command.message}`
-        : `verified on the changes landed or queued ahead of it: ${command.message}`,
+      // A handed-over change's gate says it as its own gate would (a hidden check's one message stays one).
+      message: record.handedOver ? command.message : `verified on the changes landed or queued ahead of it: ${command.message}`,
       signature: verification?.signature ?? reason,
       gate: verification?.gate ?? record.gate,
       endedAt: new Date().toISOString(),

@@ -4,7 +4,7 @@ import { describe, expect } from 'vitest';
 import { runEmbedded } from '../../../src/compose/embedded-run.js';
 import { readAcceptedHistory } from '../../../src/world/history/accepted-history.js';
 import { git } from '../../../src/git/git.js';
-import { readHiddenLog } from '../../../src/ledger/hidden-logs.js';
+import { readEpisodeHiddenLogs } from '../../../src/ledger/hidden-logs.js';
 import { GitLedger } from '../../../src/ledger/git-ledger.js';
 import { itWith } from '../../helpers/services.js';
 import { BAD_A, baseManifest, GOOD_A, GOOD_B, makeWorld } from '../../helpers/world-fixture.js';
@@ -38,7 +38,7 @@ describe('goals, checks and budgets', () => {
     expect(await f.world.readFile('main', '.genesis-holdout/a.test.js')).toBeNull();
     // The hidden output is kept, but outside the object store every workspace borrows.
     expect((await ledger.readArtifacts(first!.id)).gateLog).not.toContain('a with an argument');
-    expect(await readHiddenLog(f.world, first!.id)).toContain('a with an argument');
+    expect(await readEpisodeHiddenLogs(f.world, first!.id)).toContain('a with an argument');
     const everyObject = (await git(['cat-file', '--batch-all-objects', '--batch'], { cwd: f.world.path })).stdout;
     expect(everyObject).not.toContain('a with an argument');
   });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect } from 'vitest';
-import { readHiddenLog } from '../../../src/ledger/hidden-logs.js';
+import { readEpisodeHiddenLogs } from '../../../src/ledger/hidden-logs.js';
 import { itWith } from '../../helpers/services.js';
 import { expectAuditHolds, type AttackedWorld } from './adversarial-world.js';
 import { runnerWorld } from './runner-world.js';
@@ -70,8 +70,8 @@ describe('code under test that signals through how its hidden run looks', () => 
       // The hidden run of run-out took the whole time limit; the gate's recorded time is that of its visible steps.
       expect(w.episodeOf('run-out').gate?.durationMs).toBeLessThan(TIMEOUT_SEC * 1000);
       // A person still sees what happened, in the hidden log no agent reads.
-      expect(await readHiddenLog(w.world, w.episodeOf('print-a').id)).toContain('CHOICE-A');
-      expect(await readHiddenLog(w.world, w.episodeOf('run-out').id)).toMatch(/ran out of time/);
+      expect(await readEpisodeHiddenLogs(w.world, w.episodeOf('print-a').id)).toContain('CHOICE-A');
+      expect(await readEpisodeHiddenLogs(w.world, w.episodeOf('run-out').id)).toMatch(/ran out of time/);
     },
   );
 
