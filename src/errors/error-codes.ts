@@ -79,6 +79,7 @@ export const ERROR_CODES = {
   'world-unreachable': transient("the world's server cannot be fetched from"),
   'world-push-failed': transient("the world's server did not take the push"),
   'git-failed': charged('a git command failed'),
+  'spawner-lost': transient("the small process that starts Genesis's commands ended before it answered"),
   'head-moved': transient('the accepted branch moved meanwhile'),
   'initial-commit-failed': refused("the world's first commit does not pass its own gate"),
   'gate-program-missing': refused("the world's first gate needs a program its sandbox or image does not have"),

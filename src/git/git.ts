@@ -1,4 +1,4 @@
-import { execa } from 'execa';
+import { runCommand, type SpawnOutcome } from '../spawn/spawner.js';
 import { GenesisError } from '../errors/genesis-error.js';
 
 export interface GitOptions {
@@ -36,51 +36,51 @@ export const GIT_IDENTITY: Readonly<Record<string, string>> = Object.freeze({
   GIT_COMMITTER_EMAIL: 'genesis@localhost',
 });
 
+const SAFE_FLAGS = ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false'] as const;
+
+/** What a git command's process runs with: this process's environment, Genesis's identity, the caller's variables, and the safe settings over all. */
+function gitEnv(env: Record<string, string> | undefined): Record<string, string | undefined> {
+  return { ...process.env, ...GIT_IDENTITY, ...env, ...SAFE_GIT_ENV };
+}
+
+function gitFailed(args: readonly string[], exitCode: number | null, stderr: Buffer | string, cause?: unknown): GenesisError {
+  const tail = String(stderr).trim().split('\n').slice(-5).join('\n');
+  return new GenesisError('git-failed', `git ${args.slice(0, 3).join(' ')} failed (exit ${exitCode ?? -1})${tail ? `: ${tail}` : ''}`, {
+    hint: 'check that the world path is a git repository you can write to',
+    ...(cause ? { cause } : {}),
+  });
+}
+
+/** Runs git to its end through the spawner (src/spawn): a git that cannot be started is a failure like any other. */
+async function runGit(args: readonly string[], options: Pick<GitOptions, 'cwd' | 'env' | 'input'>, maxBytes: number): Promise<SpawnOutcome> {
+  try {
+    return await runCommand({ file: 'git', args: [...SAFE_FLAGS, ...args], cwd: options.cwd, env: gitEnv(options.env), input: options.input, maxBytes });
+  } catch (error) {
+    if (error instanceof GenesisError) throw error;
+    throw gitFailed(args, null, (error as Error).message, error);
+  }
+}
+
+/** The most a whole-output git command may print; more is a failure, not a truncated answer. */
+const MAX_OUTPUT = 512 * 1024 * 1024;
+
 /**
  * Runs git with settings that make it safe against what an agent may have left in a tree:
  * hooks and fsmonitor are off, and no terminal prompt can block a run.
  */
 export async function git(args: string[], options: GitOptions): Promise<GitResult> {
-  const result = await execa('git', ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', '-c', 'protocol.file.allow=always', ...args], {
-    cwd: options.cwd,
-    input: options.input,
-    env: { ...GIT_IDENTITY, ...options.env, ...SAFE_GIT_ENV },
-    reject: false,
-    stripFinalNewline: false,
-    maxBuffer: 512 * 1024 * 1024,
-  });
-  const exitCode = result.exitCode ?? -1;
-  if (exitCode !== 0 && !(options.okExitCodes ?? []).includes(exitCode)) {
-    const stderr = String(result.stderr).trim().split('\n').slice(-5).join('\n');
-    throw new GenesisError('git-failed', `git ${args.slice(0, 3).join(' ')} failed (exit ${exitCode}): ${stderr}`, {
-      hint: 'check that the world path is a git repository you can write to',
-      cause: result,
-    });
-  }
-  return { stdout: String(result.stdout), exitCode };
+  const result = await runGit(['-c', 'protocol.file.allow=always', ...args], options, MAX_OUTPUT);
+  const exitCode = result.cut ? -1 : (result.exitCode ?? -1);
+  if (exitCode !== 0 && !(options.okExitCodes ?? []).includes(exitCode))
+    throw gitFailed(args, exitCode, result.cut ? 'its output passed 512 MiB' : result.stderr);
+  return { stdout: result.stdout.toString('utf8'), exitCode };
 }
 
 /** Like `git`, with stdout as bytes: for output that counts bytes (cat-file --batch) or may not be UTF-8. */
 export async function gitBytes(args: string[], options: GitOptions): Promise<Buffer> {
-  const result = await execa('git', ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', ...args], {
-    cwd: options.cwd,
-    input: options.input,
-    env: { ...GIT_IDENTITY, ...options.env, ...SAFE_GIT_ENV },
-    reject: false,
-    encoding: 'buffer',
-    maxBuffer: 512 * 1024 * 1024,
-  });
-  if (result.exitCode !== 0) {
-    throw new GenesisError(
-      'git-failed',
-      `git ${args.slice(0, 3).join(' ')} failed (exit ${result.exitCode ?? -1}): ${Buffer.from(result.stderr).toString('utf8').trim().split('\n').slice(-5).join('\n')}`,
-      {
-        hint: 'check that the world path is a git repository you can write to',
-        cause: result,
-      },
-    );
-  }
-  return Buffer.from(result.stdout);
+  const result = await runGit(args, options, MAX_OUTPUT);
+  if (result.cut || result.exitCode !== 0) throw gitFailed(args, result.cut ? -1 : result.exitCode, result.cut ? 'its output passed 512 MiB' : result.stderr);
+  return result.stdout;
 }
 
 /**
@@ -88,33 +88,9 @@ export async function gitBytes(args: string[], options: GitOptions): Promise<Buf
  * the cut is reached, so a command that would print gigabytes costs `maxBytes` of memory.
  */
 export async function gitHead(args: string[], options: Pick<GitOptions, 'cwd' | 'env'>, maxBytes: number): Promise<{ text: string; cut: boolean }> {
-  const child = execa('git', ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', ...args], {
-    cwd: options.cwd,
-    env: { ...GIT_IDENTITY, ...options.env, ...SAFE_GIT_ENV },
-    buffer: false,
-    reject: false,
-    stderr: 'ignore',
-  });
-  const chunks: Buffer[] = [];
-  let bytes = 0;
-  let cut = false;
-  for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
-    chunks.push(chunk);
-    bytes += chunk.length;
-    if (bytes > maxBytes) {
-      cut = true;
-      child.kill();
-      break;
-    }
-  }
-  const result = await child;
-  if (!cut && result.exitCode !== 0) {
-    throw new GenesisError('git-failed', `git ${args.slice(0, 3).join(' ')} failed (exit ${result.exitCode ?? -1})`, {
-      hint: 'check that the world path is a git repository you can write to',
-      cause: result,
-    });
-  }
-  return { text: Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8'), cut };
+  const result = await runGit(args, options, maxBytes);
+  if (!result.cut && result.exitCode !== 0) throw gitFailed(args, result.exitCode, '');
+  return { text: result.stdout.toString('utf8'), cut: result.cut };
 }
 
 /** Like `git`, trimming the trailing newline: for commands that print one value. */

@@ -1,12 +1,9 @@
-import { execFile } from 'node:child_process';
 import { chmod, chown, mkdir, rm, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { handOverSmallTree } from '../gate/hand-over.js';
 import { readMountinfo } from '../process/mountinfo.js';
 import type { SandboxUser } from '../gate/work-dir.js';
-
-const execFileAsync = promisify(execFile);
+import { runChecked } from '../../spawn/spawner.js';
 
 /**
  * Host-side mounts of a warm sandbox slot (see warm-pool.ts). A slot is a directory of its own:
@@ -100,7 +97,7 @@ export async function mountTree(slot: SlotPaths, tree: string, mounts: readonly 
   const mounted =
     handed === 'too-large' && owner
       ? sh(CHOWN_AND_MOUNT, [slot.dir, tree, `${owner.uid}:${owner.gid}`])
-      : execFileAsync('mount', ['-a', '-T', join(slot.dir, TREE_TABLE)], { env: TOOL_ENV });
+      : runChecked('mount', ['-a', '-T', join(slot.dir, TREE_TABLE)], TOOL_ENV);
   return mounted.then(
     () => 'mounted' as const,
     (error: { code?: unknown }) => {
@@ -154,7 +151,7 @@ export async function unmountSlot(slot: SlotPaths): Promise<void> {
 
 /** Detaches each mount point, with what is mounted under it, at once; one that is not mounted is passed over. */
 async function umount(points: readonly string[]): Promise<void> {
-  await execFileAsync('umount', ['-l', ...points], { env: TOOL_ENV }).catch(() => undefined);
+  await runChecked('umount', ['-l', ...points], TOOL_ENV).catch(() => undefined);
 }
 
 /** Mount points at or under `dir` in this process's mount namespace. */
@@ -165,5 +162,5 @@ export async function mountsUnder(dir: string): Promise<string[]> {
 const TOOL_ENV = { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', LANG: 'C' };
 
 async function sh(script: string, args: readonly string[]): Promise<void> {
-  await execFileAsync('sh', ['-c', script, 'sh', ...args], { env: TOOL_ENV });
+  await runChecked('sh', ['-c', script, 'sh', ...args], TOOL_ENV);
 }

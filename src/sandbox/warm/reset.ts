@@ -1,14 +1,11 @@
-import { execFile } from 'node:child_process';
 import { constants } from 'node:fs';
 import { access, lstat, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { readMountinfo } from '../process/mountinfo.js';
 import { cgroupsOf } from '../process/cgroups.js';
 import { isLeasedUid } from '../process/uid-leases.js';
-
-const execFileAsync = promisify(execFile);
+import { runChecked } from '../../spawn/spawner.js';
 
 /**
  * What the host needs to hand a pooled container to another gate (warm-pool.ts, reuse mode):
@@ -135,7 +132,7 @@ export async function stopLeftovers(state: ReuseState): Promise<boolean> {
 export async function cleanForNextGate(state: ReuseState): Promise<boolean> {
   const root = `/proc/${state.launcher}/root`;
   const [ipc] = await Promise.all([
-    execFileAsync('nsenter', ['--target', String(state.launcher), '--ipc', '--', 'ipcrm', '--all'], { env: TOOL_ENV }).then(
+    runChecked('nsenter', ['--target', String(state.launcher), '--ipc', '--', 'ipcrm', '--all'], TOOL_ENV).then(
       () => true,
       () => false,
     ),
