@@ -11,9 +11,10 @@
  *   The runners' ways in: `vm.runInThisContext` (vite-node, vitest's module runner),
  *   `vm.runInContext` (the same transform in a context of its own: vitest's vmThreads and vmForks
  *   pools), a `vm.Script` (jest, its module wrapped in a function) and a `vm.SourceTextModule`
- *   (jest's ESM mode, present only under `--experimental-vm-modules`). The code is saved with its
- *   offsets into GENESIS_NODE_SCRIPTS when it carries an inline source map and is a file of the
- *   work dir, so the collector can place its positions on the file's lines.
+ *   (jest's ESM mode, present only under `--experimental-vm-modules`). The code of each file of
+ *   the work dir is saved with its offsets into GENESIS_NODE_SCRIPTS, so the collector can place
+ *   its positions on the file's lines: through its inline source map, or, with none, where the
+ *   file's own text sits in it (a module wrapper around it shifts every offset V8 reports).
  *
  * Each saved script is named by a hash of its code, so the same transform evaluated in many
  * workers is written once.
@@ -33,7 +34,7 @@ export const NODE_PRELOAD = String.raw`
   const keep = (code, options) => {
     try {
       const file = options && typeof options === 'object' ? options.filename : undefined;
-      if (typeof code !== 'string' || typeof file !== 'string' || !code.includes('sourceMappingURL=data:application/json')) return;
+      if (typeof code !== 'string' || typeof file !== 'string') return;
       const rel = path.relative(root, file.startsWith('file://') ? require('url').fileURLToPath(file) : file);
       if (!rel || rel.startsWith('..') || path.isAbsolute(rel) || rel.split(path.sep).includes('node_modules')) return;
       const saved = path.join(out, crypto.createHash('sha1').update(code).digest('hex') + '.json');

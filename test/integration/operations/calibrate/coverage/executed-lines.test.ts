@@ -169,6 +169,21 @@ describe('the lines a suite executes, read in the gate', () => {
     }
   }, 240_000);
 
+  it('under vitest’s vm pools, on a CommonJS file of the project required untransformed, inside the wrapper the pool compiles it in', async () => {
+    const dir = await tempDir('genesis-lines-');
+    const test =
+      "import { expect, it } from 'vitest';\nimport { createRequire } from 'node:module';\nconst lib = createRequire(import.meta.url)('./lib.cjs');\nit('small', () => {\n  expect(lib.big(3)).toBe('small');\n});\n";
+    await writeProject(dir, { 'src/lib.cjs': LIBRARY, 'src/lib.test.ts': test, 'package.json': '{ "type": "module" }\n' }, await installPinned(PINNED_VITEST));
+    for (const pool of ['vmThreads', 'vmForks']) {
+      const lib = (await executedLines(dir, `node node_modules/vitest/vitest.mjs run --pool=${pool}`))['src/lib.cjs'];
+      expect(lib, pool).toEqual(expect.arrayContaining([1, 2, 5, 8]));
+      expect(
+        lib?.filter((n) => [3, 4, 9, 10].includes(n)),
+        pool,
+      ).toEqual([]);
+    }
+  }, 240_000);
+
   it('under jest with ts-jest, through the source map ts-jest inlines in the code jest runs by vm, on the TypeScript file itself', async () => {
     const dir = await tempDir('genesis-lines-');
     await writeProject(
@@ -229,6 +244,15 @@ describe('the lines a suite executes, read in the gate', () => {
     const dir = await tempDir('genesis-lines-');
     const test = "const lib = require('./lib.js');\ntest('small', () => {\n  expect(lib.big(3)).toBe('small');\n});\n";
     await writeProject(dir, { 'lib.js': LIBRARY, 'lib.test.js': test, 'package.json': '{}\n' }, await installTestRunners());
+    const lib = (await executedLines(dir, 'node node_modules/jest/bin/jest.js --ci'))['lib.js'];
+    expect(lib).toEqual(expect.arrayContaining([1, 2, 5, 8]));
+    expect(lib?.filter((n) => [3, 4, 9, 10].includes(n))).toEqual([]);
+  }, 120_000);
+
+  it('under jest with no transform, on the file’s own text inside the module wrapper jest runs it in, not at the offsets that wrapper shifts', async () => {
+    const dir = await tempDir('genesis-lines-');
+    const test = "const lib = require('./lib.js');\ntest('small', () => {\n  expect(lib.big(3)).toBe('small');\n});\n";
+    await writeProject(dir, { 'lib.js': LIBRARY, 'lib.test.js': test, 'package.json': '{ "jest": { "transform": {} } }\n' }, await installTestRunners());
     const lib = (await executedLines(dir, 'node node_modules/jest/bin/jest.js --ci'))['lib.js'];
     expect(lib).toEqual(expect.arrayContaining([1, 2, 5, 8]));
     expect(lib?.filter((n) => [3, 4, 9, 10].includes(n))).toEqual([]);
