@@ -124,9 +124,11 @@ const markText = (rel, text, count, at) => {
   });
 };
 const readText = (file) => { try { return fs.readFileSync(file, 'utf8'); } catch { return null; } };
-const direct = (file, ranges) => {
-  const rel = relative(file), text = rel && !byNyc.has(rel) && /\.[cm]?js$/.test(rel) ? readText(file) : null;
-  if (text !== null) markText(rel, text, painted(ranges, text.length), 0);
+// Node compiles a file without its byte-order mark, so V8's offsets count from after it.
+const direct = (file, ranges, length) => {
+  const rel = relative(file), read = rel && !byNyc.has(rel) && /\.[cm]?js$/.test(rel) ? readText(file) : null;
+  const text = read === null ? null : read.replace(/^\uFEFF/, '');
+  if (text !== null && (length === null || length === text.length)) markText(rel, text, painted(ranges, text.length), 0);
 };
 // A script the preload saved with no map: a runner's module wrapper around the file's own text
 // (jest with no transform; Module.wrap in vitest's vm pools), placed where that text sits in it.
@@ -171,7 +173,9 @@ for (const name of list(process.argv[2])) {
     if (entry && entry.data && entry.lineLengths && fromNodeMap(file || path.join(root, 'genesis-unnamed.js'), entry, ranges)) continue;
     // A transform whose map places nothing is read on the file as plain code is: the best left.
     // One saved without a map is not read at all: its offsets are the transform's, not the file's.
-    if (file && (own ? map : !saved.has(file))) direct(file, ranges);
+    // Nor is a script the preload did not see (a test command that replaced NODE_OPTIONS) that is
+    // not as long as the file: a runner's wrapper or transform, whose offsets are not the file's.
+    if (file && (own ? map : !saved.has(file))) direct(file, ranges, own ? null : length);
   }
 }
 const out = {};

@@ -258,6 +258,14 @@ describe('the lines a suite executes, read in the gate', () => {
     expect(lib?.filter((n) => [3, 4, 9, 10].includes(n))).toEqual([]);
   }, 120_000);
 
+  it('leaves a file jest ran unreported when the test command replaced NODE_OPTIONS, not read at V8’s offsets into what jest ran', async () => {
+    const dir = await tempDir('genesis-lines-');
+    const test = "const lib = require('./lib.js');\ntest('small', () => {\n  expect(lib.big(3)).toBe('small');\n});\n";
+    await writeProject(dir, { 'lib.js': LIBRARY, 'lib.test.js': test, 'package.json': '{}\n' }, await installTestRunners());
+    const lines = await executedLines(dir, 'NODE_OPTIONS=--no-warnings node node_modules/jest/bin/jest.js --ci');
+    expect(lines['lib.js']).toBeUndefined();
+  }, 120_000);
+
   it('in every Python process the step starts, from the standard library alone', async () => {
     const dir = await tempDir('genesis-lines-');
     await writeProject(
