@@ -18,6 +18,9 @@ export const PINNED_COVERAGE_TOOLS = ['nyc@18.0.0', 'c8@12.0.0', 'typescript@5.9
 /** vitest at the version the zod calibration world installs: its workers run vite's transform of TypeScript through vm. */
 export const PINNED_VITEST = ['vitest@3.2.4'] as const;
 
+/** jest transforming TypeScript with ts-jest (the last 29 line of each, on a TypeScript ts-jest accepts): ts-jest inlines its source map in the code jest runs by vm. */
+export const PINNED_TS_JEST = ['jest@29.7.0', 'ts-jest@29.4.15', 'typescript@5.9.3'] as const;
+
 function cacheRoot(): string {
   return process.env.GENESIS_TEST_CACHE ? join(process.env.GENESIS_TEST_CACHE, 'test-runners') : join(homedir(), '.cache', 'genesis', 'test-runners');
 }

@@ -14,6 +14,7 @@ import {
   cheaterFiles,
   cliCheater,
   FLEET_CELLS,
+  fleetCells,
   isCliPreset,
   openaiCheater,
   racerOf,
@@ -195,34 +196,19 @@ describe("a cheating agent that writes its workspace's alternates, as each prese
 });
 
 describe("a cheating agent that writes its workspace's alternates, in a fleet", () => {
-  const roots: string[] = [];
-  afterAll(async () => {
-    for (const root of roots) await rm(root, { recursive: true, force: true });
+  const fleets = fleetCells(async (root, kind, sandbox) => {
+    const ran = await runInFleet(root, await attack(kind, sandbox, root), sandbox);
+    expect(ran.exitCode, ran.printed.slice(-2000)).toBe(0);
+    return ran.worldPath;
   });
-  // A preset cell's one fleet runs every preset's racer; its tests read it.
-  const fleets = new Map<string, Promise<string>>();
-  const fleetOf = (kind: AgentKind, sandbox: SandboxKind): Promise<string> => {
-    const key = `${kind} ${sandbox}`;
-    if (!fleets.has(key)) {
-      fleets.set(
-        key,
-        attackRoot().then(async ({ root }) => {
-          roots.push(root);
-          const ran = await runInFleet(root, await attack(kind, sandbox, root), sandbox);
-          expect(ran.exitCode, ran.printed.slice(-2000)).toBe(0);
-          return ran.worldPath;
-        }),
-      );
-    }
-    return fleets.get(key)!;
-  };
+  afterAll(() => fleets.dispose());
 
   for (const { kind, sandbox } of FLEET_CELLS) {
     for (const preset of kind === 'preset' ? CLI_PRESETS : [undefined]) {
       itWith('redis')(
         `reads none of the hidden tests it listed there, on a genesis worker (agent: ${preset ? `${preset}'s path` : kind}, sandbox: ${sandbox})`,
         async () => {
-          await expectNothingLeaked(await fleetOf(kind, sandbox), kind, preset);
+          await expectNothingLeaked(await fleets.of(kind, sandbox), kind, preset);
         },
         200_000,
       );

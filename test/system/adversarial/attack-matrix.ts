@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { expect } from 'vitest';
 import { stringify } from 'yaml';
@@ -10,7 +10,7 @@ import { fastClusterEnv } from '../../helpers/distributed-world.js';
 import { type ScriptedCall, startToolScriptServer } from '../../helpers/model-servers/chat-tool-script.js';
 import { bwrapAnswers, dockerAnswers } from '../../helpers/services.js';
 import { CLI_SERVERS, KEY_ENV } from '../../integration/agents/command/conformance/cli-world.js';
-import { BASE_FILES } from './adversarial-world.js';
+import { attackRoot, BASE_FILES } from './adversarial-world.js';
 
 /**
  * The cells of the attack matrix: every agent kind Genesis launches or replays, in each sandbox.
@@ -211,6 +211,37 @@ const REDIS = 'redis://127.0.0.1:6379';
 export const FLEET_CELLS: ReadonlyArray<{ kind: AgentKind; sandbox: SandboxKind }> = SANDBOXES.flatMap((sandbox) =>
   AGENT_KINDS.map((kind) => ({ kind, sandbox })),
 );
+
+/**
+ * The fleets of one class's fleet cells: each agent kind and sandbox runs once, in a root of its
+ * own, when a test first asks for it (a `preset` cell's one fleet runs every preset's racers, and
+ * its six tests read it); `dispose` removes every root.
+ */
+export function fleetCells<T>(run: (root: string, kind: AgentKind, sandbox: SandboxKind) => Promise<T>): {
+  of(kind: AgentKind, sandbox: SandboxKind): Promise<T>;
+  dispose(): Promise<void>;
+} {
+  const roots: string[] = [];
+  const fleets = new Map<string, Promise<T>>();
+  return {
+    of(kind, sandbox) {
+      const key = `${kind} ${sandbox}`;
+      let fleet = fleets.get(key);
+      if (!fleet) {
+        fleet = attackRoot().then(({ root }) => {
+          roots.push(root);
+          return run(root, kind, sandbox);
+        });
+        fleets.set(key, fleet);
+      }
+      return fleet;
+    },
+    async dispose() {
+      await Promise.allSettled(fleets.values());
+      for (const root of roots) await rm(root, { recursive: true, force: true });
+    },
+  };
+}
 
 /**
  * A cell's world run as a fleet runs it: created under `root` (as runAttackedWorld creates one),

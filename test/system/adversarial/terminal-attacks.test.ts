@@ -17,6 +17,7 @@ import {
   cheaterFiles,
   cliCheater,
   FLEET_CELLS,
+  fleetCells,
   openaiCheater,
   racerOf,
   runInFleet,
@@ -243,32 +244,15 @@ describe("a cheating agent that writes terminal escapes into its change and its 
 });
 
 describe('a cheating agent that writes terminal escapes into its change and its log, in a fleet', () => {
-  const roots: string[] = [];
-  afterAll(async () => {
-    for (const root of roots) await rm(root, { recursive: true, force: true });
-  });
-  // A preset cell's one fleet runs every preset's racer; its tests read it.
-  const fleets = new Map<string, Promise<string>>();
-  const fleetOf = (kind: AgentKind, sandbox: SandboxKind): Promise<string> => {
-    const key = `${kind} ${sandbox}`;
-    if (!fleets.has(key)) {
-      fleets.set(
-        key,
-        attackRoot().then(async ({ root }) => {
-          roots.push(root);
-          return (await runInFleet(root, attack(kind, sandbox), sandbox)).worldPath;
-        }),
-      );
-    }
-    return fleets.get(key)!;
-  };
+  const fleets = fleetCells(async (root, kind, sandbox) => (await runInFleet(root, attack(kind, sandbox), sandbox)).worldPath);
+  afterAll(() => fleets.dispose());
 
   for (const { kind, sandbox } of FLEET_CELLS) {
     for (const preset of kind === 'preset' ? CLI_PRESETS : [undefined]) {
       itWith('redis')(
         `does not hide its line from a reviewer of a change made on a genesis worker (agent: ${preset ? `${preset}'s path` : kind}, sandbox: ${sandbox})`,
         async () => {
-          const worldPath = await fleetOf(kind, sandbox);
+          const worldPath = await fleets.of(kind, sandbox);
           await expectReviewerSeesIt(worldPath, cheaterOf(await new GitLedger(worldPath).readAll(), preset));
         },
         200_000,

@@ -12,6 +12,7 @@ import {
   cheaterFiles,
   cliCheater,
   FLEET_CELLS,
+  fleetCells,
   isCliPreset,
   openaiCheater,
   racerOf,
@@ -184,7 +185,7 @@ async function expectClearEnds(ledger: GitLedger, kind: CellKind, preset?: CliPr
     if (preset) expect(flood.gate?.ok, `${flood.message}\n${shown}`).toBe(true);
     else expect(flood.outcome, `${flood.message}\n${shown}`).toBe('accepted');
     // Counted once, on the first run or (a one-CPU gate on a loaded machine) on the run again that showed it pass.
-    expect(counted).toMatch(
+    expect(counted, `${flood.message}\n${shown}`).toMatch(
       /check:flood (?:ok 1 passed 0 failed|exit 1 0 passed 1 failed; check:flood \(run again\) ok 1 passed 0 failed .*flaky: check:flood)/,
     );
   }
@@ -193,7 +194,7 @@ async function expectClearEnds(ledger: GitLedger, kind: CellKind, preset?: CliPr
   expect(gateLog.length).toBeLessThan(1_000_000);
   // A FIFO left where the handoff file is read is a clear rejection; a recording's flooded handoff lands as any file.
   const fifo = episodeOf('fifo');
-  if (kind === 'script') expect(fifo.outcome).toBe('accepted');
+  if (kind === 'script') expect(fifo.outcome, `${fifo.reason}: ${fifo.message}`).toBe('accepted');
   else expect(fifo).toMatchObject({ status: 'final', outcome: 'failed', reason: 'unreadable-change' });
 }
 
@@ -255,41 +256,28 @@ describe("a cheating agent whose output and change flood Genesis's readers, as e
 });
 
 describe("a cheating agent whose output and change flood Genesis's readers, in a fleet", () => {
-  const roots: string[] = [];
-  afterAll(async () => {
-    for (const root of roots) await rm(root, { recursive: true, force: true });
+  const fleets = fleetCells(async (root, kind, sandbox) => {
+    const started = Date.now();
+    const ran = await runInFleet(root, attack(kind, sandbox), sandbox);
+    return { worldPath: ran.worldPath, exitCode: ran.exitCode, ms: Date.now() - started };
   });
-  // A preset cell's one fleet runs every preset's racers; its tests read it.
-  const fleets = new Map<string, Promise<{ worldPath: string; exitCode: number | null; ms: number }>>();
-  const fleetOf = (kind: AgentKind, sandbox: SandboxKind) => {
-    const key = `${kind} ${sandbox}`;
-    if (!fleets.has(key)) {
-      fleets.set(
-        key,
-        attackRoot().then(async ({ root }) => {
-          roots.push(root);
-          const started = Date.now();
-          const ran = await runInFleet(root, attack(kind, sandbox), sandbox);
-          return { worldPath: ran.worldPath, exitCode: ran.exitCode, ms: Date.now() - started };
-        }),
-      );
-    }
-    return fleets.get(key)!;
-  };
+  afterAll(() => fleets.dispose());
 
   for (const { kind, sandbox } of FLEET_CELLS) {
     for (const preset of kind === 'preset' ? CLI_PRESETS : [undefined]) {
       itWith('redis')(
         `ends the run with each episode closed clearly, on a genesis worker (agent: ${preset ? `${preset}'s path` : kind}, sandbox: ${sandbox})`,
         async () => {
-          const ran = await fleetOf(kind, sandbox);
+          const ran = await fleets.of(kind, sandbox);
           expect(ran.ms).toBeLessThan(90_000);
           const ledger = new GitLedger(ran.worldPath);
           await expectClearEnds(ledger, kind, preset);
           // Blocked where the task that left a FIFO used its attempts; a recording's handoff lands, and
           // so does its flood unless node's runner lost its channel to it (which expectClearEnds allows).
-          const landedAll = (await ledger.readAll()).filter((e) => e.outcome === 'accepted').length === 2;
-          expect(ran.exitCode).toBe(kind === 'script' && landedAll ? 0 : 3);
+          const ends = await ledger.readAll();
+          const landedAll = ends.filter((e) => e.outcome === 'accepted').length === 2;
+          const told = ends.map((e) => `${e.task} ${e.outcome} ${e.reason ?? ''}: ${e.message ?? ''}`).join('\n');
+          expect(ran.exitCode, told).toBe(kind === 'script' && landedAll ? 0 : 3);
           if (kind === 'script' && !landedAll) expect(await lostItsChannel(ledger)).toBe(true);
         },
         200_000,

@@ -12,6 +12,8 @@
  * - V8 coverage of a runner's transform evaluated by `vm` under the file's name (vitest, jest), placed
  *   the same way through the inline source map of the code the preload saved (node-preload.ts,
  *   its folder the second argument): V8 names the file, but its positions are the transform's.
+ *   Code saved with no map is placed only where it holds the file's own text once (a runner's
+ *   module wrapper around a file it did not transform), and otherwise left out.
  * - V8 coverage of plain JavaScript (also what c8 writes, into the same NODE_V8_COVERAGE): a line is
  *   executed when its first character ran. Block ranges are painted outer first, so a block that
  *   never ran leaves its lines unmarked even inside a function that did. A file transformed
@@ -101,9 +103,7 @@ const inlineMap = (code) => {
     return JSON.parse(text.slice(0, comma).endsWith(';base64') ? Buffer.from(data, 'base64').toString('utf8') : decodeURIComponent(data));
   } catch { return null; }
 };
-const fromSaved = (saved, ranges) => {
-  const map = inlineMap(saved.code);
-  if (!map) return false;
+const fromSaved = (saved, map, ranges) => {
   const starts = [];
   let length = 0;
   for (const line of saved.code.split('\n')) { starts.push(length); length += line.length + 1; }
@@ -113,17 +113,32 @@ const fromSaved = (saved, ranges) => {
     return (starts[own] ?? length) + column + (own === 0 ? Math.abs(saved.columnOffset) : 0);
   });
 };
-const direct = (file, ranges) => {
-  const rel = relative(file);
-  if (!rel || byNyc.has(rel) || !/\.[cm]?js$/.test(rel)) return;
-  let text; try { text = fs.readFileSync(file, 'utf8'); } catch { return; }
-  const count = painted(ranges, text.length), set = lines(rel);
-  let offset = 0;
+// Each line of a file's text whose first character ran, the text starting at offset at of the script V8 covered.
+const markText = (rel, text, count, at) => {
+  const set = lines(rel);
+  let offset = at;
   text.split('\n').forEach((line, i) => {
     const first = line.search(/\S/);
     if (first >= 0 && count[offset + first] > 0) set.add(i + 1);
     offset += line.length + 1;
   });
+};
+const readText = (file) => { try { return fs.readFileSync(file, 'utf8'); } catch { return null; } };
+// Node compiles a file without its byte-order mark, so V8's offsets count from after it.
+const direct = (file, ranges, length) => {
+  const rel = relative(file), read = rel && !byNyc.has(rel) && /\.[cm]?js$/.test(rel) ? readText(file) : null;
+  const text = read === null ? null : read.replace(/^\uFEFF/, '');
+  if (text !== null && (length === null || length === text.length)) markText(rel, text, painted(ranges, text.length), 0);
+};
+// A script the preload saved with no map: a runner's module wrapper around the file's own text
+// (jest with no transform; Module.wrap in vitest's vm pools), placed where that text sits in it.
+// False when the text is not there once: code transformed without a map, which nothing places.
+const fromWrapped = (saved, ranges) => {
+  const rel = relative(saved.filename), text = rel && !byNyc.has(rel) ? readText(saved.filename) : null;
+  const at = text ? saved.code.indexOf(text) : -1;
+  if (at < 0 || saved.code.indexOf(text, at + 1) >= 0) return false;
+  markText(rel, text, painted(ranges, saved.code.length), at);
+  return true;
 };
 for (const name of list('.nyc_output')) {
   const report = name.endsWith('.json') ? readJson(path.join('.nyc_output', name)) : null;
@@ -152,11 +167,15 @@ for (const name of list(process.argv[2])) {
     // The script's own source is the one as long as its top-level range (a file may be saved transformed more than one way).
     const length = ranges.reduce((longest, r) => Math.max(longest, r.endOffset), 0);
     const own = (saved.get(file || script.url) || []).find((s) => s.code.length === length);
-    if (own && fromSaved(own, ranges)) continue;
+    const map = own && inlineMap(own.code);
+    if (own && (map ? fromSaved(own, map, ranges) : fromWrapped(own, ranges))) continue;
     // A loader may hand Node its transform as a data: URL (tsx does for TypeScript that ESM imports); its map still names the file.
     if (entry && entry.data && entry.lineLengths && fromNodeMap(file || path.join(root, 'genesis-unnamed.js'), entry, ranges)) continue;
     // A transform whose map places nothing is read on the file as plain code is: the best left.
-    if (file && (own || !saved.has(file))) direct(file, ranges);
+    // One saved without a map is not read at all: its offsets are the transform's, not the file's.
+    // Nor is a script the preload did not see (a test command that replaced NODE_OPTIONS) that is
+    // not as long as the file: a runner's wrapper or transform, whose offsets are not the file's.
+    if (file && (own ? map : !saved.has(file))) direct(file, ranges, own ? null : length);
   }
 }
 const out = {};

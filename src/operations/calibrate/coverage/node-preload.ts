@@ -6,11 +6,15 @@
  *   writes its NODE_V8_COVERAGE file, and the tests ran in that worker. On SIGTERM the coverage is
  *   written first (`v8.takeCoverage`); when nothing else listens, the signal is then raised again
  *   with Node's own handling, so the process ends as it would have.
- * - Code a runner transformed and evaluates through `vm.runInThisContext` or a `vm.Script` under
- *   the file's name (vite-node and vitest's module runner; jest) is reported by V8 under that name,
- *   in positions of the transform, not of the file; Node 20 keeps no source map for it. The code
- *   is saved with its offsets into GENESIS_NODE_SCRIPTS when it carries an inline source map and
- *   is a file of the work dir, so the collector can place its positions on the file's lines.
+ * - Code a runner transformed and evaluates by `vm` under the file's name is reported by V8 under
+ *   that name, in positions of the transform, not of the file; Node 20 keeps no source map for it.
+ *   The runners' ways in: `vm.runInThisContext` (vite-node, vitest's module runner),
+ *   `vm.runInContext` (the same transform in a context of its own: vitest's vmThreads and vmForks
+ *   pools), a `vm.Script` (jest, its module wrapped in a function) and a `vm.SourceTextModule`
+ *   (jest's ESM mode, present only under `--experimental-vm-modules`). The code of each file of
+ *   the work dir is saved with its offsets into GENESIS_NODE_SCRIPTS, so the collector can place
+ *   its positions on the file's lines: through its inline source map, or, with none, where the
+ *   file's own text sits in it (a module wrapper around it shifts every offset V8 reports).
  *
  * Each saved script is named by a hash of its code, so the same transform evaluated in many
  * workers is written once.
@@ -30,7 +34,7 @@ export const NODE_PRELOAD = String.raw`
   const keep = (code, options) => {
     try {
       const file = options && typeof options === 'object' ? options.filename : undefined;
-      if (typeof code !== 'string' || typeof file !== 'string' || !code.includes('sourceMappingURL=data:application/json')) return;
+      if (typeof code !== 'string' || typeof file !== 'string') return;
       const rel = path.relative(root, file.startsWith('file://') ? require('url').fileURLToPath(file) : file);
       if (!rel || rel.startsWith('..') || path.isAbsolute(rel) || rel.split(path.sep).includes('node_modules')) return;
       const saved = path.join(out, crypto.createHash('sha1').update(code).digest('hex') + '.json');
@@ -45,7 +49,13 @@ export const NODE_PRELOAD = String.raw`
     keep(code, options);
     return run.apply(this, arguments);
   };
-  // jest builds each module as a vm.Script of babel-jest's transform (its source map inline).
+  // vitest's vm pools run each test file's modules in a vm context of their own.
+  const runIn = vm.runInContext;
+  vm.runInContext = function (code, context, options) {
+    keep(code, options);
+    return runIn.apply(this, arguments);
+  };
+  // jest builds each module as a vm.Script of its transform (babel-jest and ts-jest inline their map).
   const Script = vm.Script;
   vm.Script = class extends Script {
     constructor(code, options) {
@@ -54,5 +64,16 @@ export const NODE_PRELOAD = String.raw`
     }
   };
   Object.defineProperty(vm.Script, 'name', { value: 'Script' });
+  // A module's name is its identifier (jest gives the file's path), not a filename.
+  const SourceTextModule = vm.SourceTextModule;
+  if (SourceTextModule) {
+    vm.SourceTextModule = class extends SourceTextModule {
+      constructor(code, options) {
+        keep(code, options && { ...options, filename: options.identifier });
+        super(code, options);
+      }
+    };
+    Object.defineProperty(vm.SourceTextModule, 'name', { value: 'SourceTextModule' });
+  }
 })();
 `;

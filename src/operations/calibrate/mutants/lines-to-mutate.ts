@@ -5,10 +5,11 @@ import type { MutationLanguage } from './languages.js';
  * when the suite wrote none): a Set of lines, `null` for every line, `undefined` for none (skip
  * the file). `isSource` says which reported paths are sources calibration mutates.
  *
- * A file the coverage run did not report is skipped, except TypeScript under a runner whose
- * coverage cannot be placed on it (one that evaluates its transform other than through
- * vm.runInThisContext with an inline source map, which the preload keeps: vitest's vmThreads
- * pool), which is mutated on every line. That exception holds only while coverage placed no line on any source:
+ * A file the coverage run did not report is skipped, except TypeScript whose coverage could not be
+ * placed on it, which is mutated on every line: a runner's transform with no source map (ts-jest
+ * under a tsconfig with `sourceMap: false`), or evaluated where the preload could not see it (a
+ * test command that replaced NODE_OPTIONS; what vitest's four pools and jest, its ESM mode too,
+ * evaluate by vm is seen). That exception holds only while coverage placed no line on any source:
  * once it did, the tests are seen running the project's code, and TypeScript they never loaded
  * is not what runs (a package published with its compiled JavaScript beside the TypeScript it came
  * from, whose tests load the JavaScript): every mutant of it would survive for nothing. Pure.

@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { readExecutedLines, withExecutedLines } from '../../../../../src/operations/calibrate/coverage/executed-lines.js';
 import { tempDir } from '../../../../helpers/temp-dir.js';
 import { findJavaScriptSites } from '../../../../../src/operations/calibrate/mutants/javascript.js';
-import { installPinned, installTestRunners, PINNED_COVERAGE_TOOLS, PINNED_VITEST, writeProject } from '../../../../helpers/test-runners.js';
+import { installPinned, installTestRunners, PINNED_COVERAGE_TOOLS, PINNED_TS_JEST, PINNED_VITEST, writeProject } from '../../../../helpers/test-runners.js';
 
 const run = promisify(execFile);
 /** Genesis's own node_modules, for tsx. */
@@ -67,6 +67,9 @@ const BRANCHED = [
 ].join('\n');
 const VITEST_TEST =
   "import { expect, it } from 'vitest';\nimport { clamp } from './clamp';\nit('clamps', () => {\n  expect(clamp(1, { max: 3 })).toBe(1);\n});\n";
+/** The same test for jest under ts-jest, which typechecks it: jest's globals come from their package. */
+const TS_JEST_TEST =
+  "import { expect, test } from '@jest/globals';\nimport { clamp } from './clamp';\ntest('clamps', () => {\n  expect(clamp(1, { max: 3 })).toBe(1);\n});\n";
 
 describe('the lines a suite executes, read in the gate', () => {
   let modules: string;
@@ -152,6 +155,91 @@ describe('the lines a suite executes, read in the gate', () => {
     }
   }, 240_000);
 
+  it('under vitest’s vmThreads and vmForks pools, through the source map of the transform each evaluates by vm.runInContext in a context of its own', async () => {
+    const dir = await tempDir('genesis-lines-');
+    await writeProject(
+      dir,
+      { 'src/clamp.ts': BRANCHED, 'src/clamp.test.ts': VITEST_TEST, 'package.json': '{ "type": "module" }\n' },
+      await installPinned(PINNED_VITEST),
+    );
+    for (const pool of ['vmThreads', 'vmForks']) {
+      const lines = await executedLines(dir, `node node_modules/vitest/vitest.mjs run --pool=${pool}`);
+      expect(lines['src/clamp.ts'], pool).toEqual([4, 5, 8, 9]);
+      expect(lines['src/clamp.test.ts'], pool).toEqual([1, 2, 3, 4, 5]);
+    }
+  }, 240_000);
+
+  it('under vitest’s vm pools, on a CommonJS file of the project required untransformed, inside the wrapper the pool compiles it in', async () => {
+    const dir = await tempDir('genesis-lines-');
+    const test =
+      "import { expect, it } from 'vitest';\nimport { createRequire } from 'node:module';\nconst lib = createRequire(import.meta.url)('./lib.cjs');\nit('small', () => {\n  expect(lib.big(3)).toBe('small');\n});\n";
+    await writeProject(dir, { 'src/lib.cjs': LIBRARY, 'src/lib.test.ts': test, 'package.json': '{ "type": "module" }\n' }, await installPinned(PINNED_VITEST));
+    for (const pool of ['vmThreads', 'vmForks']) {
+      const lib = (await executedLines(dir, `node node_modules/vitest/vitest.mjs run --pool=${pool}`))['src/lib.cjs'];
+      expect(lib, pool).toEqual(expect.arrayContaining([1, 2, 5, 8]));
+      expect(
+        lib?.filter((n) => [3, 4, 9, 10].includes(n)),
+        pool,
+      ).toEqual([]);
+    }
+  }, 240_000);
+
+  it('under jest with ts-jest, through the source map ts-jest inlines in the code jest runs by vm, on the TypeScript file itself', async () => {
+    const dir = await tempDir('genesis-lines-');
+    await writeProject(
+      dir,
+      {
+        'src/clamp.ts': BRANCHED,
+        'src/clamp.test.ts': TS_JEST_TEST,
+        'package.json': '{ "jest": { "preset": "ts-jest" } }\n',
+        'tsconfig.json': '{ "compilerOptions": { "strict": true } }\n',
+      },
+      await installPinned(PINNED_TS_JEST),
+    );
+    const lines = (await executedLines(dir, 'node node_modules/jest/bin/jest.js --ci'))['src/clamp.ts'];
+    // tsc maps the export of unused, which runs as the module loads, onto its declaration (10),
+    // which holds no site: mutants come from lines 5 and 8 alone, as under vitest.
+    expect(lines).toEqual([4, 5, 8, 9, 10]);
+    const drawn = findJavaScriptSites('src/clamp.ts', BRANCHED, new Set(lines)).map((site) => site.line);
+    expect(new Set(drawn)).toEqual(new Set([5, 8]));
+  }, 120_000);
+
+  it('under jest’s ESM mode, through the source map in the code jest evaluates as a vm.SourceTextModule', async () => {
+    const dir = await tempDir('genesis-lines-');
+    await writeProject(
+      dir,
+      {
+        'src/clamp.ts': BRANCHED,
+        'src/clamp.test.ts': TS_JEST_TEST.replace("'./clamp'", "'./clamp.js'"),
+        'package.json': JSON.stringify({
+          type: 'module',
+          jest: { preset: 'ts-jest/presets/default-esm', moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' } },
+        }),
+        'tsconfig.json': '{ "compilerOptions": { "strict": true, "module": "ESNext", "target": "ES2022", "moduleResolution": "bundler" } }\n',
+      },
+      await installPinned(PINNED_TS_JEST),
+    );
+    const lines = await executedLines(dir, 'node --experimental-vm-modules node_modules/jest/bin/jest.js --ci');
+    expect(lines['src/clamp.ts']).toEqual([4, 5, 8, 9, 10]);
+    expect(lines['src/clamp.test.ts']).toEqual([1, 2, 3, 4, 5]);
+  }, 120_000);
+
+  it('leaves a TypeScript file that ts-jest compiled without a source map unreported, not placed on the offsets of its compiled code', async () => {
+    const dir = await tempDir('genesis-lines-');
+    await writeProject(
+      dir,
+      {
+        'src/clamp.ts': BRANCHED,
+        'src/clamp.test.ts': TS_JEST_TEST,
+        'package.json': '{ "jest": { "preset": "ts-jest" } }\n',
+        'tsconfig.json': '{ "compilerOptions": { "strict": true, "sourceMap": false } }\n',
+      },
+      await installPinned(PINNED_TS_JEST),
+    );
+    const lines = await executedLines(dir, 'node node_modules/jest/bin/jest.js --ci');
+    expect(lines['src/clamp.ts']).toBeUndefined();
+  }, 120_000);
+
   it('under jest, through the source map babel-jest leaves in the code jest wraps and runs by vm, not from the file’s own offsets', async () => {
     const dir = await tempDir('genesis-lines-');
     const test = "const lib = require('./lib.js');\ntest('small', () => {\n  expect(lib.big(3)).toBe('small');\n});\n";
@@ -159,6 +247,23 @@ describe('the lines a suite executes, read in the gate', () => {
     const lib = (await executedLines(dir, 'node node_modules/jest/bin/jest.js --ci'))['lib.js'];
     expect(lib).toEqual(expect.arrayContaining([1, 2, 5, 8]));
     expect(lib?.filter((n) => [3, 4, 9, 10].includes(n))).toEqual([]);
+  }, 120_000);
+
+  it('under jest with no transform, on the file’s own text inside the module wrapper jest runs it in, not at the offsets that wrapper shifts', async () => {
+    const dir = await tempDir('genesis-lines-');
+    const test = "const lib = require('./lib.js');\ntest('small', () => {\n  expect(lib.big(3)).toBe('small');\n});\n";
+    await writeProject(dir, { 'lib.js': LIBRARY, 'lib.test.js': test, 'package.json': '{ "jest": { "transform": {} } }\n' }, await installTestRunners());
+    const lib = (await executedLines(dir, 'node node_modules/jest/bin/jest.js --ci'))['lib.js'];
+    expect(lib).toEqual(expect.arrayContaining([1, 2, 5, 8]));
+    expect(lib?.filter((n) => [3, 4, 9, 10].includes(n))).toEqual([]);
+  }, 120_000);
+
+  it('leaves a file jest ran unreported when the test command replaced NODE_OPTIONS, not read at V8’s offsets into what jest ran', async () => {
+    const dir = await tempDir('genesis-lines-');
+    const test = "const lib = require('./lib.js');\ntest('small', () => {\n  expect(lib.big(3)).toBe('small');\n});\n";
+    await writeProject(dir, { 'lib.js': LIBRARY, 'lib.test.js': test, 'package.json': '{}\n' }, await installTestRunners());
+    const lines = await executedLines(dir, 'NODE_OPTIONS=--no-warnings node node_modules/jest/bin/jest.js --ci');
+    expect(lines['lib.js']).toBeUndefined();
   }, 120_000);
 
   it('in every Python process the step starts, from the standard library alone', async () => {
