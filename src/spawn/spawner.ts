@@ -44,7 +44,7 @@ interface Pending {
  * Starts short commands (git, mount, umount, nsenter) from a small process of its own rather than
  * from Genesis: Linux's fork copies the page tables of the process that forks, on Node's event
  * loop, so each command Genesis forked itself cost it time in proportion to its own memory (an
- * episode runs about a dozen: measured in bench/RESULTS.md, "Where a no-op episode's time goes").
+ * episode runs about a dozen: measured in bench/RESULTS.md, "Short commands from the spawner").
  * The spawner is one `node -e` process, started on first use, whose channel does not keep Genesis
  * alive while nothing is asked of it. If it dies, the commands it was asked for fail with
  * `spawner-lost` (they may have run: a caller must not take that as "did not run") and the next
