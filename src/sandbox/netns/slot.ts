@@ -3,6 +3,7 @@ import { open, stat, writeFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GenesisError } from '../../errors/genesis-error.js';
 import { egressRules, type NetnsTools } from './network-namespace.js';
+import { runCommand } from '../../spawn/spawner.js';
 
 /** How long a slot may take to come up before it is given up (a loaded machine takes ~100 ms). */
 const SLOT_START_MS = 10_000;
@@ -187,12 +188,13 @@ function slirpReady(slirp: ChildProcess): Promise<void> {
 
 /** The same packet filter as at launch (egressRules), restored inside the namespace. */
 async function setFilter(tools: Required<NetnsTools>, path: string, blocked: readonly string[]): Promise<void> {
-  const restore = started(tools.nsenter, [`--net=${path}`, tools.iptablesRestore], ['pipe', 'ignore', 'pipe']);
-  const code = await new Promise<number | null>((resolve) => {
-    restore.once('exit', resolve);
-    restore.stdin?.end(egressRules(undefined, blocked));
+  const restore = await runCommand({
+    file: tools.nsenter,
+    args: [`--net=${path}`, tools.iptablesRestore],
+    env: { ...process.env },
+    input: egressRules(undefined, blocked),
   });
-  if (code !== 0) throw new Error(`the egress filter could not be set: ${stderrOf(restore)}`);
+  if (restore.exitCode !== 0) throw new Error(`the egress filter could not be set: ${restore.stderr.toString('utf8').trim()}`);
 }
 
 /** Kills the processes and waits until each is gone. */
