@@ -71,6 +71,14 @@ const VITEST_TEST =
 const TS_JEST_TEST =
   "import { expect, test } from '@jest/globals';\nimport { clamp } from './clamp';\ntest('clamps', () => {\n  expect(clamp(1, { max: 3 })).toBe(1);\n});\n";
 
+/** The lines jest's run of LIBRARY's one test executed, in a project with this package.json, by this command. */
+async function jestLines(packageJson: string, command: string): Promise<Record<string, number[]>> {
+  const dir = await tempDir('genesis-lines-');
+  const test = "const lib = require('./lib.js');\ntest('small', () => {\n  expect(lib.big(3)).toBe('small');\n});\n";
+  await writeProject(dir, { 'lib.js': LIBRARY, 'lib.test.js': test, 'package.json': packageJson }, await installTestRunners());
+  return executedLines(dir, command);
+}
+
 describe('the lines a suite executes, read in the gate', () => {
   let modules: string;
   beforeAll(async () => {
@@ -241,28 +249,19 @@ describe('the lines a suite executes, read in the gate', () => {
   }, 120_000);
 
   it('under jest, through the source map babel-jest leaves in the code jest wraps and runs by vm, not from the file’s own offsets', async () => {
-    const dir = await tempDir('genesis-lines-');
-    const test = "const lib = require('./lib.js');\ntest('small', () => {\n  expect(lib.big(3)).toBe('small');\n});\n";
-    await writeProject(dir, { 'lib.js': LIBRARY, 'lib.test.js': test, 'package.json': '{}\n' }, await installTestRunners());
-    const lib = (await executedLines(dir, 'node node_modules/jest/bin/jest.js --ci'))['lib.js'];
+    const lib = (await jestLines('{}\n', 'node node_modules/jest/bin/jest.js --ci'))['lib.js'];
     expect(lib).toEqual(expect.arrayContaining([1, 2, 5, 8]));
     expect(lib?.filter((n) => [3, 4, 9, 10].includes(n))).toEqual([]);
   }, 120_000);
 
   it('under jest with no transform, on the file’s own text inside the module wrapper jest runs it in, not at the offsets that wrapper shifts', async () => {
-    const dir = await tempDir('genesis-lines-');
-    const test = "const lib = require('./lib.js');\ntest('small', () => {\n  expect(lib.big(3)).toBe('small');\n});\n";
-    await writeProject(dir, { 'lib.js': LIBRARY, 'lib.test.js': test, 'package.json': '{ "jest": { "transform": {} } }\n' }, await installTestRunners());
-    const lib = (await executedLines(dir, 'node node_modules/jest/bin/jest.js --ci'))['lib.js'];
+    const lib = (await jestLines('{ "jest": { "transform": {} } }\n', 'node node_modules/jest/bin/jest.js --ci'))['lib.js'];
     expect(lib).toEqual(expect.arrayContaining([1, 2, 5, 8]));
     expect(lib?.filter((n) => [3, 4, 9, 10].includes(n))).toEqual([]);
   }, 120_000);
 
   it('leaves a file jest ran unreported when the test command replaced NODE_OPTIONS, not read at V8’s offsets into what jest ran', async () => {
-    const dir = await tempDir('genesis-lines-');
-    const test = "const lib = require('./lib.js');\ntest('small', () => {\n  expect(lib.big(3)).toBe('small');\n});\n";
-    await writeProject(dir, { 'lib.js': LIBRARY, 'lib.test.js': test, 'package.json': '{}\n' }, await installTestRunners());
-    const lines = await executedLines(dir, 'NODE_OPTIONS=--no-warnings node node_modules/jest/bin/jest.js --ci');
+    const lines = await jestLines('{}\n', 'NODE_OPTIONS=--no-warnings node node_modules/jest/bin/jest.js --ci');
     expect(lines['lib.js']).toBeUndefined();
   }, 120_000);
 
