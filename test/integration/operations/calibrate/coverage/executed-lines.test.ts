@@ -144,36 +144,24 @@ describe('the lines a suite executes, read in the gate', () => {
     expect(clamp?.filter((n) => [2, 6, 9].includes(n))).toEqual([]);
   }, 120_000);
 
-  it('under vitest, in the worker that ran the tests, through the source map of vite’s transform, on the TypeScript file itself', async () => {
+  it('under vitest, in each of its four pools, through the source map of vite’s transform, on the TypeScript file itself', async () => {
     const dir = await tempDir('genesis-lines-');
     await writeProject(
       dir,
       { 'src/clamp.ts': BRANCHED, 'src/clamp.test.ts': VITEST_TEST, 'package.json': '{ "type": "module" }\n' },
       await installPinned(PINNED_VITEST),
     );
-    // Each pool that runs a test file in a Node process or thread of its own.
-    for (const pool of ['forks', 'threads']) {
+    // Each pool that runs a test file in a Node process or thread of its own; the vm pools evaluate
+    // each transform by vm.runInContext in a context of their own.
+    for (const pool of ['forks', 'threads', 'vmThreads', 'vmForks']) {
       const lines = await executedLines(dir, `node node_modules/vitest/vitest.mjs run --pool=${pool}`);
       expect(lines['src/clamp.ts'], pool).toEqual([4, 5, 8, 9]);
+      expect(lines['src/clamp.test.ts'], pool).toEqual([1, 2, 3, 4, 5]);
       // So no mutant is drawn from the branch or the function the test never runs, though both hold sites.
       const drawn = findJavaScriptSites('src/clamp.ts', BRANCHED, new Set(lines['src/clamp.ts'])).map((site) => site.line);
       expect(new Set(drawn), pool).toEqual(new Set([5, 8]));
       const every = findJavaScriptSites('src/clamp.ts', BRANCHED, null).map((site) => site.line);
       expect(every).toEqual(expect.arrayContaining([6, 11]));
-    }
-  }, 240_000);
-
-  it('under vitest’s vmThreads and vmForks pools, through the source map of the transform each evaluates by vm.runInContext in a context of its own', async () => {
-    const dir = await tempDir('genesis-lines-');
-    await writeProject(
-      dir,
-      { 'src/clamp.ts': BRANCHED, 'src/clamp.test.ts': VITEST_TEST, 'package.json': '{ "type": "module" }\n' },
-      await installPinned(PINNED_VITEST),
-    );
-    for (const pool of ['vmThreads', 'vmForks']) {
-      const lines = await executedLines(dir, `node node_modules/vitest/vitest.mjs run --pool=${pool}`);
-      expect(lines['src/clamp.ts'], pool).toEqual([4, 5, 8, 9]);
-      expect(lines['src/clamp.test.ts'], pool).toEqual([1, 2, 3, 4, 5]);
     }
   }, 240_000);
 
