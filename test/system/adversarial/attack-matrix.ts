@@ -266,7 +266,10 @@ export async function runInFleet(
   }
   const gates = await createSandbox(sandbox, { image: 'genesis/node:20' });
   const { world: made } = await initWorld({ worldPath: join(root, 'w.world'), from: source, sandbox: async () => gates });
-  const env = { ...fastClusterEnv(), ...preset?.env, ...extraEnv };
+  // A job's lock of 10 s: a worker that the whole suite on two cores starves for a few seconds
+  // keeps its job (the two seconds of the crash tests would hand it on and run it twice), while a
+  // worker an attack froze still loses it, and the cell sees the job run again.
+  const env = { ...fastClusterEnv(), GENESIS_LOCK_MS: '10000', GENESIS_STALLED_MS: '5000', ...preset?.env, ...extraEnv };
   const started: CliProcess[] = [];
   try {
     // A preset cell's racers run at once on the worker, as they do in one process.

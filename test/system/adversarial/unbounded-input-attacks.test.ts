@@ -162,7 +162,7 @@ async function expectClearEnds(ledger: GitLedger, kind: CellKind, preset?: CliPr
     // A preset's path is one racer of each task's race in its cell's world.
     if (preset) return racerOf(episodes, task, preset);
     const found = episodes.filter((e) => e.task === task);
-    expect(found, task).toHaveLength(1);
+    expect(found, `${task}: ${found.map((e) => `${e.outcome} ${e.reason ?? ''}: ${e.message ?? ''}`).join('; ')}`).toHaveLength(1);
     return found[0]!;
   };
   // The flood was read in full, linearly: the honest test counted once, none of the printed look-alikes.
