@@ -7,6 +7,7 @@ import { stringify } from 'yaml';
 import { createCommandAgent } from '../../../src/agents/command/create-command-agent.js';
 import { parseManifest } from '../../../src/manifest/parse.js';
 import { createAgentSandbox } from '../../../src/sandbox/create-agent-sandbox.js';
+import { agentImageBuilt } from '../../helpers/agent-image.js';
 import { dockerAnswers, itWith } from '../../helpers/services.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
@@ -16,9 +17,8 @@ const PINNED = readFileSync(join(SANDBOXES, 'agent', 'clis.txt'), 'utf8')
   .split('\n')
   .filter((line) => line !== '' && !line.startsWith('#'));
 
-beforeAll(() => {
-  // Up to date in well under a second once built; the first build installs the CLIs from npm.
-  if (dockerAnswers()) execFileSync('bash', [join(SANDBOXES, 'build-images.sh'), '--agents'], { stdio: 'pipe', timeout: 900_000 });
+beforeAll(async () => {
+  if (dockerAnswers()) await agentImageBuilt();
 }, 900_000);
 
 function agentConfig(agent: Record<string, unknown>) {

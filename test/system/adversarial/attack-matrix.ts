@@ -5,6 +5,7 @@ import { stringify } from 'yaml';
 import { initWorld } from '../../../src/operations/init-world.js';
 import { createSandbox } from '../../../src/sandbox/create-sandbox.js';
 import { installAgentCli } from '../../helpers/agent-clis.js';
+import { agentImageBuilt } from '../../helpers/agent-image.js';
 import { type CliProcess, startCli } from '../../helpers/cli-process.js';
 import { fastClusterEnv } from '../../helpers/distributed-world.js';
 import { type ScriptedCall, startToolScriptServer } from '../../helpers/model-servers/chat-tool-script.js';
@@ -159,6 +160,8 @@ export async function openaiCheater(
 export async function cliCheater(cli: CliPreset, opts: { command?: string; say?: string; sandbox?: SandboxKind } = {}): Promise<ScriptedCheater> {
   const { start, root, model } = CLI_SERVERS.find((s) => s.cli === cli)!;
   const installed = await installAgentCli(cli);
+  // Under docker the CLI is the agent image's copy.
+  if (opts.sandbox === 'docker') await agentImageBuilt();
   const server = await start();
   server.command = opts.command ?? 'sh .genesis/agent.sh';
   if (opts.say !== undefined) server.say = opts.say;
@@ -280,7 +283,9 @@ export async function runInFleet(
     const scheduler = startCli(['run', '--world', made.path, '--redis', REDIS, '--json'], env);
     started.push(scheduler);
     // The episodes run on the worker, not in the scheduler's process.
-    await worker.waitFor(/"type":"start"/, 60_000);
+    await worker.waitFor(/"type":"start"/, 60_000).catch((error: Error) => {
+      throw new Error(`${error.message}\nthe scheduler printed:\n${scheduler.lines.join('\n')}\n${scheduler.stderr()}`);
+    });
     const exitCode = await Promise.race([scheduler.exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 120_000))]);
     expect(exitCode, 'genesis run --redis did not end').not.toBe('timeout');
     const printed = started.map((p) => `${p.lines.join('\n')}\n${p.stderr()}`).join('\n');
