@@ -128,7 +128,7 @@ const lost = (why: string) =>
 let shared: Spawner | undefined;
 
 /** Whether commands go through the spawner (the default) or are forked by Genesis itself (`GENESIS_SPAWNER=0`). */
-export function spawnerEnabled(): boolean {
+function spawnerEnabled(): boolean {
   return process.env.GENESIS_SPAWNER !== '0';
 }
 

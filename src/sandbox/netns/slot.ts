@@ -191,7 +191,7 @@ async function setFilter(tools: Required<NetnsTools>, path: string, blocked: rea
   const restore = await runCommand({
     file: tools.nsenter,
     args: [`--net=${path}`, tools.iptablesRestore],
-    env: { ...process.env },
+    env: process.env,
     input: egressRules(undefined, blocked),
   });
   if (restore.exitCode !== 0) throw new Error(`the egress filter could not be set: ${restore.stderr.toString('utf8').trim()}`);
