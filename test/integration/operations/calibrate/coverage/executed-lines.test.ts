@@ -80,6 +80,13 @@ function expectLibraryRun(lines: number[] | undefined, label?: string): void {
   ).toEqual([]);
 }
 
+/** The lines jest with ts-jest executed of BRANCHED, tested by TS_JEST_TEST unless `files` names another test, by this command. */
+async function tsJestLines(files: Record<string, string>, command: string): Promise<Record<string, number[]>> {
+  const dir = await tempDir('genesis-lines-');
+  await writeProject(dir, { 'src/clamp.ts': BRANCHED, 'src/clamp.test.ts': TS_JEST_TEST, ...files }, await installPinned(PINNED_TS_JEST));
+  return executedLines(dir, command);
+}
+
 /** The lines jest's run of LIBRARY's one test executed, in a project with this package.json, by this command. */
 async function jestLines(packageJson: string, command: string): Promise<Record<string, number[]>> {
   const dir = await tempDir('genesis-lines-');
@@ -182,18 +189,12 @@ describe('the lines a suite executes, read in the gate', () => {
   }, 240_000);
 
   it('under jest with ts-jest, through the source map ts-jest inlines in the code jest runs by vm, on the TypeScript file itself', async () => {
-    const dir = await tempDir('genesis-lines-');
-    await writeProject(
-      dir,
-      {
-        'src/clamp.ts': BRANCHED,
-        'src/clamp.test.ts': TS_JEST_TEST,
-        'package.json': '{ "jest": { "preset": "ts-jest" } }\n',
-        'tsconfig.json': '{ "compilerOptions": { "strict": true } }\n',
-      },
-      await installPinned(PINNED_TS_JEST),
-    );
-    const lines = (await executedLines(dir, 'node node_modules/jest/bin/jest.js --ci'))['src/clamp.ts'];
+    const lines = (
+      await tsJestLines(
+        { 'package.json': '{ "jest": { "preset": "ts-jest" } }\n', 'tsconfig.json': '{ "compilerOptions": { "strict": true } }\n' },
+        'node node_modules/jest/bin/jest.js --ci',
+      )
+    )['src/clamp.ts'];
     // tsc maps the export of unused, which runs as the module loads, onto its declaration (10),
     // which holds no site: mutants come from lines 5 and 8 alone, as under vitest.
     expect(lines).toEqual([4, 5, 8, 9, 10]);
@@ -202,11 +203,8 @@ describe('the lines a suite executes, read in the gate', () => {
   }, 120_000);
 
   it('under jest’s ESM mode, through the source map in the code jest evaluates as a vm.SourceTextModule', async () => {
-    const dir = await tempDir('genesis-lines-');
-    await writeProject(
-      dir,
+    const lines = await tsJestLines(
       {
-        'src/clamp.ts': BRANCHED,
         'src/clamp.test.ts': TS_JEST_TEST.replace("'./clamp'", "'./clamp.js'"),
         'package.json': JSON.stringify({
           type: 'module',
@@ -214,26 +212,17 @@ describe('the lines a suite executes, read in the gate', () => {
         }),
         'tsconfig.json': '{ "compilerOptions": { "strict": true, "module": "ESNext", "target": "ES2022", "moduleResolution": "bundler" } }\n',
       },
-      await installPinned(PINNED_TS_JEST),
+      'node --experimental-vm-modules node_modules/jest/bin/jest.js --ci',
     );
-    const lines = await executedLines(dir, 'node --experimental-vm-modules node_modules/jest/bin/jest.js --ci');
     expect(lines['src/clamp.ts']).toEqual([4, 5, 8, 9, 10]);
     expect(lines['src/clamp.test.ts']).toEqual([1, 2, 3, 4, 5]);
   }, 120_000);
 
   it('leaves a TypeScript file that ts-jest compiled without a source map unreported, not placed on the offsets of its compiled code', async () => {
-    const dir = await tempDir('genesis-lines-');
-    await writeProject(
-      dir,
-      {
-        'src/clamp.ts': BRANCHED,
-        'src/clamp.test.ts': TS_JEST_TEST,
-        'package.json': '{ "jest": { "preset": "ts-jest" } }\n',
-        'tsconfig.json': '{ "compilerOptions": { "strict": true, "sourceMap": false } }\n',
-      },
-      await installPinned(PINNED_TS_JEST),
+    const lines = await tsJestLines(
+      { 'package.json': '{ "jest": { "preset": "ts-jest" } }\n', 'tsconfig.json': '{ "compilerOptions": { "strict": true, "sourceMap": false } }\n' },
+      'node node_modules/jest/bin/jest.js --ci',
     );
-    const lines = await executedLines(dir, 'node node_modules/jest/bin/jest.js --ci');
     expect(lines['src/clamp.ts']).toBeUndefined();
   }, 120_000);
 
